@@ -1,0 +1,189 @@
+// Package caddymodule registers the davspaces Caddy modules: the
+// http.handlers.davspaces WebDAV handler and its Caddyfile directive. It is
+// glue only; the protocol lives in davhandler and the data in storage.
+package caddymodule
+
+import (
+	"fmt"
+	"net/http"
+	"path/filepath"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"github.com/davspaces/davspaces/davhandler"
+	"github.com/davspaces/davspaces/storage"
+)
+
+func init() {
+	caddy.RegisterModule(DAVSpaces{})
+}
+
+// DAVSpaces serves the ownCloud-compatible WebDAV "spaces" interface under
+// /dav/spaces, /dav/files, /webdav and their /remote.php forms. Requests for
+// other paths go to the next handler.
+//
+// The user comes from Caddy's authentication ({http.auth.user.id}); requests
+// without one are answered 401, except OPTIONS.
+type DAVSpaces struct {
+	// Root is the data directory of the embedded store.
+	// Default: the "davspaces" folder in Caddy's data directory.
+	Root string `json:"root,omitempty"`
+	// StorageID prefixes every resource id. Default: generated once and kept
+	// in the data directory.
+	StorageID string `json:"storage_id,omitempty"`
+	// AllowDepthInfinity permits PROPFIND with Depth: infinity (and without
+	// Depth). Default: false, such requests are answered 400.
+	AllowDepthInfinity bool `json:"allow_depth_infinity,omitempty"`
+	// MaxXMLBytes caps PROPFIND and PROPPATCH bodies. Default: 1 MiB.
+	MaxXMLBytes int64 `json:"max_xml_bytes,omitempty"`
+	// Spaces are the project spaces and their members.
+	Spaces []ProjectSpace `json:"spaces,omitempty"`
+
+	handler  *davhandler.Handler
+	storeKey string
+	logger   *zap.Logger
+}
+
+// ProjectSpace declares a project space. Project spaces have members but no
+// owner.
+type ProjectSpace struct {
+	// ID of the space. Default: derived from the name, so it stays the same
+	// as long as the name does.
+	ID string `json:"id,omitempty"`
+	// Name is shown as the space root's name.
+	Name string `json:"name"`
+	// QuotaBytes limits the space's size; 0 means no limit.
+	QuotaBytes int64 `json:"quota_bytes,omitempty"`
+	// Managers, Editors and Viewers are user ids. Viewers can only read,
+	// editors can change content, managers can do everything.
+	Managers []string `json:"managers,omitempty"`
+	Editors  []string `json:"editors,omitempty"`
+	Viewers  []string `json:"viewers,omitempty"`
+}
+
+// CaddyModule returns the Caddy module information.
+func (DAVSpaces) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.davspaces",
+		New: func() caddy.Module { return new(DAVSpaces) },
+	}
+}
+
+// spaceNamespace derives stable project space ids from names.
+var spaceNamespace = uuid.MustParse("0b7b5cf4-6a2e-4c59-9a51-4f3b8c6d2e10")
+
+// Provision opens the store and declares the project spaces.
+func (d *DAVSpaces) Provision(ctx caddy.Context) error {
+	d.logger = ctx.Logger()
+	repl := caddy.NewReplacer()
+	root := repl.ReplaceAll(d.Root, "")
+	if root == "" {
+		root = filepath.Join(caddy.AppDataDir(), "davspaces")
+	}
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return fmt.Errorf("davspaces root %q: %w", d.Root, err)
+	}
+	store, err := openStore(root, repl.ReplaceAll(d.StorageID, ""), d.logger)
+	if err != nil {
+		return err
+	}
+	d.storeKey = root
+	for _, ps := range d.Spaces {
+		if _, err := store.PutSpace(ctx, ps.space()); err != nil {
+			return fmt.Errorf("declaring space %q: %w", ps.Name, err)
+		}
+	}
+	d.handler, err = davhandler.New(davhandler.Config{
+		Store:              store,
+		User:               userFromCaddy,
+		AllowDepthInfinity: d.AllowDepthInfinity,
+		MaxXMLBytes:        d.MaxXMLBytes,
+		Logger:             d.logger,
+	})
+	return err
+}
+
+// Validate checks the configuration.
+func (d *DAVSpaces) Validate() error {
+	if d.MaxXMLBytes < 0 {
+		return fmt.Errorf("max_xml_bytes must not be negative")
+	}
+	seen := map[string]bool{}
+	for _, ps := range d.Spaces {
+		if ps.Name == "" {
+			return fmt.Errorf("a project space needs a name")
+		}
+		id := ps.space().ID
+		if seen[id] {
+			return fmt.Errorf("project space %q: id %s is declared twice", ps.Name, id)
+		}
+		seen[id] = true
+	}
+	return nil
+}
+
+// Cleanup releases the store.
+func (d *DAVSpaces) Cleanup() error {
+	if d.storeKey == "" {
+		return nil
+	}
+	_, err := stores.Delete(d.storeKey)
+	return err
+}
+
+// ServeHTTP serves WebDAV paths and passes everything else on.
+func (d *DAVSpaces) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if !d.handler.Handles(r) {
+		return next.ServeHTTP(w, r)
+	}
+	d.handler.ServeHTTP(w, r)
+	return nil
+}
+
+// space turns the declaration into a storage space.
+func (ps ProjectSpace) space() storage.Space {
+	id := ps.ID
+	if id == "" {
+		id = uuid.NewSHA1(spaceNamespace, []byte(ps.Name)).String()
+	}
+	quota := storage.NoQuota
+	if ps.QuotaBytes > 0 {
+		quota = ps.QuotaBytes
+	}
+	members := map[string]storage.Role{}
+	for _, group := range []struct {
+		users []string
+		role  storage.Role
+	}{{ps.Viewers, storage.RoleViewer}, {ps.Editors, storage.RoleEditor}, {ps.Managers, storage.RoleManager}} {
+		for _, u := range group.users {
+			members[u] = group.role
+		}
+	}
+	return storage.Space{ID: id, Type: storage.SpaceProject, Name: ps.Name, Quota: quota, Members: members}
+}
+
+// userFromCaddy reads the user Caddy's authentication handler set.
+func userFromCaddy(r *http.Request) (storage.User, bool) {
+	repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+	if !ok {
+		return storage.User{}, false
+	}
+	id, ok := repl.GetString("http.auth.user.id")
+	if !ok || id == "" {
+		return storage.User{}, false
+	}
+	name, _ := repl.GetString("http.auth.user.name")
+	return storage.User{ID: id, DisplayName: name}, true
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*DAVSpaces)(nil)
+	_ caddy.Validator             = (*DAVSpaces)(nil)
+	_ caddy.CleanerUpper          = (*DAVSpaces)(nil)
+	_ caddyhttp.MiddlewareHandler = (*DAVSpaces)(nil)
+)

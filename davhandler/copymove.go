@@ -1,0 +1,142 @@
+package davhandler
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+func (h *Handler) handleCopyMove(w http.ResponseWriter, r *http.Request, req *request) error {
+	move := r.Method == "MOVE"
+	overwrite, err := parseOverwrite(r)
+	if err != nil {
+		return err
+	}
+	shallow, err := parseTransferDepth(r, move)
+	if err != nil {
+		return err
+	}
+	dstPath, err := parseDestination(r)
+	if err != nil {
+		return err
+	}
+	src, err := h.resolve(r.Context(), req.user, req.path)
+	if err != nil {
+		return err
+	}
+	if !src.exists {
+		return errNotFound
+	}
+	dst, err := h.resolve(r.Context(), req.user, dstPath)
+	if err != nil {
+		return err
+	}
+	tr, err := transferOf(src, dst, move)
+	if err != nil {
+		return err
+	}
+	tr.Overwrite, tr.Shallow = overwrite, shallow
+	if dst.exists && !overwrite {
+		return errorf(http.StatusPreconditionFailed, "The destination exists and Overwrite is F")
+	}
+	var node storage.Node
+	var replaced bool
+	if move {
+		node, replaced, err = h.store.Move(r.Context(), src.space.ID, tr)
+	} else {
+		node, replaced, err = h.store.Copy(r.Context(), src.space.ID, tr)
+	}
+	if errors.Is(err, storage.ErrConflict) {
+		return &davError{status: http.StatusConflict, message: "can not " + strings.ToLower(r.Method) + " a folder into itself or one of its children, or the destination's parent is missing", cause: err}
+	}
+	if err != nil {
+		return err
+	}
+	h.setNodeHeaders(w, node)
+	if replaced {
+		w.WriteHeader(http.StatusNoContent)
+	} else {
+		w.WriteHeader(http.StatusCreated)
+	}
+	return nil
+}
+
+// transferOf checks a COPY or MOVE from src to dst and names its target.
+func transferOf(src, dst *target, move bool) (storage.Transfer, error) {
+	tr := storage.Transfer{NodeID: src.node.ID}
+	switch {
+	case dst.space.ID != src.space.ID:
+		return tr, errorf(http.StatusBadGateway, "cross-space copies and moves are not supported: use copy and delete")
+	case src.node.ParentID == "":
+		return tr, errorf(http.StatusForbidden, "the root of a space can not be copied or moved")
+	case dst.exists && dst.node.ID == src.node.ID:
+		return tr, errorf(http.StatusForbidden, "source and destination are the same resource")
+	case dst.exists && dst.node.ParentID == "":
+		return tr, errorf(http.StatusForbidden, "the root of a space can not be replaced")
+	case dst.exists && dst.isBase:
+		tr.NewParentID, tr.NewName = dst.node.ParentID, dst.node.Name
+	case !dst.hasParent:
+		return tr, errorf(http.StatusConflict, "The parent collection of the destination does not exist")
+	default:
+		tr.NewParentID, tr.NewName = dst.parent.ID, dst.name
+	}
+	if !dst.canWrite() || (move && !src.canWrite()) {
+		return tr, errReadOnly
+	}
+	return tr, nil
+}
+
+// parseOverwrite reads the Overwrite header: T (the default) or F.
+func parseOverwrite(r *http.Request) (bool, error) {
+	switch v := strings.TrimSpace(r.Header.Get("Overwrite")); strings.ToUpper(v) {
+	case "", "T":
+		return true, nil
+	case "F":
+		return false, nil
+	default:
+		return false, errorf(http.StatusBadRequest, "Overwrite header must be T or F, got %q", v)
+	}
+}
+
+// parseTransferDepth reads Depth for COPY (0 copies a folder without its
+// children) and MOVE (only infinity).
+func parseTransferDepth(r *http.Request, move bool) (shallow bool, err error) {
+	depth, err := parseDepth(r, depthInfinity)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case depth == depthInfinity:
+		return false, nil
+	case depth == 0 && !move:
+		return true, nil
+	}
+	return false, errorf(http.StatusBadRequest, "Depth %s is not allowed for %s", r.Header.Get("Depth"), r.Method)
+}
+
+// parseDestination reads the Destination header, an absolute URI or path on
+// this server under any of the WebDAV base paths.
+func parseDestination(r *http.Request) (davPath, error) {
+	v := r.Header.Get("Destination")
+	if v == "" {
+		return davPath{}, errorf(http.StatusBadRequest, "the Destination header is missing")
+	}
+	u, err := url.Parse(v)
+	if err != nil {
+		return davPath{}, errorf(http.StatusBadRequest, "malformed Destination header: %v", err)
+	}
+	if u.Host != "" && !strings.EqualFold(u.Host, r.Host) {
+		return davPath{}, errorf(http.StatusBadGateway, "the Destination %s is on another server", u.Host)
+	}
+	dp, ok, perr := parseDAVPath(u.Path)
+	if perr != nil {
+		return davPath{}, perr
+	}
+	if !ok {
+		return davPath{}, errorf(http.StatusBadRequest, "the Destination %s is not a WebDAV path of this server", u.Path)
+	}
+	return dp, nil
+}

@@ -1,0 +1,27 @@
+package davhandler
+
+import "net/http"
+
+func (h *Handler) handleDelete(w http.ResponseWriter, r *http.Request, req *request) error {
+	t, err := h.resolve(r.Context(), req.user, req.path)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !t.exists:
+		return errNotFound
+	case t.node.ParentID == "":
+		return errorf(http.StatusMethodNotAllowed, "deleting spaces via dav is not allowed")
+	case !t.canWrite():
+		return errReadOnly
+	}
+	cond, err := checkPreconditions(r, t)
+	if err != nil {
+		return err
+	}
+	if err := h.store.Remove(r.Context(), t.space.ID, t.node.ID, cond); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,121 @@
+package davhandler
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+// davError is a protocol error answered with the Sabre-style XML error body.
+type davError struct {
+	status  int
+	message string
+	cause   error // logged, never sent
+}
+
+func (e *davError) Error() string {
+	if e.cause != nil {
+		return fmt.Sprintf("%d %s: %v", e.status, e.message, e.cause)
+	}
+	return fmt.Sprintf("%d %s", e.status, e.message)
+}
+
+func (e *davError) Unwrap() error { return e.cause }
+
+// errorf builds a davError with a formatted message.
+func errorf(status int, format string, args ...any) *davError {
+	return &davError{status: status, message: fmt.Sprintf(format, args...)}
+}
+
+const msgNotFound = "Resource not found"
+
+var errNotFound = &davError{status: http.StatusNotFound, message: msgNotFound}
+
+// exceptions names the Sabre exception class for each status the protocol uses.
+var exceptions = map[int]string{
+	http.StatusBadRequest:                   "BadRequest",
+	http.StatusUnauthorized:                 "NotAuthenticated",
+	http.StatusForbidden:                    "Forbidden",
+	http.StatusNotFound:                     "NotFound",
+	http.StatusMethodNotAllowed:             "MethodNotAllowed",
+	http.StatusConflict:                     "Conflict",
+	http.StatusLengthRequired:               "LengthRequired",
+	http.StatusPreconditionFailed:           "PreconditionFailed",
+	http.StatusRequestEntityTooLarge:        "RequestEntityTooLarge",
+	http.StatusUnsupportedMediaType:         "UnsupportedMediaType",
+	http.StatusRequestedRangeNotSatisfiable: "RequestedRangeNotSatisfiable",
+	http.StatusLocked:                       "Locked",
+	http.StatusNotImplemented:               "NotImplemented",
+	http.StatusBadGateway:                   "BadGateway",
+	http.StatusServiceUnavailable:           "ServiceUnavailable",
+	http.StatusInsufficientStorage:          "InsufficientStorage",
+}
+
+// exceptionFor returns the Sabre exception class name for status.
+func exceptionFor(status int) string {
+	if name, ok := exceptions[status]; ok {
+		return `Sabre\DAV\Exception\` + name
+	}
+	return `Sabre\DAV\Exception`
+}
+
+// writeErrorBody answers status with the XML error body (no body for HEAD).
+func writeErrorBody(w http.ResponseWriter, r *http.Request, status int, message string) {
+	body := errorBody(status, message)
+	h := w.Header()
+	h.Set("Content-Type", "application/xml; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Del("ETag")
+	h.Del("Last-Modified")
+	if r.ProtoMajor == 1 && strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+		// The client has not sent its body and will not: without this,
+		// net/http (behind Caddy's body wrappers) would wait to drain it.
+		h.Set("Connection", "close")
+	}
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		io.WriteString(w, body)
+	}
+}
+
+func errorBody(status int, message string) string {
+	var b xmlBuilder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
+	b.WriteString(`<d:error xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns"><s:exception>`)
+	b.text(exceptionFor(status))
+	b.WriteString(`</s:exception><s:message>`)
+	b.text(message)
+	b.WriteString("</s:message></d:error>\n")
+	return b.String()
+}
+
+// storageError maps a store error to the protocol error a client sees.
+// Conflict-type messages are taken from the caller because the right words
+// depend on the method.
+func storageError(err error) *davError {
+	var de *davError
+	switch {
+	case errors.As(err, &de):
+		return de
+	case errors.Is(err, storage.ErrNotFound):
+		return &davError{status: http.StatusNotFound, message: msgNotFound, cause: err}
+	case errors.Is(err, storage.ErrExists):
+		return &davError{status: http.StatusPreconditionFailed, message: "The destination already exists and Overwrite is F", cause: err}
+	case errors.Is(err, storage.ErrPrecondition):
+		return &davError{status: http.StatusPreconditionFailed, message: "The resource has changed: precondition failed", cause: err}
+	case errors.Is(err, storage.ErrConflict):
+		return &davError{status: http.StatusConflict, message: "The parent collection does not exist or is not a collection", cause: err}
+	case errors.Is(err, storage.ErrInsufficientStorage):
+		return &davError{status: http.StatusInsufficientStorage, message: "The space quota would be exceeded", cause: err}
+	case errors.Is(err, storage.ErrCrossSpace):
+		return &davError{status: http.StatusBadGateway, message: "cannot move across spaces", cause: err}
+	case errors.Is(err, storage.ErrInvalid):
+		return &davError{status: http.StatusBadRequest, message: "invalid request: " + err.Error(), cause: err}
+	}
+	return &davError{status: http.StatusInternalServerError, message: "internal server error", cause: err}
+}

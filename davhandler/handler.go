@@ -1,0 +1,132 @@
+// Package davhandler serves the ownCloud "spaces" WebDAV interface (RFC 4918
+// plus the ownCloud properties) over a storage.Store, as a plain
+// net/http.Handler.
+package davhandler
+
+import (
+	"errors"
+	"net/http"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+// DefaultMaxXMLBytes caps PROPFIND and PROPPATCH bodies unless configured.
+const DefaultMaxXMLBytes = 1 << 20
+
+// UserFunc returns the authenticated user of a request, if any.
+type UserFunc func(*http.Request) (storage.User, bool)
+
+// Config configures a Handler.
+type Config struct {
+	// Store holds the spaces. Required.
+	Store storage.Store
+	// User identifies the caller. Required.
+	User UserFunc
+	// AllowDepthInfinity permits PROPFIND with Depth: infinity.
+	AllowDepthInfinity bool
+	// MaxXMLBytes caps XML request bodies; 0 means DefaultMaxXMLBytes.
+	MaxXMLBytes int64
+	// Logger receives server-side failures; nil means no logging.
+	Logger *zap.Logger
+}
+
+// Handler serves WebDAV requests under /dav/spaces, /dav/files, /webdav and
+// their /remote.php forms.
+type Handler struct {
+	store         storage.Store
+	user          UserFunc
+	depthInfinity bool
+	maxXMLBytes   int64
+	logger        *zap.Logger
+}
+
+// New returns a Handler for cfg.
+func New(cfg Config) (*Handler, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("davhandler: a store is required")
+	}
+	if cfg.User == nil {
+		return nil, errors.New("davhandler: a user function is required")
+	}
+	h := &Handler{
+		store:         cfg.Store,
+		user:          cfg.User,
+		depthInfinity: cfg.AllowDepthInfinity,
+		maxXMLBytes:   cfg.MaxXMLBytes,
+		logger:        cfg.Logger,
+	}
+	if h.maxXMLBytes <= 0 {
+		h.maxXMLBytes = DefaultMaxXMLBytes
+	}
+	if h.logger == nil {
+		h.logger = zap.NewNop()
+	}
+	return h, nil
+}
+
+// Handles reports whether the request path belongs to the WebDAV interface;
+// other requests are left to the next handler.
+func (h *Handler) Handles(r *http.Request) bool {
+	_, ok, _ := parseDAVPath(r.URL.Path)
+	return ok
+}
+
+// ServeHTTP answers one WebDAV request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := h.serve(w, r); err != nil {
+		h.fail(w, r, err)
+	}
+}
+
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) error {
+	dp, ok, perr := parseDAVPath(r.URL.Path)
+	if !ok {
+		return errNotFound
+	}
+	if r.Method == http.MethodOptions {
+		return h.handleOptions(w, r)
+	}
+	if perr != nil {
+		return perr
+	}
+	user, ok := h.user(r)
+	if !ok || user.ID == "" {
+		return errorf(http.StatusUnauthorized, "No valid credentials were provided")
+	}
+	req := &request{user: user, path: dp}
+	switch r.Method {
+	case "PROPFIND":
+		return h.handlePropfind(w, r, req)
+	case "PROPPATCH":
+		return h.handleProppatch(w, r, req)
+	case "MKCOL":
+		return h.handleMkcol(w, r, req)
+	case http.MethodGet, http.MethodHead:
+		return h.handleGet(w, r, req)
+	case http.MethodPut:
+		return h.handlePut(w, r, req)
+	case http.MethodDelete:
+		return h.handleDelete(w, r, req)
+	case "COPY", "MOVE":
+		return h.handleCopyMove(w, r, req)
+	}
+	w.Header().Set("Allow", allowedMethods)
+	return errorf(http.StatusNotImplemented, "%s is not implemented", r.Method)
+}
+
+// fail answers err. Protocol errors get their own status; anything else is a
+// server fault, logged and answered as 500.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	de := storageError(err)
+	if de.status >= http.StatusInternalServerError {
+		h.logger.Error("webdav request failed",
+			zap.String("method", r.Method), zap.String("uri", r.RequestURI), zap.Error(err))
+	} else if c := h.logger.Check(zapcore.DebugLevel, "webdav request refused"); c != nil {
+		c.Write(zap.String("method", r.Method), zap.String("uri", r.RequestURI),
+			zap.Int("status", de.status), zap.Error(err))
+	}
+	writeErrorBody(w, r, de.status, de.message)
+}

@@ -1,0 +1,50 @@
+package davhandler
+
+import (
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+func (h *Handler) handleMkcol(w http.ResponseWriter, r *http.Request, req *request) error {
+	if hasBody(r) {
+		return errorf(http.StatusUnsupportedMediaType, "MKCOL with a request body (extended-mkcol) is not supported")
+	}
+	t, err := h.resolve(r.Context(), req.user, req.path)
+	if err != nil {
+		return err
+	}
+	switch {
+	case t.exists:
+		return errorf(http.StatusMethodNotAllowed, "The resource you tried to create already exists")
+	case !t.hasParent:
+		return errorf(http.StatusConflict, "The parent collection of %s does not exist", t.name)
+	case !t.canWrite():
+		return errReadOnly
+	}
+	node, err := h.store.Mkdir(r.Context(), t.space.ID, t.parent.ID, t.name)
+	if errors.Is(err, storage.ErrExists) {
+		return errorf(http.StatusMethodNotAllowed, "The resource you tried to create already exists")
+	}
+	if err != nil {
+		return err
+	}
+	w.Header().Set("OC-FileId", resourceID(h.store.StorageID(), node))
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// hasBody reports whether the request carries a non-empty body.
+func hasBody(r *http.Request) bool {
+	if r.ContentLength > 0 {
+		return true
+	}
+	if r.ContentLength == 0 || r.Body == nil {
+		return false
+	}
+	var b [1]byte
+	n, _ := io.ReadFull(r.Body, b[:])
+	return n > 0
+}

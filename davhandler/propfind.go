@@ -1,0 +1,120 @@
+package davhandler
+
+import (
+	"net/http"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+// depthInfinity stands for Depth: infinity.
+const depthInfinity = -1
+
+// readDirPage is how many children are read from the store at a time, which
+// bounds the memory a listing holds whatever the folder's size.
+const readDirPage = 512
+
+// parseDepth reads the Depth header; def applies when it is absent.
+func parseDepth(r *http.Request, def int) (int, error) {
+	v := r.Header.Get("Depth")
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "":
+		return def, nil
+	case "0":
+		return 0, nil
+	case "1":
+		return 1, nil
+	case "infinity":
+		return depthInfinity, nil
+	}
+	return 0, errorf(http.StatusBadRequest, "Invalid Depth header value: %s", v)
+}
+
+func (h *Handler) handlePropfind(w http.ResponseWriter, r *http.Request, req *request) error {
+	depth, err := parseDepth(r, depthInfinity)
+	if err != nil {
+		return err
+	}
+	if depth == depthInfinity && !h.depthInfinity {
+		return errorf(http.StatusBadRequest, "Depth infinity is disabled on this server: send Depth 0 or 1 (a missing Depth header means infinity)")
+	}
+	body, err := h.readXMLBody(w, r)
+	if err != nil {
+		return err
+	}
+	pf, err := parsePropfind(body)
+	if err != nil {
+		return err
+	}
+	t, err := h.resolve(r.Context(), req.user, req.path)
+	if err != nil {
+		return err
+	}
+	if !t.exists {
+		return errNotFound
+	}
+	pc := h.newPropContext(r, req, t)
+	ms := startMultistatus(w)
+	err = pc.writeNode(ms, pf, &nodeView{node: t.node}, t.href())
+	if err == nil && t.node.IsFolder() && depth != 0 {
+		err = h.writeChildren(pc, ms, pf, t.node, t.hrefPath, depth)
+	}
+	if err == nil {
+		err = ms.close()
+	}
+	if err != nil {
+		// The 207 is on its way: all that is left is to log and cut the
+		// document short, which clients detect as malformed.
+		h.logger.Error("streaming multistatus", zap.String("uri", r.RequestURI), zap.Error(err))
+	}
+	return nil
+}
+
+func (h *Handler) newPropContext(r *http.Request, req *request, t *target) *propContext {
+	scheme := "https"
+	if r.TLS == nil {
+		scheme = "http"
+	}
+	return &propContext{
+		ctx:       r.Context(),
+		store:     h.store,
+		storageID: h.store.StorageID(),
+		space:     t.space,
+		role:      t.role,
+		user:      req.user,
+		linkBase:  scheme + "://" + r.Host,
+	}
+}
+
+// writeChildren streams the responses of a folder's children, page by page,
+// descending into sub-folders for Depth: infinity.
+func (h *Handler) writeChildren(pc *propContext, ms *multistatus, pf propfindRequest, folder storage.Node, folderPath string, depth int) error {
+	parentHref := escapePath(folderPath)
+	after := ""
+	for {
+		page, err := h.store.ReadDir(pc.ctx, folder.SpaceID, folder.ID, after, readDirPage)
+		if err != nil {
+			return err
+		}
+		for _, child := range page {
+			href := parentHref + escapePath("/"+child.Name)
+			if child.IsFolder() {
+				href += "/"
+			}
+			if err := pc.writeNode(ms, pf, &nodeView{node: child}, href); err != nil {
+				return err
+			}
+			if child.IsFolder() && depth == depthInfinity {
+				if err := h.writeChildren(pc, ms, pf, child, folderPath+"/"+child.Name, depth); err != nil {
+					return err
+				}
+			}
+		}
+		if len(page) < readDirPage {
+			return nil
+		}
+		after = page[len(page)-1].Name
+	}
+}

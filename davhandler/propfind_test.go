@@ -1,0 +1,191 @@
+package davhandler
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestPropfindDepth(t *testing.T) {
+	e := newEnv(t)
+	tests := []struct {
+		name    string
+		depth   []string
+		infOK   bool
+		status  int
+		message string
+	}{
+		{"zero", []string{"Depth", "0"}, false, http.StatusMultiStatus, ""},
+		{"one", []string{"Depth", "1"}, false, http.StatusMultiStatus, ""},
+		{"invalid", []string{"Depth", "3"}, false, http.StatusBadRequest, "Invalid Depth header value: 3"},
+		{"infinity disabled", []string{"Depth", "infinity"}, false, http.StatusBadRequest, "Depth infinity is disabled"},
+		{"missing means infinity", nil, false, http.StatusBadRequest, "Depth infinity is disabled"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := e.do("einstein", "PROPFIND", "/webdav/", "", tt.depth...)
+			if tt.status != http.StatusMultiStatus {
+				wantError(t, rec, tt.status, "BadRequest", tt.message)
+				return
+			}
+			wantStatus(t, rec, tt.status)
+		})
+	}
+}
+
+func TestPropfindDepthInfinityStreamsWholeTree(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.AllowDepthInfinity = true })
+	wantStatus(t, e.do("einstein", "MKCOL", "/webdav/a", ""), http.StatusCreated)
+	wantStatus(t, e.do("einstein", "MKCOL", "/webdav/a/b", ""), http.StatusCreated)
+	wantStatus(t, e.do("einstein", "PUT", "/webdav/a/b/c.txt", "c"), http.StatusCreated)
+	res := parseMultistatus(t, e.do("einstein", "PROPFIND", "/webdav/", "", "Depth", "infinity"))
+	var hrefs []string
+	for _, r := range res {
+		hrefs = append(hrefs, r.Href)
+	}
+	want := []string{"/webdav/", "/webdav/a/", "/webdav/a/b/", "/webdav/a/b/c.txt"}
+	if !slices.Equal(hrefs, want) {
+		t.Fatalf("hrefs %q, want %q", hrefs, want)
+	}
+}
+
+func TestPropfindBadBodies(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxXMLBytes = 512 })
+	tests := map[string]struct {
+		body   string
+		status int
+	}{
+		"not xml":                {"this is not xml", http.StatusBadRequest},
+		"unclosed":               {`<d:propfind xmlns:d="DAV:"><d:prop>`, http.StatusBadRequest},
+		"wrong root":             {`<d:foo xmlns:d="DAV:"/>`, http.StatusBadRequest},
+		"prop and allprop":       {`<d:propfind xmlns:d="DAV:"><d:prop/><d:allprop/></d:propfind>`, http.StatusBadRequest},
+		"empty namespace prefix": {`<d:propfind xmlns:d="DAV:"><d:prop><x:a xmlns:x=""/></d:prop></d:propfind>`, http.StatusBadRequest},
+		"too large":              {`<d:propfind xmlns:d="DAV:"><d:prop>` + strings.Repeat("<d:getetag/>", 100) + `</d:prop></d:propfind>`, http.StatusRequestEntityTooLarge},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			rec := e.do("einstein", "PROPFIND", "/webdav/", tt.body, "Depth", "0")
+			exception := "BadRequest"
+			if tt.status == http.StatusRequestEntityTooLarge {
+				exception = "RequestEntityTooLarge"
+			}
+			wantError(t, rec, tt.status, exception, "")
+		})
+	}
+}
+
+func TestPropfindProperties(t *testing.T) {
+	e := newEnv(t)
+	wantStatus(t, e.do("einstein", "MKCOL", "/webdav/folder", ""), http.StatusCreated)
+	wantStatus(t, e.do("einstein", "PUT", "/webdav/folder/12345.txt", "12345"), http.StatusCreated)
+	props := `<d:getetag/><d:getlastmodified/><d:getcontenttype/><d:getcontentlength/><d:resourcetype/>` +
+		`<d:quota-used-bytes/><d:quota-available-bytes/><d:displayname/><oc:id/><oc:fileid/><oc:spaceid/>` +
+		`<oc:file-parent/><oc:name/><oc:permissions/><oc:size/><oc:checksums/><oc:favorite/><oc:owner-id/>` +
+		`<oc:owner-display-name/><oc:privatelink/><oc:share-types/><x:unknown xmlns:x="urn:x"/>`
+	res := parseMultistatus(t, e.do("einstein", "PROPFIND", "/webdav/folder", fmt.Sprintf(propfindBody, props), "Depth", "1"))
+	if len(res) != 2 {
+		t.Fatalf("%d responses, want 2", len(res))
+	}
+	folder, file := res[0], res[1]
+	if folder.Href != "/webdav/folder/" || file.Href != "/webdav/folder/12345.txt" {
+		t.Fatalf("hrefs %q %q", folder.Href, file.Href)
+	}
+	checks := []struct {
+		r     msResponse
+		prop  string
+		value string // "" with found=false means 404
+		found bool
+	}{
+		{folder, "DAV: resourcetype", "<d:collection/>", true},
+		{folder, "DAV: quota-used-bytes", "5", true},
+		{folder, "DAV: quota-available-bytes", "-3", true},
+		{folder, "http://owncloud.org/ns size", "5", true},
+		{folder, "http://owncloud.org/ns permissions", "RDNVCKZP", true},
+		{folder, "DAV: getcontentlength", "", false},
+		{folder, "DAV: getcontenttype", "", false},
+		{folder, "http://owncloud.org/ns checksums", "", false},
+		{file, "DAV: getcontentlength", "5", true},
+		{file, "DAV: getcontenttype", "text/plain; charset=utf-8", true},
+		{file, "http://owncloud.org/ns permissions", "RDNVWZP", true},
+		{file, "http://owncloud.org/ns name", "12345.txt", true},
+		{file, "DAV: displayname", "12345.txt", true},
+		{file, "http://owncloud.org/ns checksums", "<oc:checksum>SHA1:8cb2237d0679ca88db6464eac60da96345513964 MD5:827ccb0eea8a706c4c34a16891f84e7b ADLER32:02f80100</oc:checksum>", true},
+		{file, "http://owncloud.org/ns favorite", "0", true},
+		{file, "http://owncloud.org/ns owner-id", "einstein", true},
+		{file, "DAV: quota-used-bytes", "", false},
+		{file, "http://owncloud.org/ns share-types", "", false},
+		{file, "urn:x unknown", "", false},
+	}
+	for _, c := range checks {
+		got, ok := c.r.Props[c.prop]
+		if ok != c.found || (c.found && got != c.value) {
+			t.Errorf("%s %s = %q (found %v), want %q (found %v)", c.r.Href, c.prop, got, ok, c.value, c.found)
+		}
+		if !c.found && !slices.Contains(c.r.NotFound, c.prop) {
+			t.Errorf("%s %s not in the 404 propstat", c.r.Href, c.prop)
+		}
+	}
+	if !etagPattern.MatchString(file.Props["DAV: getetag"]) {
+		t.Errorf("etag %q", file.Props["DAV: getetag"])
+	}
+	if !strings.HasSuffix(file.Props["DAV: getlastmodified"], " GMT") {
+		t.Errorf("getlastmodified %q", file.Props["DAV: getlastmodified"])
+	}
+	id := file.Props["http://owncloud.org/ns id"]
+	if id == "" || id != file.Props["http://owncloud.org/ns fileid"] || !strings.HasPrefix(id, testStorageID+"$") || !strings.Contains(id, "!") {
+		t.Errorf("oc:id %q oc:fileid %q", id, file.Props["http://owncloud.org/ns fileid"])
+	}
+	if file.Props["http://owncloud.org/ns file-parent"] != folder.Props["http://owncloud.org/ns id"] {
+		t.Errorf("file-parent %q, folder id %q", file.Props["http://owncloud.org/ns file-parent"], folder.Props["http://owncloud.org/ns id"])
+	}
+	if want := "http://example.com/f/" + strings.ReplaceAll(id, "!", "%21"); file.Props["http://owncloud.org/ns privatelink"] != want {
+		t.Errorf("privatelink %q, want %q", file.Props["http://owncloud.org/ns privatelink"], want)
+	}
+}
+
+func TestPropfindSpacesHrefs(t *testing.T) {
+	e := newEnv(t)
+	base := e.personalSpacePath("einstein")
+	wantStatus(t, e.do("einstein", "PUT", base+"/a b.txt", "x"), http.StatusCreated)
+	res := parseMultistatus(t, e.do("einstein", "PROPFIND", base, fmt.Sprintf(propfindBody, "<oc:id/>"), "Depth", "1"))
+	if len(res) != 2 || res[0].Href != base+"/" || res[1].Href != base+"/a%20b.txt" {
+		t.Fatalf("hrefs: %+v", res)
+	}
+	// Addressed by its file id, the file's href keeps the id with "!" escaped.
+	id := res[1].Props["http://owncloud.org/ns id"]
+	byID := parseMultistatus(t, e.do("einstein", "PROPFIND", "/remote.php/dav/spaces/"+id, "", "Depth", "0"))
+	if want := "/remote.php/dav/spaces/" + strings.ReplaceAll(id, "!", "%21"); byID[0].Href != want {
+		t.Fatalf("href %q, want %q", byID[0].Href, want)
+	}
+	if byID[0].Props["http://owncloud.org/ns name"] != "a b.txt" {
+		t.Fatalf("by id: %+v", byID[0])
+	}
+	// %24 is the same as $.
+	wantStatus(t, e.do("einstein", "PROPFIND", strings.Replace(base, "$", "%24", 1), "", "Depth", "0"), http.StatusMultiStatus)
+}
+
+func TestPropfindAllpropAndPropname(t *testing.T) {
+	e := newEnv(t)
+	wantStatus(t, e.do("einstein", "PUT", "/webdav/f.txt", "x"), http.StatusCreated)
+	set := `<d:propertyupdate xmlns:d="DAV:" xmlns:z="urn:z"><d:set><d:prop><z:color>blue</z:color></d:prop></d:set></d:propertyupdate>`
+	wantStatus(t, e.do("einstein", "PROPPATCH", "/webdav/f.txt", set), http.StatusMultiStatus)
+	for _, body := range []string{"", `<d:propfind xmlns:d="DAV:"><d:allprop/></d:propfind>`} {
+		res := parseMultistatus(t, e.do("einstein", "PROPFIND", "/webdav/f.txt", body, "Depth", "0"))
+		if res[0].Props["urn:z color"] != "blue" || res[0].Props["DAV: getcontentlength"] != "1" || len(res[0].NotFound) != 0 {
+			t.Fatalf("allprop %q: %+v", body, res[0])
+		}
+	}
+	res := parseMultistatus(t, e.do("einstein", "PROPFIND", "/webdav/f.txt", `<d:propfind xmlns:d="DAV:"><d:propname/></d:propfind>`, "Depth", "0"))
+	if v, ok := res[0].Props["urn:z color"]; !ok || v != "" {
+		t.Fatalf("propname: %+v", res[0])
+	}
+}
+
+func TestPropfindNotFound(t *testing.T) {
+	e := newEnv(t)
+	wantError(t, e.do("einstein", "PROPFIND", "/webdav/missing", "", "Depth", "0"), http.StatusNotFound, "NotFound", "Resource not found")
+	wantError(t, e.do("einstein", "PROPFIND", "/dav/nothing", "", "Depth", "0"), http.StatusNotFound, "NotFound", "File not found in root")
+	wantError(t, e.do("einstein", "PROPFIND", "/dav/spaces", "", "Depth", "0"), http.StatusMethodNotAllowed, "MethodNotAllowed", "")
+}

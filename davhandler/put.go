@@ -1,0 +1,134 @@
+package davhandler
+
+import (
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/davspaces/davspaces/checksum"
+	"github.com/davspaces/davspaces/storage"
+)
+
+const msgChecksumMismatch = "The computed checksum does not match the one received from the client."
+
+func (h *Handler) handlePut(w http.ResponseWriter, r *http.Request, req *request) error {
+	if r.Header.Get("Content-Range") != "" {
+		return errorf(http.StatusBadRequest, "Content-Range is not allowed on PUT: upload the whole content")
+	}
+	expected, err := parseExpectedChecksum(r)
+	if err != nil {
+		return err
+	}
+	mtime, err := parseMtime(r)
+	if err != nil {
+		return err
+	}
+	t, err := h.resolve(r.Context(), req.user, req.path)
+	if err != nil {
+		return err
+	}
+	parentID, name, err := uploadPlace(t)
+	if err != nil {
+		return err
+	}
+	cond, err := checkPreconditions(r, t)
+	if err != nil {
+		return err
+	}
+	up, err := h.store.NewUpload(r.Context(), t.space.ID)
+	if err != nil {
+		return err
+	}
+	defer up.Discard()
+	if _, err := io.Copy(up, r.Body); err != nil {
+		return errorf(http.StatusBadRequest, "reading request body: %v", err)
+	}
+	if expected != nil && !expected.Matches(up.Checksums()) {
+		return errorf(http.StatusBadRequest, msgChecksumMismatch)
+	}
+	node, created, err := up.Commit(r.Context(), storage.Commit{
+		ParentID:    parentID,
+		Name:        name,
+		ModTime:     mtime,
+		ContentType: storedContentType(r.Header.Get("Content-Type")),
+		Conditions:  cond,
+	})
+	if err != nil {
+		return err
+	}
+	h.setNodeHeaders(w, node)
+	if !mtime.IsZero() {
+		w.Header().Set("X-OC-Mtime", "accepted")
+	}
+	if created {
+		w.WriteHeader(http.StatusCreated)
+	} else {
+		w.WriteHeader(http.StatusNoContent)
+	}
+	return nil
+}
+
+// uploadPlace returns the folder and name a PUT writes to.
+func uploadPlace(t *target) (parentID, name string, err error) {
+	switch {
+	case t.exists && t.node.IsFolder():
+		return "", "", errorf(http.StatusConflict, "%s is a collection: PUT needs a file name", displayNameOf(t))
+	case t.exists && t.isBase:
+		// PUT to a file id replaces that file.
+		parentID, name = t.node.ParentID, t.node.Name
+	case !t.hasParent:
+		return "", "", errorf(http.StatusConflict, "The parent collection of %s does not exist", t.name)
+	default:
+		parentID, name = t.parent.ID, t.name
+	}
+	if !t.canWrite() {
+		return "", "", errReadOnly
+	}
+	return parentID, name, nil
+}
+
+func displayNameOf(t *target) string {
+	if t.name != "" {
+		return t.name
+	}
+	return "the target"
+}
+
+// storedContentType keeps a meaningful client type; the generic one is
+// dropped so the type is guessed from the name instead.
+func storedContentType(ct string) string {
+	ct = strings.TrimSpace(ct)
+	if ct == "application/octet-stream" {
+		return ""
+	}
+	return ct
+}
+
+// parseExpectedChecksum reads OC-Checksum, if present.
+func parseExpectedChecksum(r *http.Request) (*checksum.Expected, error) {
+	v := r.Header.Get("OC-Checksum")
+	if v == "" {
+		return nil, nil
+	}
+	e, err := checksum.ParseOCChecksum(v)
+	if err != nil {
+		return nil, errorf(http.StatusBadRequest, "OC-Checksum: %v", err)
+	}
+	return &e, nil
+}
+
+// parseMtime reads X-OC-Mtime: Unix seconds, possibly with a fraction.
+func parseMtime(r *http.Request) (time.Time, error) {
+	v := strings.TrimSpace(r.Header.Get("X-OC-Mtime"))
+	if v == "" {
+		return time.Time{}, nil
+	}
+	secs, err := strconv.ParseFloat(v, 64)
+	if err != nil || secs < 0 || secs > 1<<40 {
+		return time.Time{}, errorf(http.StatusBadRequest, "X-OC-Mtime must be Unix seconds, got %q", v)
+	}
+	whole := int64(secs)
+	return time.Unix(whole, int64((secs-float64(whole))*1e9)).UTC(), nil
+}

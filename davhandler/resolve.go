@@ -1,0 +1,144 @@
+package davhandler
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+// request is one authenticated WebDAV request.
+type request struct {
+	user storage.User
+	path davPath
+}
+
+// target is what a DAV path names: an existing node, or a free name in an
+// existing folder, or a name whose parent is missing.
+type target struct {
+	space storage.Space
+	role  storage.Role
+	// parent is the folder holding the target; valid when hasParent.
+	parent    storage.Node
+	hasParent bool
+	// node is the target itself; valid when exists.
+	node   storage.Node
+	exists bool
+	name   string
+	// isBase: the path names the node its base names (no segments).
+	isBase bool
+	// hrefPath is the decoded path of the target, without trailing slash.
+	hrefPath string
+}
+
+// href is the escaped href of the target node.
+func (t *target) href() string {
+	return hrefFor(t.hrefPath, t.exists && t.node.IsFolder())
+}
+
+// hrefFor escapes a decoded path; collections end with a slash.
+func hrefFor(p string, folder bool) string {
+	h := escapePath(p)
+	if folder && !strings.HasSuffix(h, "/") {
+		h += "/"
+	}
+	return h
+}
+
+// canWrite reports whether the caller may change the target's space.
+func (t *target) canWrite() bool { return t.role >= storage.RoleEditor }
+
+// errReadOnly is the answer to a viewer's change request.
+var errReadOnly = errorf(http.StatusForbidden, "You have no permission to change this space")
+
+// resourceID formats the id of a node the way clients see it.
+func resourceID(storageID string, n storage.Node) string {
+	return storageID + "$" + n.SpaceID + "!" + n.ID
+}
+
+// spaceRef formats the id of a space.
+func spaceRef(storageID, spaceID string) string {
+	return storageID + "$" + spaceID
+}
+
+// resolve finds the space and node a DAV path names, as seen by user.
+func (h *Handler) resolve(ctx context.Context, user storage.User, dp davPath) (*target, error) {
+	space, base, err := h.resolveBase(ctx, user, dp)
+	if err != nil {
+		return nil, err
+	}
+	t := &target{space: space, role: space.RoleOf(user.ID), hrefPath: dp.base}
+	if t.role == storage.RoleNone {
+		return nil, errNotFound
+	}
+	t.node, t.exists, t.isBase = base, true, len(dp.segments) == 0
+	for _, seg := range dp.segments {
+		t.hrefPath += "/" + seg
+		t.name = seg
+		if !t.exists || !t.node.IsFolder() {
+			// An ancestor is missing or is a file.
+			t.hasParent, t.exists = false, false
+			continue
+		}
+		t.parent, t.hasParent = t.node, true
+		child, err := h.store.Child(ctx, space.ID, t.node.ID, seg)
+		switch {
+		case errors.Is(err, storage.ErrNotFound):
+			t.exists = false
+		case err != nil:
+			return nil, err
+		default:
+			t.node = child
+		}
+	}
+	return t, nil
+}
+
+// resolveBase finds the space and the node the base of a DAV path names.
+func (h *Handler) resolveBase(ctx context.Context, user storage.User, dp davPath) (storage.Space, storage.Node, error) {
+	var space storage.Space
+	var err error
+	nodeID := ""
+	switch dp.kind {
+	case baseHome:
+		space, err = h.store.PersonalSpace(ctx, user)
+	case baseFiles:
+		if !strings.EqualFold(dp.user, user.ID) {
+			return space, storage.Node{}, errNotFound
+		}
+		space, err = h.store.PersonalSpace(ctx, user)
+	case baseSpaces:
+		space, nodeID, err = h.spaceByRef(ctx, dp.ref)
+	}
+	if err != nil {
+		return space, storage.Node{}, err
+	}
+	if space.RoleOf(user.ID) == storage.RoleNone {
+		return space, storage.Node{}, errNotFound
+	}
+	if nodeID == "" {
+		nodeID = space.ID
+	}
+	node, err := h.store.Node(ctx, space.ID, nodeID)
+	return space, node, err
+}
+
+// spaceByRef parses a resource id (<storage>$<space>!<node>, <storage>$<space>
+// or a bare <space>) and loads its space.
+func (h *Handler) spaceByRef(ctx context.Context, ref string) (storage.Space, string, error) {
+	storageID, rest, ok := strings.Cut(ref, "$")
+	if !ok {
+		storageID, rest = "", ref
+	}
+	spaceID, nodeID, _ := strings.Cut(rest, "!")
+	if spaceID == "" {
+		return storage.Space{}, "", errorf(http.StatusBadRequest, "Invalid space id %q", ref)
+	}
+	if storageID != "" && storageID != h.store.StorageID() {
+		return storage.Space{}, "", errNotFound
+	}
+	space, err := h.store.Space(ctx, spaceID)
+	return space, nodeID, err
+}

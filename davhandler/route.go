@@ -1,0 +1,140 @@
+package davhandler
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// baseKind tells how the first part of a DAV path names a space.
+type baseKind int
+
+const (
+	// baseHome: /webdav/… — the user's personal space.
+	baseHome baseKind = iota + 1
+	// baseFiles: /dav/files/{user}/… — the named user's personal space.
+	baseFiles
+	// baseSpaces: /dav/spaces/{resourceID}/… — any space by resource id.
+	baseSpaces
+)
+
+// maxNameBytes is the longest file or folder name accepted.
+const maxNameBytes = 255
+
+// davPath is a request path split into its base and the path below it.
+type davPath struct {
+	kind baseKind
+	// base is the decoded base path as the client used it (with or without
+	// /remote.php), e.g. "/dav/spaces/S$P!N"; hrefs start with it.
+	base string
+	// user is the {user} of /dav/files/{user}.
+	user string
+	// ref is the {resourceID} of /dav/spaces/{resourceID}.
+	ref string
+	// segments below the base, validated and without empty ones.
+	segments []string
+}
+
+// name is the last segment, or "" for the base itself.
+func (p davPath) name() string {
+	if len(p.segments) == 0 {
+		return ""
+	}
+	return p.segments[len(p.segments)-1]
+}
+
+// parseDAVPath splits a decoded request path. It reports ok=false for paths
+// that are not WebDAV paths at all, so the request can go to the next handler.
+func parseDAVPath(p string) (dp davPath, ok bool, err *davError) {
+	rest, remote := strings.CutPrefix(p, "/remote.php")
+	if remote && rest != "" && rest[0] != '/' {
+		return davPath{}, false, nil
+	}
+	prefix := ""
+	if remote {
+		prefix = "/remote.php"
+	}
+	first, rest := cutSegment(rest)
+	switch first {
+	case "webdav":
+		dp = davPath{kind: baseHome, base: prefix + "/webdav"}
+	case "dav":
+		return parseDAVNamespace(prefix+"/dav", rest)
+	default:
+		return davPath{}, false, nil
+	}
+	dp.segments, err = splitSegments(rest)
+	return dp, true, err
+}
+
+// parseDAVNamespace handles what follows /dav.
+func parseDAVNamespace(base, p string) (davPath, bool, *davError) {
+	ns, rest := cutSegment(p)
+	owner, rest := cutSegment(rest)
+	var dp davPath
+	switch ns {
+	case "spaces":
+		dp = davPath{kind: baseSpaces, ref: owner, base: base + "/spaces/" + owner}
+	case "files":
+		dp = davPath{kind: baseFiles, user: owner, base: base + "/files/" + owner}
+	default:
+		return davPath{}, true, errorf(http.StatusNotFound, "File not found in root")
+	}
+	if owner == "" {
+		return davPath{}, true, errorf(http.StatusMethodNotAllowed, "Listing members of this collection is disabled")
+	}
+	if err := validateName(owner); err != nil {
+		return davPath{}, true, err
+	}
+	segs, err := splitSegments(rest)
+	dp.segments = segs
+	return dp, true, err
+}
+
+// cutSegment returns the first segment of p and the rest (with its slash).
+func cutSegment(p string) (string, string) {
+	p = strings.TrimLeft(p, "/")
+	if i := strings.IndexByte(p, '/'); i >= 0 {
+		return p[:i], p[i:]
+	}
+	return p, ""
+}
+
+// splitSegments validates each segment of a relative path; repeated slashes
+// collapse.
+func splitSegments(p string) ([]string, *davError) {
+	var segs []string
+	for _, s := range strings.Split(p, "/") {
+		if s == "" {
+			continue
+		}
+		if err := validateName(s); err != nil {
+			return nil, err
+		}
+		segs = append(segs, s)
+	}
+	return segs, nil
+}
+
+// validateName refuses names that could escape their folder or that clients
+// and file systems cannot handle.
+func validateName(s string) *davError {
+	if s == "." || s == ".." {
+		return errorf(http.StatusBadRequest, "name validation failed: . and .. are reserved names")
+	}
+	if len(s) > maxNameBytes {
+		return errorf(http.StatusBadRequest, "name validation failed: must be shorter than %d bytes", maxNameBytes+1)
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f {
+			return errorf(http.StatusBadRequest, "name validation failed: must not contain control characters")
+		}
+	}
+	return nil
+}
+
+// escapePath percent-encodes a path for an href: "$" stays literal, "!"
+// becomes %21, as ownCloud clients expect.
+func escapePath(p string) string {
+	return (&url.URL{Path: p}).EscapedPath()
+}

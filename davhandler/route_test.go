@@ -1,0 +1,83 @@
+package davhandler
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestParseDAVPath(t *testing.T) {
+	tests := []struct {
+		path     string
+		ok       bool
+		status   int // of the error, 0 for none
+		kind     baseKind
+		base     string
+		segments []string
+	}{
+		{path: "/webdav", ok: true, kind: baseHome, base: "/webdav"},
+		{path: "/remote.php/webdav/a/b.txt", ok: true, kind: baseHome, base: "/remote.php/webdav", segments: []string{"a", "b.txt"}},
+		{path: "/webdav/a//b/", ok: true, kind: baseHome, base: "/webdav", segments: []string{"a", "b"}},
+		{path: "/dav/files/einstein/x", ok: true, kind: baseFiles, base: "/dav/files/einstein", segments: []string{"x"}},
+		{path: "/remote.php/dav/spaces/S$P!N/x", ok: true, kind: baseSpaces, base: "/remote.php/dav/spaces/S$P!N", segments: []string{"x"}},
+		{path: "/dav/spaces", ok: true, status: http.StatusMethodNotAllowed},
+		{path: "/dav/spaces/", ok: true, status: http.StatusMethodNotAllowed},
+		{path: "/dav/files", ok: true, status: http.StatusMethodNotAllowed},
+		{path: "/dav/unknown", ok: true, status: http.StatusNotFound},
+		{path: "/webdav/../etc/passwd", ok: true, status: http.StatusBadRequest},
+		{path: "/webdav/a/./b", ok: true, status: http.StatusBadRequest},
+		{path: "/dav/spaces/../x", ok: true, status: http.StatusBadRequest},
+		{path: "/webdav/a\x00b", ok: true, status: http.StatusBadRequest},
+		{path: "/webdav/a\nb", ok: true, status: http.StatusBadRequest},
+		{path: "/webdav/" + strings.Repeat("n", 256), ok: true, status: http.StatusBadRequest},
+		{path: "/webdav/" + strings.Repeat("n", 255), ok: true, kind: baseHome, base: "/webdav", segments: []string{strings.Repeat("n", 255)}},
+		{path: "/", ok: false},
+		{path: "/index.html", ok: false},
+		{path: "/webdavx", ok: false},
+		{path: "/remote.phpx/webdav", ok: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			dp, ok, err := parseDAVPath(tt.path)
+			if ok != tt.ok {
+				t.Fatalf("ok = %v, want %v", ok, tt.ok)
+			}
+			if tt.status != 0 {
+				if err == nil || err.status != tt.status {
+					t.Fatalf("err = %v, want status %d", err, tt.status)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("unexpected error %v", err)
+			}
+			if !ok {
+				return
+			}
+			if dp.kind != tt.kind || dp.base != tt.base || !slices.Equal(dp.segments, tt.segments) {
+				t.Fatalf("got kind %d base %q segments %q", dp.kind, dp.base, dp.segments)
+			}
+		})
+	}
+}
+
+func TestEscapePath(t *testing.T) {
+	tests := map[string]string{
+		"/dav/spaces/S$P!N/a b": "/dav/spaces/S$P%21N/a%20b",
+		"/webdav/ü?#%":          "/webdav/%C3%BC%3F%23%25",
+	}
+	for in, want := range tests {
+		if got := escapePath(in); got != want {
+			t.Errorf("escapePath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestContentDisposition(t *testing.T) {
+	got := contentDisposition(`comma,"q".txt`)
+	want := `attachment; filename*=UTF-8''comma%2C%22q%22.txt; filename="comma,\"q\".txt"`
+	if got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+}

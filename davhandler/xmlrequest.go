@@ -1,0 +1,285 @@
+package davhandler
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+const (
+	nsDAV = "DAV:"
+	nsOC  = "http://owncloud.org/ns"
+)
+
+// propfindKind is what a PROPFIND asks for.
+type propfindKind int
+
+const (
+	findAllprop propfindKind = iota
+	findPropname
+	findProp
+)
+
+// propfindRequest is a parsed PROPFIND body.
+type propfindRequest struct {
+	kind  propfindKind
+	names []xml.Name // the d:prop names, or the d:include names with allprop
+}
+
+// readXMLBody reads a capped request body. An empty body is returned as nil.
+func (h *Handler) readXMLBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxXMLBytes))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, errorf(http.StatusRequestEntityTooLarge, "XML request body is larger than %d bytes", h.maxXMLBytes)
+	}
+	if err != nil {
+		return nil, errorf(http.StatusBadRequest, "reading request body: %v", err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, nil
+	}
+	return body, nil
+}
+
+// parsePropfind parses a PROPFIND body; an empty body means allprop.
+func parsePropfind(body []byte) (propfindRequest, error) {
+	if body == nil {
+		return propfindRequest{kind: findAllprop}, nil
+	}
+	if err := checkNamespaces(body); err != nil {
+		return propfindRequest{}, err
+	}
+	dec := xml.NewDecoder(bytes.NewReader(body))
+	root, err := rootElement(dec, "propfind")
+	if err != nil {
+		return propfindRequest{}, err
+	}
+	var pf propfindRequest
+	var seen struct{ prop, allprop, propname, include bool }
+	err = eachChild(dec, root, func(el xml.StartElement) error {
+		if el.Name.Space != nsDAV {
+			return dec.Skip()
+		}
+		switch el.Name.Local {
+		case "prop":
+			seen.prop = true
+			pf.kind = findProp
+			return collectNames(dec, el, &pf.names)
+		case "allprop":
+			seen.allprop = true
+		case "propname":
+			seen.propname = true
+			pf.kind = findPropname
+		case "include":
+			seen.include = true
+			return collectNames(dec, el, &pf.names)
+		}
+		return dec.Skip()
+	})
+	if err != nil {
+		return propfindRequest{}, err
+	}
+	n := 0
+	for _, b := range []bool{seen.prop, seen.allprop, seen.propname} {
+		if b {
+			n++
+		}
+	}
+	switch {
+	case n > 1:
+		return propfindRequest{}, badXML("propfind must hold exactly one of prop, allprop and propname")
+	case n == 0 && !seen.include:
+		// An empty propfind element asks for all properties.
+		pf.kind = findAllprop
+	case seen.include && !seen.allprop:
+		return propfindRequest{}, badXML("include is only allowed with allprop")
+	case seen.allprop:
+		pf.kind = findAllprop
+	}
+	return pf, nil
+}
+
+// proppatchRequest is a parsed PROPPATCH body: the set and remove
+// instructions in document order.
+type proppatchRequest struct {
+	patches []storage.PropPatch
+}
+
+// parseProppatch parses a PROPPATCH body.
+func parseProppatch(body []byte) (proppatchRequest, error) {
+	if body == nil {
+		return proppatchRequest{}, badXML("PROPPATCH needs a propertyupdate body")
+	}
+	if err := checkNamespaces(body); err != nil {
+		return proppatchRequest{}, err
+	}
+	dec := xml.NewDecoder(bytes.NewReader(body))
+	root, err := rootElement(dec, "propertyupdate")
+	if err != nil {
+		return proppatchRequest{}, err
+	}
+	var pp proppatchRequest
+	err = eachChild(dec, root, func(el xml.StartElement) error {
+		if el.Name.Space != nsDAV || (el.Name.Local != "set" && el.Name.Local != "remove") {
+			return dec.Skip()
+		}
+		remove := el.Name.Local == "remove"
+		return eachChild(dec, el, func(prop xml.StartElement) error {
+			if prop.Name != (xml.Name{Space: nsDAV, Local: "prop"}) {
+				return dec.Skip()
+			}
+			return eachChild(dec, prop, func(p xml.StartElement) error {
+				value, err := innerXML(dec, p)
+				if err != nil {
+					return err
+				}
+				pp.patches = append(pp.patches, storage.PropPatch{
+					Property: storage.Property{Name: storage.PropName{Space: p.Name.Space, Local: p.Name.Local}, Value: value},
+					Remove:   remove,
+				})
+				return nil
+			})
+		})
+	})
+	if err != nil {
+		return proppatchRequest{}, err
+	}
+	if len(pp.patches) == 0 {
+		return proppatchRequest{}, badXML("propertyupdate names no property")
+	}
+	return pp, nil
+}
+
+func badXML(format string, args ...any) *davError {
+	return errorf(http.StatusBadRequest, "malformed XML body: "+format, args...)
+}
+
+// checkNamespaces reads the whole document once, refusing what
+// encoding/xml tolerates but XML Namespaces forbids: a prefix bound to the
+// empty name (xmlns:p="").
+func checkNamespaces(body []byte) error {
+	dec := xml.NewDecoder(bytes.NewReader(body))
+	for {
+		tok, err := dec.RawToken()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return badXML("%v", err)
+		}
+		el, ok := tok.(xml.StartElement)
+		if !ok {
+			continue
+		}
+		for _, a := range el.Attr {
+			if a.Name.Space == "xmlns" && a.Value == "" {
+				return badXML("the prefix %s is bound to an empty namespace name", a.Name.Local)
+			}
+		}
+	}
+}
+
+// rootElement reads up to the document element and checks it is DAV:<local>.
+func rootElement(dec *xml.Decoder, local string) (xml.StartElement, error) {
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return xml.StartElement{}, badXML("%v", err)
+		}
+		if el, ok := tok.(xml.StartElement); ok {
+			if el.Name != (xml.Name{Space: nsDAV, Local: local}) {
+				return xml.StartElement{}, badXML("root element must be DAV:%s, not %s:%s", local, el.Name.Space, el.Name.Local)
+			}
+			return el, nil
+		}
+	}
+}
+
+// eachChild calls fn for every child element of parent; fn must consume the
+// child entirely (dec.Skip for unwanted ones).
+func eachChild(dec *xml.Decoder, parent xml.StartElement, fn func(xml.StartElement) error) error {
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return badXML("%v", err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			if err := fn(t); err != nil {
+				return asBadXML(err)
+			}
+		case xml.EndElement:
+			return nil
+		}
+	}
+}
+
+func asBadXML(err error) error {
+	var de *davError
+	if errors.As(err, &de) {
+		return de
+	}
+	return badXML("%v", err)
+}
+
+// collectNames appends the names of the child elements of el.
+func collectNames(dec *xml.Decoder, el xml.StartElement, names *[]xml.Name) error {
+	return eachChild(dec, el, func(c xml.StartElement) error {
+		*names = append(*names, c.Name)
+		return dec.Skip()
+	})
+}
+
+// innerXML re-encodes the content of el so that it stands alone: every
+// element carries its namespace explicitly, whatever prefixes the client
+// declared on outer elements.
+func innerXML(dec *xml.Decoder, el xml.StartElement) (string, error) {
+	var buf bytes.Buffer
+	enc := xml.NewEncoder(&buf)
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", badXML("%v", err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			depth++
+			t.Attr = withoutNamespaceDecls(t.Attr)
+			err = enc.EncodeToken(t)
+		case xml.EndElement:
+			if depth == 0 {
+				if err := enc.Flush(); err != nil {
+					return "", fmt.Errorf("encoding property %s: %w", el.Name.Local, err)
+				}
+				return buf.String(), nil
+			}
+			depth--
+			err = enc.EncodeToken(t)
+		case xml.CharData:
+			err = enc.EncodeToken(t)
+		}
+		if err != nil {
+			return "", badXML("property %s: %v", el.Name.Local, err)
+		}
+	}
+}
+
+// withoutNamespaceDecls drops xmlns attributes; the encoder declares the
+// namespaces the re-encoded elements need.
+func withoutNamespaceDecls(attrs []xml.Attr) []xml.Attr {
+	out := attrs[:0]
+	for _, a := range attrs {
+		if a.Name.Space == "xmlns" || (a.Name.Space == "" && a.Name.Local == "xmlns") {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}

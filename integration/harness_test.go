@@ -1,0 +1,219 @@
+// Package integration starts the real Caddy binary (built from ./cmd/caddy)
+// with the project's Caddyfile.example and drives it with real WebDAV
+// clients.
+package integration
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// caddyBinary is built once by TestMain.
+var caddyBinary string
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "davspaces-integration-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	caddyBinary = filepath.Join(dir, "caddy")
+	build := exec.Command("go", "build", "-o", caddyBinary, "./cmd/caddy")
+	build.Dir = ".."
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building caddy:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// The demo users of Caddyfile.example.
+var users = map[string]string{
+	"einstein": "relativity",
+	"marie":    "radioactivity",
+	"richard":  "superfluidity",
+}
+
+// server is a running Caddy.
+type server struct {
+	URL  string // http://127.0.0.1:port
+	Root string // the davspaces data directory
+	cmd  *exec.Cmd
+	log  *os.File
+}
+
+// serverOptions adjust Caddyfile.example for a test.
+type serverOptions struct {
+	// extra lines for the davspaces block
+	davspaces []string
+	// root reuses a data directory (restart tests); empty means a new one
+	root string
+}
+
+// startServer runs Caddy on Caddyfile.example, moved to plain HTTP on a free
+// loopback port with a private data directory.
+func startServer(t testing.TB, opts serverOptions) *server {
+	t.Helper()
+	dir := t.TempDir()
+	root := opts.root
+	if root == "" {
+		root = filepath.Join(dir, "data")
+	}
+	port := freePort(t)
+	cfg := exampleCaddyfile(t, port, root, opts.davspaces)
+	cfgPath := filepath.Join(dir, "Caddyfile")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logFile, err := os.Create(filepath.Join(dir, "caddy.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(caddyBinary, "run", "--config", cfgPath, "--adapter", "caddyfile")
+	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(dir, "xdg-data"), "XDG_CONFIG_HOME="+filepath.Join(dir, "xdg-config"))
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), Root: root, cmd: cmd, log: logFile}
+	t.Cleanup(func() {
+		s.stop()
+		if t.Failed() {
+			out, _ := os.ReadFile(logFile.Name())
+			t.Logf("caddy log:\n%s", tail(string(out), 4000))
+		}
+	})
+	s.waitReady(t)
+	return s
+}
+
+// stop ends Caddy gracefully.
+func (s *server) stop() {
+	if s.cmd.ProcessState != nil {
+		return
+	}
+	s.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		s.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// kill ends Caddy abruptly, as a crash would.
+func (s *server) kill() {
+	s.cmd.Process.Kill()
+	s.cmd.Wait()
+}
+
+func (s *server) waitReady(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		req, _ := http.NewRequest(http.MethodOptions, s.URL+"/webdav/", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusNoContent {
+				return
+			}
+		}
+		if s.cmd.ProcessState != nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("caddy did not become ready on %s", s.URL)
+}
+
+// exampleCaddyfile rewrites Caddyfile.example for a test: plain HTTP on port,
+// no admin endpoint, the given data directory.
+func exampleCaddyfile(t testing.TB, port int, root string, extra []string) string {
+	t.Helper()
+	b, err := os.ReadFile("../Caddyfile.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := string(b)
+	for old, repl := range map[string]string{
+		"https://localhost:9200 {":        fmt.Sprintf("http://127.0.0.1:%d {", port),
+		"\ttls internal\n":                "",
+		"\tskip_install_trust\n":          "\tskip_install_trust\n\tadmin off\n",
+		"\t\t# root /var/lib/davspaces\n": "\t\troot " + root + "\n" + indent(extra, "\t\t"),
+	} {
+		if !strings.Contains(cfg, old) {
+			t.Fatalf("Caddyfile.example no longer contains %q", old)
+		}
+		cfg = strings.Replace(cfg, old, repl, 1)
+	}
+	return cfg
+}
+
+func indent(lines []string, prefix string) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(prefix + l + "\n")
+	}
+	return b.String()
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// requirePeer finds a client program. Missing peers fail the test in CI
+// (CI=true), where the test command installs them, and skip it elsewhere.
+func requirePeer(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s is not installed: the test command must install it", name)
+	}
+	t.Skipf("%s is not installed (run the README's test command to install it)", name)
+	return ""
+}
+
+// runPeer runs a client program with a deadline and returns its output.
+func runPeer(t testing.TB, timeout time.Duration, stdin string, name string, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = t.TempDir()
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
+}

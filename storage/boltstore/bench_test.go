@@ -1,0 +1,115 @@
+package boltstore
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/davspaces/davspaces/checksum"
+	"github.com/davspaces/davspaces/storage"
+)
+
+// seedFiles adds n file records below parent in one transaction, shaped like
+// committed files (checksums, content type, blob id) but without content,
+// which listing never touches.
+func (f *fixture) seedFiles(t testing.TB, parent string, n int) {
+	t.Helper()
+	err := f.s.update(func(tx *txn) error {
+		for i := range n {
+			w := checksum.NewWriter()
+			fmt.Fprint(w, i)
+			r := rec{Node: storage.Node{
+				ID:          uuid.NewString(),
+				SpaceID:     f.space.ID,
+				ParentID:    parent,
+				Name:        fmt.Sprintf("file-%05d.txt", i),
+				Kind:        storage.KindFile,
+				Size:        int64(1000 + i),
+				ModTime:     tx.now,
+				ContentType: "text/plain",
+				Checksums:   w.Sums(),
+			}, Blob: newBlobID()}
+			r.ETag = tx.etag(r.ID)
+			if err := tx.putNode(&r); err != nil {
+				return err
+			}
+			if err := tx.children.Put(childKey(parent, r.Name), []byte(r.ID)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReadDir10000IsFast(t *testing.T) {
+	f := newFixture(t)
+	dir := f.mkdir(t, f.root(), "big")
+	f.seedFiles(t, dir.ID, 10000)
+	best := time.Hour
+	for range 3 {
+		start := time.Now()
+		nodes, err := f.s.ReadDir(ctx, f.space.ID, dir.ID, "", 0)
+		took := time.Since(start)
+		if err != nil || len(nodes) != 10000 {
+			t.Fatalf("ReadDir = %d, %v", len(nodes), err)
+		}
+		best = min(best, took)
+	}
+	t.Logf("ReadDir of 10,000 children: %v", best)
+	if !raceEnabled && best > 100*time.Millisecond {
+		t.Fatalf("ReadDir of 10,000 children took %v", best)
+	}
+}
+
+func BenchmarkReadDir10000(b *testing.B) {
+	f := newFixture(b)
+	dir := f.mkdir(b, f.root(), "big")
+	f.seedFiles(b, dir.ID, 10000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		after, total := "", 0
+		for {
+			page, err := f.s.ReadDir(ctx, f.space.ID, dir.ID, after, 1000)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(page) == 0 {
+				break
+			}
+			total += len(page)
+			after = page[len(page)-1].Name
+		}
+		if total != 10000 {
+			b.Fatalf("listed %d", total)
+		}
+	}
+}
+
+func BenchmarkSmallCommit(b *testing.B) {
+	f := newFixture(b)
+	dir := f.mkdir(b, f.root(), "dir")
+	data := bytes.Repeat([]byte("0123456789abcdef"), 256) // 4 KiB
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		u, err := f.s.NewUpload(ctx, f.space.ID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := u.Write(data); err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := u.Commit(ctx, storage.Commit{ParentID: dir.ID, Name: fmt.Sprint("f", i)}); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}

@@ -1,0 +1,200 @@
+package boltstore
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/davspaces/davspaces/checksum"
+	"github.com/davspaces/davspaces/storage"
+)
+
+// Record format versions, the first byte of every encoded value.
+const (
+	nodeFormat  = 1
+	spaceFormat = 1
+)
+
+var errCorrupt = errors.New("corrupt record")
+
+// rec is a node as stored: the public node plus the id of its content blob.
+type rec struct {
+	storage.Node
+	Blob string // files only
+}
+
+// encodeNode encodes r without its id (the id is the key). Layout:
+//
+//	format, kind,
+//	space, parent, name (uvarint length + bytes each),
+//	size (varint), mtime seconds (varint), mtime nanoseconds (uvarint),
+//	etag, content type, sha1, md5, adler32, blob (uvarint length + bytes each).
+func encodeNode(r *rec) []byte {
+	n := 2 + 3*binary.MaxVarintLen64 + 9*binary.MaxVarintLen16 +
+		len(r.SpaceID) + len(r.ParentID) + len(r.Name) + len(r.ETag) + len(r.ContentType) +
+		len(r.Checksums.SHA1) + len(r.Checksums.MD5) + len(r.Checksums.Adler32) + len(r.Blob)
+	b := make([]byte, 0, n)
+	b = append(b, nodeFormat, byte(r.Kind))
+	b = appendString(b, r.SpaceID)
+	b = appendString(b, r.ParentID)
+	b = appendString(b, r.Name)
+	b = binary.AppendVarint(b, r.Size)
+	b = binary.AppendVarint(b, r.ModTime.Unix())
+	b = binary.AppendUvarint(b, uint64(r.ModTime.Nanosecond()))
+	b = appendString(b, r.ETag)
+	b = appendString(b, r.ContentType)
+	b = appendString(b, r.Checksums.SHA1)
+	b = appendString(b, r.Checksums.MD5)
+	b = appendString(b, r.Checksums.Adler32)
+	b = appendString(b, r.Blob)
+	return b
+}
+
+// decodeNode decodes a node record. The value is converted to a string once
+// and every string field is a substring of it, so decoding costs one
+// allocation (plus the id, which the caller provides).
+func decodeNode(id string, v []byte) (rec, error) {
+	d := decoder{b: v, s: string(v)}
+	if d.byte() != nodeFormat {
+		return rec{}, fmt.Errorf("node %s: unknown format: %w", id, errCorrupt)
+	}
+	var r rec
+	r.ID = id
+	r.Kind = storage.Kind(d.byte())
+	r.SpaceID = d.str()
+	r.ParentID = d.str()
+	r.Name = d.str()
+	r.Size = d.varint()
+	sec := d.varint()
+	nsec := d.uvarint()
+	if nsec >= 1e9 {
+		d.fail()
+	}
+	r.ModTime = time.Unix(sec, int64(nsec)).UTC()
+	r.ETag = d.str()
+	r.ContentType = d.str()
+	r.Checksums = checksum.Sums{SHA1: d.str(), MD5: d.str(), Adler32: d.str()}
+	r.Blob = d.str()
+	if d.err != nil || (r.Kind != storage.KindFile && r.Kind != storage.KindFolder) ||
+		(r.Kind == storage.KindFile && len(r.Blob) < 2) {
+		return rec{}, fmt.Errorf("node %s: %w", id, errCorrupt)
+	}
+	return r, nil
+}
+
+// encodeSpace encodes s without its id (the id is the key). Layout: format,
+// type, name, owner, owner display name (strings), quota (varint), member
+// count (uvarint), then per member the user id (string) and role (byte).
+func encodeSpace(s *storage.Space) []byte {
+	b := make([]byte, 0, 64+len(s.Name)+len(s.Owner)+len(s.OwnerDisplayName)+len(s.Members)*40)
+	b = append(b, spaceFormat)
+	b = appendString(b, string(s.Type))
+	b = appendString(b, s.Name)
+	b = appendString(b, s.Owner)
+	b = appendString(b, s.OwnerDisplayName)
+	b = binary.AppendVarint(b, s.Quota)
+	b = binary.AppendUvarint(b, uint64(len(s.Members)))
+	for user, role := range s.Members {
+		b = appendString(b, user)
+		b = append(b, byte(role))
+	}
+	return b
+}
+
+func decodeSpace(id string, v []byte) (storage.Space, error) {
+	d := decoder{b: v, s: string(v)}
+	if d.byte() != spaceFormat {
+		return storage.Space{}, fmt.Errorf("space %s: unknown format: %w", id, errCorrupt)
+	}
+	s := storage.Space{ID: id}
+	s.Type = storage.SpaceType(d.str())
+	s.Name = d.str()
+	s.Owner = d.str()
+	s.OwnerDisplayName = d.str()
+	s.Quota = d.varint()
+	n := d.uvarint()
+	if n > uint64(len(v)) { // every member takes at least two bytes
+		d.fail()
+		n = 0
+	}
+	s.Members = make(map[string]storage.Role, n)
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		user := d.str()
+		s.Members[user] = storage.Role(d.byte())
+	}
+	if d.err != nil {
+		return storage.Space{}, fmt.Errorf("space %s: %w", id, errCorrupt)
+	}
+	return s, nil
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// decoder reads fields from b; s is string(b), which string fields are cut
+// from. After the first error every read returns a zero value.
+type decoder struct {
+	b   []byte
+	s   string
+	off int
+	err error
+}
+
+func (d *decoder) fail() {
+	if d.err == nil {
+		d.err = errCorrupt
+	}
+}
+
+func (d *decoder) byte() byte {
+	if d.err != nil || d.off >= len(d.b) {
+		d.fail()
+		return 0
+	}
+	c := d.b[d.off]
+	d.off++
+	return c
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b[d.off:])
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b[d.off:])
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+func (d *decoder) str() string {
+	n := d.uvarint()
+	if d.err != nil {
+		return ""
+	}
+	if n > uint64(len(d.b)-d.off) {
+		d.fail()
+		return ""
+	}
+	start := d.off
+	d.off += int(n)
+	return d.s[start:d.off]
+}

@@ -1,0 +1,551 @@
+package boltstore
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/google/uuid"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+// Node returns a node of the space.
+func (s *Store) Node(ctx context.Context, spaceID, nodeID string) (storage.Node, error) {
+	if err := ctx.Err(); err != nil {
+		return storage.Node{}, err
+	}
+	var r rec
+	err := s.view(func(t *txn) (err error) {
+		r, err = t.nodeIn(spaceID, nodeID)
+		return err
+	})
+	if err != nil {
+		return storage.Node{}, err
+	}
+	return r.Node, nil
+}
+
+// Child returns the child called name of folder parentID.
+func (s *Store) Child(ctx context.Context, spaceID, parentID, name string) (storage.Node, error) {
+	if err := ctx.Err(); err != nil {
+		return storage.Node{}, err
+	}
+	if err := validName(name); err != nil {
+		return storage.Node{}, fmt.Errorf("child: %w", err)
+	}
+	var r rec
+	err := s.view(func(t *txn) error {
+		var ok bool
+		var err error
+		r, ok, err = t.child(parentID, name)
+		if err != nil {
+			return err
+		}
+		// A child is in the space exactly when its parent is.
+		if !ok || r.SpaceID != spaceID {
+			return fmt.Errorf("child %q of %s: %w", name, parentID, storage.ErrNotFound)
+		}
+		return nil
+	})
+	if err != nil {
+		return storage.Node{}, err
+	}
+	return r.Node, nil
+}
+
+// ReadDir returns up to limit children of a folder ordered by name bytes,
+// starting strictly after the name after ("" starts at the beginning). A
+// limit of 0 or less returns all remaining children.
+func (s *Store) ReadDir(ctx context.Context, spaceID, folderID, after string, limit int) ([]storage.Node, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []storage.Node
+	err := s.view(func(t *txn) error {
+		f, err := t.nodeIn(spaceID, folderID)
+		if err != nil {
+			return err
+		}
+		if !f.IsFolder() {
+			return fmt.Errorf("read dir %s: not a folder: %w", folderID, storage.ErrInvalid)
+		}
+		prefix := childKey(folderID, "")
+		start := childKey(folderID, after)
+		if limit > 0 {
+			out = make([]storage.Node, 0, min(limit, 1024))
+		}
+		c := t.children.Cursor()
+		nc := t.nodes.Cursor() // reused: cheaper than a Get per child
+		k, v := c.Seek(start)
+		if after != "" && bytes.Equal(k, start) {
+			k, v = c.Next()
+		}
+		for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if limit > 0 && len(out) >= limit {
+				break
+			}
+			nk, val := nc.Seek(v)
+			if !bytes.Equal(nk, v) {
+				return fmt.Errorf("read dir %s: dangling entry %q: %w", folderID, k, errCorrupt)
+			}
+			r, err := decodeNode(string(v), val)
+			if err != nil {
+				return err
+			}
+			out = append(out, r.Node)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Mkdir creates an empty folder.
+func (s *Store) Mkdir(ctx context.Context, spaceID, parentID, name string) (storage.Node, error) {
+	if err := ctx.Err(); err != nil {
+		return storage.Node{}, err
+	}
+	if err := validName(name); err != nil {
+		return storage.Node{}, fmt.Errorf("mkdir: %w", err)
+	}
+	var n rec
+	err := s.update(func(t *txn) error {
+		p, err := t.folderIn(spaceID, parentID, storage.ErrConflict)
+		if err != nil {
+			return err
+		}
+		if _, exists, err := t.child(p.ID, name); err != nil {
+			return err
+		} else if exists {
+			return storage.ErrExists
+		}
+		id := uuid.NewString()
+		n = rec{Node: storage.Node{
+			ID:       id,
+			SpaceID:  spaceID,
+			ParentID: p.ID,
+			Name:     name,
+			Kind:     storage.KindFolder,
+			ModTime:  t.now,
+			ETag:     t.etag(id),
+		}}
+		if err := t.putNode(&n); err != nil {
+			return err
+		}
+		if err := t.children.Put(childKey(p.ID, name), []byte(id)); err != nil {
+			return err
+		}
+		return t.propagate(p.ID, 0)
+	})
+	if err != nil {
+		return storage.Node{}, fmt.Errorf("mkdir %q: %w", name, err)
+	}
+	return n.Node, nil
+}
+
+// Remove deletes a node and everything below it. The space root cannot be
+// removed.
+func (s *Store) Remove(ctx context.Context, spaceID, nodeID string, c storage.Conditions) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var garbage []string
+	err := s.update(func(t *txn) error {
+		n, err := t.nodeIn(spaceID, nodeID)
+		if err != nil {
+			return err
+		}
+		if n.ParentID == "" {
+			return fmt.Errorf("the space root cannot be removed: %w", storage.ErrInvalid)
+		}
+		if c.IfMatch != "" && c.IfMatch != n.ETag {
+			return fmt.Errorf("etag %q does not match: %w", c.IfMatch, storage.ErrPrecondition)
+		}
+		if c.IfNoneMatch {
+			return fmt.Errorf("node exists: %w", storage.ErrPrecondition)
+		}
+		if garbage, err = t.removeTree(n); err != nil {
+			return err
+		}
+		return t.propagate(n.ParentID, -n.Size)
+	})
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", nodeID, err)
+	}
+	s.removeBlobs(garbage)
+	return nil
+}
+
+// removeTree deletes r, its entry in its parent and everything below it,
+// with their properties. It returns the content files to delete once the
+// transaction has committed.
+func (t *txn) removeTree(r rec) ([]string, error) {
+	if err := t.children.Delete(childKey(r.ParentID, r.Name)); err != nil {
+		return nil, err
+	}
+	var blobs []string
+	stack := []rec{r}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n.IsFolder() {
+			var keys [][]byte
+			prefix := childKey(n.ID, "")
+			c := t.children.Cursor()
+			for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+				keys = append(keys, bytes.Clone(k))
+				child, ok, err := t.node(string(v))
+				if err != nil {
+					return nil, err
+				}
+				if !ok {
+					return nil, fmt.Errorf("dangling entry %q: %w", k, errCorrupt)
+				}
+				stack = append(stack, child)
+			}
+			for _, k := range keys {
+				if err := t.children.Delete(k); err != nil {
+					return nil, err
+				}
+			}
+		} else if n.Blob != "" {
+			blobs = append(blobs, n.Blob)
+			if err := t.blobs.Delete([]byte(n.Blob)); err != nil {
+				return nil, err
+			}
+		}
+		if err := t.deleteProps(n.ID); err != nil {
+			return nil, err
+		}
+		if err := t.nodes.Delete([]byte(n.ID)); err != nil {
+			return nil, err
+		}
+	}
+	return blobs, nil
+}
+
+// transfer holds what Move and Copy check alike about their target.
+type transfer struct {
+	src      rec
+	dst      rec  // the new parent
+	noop     bool // onto itself
+	target   rec  // the existing node at the target, if any
+	replaced bool
+}
+
+// prepareTransfer resolves and checks source and target of a move or copy.
+// It does not change anything.
+func (t *txn) prepareTransfer(spaceID string, tr storage.Transfer) (transfer, error) {
+	var x transfer
+	var err error
+	if x.src, err = t.nodeIn(spaceID, tr.NodeID); err != nil {
+		return x, err
+	}
+	if x.dst, err = t.folderIn(spaceID, tr.NewParentID, storage.ErrCrossSpace); err != nil {
+		return x, err
+	}
+	if x.dst.ID == x.src.ParentID && tr.NewName == x.src.Name {
+		x.noop = true
+		return x, nil
+	}
+	if x.src.IsFolder() {
+		inside, err := t.isAncestor(x.src.ID, x.dst.ID)
+		if err != nil {
+			return x, err
+		}
+		if inside {
+			return x, fmt.Errorf("destination is inside the source: %w", storage.ErrConflict)
+		}
+	}
+	var exists bool
+	if x.target, exists, err = t.child(x.dst.ID, tr.NewName); err != nil {
+		return x, err
+	}
+	if exists {
+		if !tr.Overwrite {
+			return x, fmt.Errorf("%q: %w", tr.NewName, storage.ErrExists)
+		}
+		// Replacing an ancestor of the source would remove the source.
+		above, err := t.isAncestor(x.target.ID, x.src.ParentID)
+		if err != nil {
+			return x, err
+		}
+		if above {
+			return x, fmt.Errorf("destination contains the source: %w", storage.ErrConflict)
+		}
+		x.replaced = true
+	}
+	return x, nil
+}
+
+// Move renames or moves a node within its space. It only rewrites the
+// node's record, its children index entry and the ancestor chains, so its
+// cost does not depend on the size of the subtree. The node keeps its id and
+// modification time and gets a new etag.
+func (s *Store) Move(ctx context.Context, spaceID string, tr storage.Transfer) (storage.Node, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return storage.Node{}, false, err
+	}
+	if err := validName(tr.NewName); err != nil {
+		return storage.Node{}, false, fmt.Errorf("move: %w", err)
+	}
+	var (
+		out      rec
+		replaced bool
+		garbage  []string
+	)
+	err := s.update(func(t *txn) error {
+		if n, err := t.nodeIn(spaceID, tr.NodeID); err != nil {
+			return err
+		} else if n.ParentID == "" {
+			return fmt.Errorf("the space root cannot be moved: %w", storage.ErrInvalid)
+		}
+		x, err := t.prepareTransfer(spaceID, tr)
+		if err != nil {
+			return err
+		}
+		n := x.src
+		if x.noop {
+			out = n
+			return nil
+		}
+		var targetSize int64
+		if x.replaced {
+			if garbage, err = t.removeTree(x.target); err != nil {
+				return err
+			}
+			targetSize = x.target.Size
+		}
+		if err := t.children.Delete(childKey(n.ParentID, n.Name)); err != nil {
+			return err
+		}
+		if err := t.children.Put(childKey(x.dst.ID, tr.NewName), []byte(n.ID)); err != nil {
+			return err
+		}
+		oldParent := n.ParentID
+		n.ParentID, n.Name, n.ETag = x.dst.ID, tr.NewName, t.etag(n.ID)
+		if err := t.putNode(&n); err != nil {
+			return err
+		}
+		if err := t.propagate(oldParent, -n.Size); err != nil {
+			return err
+		}
+		if err := t.propagate(x.dst.ID, n.Size-targetSize); err != nil {
+			return err
+		}
+		out, replaced = n, x.replaced
+		return nil
+	})
+	if err != nil {
+		return storage.Node{}, false, fmt.Errorf("move %s to %q: %w", tr.NodeID, tr.NewName, err)
+	}
+	s.removeBlobs(garbage)
+	return out.Node, replaced, nil
+}
+
+// Copy duplicates a node, and unless Shallow everything below it, with new
+// ids. File content is hard-linked to new content files (copied where links
+// are not possible); shared dead properties are copied too. Copying a node
+// onto itself changes nothing.
+func (s *Store) Copy(ctx context.Context, spaceID string, tr storage.Transfer) (storage.Node, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return storage.Node{}, false, err
+	}
+	if err := validName(tr.NewName); err != nil {
+		return storage.Node{}, false, fmt.Errorf("copy: %w", err)
+	}
+	var (
+		out      rec
+		replaced bool
+		garbage  []string
+		created  []string // new content files, removed if the transaction fails
+	)
+	// New content files are put in place inside the transaction: hold off
+	// the orphan sweep until it has committed.
+	s.blobMu.RLock()
+	err := s.update(func(t *txn) error {
+		created = created[:0] // bolt does not retry, but stay correct if it did
+		x, err := t.prepareTransfer(spaceID, tr)
+		if err != nil {
+			return err
+		}
+		if x.noop {
+			out = x.src
+			return nil
+		}
+		size := x.src.Size
+		if x.src.IsFolder() && tr.Shallow {
+			size = 0
+		}
+		var targetSize int64
+		if x.replaced {
+			targetSize = x.target.Size
+		}
+		if err := t.checkQuota(spaceID, size-targetSize); err != nil {
+			return err
+		}
+		if x.replaced {
+			if garbage, err = t.removeTree(x.target); err != nil {
+				return err
+			}
+		}
+		if out, err = s.copyTree(t, x.src, x.dst.ID, tr.NewName, tr.Shallow, &created); err != nil {
+			return err
+		}
+		if err := t.propagate(x.dst.ID, size-targetSize); err != nil {
+			return err
+		}
+		replaced = x.replaced
+		return nil
+	})
+	s.blobMu.RUnlock()
+	if err != nil {
+		s.removeBlobs(created)
+		return storage.Node{}, false, fmt.Errorf("copy %s to %q: %w", tr.NodeID, tr.NewName, err)
+	}
+	s.removeBlobs(garbage)
+	return out.Node, replaced, nil
+}
+
+// copyTree copies src as child name of parentID, breadth first, and returns
+// the new top node. It appends the content files it creates to created.
+func (s *Store) copyTree(t *txn, src rec, parentID, name string, shallow bool, created *[]string) (rec, error) {
+	type item struct {
+		src          rec
+		parent, name string
+	}
+	queue := []item{{src, parentID, name}}
+	dirs := map[string]bool{}
+	var top rec
+	for i := 0; i < len(queue); i++ {
+		it := queue[i]
+		queue[i] = item{} // let the garbage collector have it
+		n := it.src
+		n.ID = uuid.NewString()
+		n.ParentID, n.Name = it.parent, it.name
+		n.ETag = t.etag(n.ID)
+		if n.IsFolder() {
+			if i == 0 && shallow {
+				n.Size = 0
+			} else {
+				prefix := childKey(it.src.ID, "")
+				c := t.children.Cursor()
+				for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+					child, ok, err := t.node(string(v))
+					if err != nil {
+						return rec{}, err
+					}
+					if !ok {
+						return rec{}, fmt.Errorf("dangling entry %q: %w", k, errCorrupt)
+					}
+					queue = append(queue, item{child, n.ID, child.Name})
+				}
+			}
+		} else {
+			n.Blob = newBlobID()
+			if err := s.duplicateBlob(it.src.Blob, n.Blob); err != nil {
+				return rec{}, err
+			}
+			*created = append(*created, n.Blob)
+			dirs[filepath.Dir(s.blobPath(n.Blob))] = true
+			if err := t.blobs.Put([]byte(n.Blob), []byte(n.ID)); err != nil {
+				return rec{}, err
+			}
+		}
+		if err := t.putNode(&n); err != nil {
+			return rec{}, err
+		}
+		if err := t.children.Put(childKey(n.ParentID, n.Name), []byte(n.ID)); err != nil {
+			return rec{}, err
+		}
+		if err := t.copyProps(it.src.ID, n.ID); err != nil {
+			return rec{}, err
+		}
+		if i == 0 {
+			top = n
+		}
+	}
+	// The new names must be durable before the metadata pointing at them.
+	for d := range dirs {
+		if err := syncDir(d); err != nil {
+			return rec{}, err
+		}
+	}
+	return top, nil
+}
+
+// duplicateBlob makes the content file dst with the content of src: a hard
+// link, or a copy where links are not possible.
+func (s *Store) duplicateBlob(src, dst string) error {
+	if err := s.prepareBlobDir(dst); err != nil {
+		return err
+	}
+	srcPath, dstPath := s.blobPath(src), s.blobPath(dst)
+	if err := s.link(srcPath, dstPath); err == nil {
+		return nil
+	}
+	return s.copyFile(srcPath, dstPath)
+}
+
+func (s *Store) copyFile(srcPath, dstPath string) (err error) {
+	in, err := os.Open(srcPath)
+	if err != nil {
+		return fmt.Errorf("copy content: %w", err)
+	}
+	defer in.Close()
+	tmp, err := os.CreateTemp(s.uploadDir, "copy-*")
+	if err != nil {
+		return fmt.Errorf("copy content: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = io.Copy(tmp, in); err != nil {
+		return fmt.Errorf("copy content: %w", err)
+	}
+	if err = tmp.Sync(); err != nil {
+		return fmt.Errorf("copy content: %w", err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("copy content: %w", err)
+	}
+	if err = os.Rename(tmp.Name(), dstPath); err != nil {
+		return fmt.Errorf("copy content: %w", err)
+	}
+	return nil
+}
+
+// checkQuota fails with ErrInsufficientStorage when growing the space by
+// delta bytes would exceed its quota. Shrinking always succeeds.
+func (t *txn) checkQuota(spaceID string, delta int64) error {
+	if delta <= 0 {
+		return nil
+	}
+	sp, err := t.space(spaceID)
+	if err != nil {
+		return err
+	}
+	if sp.Quota < 0 {
+		return nil
+	}
+	root, ok, err := t.node(spaceID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("root of space %s missing: %w", spaceID, errCorrupt)
+	}
+	if root.Size+delta > sp.Quota {
+		return fmt.Errorf("%d of %d bytes used, %d more: %w", root.Size, sp.Quota, delta, storage.ErrInsufficientStorage)
+	}
+	return nil
+}

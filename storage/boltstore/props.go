@@ -1,0 +1,156 @@
+package boltstore
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+// Property keys are node id \0 user \0 namespace \0 local name; user is
+// empty for shared properties. None of the first three parts may contain a
+// NUL, so prefixes select a node's properties, its shared ones or those of
+// one user.
+
+func propKey(nodeID, user string, name storage.PropName) []byte {
+	k := make([]byte, 0, len(nodeID)+len(user)+len(name.Space)+len(name.Local)+3)
+	k = append(k, nodeID...)
+	k = append(k, 0)
+	k = append(k, user...)
+	k = append(k, 0)
+	k = append(k, name.Space...)
+	k = append(k, 0)
+	return append(k, name.Local...)
+}
+
+func propPrefix(parts ...string) []byte {
+	var k []byte
+	for _, p := range parts {
+		k = append(k, p...)
+		k = append(k, 0)
+	}
+	return k
+}
+
+func validProp(p storage.Property) error {
+	if strings.IndexByte(p.User, 0) >= 0 || strings.IndexByte(p.Name.Space, 0) >= 0 ||
+		p.Name.Local == "" || strings.IndexByte(p.Name.Local, 0) >= 0 {
+		return fmt.Errorf("property {%s}%s: %w", p.Name.Space, p.Name.Local, storage.ErrInvalid)
+	}
+	return nil
+}
+
+// Props returns the dead properties of a node: the shared ones, then those
+// of user, each in key order.
+func (s *Store) Props(ctx context.Context, spaceID, nodeID, user string) ([]storage.Property, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if strings.IndexByte(user, 0) >= 0 {
+		return nil, fmt.Errorf("props: user %q: %w", user, storage.ErrInvalid)
+	}
+	var out []storage.Property
+	err := s.view(func(t *txn) error {
+		if _, err := t.nodeIn(spaceID, nodeID); err != nil {
+			return err
+		}
+		users := []string{""}
+		if user != "" {
+			users = append(users, user)
+		}
+		c := t.props.Cursor()
+		for _, u := range users {
+			prefix := propPrefix(nodeID, u)
+			for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+				ns, local, ok := bytes.Cut(k[len(prefix):], []byte{0})
+				if !ok {
+					return fmt.Errorf("property key %q: %w", k, errCorrupt)
+				}
+				out = append(out, storage.Property{
+					Name:  storage.PropName{Space: string(ns), Local: string(local)},
+					User:  u,
+					Value: string(v),
+				})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("props of %s: %w", nodeID, err)
+	}
+	return out, nil
+}
+
+// PatchProps applies all patches in one transaction, or none. Dead
+// properties are not content: etags and modification times stay.
+func (s *Store) PatchProps(ctx context.Context, spaceID, nodeID string, patches []storage.PropPatch) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, p := range patches {
+		if err := validProp(p.Property); err != nil {
+			return fmt.Errorf("patch props of %s: %w", nodeID, err)
+		}
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		t := s.newTxn(tx)
+		if _, err := t.nodeIn(spaceID, nodeID); err != nil {
+			return err
+		}
+		for _, p := range patches {
+			k := propKey(nodeID, p.User, p.Name)
+			var err error
+			if p.Remove {
+				err = t.props.Delete(k)
+			} else {
+				err = t.props.Put(k, []byte(p.Value))
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("patch props of %s: %w", nodeID, err)
+	}
+	return nil
+}
+
+// deleteProps deletes every property of the node.
+func (t *txn) deleteProps(nodeID string) error {
+	prefix := propPrefix(nodeID)
+	var keys [][]byte
+	c := t.props.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		keys = append(keys, bytes.Clone(k))
+	}
+	for _, k := range keys {
+		if err := t.props.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyProps copies the shared properties of node from to node to.
+func (t *txn) copyProps(from, to string) error {
+	prefix := propPrefix(from, "")
+	type kv struct{ k, v []byte }
+	var copies []kv
+	c := t.props.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		nk := append([]byte(to), k[len(from):]...)
+		copies = append(copies, kv{nk, bytes.Clone(v)})
+	}
+	for _, p := range copies {
+		if err := t.props.Put(p.k, p.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}

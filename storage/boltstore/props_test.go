@@ -1,0 +1,124 @@
+package boltstore
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+func prop(ns, local, user, value string) storage.Property {
+	return storage.Property{Name: storage.PropName{Space: ns, Local: local}, User: user, Value: value}
+}
+
+func set(p storage.Property) storage.PropPatch { return storage.PropPatch{Property: p} }
+func remove(p storage.Property) storage.PropPatch {
+	return storage.PropPatch{Property: p, Remove: true}
+}
+
+func TestProps(t *testing.T) {
+	f := newFixture(t)
+	dir := f.mkdir(t, f.root(), "dir")
+	file := f.put(t, dir.ID, "f", "x")
+	other := f.put(t, dir.ID, "other", "y")
+	const oc = "http://owncloud.org/ns"
+	color := prop("urn:x", "color", "", "<b>red</b>")
+	favE := prop(oc, "favorite", "einstein", "1")
+	favM := prop(oc, "favorite", "marie", "1")
+	before := f.chain(t, file.ID)
+
+	if err := f.s.PatchProps(ctx, f.space.ID, file.ID, []storage.PropPatch{set(color), set(favE), set(favM), remove(prop("urn:x", "absent", "", ""))}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.PatchProps(ctx, f.space.ID, other.ID, []storage.PropPatch{set(prop("urn:x", "color", "", "blue"))}); err != nil {
+		t.Fatal(err)
+	}
+	// Dead properties do not change etags or times.
+	for _, b := range before {
+		if a := f.node(t, b.ID); a != b {
+			t.Fatalf("%q changed: %+v → %+v", b.Name, b, a)
+		}
+	}
+	for _, tc := range []struct {
+		user string
+		want []storage.Property
+	}{
+		{"", []storage.Property{color}},
+		{"einstein", []storage.Property{color, favE}},
+		{"marie", []storage.Property{color, favM}},
+		{"bohr", []storage.Property{color}},
+	} {
+		got, err := f.s.Props(ctx, f.space.ID, file.ID, tc.user)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Fatalf("Props(%q) = %+v, %v; want %+v", tc.user, got, err, tc.want)
+		}
+	}
+	// Update and remove.
+	color2 := prop("urn:x", "color", "", "green")
+	if err := f.s.PatchProps(ctx, f.space.ID, file.ID, []storage.PropPatch{set(color2), remove(favE)}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := f.s.Props(ctx, f.space.ID, file.ID, "einstein")
+	if !slices.Equal(got, []storage.Property{color2}) {
+		t.Fatalf("after update = %+v", got)
+	}
+	// All or nothing: an invalid patch applies none.
+	err := f.s.PatchProps(ctx, f.space.ID, file.ID, []storage.PropPatch{set(prop("urn:x", "new", "", "v")), set(prop("urn:x", "", "", "v"))})
+	wantErr(t, err, storage.ErrInvalid)
+	got, _ = f.s.Props(ctx, f.space.ID, file.ID, "")
+	if !slices.Equal(got, []storage.Property{color2}) {
+		t.Fatalf("after failed patch = %+v", got)
+	}
+	// Properties survive a move.
+	if _, _, err := f.s.Move(ctx, f.space.ID, storage.Transfer{NodeID: dir.ID, NewParentID: f.root(), NewName: "moved"}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = f.s.Props(ctx, f.space.ID, file.ID, "marie")
+	if !slices.Equal(got, []storage.Property{color2, favM}) {
+		t.Fatalf("after move = %+v", got)
+	}
+	// And go with a remove; the sibling keeps its own.
+	if err := f.s.Remove(ctx, f.space.ID, file.ID, storage.Conditions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.s.Props(ctx, f.space.ID, file.ID, "")
+	wantErr(t, err, storage.ErrNotFound)
+	f.s.view(func(tx *txn) error {
+		if n := tx.props.Stats().KeyN; n != 1 {
+			t.Errorf("%d properties stored, want 1", n)
+		}
+		return nil
+	})
+	got, _ = f.s.Props(ctx, f.space.ID, other.ID, "")
+	if len(got) != 1 || got[0].Value != "blue" {
+		t.Fatalf("sibling props = %+v", got)
+	}
+	err = f.s.PatchProps(ctx, f.space.ID, "missing", []storage.PropPatch{set(color)})
+	wantErr(t, err, storage.ErrNotFound)
+}
+
+// A node id that is a prefix of another must not see its properties.
+func TestPropsPrefixIsolation(t *testing.T) {
+	f := newFixture(t)
+	if _, err := f.s.PutSpace(ctx, storage.Space{ID: "ab"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.PutSpace(ctx, storage.Space{ID: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.PatchProps(ctx, "ab", "ab", []storage.PropPatch{set(prop("", "p", "", "v"))}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.s.Props(ctx, "a", "a", "")
+	if err != nil || len(got) != 0 {
+		t.Fatalf("props of a = %+v, %v", got, err)
+	}
+	// Same for children: folder "a" must not list children of "ab".
+	if _, err := f.s.Mkdir(ctx, "ab", "ab", "x"); err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := f.s.ReadDir(ctx, "a", "a", "", 0)
+	if err != nil || len(nodes) != 0 {
+		t.Fatalf("children of a = %+v, %v", nodes, err)
+	}
+}

@@ -1,0 +1,168 @@
+package boltstore
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	"github.com/google/uuid"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+// PersonalSpace returns the personal space of u, creating it on first use
+// and updating the owner's display name when it changed.
+func (s *Store) PersonalSpace(ctx context.Context, u storage.User) (storage.Space, error) {
+	if err := ctx.Err(); err != nil {
+		return storage.Space{}, err
+	}
+	if u.ID == "" {
+		return storage.Space{}, fmt.Errorf("personal space: empty user id: %w", storage.ErrInvalid)
+	}
+	// Fast path: the space exists and is up to date.
+	var sp storage.Space
+	found := false
+	err := s.view(func(t *txn) error {
+		id := t.personal.Get([]byte(u.ID))
+		if id == nil {
+			return nil
+		}
+		var err error
+		sp, err = t.space(string(id))
+		found = err == nil && sp.OwnerDisplayName == u.DisplayName
+		return err
+	})
+	if err != nil {
+		return storage.Space{}, fmt.Errorf("personal space of %s: %w", u.ID, err)
+	}
+	if found {
+		return sp, nil
+	}
+	// Create or update in one write transaction, so concurrent first
+	// requests of a user end up with the same space.
+	err = s.update(func(t *txn) error {
+		if id := t.personal.Get([]byte(u.ID)); id != nil {
+			var err error
+			if sp, err = t.space(string(id)); err != nil {
+				return err
+			}
+			if sp.OwnerDisplayName == u.DisplayName {
+				return nil
+			}
+			sp.OwnerDisplayName = u.DisplayName
+			sp.Name = personalName(u)
+			return t.spaces.Put([]byte(sp.ID), encodeSpace(&sp))
+		}
+		sp = storage.Space{
+			ID:               uuid.NewString(),
+			Type:             storage.SpacePersonal,
+			Name:             personalName(u),
+			Owner:            u.ID,
+			OwnerDisplayName: u.DisplayName,
+			Quota:            storage.NoQuota,
+			Members:          map[string]storage.Role{},
+		}
+		if err := t.personal.Put([]byte(u.ID), []byte(sp.ID)); err != nil {
+			return err
+		}
+		return t.createSpace(&sp)
+	})
+	if err != nil {
+		return storage.Space{}, fmt.Errorf("personal space of %s: %w", u.ID, err)
+	}
+	return sp, nil
+}
+
+// personalName is the name of a personal space: the owner's display name,
+// or the user id when it is unknown.
+func personalName(u storage.User) string {
+	if u.DisplayName != "" {
+		return u.DisplayName
+	}
+	return u.ID
+}
+
+// PutSpace creates or updates the project space s.ID: its name, quota and
+// members are replaced. Updating an existing personal space keeps its type
+// and owner.
+func (s *Store) PutSpace(ctx context.Context, sp storage.Space) (storage.Space, error) {
+	if err := ctx.Err(); err != nil {
+		return storage.Space{}, err
+	}
+	if err := validID("space id", sp.ID); err != nil {
+		return storage.Space{}, fmt.Errorf("put space: %w", err)
+	}
+	sp.Members = maps.Clone(sp.Members)
+	if sp.Members == nil {
+		sp.Members = map[string]storage.Role{}
+	}
+	var out storage.Space
+	err := s.update(func(t *txn) error {
+		if v := t.spaces.Get([]byte(sp.ID)); v != nil {
+			old, err := decodeSpace(sp.ID, v)
+			if err != nil {
+				return err
+			}
+			if sp.Type != "" && sp.Type != old.Type {
+				return fmt.Errorf("space %s is a %s space: %w", sp.ID, old.Type, storage.ErrConflict)
+			}
+			old.Name, old.Quota, old.Members = sp.Name, sp.Quota, sp.Members
+			out = old
+			return t.spaces.Put([]byte(sp.ID), encodeSpace(&out))
+		}
+		switch sp.Type {
+		case "", storage.SpaceProject:
+		default:
+			return fmt.Errorf("space type %q cannot be put: %w", sp.Type, storage.ErrInvalid)
+		}
+		if t.nodes.Get([]byte(sp.ID)) != nil {
+			return fmt.Errorf("id %s is taken by a node: %w", sp.ID, storage.ErrConflict)
+		}
+		out = storage.Space{ID: sp.ID, Type: storage.SpaceProject, Name: sp.Name, Quota: sp.Quota, Members: sp.Members}
+		return t.createSpace(&out)
+	})
+	if err != nil {
+		return storage.Space{}, fmt.Errorf("put space %s: %w", sp.ID, err)
+	}
+	return out, nil
+}
+
+// Space returns the space with the given id.
+func (s *Store) Space(ctx context.Context, id string) (storage.Space, error) {
+	if err := ctx.Err(); err != nil {
+		return storage.Space{}, err
+	}
+	var sp storage.Space
+	err := s.view(func(t *txn) (err error) {
+		sp, err = t.space(id)
+		return err
+	})
+	if err != nil {
+		return storage.Space{}, err
+	}
+	return sp, nil
+}
+
+func (t *txn) space(id string) (storage.Space, error) {
+	v := t.spaces.Get([]byte(id))
+	if v == nil {
+		return storage.Space{}, fmt.Errorf("space %s: %w", id, storage.ErrNotFound)
+	}
+	return decodeSpace(id, v)
+}
+
+// createSpace stores a new space and its root folder, whose id is the space
+// id.
+func (t *txn) createSpace(sp *storage.Space) error {
+	if err := t.spaces.Put([]byte(sp.ID), encodeSpace(sp)); err != nil {
+		return err
+	}
+	root := rec{Node: storage.Node{
+		ID:      sp.ID,
+		SpaceID: sp.ID,
+		Kind:    storage.KindFolder,
+		ModTime: t.now,
+		ETag:    t.etag(sp.ID),
+	}}
+	return t.putNode(&root)
+}

@@ -1,0 +1,487 @@
+// Package boltstore is the embedded default storage.Store: one data
+// directory holding a bbolt database for all metadata and plain files for
+// file content.
+//
+// Layout under the data directory:
+//
+//	meta.db              bbolt database (spaces, nodes, children index, properties)
+//	blobs/<xx>/<blobid>  immutable content files, xx = first two hex digits of the id
+//	uploads/             content being received, renamed into blobs/ on commit
+//
+// Content files are written completely and fsynced before the metadata
+// transaction that references them commits, and are never modified
+// afterwards, so a crash leaves every committed write intact and no partial
+// content visible. Files a crash leaves behind (unfinished uploads,
+// unreferenced blobs) are removed when the store is opened again.
+package boltstore
+
+import (
+	"crypto/md5"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+	"go.uber.org/zap"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+var _ storage.Store = (*Store)(nil)
+
+// Options configure a Store.
+type Options struct {
+	// StorageID prefixes resource ids; when empty, a UUID is generated once
+	// and persisted in the database.
+	StorageID string
+	// Logger for background problems (orphan cleanup); nil discards.
+	Logger *zap.Logger
+	// Now returns the current time (tests inject it); nil means time.Now.
+	Now func() time.Time
+}
+
+// Bucket names.
+var (
+	bucketMeta     = []byte("meta")     // settings: storage id
+	bucketSpaces   = []byte("spaces")   // space id → encoded space
+	bucketPersonal = []byte("personal") // user id → personal space id
+	bucketNodes    = []byte("nodes")    // node id → encoded node
+	bucketChildren = []byte("children") // parent id + "/" + name → child id
+	bucketProps    = []byte("props")    // node id \0 user \0 namespace \0 local → value
+	bucketBlobs    = []byte("blobs")    // blob id → node id (references of content files)
+
+	keyStorageID = []byte("storage_id")
+)
+
+const (
+	dbFile      = "meta.db"
+	blobsDir    = "blobs"
+	uploadsDir  = "uploads"
+	lockTimeout = time.Second
+	maxNameLen  = 255
+)
+
+// Store is the embedded storage.Store. It is safe for concurrent use.
+type Store struct {
+	dir       string
+	blobDir   string
+	uploadDir string
+	db        *bolt.DB
+	id        string
+	log       *zap.Logger
+	now       func() time.Time
+	link      func(oldname, newname string) error // os.Link; tests replace it
+
+	// blobMu keeps the orphan sweep from deleting a content file between
+	// the moment it is put in place and the commit of the transaction that
+	// references it: writers of new blobs hold it shared, the sweep
+	// exclusively.
+	blobMu sync.RWMutex
+
+	closing   chan struct{} // closed by Close to stop the sweep
+	sweepDone chan struct{} // closed when the sweep has ended
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open opens (creating if needed) the store in dir. Only one process may
+// have a store open at a time.
+func Open(dir string, opts Options) (*Store, error) {
+	if dir == "" {
+		return nil, fmt.Errorf("open store: empty directory: %w", storage.ErrInvalid)
+	}
+	s := &Store{
+		dir:       dir,
+		blobDir:   filepath.Join(dir, blobsDir),
+		uploadDir: filepath.Join(dir, uploadsDir),
+		log:       opts.Logger,
+		now:       opts.Now,
+		link:      os.Link,
+		closing:   make(chan struct{}),
+		sweepDone: make(chan struct{}),
+	}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	for _, d := range []string{dir, s.blobDir, s.uploadDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("open store: %w", err)
+		}
+	}
+	dbPath := filepath.Join(dir, dbFile)
+	db, err := bolt.Open(dbPath, 0o600, &bolt.Options{Timeout: lockTimeout})
+	if err != nil {
+		if errors.Is(err, bolterrors.ErrTimeout) {
+			return nil, fmt.Errorf("open store: database %s is locked by another process", dbPath)
+		}
+		return nil, fmt.Errorf("open store: database %s: %w", dbPath, err)
+	}
+	s.db = db
+	if err := s.init(opts.StorageID); err != nil {
+		db.Close()
+		return nil, err
+	}
+	// We hold the database lock, so nothing in uploads/ belongs to a live
+	// upload: it was never acknowledged.
+	if err := s.clearUploads(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	go s.sweep()
+	return s, nil
+}
+
+// init creates the buckets and settles the storage id.
+func (s *Store) init(storageID string) error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		for _, name := range [][]byte{bucketMeta, bucketSpaces, bucketPersonal, bucketNodes, bucketChildren, bucketProps, bucketBlobs} {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		if storageID != "" {
+			s.id = storageID
+			return nil
+		}
+		meta := tx.Bucket(bucketMeta)
+		if v := meta.Get(keyStorageID); v != nil {
+			s.id = string(v)
+			return nil
+		}
+		s.id = uuid.NewString()
+		return meta.Put(keyStorageID, []byte(s.id))
+	})
+	if err != nil {
+		return fmt.Errorf("open store: initialize database: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) clearUploads() error {
+	entries, err := os.ReadDir(s.uploadDir)
+	if err != nil {
+		return fmt.Errorf("open store: clear uploads: %w", err)
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(s.uploadDir, e.Name())); err != nil {
+			return fmt.Errorf("open store: clear uploads: %w", err)
+		}
+	}
+	if len(entries) > 0 {
+		s.log.Info("removed unfinished uploads", zap.Int("count", len(entries)))
+	}
+	return nil
+}
+
+// sweep removes content files no node references (left by a crash between
+// putting a blob in place and committing its metadata, or between
+// committing a replacement and deleting the old blob). It runs in the
+// background, one blob directory at a time.
+func (s *Store) sweep() {
+	defer close(s.sweepDone)
+	removed := 0
+	for i := 0; i < 256; i++ {
+		select {
+		case <-s.closing:
+			return
+		default:
+		}
+		n, err := s.sweepDir(filepath.Join(s.blobDir, fmt.Sprintf("%02x", i)))
+		removed += n
+		if err != nil {
+			s.log.Error("orphan content cleanup failed", zap.Error(err))
+			return
+		}
+	}
+	if removed > 0 {
+		s.log.Info("removed unreferenced content files", zap.Int("count", removed))
+	}
+}
+
+func (s *Store) sweepDir(dir string) (int, error) {
+	s.blobMu.Lock()
+	defer s.blobMu.Unlock()
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var orphans []string
+	err = s.db.View(func(tx *bolt.Tx) error {
+		blobs := tx.Bucket(bucketBlobs)
+		for _, e := range entries {
+			if blobs.Get([]byte(e.Name())) == nil {
+				orphans = append(orphans, e.Name())
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, name := range orphans {
+		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+			return 0, err
+		}
+	}
+	return len(orphans), nil
+}
+
+// Close stops background work and closes the database. Uploads and open
+// contents must not be used after Close.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		<-s.sweepDone
+		if err := s.db.Close(); err != nil {
+			s.closeErr = fmt.Errorf("close store: %w", err)
+		}
+	})
+	return s.closeErr
+}
+
+// StorageID returns the id that prefixes resource ids of this store.
+func (s *Store) StorageID() string { return s.id }
+
+// newBlobID returns a fresh content file id: 32 lower-case hex digits.
+func newBlobID() string {
+	u := uuid.New()
+	return hex.EncodeToString(u[:])
+}
+
+func (s *Store) blobPath(blob string) string {
+	return filepath.Join(s.blobDir, blob[:2], blob)
+}
+
+// prepareBlobDir makes sure the directory of blob exists, durably.
+func (s *Store) prepareBlobDir(blob string) error {
+	err := os.Mkdir(filepath.Join(s.blobDir, blob[:2]), 0o700)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return syncDir(s.blobDir)
+}
+
+// removeBlobs deletes content files no longer referenced. Failures leave
+// orphans the next sweep removes, so they are only logged.
+func (s *Store) removeBlobs(blobs []string) {
+	for _, b := range blobs {
+		if err := os.Remove(s.blobPath(b)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.log.Warn("cannot remove content file", zap.String("blob", b), zap.Error(err))
+		}
+	}
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// validName checks a node name at the store boundary.
+func validName(name string) error {
+	switch {
+	case name == "", name == ".", name == "..", len(name) > maxNameLen, strings.ContainsAny(name, "/\x00"):
+		if len(name) > 64 {
+			name = name[:64] + "…"
+		}
+		return fmt.Errorf("name %q: %w", name, storage.ErrInvalid)
+	}
+	return nil
+}
+
+// validID checks a caller-chosen id (a space id, which is also the id of the
+// space's root node): it becomes part of composite keys, so it must not
+// contain their separators.
+func validID(what, v string) error {
+	if v == "" || len(v) > maxNameLen || strings.ContainsAny(v, "/\x00") {
+		return fmt.Errorf("%s %q: %w", what, v, storage.ErrInvalid)
+	}
+	return nil
+}
+
+// txn is a bolt transaction with the store's buckets at hand.
+type txn struct {
+	tx       *bolt.Tx
+	now      time.Time
+	seq      uint64
+	spaces   *bolt.Bucket
+	personal *bolt.Bucket
+	nodes    *bolt.Bucket
+	children *bolt.Bucket
+	props    *bolt.Bucket
+	blobs    *bolt.Bucket
+}
+
+func (s *Store) newTxn(tx *bolt.Tx) *txn {
+	return &txn{
+		tx:       tx,
+		spaces:   tx.Bucket(bucketSpaces),
+		personal: tx.Bucket(bucketPersonal),
+		nodes:    tx.Bucket(bucketNodes),
+		children: tx.Bucket(bucketChildren),
+		props:    tx.Bucket(bucketProps),
+		blobs:    tx.Bucket(bucketBlobs),
+	}
+}
+
+func (s *Store) view(fn func(t *txn) error) error {
+	return s.db.View(func(tx *bolt.Tx) error { return fn(s.newTxn(tx)) })
+}
+
+// update runs fn in a write transaction. The change time and the sequence
+// number that makes etags unique are taken once the write lock is held.
+func (s *Store) update(fn func(t *txn) error) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		t := s.newTxn(tx)
+		seq, err := t.nodes.NextSequence()
+		if err != nil {
+			return err
+		}
+		t.seq = seq
+		t.now = s.now()
+		return fn(t)
+	})
+}
+
+// etag returns the etag of node id changed in this transaction: hex md5 of
+// the id and the transaction's sequence number.
+func (t *txn) etag(id string) string {
+	var seq [binary.MaxVarintLen64]byte
+	h := md5.New()
+	h.Write([]byte(id))
+	h.Write([]byte{0})
+	h.Write(seq[:binary.PutUvarint(seq[:], t.seq)])
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// node returns the node with id, and whether it exists.
+func (t *txn) node(id string) (rec, bool, error) {
+	v := t.nodes.Get([]byte(id))
+	if v == nil {
+		return rec{}, false, nil
+	}
+	r, err := decodeNode(id, v)
+	return r, err == nil, err
+}
+
+// nodeIn returns node id of the space, or a wrapped ErrNotFound.
+func (t *txn) nodeIn(spaceID, id string) (rec, error) {
+	r, ok, err := t.node(id)
+	if err != nil {
+		return rec{}, err
+	}
+	if !ok || r.SpaceID != spaceID {
+		return rec{}, fmt.Errorf("node %s in space %s: %w", id, spaceID, storage.ErrNotFound)
+	}
+	return r, nil
+}
+
+// folderIn returns the folder id of the space to put something in; a
+// missing parent or a file is a wrapped ErrConflict, a node of another space
+// a wrapped otherSpace.
+func (t *txn) folderIn(spaceID, id string, otherSpace error) (rec, error) {
+	r, ok, err := t.node(id)
+	if err != nil {
+		return rec{}, err
+	}
+	switch {
+	case !ok:
+		return rec{}, fmt.Errorf("parent %s does not exist: %w", id, storage.ErrConflict)
+	case r.SpaceID != spaceID:
+		return rec{}, fmt.Errorf("parent %s is in another space: %w", id, otherSpace)
+	case !r.IsFolder():
+		return rec{}, fmt.Errorf("parent %s is not a folder: %w", id, storage.ErrConflict)
+	}
+	return r, nil
+}
+
+func (t *txn) putNode(r *rec) error {
+	return t.nodes.Put([]byte(r.ID), encodeNode(r))
+}
+
+func childKey(parentID, name string) []byte {
+	k := make([]byte, 0, len(parentID)+1+len(name))
+	k = append(k, parentID...)
+	k = append(k, '/')
+	return append(k, name...)
+}
+
+// child returns the child called name of parentID, and whether it exists.
+func (t *txn) child(parentID, name string) (rec, bool, error) {
+	id := t.children.Get(childKey(parentID, name))
+	if id == nil {
+		return rec{}, false, nil
+	}
+	r, ok, err := t.node(string(id))
+	if err == nil && !ok {
+		err = fmt.Errorf("child %q of %s: dangling entry: %w", name, parentID, errCorrupt)
+	}
+	return r, ok, err
+}
+
+// propagate records a change below parentID: every folder from parentID up
+// to the space root gets a new etag, its modification time raised to the
+// change time and its size changed by delta.
+func (t *txn) propagate(parentID string, delta int64) error {
+	for id := parentID; id != ""; {
+		r, ok, err := t.node(id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("ancestor %s missing: %w", id, errCorrupt)
+		}
+		r.Size += delta
+		if t.now.After(r.ModTime) {
+			r.ModTime = t.now
+		}
+		r.ETag = t.etag(r.ID)
+		if err := t.putNode(&r); err != nil {
+			return err
+		}
+		id = r.ParentID
+	}
+	return nil
+}
+
+// isAncestor reports whether ancestorID is id or one of its ancestors.
+func (t *txn) isAncestor(ancestorID, id string) (bool, error) {
+	for id != "" {
+		if id == ancestorID {
+			return true, nil
+		}
+		r, ok, err := t.node(id)
+		if err != nil {
+			return false, err
+		}
+		if !ok {
+			return false, fmt.Errorf("ancestor %s missing: %w", id, errCorrupt)
+		}
+		id = r.ParentID
+	}
+	return false, nil
+}

@@ -1,0 +1,235 @@
+// Package storage defines what the WebDAV protocol needs from a spaces store:
+// spaces with members, a tree of nodes addressed by stable ids, immutable file
+// content committed atomically, and dead properties. It holds no
+// implementation; the embedded store lives in storage/boltstore, and a
+// distributed one (PostgreSQL + S3) implements the same interface.
+package storage
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/davspaces/davspaces/checksum"
+)
+
+// Errors every Store returns (wrapped) so the protocol layer can map them to
+// status codes without knowing the implementation.
+var (
+	// ErrNotFound: the space, node or parent does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrExists: a node with that name already exists and may not be replaced.
+	ErrExists = errors.New("already exists")
+	// ErrConflict: the operation does not fit the tree (missing parent, parent
+	// is a file, folder moved into itself).
+	ErrConflict = errors.New("conflict")
+	// ErrPrecondition: an If-Match / If-None-Match condition failed.
+	ErrPrecondition = errors.New("precondition failed")
+	// ErrInsufficientStorage: the space quota would be exceeded.
+	ErrInsufficientStorage = errors.New("insufficient storage")
+	// ErrCrossSpace: source and destination are in different spaces.
+	ErrCrossSpace = errors.New("cannot move across spaces")
+	// ErrInvalid: a malformed name or argument.
+	ErrInvalid = errors.New("invalid argument")
+)
+
+// Kind tells files from folders.
+type Kind uint8
+
+// The node kinds.
+const (
+	KindFile Kind = iota + 1
+	KindFolder
+)
+
+// SpaceType tells personal spaces from project spaces.
+type SpaceType string
+
+// The space types.
+const (
+	SpacePersonal SpaceType = "personal"
+	SpaceProject  SpaceType = "project"
+)
+
+// Role is what a member may do in a space.
+type Role uint8
+
+// The member roles, weakest first.
+const (
+	RoleNone Role = iota
+	RoleViewer
+	RoleEditor
+	RoleManager
+)
+
+// NoQuota is the Quota of a space without a limit.
+const NoQuota int64 = -1
+
+// Space is a tree of nodes with its own members. Its root node's id is the
+// space id.
+type Space struct {
+	ID   string
+	Type SpaceType
+	Name string
+	// Owner is the user id owning a personal space; empty for project spaces.
+	Owner string
+	// OwnerDisplayName is the owner's display name, if known.
+	OwnerDisplayName string
+	// Quota in bytes, or NoQuota.
+	Quota int64
+	// Members maps user ids to their role. Owners are implicit managers.
+	Members map[string]Role
+}
+
+// RoleOf returns the role user has in the space.
+func (s Space) RoleOf(user string) Role {
+	if s.Type == SpacePersonal && s.Owner == user {
+		return RoleManager
+	}
+	return s.Members[user]
+}
+
+// Node is a file or folder.
+type Node struct {
+	ID       string
+	SpaceID  string
+	ParentID string // empty for the space root
+	Name     string // empty for the space root
+	Kind     Kind
+	// Size is the content length of a file, or the total size of all files
+	// below a folder.
+	Size int64
+	// ModTime is a file's modification time, or the latest change anywhere
+	// below a folder.
+	ModTime time.Time
+	// ETag is the unquoted entity tag; it changes with every change of the
+	// node and, for folders, of anything below it.
+	ETag        string
+	ContentType string        // files only
+	Checksums   checksum.Sums // files only
+}
+
+// IsFolder reports whether n is a folder.
+func (n Node) IsFolder() bool { return n.Kind == KindFolder }
+
+// PropName is the qualified name of a dead property.
+type PropName struct {
+	Space string // XML namespace
+	Local string
+}
+
+// Property is a dead property with its raw inner XML.
+type Property struct {
+	Name PropName
+	// User scopes the property to one user (favourites); empty means shared.
+	User  string
+	Value string
+}
+
+// PropPatch sets (or with Remove, deletes) one dead property.
+type PropPatch struct {
+	Property
+	Remove bool
+}
+
+// Conditions guard a change against concurrent ones.
+type Conditions struct {
+	// IfMatch, if set, is the unquoted etag the target must currently have.
+	IfMatch string
+	// IfNoneMatch fails the change if the target exists.
+	IfNoneMatch bool
+}
+
+// Commit names where an upload becomes a file.
+type Commit struct {
+	ParentID string
+	Name     string
+	// ModTime is applied instead of the commit time when not zero.
+	ModTime     time.Time
+	ContentType string
+	Conditions
+}
+
+// Transfer names the target of a COPY or MOVE.
+type Transfer struct {
+	NodeID      string
+	NewParentID string
+	NewName     string
+	// Overwrite replaces an existing target; otherwise it is ErrExists.
+	Overwrite bool
+	// Shallow copies a folder without its children (COPY Depth 0).
+	Shallow bool
+}
+
+// User is the identity a personal space is created for.
+type User struct {
+	ID          string
+	DisplayName string
+}
+
+// Store is a spaces store. Every method is safe for concurrent use. Node ids
+// are stable across MOVE and restarts and unique within the store.
+type Store interface {
+	// StorageID is the id that prefixes resource ids of this store.
+	StorageID() string
+
+	// PersonalSpace returns the personal space of u, creating it on first use.
+	PersonalSpace(ctx context.Context, u User) (Space, error)
+	// PutSpace creates or updates a project space with the given id.
+	PutSpace(ctx context.Context, s Space) (Space, error)
+	// Space returns the space with the given id.
+	Space(ctx context.Context, id string) (Space, error)
+
+	// Node returns a node of the space.
+	Node(ctx context.Context, spaceID, nodeID string) (Node, error)
+	// Child returns the child called name of folder parentID.
+	Child(ctx context.Context, spaceID, parentID, name string) (Node, error)
+	// ReadDir returns up to limit children of a folder, ordered by name,
+	// starting after the name after. Callers page through large folders.
+	ReadDir(ctx context.Context, spaceID, folderID, after string, limit int) ([]Node, error)
+
+	// Mkdir creates an empty folder.
+	Mkdir(ctx context.Context, spaceID, parentID, name string) (Node, error)
+	// Remove deletes a node and everything below it.
+	Remove(ctx context.Context, spaceID, nodeID string, c Conditions) error
+	// Move renames or moves a node within its space; its id stays. It reports
+	// whether an existing target was replaced.
+	Move(ctx context.Context, spaceID string, t Transfer) (Node, bool, error)
+	// Copy duplicates a node (and its subtree unless Shallow) with new ids.
+	// It reports whether an existing target was replaced.
+	Copy(ctx context.Context, spaceID string, t Transfer) (Node, bool, error)
+
+	// NewUpload starts receiving the content of a file in the space. The
+	// content is invisible until Commit.
+	NewUpload(ctx context.Context, spaceID string) (Upload, error)
+	// Open returns the content of a file.
+	Open(ctx context.Context, spaceID, nodeID string) (Content, error)
+
+	// Props returns the dead properties of a node: shared ones and those
+	// scoped to user.
+	Props(ctx context.Context, spaceID, nodeID, user string) ([]Property, error)
+	// PatchProps applies all patches or none.
+	PatchProps(ctx context.Context, spaceID, nodeID string, patches []PropPatch) error
+}
+
+// Upload receives file content. The checksums are computed as the bytes are
+// written.
+type Upload interface {
+	io.Writer
+	// Size is the number of bytes written so far.
+	Size() int64
+	// Checksums of the bytes written so far.
+	Checksums() checksum.Sums
+	// Commit makes the content visible as a file, atomically and durably,
+	// creating or replacing it. It reports whether the file was created.
+	Commit(ctx context.Context, c Commit) (Node, bool, error)
+	// Discard drops the content. It is safe to call after Commit.
+	Discard() error
+}
+
+// Content is the readable, seekable content of a file at one version. It
+// stays readable while it is open even if the file is replaced.
+type Content interface {
+	io.ReadSeekCloser
+}
