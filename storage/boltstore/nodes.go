@@ -473,7 +473,7 @@ func (s *Store) copyTree(t *txn, src rec, parentID, name string, shallow bool, c
 	}
 	// The new names must be durable before the metadata pointing at them.
 	for d := range dirs {
-		if err := syncDir(d); err != nil {
+		if err := s.syncDir(d); err != nil {
 			return rec{}, err
 		}
 	}
@@ -512,7 +512,7 @@ func (s *Store) copyFile(srcPath, dstPath string) (err error) {
 	if _, err = io.Copy(tmp, in); err != nil {
 		return fmt.Errorf("copy content: %w", err)
 	}
-	if err = tmp.Sync(); err != nil {
+	if err = s.sync(tmp); err != nil {
 		return fmt.Errorf("copy content: %w", err)
 	}
 	if err = tmp.Close(); err != nil {

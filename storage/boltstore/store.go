@@ -47,6 +47,9 @@ type Options struct {
 	Logger *zap.Logger
 	// Now returns the current time (tests inject it); nil means time.Now.
 	Now func() time.Time
+	// NoSync skips every fsync. For tests and benchmarks only: a crash can
+	// then lose acknowledged writes.
+	NoSync bool
 }
 
 // Bucket names.
@@ -80,6 +83,7 @@ type Store struct {
 	log       *zap.Logger
 	now       func() time.Time
 	link      func(oldname, newname string) error // os.Link; tests replace it
+	noSync    bool
 
 	// blobMu keeps the orphan sweep from deleting a content file between
 	// the moment it is put in place and the commit of the transaction that
@@ -106,6 +110,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		log:       opts.Logger,
 		now:       opts.Now,
 		link:      os.Link,
+		noSync:    opts.NoSync,
 		closing:   make(chan struct{}),
 		sweepDone: make(chan struct{}),
 	}
@@ -121,7 +126,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		}
 	}
 	dbPath := filepath.Join(dir, dbFile)
-	db, err := bolt.Open(dbPath, 0o600, &bolt.Options{Timeout: lockTimeout})
+	db, err := bolt.Open(dbPath, 0o600, &bolt.Options{Timeout: lockTimeout, NoSync: opts.NoSync})
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
 			return nil, fmt.Errorf("open store: database %s is locked by another process", dbPath)
@@ -276,7 +281,7 @@ func (s *Store) prepareBlobDir(blob string) error {
 	if err != nil {
 		return err
 	}
-	return syncDir(s.blobDir)
+	return s.syncDir(s.blobDir)
 }
 
 // removeBlobs deletes content files no longer referenced. Failures leave
@@ -289,7 +294,19 @@ func (s *Store) removeBlobs(blobs []string) {
 	}
 }
 
-func syncDir(dir string) error {
+// sync flushes f to stable storage unless the store runs without fsync.
+func (s *Store) sync(f *os.File) error {
+	if s.noSync {
+		return nil
+	}
+	return f.Sync()
+}
+
+// syncDir flushes a directory's entries unless the store runs without fsync.
+func (s *Store) syncDir(dir string) error {
+	if s.noSync {
+		return nil
+	}
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

@@ -104,7 +104,7 @@ func (u *upload) Commit(ctx context.Context, c storage.Commit) (storage.Node, bo
 		err = ctx.Err()
 	}
 	if err == nil {
-		err = f.Sync()
+		err = u.s.sync(f)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -138,7 +138,7 @@ func (s *Store) commit(spaceID, tmp string, size int64, sums checksum.Sums, c st
 		os.Remove(tmp)
 		return storage.Node{}, false, err
 	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
+	if err := s.syncDir(filepath.Dir(path)); err != nil {
 		os.Remove(path)
 		return storage.Node{}, false, err
 	}

@@ -1,0 +1,240 @@
+package integration
+
+import (
+	"crypto/tls"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// client sends WebDAV requests as one user.
+type client struct {
+	t    testing.TB
+	base string
+	user string
+	http *http.Client
+}
+
+func newClient(t testing.TB, base, user string) *client {
+	return &client{t: t, base: base, user: user, http: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// do sends a request; path is sent as written (already escaped).
+func (c *client) do(method, path, body string, hdr ...string) (*http.Response, string) {
+	c.t.Helper()
+	req, err := http.NewRequest(method, c.base+path, strings.NewReader(body))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if c.user != "" {
+		req.SetBasicAuth(c.user, users[c.user])
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.t.Fatalf("%s %s: reading body: %v", method, path, err)
+	}
+	return resp, string(b)
+}
+
+// expect sends a request and checks its status.
+func (c *client) expect(status int, method, path, body string, hdr ...string) (*http.Response, string) {
+	c.t.Helper()
+	resp, b := c.do(method, path, body, hdr...)
+	if resp.StatusCode != status {
+		c.t.Fatalf("%s %s: status %d, want %d\n%s", method, path, resp.StatusCode, status, b)
+	}
+	return resp, b
+}
+
+// prop reads one property of a resource with PROPFIND Depth 0.
+func (c *client) prop(path, ns, local string) string {
+	c.t.Helper()
+	body := fmt.Sprintf(`<d:propfind xmlns:d="DAV:"><d:prop><x:%s xmlns:x="%s"/></d:prop></d:propfind>`, local, ns)
+	_, b := c.expect(http.StatusMultiStatus, "PROPFIND", path, body, "Depth", "0")
+	var ms struct {
+		Propstats []struct {
+			Props []struct {
+				XMLName xml.Name
+				Value   string `xml:",innerxml"`
+			} `xml:",any"`
+		} `xml:"response>propstat>prop"`
+	}
+	if err := xml.Unmarshal([]byte(b), &ms); err != nil {
+		c.t.Fatalf("PROPFIND %s: %v\n%s", path, err, b)
+	}
+	for _, ps := range ms.Propstats {
+		for _, p := range ps.Props {
+			if p.XMLName.Local == local && strings.Contains(b, "200 OK") {
+				return p.Value
+			}
+		}
+	}
+	c.t.Fatalf("PROPFIND %s: no %s in\n%s", path, local, b)
+	return ""
+}
+
+const ocNS = "http://owncloud.org/ns"
+
+// wantDAVError checks the Sabre error body shape.
+func wantDAVError(t testing.TB, body, exception string) {
+	t.Helper()
+	if !strings.Contains(body, `<d:error xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns">`) ||
+		!strings.Contains(body, `<s:exception>Sabre\DAV\Exception\`+exception+`</s:exception>`) {
+		t.Fatalf("not a %s error body:\n%s", exception, body)
+	}
+}
+
+func TestBasePathsReachTheSameSpace(t *testing.T) {
+	s := startServer(t, serverOptions{})
+	c := newClient(t, s.URL, "einstein")
+	c.expect(http.StatusCreated, "PUT", "/remote.php/webdav/hello.txt", "hello")
+	spaceID := c.prop("/webdav/", ocNS, "spaceid")
+	fileID := c.prop("/webdav/hello.txt", ocNS, "fileid")
+	for _, p := range []string{
+		"/webdav/hello.txt",
+		"/remote.php/webdav/hello.txt",
+		"/dav/files/einstein/hello.txt",
+		"/remote.php/dav/files/einstein/hello.txt",
+		"/dav/spaces/" + spaceID + "/hello.txt",
+		"/remote.php/dav/spaces/" + strings.Replace(spaceID, "$", "%24", 1) + "/hello.txt",
+		"/dav/spaces/" + fileID,
+	} {
+		if _, b := c.expect(http.StatusOK, "GET", p, ""); b != "hello" {
+			t.Fatalf("GET %s: %q", p, b)
+		}
+	}
+	// A MOVE between base paths keeps the file id.
+	c.expect(http.StatusCreated, "MOVE", "/webdav/hello.txt", "", "Destination", s.URL+"/remote.php/dav/spaces/"+spaceID+"/moved.txt")
+	if got := c.prop("/dav/files/einstein/moved.txt", ocNS, "fileid"); got != fileID {
+		t.Fatalf("file id after MOVE %s, want %s", got, fileID)
+	}
+	// Another user learns nothing about the space.
+	m := newClient(t, s.URL, "marie")
+	for _, p := range []string{"/dav/spaces/" + spaceID + "/moved.txt", "/dav/spaces/" + spaceID + "/missing", "/dav/spaces/" + fileID, "/dav/files/einstein/"} {
+		_, b := m.expect(http.StatusNotFound, "PROPFIND", p, "", "Depth", "0")
+		wantDAVError(t, b, "NotFound")
+	}
+}
+
+func TestAuthenticationAndBadInput(t *testing.T) {
+	s := startServer(t, serverOptions{})
+	anon := newClient(t, s.URL, "")
+	_, b := anon.expect(http.StatusUnauthorized, "PROPFIND", "/webdav/", "", "Depth", "0")
+	wantDAVError(t, b, "NotAuthenticated")
+	resp, _ := anon.expect(http.StatusNoContent, "OPTIONS", "/remote.php/dav/spaces/x/", "")
+	if !strings.Contains(resp.Header.Get("DAV"), "1") {
+		t.Fatalf("OPTIONS DAV header %q", resp.Header.Get("DAV"))
+	}
+	c := newClient(t, s.URL, "einstein")
+	c.expect(http.StatusCreated, "PUT", "/webdav/keep.txt", "keep")
+	bad := []struct {
+		method, path, body string
+		hdr                []string
+		status             int
+		exception          string
+	}{
+		{"PUT", "/webdav/%2e%2e/escape.txt", "x", nil, http.StatusBadRequest, "BadRequest"},
+		{"PUT", "/webdav/a%00b", "x", nil, http.StatusBadRequest, "BadRequest"},
+		{"PUT", "/webdav/" + strings.Repeat("n", 256), "x", nil, http.StatusBadRequest, "BadRequest"},
+		{"PUT", "/webdav/keep.txt", "changed", []string{"OC-Checksum", "MD5:00000000000000000000000000000000"}, http.StatusBadRequest, "BadRequest"},
+		{"PROPFIND", "/webdav/", "<d:propfind", []string{"Depth", "0"}, http.StatusBadRequest, "BadRequest"},
+		{"PROPFIND", "/webdav/", "", []string{"Depth", "2"}, http.StatusBadRequest, "BadRequest"},
+		{"PROPFIND", "/webdav/", "", []string{"Depth", "infinity"}, http.StatusBadRequest, "BadRequest"},
+		{"PROPFIND", "/webdav/", `<d:propfind xmlns:d="DAV:"><d:prop>` + strings.Repeat("<d:getetag/>", 100000) + `</d:prop></d:propfind>`, []string{"Depth", "0"}, http.StatusRequestEntityTooLarge, "RequestEntityTooLarge"},
+		{"MOVE", "/webdav/keep.txt", "", []string{"Destination", s.URL + "/webdav/%2e%2e/x"}, http.StatusBadRequest, "BadRequest"},
+	}
+	for _, tt := range bad {
+		_, b := c.expect(tt.status, tt.method, tt.path, tt.body, tt.hdr...)
+		wantDAVError(t, b, tt.exception)
+	}
+	if _, b := c.expect(http.StatusOK, "GET", "/webdav/keep.txt", ""); b != "keep" {
+		t.Fatalf("bad input changed the file: %q", b)
+	}
+	entries, err := os.ReadDir(filepath.Join(s.Root, "uploads"))
+	if err != nil || len(entries) != 0 {
+		t.Fatalf("refused uploads left files behind: %v %v", entries, err)
+	}
+}
+
+func TestRestartKeepsDataAndIDs(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "data")
+	s := startServer(t, serverOptions{root: root})
+	c := newClient(t, s.URL, "einstein")
+	c.expect(http.StatusCreated, "MKCOL", "/webdav/dir", "")
+	c.expect(http.StatusCreated, "PUT", "/webdav/dir/f.txt", "durable")
+	c.expect(http.StatusMultiStatus, "PROPPATCH", "/webdav/dir/f.txt",
+		`<d:propertyupdate xmlns:d="DAV:" xmlns:z="urn:z"><d:set><d:prop><z:color>red</z:color></d:prop></d:set></d:propertyupdate>`)
+	id := c.prop("/webdav/dir/f.txt", ocNS, "fileid")
+	s.kill() // as a crash would: no graceful shutdown
+
+	s = startServer(t, serverOptions{root: root})
+	c = newClient(t, s.URL, "einstein")
+	if _, b := c.expect(http.StatusOK, "GET", "/webdav/dir/f.txt", ""); b != "durable" {
+		t.Fatalf("content after restart %q", b)
+	}
+	if got := c.prop("/webdav/dir/f.txt", ocNS, "fileid"); got != id {
+		t.Fatalf("file id after restart %s, want %s", got, id)
+	}
+	if got := c.prop("/webdav/dir/f.txt", "urn:z", "color"); got != "red" {
+		t.Fatalf("dead property after restart %q", got)
+	}
+}
+
+// TestExampleCaddyfileAsIs runs the README's server command configuration
+// unchanged: HTTPS on localhost:9200 with Caddy's internal CA.
+func TestExampleCaddyfileAsIs(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(caddyBinary, "run", "--config", "../Caddyfile.example")
+	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(dir, "data"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
+	logFile, err := os.Create(filepath.Join(dir, "caddy.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &server{URL: "https://localhost:9200", cmd: cmd, log: logFile}
+	t.Cleanup(func() {
+		s.stop()
+		if t.Failed() {
+			out, _ := os.ReadFile(logFile.Name())
+			t.Logf("caddy log:\n%s", tail(string(out), 4000))
+		}
+	})
+	c := newClient(t, s.URL, "einstein")
+	c.http.Transport = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		req, _ := http.NewRequest(http.MethodOptions, s.URL+"/remote.php/webdav/", nil)
+		resp, err := c.http.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the example server did not start: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	c.expect(http.StatusCreated, "PUT", "/remote.php/webdav/readme.txt", "hi")
+	c.expect(http.StatusMultiStatus, "PROPFIND", "/remote.php/webdav/", "", "Depth", "1")
+	c.user = "richard"
+	own := "/dav/spaces/" + c.prop("/webdav/", ocNS, "spaceid") // richard's personal space
+	c.expect(http.StatusCreated, "PUT", own+"/mine.txt", "mine")
+}
