@@ -23,12 +23,9 @@ func (h *Handler) handleCopyMove(w http.ResponseWriter, r *http.Request, req *re
 	if err != nil {
 		return err
 	}
-	src, err := h.resolve(r.Context(), req.user, req.path)
+	src, err := h.resolveExisting(r.Context(), req.user, req.path)
 	if err != nil {
 		return err
-	}
-	if !src.exists {
-		return errNotFound
 	}
 	dst, err := h.resolve(r.Context(), req.user, dstPath)
 	if err != nil {
@@ -50,7 +47,9 @@ func (h *Handler) handleCopyMove(w http.ResponseWriter, r *http.Request, req *re
 		node, replaced, err = h.store.Copy(r.Context(), src.space.ID, tr)
 	}
 	if errors.Is(err, storage.ErrConflict) {
-		return &davError{status: http.StatusConflict, message: "can not " + strings.ToLower(r.Method) + " a folder into itself or one of its children, or the destination's parent is missing", cause: err}
+		// The destination's parent was checked above, so the store refused
+		// to put a folder inside itself.
+		return &davError{status: http.StatusConflict, message: "can not " + strings.ToLower(r.Method) + " a folder into one of its children", cause: err}
 	}
 	if err != nil {
 		return err

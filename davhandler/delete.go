@@ -3,13 +3,11 @@ package davhandler
 import "net/http"
 
 func (h *Handler) handleDelete(w http.ResponseWriter, r *http.Request, req *request) error {
-	t, err := h.resolve(r.Context(), req.user, req.path)
+	t, err := h.resolveExisting(r.Context(), req.user, req.path)
 	if err != nil {
 		return err
 	}
 	switch {
-	case !t.exists:
-		return errNotFound
 	case t.node.ParentID == "":
 		return errorf(http.StatusMethodNotAllowed, "deleting spaces via dav is not allowed")
 	case !t.canWrite():

@@ -10,12 +10,9 @@ import (
 )
 
 func (h *Handler) handleGet(w http.ResponseWriter, r *http.Request, req *request) error {
-	t, err := h.resolve(r.Context(), req.user, req.path)
+	t, err := h.resolveExisting(r.Context(), req.user, req.path)
 	if err != nil {
 		return err
-	}
-	if !t.exists {
-		return errNotFound
 	}
 	h.setNodeHeaders(w, t.node)
 	if t.node.IsFolder() {

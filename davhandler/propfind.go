@@ -48,12 +48,9 @@ func (h *Handler) handlePropfind(w http.ResponseWriter, r *http.Request, req *re
 	if err != nil {
 		return err
 	}
-	t, err := h.resolve(r.Context(), req.user, req.path)
+	t, err := h.resolveExisting(r.Context(), req.user, req.path)
 	if err != nil {
 		return err
-	}
-	if !t.exists {
-		return errNotFound
 	}
 	pc := h.newPropContext(r, req, t)
 	ms := startMultistatus(w)

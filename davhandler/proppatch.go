@@ -17,12 +17,9 @@ func (h *Handler) handleProppatch(w http.ResponseWriter, r *http.Request, req *r
 	if err != nil {
 		return err
 	}
-	t, err := h.resolve(r.Context(), req.user, req.path)
+	t, err := h.resolveExisting(r.Context(), req.user, req.path)
 	if err != nil {
 		return err
-	}
-	if !t.exists {
-		return errNotFound
 	}
 	patches, refused, err := checkPatches(t, req.user, pp.patches)
 	if err != nil {

@@ -70,9 +70,6 @@ func (h *Handler) resolve(ctx context.Context, user storage.User, dp davPath) (*
 		return nil, err
 	}
 	t := &target{space: space, role: space.RoleOf(user.ID), hrefPath: dp.base}
-	if t.role == storage.RoleNone {
-		return nil, errNotFound
-	}
 	t.node, t.exists, t.isBase = base, true, len(dp.segments) == 0
 	for _, seg := range dp.segments {
 		t.hrefPath += "/" + seg
@@ -94,6 +91,15 @@ func (h *Handler) resolve(ctx context.Context, user storage.User, dp davPath) (*
 		}
 	}
 	return t, nil
+}
+
+// resolveExisting resolves a path that must name an existing node.
+func (h *Handler) resolveExisting(ctx context.Context, user storage.User, dp davPath) (*target, error) {
+	t, err := h.resolve(ctx, user, dp)
+	if err == nil && !t.exists {
+		err = errNotFound
+	}
+	return t, err
 }
 
 // resolveBase finds the space and the node the base of a DAV path names.

@@ -52,11 +52,7 @@ func parsePropfind(body []byte) (propfindRequest, error) {
 	if body == nil {
 		return propfindRequest{kind: findAllprop}, nil
 	}
-	if err := checkNamespaces(body); err != nil {
-		return propfindRequest{}, err
-	}
-	dec := xml.NewDecoder(bytes.NewReader(body))
-	root, err := rootElement(dec, "propfind")
+	dec, root, err := openDocument(body, "propfind")
 	if err != nil {
 		return propfindRequest{}, err
 	}
@@ -116,11 +112,7 @@ func parseProppatch(body []byte) (proppatchRequest, error) {
 	if body == nil {
 		return proppatchRequest{}, badXML("PROPPATCH needs a propertyupdate body")
 	}
-	if err := checkNamespaces(body); err != nil {
-		return proppatchRequest{}, err
-	}
-	dec := xml.NewDecoder(bytes.NewReader(body))
-	root, err := rootElement(dec, "propertyupdate")
+	dec, root, err := openDocument(body, "propertyupdate")
 	if err != nil {
 		return proppatchRequest{}, err
 	}
@@ -158,6 +150,17 @@ func parseProppatch(body []byte) (proppatchRequest, error) {
 
 func badXML(format string, args ...any) *davError {
 	return errorf(http.StatusBadRequest, "malformed XML body: "+format, args...)
+}
+
+// openDocument checks a request body and reads up to its root element,
+// which must be DAV:<local>.
+func openDocument(body []byte, local string) (*xml.Decoder, xml.StartElement, error) {
+	if err := checkNamespaces(body); err != nil {
+		return nil, xml.StartElement{}, err
+	}
+	dec := xml.NewDecoder(bytes.NewReader(body))
+	root, err := rootElement(dec, local)
+	return dec, root, err
 }
 
 // checkNamespaces reads the whole document once, refusing what
