@@ -2,9 +2,6 @@ package integration
 
 import (
 	"crypto/tls"
-	"encoding/xml"
-	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,80 +10,6 @@ import (
 	"testing"
 	"time"
 )
-
-// client sends WebDAV requests as one user.
-type client struct {
-	t    testing.TB
-	base string
-	user string
-	http *http.Client
-}
-
-func newClient(t testing.TB, base, user string) *client {
-	return &client{t: t, base: base, user: user, http: &http.Client{Timeout: 30 * time.Second}}
-}
-
-// do sends a request; path is sent as written (already escaped).
-func (c *client) do(method, path, body string, hdr ...string) (*http.Response, string) {
-	c.t.Helper()
-	req, err := http.NewRequest(method, c.base+path, strings.NewReader(body))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	if c.user != "" {
-		req.SetBasicAuth(c.user, users[c.user])
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		c.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		c.t.Fatalf("%s %s: reading body: %v", method, path, err)
-	}
-	return resp, string(b)
-}
-
-// expect sends a request and checks its status.
-func (c *client) expect(status int, method, path, body string, hdr ...string) (*http.Response, string) {
-	c.t.Helper()
-	resp, b := c.do(method, path, body, hdr...)
-	if resp.StatusCode != status {
-		c.t.Fatalf("%s %s: status %d, want %d\n%s", method, path, resp.StatusCode, status, b)
-	}
-	return resp, b
-}
-
-// prop reads one property of a resource with PROPFIND Depth 0.
-func (c *client) prop(path, ns, local string) string {
-	c.t.Helper()
-	body := fmt.Sprintf(`<d:propfind xmlns:d="DAV:"><d:prop><x:%s xmlns:x="%s"/></d:prop></d:propfind>`, local, ns)
-	_, b := c.expect(http.StatusMultiStatus, "PROPFIND", path, body, "Depth", "0")
-	var ms struct {
-		Propstats []struct {
-			Props []struct {
-				XMLName xml.Name
-				Value   string `xml:",innerxml"`
-			} `xml:",any"`
-		} `xml:"response>propstat>prop"`
-	}
-	if err := xml.Unmarshal([]byte(b), &ms); err != nil {
-		c.t.Fatalf("PROPFIND %s: %v\n%s", path, err, b)
-	}
-	for _, ps := range ms.Propstats {
-		for _, p := range ps.Props {
-			if p.XMLName.Local == local && strings.Contains(b, "200 OK") {
-				return p.Value
-			}
-		}
-	}
-	c.t.Fatalf("PROPFIND %s: no %s in\n%s", path, local, b)
-	return ""
-}
 
 const ocNS = "http://owncloud.org/ns"
 

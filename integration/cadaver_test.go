@@ -1,0 +1,357 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"math/rand"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestCadaver drives the interactive cadaver client with scripted sessions
+// (credentials from ~/.netrc) against the personal space at /webdav/, and
+// checks each step's output and the resulting server state over plain HTTP.
+func TestCadaver(t *testing.T) {
+	cadaver := requirePeer(t, "cadaver")
+	s := startServer(t, serverOptions{})
+	work := t.TempDir()
+	home := filepath.Join(work, "home")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	netrc := "machine 127.0.0.1\nlogin einstein\npassword " + users["einstein"] + "\n"
+	if err := os.WriteFile(filepath.Join(home, ".netrc"), []byte(netrc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Binary content with every byte value, large enough for several reads.
+	upload := make([]byte, 200<<10)
+	rand.New(rand.NewSource(42)).Read(upload)
+	// cadaver runs in work: local paths are relative to keep the commands
+	// short (readline scrolls lines longer than the terminal horizontally).
+	localFile := filepath.Join(work, "upload.bin")
+	if err := os.WriteFile(localFile, upload, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	localCopy := filepath.Join(work, "download.bin")
+	size := fmt.Sprint(len(upload))
+	const unicodeName = "Ünï – ✓ space.txt"
+
+	// Session 1: create, upload, download, copy, move, properties, list,
+	// delete.
+	cadaverSession(t, cadaver, home, work, s.URL+"/webdav/", []cadaverStep{
+		{cmd: "mkcol dir", want: "Creating `dir': succeeded."},
+		// A second MKCOL of the same name fails (405).
+		{cmd: "mkcol dir", want: "Creating `dir': failed:\n405 Method Not Allowed", fails: true},
+		{cmd: "cd dir", next: "/webdav/dir/"},
+		{cmd: `put upload.bin a.txt`, want: "Uploading upload.bin to `/webdav/dir/a.txt': [.* succeeded.$"},
+		{cmd: `get a.txt download.bin`, want: "Downloading `/webdav/dir/a.txt' to download.bin: [.* succeeded.$"},
+		{cmd: "copy a.txt b.txt", want: "Copying `/webdav/dir/a.txt' to `/webdav/dir/b.txt': +succeeded."},
+		{cmd: "move b.txt c.txt", want: "Moving `/webdav/dir/b.txt' to `/webdav/dir/c.txt': +succeeded."},
+		{cmd: "propset c.txt myprop myvalue", want: "Setting property on `c.txt': succeeded."},
+		{cmd: "propget c.txt myprop", want: "Value of myprop is: myvalue"},
+		// The property is on c.txt only, not on the copy source a.txt.
+		{cmd: "propget a.txt myprop", want: "Could not fetch property: 404 Not Found", fails: true},
+		{cmd: `put upload.bin "` + unicodeName + `"`, want: "Uploading upload.bin to `/webdav/dir/%c3%9cn%c3%af%20%e2%80%93%20%e2%9c%93%20space.txt': [.* succeeded.$"},
+		{cmd: "ls", want: "Listing collection `/webdav/dir/': succeeded.", listing: []string{"a.txt", "c.txt", unicodeName}, size: size},
+		{cmd: "delete a.txt", want: "Deleting `a.txt': succeeded."},
+		{cmd: "get a.txt missing.bin", want: "failed:\n404 Not Found", fails: true},
+		{cmd: "ls", want: "Listing collection `/webdav/dir/': succeeded.", listing: []string{"c.txt", unicodeName}, size: size},
+		{cmd: "cd ..", next: "/webdav/"},
+		{cmd: "ls", want: "Listing collection `/webdav/': succeeded.", listing: []string{"Coll: dir"}},
+		{cmd: "quit", want: "Connection to `127.0.0.1' closed."},
+	})
+	got, err := os.ReadFile(localCopy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, upload) {
+		t.Errorf("cadaver get: downloaded %d bytes differ from the %d uploaded", len(got), len(upload))
+	}
+
+	// The server state after session 1, over plain HTTP.
+	items := cadaverPropfind(t, s, "/webdav/dir/", "1")
+	cadaverWantNames(t, "/webdav/dir/", items, []string{"/webdav/dir/", "/webdav/dir/c.txt", "/webdav/dir/" + unicodeName})
+	if c := items["/webdav/dir/c.txt"]; c != nil {
+		if c.props["DAV: getcontentlength"] != size {
+			t.Errorf("c.txt getcontentlength = %q, want %s", c.props["DAV: getcontentlength"], size)
+		}
+		if v := c.props["http://webdav.org/cadaver/custom-properties/ myprop"]; v != "myvalue" {
+			t.Errorf("c.txt dead property myprop = %q, want myvalue (props %v)", v, c.props)
+		}
+	}
+	for _, name := range []string{"c.txt", unicodeName} {
+		if got := mustGet(t, s, "/webdav/dir/"+name); !bytes.Equal(got, upload) {
+			t.Errorf("GET /webdav/dir/%s: %d bytes differ from the %d uploaded", name, len(got), len(upload))
+		}
+	}
+
+	// Session 2: remove the property and the collection.
+	cadaverSession(t, cadaver, home, work, s.URL+"/webdav/", []cadaverStep{
+		{cmd: "cd dir", next: "/webdav/dir/"},
+		{cmd: "propdel c.txt myprop", want: "Deleting property on `c.txt': succeeded."},
+		{cmd: "propget c.txt myprop", want: "Could not fetch property: 404 Not Found", fails: true},
+		{cmd: "delete c.txt", want: "Deleting `c.txt': succeeded."},
+		{cmd: "cd ..", next: "/webdav/"},
+		// rmcol deletes the collection with what it still holds.
+		{cmd: "rmcol dir", want: "Deleting collection `dir': succeeded."},
+		{cmd: "ls dir", want: "Listing collection `/webdav/dir/': failed:\n404 Not Found", fails: true},
+		{cmd: "cd dir", want: "Could not access /webdav/dir/ (not WebDAV-enabled?):\n404 Not Found", fails: true, next: "/webdav/"},
+		{cmd: "ls", want: "Listing collection `/webdav/': collection is empty."},
+		{cmd: "quit", want: "Connection to `127.0.0.1' closed."},
+	})
+	root := cadaverPropfind(t, s, "/webdav/", "1")
+	for href := range root {
+		if strings.HasPrefix(href, "/webdav/dir") {
+			t.Errorf("PROPFIND /webdav/ still lists %q after rmcol", href)
+		}
+	}
+	if code := sendAs(t, s, "einstein", "PROPFIND", "/webdav/dir/", map[string]string{"Depth": "0"}, nil).code; code != http.StatusNotFound {
+		t.Errorf("PROPFIND /webdav/dir/ after rmcol: %d, want 404", code)
+	}
+}
+
+// cadaverStep is one command of a session and what its output must show.
+type cadaverStep struct {
+	cmd string
+	// want is a regular expression (multi-line mode) the output must match;
+	// QuoteMeta is applied to everything but ".*", " +" and a final "$".
+	want string
+	// fails marks commands that must fail; others must not print "failed".
+	fails bool
+	// next is the working collection the following prompt must show.
+	next string
+	// listing are the entries an ls must print ("Coll: name" for
+	// collections); other names are errors. Files must have size if set.
+	listing []string
+	size    string
+}
+
+var cadaverPrompt = regexp.MustCompile(`(?m)^dav:(/[^>]*)> (.*)$`)
+
+// cadaverSession runs cadaver in dir on url with the steps as its script and
+// checks every step's output.
+func cadaverSession(t *testing.T, bin, home, dir, url string, steps []cadaverStep) {
+	t.Helper()
+	var script strings.Builder
+	for _, s := range steps {
+		script.WriteString(s.cmd + "\n")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, url)
+	cmd.Env = append(os.Environ(), "HOME="+home, "LC_ALL=C.UTF-8", "TERM=dumb")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(script.String())
+	cmd.WaitDelay = 5 * time.Second
+	raw, err := cmd.CombinedOutput()
+	out := string(raw)
+	if ctx.Err() != nil {
+		t.Fatalf("cadaver timed out:\n%s", out)
+	}
+	if err != nil {
+		t.Fatalf("cadaver: %v\n%s", err, out)
+	}
+	t.Logf("cadaver session:\n%s", out)
+	if strings.Contains(out, "Authentication required") || strings.Contains(out, "Username:") {
+		t.Fatalf("cadaver did not authenticate from ~/.netrc:\n%s", out)
+	}
+
+	// Split the output at the prompts, which echo the commands.
+	prompts := cadaverPrompt.FindAllStringSubmatchIndex(out, -1)
+	if len(prompts) != len(steps) {
+		t.Fatalf("cadaver ran %d commands, want %d:\n%s", len(prompts), len(steps), out)
+	}
+	for i, step := range steps {
+		p := prompts[i]
+		if got := out[p[4]:p[5]]; got != step.cmd {
+			t.Errorf("step %d: cadaver echoed %q, want %q", i, got, step.cmd)
+		}
+		end := len(out)
+		if i+1 < len(prompts) {
+			end = prompts[i+1][0]
+			if step.next != "" && out[prompts[i+1][2]:prompts[i+1][3]] != step.next {
+				t.Errorf("after %q the prompt is at %q, want %q", step.cmd, out[prompts[i+1][2]:prompts[i+1][3]], step.next)
+			}
+		}
+		chunk := out[p[1]:end]
+		if step.want != "" {
+			if re := cadaverPattern(step.want); !re.MatchString(chunk) {
+				t.Errorf("%q: output does not match %q:\n%s", step.cmd, re, chunk)
+			}
+		}
+		if failed := strings.Contains(chunk, "failed") || strings.Contains(chunk, "Could not"); failed != step.fails {
+			t.Errorf("%q: failed=%v, want %v:\n%s", step.cmd, failed, step.fails, chunk)
+		}
+		if step.listing != nil {
+			cadaverCheckListing(t, step, chunk)
+		}
+	}
+}
+
+func cadaverPattern(want string) *regexp.Regexp {
+	anchored := strings.HasSuffix(want, "$")
+	want = strings.TrimSuffix(want, "$")
+	var b strings.Builder
+	b.WriteString("(?m)")
+	for i, part := range strings.Split(want, ".*") {
+		if i > 0 {
+			b.WriteString(".*")
+		}
+		for j, sub := range strings.Split(part, " +") {
+			if j > 0 {
+				b.WriteString(" +")
+			}
+			b.WriteString(regexp.QuoteMeta(sub))
+		}
+	}
+	if anchored {
+		b.WriteString("$")
+	}
+	return regexp.MustCompile(b.String())
+}
+
+// cadaverLsLine is a line of cadaver's ls: an optional "Coll:" marker, the
+// name, the size and the date.
+var cadaverLsLine = regexp.MustCompile(`^(Coll:)?\s+(.+?)\s+(\d+)\s+\w{3}\s+\d+\s+[\d:]+$`)
+
+func cadaverCheckListing(t *testing.T, step cadaverStep, chunk string) {
+	t.Helper()
+	var got []string
+	for _, line := range strings.Split(chunk, "\n") {
+		m := cadaverLsLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		name := m[2]
+		if m[1] != "" {
+			name = "Coll: " + name
+		} else if step.size != "" && m[3] != step.size {
+			t.Errorf("%q: %s has size %s, want %s", step.cmd, name, m[3], step.size)
+		}
+		got = append(got, name)
+	}
+	want := append([]string(nil), step.listing...)
+	sort.Strings(got)
+	sort.Strings(want)
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("%q listed %q, want %q:\n%s", step.cmd, got, want, chunk)
+	}
+}
+
+// cadaverItem is a PROPFIND response: its properties as "namespace local"
+// to text, for 200 propstats.
+type cadaverItem struct {
+	props map[string]string
+}
+
+// cadaverPropfind runs an allprop PROPFIND (plus the dead property myprop)
+// as einstein and returns the responses by unescaped href.
+func cadaverPropfind(t *testing.T, s *server, p, depth string) map[string]*cadaverItem {
+	t.Helper()
+	body := `<?xml version="1.0" encoding="utf-8"?>
+<d:propfind xmlns:d="DAV:"><d:allprop/><d:include><C:myprop xmlns:C="http://webdav.org/cadaver/custom-properties/"/></d:include></d:propfind>`
+	resp := sendAs(t, s, "einstein", "PROPFIND", p, map[string]string{"Depth": depth, "Content-Type": "application/xml"}, []byte(body))
+	if resp.code != http.StatusMultiStatus {
+		t.Fatalf("PROPFIND %s: %d\n%s", p, resp.code, resp.body)
+	}
+	items := map[string]*cadaverItem{}
+	dec := xml.NewDecoder(bytes.NewReader(resp.body))
+	var (
+		href   string
+		item   *cadaverItem
+		inProp bool
+		props  map[string]string
+		status string
+		name   xml.Name
+		text   strings.Builder
+		depthN int
+	)
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("PROPFIND %s: %v\n%s", p, err, resp.body)
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			switch {
+			case inProp:
+				depthN++
+				if depthN == 1 {
+					name = tok.Name
+					text.Reset()
+				}
+			case tok.Name.Space == "DAV:" && tok.Name.Local == "response":
+				item = &cadaverItem{props: map[string]string{}}
+				href = ""
+			case tok.Name.Space == "DAV:" && tok.Name.Local == "propstat":
+				props = map[string]string{}
+				status = ""
+			case tok.Name.Space == "DAV:" && tok.Name.Local == "prop":
+				inProp = true
+				depthN = 0
+			}
+			text.Reset()
+		case xml.CharData:
+			text.Write(tok)
+		case xml.EndElement:
+			switch {
+			case inProp && depthN > 0:
+				if depthN == 1 {
+					props[name.Space+" "+name.Local] = text.String()
+				}
+				depthN--
+			case inProp:
+				inProp = false
+			case tok.Name.Space == "DAV:" && tok.Name.Local == "href" && item != nil && href == "":
+				href = text.String()
+			case tok.Name.Space == "DAV:" && tok.Name.Local == "status" && props != nil:
+				status = text.String()
+			case tok.Name.Space == "DAV:" && tok.Name.Local == "propstat":
+				if strings.Contains(status, " 200 ") {
+					for k, v := range props {
+						item.props[k] = v
+					}
+				}
+				props = nil
+			case tok.Name.Space == "DAV:" && tok.Name.Local == "response":
+				u, err := url.PathUnescape(href)
+				if err != nil {
+					t.Fatalf("PROPFIND %s: bad href %q", p, href)
+				}
+				if _, dup := items[u]; dup {
+					t.Errorf("PROPFIND %s: %q listed twice", p, u)
+				}
+				items[u] = item
+				item = nil
+			}
+		}
+	}
+	return items
+}
+
+func cadaverWantNames(t *testing.T, p string, items map[string]*cadaverItem, want []string) {
+	t.Helper()
+	var got []string
+	for href := range items {
+		got = append(got, href)
+	}
+	sort.Strings(got)
+	sort.Strings(want)
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("PROPFIND %s lists %q, want %q", p, got, want)
+	}
+}
