@@ -1,6 +1,8 @@
 package caddymodule
 
 import (
+	"math"
+
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -70,7 +72,7 @@ func (d *DAVSpaces) UnmarshalCaddyfile(disp *caddyfile.Dispenser) error {
 // parseSpace reads one space block.
 func parseSpace(disp *caddyfile.Dispenser) (ProjectSpace, error) {
 	var ps ProjectSpace
-	if !disp.Args(&ps.Name) {
+	if !disp.Args(&ps.Name) || disp.NextArg() {
 		return ps, disp.ArgErr()
 	}
 	for nesting := disp.Nesting(); disp.NextBlock(nesting); {
@@ -120,6 +122,9 @@ func sizeArg(disp *caddyfile.Dispenser) (int64, error) {
 	n, err := humanize.ParseBytes(v)
 	if err != nil {
 		return 0, disp.Errf("invalid size %q: %v", v, err)
+	}
+	if n > math.MaxInt64 {
+		return 0, disp.Errf("size %q is too large", v)
 	}
 	return int64(n), nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -78,6 +79,11 @@ var spaceNamespace = uuid.MustParse("0b7b5cf4-6a2e-4c59-9a51-4f3b8c6d2e10")
 // Provision opens the store and declares the project spaces.
 func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 	d.logger = ctx.Logger()
+	// Caddy validates after provisioning, but a rejected configuration must
+	// not have declared its spaces in the store already.
+	if err := d.Validate(); err != nil {
+		return err
+	}
 	repl := caddy.NewReplacer()
 	root := repl.ReplaceAll(d.Root, "")
 	if root == "" {
@@ -87,11 +93,18 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("davspaces root %q: %w", d.Root, err)
 	}
-	store, err := openStore(root, repl.ReplaceAll(d.StorageID, ""), d.logger)
+	storageID := repl.ReplaceAll(d.StorageID, "")
+	if err := checkID("storage_id", storageID); err != nil {
+		return err
+	}
+	store, err := openStore(root, storageID, d.logger)
 	if err != nil {
 		return err
 	}
 	d.storeKey = root
+	if storageID != "" && store.StorageID() != storageID {
+		return fmt.Errorf("storage_id %q differs from %q, which the store in %s is open with: restart Caddy to change it", storageID, store.StorageID(), root)
+	}
 	for _, ps := range d.Spaces {
 		if _, err := store.PutSpace(ctx, ps.space()); err != nil {
 			return fmt.Errorf("declaring space %q: %w", ps.Name, err)
@@ -118,6 +131,9 @@ func (d *DAVSpaces) Validate() error {
 			return fmt.Errorf("a project space needs a name")
 		}
 		id := ps.space().ID
+		if err := checkID("space id", id); err != nil {
+			return fmt.Errorf("project space %q: %w", ps.Name, err)
+		}
 		if seen[id] {
 			return fmt.Errorf("project space %q: id %s is declared twice", ps.Name, id)
 		}
@@ -132,7 +148,17 @@ func (d *DAVSpaces) Cleanup() error {
 		return nil
 	}
 	_, err := stores.Delete(d.storeKey)
+	d.storeKey = ""
 	return err
+}
+
+// checkID refuses ids that could not be told apart inside a resource id
+// (<storage>$<space>!<node>) or a path.
+func checkID(what, id string) error {
+	if strings.ContainsAny(id, "$!/") {
+		return fmt.Errorf("%s %q must not contain $, ! or /", what, id)
+	}
+	return nil
 }
 
 // ServeHTTP serves WebDAV paths and passes everything else on.

@@ -1,0 +1,766 @@
+package caddymodule
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/google/uuid"
+
+	"github.com/davspaces/davspaces/storage"
+	"github.com/davspaces/davspaces/storage/boltstore"
+)
+
+// provisionTimeout bounds Provision: a second opener of a bbolt file waits
+// for its lock, so a store that is not shared would hang or time out.
+const provisionTimeout = 10 * time.Second
+
+func newContext(t *testing.T) caddy.Context {
+	t.Helper()
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// provision runs Provision and Validate on d within provisionTimeout, as
+// Caddy does when it loads a configuration.
+func provision(t *testing.T, d *DAVSpaces) error {
+	t.Helper()
+	ctx := newContext(t)
+	done := make(chan error, 1)
+	go func() {
+		err := d.Provision(ctx)
+		if err == nil {
+			err = d.Validate()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(provisionTimeout):
+		t.Fatalf("Provision did not return within %v (root %s)", provisionTimeout, d.Root)
+		return nil
+	}
+}
+
+// mustProvision provisions d and cleans it up at the end of the test.
+func mustProvision(t *testing.T, d *DAVSpaces) {
+	t.Helper()
+	if err := provision(t, d); err != nil {
+		t.Fatalf("provisioning: %v", err)
+	}
+	t.Cleanup(func() { cleanup(t, d) })
+}
+
+// cleanup releases d once, even when a test already did.
+func cleanup(t *testing.T, d *DAVSpaces) {
+	t.Helper()
+	if d.storeKey == "" {
+		return
+	}
+	if err := d.Cleanup(); err != nil {
+		t.Errorf("Cleanup: %v", err)
+	}
+	d.storeKey = ""
+}
+
+// pooledStoreOf returns the store the pool holds for root, without taking a
+// reference.
+func pooledStoreOf(t *testing.T, root string) *boltstore.Store {
+	t.Helper()
+	var s *boltstore.Store
+	stores.Range(func(k, v any) bool {
+		if k == root {
+			s = v.(pooledStore).Store
+			return false
+		}
+		return true
+	})
+	if s == nil {
+		t.Fatalf("no pooled store for %s", root)
+	}
+	return s
+}
+
+type request struct {
+	method, target, body string
+	user                 string // sets {http.auth.user.id} when not empty
+	header               map[string]string
+}
+
+var errNext = errors.New("next handler called")
+
+// serve runs req through d the way a Caddy server would: with a replacer,
+// the vars map and the authenticated user in the replacer. It fails the
+// test if d passes the request on.
+func serve(t *testing.T, d *DAVSpaces, req request) *httptest.ResponseRecorder {
+	t.Helper()
+	rec, err := serveNext(d, req)
+	if err != nil {
+		t.Fatalf("%s %s: ServeHTTP: %v", req.method, req.target, err)
+	}
+	return rec
+}
+
+// serveNext is serve with the error ServeHTTP returns; the next handler
+// returns errNext.
+func serveNext(d *DAVSpaces, req request) (*httptest.ResponseRecorder, error) {
+	var body io.Reader
+	if req.body != "" {
+		body = strings.NewReader(req.body)
+	}
+	r := httptest.NewRequest(req.method, req.target, body)
+	for k, v := range req.header {
+		r.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	repl := caddy.NewReplacer()
+	r = caddyhttp.PrepareRequest(r, repl, rec, &caddyhttp.Server{})
+	if req.user != "" {
+		repl.Set("http.auth.user.id", req.user)
+	}
+	next := caddyhttp.HandlerFunc(func(http.ResponseWriter, *http.Request) error { return errNext })
+	return rec, d.ServeHTTP(rec, r, next)
+}
+
+func propfind(target, user string) request {
+	return request{method: "PROPFIND", target: target, user: user, header: map[string]string{"Depth": "1"}}
+}
+
+func TestProvisionCreatesStore(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "not", "yet", "there")
+	d := &DAVSpaces{Root: root}
+	if err := provision(t, d); err != nil {
+		t.Fatalf("provisioning: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "meta.db")); err != nil {
+		t.Errorf("no database in the root: %v", err)
+	}
+	if n, ok := stores.References(root); !ok || n != 1 {
+		t.Errorf("pool references of %s: %d, %v; want 1, true", root, n, ok)
+	}
+	if err := d.Cleanup(); err != nil {
+		t.Fatalf("Cleanup: %v", err)
+	}
+	if _, ok := stores.References(root); ok {
+		t.Errorf("the store of %s is still pooled after Cleanup", root)
+	}
+	// The store was closed: the file lock is free for another opener.
+	s, err := boltstore.Open(root, boltstore.Options{})
+	if err != nil {
+		t.Fatalf("reopening the root after Cleanup: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestProvisionDefaultRoot(t *testing.T) {
+	data := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", data)
+	d := &DAVSpaces{}
+	mustProvision(t, d)
+	want := filepath.Join(data, "caddy", "davspaces")
+	if d.storeKey != want {
+		t.Errorf("store in %s, want %s", d.storeKey, want)
+	}
+	if _, err := os.Stat(filepath.Join(want, "meta.db")); err != nil {
+		t.Errorf("no database in the default root: %v", err)
+	}
+}
+
+func TestProvisionRootPlaceholder(t *testing.T) {
+	base := t.TempDir()
+	t.Setenv("DAVSPACES_TEST_ROOT", base)
+	d := &DAVSpaces{Root: "{env.DAVSPACES_TEST_ROOT}/data"}
+	mustProvision(t, d)
+	if want := filepath.Join(base, "data"); d.storeKey != want {
+		t.Errorf("store in %s, want %s", d.storeKey, want)
+	}
+}
+
+func TestProvisionRelativeRoot(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	d := &DAVSpaces{Root: "data"}
+	mustProvision(t, d)
+	if !filepath.IsAbs(d.storeKey) {
+		t.Errorf("store key %q is not absolute", d.storeKey)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "data", "meta.db")); err != nil {
+		t.Errorf("no database under the working directory: %v", err)
+	}
+}
+
+func TestProvisionStorageID(t *testing.T) {
+	d := &DAVSpaces{Root: t.TempDir(), StorageID: "my-storage"}
+	mustProvision(t, d)
+	if got := pooledStoreOf(t, d.storeKey).StorageID(); got != "my-storage" {
+		t.Errorf("storage id %q, want my-storage", got)
+	}
+	rec := serve(t, d, propfind("/webdav/", "einstein"))
+	if rec.Code != http.StatusMultiStatus {
+		t.Fatalf("PROPFIND: %d %s", rec.Code, rec.Body)
+	}
+	if !strings.Contains(rec.Body.String(), "my-storage$") {
+		t.Errorf("resource ids do not start with the storage id: %s", rec.Body)
+	}
+}
+
+// TestReloadSharesStore provisions two handlers on one root the way `caddy
+// reload` does (the new configuration is provisioned before the old one is
+// cleaned up): both must work on the same data, and the root must be free
+// again once both are cleaned up.
+func TestReloadSharesStore(t *testing.T) {
+	root := t.TempDir()
+	oldCfg := &DAVSpaces{Root: root}
+	mustProvision(t, oldCfg)
+
+	put := request{method: http.MethodPut, target: "/webdav/hello.txt", body: "hello", user: "einstein"}
+	if rec := serve(t, oldCfg, put); rec.Code != http.StatusCreated {
+		t.Fatalf("PUT through the old configuration: %d %s", rec.Code, rec.Body)
+	}
+
+	newCfg := &DAVSpaces{Root: root}
+	mustProvision(t, newCfg)
+	if n, _ := stores.References(root); n != 2 {
+		t.Errorf("pool references of %s: %d, want 2", root, n)
+	}
+
+	get := request{method: http.MethodGet, target: "/webdav/hello.txt", user: "einstein"}
+	for name, d := range map[string]*DAVSpaces{"old": oldCfg, "new": newCfg} {
+		if rec := serve(t, d, get); rec.Code != http.StatusOK || rec.Body.String() != "hello" {
+			t.Errorf("GET through the %s configuration: %d %q", name, rec.Code, rec.Body)
+		}
+		if rec := serve(t, d, propfind("/webdav/", "einstein")); rec.Code != http.StatusMultiStatus {
+			t.Errorf("PROPFIND through the %s configuration: %d %s", name, rec.Code, rec.Body)
+		}
+	}
+
+	// The old configuration goes away; the new one keeps the store.
+	cleanup(t, oldCfg)
+	if rec := serve(t, newCfg, get); rec.Code != http.StatusOK || rec.Body.String() != "hello" {
+		t.Errorf("GET after the old configuration was cleaned up: %d %q", rec.Code, rec.Body)
+	}
+
+	cleanup(t, newCfg)
+	if _, ok := stores.References(root); ok {
+		t.Fatalf("the store of %s is still pooled after both Cleanups", root)
+	}
+
+	// A third configuration opens the root again (the lock was released)
+	// and finds the data.
+	third := &DAVSpaces{Root: root}
+	mustProvision(t, third)
+	if rec := serve(t, third, get); rec.Code != http.StatusOK || rec.Body.String() != "hello" {
+		t.Errorf("GET through a third configuration: %d %q", rec.Code, rec.Body)
+	}
+}
+
+// TestProvisionConcurrentSameRoot provisions several handlers on one root at
+// the same time: the pool must hand all of them the one store.
+func TestProvisionConcurrentSameRoot(t *testing.T) {
+	root := t.TempDir()
+	const n = 8
+	handlers := make([]*DAVSpaces, n)
+	errs := make(chan error, n)
+	ctx := newContext(t)
+	for i := range handlers {
+		handlers[i] = &DAVSpaces{Root: root}
+		go func(d *DAVSpaces) { errs <- d.Provision(ctx) }(handlers[i])
+	}
+	deadline := time.After(provisionTimeout)
+	for range n {
+		select {
+		case err := <-errs:
+			if err != nil {
+				t.Errorf("Provision: %v", err)
+			}
+		case <-deadline:
+			t.Fatalf("concurrent Provision did not return within %v", provisionTimeout)
+		}
+	}
+	for _, d := range handlers {
+		t.Cleanup(func() { cleanup(t, d) })
+	}
+	if t.Failed() {
+		return
+	}
+	if refs, _ := stores.References(root); refs != n {
+		t.Errorf("pool references: %d, want %d", refs, n)
+	}
+	for _, d := range handlers {
+		if rec := serve(t, d, propfind("/webdav/", "einstein")); rec.Code != http.StatusMultiStatus {
+			t.Errorf("PROPFIND: %d %s", rec.Code, rec.Body)
+		}
+	}
+}
+
+func TestProvisionFailsOnUnusableRoot(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := &DAVSpaces{Root: file}
+	err := provision(t, d)
+	if err == nil {
+		cleanup(t, d)
+		t.Fatal("Provision succeeded with a regular file as root")
+	}
+	if !strings.Contains(err.Error(), file) {
+		t.Errorf("error %q does not name the root", err)
+	}
+	if _, ok := stores.References(file); ok {
+		t.Error("a failed open left an entry in the pool")
+	}
+	if err := d.Cleanup(); err != nil {
+		t.Errorf("Cleanup after a failed Provision: %v", err)
+	}
+}
+
+// TestProvisionFailsOnBadSpace: a space the store refuses fails Provision,
+// and the Cleanup Caddy then calls releases the store.
+func TestProvisionFailsOnBadSpace(t *testing.T) {
+	root := t.TempDir()
+	d := &DAVSpaces{Root: root, Spaces: []ProjectSpace{{ID: "a/b", Name: "Slash"}}}
+	err := provision(t, d)
+	if err == nil {
+		cleanup(t, d)
+		t.Fatal("Provision accepted a space id with a slash")
+	}
+	if !strings.Contains(err.Error(), `"Slash"`) {
+		t.Errorf("error %q does not name the space", err)
+	}
+	if err := d.Cleanup(); err != nil {
+		t.Errorf("Cleanup: %v", err)
+	}
+	if _, ok := stores.References(root); ok {
+		t.Error("the store is still pooled after Cleanup")
+	}
+}
+
+func TestCleanupWithoutProvision(t *testing.T) {
+	if err := new(DAVSpaces).Cleanup(); err != nil {
+		t.Errorf("Cleanup: %v", err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	physicsID := uuid.NewSHA1(spaceNamespace, []byte("Physics")).String()
+	tests := []struct {
+		name    string
+		d       DAVSpaces
+		wantErr string // empty: valid
+	}{
+		{name: "empty"},
+		{
+			name: "distinct spaces",
+			d: DAVSpaces{Spaces: []ProjectSpace{
+				{Name: "Physics"}, {Name: "Chemistry"}, {ID: "bio", Name: "Biology"},
+			}},
+		},
+		{
+			name: "same name, different explicit ids",
+			d:    DAVSpaces{Spaces: []ProjectSpace{{ID: "a", Name: "Physics"}, {ID: "b", Name: "Physics"}}},
+		},
+		{
+			name:    "nameless space",
+			d:       DAVSpaces{Spaces: []ProjectSpace{{Name: "Physics"}, {ID: "x", Managers: []string{"einstein"}}}},
+			wantErr: "needs a name",
+		},
+		{
+			name:    "two spaces with the same id",
+			d:       DAVSpaces{Spaces: []ProjectSpace{{ID: "lab", Name: "Physics"}, {ID: "lab", Name: "Chemistry"}}},
+			wantErr: "id lab is declared twice",
+		},
+		{
+			name:    "two spaces with the same name and no id",
+			d:       DAVSpaces{Spaces: []ProjectSpace{{Name: "Physics"}, {Name: "Physics"}}},
+			wantErr: "declared twice",
+		},
+		{
+			name:    "explicit id equal to another's derived id",
+			d:       DAVSpaces{Spaces: []ProjectSpace{{Name: "Physics"}, {ID: physicsID, Name: "Chemistry"}}},
+			wantErr: physicsID,
+		},
+		{
+			name:    "negative max_xml_bytes",
+			d:       DAVSpaces{MaxXMLBytes: -1},
+			wantErr: "max_xml_bytes",
+		},
+		{
+			name:    "space id with a resource id delimiter",
+			d:       DAVSpaces{Spaces: []ProjectSpace{{ID: "team!x", Name: "Team"}}},
+			wantErr: "must not contain",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.d.Validate()
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("Validate: %v", err)
+			case tt.wantErr != "" && err == nil:
+				t.Errorf("Validate accepted %+v", tt.d)
+			case tt.wantErr != "" && !strings.Contains(err.Error(), tt.wantErr):
+				t.Errorf("error %q does not mention %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestSpaceIDFromName(t *testing.T) {
+	a1 := ProjectSpace{Name: "Physics"}.space().ID
+	a2 := ProjectSpace{Name: "Physics", Managers: []string{"einstein"}, QuotaBytes: 5}.space().ID
+	b := ProjectSpace{Name: "Chemistry"}.space().ID
+	lower := ProjectSpace{Name: "physics"}.space().ID
+	if a1 != a2 {
+		t.Errorf("same name, different ids: %s and %s", a1, a2)
+	}
+	if a1 == b || a1 == lower {
+		t.Errorf("different names share an id: Physics %s, Chemistry %s, physics %s", a1, b, lower)
+	}
+	// The id is stored with the space's data: it must not change between
+	// releases, or a renamed namespace would orphan every project space.
+	if want := "611c36a9-5419-59b6-b0a8-b0f550d98743"; a1 != want {
+		t.Errorf("id of Physics is %s, want %s (changing it orphans existing spaces)", a1, want)
+	}
+	if got := (ProjectSpace{ID: "lab", Name: "Physics"}).space().ID; got != "lab" {
+		t.Errorf("explicit id ignored: got %s", got)
+	}
+}
+
+func TestSpaceDeclaration(t *testing.T) {
+	ps := ProjectSpace{
+		Name:     "Physics",
+		Managers: []string{"einstein"},
+		Editors:  []string{"marie", "richard"},
+		Viewers:  []string{"lise", "einstein"},
+	}
+	sp := ps.space()
+	if sp.Type != storage.SpaceProject || sp.Name != "Physics" || sp.Owner != "" {
+		t.Errorf("space %+v: want a project space named Physics without owner", sp)
+	}
+	if sp.Quota != storage.NoQuota {
+		t.Errorf("quota %d, want NoQuota", sp.Quota)
+	}
+	want := map[string]storage.Role{
+		"einstein": storage.RoleManager, // the strongest role wins
+		"marie":    storage.RoleEditor,
+		"richard":  storage.RoleEditor,
+		"lise":     storage.RoleViewer,
+	}
+	if len(sp.Members) != len(want) {
+		t.Errorf("members %v, want %v", sp.Members, want)
+	}
+	for u, r := range want {
+		if got := sp.RoleOf(u); got != r {
+			t.Errorf("role of %s: %d, want %d", u, got, r)
+		}
+	}
+	if got := sp.RoleOf("otto"); got != storage.RoleNone {
+		t.Errorf("role of a non-member: %d", got)
+	}
+	if q := (ProjectSpace{Name: "x", QuotaBytes: 1 << 20}).space().Quota; q != 1<<20 {
+		t.Errorf("quota %d, want %d", q, 1<<20)
+	}
+}
+
+func TestProvisionDeclaresSpaces(t *testing.T) {
+	root := t.TempDir()
+	d := &DAVSpaces{Root: root, Spaces: []ProjectSpace{
+		{
+			Name:       "Physics",
+			QuotaBytes: 1 << 30,
+			Managers:   []string{"einstein"},
+			Editors:    []string{"marie"},
+			Viewers:    []string{"richard"},
+		},
+		{ID: "chem", Name: "Chemistry", Managers: []string{"marie"}},
+	}}
+	mustProvision(t, d)
+	store := pooledStoreOf(t, root)
+	ctx := context.Background()
+
+	physicsID := d.Spaces[0].space().ID
+	sp, err := store.Space(ctx, physicsID)
+	if err != nil {
+		t.Fatalf("declared space Physics (%s): %v", physicsID, err)
+	}
+	if sp.Name != "Physics" || sp.Type != storage.SpaceProject || sp.Quota != 1<<30 {
+		t.Errorf("space %+v", sp)
+	}
+	for u, r := range map[string]storage.Role{
+		"einstein": storage.RoleManager,
+		"marie":    storage.RoleEditor,
+		"richard":  storage.RoleViewer,
+		"otto":     storage.RoleNone,
+	} {
+		if got := sp.RoleOf(u); got != r {
+			t.Errorf("Physics: role of %s is %d, want %d", u, got, r)
+		}
+	}
+	chem, err := store.Space(ctx, "chem")
+	if err != nil {
+		t.Fatalf("declared space Chemistry: %v", err)
+	}
+	if chem.RoleOf("marie") != storage.RoleManager || chem.RoleOf("einstein") != storage.RoleNone {
+		t.Errorf("Chemistry members %v", chem.Members)
+	}
+
+	// Members reach their spaces over DAV, others do not see them.
+	target := "/dav/spaces/" + store.StorageID() + "$" + physicsID + "/"
+	for _, u := range []string{"einstein", "marie", "richard"} {
+		if rec := serve(t, d, propfind(target, u)); rec.Code != http.StatusMultiStatus {
+			t.Errorf("PROPFIND %s as member %s: %d %s", target, u, rec.Code, rec.Body)
+		}
+	}
+	if rec := serve(t, d, propfind(target, "otto")); rec.Code != http.StatusNotFound {
+		t.Errorf("PROPFIND %s as a non-member: %d, want 404", target, rec.Code)
+	}
+	put := request{method: http.MethodPut, target: target + "notes.txt", body: "x"}
+	put.user = "richard"
+	if rec := serve(t, d, put); rec.Code != http.StatusForbidden {
+		t.Errorf("PUT as viewer: %d, want 403", rec.Code)
+	}
+	put.user = "marie"
+	if rec := serve(t, d, put); rec.Code != http.StatusCreated {
+		t.Errorf("PUT as editor: %d %s, want 201", rec.Code, rec.Body)
+	}
+
+	// A reload with other members replaces them and keeps the content.
+	reloaded := &DAVSpaces{Root: root, Spaces: []ProjectSpace{
+		{Name: "Physics", Managers: []string{"otto"}, Viewers: []string{"einstein"}},
+	}}
+	mustProvision(t, reloaded)
+	cleanup(t, d)
+	sp, err = store.Space(ctx, physicsID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp.RoleOf("otto") != storage.RoleManager || sp.RoleOf("einstein") != storage.RoleViewer ||
+		sp.RoleOf("marie") != storage.RoleNone || sp.Quota != storage.NoQuota {
+		t.Errorf("after reload: space %+v", sp)
+	}
+	get := request{method: http.MethodGet, target: target + "notes.txt", user: "otto"}
+	if rec := serve(t, reloaded, get); rec.Code != http.StatusOK || rec.Body.String() != "x" {
+		t.Errorf("GET after reload: %d %q", rec.Code, rec.Body)
+	}
+}
+
+func TestServeHTTPPassesOtherPaths(t *testing.T) {
+	d := &DAVSpaces{Root: t.TempDir()}
+	mustProvision(t, d)
+	for _, target := range []string{
+		"/",
+		"/index.html",
+		"/webdavx",
+		"/davx/spaces",
+		"/static/webdav/file",
+		"/remote.phpx/webdav/",
+		"/status.php",
+	} {
+		for _, method := range []string{http.MethodGet, "PROPFIND", http.MethodOptions} {
+			rec, err := serveNext(d, request{method: method, target: target, user: "einstein"})
+			if !errors.Is(err, errNext) {
+				t.Errorf("%s %s: ServeHTTP returned %v (status %d), want the next handler's error", method, target, err, rec.Code)
+			}
+			if rec.Body.Len() != 0 {
+				t.Errorf("%s %s: the handler wrote %q before passing the request on", method, target, rec.Body)
+			}
+		}
+	}
+}
+
+func TestServeHTTPAnswersDAVPaths(t *testing.T) {
+	d := &DAVSpaces{Root: t.TempDir()}
+	mustProvision(t, d)
+	for _, target := range []string{
+		"/webdav",
+		"/webdav/",
+		"/remote.php/webdav/",
+		"/dav/files/einstein/",
+		"/remote.php/dav/files/einstein/",
+		"/dav/spaces/x/",
+		"/dav",
+	} {
+		rec, err := serveNext(d, request{method: http.MethodOptions, target: target})
+		if err != nil {
+			t.Errorf("OPTIONS %s: ServeHTTP: %v", target, err)
+			continue
+		}
+		if rec.Code != http.StatusNoContent {
+			t.Errorf("OPTIONS %s: %d, want 204", target, rec.Code)
+		}
+	}
+}
+
+func TestServeHTTPOptions(t *testing.T) {
+	d := &DAVSpaces{Root: t.TempDir()}
+	mustProvision(t, d)
+	// No user: OPTIONS is answered before authentication.
+	rec := serve(t, d, request{method: http.MethodOptions, target: "/webdav/"})
+	if rec.Code != http.StatusNoContent {
+		t.Fatalf("OPTIONS: %d %s", rec.Code, rec.Body)
+	}
+	if dav := rec.Header().Get("DAV"); !strings.Contains(dav, "1") {
+		t.Errorf("DAV header %q", dav)
+	}
+	if allow := rec.Header().Get("Allow"); !strings.Contains(allow, "PROPFIND") {
+		t.Errorf("Allow header %q lacks PROPFIND", allow)
+	}
+}
+
+func TestServeHTTPPropfind(t *testing.T) {
+	d := &DAVSpaces{Root: t.TempDir()}
+	mustProvision(t, d)
+
+	rec := serve(t, d, propfind("/webdav/", "einstein"))
+	if rec.Code != http.StatusMultiStatus {
+		t.Fatalf("PROPFIND as einstein: %d %s", rec.Code, rec.Body)
+	}
+	body := rec.Body.String()
+	if !strings.Contains(body, "multistatus") || !strings.Contains(body, "<d:href>/webdav/</d:href>") {
+		t.Errorf("PROPFIND body: %s", body)
+	}
+
+	// The display name comes from {http.auth.user.name}; the id alone is
+	// enough.
+	rec = serve(t, d, propfind("/remote.php/dav/files/einstein/", "einstein"))
+	if rec.Code != http.StatusMultiStatus {
+		t.Errorf("PROPFIND /remote.php/dav/files/einstein/: %d %s", rec.Code, rec.Body)
+	}
+	rec = serve(t, d, propfind("/dav/files/marie/", "einstein"))
+	if rec.Code != http.StatusNotFound {
+		t.Errorf("PROPFIND another user's files: %d, want 404", rec.Code)
+	}
+}
+
+func TestServeHTTPUnauthenticated(t *testing.T) {
+	d := &DAVSpaces{Root: t.TempDir()}
+	mustProvision(t, d)
+	for _, req := range []request{
+		propfind("/webdav/", ""),
+		{method: http.MethodGet, target: "/webdav/file.txt"},
+		{method: http.MethodPut, target: "/webdav/file.txt", body: "x"},
+		{method: "MKCOL", target: "/dav/files/einstein/dir"},
+	} {
+		rec := serve(t, d, req)
+		if rec.Code != http.StatusUnauthorized {
+			t.Errorf("%s %s without user: %d, want 401", req.method, req.target, rec.Code)
+			continue
+		}
+		if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/xml") {
+			t.Errorf("%s %s: 401 with Content-Type %q", req.method, req.target, ct)
+		}
+		if body := rec.Body.String(); !strings.Contains(body, "<d:error") || !strings.Contains(body, "NotAuthenticated") {
+			t.Errorf("%s %s: 401 body %q", req.method, req.target, body)
+		}
+	}
+
+	// A request without a replacer at all (not prepared by Caddy) is no
+	// user either.
+	r := httptest.NewRequest("PROPFIND", "/webdav/", nil)
+	r.Header.Set("Depth", "0")
+	rec := httptest.NewRecorder()
+	if err := d.ServeHTTP(rec, r, caddyhttp.HandlerFunc(func(http.ResponseWriter, *http.Request) error { return errNext })); err != nil {
+		t.Fatalf("ServeHTTP: %v", err)
+	}
+	if rec.Code != http.StatusUnauthorized {
+		t.Errorf("PROPFIND without replacer: %d, want 401", rec.Code)
+	}
+}
+
+func TestServeHTTPDepthInfinity(t *testing.T) {
+	noDepth := request{method: "PROPFIND", target: "/webdav/", user: "einstein"}
+
+	d := &DAVSpaces{Root: t.TempDir()}
+	mustProvision(t, d)
+	if rec := serve(t, d, noDepth); rec.Code != http.StatusBadRequest {
+		t.Errorf("PROPFIND without Depth, depth_infinity off: %d, want 400", rec.Code)
+	}
+
+	d = &DAVSpaces{Root: t.TempDir(), AllowDepthInfinity: true}
+	mustProvision(t, d)
+	if rec := serve(t, d, noDepth); rec.Code != http.StatusMultiStatus {
+		t.Errorf("PROPFIND without Depth, depth_infinity on: %d %s, want 207", rec.Code, rec.Body)
+	}
+}
+
+func TestServeHTTPMaxXMLBytes(t *testing.T) {
+	d := &DAVSpaces{Root: t.TempDir(), MaxXMLBytes: 64}
+	mustProvision(t, d)
+	req := propfind("/webdav/", "einstein")
+	req.body = `<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:"><d:prop><d:getetag/><d:getlastmodified/><d:resourcetype/></d:prop></d:propfind>`
+	if rec := serve(t, d, req); rec.Code != http.StatusRequestEntityTooLarge {
+		t.Errorf("PROPFIND with a %d-byte body, limit 64: %d, want 413", len(req.body), rec.Code)
+	}
+
+	d = &DAVSpaces{Root: t.TempDir()}
+	mustProvision(t, d)
+	if rec := serve(t, d, req); rec.Code != http.StatusMultiStatus {
+		t.Errorf("PROPFIND with the default limit: %d %s, want 207", rec.Code, rec.Body)
+	}
+}
+
+func TestCaddyModule(t *testing.T) {
+	info := DAVSpaces{}.CaddyModule()
+	if info.ID != "http.handlers.davspaces" {
+		t.Errorf("module id %s", info.ID)
+	}
+	if _, ok := info.New().(*DAVSpaces); !ok {
+		t.Errorf("New returned %T", info.New())
+	}
+	if _, err := caddy.GetModule("http.handlers.davspaces"); err != nil {
+		t.Errorf("module not registered: %v", err)
+	}
+}
+
+// TestRejectedConfigChangesNothing provisions a configuration that fails
+// validation on a store another configuration uses: the stored spaces stay
+// as they were.
+func TestRejectedConfigChangesNothing(t *testing.T) {
+	root := t.TempDir()
+	running := &DAVSpaces{Root: root, Spaces: []ProjectSpace{{ID: "lab", Name: "Physics", Managers: []string{"einstein"}}}}
+	mustProvision(t, running)
+	rejected := &DAVSpaces{Root: root, Spaces: []ProjectSpace{
+		{ID: "lab", Name: "Physics", Managers: []string{"einstein"}},
+		{ID: "lab", Name: "Hacked", Managers: []string{"mallory"}},
+	}}
+	if err := provision(t, rejected); err == nil {
+		cleanup(t, rejected)
+		t.Fatal("Provision accepted two spaces with one id")
+	}
+	rejected.Cleanup()
+	space, err := pooledStoreOf(t, root).Space(context.Background(), "lab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if space.Name != "Physics" || space.Members["mallory"] != storage.RoleNone || space.Members["einstein"] != storage.RoleManager {
+		t.Fatalf("a rejected configuration changed the space: %+v", space)
+	}
+}
+
+// TestReloadRefusesNewStorageID: resource ids depend on the storage id, so
+// a reload cannot change it under the open store.
+func TestReloadRefusesNewStorageID(t *testing.T) {
+	root := t.TempDir()
+	old := &DAVSpaces{Root: root, StorageID: "old"}
+	mustProvision(t, old)
+	next := &DAVSpaces{Root: root, StorageID: "new"}
+	err := provision(t, next)
+	next.Cleanup()
+	if err == nil || !strings.Contains(err.Error(), "restart Caddy") {
+		t.Fatalf("Provision with a new storage id: %v", err)
+	}
+}
