@@ -1,6 +1,7 @@
 package davhandler
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -283,4 +284,34 @@ func TestOptions(t *testing.T) {
 			t.Fatalf("%s: %v", p, rec.Header())
 		}
 	}
+}
+
+func TestQuota(t *testing.T) {
+	e := newEnv(t)
+	space := e.physics
+	space.Quota = 10
+	if _, err := e.store.PutSpace(context.Background(), space); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, e.do("einstein", "PUT", "/dav/spaces/physics/a", "123456"), http.StatusCreated)
+	res := parseMultistatus(t, e.do("einstein", "PROPFIND", "/dav/spaces/physics", fmt.Sprintf(propfindBody, "<d:quota-available-bytes/><d:quota-used-bytes/>"), "Depth", "0"))
+	if res[0].Props["DAV: quota-available-bytes"] != "4" || res[0].Props["DAV: quota-used-bytes"] != "6" {
+		t.Fatalf("quota props: %+v", res[0])
+	}
+	wantError(t, e.do("einstein", "PUT", "/dav/spaces/physics/b", "12345"), http.StatusInsufficientStorage, "InsufficientStorage", "quota")
+	wantStatus(t, e.do("einstein", "GET", "/dav/spaces/physics/b", ""), http.StatusNotFound)
+	// Replacing a file counts only the difference.
+	wantStatus(t, e.do("einstein", "PUT", "/dav/spaces/physics/a", "1234567890"), http.StatusNoContent)
+}
+
+func TestPutByFileID(t *testing.T) {
+	e := newEnv(t)
+	rec := e.do("einstein", "PUT", "/webdav/f.txt", "old")
+	wantStatus(t, rec, http.StatusCreated)
+	id := rec.Header().Get("OC-FileId")
+	wantStatus(t, e.do("einstein", "PUT", "/dav/spaces/"+id, "new"), http.StatusNoContent)
+	if got := e.do("einstein", "GET", "/webdav/f.txt", "").Body.String(); got != "new" {
+		t.Fatalf("content %q", got)
+	}
+	wantStatus(t, e.do("marie", "PUT", "/dav/spaces/"+id, "stolen"), http.StatusNotFound)
 }

@@ -61,7 +61,12 @@ func (h *Handler) handlePropfind(w http.ResponseWriter, r *http.Request, req *re
 	if err == nil {
 		err = ms.close()
 	}
-	if err != nil {
+	switch {
+	case err == nil:
+	case r.Context().Err() != nil:
+		// The client went away; nobody is left to tell.
+		h.logger.Debug("multistatus abandoned by the client", zap.String("uri", r.RequestURI), zap.Error(err))
+	default:
 		// The 207 is on its way: all that is left is to log and cut the
 		// document short, which clients detect as malformed.
 		h.logger.Error("streaming multistatus", zap.String("uri", r.RequestURI), zap.Error(err))
