@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"slices"
+	"testing"
+	"testing/iotest"
+	"time"
+)
+
+func TestIsLoopbackHost(t *testing.T) {
+	for host, want := range map[string]bool{
+		"localhost":        true,
+		"LOCALHOST":        true,
+		"localhost.":       true,
+		"127.0.0.1":        true,
+		"127.1.2.3":        true,
+		"::1":              true,
+		"::ffff:127.0.0.1": true,
+		"":                 false,
+		"0.0.0.0":          false,
+		"10.0.0.1":         false,
+		"::":               false,
+		"example.com":      false,
+		"localhost.evil":   false,
+		"128.0.0.1":        false,
+	} {
+		if got := isLoopbackHost(host); got != want {
+			t.Errorf("isLoopbackHost(%q) = %v, want %v", host, got, want)
+		}
+	}
+}
+
+func TestParseBaseURL(t *testing.T) {
+	u, err := parseBaseURL("http://127.0.0.1:9280/remote.php/webdav")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := u.String(); got != "http://127.0.0.1:9280/remote.php/webdav/" {
+		t.Errorf("got %s", got)
+	}
+	if u, err := parseBaseURL("https://[::1]:8443/dav/"); err != nil || u.Hostname() != "::1" {
+		t.Errorf("::1: %v %v", u, err)
+	}
+	for _, bad := range []string{
+		"http://192.168.1.10/webdav/",
+		"http://example.com/webdav/",
+		"http://[::]:80/",
+		"ftp://127.0.0.1/",
+		"127.0.0.1:9280/webdav/",
+		"http://u:p@127.0.0.1/webdav/",
+	} {
+		if _, err := parseBaseURL(bad); err == nil {
+			t.Errorf("parseBaseURL(%q) accepted", bad)
+		}
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{
+		"4096":   4096,
+		"0":      0,
+		"64KiB":  64 << 10,
+		"64k":    64 << 10,
+		"64KB":   64000,
+		"256MiB": 256 << 20,
+		"256 M":  256 << 20,
+		"1.5GiB": 3 << 29,
+		"100MB":  100e6,
+		"1TiB":   1 << 40,
+	} {
+		got, err := parseSize(in)
+		if err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "MiB", "12XB", "-1", "1e3", "99999999999999999999", "9000000TiB"} {
+		if n, err := parseSize(bad); err == nil {
+			t.Errorf("parseSize(%q) = %d, want an error", bad, n)
+		}
+	}
+}
+
+func TestFormatSize(t *testing.T) {
+	for n, want := range map[int64]string{256 << 20: "256MiB", 1 << 30: "1GiB", 4096: "4KiB", 1000: "1000", 1536: "1536"} {
+		if got := formatSize(n); got != want {
+			t.Errorf("formatSize(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestParseScenarios(t *testing.T) {
+	got, err := parseScenarios("mkcol-delete, propfind,propfind")
+	if err != nil || !slices.Equal(got, []string{"propfind", "mkcol-delete"}) {
+		t.Errorf("got %v, %v", got, err)
+	}
+	if got, err := parseScenarios("all"); err != nil || !slices.Equal(got, scenarioNames) {
+		t.Errorf("all: got %v, %v", got, err)
+	}
+	for _, bad := range []string{"", ",", "propfind,nope"} {
+		if _, err := parseScenarios(bad); err == nil {
+			t.Errorf("parseScenarios(%q) accepted", bad)
+		}
+	}
+}
+
+func TestPatternReader(t *testing.T) {
+	const n = 1<<16 + 13
+	all, err := io.ReadAll(newPatternReader(n, 7))
+	if err != nil || len(all) != n {
+		t.Fatalf("ReadAll: %d bytes, %v", len(all), err)
+	}
+	// The stream does not depend on how it is read.
+	odd, err := io.ReadAll(iotest.OneByteReader(newPatternReader(n, 7)))
+	if err != nil || !bytes.Equal(all, odd) {
+		t.Fatalf("one-byte reads differ (%v)", err)
+	}
+	half, err := io.ReadAll(iotest.HalfReader(newPatternReader(n, 7)))
+	if err != nil || !bytes.Equal(all, half) {
+		t.Fatalf("half reads differ (%v)", err)
+	}
+	if err := iotest.TestReader(newPatternReader(n, 7), all); err != nil {
+		t.Fatal(err)
+	}
+	other, _ := io.ReadAll(newPatternReader(n, 8))
+	if bytes.Equal(all, other) {
+		t.Error("seeds give the same stream")
+	}
+	if bytes.Count(all, all[:8]) > 1 {
+		t.Error("stream repeats its first word")
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	var d []time.Duration
+	for i := 1; i <= 100; i++ {
+		d = append(d, time.Duration(i)*time.Millisecond)
+	}
+	if got := percentile(d, 50); got != 50*time.Millisecond {
+		t.Errorf("p50 = %v", got)
+	}
+	if got := percentile(d, 95); got != 95*time.Millisecond {
+		t.Errorf("p95 = %v", got)
+	}
+	if got := percentile(d[:1], 95); got != time.Millisecond {
+		t.Errorf("p95 of one = %v", got)
+	}
+	if got := percentile(nil, 50); got != 0 {
+		t.Errorf("p50 of none = %v", got)
+	}
+	s := summarize([]time.Duration{3, 1, 2})
+	if s.mean != 2 || s.p50 != 2 || s.max != 3 {
+		t.Errorf("summarize = %+v", s)
+	}
+}
+
+func TestCountResponses(t *testing.T) {
+	body := []byte(`<?xml version="1.0"?><D:multistatus xmlns:D="DAV:" xmlns:x="urn:x">
+<D:response><D:href>/a/</D:href></D:response><D:response><D:href>/a/b</D:href><x:response/></D:response></D:multistatus>`)
+	if n, err := countResponses(body); err != nil || n != 2 {
+		t.Errorf("countResponses = %d, %v", n, err)
+	}
+	if _, err := countResponses([]byte("<d:multistatus xmlns:d='DAV:'><d:response>")); err == nil {
+		t.Error("truncated body accepted")
+	}
+}
