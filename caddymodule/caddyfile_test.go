@@ -610,9 +610,9 @@ func TestAdaptCaddyfileExample(t *testing.T) {
 	}
 	out := adaptCaddyfile(t, string(body))
 	handlers := handlerChain(t, out)
-	auth, dav := slices.Index(handlers, "authentication"), slices.Index(handlers, "davspaces")
-	if auth < 0 || dav < 0 || auth > dav {
-		t.Errorf("handler chain %v: want authentication before davspaces", handlers)
+	wf, auth, dav := slices.Index(handlers, "webfinger"), slices.Index(handlers, "oidc_auth"), slices.Index(handlers, "davspaces")
+	if wf < 0 || auth < 0 || dav < 0 || wf > auth || auth > dav {
+		t.Errorf("handler chain %v: want webfinger, oidc_auth, davspaces", handlers)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
@@ -26,8 +27,9 @@ func init() {
 // /dav/spaces, /dav/files, /webdav and their /remote.php forms. Requests for
 // other paths go to the next handler.
 //
-// The user comes from Caddy's authentication ({http.auth.user.id}); requests
-// without one are answered 401, except OPTIONS.
+// The user comes from Caddy's authentication ({http.auth.user.id}, with
+// {http.auth.user.name} and {http.auth.user.groups} when set, as oidc_auth
+// does); requests without one are answered 401, except OPTIONS.
 type DAVSpaces struct {
 	// Root is the data directory of the embedded store.
 	// Default: the "davspaces" folder in Caddy's data directory.
@@ -58,8 +60,9 @@ type ProjectSpace struct {
 	Name string `json:"name"`
 	// QuotaBytes limits the space's size; 0 means no limit.
 	QuotaBytes int64 `json:"quota_bytes,omitempty"`
-	// Managers, Editors and Viewers are user ids. Viewers can only read,
-	// editors can change content, managers can do everything.
+	// Managers, Editors and Viewers are user ids, or groups written
+	// "group:<name>". Viewers can only read, editors can change content,
+	// managers can do everything.
 	Managers []string `json:"managers,omitempty"`
 	Editors  []string `json:"editors,omitempty"`
 	Viewers  []string `json:"viewers,omitempty"`
@@ -138,6 +141,11 @@ func (d *DAVSpaces) Validate() error {
 			return fmt.Errorf("project space %q: id %s is declared twice", ps.Name, id)
 		}
 		seen[id] = true
+		for _, m := range slices.Concat(ps.Managers, ps.Editors, ps.Viewers) {
+			if m == "" || m == storage.GroupPrefix {
+				return fmt.Errorf("project space %q: member %q names nobody", ps.Name, m)
+			}
+		}
 	}
 	return nil
 }
@@ -203,7 +211,22 @@ func userFromCaddy(r *http.Request) (storage.User, bool) {
 		return storage.User{}, false
 	}
 	name, _ := repl.GetString("http.auth.user.name")
-	return storage.User{ID: id, DisplayName: name}, true
+	return storage.User{ID: id, DisplayName: name, Groups: groupsOf(repl)}, true
+}
+
+// groupsOf reads {http.auth.user.groups}: the list oidc_auth sets, or the
+// comma-separated string other authentication modules may set.
+func groupsOf(repl *caddy.Replacer) []string {
+	v, _ := repl.Get("http.auth.user.groups")
+	switch g := v.(type) {
+	case userGroups:
+		return g
+	case string:
+		if g != "" {
+			return strings.Split(g, ",")
+		}
+	}
+	return nil
 }
 
 // Interface guards

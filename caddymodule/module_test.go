@@ -464,11 +464,11 @@ func TestSpaceDeclaration(t *testing.T) {
 		t.Errorf("members %v, want %v", sp.Members, want)
 	}
 	for u, r := range want {
-		if got := sp.RoleOf(u); got != r {
+		if got := sp.RoleOf(storage.User{ID: u}); got != r {
 			t.Errorf("role of %s: %d, want %d", u, got, r)
 		}
 	}
-	if got := sp.RoleOf("otto"); got != storage.RoleNone {
+	if got := sp.RoleOf(storage.User{ID: "otto"}); got != storage.RoleNone {
 		t.Errorf("role of a non-member: %d", got)
 	}
 	if q := (ProjectSpace{Name: "x", QuotaBytes: 1 << 20}).space().Quota; q != 1<<20 {
@@ -506,7 +506,7 @@ func TestProvisionDeclaresSpaces(t *testing.T) {
 		"richard":  storage.RoleViewer,
 		"otto":     storage.RoleNone,
 	} {
-		if got := sp.RoleOf(u); got != r {
+		if got := sp.RoleOf(storage.User{ID: u}); got != r {
 			t.Errorf("Physics: role of %s is %d, want %d", u, got, r)
 		}
 	}
@@ -514,7 +514,7 @@ func TestProvisionDeclaresSpaces(t *testing.T) {
 	if err != nil {
 		t.Fatalf("declared space Chemistry: %v", err)
 	}
-	if chem.RoleOf("marie") != storage.RoleManager || chem.RoleOf("einstein") != storage.RoleNone {
+	if chem.RoleOf(storage.User{ID: "marie"}) != storage.RoleManager || chem.RoleOf(storage.User{ID: "einstein"}) != storage.RoleNone {
 		t.Errorf("Chemistry members %v", chem.Members)
 	}
 
@@ -548,8 +548,8 @@ func TestProvisionDeclaresSpaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sp.RoleOf("otto") != storage.RoleManager || sp.RoleOf("einstein") != storage.RoleViewer ||
-		sp.RoleOf("marie") != storage.RoleNone || sp.Quota != storage.NoQuota {
+	if sp.RoleOf(storage.User{ID: "otto"}) != storage.RoleManager || sp.RoleOf(storage.User{ID: "einstein"}) != storage.RoleViewer ||
+		sp.RoleOf(storage.User{ID: "marie"}) != storage.RoleNone || sp.Quota != storage.NoQuota {
 		t.Errorf("after reload: space %+v", sp)
 	}
 	get := request{method: http.MethodGet, target: target + "notes.txt", user: "otto"}

@@ -69,7 +69,7 @@ func (h *Handler) resolve(ctx context.Context, user storage.User, dp davPath) (*
 	if err != nil {
 		return nil, err
 	}
-	t := &target{space: space, role: space.RoleOf(user.ID), hrefPath: dp.base}
+	t := &target{space: space, role: space.RoleOf(user), hrefPath: dp.base}
 	t.node, t.exists, t.isBase = base, true, len(dp.segments) == 0
 	for _, seg := range dp.segments {
 		t.hrefPath += "/" + seg
@@ -121,7 +121,7 @@ func (h *Handler) resolveBase(ctx context.Context, user storage.User, dp davPath
 	if err != nil {
 		return space, storage.Node{}, err
 	}
-	if space.RoleOf(user.ID) == storage.RoleNone {
+	if space.RoleOf(user) == storage.RoleNone {
 		return space, storage.Node{}, errNotFound
 	}
 	if nodeID == "" {

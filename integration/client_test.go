@@ -12,12 +12,14 @@ import (
 	"time"
 )
 
-// client sends WebDAV requests as one user.
+// client sends WebDAV requests as one user: with Basic credentials of a
+// demo user, or with a Bearer token.
 type client struct {
-	t    testing.TB
-	base string
-	user string
-	http *http.Client
+	t     testing.TB
+	base  string
+	user  string
+	token string
+	http  *http.Client
 }
 
 func newClient(t testing.TB, base, user string) *client {
@@ -45,6 +47,9 @@ func (c *client) send(method, path string, header map[string]string, body []byte
 	}
 	if c.user != "" {
 		req.SetBasicAuth(c.user, users[c.user])
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	for k, v := range header {
 		req.Header.Set(k, v)

@@ -60,8 +60,13 @@ type server struct {
 type serverOptions struct {
 	// extra lines for the davspaces block
 	davspaces []string
+	// extra lines for the webfinger block
+	webfinger []string
 	// root reuses a data directory (restart tests); empty means a new one
 	root string
+	// issuer is the OpenID Connect issuer (OIDC_ISSUER); empty means the
+	// example's default
+	issuer string
 }
 
 // startServer runs Caddy on Caddyfile.example, moved to plain HTTP on a free
@@ -74,7 +79,7 @@ func startServer(t testing.TB, opts serverOptions) *server {
 		root = filepath.Join(dir, "data")
 	}
 	port := freePort(t)
-	cfg := exampleCaddyfile(t, port, root, opts.davspaces)
+	cfg := exampleCaddyfile(t, port, root, opts)
 	cfgPath := filepath.Join(dir, "Caddyfile")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -85,6 +90,9 @@ func startServer(t testing.TB, opts serverOptions) *server {
 	}
 	cmd := exec.Command(caddyBinary, "run", "--config", cfgPath, "--adapter", "caddyfile")
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(dir, "xdg-data"), "XDG_CONFIG_HOME="+filepath.Join(dir, "xdg-config"))
+	if opts.issuer != "" {
+		cmd.Env = append(cmd.Env, "OIDC_ISSUER="+opts.issuer)
+	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -144,8 +152,8 @@ func (s *server) waitReady(t testing.TB) {
 }
 
 // exampleCaddyfile rewrites Caddyfile.example for a test: plain HTTP on port,
-// no admin endpoint, the given data directory.
-func exampleCaddyfile(t testing.TB, port int, root string, extra []string) string {
+// no admin endpoint, the given data directory and extra lines.
+func exampleCaddyfile(t testing.TB, port int, root string, opts serverOptions) string {
 	t.Helper()
 	b, err := os.ReadFile("../Caddyfile.example")
 	if err != nil {
@@ -153,10 +161,11 @@ func exampleCaddyfile(t testing.TB, port int, root string, extra []string) strin
 	}
 	cfg := string(b)
 	for old, repl := range map[string]string{
-		"https://localhost:9200 {":        fmt.Sprintf("http://127.0.0.1:%d {", port),
-		"\ttls internal\n":                "",
-		"\tskip_install_trust\n":          "\tskip_install_trust\n\tadmin off\n",
-		"\t\t# root /var/lib/davspaces\n": "\t\troot " + root + "\n" + indent(extra, "\t\t"),
+		"https://localhost:9200 {":                  fmt.Sprintf("http://127.0.0.1:%d {", port),
+		"\ttls internal\n":                          "",
+		"\tskip_install_trust\n":                    "\tskip_install_trust\n\tadmin off\n",
+		"\t\t# root /var/lib/davspaces\n":           "\t\troot " + root + "\n" + indent(opts.davspaces, "\t\t"),
+		"\t\tplatform_url https://localhost:9200\n": "\t\tplatform_url https://localhost:9200\n" + indent(opts.webfinger, "\t\t"),
 	} {
 		if !strings.Contains(cfg, old) {
 			t.Fatalf("Caddyfile.example no longer contains %q", old)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/davspaces/davspaces/checksum"
@@ -82,12 +83,25 @@ type Space struct {
 	Members map[string]Role
 }
 
-// RoleOf returns the role user has in the space.
-func (s Space) RoleOf(user string) Role {
-	if s.Type == SpacePersonal && s.Owner == user {
+// GroupPrefix marks a group in Space.Members: "group:physicists" gives
+// every member of the group physicists that role.
+const GroupPrefix = "group:"
+
+// RoleOf returns the role u has in the space: the strongest of the roles given
+// to u and to u's groups.
+func (s Space) RoleOf(u User) Role {
+	if s.Type == SpacePersonal && s.Owner == u.ID {
 		return RoleManager
 	}
-	return s.Members[user]
+	role := RoleNone
+	// A user id that looks like a group key must not pick up the group's role.
+	if !strings.HasPrefix(u.ID, GroupPrefix) {
+		role = s.Members[u.ID]
+	}
+	for _, g := range u.Groups {
+		role = max(role, s.Members[GroupPrefix+g])
+	}
+	return role
 }
 
 // Node is a file or folder.
@@ -166,6 +180,8 @@ type Transfer struct {
 type User struct {
 	ID          string
 	DisplayName string
+	// Groups the user belongs to; they can grant space roles.
+	Groups []string
 }
 
 // Store is a spaces store. Every method is safe for concurrent use. Node ids

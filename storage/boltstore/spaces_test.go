@@ -49,7 +49,7 @@ func TestPersonalSpace(t *testing.T) {
 		sp.Quota != storage.NoQuota || sp.Members == nil {
 		t.Fatalf("space = %+v", sp)
 	}
-	if sp.RoleOf("einstein") != storage.RoleManager {
+	if sp.RoleOf(storage.User{ID: "einstein"}) != storage.RoleManager {
 		t.Fatal("owner is not manager")
 	}
 	root := f.node(t, sp.ID)
@@ -118,7 +118,7 @@ func TestPutSpace(t *testing.T) {
 	if got.Name != "Physics 2" || got.Quota != storage.NoQuota || len(got.Members) != 1 || got.Members["bohr"] != storage.RoleViewer {
 		t.Fatalf("updated = %+v", got)
 	}
-	if got.RoleOf("marie") != storage.RoleNone {
+	if got.RoleOf(storage.User{ID: "marie"}) != storage.RoleNone {
 		t.Fatal("old member kept")
 	}
 	if _, err := s.Node(ctx, "project-1", dir.ID); err != nil {

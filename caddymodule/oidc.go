@@ -1,0 +1,147 @@
+package caddymodule
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/davspaces/davspaces/identity"
+)
+
+// OIDC connects a module to an OpenID Connect provider. The oidc_auth and
+// webfinger handlers embed it; handlers with the same settings share one
+// connection, key cache and token cache.
+type OIDC struct {
+	// Issuer is the provider's issuer URL. Placeholders such as
+	// {env.OIDC_ISSUER} are expanded.
+	Issuer string `json:"issuer,omitempty"`
+	// Audiences, when set, require a JWT access token's aud to name one of
+	// them. Default: any audience.
+	Audiences []string `json:"audiences,omitempty"`
+	// Algorithms are the accepted JWT signature algorithms. Default: the
+	// RSA, RSA-PSS, ECDSA and EdDSA ones; never HS* or none.
+	Algorithms []string `json:"algorithms,omitempty"`
+	// Insecure skips TLS certificate verification toward the provider
+	// (only); for test setups with self-signed certificates.
+	Insecure bool `json:"insecure,omitempty"`
+	// Timeout bounds each request to the provider. Default: 10s.
+	Timeout caddy.Duration `json:"timeout,omitempty"`
+	// Leeway tolerates clock skew when checking exp and nbf. Default: 30s.
+	Leeway caddy.Duration `json:"leeway,omitempty"`
+	// CacheSize bounds how many tokens are remembered. Default: 10000.
+	CacheSize int `json:"cache_size,omitempty"`
+	// OpaqueTTL is how long the userinfo answer for an opaque token (whose
+	// expiry the server cannot see) is reused. Default: 1m.
+	OpaqueTTL caddy.Duration `json:"opaque_ttl,omitempty"`
+}
+
+// identityConfig expands placeholders and converts to the identity package's
+// configuration.
+func (o OIDC) identityConfig() identity.Config {
+	repl := caddy.NewReplacer()
+	return identity.Config{
+		Issuer:     repl.ReplaceAll(o.Issuer, ""),
+		Audiences:  o.Audiences,
+		Algorithms: o.Algorithms,
+		Insecure:   o.Insecure,
+		Timeout:    time.Duration(o.Timeout),
+		Leeway:     time.Duration(o.Leeway),
+		CacheSize:  o.CacheSize,
+		OpaqueTTL:  time.Duration(o.OpaqueTTL),
+	}
+}
+
+// providers shares identity providers between handlers and across reloads,
+// so a reload keeps the discovered keys and the token cache.
+var providers = caddy.NewUsagePool()
+
+type pooledProvider struct{ *identity.Provider }
+
+func (p pooledProvider) Destruct() error {
+	p.Close()
+	return nil
+}
+
+// acquireProvider returns the shared provider for cfg and the key to release
+// it with. It does no network I/O.
+func acquireProvider(cfg identity.Config) (*identity.Provider, string, error) {
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	key := string(b)
+	v, _, err := providers.LoadOrNew(key, func() (caddy.Destructor, error) {
+		p, err := identity.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return pooledProvider{p}, nil
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("oidc: %w", err)
+	}
+	return v.(pooledProvider).Provider, key, nil
+}
+
+// releaseProvider gives back what acquireProvider handed out.
+func releaseProvider(key string) error {
+	if key == "" {
+		return nil
+	}
+	_, err := providers.Delete(key)
+	return err
+}
+
+// unmarshalOption parses one OIDC subdirective; it reports false for
+// subdirectives that are not OIDC settings.
+func (o *OIDC) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
+	var err error
+	switch d.Val() {
+	case "issuer":
+		err = oneArg(d, &o.Issuer)
+	case "audience":
+		err = listArg(d, &o.Audiences)
+	case "algorithms":
+		err = listArg(d, &o.Algorithms)
+	case "insecure":
+		if d.NextArg() {
+			return true, d.ArgErr()
+		}
+		o.Insecure = true
+	case "timeout":
+		err = durationArg(d, &o.Timeout)
+	case "leeway":
+		err = durationArg(d, &o.Leeway)
+	case "opaque_ttl":
+		err = durationArg(d, &o.OpaqueTTL)
+	case "cache_size":
+		var v string
+		if !d.AllArgs(&v) {
+			return true, d.ArgErr()
+		}
+		o.CacheSize, err = strconv.Atoi(v)
+		if err != nil || o.CacheSize < 1 {
+			return true, d.Errf("cache_size %q must be a positive number", v)
+		}
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+func durationArg(d *caddyfile.Dispenser, dst *caddy.Duration) error {
+	var v string
+	if !d.AllArgs(&v) {
+		return d.ArgErr()
+	}
+	dur, err := caddy.ParseDuration(v)
+	if err != nil || dur < 0 {
+		return d.Errf("invalid duration %q", v)
+	}
+	*dst = caddy.Duration(dur)
+	return nil
+}

@@ -1,0 +1,217 @@
+package caddymodule
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp/caddyauth"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/davspaces/davspaces/identity"
+)
+
+func init() {
+	caddy.RegisterModule(OIDCAuth{})
+}
+
+// OIDCAuth authenticates requests with OpenID Connect access tokens
+// (Authorization: Bearer) and, for requests without one, with the configured
+// fallback providers (http_basic for development, for example).
+//
+// On success it sets {http.auth.user.id} (from UserClaim), and when known
+// {http.auth.user.name}, {http.auth.user.email} and {http.auth.user.groups}
+// (comma-separated), which davspaces reads. A missing or refused token is
+// answered 401 with a Bearer challenge (plus the fallback providers' ones);
+// a provider that cannot be reached is answered 503, never 401, so clients
+// keep their tokens.
+type OIDCAuth struct {
+	OIDC
+	// UserClaim names the claim that becomes the user id.
+	// Default: preferred_username.
+	UserClaim string `json:"user_claim,omitempty"`
+	// NameClaim names the display-name claim. Default: name.
+	NameClaim string `json:"name_claim,omitempty"`
+	// GroupsClaim names the groups claim; groups can be given space roles
+	// as "group:<name>". Default: groups.
+	GroupsClaim string `json:"groups_claim,omitempty"`
+	// Realm is the realm of the Bearer challenge. Default: the request's host.
+	Realm string `json:"realm,omitempty"`
+	// ProvidersRaw are authentication providers tried for requests without
+	// a Bearer token, such as http_basic.
+	ProvidersRaw caddy.ModuleMap `json:"providers,omitempty" caddy:"namespace=http.authentication.providers"`
+
+	provider    *identity.Provider
+	providerKey string
+	fallbacks   []caddyauth.Authenticator
+	logger      *zap.Logger
+}
+
+// CaddyModule returns the Caddy module information.
+func (OIDCAuth) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.oidc_auth",
+		New: func() caddy.Module { return new(OIDCAuth) },
+	}
+}
+
+// Provision sets defaults, loads the fallback providers and acquires the
+// identity provider (without contacting it).
+func (a *OIDCAuth) Provision(ctx caddy.Context) error {
+	a.logger = ctx.Logger()
+	if a.UserClaim == "" {
+		a.UserClaim = "preferred_username"
+	}
+	if a.NameClaim == "" {
+		a.NameClaim = "name"
+	}
+	if a.GroupsClaim == "" {
+		a.GroupsClaim = "groups"
+	}
+	if a.ProvidersRaw != nil {
+		mods, err := ctx.LoadModule(a, "ProvidersRaw")
+		if err != nil {
+			return fmt.Errorf("loading authentication providers: %w", err)
+		}
+		for _, m := range mods.(map[string]any) {
+			a.fallbacks = append(a.fallbacks, m.(caddyauth.Authenticator))
+		}
+	}
+	var err error
+	a.provider, a.providerKey, err = acquireProvider(a.identityConfig())
+	return err
+}
+
+// Cleanup releases the identity provider.
+func (a *OIDCAuth) Cleanup() error {
+	err := releaseProvider(a.providerKey)
+	a.providerKey = ""
+	return err
+}
+
+// ServeHTTP authenticates the request and passes it on.
+func (a *OIDCAuth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+	token, bearer := bearerToken(r)
+	if !bearer {
+		if a.authenticateFallback(w, r, repl) {
+			return next.ServeHTTP(w, r)
+		}
+		return a.challenge(w, r, "")
+	}
+	id, err := a.provider.Verify(r.Context(), token, a.UserClaim)
+	switch {
+	case errors.Is(err, identity.ErrInvalidToken):
+		if c := a.logger.Check(zapcore.DebugLevel, "bearer token refused"); c != nil {
+			c.Write(zap.Error(err))
+		}
+		return a.challenge(w, r, `error="invalid_token"`)
+	case err != nil:
+		a.logger.Warn("identity provider unavailable", zap.Error(err))
+		w.Header().Set("Retry-After", "5")
+		return caddyhttp.Error(http.StatusServiceUnavailable, err)
+	}
+	user := id.String(a.UserClaim)
+	if user == "" {
+		if c := a.logger.Check(zapcore.DebugLevel, "bearer token has no user claim"); c != nil {
+			c.Write(zap.String("claim", a.UserClaim))
+		}
+		return a.challenge(w, r, `error="invalid_token"`)
+	}
+	setUser(repl, user, id.String(a.NameClaim), id.String("email"), id.Strings(a.GroupsClaim))
+	return next.ServeHTTP(w, r)
+}
+
+// authenticateFallback tries the fallback providers. Their challenges are
+// collected instead of written, so that a 401 carries all of them once.
+func (a *OIDCAuth) authenticateFallback(w http.ResponseWriter, r *http.Request, repl *caddy.Replacer) bool {
+	for _, p := range a.fallbacks {
+		rec := &challengeRecorder{ResponseWriter: w, header: http.Header{}}
+		user, ok, err := p.Authenticate(rec, r)
+		if err != nil {
+			a.logger.Error("authentication provider failed", zap.Error(err))
+			continue
+		}
+		if ok {
+			setUser(repl, user.ID, user.Metadata["name"], user.Metadata["email"], nil)
+			return true
+		}
+	}
+	return false
+}
+
+// challenge answers 401 with a Bearer challenge and those of the fallback
+// providers (Basic, for example).
+func (a *OIDCAuth) challenge(w http.ResponseWriter, r *http.Request, params string) error {
+	realm := a.Realm
+	if realm == "" {
+		realm = r.Host
+	}
+	c := fmt.Sprintf("Bearer realm=%q", realm)
+	if params != "" {
+		c += ", " + params
+	}
+	w.Header().Add("WWW-Authenticate", c)
+	for _, p := range a.fallbacks {
+		rec := &challengeRecorder{ResponseWriter: w, header: http.Header{}}
+		anonymous := r.Clone(r.Context())
+		anonymous.Header.Del("Authorization")
+		if _, ok, err := p.Authenticate(rec, anonymous); !ok && err == nil {
+			for _, v := range rec.header.Values("WWW-Authenticate") {
+				w.Header().Add("WWW-Authenticate", v)
+			}
+		}
+	}
+	return caddyhttp.Error(http.StatusUnauthorized, errors.New("not authenticated"))
+}
+
+// bearerToken returns the token of an "Authorization: Bearer" header.
+func bearerToken(r *http.Request) (string, bool) {
+	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
+}
+
+// userGroups is the value of {http.auth.user.groups}: a list that prints
+// comma-separated in placeholders.
+type userGroups []string
+
+func (g userGroups) String() string { return strings.Join(g, ",") }
+
+func setUser(repl *caddy.Replacer, id, name, email string, groups []string) {
+	repl.Set("http.auth.user.id", id)
+	if name != "" {
+		repl.Set("http.auth.user.name", name)
+	}
+	if email != "" {
+		repl.Set("http.auth.user.email", email)
+	}
+	if len(groups) > 0 {
+		repl.Set("http.auth.user.groups", userGroups(groups))
+	}
+}
+
+// challengeRecorder keeps a provider's response headers to itself.
+type challengeRecorder struct {
+	http.ResponseWriter
+	header http.Header
+}
+
+func (c *challengeRecorder) Header() http.Header { return c.header }
+
+func (c *challengeRecorder) WriteHeader(int) {}
+
+func (c *challengeRecorder) Write(b []byte) (int, error) { return len(b), nil }
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*OIDCAuth)(nil)
+	_ caddy.CleanerUpper          = (*OIDCAuth)(nil)
+	_ caddyhttp.MiddlewareHandler = (*OIDCAuth)(nil)
+)

@@ -1,0 +1,133 @@
+package caddymodule
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/davspaces/davspaces/webfinger"
+)
+
+func init() {
+	caddy.RegisterModule(WebFinger{})
+}
+
+// WebFinger answers RFC 7033 lookups at /.well-known/webfinger (other
+// requests go to the next handler): the OpenID Connect issuer for everybody
+// and, for a request with a valid Bearer token, one server-instance link per
+// matching instance rule.
+type WebFinger struct {
+	// OIDC names the issuer (the href of the issuer link, and the provider
+	// that checks Bearer tokens).
+	OIDC
+	// PlatformURL is {{.PLATFORM_URL}} (alias {{.OCIS_URL}}) in instance
+	// hrefs. Placeholders are expanded. Default: the request's own origin.
+	PlatformURL string `json:"platform_url,omitempty"`
+	// Relations are the link relations served. Default: the issuer and the
+	// server-instance relation.
+	Relations []string `json:"relations,omitempty"`
+	// Instances are the server-instance rules, evaluated in order against
+	// the user's claims. Default: one rule linking every signed-in user to
+	// the platform URL.
+	Instances []InstanceRule `json:"instances,omitempty"`
+
+	handler     *webfinger.Handler
+	providerKey string
+	logger      *zap.Logger
+}
+
+// InstanceRule adds a server-instance link for users whose claim matches.
+type InstanceRule struct {
+	// Claim is the userinfo claim tested.
+	Claim string `json:"claim"`
+	// Regex is matched against the claim's value (unanchored, RE2).
+	Regex string `json:"regex"`
+	// Href is the link target, a Go template over the claims, e.g.
+	// "https://{{.preferred_username}}.example.org" or "{{.PLATFORM_URL}}".
+	Href string `json:"href"`
+	// Titles maps language tags to titles.
+	Titles map[string]string `json:"titles,omitempty"`
+	// Break stops the evaluation after this rule when it matched.
+	Break bool `json:"break,omitempty"`
+}
+
+// CaddyModule returns the Caddy module information.
+func (WebFinger) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.webfinger",
+		New: func() caddy.Module { return new(WebFinger) },
+	}
+}
+
+// Provision compiles the rules and acquires the identity provider (without
+// contacting it).
+func (wf *WebFinger) Provision(ctx caddy.Context) error {
+	wf.logger = ctx.Logger()
+	if wf.Issuer == "" {
+		// As in the original's configuration, the platform URL doubles as
+		// the issuer when none is named.
+		wf.Issuer = wf.PlatformURL
+	}
+	cfg := wf.identityConfig()
+	handlerCfg := webfinger.Config{
+		Issuer:      cfg.Issuer,
+		PlatformURL: caddy.NewReplacer().ReplaceAll(wf.PlatformURL, ""),
+		Relations:   wf.Relations,
+		Rules:       wf.rules(),
+		Logger:      wf.logger,
+	}
+	// Compile before acquiring, so a bad rule leaves nothing to release.
+	if _, err := webfinger.New(handlerCfg); err != nil {
+		return fmt.Errorf("webfinger: %w", err)
+	}
+	provider, key, err := acquireProvider(cfg)
+	if err != nil {
+		return err
+	}
+	wf.providerKey = key
+	handlerCfg.Verifier = provider
+	wf.handler, err = webfinger.New(handlerCfg)
+	return err
+}
+
+func (wf *WebFinger) rules() []webfinger.Rule {
+	if wf.Instances == nil {
+		return nil
+	}
+	rules := make([]webfinger.Rule, 0, len(wf.Instances))
+	for _, in := range wf.Instances {
+		rules = append(rules, in.webfingerRule())
+	}
+	return rules
+}
+
+func (in InstanceRule) webfingerRule() webfinger.Rule {
+	return webfinger.Rule{Claim: in.Claim, Regex: in.Regex, Href: in.Href, Titles: in.Titles, Break: in.Break}
+}
+
+// Cleanup releases the identity provider.
+func (wf *WebFinger) Cleanup() error {
+	err := releaseProvider(wf.providerKey)
+	wf.providerKey = ""
+	return err
+}
+
+// ServeHTTP answers lookups and passes other requests on. CORS preflights
+// (OPTIONS) pass on too, to the site's CORS route.
+func (wf *WebFinger) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if r.URL.Path != webfinger.Path || r.Method == http.MethodOptions {
+		return next.ServeHTTP(w, r)
+	}
+	wf.handler.ServeHTTP(w, r)
+	return nil
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*WebFinger)(nil)
+	_ caddy.CleanerUpper          = (*WebFinger)(nil)
+	_ caddyhttp.MiddlewareHandler = (*WebFinger)(nil)
+)

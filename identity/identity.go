@@ -1,0 +1,110 @@
+// Package identity turns OpenID Connect access tokens into verified claims.
+//
+// A Provider discovers its issuer lazily (never while a configuration loads),
+// verifies JWT access tokens locally against the issuer's JWKS and resolves
+// opaque tokens, and claims a JWT lacks, through the userinfo endpoint.
+// Results are cached per token, bounded in number and never past the token's
+// expiry, so a burst of requests with one token costs one round trip.
+package identity
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrInvalidToken means the token is not acceptable: malformed, expired,
+// signed by an unknown key or with a refused algorithm, issued by another
+// issuer or for another audience, or refused by the userinfo endpoint.
+// Callers answer 401.
+var ErrInvalidToken = errors.New("invalid token")
+
+// ErrUnavailable means the provider could not be asked: discovery, JWKS or
+// userinfo failed for reasons that say nothing about the token (network
+// errors, timeouts, 5xx answers). Callers answer 503, never 401, so clients
+// keep their valid tokens.
+var ErrUnavailable = errors.New("identity provider unavailable")
+
+// Defaults of Config.
+const (
+	DefaultTimeout   = 10 * time.Second
+	DefaultLeeway    = 30 * time.Second
+	DefaultCacheSize = 10000
+	DefaultOpaqueTTL = time.Minute
+)
+
+// DefaultAlgorithms are the signature algorithms accepted unless configured.
+// Symmetric (HS*) algorithms are absent on purpose: the key would be a secret
+// shared with every client.
+var DefaultAlgorithms = []string{
+	"RS256", "RS384", "RS512",
+	"PS256", "PS384", "PS512",
+	"ES256", "ES384", "ES512",
+	"EdDSA",
+}
+
+// Config configures a Provider. The zero value of each optional field means
+// its default.
+type Config struct {
+	// Issuer is the issuer URL; discovery reads
+	// <Issuer>/.well-known/openid-configuration. Required.
+	Issuer string
+	// Audiences, when set, require a JWT's aud to name at least one of them.
+	Audiences []string
+	// Algorithms are the accepted JWS algorithms. Default: DefaultAlgorithms.
+	Algorithms []string
+	// Insecure skips TLS certificate verification toward the provider only.
+	Insecure bool
+	// Timeout bounds every request to the provider. Default: DefaultTimeout.
+	Timeout time.Duration
+	// Leeway tolerates clock skew on exp, nbf and iat. Default: DefaultLeeway.
+	Leeway time.Duration
+	// CacheSize bounds the number of cached tokens. Default: DefaultCacheSize.
+	CacheSize int
+	// OpaqueTTL is how long the claims of an opaque token (whose expiry is
+	// unknown) are cached. Default: DefaultOpaqueTTL.
+	OpaqueTTL time.Duration
+	// Now returns the current time; nil means time.Now. For tests.
+	Now func() time.Time `json:"-"`
+}
+
+// Identity is what a verified token says about its user.
+type Identity struct {
+	// Claims are the token's claims, completed from userinfo when needed.
+	Claims map[string]any
+	// Expiry is when the token stops being valid (for opaque tokens: when
+	// the cached answer does).
+	Expiry time.Time
+}
+
+// String returns the claim as a string: strings as they are, numbers and
+// booleans formatted; "" when the claim is missing or structured.
+func (id *Identity) String(claim string) string {
+	switch v := id.Claims[claim].(type) {
+	case string:
+		return v
+	case float64, bool, int, int64:
+		return fmt.Sprint(v)
+	}
+	return ""
+}
+
+// Strings returns the claim as a list: the strings of an array claim, or a
+// single string claim as a one-element list.
+func (id *Identity) Strings(claim string) []string {
+	switch v := id.Claims[claim].(type) {
+	case string:
+		return []string{v}
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, e := range v {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	case []string:
+		return v
+	}
+	return nil
+}

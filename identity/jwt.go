@@ -1,0 +1,64 @@
+package identity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-jose/go-jose/v4/jwt"
+)
+
+// verifyJWT checks a JWT access token's signature against the provider's
+// keys and its registered claims, and returns its claims.
+func (p *Provider) verifyJWT(ctx context.Context, token string, now time.Time) (*Identity, error) {
+	tok, err := jwt.ParseSigned(token, p.algorithms)
+	if err != nil {
+		// Also the answer to "alg": "none" and to algorithms not allowed.
+		return nil, fmt.Errorf("%w: %v", ErrInvalidToken, err)
+	}
+	if len(tok.Headers) != 1 {
+		return nil, fmt.Errorf("%w: expected one signature", ErrInvalidToken)
+	}
+	keys, err := p.keys.key(ctx, tok.Headers[0].KeyID)
+	if err != nil {
+		return nil, err
+	}
+	var registered jwt.Claims
+	var claims map[string]any
+	verified := false
+	for _, k := range keys {
+		if tok.Claims(k.Key, &registered, &claims) == nil {
+			verified = true
+			break
+		}
+	}
+	if !verified {
+		return nil, fmt.Errorf("%w: signature does not verify with any key of %s", ErrInvalidToken, p.issuer)
+	}
+	if err := p.checkClaims(registered, now); err != nil {
+		return nil, err
+	}
+	return &Identity{Claims: claims, Expiry: registered.Expiry.Time()}, nil
+}
+
+// checkClaims applies the rules for access tokens: the issuer, a lifetime
+// (exp is required), a subject and, when configured, an audience.
+func (p *Provider) checkClaims(c jwt.Claims, now time.Time) error {
+	if c.Expiry == nil {
+		return fmt.Errorf("%w: no exp claim", ErrInvalidToken)
+	}
+	if c.Subject == "" {
+		return fmt.Errorf("%w: no sub claim", ErrInvalidToken)
+	}
+	err := c.ValidateWithLeeway(jwt.Expected{Issuer: p.issuer, AnyAudience: p.audiences, Time: now}, p.leeway)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, jwt.ErrInvalidIssuer):
+		return fmt.Errorf("%w: issuer %q is not %q", ErrInvalidToken, c.Issuer, p.issuer)
+	case errors.Is(err, jwt.ErrInvalidAudience):
+		return fmt.Errorf("%w: audience %q is not accepted", ErrInvalidToken, c.Audience)
+	}
+	return fmt.Errorf("%w: %v", ErrInvalidToken, err)
+}

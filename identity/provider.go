@@ -1,0 +1,292 @@
+package identity
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+	"golang.org/x/sync/singleflight"
+)
+
+// maxTokenBytes bounds the tokens worth looking at; real ones are a few KiB.
+const maxTokenBytes = 16 << 10
+
+// invalidTTL is how long a refused token stays refused without asking the
+// provider again, so a flood of bad tokens does not become a flood of
+// userinfo requests.
+const invalidTTL = 10 * time.Second
+
+// Provider verifies access tokens of one OpenID Connect issuer. It is safe for
+// concurrent use.
+type Provider struct {
+	issuer     string
+	audiences  jwt.Audience
+	algorithms []jose.SignatureAlgorithm
+	leeway     time.Duration
+	timeout    time.Duration
+	opaqueTTL  time.Duration
+	now        func() time.Time
+	client     *http.Client
+
+	discovery *discovery
+	keys      *keySet
+	cache     *cache
+	flight    singleflight.Group
+	stats     counters
+}
+
+// Stats counts what a Provider did, for tests and metrics.
+type Stats struct {
+	Discoveries   int64 // discovery documents fetched
+	KeyFetches    int64 // JWKS documents fetched
+	UserinfoCalls int64 // userinfo requests sent
+	CacheHits     int64 // Verify calls answered from the cache
+}
+
+type counters struct {
+	discoveries, keyFetches, userinfoCalls, cacheHits atomic.Int64
+}
+
+// New returns a Provider for cfg. It does no network I/O: the issuer is
+// discovered on first use.
+func New(cfg Config) (*Provider, error) {
+	issuer, err := checkIssuer(cfg.Issuer)
+	if err != nil {
+		return nil, err
+	}
+	algs, err := signatureAlgorithms(cfg.Algorithms)
+	if err != nil {
+		return nil, err
+	}
+	p := &Provider{
+		issuer:     issuer,
+		audiences:  cfg.Audiences,
+		algorithms: algs,
+		leeway:     orDefault(cfg.Leeway, DefaultLeeway),
+		timeout:    orDefault(cfg.Timeout, DefaultTimeout),
+		opaqueTTL:  orDefault(cfg.OpaqueTTL, DefaultOpaqueTTL),
+		now:        cfg.Now,
+		cache:      newCache(cfg.CacheSize),
+	}
+	if cfg.Leeway < 0 || cfg.Timeout < 0 || cfg.OpaqueTTL < 0 || cfg.CacheSize < 0 {
+		return nil, errors.New("identity: timeout, leeway, cache size and opaque TTL must not be negative")
+	}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	p.client = newHTTPClient(p.timeout, cfg.Insecure)
+	p.discovery = &discovery{p: p}
+	p.keys = &keySet{p: p}
+	return p, nil
+}
+
+// Issuer returns the configured issuer URL.
+func (p *Provider) Issuer() string { return p.issuer }
+
+// Stats returns the provider's counters.
+func (p *Provider) Stats() Stats {
+	return Stats{
+		Discoveries:   p.stats.discoveries.Load(),
+		KeyFetches:    p.stats.keyFetches.Load(),
+		UserinfoCalls: p.stats.userinfoCalls.Load(),
+		CacheHits:     p.stats.cacheHits.Load(),
+	}
+}
+
+// Close releases idle connections to the provider.
+func (p *Provider) Close() { p.client.CloseIdleConnections() }
+
+// Verify checks token and returns its identity. want names claims the caller
+// needs; when a verified JWT lacks one of them, the userinfo endpoint is asked
+// (once per token). Errors wrap ErrInvalidToken or ErrUnavailable. The
+// returned Identity is shared: callers must not modify it.
+func (p *Provider) Verify(ctx context.Context, token string, want ...string) (*Identity, error) {
+	if token == "" || len(token) > maxTokenBytes {
+		return nil, fmt.Errorf("%w: empty or oversized", ErrInvalidToken)
+	}
+	key := sha256.Sum256([]byte(token))
+	e, err := p.entry(ctx, key, func(ctx context.Context) *entry { return p.resolve(ctx, token) })
+	if err != nil {
+		return nil, err
+	}
+	if !e.complete && missingAny(e.id, want) {
+		e, err = p.completed(ctx, key, token, e)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return e.id, nil
+}
+
+// entry returns the cached entry for key or computes it once, however many
+// requests ask at the same time.
+func (p *Provider) entry(ctx context.Context, key [32]byte, compute func(context.Context) *entry) (*entry, error) {
+	if e, ok := p.cache.get(key, p.now()); ok {
+		p.stats.cacheHits.Add(1)
+		return e, e.err
+	}
+	e, err := p.shared(ctx, "v"+string(key[:]), func(ctx context.Context) *entry {
+		e := compute(ctx)
+		p.store(key, e)
+		return e
+	})
+	if err != nil {
+		return nil, err
+	}
+	return e, e.err
+}
+
+// completed adds the userinfo claims to a JWT's entry.
+func (p *Provider) completed(ctx context.Context, key [32]byte, token string, e *entry) (*entry, error) {
+	c, err := p.shared(ctx, "c"+string(key[:]), func(ctx context.Context) *entry {
+		c := p.complete(ctx, token, e)
+		if c.err == nil {
+			p.store(key, c)
+		}
+		return c
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, c.err
+}
+
+// shared runs fn once for all concurrent callers with the same key. The work
+// must not fail because the first caller went away, so it runs detached
+// from the caller's cancellation (outgoing requests have their own timeout).
+func (p *Provider) shared(ctx context.Context, key string, fn func(context.Context) *entry) (*entry, error) {
+	ch := p.flight.DoChan(key, func() (any, error) {
+		return fn(context.WithoutCancel(ctx)), nil
+	})
+	select {
+	case r := <-ch:
+		return r.Val.(*entry), nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, ctx.Err())
+	}
+}
+
+// store caches e until it stops being valid. Unavailability is not cached:
+// the next request should try again.
+func (p *Provider) store(key [32]byte, e *entry) {
+	if e.err != nil && !errors.Is(e.err, ErrInvalidToken) {
+		return
+	}
+	p.cache.put(key, e)
+}
+
+// resolve verifies a token the cache does not know.
+func (p *Provider) resolve(ctx context.Context, token string) *entry {
+	now := p.now()
+	if looksLikeJWT(token) {
+		id, err := p.verifyJWT(ctx, token, now)
+		if err != nil {
+			return failed(err, now)
+		}
+		return &entry{id: id, expires: id.Expiry}
+	}
+	claims, err := p.userinfo(ctx, token)
+	if err != nil {
+		return failed(err, now)
+	}
+	if s, _ := claims["sub"].(string); s == "" {
+		return failed(fmt.Errorf("%w: userinfo answer has no sub", ErrUnavailable), now)
+	}
+	expires := now.Add(p.opaqueTTL)
+	return &entry{id: &Identity{Claims: claims, Expiry: expires}, expires: expires, complete: true}
+}
+
+// complete asks userinfo for the claims a verified JWT lacks. A provider that
+// refuses its own JWTs at userinfo (some do, by design) leaves the JWT's
+// claims as they are.
+func (p *Provider) complete(ctx context.Context, token string, e *entry) *entry {
+	info, err := p.userinfo(ctx, token)
+	switch {
+	case errors.Is(err, ErrInvalidToken):
+		return &entry{id: e.id, expires: e.expires, complete: true}
+	case err != nil:
+		return &entry{err: err}
+	}
+	if sub, _ := info["sub"].(string); sub != e.id.String("sub") {
+		return failed(fmt.Errorf("%w: userinfo sub %q differs from the token's", ErrInvalidToken, sub), p.now())
+	}
+	claims := make(map[string]any, len(e.id.Claims)+len(info))
+	for k, v := range info {
+		claims[k] = v
+	}
+	for k, v := range e.id.Claims {
+		claims[k] = v // the signed claims win
+	}
+	return &entry{id: &Identity{Claims: claims, Expiry: e.id.Expiry}, expires: e.expires, complete: true}
+}
+
+func failed(err error, now time.Time) *entry {
+	return &entry{err: err, expires: now.Add(invalidTTL)}
+}
+
+func missingAny(id *Identity, want []string) bool {
+	for _, c := range want {
+		if _, ok := id.Claims[c]; !ok {
+			return true
+		}
+	}
+	return false
+}
+
+// looksLikeJWT tells compact JWS tokens from opaque ones.
+func looksLikeJWT(token string) bool {
+	return strings.Count(token, ".") == 2 && strings.HasPrefix(token, "eyJ")
+}
+
+func checkIssuer(issuer string) (string, error) {
+	if issuer == "" {
+		return "", errors.New("identity: an issuer URL is required")
+	}
+	u, err := url.Parse(issuer)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("identity: issuer %q must be an http(s) URL without query or fragment", issuer)
+	}
+	return strings.TrimSuffix(issuer, "/"), nil
+}
+
+func signatureAlgorithms(names []string) ([]jose.SignatureAlgorithm, error) {
+	if len(names) == 0 {
+		names = DefaultAlgorithms
+	}
+	allowed := make(map[string]bool, len(DefaultAlgorithms))
+	for _, a := range DefaultAlgorithms {
+		allowed[a] = true
+	}
+	algs := make([]jose.SignatureAlgorithm, 0, len(names))
+	for _, n := range names {
+		if !allowed[n] {
+			return nil, fmt.Errorf("identity: signature algorithm %q is not supported (use one of %s)", n, strings.Join(DefaultAlgorithms, ", "))
+		}
+		algs = append(algs, jose.SignatureAlgorithm(n))
+	}
+	return algs, nil
+}
+
+func newHTTPClient(timeout time.Duration, insecure bool) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure} //nolint:gosec // opt-in, toward the provider only
+	t.ResponseHeaderTimeout = timeout
+	return &http.Client{Timeout: timeout, Transport: t}
+}
+
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}

@@ -1,0 +1,434 @@
+package identity
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+)
+
+func newProvider(t *testing.T, cfg Config) *Provider {
+	t.Helper()
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+func TestVerifyJWT(t *testing.T) {
+	s := newIssuerServer(t)
+	otherKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	with := func(change func(c map[string]any)) string {
+		c := s.claims("alice")
+		change(c)
+		return s.sign(t, c)
+	}
+	now := time.Now()
+	tests := []struct {
+		name    string
+		cfg     Config
+		token   string
+		wantErr error
+	}{
+		{"valid", Config{}, with(func(map[string]any) {}), nil},
+		{"expired", Config{}, with(func(c map[string]any) { c["exp"] = now.Add(-time.Hour).Unix() }), ErrInvalidToken},
+		{"expired within leeway", Config{}, with(func(c map[string]any) { c["exp"] = now.Add(-10 * time.Second).Unix() }), nil},
+		{"not valid yet", Config{}, with(func(c map[string]any) { c["nbf"] = now.Add(time.Hour).Unix() }), ErrInvalidToken},
+		{"issued in the future", Config{}, with(func(c map[string]any) { c["iat"] = now.Add(time.Hour).Unix() }), ErrInvalidToken},
+		{"no exp", Config{}, with(func(c map[string]any) { delete(c, "exp") }), ErrInvalidToken},
+		{"no sub", Config{}, with(func(c map[string]any) { delete(c, "sub") }), ErrInvalidToken},
+		{"wrong issuer", Config{}, with(func(c map[string]any) { c["iss"] = "https://evil.example" }), ErrInvalidToken},
+		{"audience accepted", Config{Audiences: []string{"other", "urn:test:api"}}, with(func(map[string]any) {}), nil},
+		{"audience refused", Config{Audiences: []string{"other"}}, with(func(map[string]any) {}), ErrInvalidToken},
+		{"algorithm not allowed", Config{Algorithms: []string{"ES256"}}, with(func(map[string]any) {}), ErrInvalidToken},
+		{"wrong key, known kid", Config{}, signWith(t, jose.RS256, otherKey, "k1", s.claims("alice")), ErrInvalidToken},
+		{"wrong key, no kid", Config{}, signWith(t, jose.RS256, otherKey, "", s.claims("alice")), ErrInvalidToken},
+		{"unknown kid", Config{}, signWith(t, jose.RS256, otherKey, "k9", s.claims("alice")), ErrInvalidToken},
+		{"EC key not published", Config{}, signWith(t, jose.ES256, newECKey(t), "k1", s.claims("alice")), ErrInvalidToken},
+		{"alg none", Config{}, unsignedToken(s.claims("alice")), ErrInvalidToken},
+		{"HS256 with the public key as secret", Config{}, hmacWithPublicKey(t, s), ErrInvalidToken},
+		{"garbage", Config{}, "eyJhbGciOi.not.atoken", ErrInvalidToken},
+		{"oversized", Config{}, strings.Repeat("a", maxTokenBytes+1), ErrInvalidToken},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.cfg.Issuer = s.URL
+			p := newProvider(t, tt.cfg)
+			id, err := p.Verify(context.Background(), tt.token)
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
+				t.Fatalf("Verify: err = %v, want %v", err, tt.wantErr)
+			}
+			if err == nil && id.String("preferred_username") != "alice" {
+				t.Fatalf("claims = %v", id.Claims)
+			}
+		})
+	}
+}
+
+// unsignedToken builds an "alg": "none" token, which must never verify.
+func unsignedToken(claims map[string]any) string {
+	enc := base64.RawURLEncoding
+	payload, _ := jsonMarshal(claims)
+	return enc.EncodeToString([]byte(`{"alg":"none","typ":"at+jwt","kid":"k1"}`)) + "." + enc.EncodeToString(payload) + "."
+}
+
+// hmacWithPublicKey is the classic algorithm confusion attack: an HS256
+// token keyed with the provider's public key bytes.
+func hmacWithPublicKey(t *testing.T, s *issuerServer) string {
+	pub := s.publicKeys().Keys[0]
+	secret, err := pub.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signWith(t, jose.HS256, secret, "k1", s.claims("alice"))
+}
+
+func TestVerifyCachesAndCountsRoundTrips(t *testing.T) {
+	s := newIssuerServer(t)
+	p := newProvider(t, Config{Issuer: s.URL})
+	tok := s.sign(t, s.claims("alice"))
+	for range 5 {
+		if _, err := p.Verify(context.Background(), tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := p.Stats()
+	if st.Discoveries != 1 || st.KeyFetches != 1 || st.CacheHits != 4 || st.UserinfoCalls != 0 {
+		t.Fatalf("stats = %+v", st)
+	}
+}
+
+func TestUnknownKeyRefetchesOnceAndRotates(t *testing.T) {
+	s := newIssuerServer(t)
+	clock := time.Now()
+	p := newProvider(t, Config{Issuer: s.URL, Now: func() time.Time { return clock }})
+	if _, err := p.Verify(context.Background(), s.sign(t, s.claims("alice"))); err != nil {
+		t.Fatal(err)
+	}
+	s.addKey(t, "k2") // rotation: the provider signs with a new key
+	rotated := s.sign(t, s.claims("bob"))
+	if _, err := p.Verify(context.Background(), rotated); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("a new key right after a fetch: %v, want ErrUnavailable (try again), never ErrInvalidToken", err)
+	}
+	clock = clock.Add(keysRefreshMin)
+	if _, err := p.Verify(context.Background(), rotated); err != nil {
+		t.Fatalf("token with a rotated-in key: %v", err)
+	}
+	other, _ := rsa.GenerateKey(rand.Reader, 2048)
+	for i := range 3 {
+		c := s.claims("mallory")
+		c["jti"] = i
+		if _, err := p.Verify(context.Background(), signWith(t, jose.RS256, other, "forged", c)); err == nil {
+			t.Fatal("forged kid accepted")
+		}
+	}
+	if n := s.jwksCalls.Load(); n != 2 {
+		t.Fatalf("JWKS fetched %d times, want 2 (first use, rotation; forged kids within %v refetch nothing)", n, keysRefreshMin)
+	}
+	clock = clock.Add(keysRefreshMin)
+	if _, err := p.Verify(context.Background(), signWith(t, jose.RS256, other, "forged", s.claims("eve"))); !errors.Is(err, ErrInvalidToken) {
+		t.Fatalf("unknown kid after a refetch: %v, want ErrInvalidToken", err)
+	}
+	if n := s.jwksCalls.Load(); n != 3 {
+		t.Fatalf("JWKS fetched %d times after the refresh interval, want 3", n)
+	}
+}
+
+func TestOpaqueTokensUseUserinfo(t *testing.T) {
+	s := newIssuerServer(t)
+	s.set(func(s *issuerServer) {
+		s.userinfo["Bearer opaque-alice"] = map[string]any{"sub": "sub-alice", "preferred_username": "alice", "groups": []string{"admins"}}
+		s.userinfo["Bearer opaque-nosub"] = map[string]any{"name": "nobody"}
+	})
+	clock := time.Now()
+	p := newProvider(t, Config{Issuer: s.URL, OpaqueTTL: time.Minute, Now: func() time.Time { return clock }})
+	ctx := context.Background()
+	for range 3 {
+		id, err := p.Verify(ctx, "opaque-alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id.String("preferred_username") != "alice" || strings.Join(id.Strings("groups"), ",") != "admins" {
+			t.Fatalf("claims = %v", id.Claims)
+		}
+	}
+	if n := s.userinfoCalls.Load(); n != 1 {
+		t.Fatalf("userinfo called %d times, want 1", n)
+	}
+	clock = clock.Add(time.Minute)
+	if _, err := p.Verify(ctx, "opaque-alice"); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.userinfoCalls.Load(); n != 2 {
+		t.Fatalf("after the TTL userinfo called %d times, want 2", n)
+	}
+	for range 3 {
+		if _, err := p.Verify(ctx, "opaque-bogus"); !errors.Is(err, ErrInvalidToken) {
+			t.Fatalf("bogus token: %v", err)
+		}
+	}
+	if n := s.userinfoCalls.Load(); n != 3 {
+		t.Fatalf("a refused token was asked about %d times, want once", n-2)
+	}
+	if _, err := p.Verify(ctx, "opaque-nosub"); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("userinfo without sub: %v", err)
+	}
+}
+
+func TestMissingClaimsCompletedFromUserinfo(t *testing.T) {
+	s := newIssuerServer(t)
+	lean := s.claims("alice")
+	delete(lean, "preferred_username")
+	tok := s.sign(t, lean)
+	s.set(func(s *issuerServer) {
+		s.userinfo["Bearer "+tok] = map[string]any{"sub": "sub-alice", "preferred_username": "alice", "email": "a@example.test", "name": "Not The Token's"}
+	})
+	p := newProvider(t, Config{Issuer: s.URL})
+	for range 3 {
+		id, err := p.Verify(context.Background(), tok, "preferred_username")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id.String("preferred_username") != "alice" || id.String("name") != "User alice" {
+			t.Fatalf("claims = %v (signed claims must win)", id.Claims)
+		}
+	}
+	if n := s.userinfoCalls.Load(); n != 1 {
+		t.Fatalf("userinfo called %d times, want 1", n)
+	}
+
+	// A provider that refuses its JWTs at userinfo leaves the claim missing,
+	// and is asked only once.
+	lean["jti"] = "another token"
+	refused := s.sign(t, lean)
+	for range 3 {
+		id, err := p.Verify(context.Background(), refused, "preferred_username")
+		if err != nil || id.String("preferred_username") != "" {
+			t.Fatalf("id = %v, err = %v", id, err)
+		}
+	}
+	if n := s.userinfoCalls.Load(); n != 2 {
+		t.Fatalf("userinfo called %d times, want 2", n)
+	}
+
+	// userinfo about another subject is not this token's user.
+	lean["jti"] = "a third token"
+	mixed := s.sign(t, lean)
+	s.set(func(s *issuerServer) { s.userinfo["Bearer "+mixed] = map[string]any{"sub": "sub-bob"} })
+	if _, err := p.Verify(context.Background(), mixed, "email"); !errors.Is(err, ErrInvalidToken) {
+		t.Fatalf("sub mismatch: %v", err)
+	}
+}
+
+func TestProviderUnavailable(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(s *issuerServer)
+	}{
+		{"server error", func(s *issuerServer) { s.status = http.StatusBadGateway }},
+		{"discovery announces another issuer", func(s *issuerServer) { s.issuerOverride = "https://other.example" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newIssuerServer(t)
+			s.set(tt.setup)
+			p := newProvider(t, Config{Issuer: s.URL})
+			for _, tok := range []string{s.sign(t, s.claims("alice")), "opaque"} {
+				if _, err := p.Verify(context.Background(), tok); !errors.Is(err, ErrUnavailable) {
+					t.Fatalf("Verify(%.10s…) = %v, want ErrUnavailable", tok, err)
+				}
+			}
+		})
+	}
+	t.Run("nothing listening", func(t *testing.T) {
+		s := newIssuerServer(t)
+		tok := s.sign(t, s.claims("alice"))
+		s.Close()
+		p := newProvider(t, Config{Issuer: s.URL})
+		start := time.Now()
+		if _, err := p.Verify(context.Background(), tok); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("err = %v", err)
+		}
+		if _, err := p.Verify(context.Background(), "x"+tok); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("err = %v", err)
+		}
+		if p.Stats().Discoveries != 1 {
+			t.Fatalf("a failed discovery was retried at once: %+v", p.Stats())
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Fatalf("took %v", d)
+		}
+	})
+	t.Run("slow userinfo times out", func(t *testing.T) {
+		s := newIssuerServer(t)
+		s.set(func(s *issuerServer) { s.delay = 2 * time.Second })
+		p := newProvider(t, Config{Issuer: s.URL, Timeout: 200 * time.Millisecond})
+		start := time.Now()
+		if _, err := p.Verify(context.Background(), "opaque"); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("err = %v", err)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Fatalf("took %v despite a 200ms timeout", d)
+		}
+	})
+	t.Run("keys kept while the provider is down", func(t *testing.T) {
+		s := newIssuerServer(t)
+		p := newProvider(t, Config{Issuer: s.URL})
+		if _, err := p.Verify(context.Background(), s.sign(t, s.claims("alice"))); err != nil {
+			t.Fatal(err)
+		}
+		s.set(func(s *issuerServer) { s.status = http.StatusServiceUnavailable })
+		if _, err := p.Verify(context.Background(), s.sign(t, s.claims("bob"))); err != nil {
+			t.Fatalf("a JWT signed with a known key needs no provider: %v", err)
+		}
+	})
+}
+
+func TestConcurrentLookupsShareOneRoundTrip(t *testing.T) {
+	s := newIssuerServer(t)
+	s.set(func(s *issuerServer) {
+		s.delay = 100 * time.Millisecond
+		s.userinfo["Bearer burst"] = map[string]any{"sub": "sub-alice"}
+	})
+	p := newProvider(t, Config{Issuer: s.URL})
+	var wg sync.WaitGroup
+	errs := make(chan error, 50)
+	for range 50 {
+		wg.Go(func() {
+			_, err := p.Verify(context.Background(), "burst")
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := s.userinfoCalls.Load(); n != 1 {
+		t.Fatalf("50 concurrent lookups made %d userinfo calls, want 1", n)
+	}
+}
+
+func TestCallerCancellationDoesNotFailOthers(t *testing.T) {
+	s := newIssuerServer(t)
+	s.set(func(s *issuerServer) {
+		s.delay = 200 * time.Millisecond
+		s.userinfo["Bearer tok"] = map[string]any{"sub": "sub-alice"}
+	})
+	p := newProvider(t, Config{Issuer: s.URL})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := p.Verify(ctx, "tok"); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("cancelled caller: %v", err)
+	}
+	if _, err := p.Verify(context.Background(), "tok"); err != nil {
+		t.Fatalf("the shared lookup failed with the first caller: %v", err)
+	}
+	if n := s.userinfoCalls.Load(); n != 1 {
+		t.Fatalf("userinfo called %d times, want 1", n)
+	}
+}
+
+func TestInsecure(t *testing.T) {
+	s := &issuerServer{userinfo: map[string]map[string]any{"Bearer tok": {"sub": "sub-alice"}}}
+	s.Server = httptest.NewTLSServer(http.HandlerFunc(s.serve))
+	defer s.Close()
+	s.addKey(t, "k1")
+	if _, err := newProvider(t, Config{Issuer: s.URL}).Verify(context.Background(), "tok"); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("untrusted certificate: %v", err)
+	}
+	if _, err := newProvider(t, Config{Issuer: s.URL, Insecure: true}).Verify(context.Background(), "tok"); err != nil {
+		t.Fatalf("insecure: %v", err)
+	}
+}
+
+func TestCacheIsBounded(t *testing.T) {
+	c := newCache(2)
+	now := time.Now()
+	e := &entry{expires: now.Add(time.Hour)}
+	c.put([32]byte{1}, e)
+	c.put([32]byte{2}, e)
+	c.get([32]byte{1}, now) // 1 is now the most recent
+	c.put([32]byte{3}, e)
+	if c.len() != 2 {
+		t.Fatalf("len = %d", c.len())
+	}
+	if _, ok := c.get([32]byte{2}, now); ok {
+		t.Fatal("the least recently used entry survived")
+	}
+	if _, ok := c.get([32]byte{1}, now); !ok {
+		t.Fatal("a recently used entry was evicted")
+	}
+	if _, ok := c.get([32]byte{1}, now.Add(time.Hour)); ok {
+		t.Fatal("an expired entry was returned")
+	}
+}
+
+func TestNewRefusesBadConfig(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"no issuer", Config{}, "issuer URL is required"},
+		{"not a URL", Config{Issuer: "idp.example"}, "must be an http(s) URL"},
+		{"query", Config{Issuer: "https://idp.example/?x=1"}, "must be an http(s) URL"},
+		{"HS256", Config{Issuer: "https://idp.example", Algorithms: []string{"HS256"}}, `"HS256" is not supported`},
+		{"none", Config{Issuer: "https://idp.example", Algorithms: []string{"none"}}, `"none" is not supported`},
+		{"negative", Config{Issuer: "https://idp.example", Timeout: -1}, "must not be negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New(tt.cfg)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+	p, err := New(Config{Issuer: "https://idp.example/realms/x/"})
+	if err != nil || p.Issuer() != "https://idp.example/realms/x" {
+		t.Fatalf("issuer = %q, %v", p.Issuer(), err)
+	}
+}
+
+func TestIdentityAccessors(t *testing.T) {
+	id := &Identity{Claims: map[string]any{
+		"s": "x", "n": float64(42), "b": true, "list": []any{"a", 1.0, "b"}, "obj": map[string]any{},
+	}}
+	tests := []struct {
+		claim string
+		str   string
+		strs  string
+	}{
+		{"s", "x", "x"},
+		{"n", "42", ""},
+		{"b", "true", ""},
+		{"list", "", "a,b"},
+		{"obj", "", ""},
+		{"missing", "", ""},
+	}
+	for _, tt := range tests {
+		if got := id.String(tt.claim); got != tt.str {
+			t.Errorf("String(%s) = %q, want %q", tt.claim, got, tt.str)
+		}
+		if got := strings.Join(id.Strings(tt.claim), ","); got != tt.strs {
+			t.Errorf("Strings(%s) = %q, want %q", tt.claim, got, tt.strs)
+		}
+	}
+}

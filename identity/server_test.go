@@ -1,0 +1,159 @@
+package identity
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+)
+
+// issuerServer is an in-process stand-in for a provider's discovery, JWKS
+// and userinfo endpoints, for the failure modes a real provider cannot be
+// made to show on demand (outages, slow answers, key rotation, forged
+// metadata). The flows against a real provider are in real_test.go.
+type issuerServer struct {
+	*httptest.Server
+	mu       sync.Mutex
+	keys     []jose.JSONWebKey // private signing keys; the JWKS serves their public halves
+	userinfo map[string]map[string]any
+	// issuerOverride, when set, is announced in discovery instead of the URL.
+	issuerOverride string
+	status         int           // when set, every endpoint answers this status
+	delay          time.Duration // userinfo delay
+	userinfoCalls  atomic.Int64
+	jwksCalls      atomic.Int64
+}
+
+func newIssuerServer(t *testing.T) *issuerServer {
+	t.Helper()
+	s := &issuerServer{userinfo: map[string]map[string]any{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Close)
+	s.addKey(t, "k1")
+	return s
+}
+
+func (s *issuerServer) serve(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	status, delay, override := s.status, s.delay, s.issuerOverride
+	s.mu.Unlock()
+	if status != 0 {
+		w.WriteHeader(status)
+		return
+	}
+	switch r.URL.Path {
+	case "/.well-known/openid-configuration":
+		iss := s.URL
+		if override != "" {
+			iss = override
+		}
+		writeJSON(w, map[string]any{"issuer": iss, "jwks_uri": s.URL + "/jwks", "userinfo_endpoint": s.URL + "/me"})
+	case "/jwks":
+		s.jwksCalls.Add(1)
+		writeJSON(w, s.publicKeys())
+	case "/me":
+		s.userinfoCalls.Add(1)
+		time.Sleep(delay)
+		s.mu.Lock()
+		claims, ok := s.userinfo[r.Header.Get("Authorization")]
+		s.mu.Unlock()
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		writeJSON(w, claims)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+func (s *issuerServer) publicKeys() jose.JSONWebKeySet {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var set jose.JSONWebKeySet
+	for _, k := range s.keys {
+		set.Keys = append(set.Keys, k.Public())
+	}
+	return set
+}
+
+// addKey adds an RSA signing key; the newest key signs.
+func (s *issuerServer) addKey(t *testing.T, kid string) {
+	t.Helper()
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	s.keys = append(s.keys, jose.JSONWebKey{Key: k, KeyID: kid, Algorithm: "RS256", Use: "sig"})
+	s.mu.Unlock()
+}
+
+func (s *issuerServer) set(f func(s *issuerServer)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(s)
+}
+
+// claims returns valid access-token claims for user.
+func (s *issuerServer) claims(user string) map[string]any {
+	now := time.Now()
+	return map[string]any{
+		"iss": s.URL, "sub": "sub-" + user, "aud": "urn:test:api",
+		"iat": now.Unix(), "exp": now.Add(time.Hour).Unix(),
+		"preferred_username": user, "name": "User " + user,
+	}
+}
+
+// sign signs claims with the newest key.
+func (s *issuerServer) sign(t *testing.T, claims map[string]any) string {
+	t.Helper()
+	s.mu.Lock()
+	k := s.keys[len(s.keys)-1]
+	s.mu.Unlock()
+	return signWith(t, jose.RS256, k.Key, k.KeyID, claims)
+}
+
+func signWith(t *testing.T, alg jose.SignatureAlgorithm, key any, kid string, claims map[string]any) string {
+	t.Helper()
+	opts := (&jose.SignerOptions{}).WithType("at+jwt")
+	if kid != "" {
+		opts = opts.WithHeader(jose.HeaderKey("kid"), kid)
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := jwt.Signed(signer).Claims(claims).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+func newECKey(t *testing.T) *ecdsa.PrivateKey {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

@@ -1,0 +1,342 @@
+package integration
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/davspaces/davspaces/internal/testidp"
+)
+
+const (
+	relIssuer   = "http://openid.net/specs/connect/1.0/issuer"
+	relInstance = "http://webfinger.owncloud/rel/server-instance"
+)
+
+// A project space whose members come from the provider's groups.
+var labSpace = []string{
+	"space Lab {",
+	"	id lab",
+	"	manager group:admins",
+	"	viewer group:developers",
+	"}",
+}
+
+// Instance rules exercising match, miss, break, templates, titles and a
+// template that needs a claim nobody has.
+var instanceRules = []string{
+	"instance {",
+	"	claim groups",
+	`	regex ^admins$`,
+	`	href "https://admin.example.test/{{.preferred_username}}"`,
+	`	title en "Administration"`,
+	"	break",
+	"}",
+	"instance {",
+	"	claim email",
+	`	regex "@example\.test$"`,
+	`	href "{{.PLATFORM_URL}}/u/{{.preferred_username}}"`,
+	`	title en "Mail users"`,
+	`	title de "Mail-Benutzer"`,
+	"}",
+	"instance {",
+	"	claim sub",
+	"	regex .+",
+	`	href "https://{{.department}}.example.test"`,
+	"}",
+	"instance {",
+	"	claim sub",
+	"	regex .+",
+	"	href {{.OCIS_URL}}",
+	`	title en "Everyone"`,
+	"}",
+}
+
+type jrd struct {
+	Subject string `json:"subject"`
+	Links   []struct {
+		Rel    string            `json:"rel"`
+		Href   string            `json:"href"`
+		Titles map[string]string `json:"titles"`
+	} `json:"links"`
+}
+
+// lookup sends a WebFinger request with an optional Authorization header.
+func lookup(t *testing.T, s *server, query, authorization string) (*http.Response, jrd) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, s.URL+"/.well-known/webfinger?"+query, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
+	req.Header.Set("Origin", "https://localhost:9200")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var doc jrd
+	if resp.StatusCode == http.StatusOK {
+		if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+			t.Fatalf("decoding JRD: %v", err)
+		}
+	}
+	return resp, doc
+}
+
+// hrefs lists "rel href" of the links.
+func (d jrd) hrefs() []string {
+	var out []string
+	for _, l := range d.Links {
+		out = append(out, l.Rel+" "+l.Href)
+	}
+	return out
+}
+
+func TestWebFingerLookups(t *testing.T) {
+	idp := testidp.Start(t, testidp.Options{})
+	s := startServer(t, serverOptions{issuer: idp.Issuer, webfinger: instanceRules})
+	resource := "resource=" + url.QueryEscape("acct:someone@localhost")
+
+	resp, doc := lookup(t, s, resource, "")
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/jrd+json" {
+		t.Fatalf("anonymous lookup: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	if resp.Header.Get("Access-Control-Allow-Origin") != "https://localhost:9200" {
+		t.Errorf("no CORS header for an allowed origin: %v", resp.Header)
+	}
+	if doc.Subject != "acct:someone@localhost" || !slices.Equal(doc.hrefs(), []string{relIssuer + " " + idp.Issuer}) {
+		t.Fatalf("anonymous lookup: %+v", doc)
+	}
+	if _, basic := lookup(t, s, resource, "Basic ZWluc3RlaW46cmVsYXRpdml0eQ=="); !slices.Equal(basic.hrefs(), doc.hrefs()) {
+		t.Fatalf("Basic credentials must be ignored: %+v", basic)
+	}
+
+	platform := "https://localhost:9200"
+	tests := []struct {
+		user string
+		want []string
+	}{
+		{"alice", []string{relIssuer + " " + idp.Issuer, relInstance + " https://admin.example.test/alice"}},
+		{"bob", []string{relIssuer + " " + idp.Issuer, relInstance + " " + platform + "/u/bob", relInstance + " " + platform}},
+		{"carol", []string{relIssuer + " " + idp.Issuer, relInstance + " " + platform}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.user, func(t *testing.T) {
+			resp, doc := lookup(t, s, resource, "Bearer "+idp.Token(t, tt.user))
+			if resp.StatusCode != http.StatusOK || !slices.Equal(doc.hrefs(), tt.want) {
+				t.Fatalf("%d %v, want %v", resp.StatusCode, doc.hrefs(), tt.want)
+			}
+			if strings.Contains(strings.Join(doc.hrefs(), " "), "no value") {
+				t.Fatalf("a template rendered a missing claim: %v", doc.hrefs())
+			}
+		})
+	}
+	_, doc = lookup(t, s, resource, "Bearer "+idp.Token(t, "bob"))
+	if got := doc.Links[1].Titles; got["en"] != "Mail users" || got["de"] != "Mail-Benutzer" || doc.Links[0].Titles != nil {
+		t.Fatalf("titles: %+v", doc.Links)
+	}
+
+	bob := "Bearer " + idp.Token(t, "bob")
+	for query, want := range map[string][]string{
+		"&rel=" + url.QueryEscape(relInstance):                                        {relInstance + " " + platform + "/u/bob", relInstance + " " + platform},
+		"&rel=" + url.QueryEscape(relIssuer):                                          {relIssuer + " " + idp.Issuer},
+		"&rel=" + url.QueryEscape(relIssuer) + "&rel=" + url.QueryEscape(relInstance): {relIssuer + " " + idp.Issuer, relInstance + " " + platform + "/u/bob", relInstance + " " + platform},
+		"&rel=http%3A%2F%2Fexample.org%2Fother":                                       nil,
+	} {
+		if _, doc := lookup(t, s, resource+query, bob); !slices.Equal(doc.hrefs(), want) {
+			t.Errorf("rel filter %s: %v, want %v", query, doc.hrefs(), want)
+		}
+	}
+
+	for _, query := range []string{"", "resource=", "resource=no-scheme", "resource=acct:a&resource=acct:b"} {
+		if resp, _ := lookup(t, s, query, ""); resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("lookup ?%s: %d, want 400", query, resp.StatusCode)
+		}
+	}
+}
+
+func TestWebFingerRefusesBadTokens(t *testing.T) {
+	idp := testidp.Start(t, testidp.Options{})
+	s := startServer(t, serverOptions{issuer: idp.Issuer})
+	resource := "resource=" + url.QueryEscape("https://localhost:9200")
+	claims := func(change func(map[string]any)) map[string]any {
+		c := idp.Claims("alice")
+		change(c)
+		return c
+	}
+	tokens := map[string]string{
+		"expired":      idp.Mint(t, claims(func(c map[string]any) { c["exp"] = time.Now().Add(-time.Hour).Unix() })),
+		"wrong issuer": idp.Mint(t, claims(func(c map[string]any) { c["iss"] = "https://issuer.invalid" })),
+		"wrong key":    signWithNewKey(t, idp.SigningKey().KeyID, idp.Claims("alice")),
+		"alg none":     algNone(t, idp.Claims("alice")),
+		"garbage":      "not-a-token",
+	}
+	for name, tok := range tokens {
+		t.Run(name, func(t *testing.T) {
+			resp, _ := lookup(t, s, resource, "Bearer "+tok)
+			if resp.StatusCode != http.StatusUnauthorized {
+				t.Fatalf("status %d, want 401", resp.StatusCode)
+			}
+			if h := resp.Header.Get("WWW-Authenticate"); !strings.HasPrefix(h, "Bearer") || !strings.Contains(h, `error="invalid_token"`) {
+				t.Fatalf("WWW-Authenticate %q", h)
+			}
+		})
+	}
+}
+
+// signWithNewKey forges a token: right kid, wrong key.
+func signWithNewKey(t *testing.T, kid string, claims map[string]any) string {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: key},
+		(&jose.SignerOptions{}).WithType("at+jwt").WithHeader("kid", kid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := jwt.Signed(signer).Claims(claims).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// algNone builds an unsigned token.
+func algNone(t *testing.T, claims map[string]any) string {
+	t.Helper()
+	payload, err := json.Marshal(claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := func(b []byte) string { return strings.TrimRight(base64URL(b), "=") }
+	return enc([]byte(`{"alg":"none","typ":"at+jwt"}`)) + "." + enc(payload) + "."
+}
+
+func TestUserinfoCachedAcrossLookups(t *testing.T) {
+	idp := testidp.Start(t, testidp.Options{})
+	s := startServer(t, serverOptions{issuer: idp.Issuer})
+	opaque := "Bearer " + idp.OpaqueToken(t, "bob")
+	for range 10 {
+		resp, doc := lookup(t, s, "resource=acct:bob@localhost", opaque)
+		if resp.StatusCode != http.StatusOK || len(doc.Links) != 2 {
+			t.Fatalf("%d %+v", resp.StatusCode, doc)
+		}
+	}
+	dav := &client{t: t, base: s.URL, token: idp.OpaqueToken(t, "bob"), http: http.DefaultClient}
+	for range 10 {
+		dav.expect(http.StatusMultiStatus, "PROPFIND", "/webdav/", "", "Depth", "0")
+	}
+	if n := idp.UserinfoCalls(t); n != 2 {
+		t.Fatalf("20 requests with two opaque tokens made %d userinfo calls, want 2", n)
+	}
+}
+
+func TestBearerWebDAV(t *testing.T) {
+	idp := testidp.Start(t, testidp.Options{})
+	s := startServer(t, serverOptions{issuer: idp.Issuer, davspaces: labSpace})
+	alice := &client{t: t, base: s.URL, token: idp.Token(t, "alice"), http: http.DefaultClient}
+	alice.expect(http.StatusCreated, "PUT", "/webdav/notes.txt", "by alice")
+	_, body := alice.expect(http.StatusMultiStatus, "PROPFIND", "/webdav/", "", "Depth", "1")
+	if !strings.Contains(body, "notes.txt") {
+		t.Fatalf("PROPFIND does not list the new file:\n%s", body)
+	}
+	if got := alice.prop("/webdav/", ocNS, "owner-id"); got != "alice" {
+		t.Fatalf("owner-id %q, want alice (preferred_username)", got)
+	}
+	if got := alice.prop("/webdav/", ocNS, "owner-display-name"); got != "Alice Archer" {
+		t.Fatalf("owner-display-name %q", got)
+	}
+	alice.expect(http.StatusOK, "GET", "/dav/files/alice/notes.txt", "")
+
+	// Roles from groups: admins manage the lab, developers view it, others
+	// do not see it.
+	alice.expect(http.StatusCreated, "PUT", "/dav/spaces/lab/plan.txt", "plan")
+	bob := &client{t: t, base: s.URL, token: idp.Token(t, "bob"), http: http.DefaultClient}
+	bob.expect(http.StatusOK, "GET", "/dav/spaces/lab/plan.txt", "")
+	bob.expect(http.StatusForbidden, "PUT", "/dav/spaces/lab/plan.txt", "bob was here")
+	carol := &client{t: t, base: s.URL, token: idp.Token(t, "carol"), http: http.DefaultClient}
+	carol.expect(http.StatusNotFound, "PROPFIND", "/dav/spaces/lab/", "", "Depth", "0")
+	carol.expect(http.StatusNotFound, "GET", "/dav/files/alice/notes.txt", "")
+
+	// Basic stays possible for development.
+	newClient(t, s.URL, "einstein").expect(http.StatusCreated, "PUT", "/webdav/basic.txt", "basic")
+
+	anon := newClient(t, s.URL, "")
+	resp, b := anon.expect(http.StatusUnauthorized, "PROPFIND", "/webdav/", "", "Depth", "0")
+	wantDAVError(t, b, "NotAuthenticated")
+	challenges := resp.Header.Values("WWW-Authenticate")
+	if len(challenges) != 2 || !strings.HasPrefix(challenges[0], "Bearer realm=") || !strings.HasPrefix(challenges[1], "Basic realm=") {
+		t.Fatalf("challenges %q, want Bearer and Basic", challenges)
+	}
+	expired := idp.Claims("alice")
+	expired["exp"] = time.Now().Add(-time.Hour).Unix()
+	stale := &client{t: t, base: s.URL, token: idp.Mint(t, expired), http: http.DefaultClient}
+	resp, b = stale.expect(http.StatusUnauthorized, "PUT", "/webdav/notes.txt", "stale")
+	wantDAVError(t, b, "NotAuthenticated")
+	if h := resp.Header.Get("WWW-Authenticate"); !strings.Contains(h, `error="invalid_token"`) {
+		t.Fatalf("WWW-Authenticate %q", h)
+	}
+	if _, got := alice.expect(http.StatusOK, "GET", "/webdav/notes.txt", ""); got != "by alice" {
+		t.Fatalf("a refused request changed the file: %q", got)
+	}
+}
+
+func TestProviderDown(t *testing.T) {
+	idp := testidp.Start(t, testidp.Options{})
+	s := startServer(t, serverOptions{issuer: idp.Issuer})
+	known := idp.Token(t, "alice")
+	dav := &client{t: t, base: s.URL, token: known, http: http.DefaultClient}
+	dav.expect(http.StatusMultiStatus, "PROPFIND", "/webdav/", "", "Depth", "0")
+	opaque := idp.OpaqueToken(t, "bob")
+	idp.Stop()
+
+	// A token verified before keeps working: its key is known.
+	dav.expect(http.StatusMultiStatus, "PROPFIND", "/webdav/", "", "Depth", "0")
+	// One that needs the provider is answered 503, never 401.
+	dav.token = opaque
+	resp, b := dav.expect(http.StatusServiceUnavailable, "PROPFIND", "/webdav/", "", "Depth", "0")
+	wantDAVError(t, b, "ServiceUnavailable")
+	if resp.Header.Get("Retry-After") == "" {
+		t.Errorf("503 without Retry-After")
+	}
+	resource := "resource=acct:bob@localhost"
+	if resp, _ := lookup(t, s, resource, "Bearer "+opaque); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("signed-in lookup with the provider down: %d, want 503", resp.StatusCode)
+	}
+	resp, doc := lookup(t, s, resource, "")
+	if resp.StatusCode != http.StatusOK || !slices.Equal(doc.hrefs(), []string{relIssuer + " " + idp.Issuer}) {
+		t.Fatalf("anonymous lookup with the provider down: %d %+v", resp.StatusCode, doc)
+	}
+}
+
+func TestProviderNeverReachable(t *testing.T) {
+	dead := "http://127.0.0.1:" + itoa(freePort(t))
+	s := startServer(t, serverOptions{issuer: dead})
+	dav := &client{t: t, base: s.URL, token: "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln", http: http.DefaultClient}
+	dav.expect(http.StatusServiceUnavailable, "PROPFIND", "/webdav/", "", "Depth", "0")
+	newClient(t, s.URL, "marie").expect(http.StatusMultiStatus, "PROPFIND", "/webdav/", "", "Depth", "0")
+	resp, doc := lookup(t, s, "resource=acct:x@localhost", "")
+	if resp.StatusCode != http.StatusOK || !slices.Equal(doc.hrefs(), []string{relIssuer + " " + dead}) {
+		t.Fatalf("anonymous lookup: %d %+v", resp.StatusCode, doc)
+	}
+}
+
+func base64URL(b []byte) string { return base64.URLEncoding.EncodeToString(b) }
+
+func itoa(n int) string { return strconv.Itoa(n) }
