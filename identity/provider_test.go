@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
-	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
+
+	"github.com/davspaces/davspaces/internal/testidp"
 )
 
 func newProvider(t *testing.T, cfg Config) *Provider {
@@ -59,7 +60,7 @@ func TestVerifyJWT(t *testing.T) {
 		{"wrong key, no kid", Config{}, signWith(t, jose.RS256, otherKey, "", s.claims("alice")), ErrInvalidToken},
 		{"unknown kid", Config{}, signWith(t, jose.RS256, otherKey, "k9", s.claims("alice")), ErrInvalidToken},
 		{"EC key not published", Config{}, signWith(t, jose.ES256, newECKey(t), "k1", s.claims("alice")), ErrInvalidToken},
-		{"alg none", Config{}, unsignedToken(s.claims("alice")), ErrInvalidToken},
+		{"alg none", Config{}, testidp.Unsigned(s.claims("alice")), ErrInvalidToken},
 		{"HS256 with the public key as secret", Config{}, hmacWithPublicKey(t, s), ErrInvalidToken},
 		{"garbage", Config{}, "eyJhbGciOi.not.atoken", ErrInvalidToken},
 		{"oversized", Config{}, strings.Repeat("a", maxTokenBytes+1), ErrInvalidToken},
@@ -77,13 +78,6 @@ func TestVerifyJWT(t *testing.T) {
 			}
 		})
 	}
-}
-
-// unsignedToken builds an "alg": "none" token, which must never verify.
-func unsignedToken(claims map[string]any) string {
-	enc := base64.RawURLEncoding
-	payload, _ := jsonMarshal(claims)
-	return enc.EncodeToString([]byte(`{"alg":"none","typ":"at+jwt","kid":"k1"}`)) + "." + enc.EncodeToString(payload) + "."
 }
 
 // hmacWithPublicKey is the classic algorithm confusion attack: an HS256

@@ -47,7 +47,7 @@ func TestRealProviderRefusesBadTokens(t *testing.T) {
 		"expired":      mint(func(c map[string]any) { c["exp"] = time.Now().Add(-time.Hour).Unix() }),
 		"wrong issuer": mint(func(c map[string]any) { c["iss"] = "http://127.0.0.1:1/other" }),
 		"no exp":       mint(func(c map[string]any) { delete(c, "exp") }),
-		"alg none":     unsignedToken(idp.Claims("bob")),
+		"alg none":     testidp.Unsigned(idp.Claims("bob")),
 		"tampered":     tamper(idp.Token(t, "bob")),
 		"opaque junk":  "not-a-token-the-provider-issued",
 	}

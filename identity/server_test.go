@@ -14,7 +14,8 @@ import (
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/davspaces/davspaces/internal/testidp"
 )
 
 // issuerServer is an in-process stand-in for a provider's discovery, JWKS
@@ -132,19 +133,7 @@ func (s *issuerServer) sign(t *testing.T, claims map[string]any) string {
 
 func signWith(t *testing.T, alg jose.SignatureAlgorithm, key any, kid string, claims map[string]any) string {
 	t.Helper()
-	opts := (&jose.SignerOptions{}).WithType("at+jwt")
-	if kid != "" {
-		opts = opts.WithHeader(jose.HeaderKey("kid"), kid)
-	}
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := jwt.Signed(signer).Claims(claims).Serialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
+	return testidp.Sign(t, alg, key, kid, claims)
 }
 
 func newECKey(t *testing.T) *ecdsa.PrivateKey {
@@ -155,5 +144,3 @@ func newECKey(t *testing.T) *ecdsa.PrivateKey {
 	}
 	return k
 }
-
-func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

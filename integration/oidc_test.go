@@ -1,20 +1,18 @@
 package integration
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
-	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/davspaces/davspaces/internal/testidp"
 )
@@ -181,8 +179,8 @@ func TestWebFingerRefusesBadTokens(t *testing.T) {
 	tokens := map[string]string{
 		"expired":      idp.Mint(t, claims(func(c map[string]any) { c["exp"] = time.Now().Add(-time.Hour).Unix() })),
 		"wrong issuer": idp.Mint(t, claims(func(c map[string]any) { c["iss"] = "https://issuer.invalid" })),
-		"wrong key":    signWithNewKey(t, idp.SigningKey().KeyID, idp.Claims("alice")),
-		"alg none":     algNone(t, idp.Claims("alice")),
+		"wrong key":    idp.Forge(t, idp.Claims("alice")),
+		"alg none":     testidp.Unsigned(idp.Claims("alice")),
 		"garbage":      "not-a-token",
 	}
 	for name, tok := range tokens {
@@ -196,36 +194,6 @@ func TestWebFingerRefusesBadTokens(t *testing.T) {
 			}
 		})
 	}
-}
-
-// signWithNewKey forges a token: right kid, wrong key.
-func signWithNewKey(t *testing.T, kid string, claims map[string]any) string {
-	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: key},
-		(&jose.SignerOptions{}).WithType("at+jwt").WithHeader("kid", kid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := jwt.Signed(signer).Claims(claims).Serialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
-}
-
-// algNone builds an unsigned token.
-func algNone(t *testing.T, claims map[string]any) string {
-	t.Helper()
-	payload, err := json.Marshal(claims)
-	if err != nil {
-		t.Fatal(err)
-	}
-	enc := func(b []byte) string { return strings.TrimRight(base64URL(b), "=") }
-	return enc([]byte(`{"alg":"none","typ":"at+jwt"}`)) + "." + enc(payload) + "."
 }
 
 func TestUserinfoCachedAcrossLookups(t *testing.T) {
@@ -337,6 +305,86 @@ func TestProviderNeverReachable(t *testing.T) {
 	}
 }
 
-func base64URL(b []byte) string { return base64.URLEncoding.EncodeToString(b) }
-
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// BenchmarkLookupOverHTTP measures WebFinger lookups through the real Caddy
+// over loopback HTTP with warm caches (client time included), beside the
+// floor of that stack: an OPTIONS request davspaces answers without work.
+func BenchmarkLookupOverHTTP(b *testing.B) {
+	idp := testidp.Start(b, testidp.Options{})
+	s := startServer(b, serverOptions{issuer: idp.Issuer})
+	lookupURL := s.URL + "/.well-known/webfinger?resource=acct:alice@localhost"
+	token := "Bearer " + idp.Token(b, "alice")
+	for _, bm := range []struct {
+		name, method, url, auth string
+		status                  int
+	}{
+		{"signed-in", http.MethodGet, lookupURL, token, http.StatusOK},
+		{"anonymous", http.MethodGet, lookupURL, "", http.StatusOK},
+		{"options-floor", http.MethodOptions, s.URL + "/webdav/", "", http.StatusNoContent},
+	} {
+		b.Run(bm.name, func(b *testing.B) {
+			req, err := http.NewRequest(bm.method, bm.url, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if bm.auth != "" {
+				req.Header.Set("Authorization", bm.auth)
+			}
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+			defer client.CloseIdleConnections()
+			for b.Loop() {
+				resp, err := client.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != bm.status {
+					b.Fatalf("status %d", resp.StatusCode)
+				}
+			}
+		})
+	}
+}
+
+// TestBadInstanceRuleRefused checks that a bad rule stops `caddy adapt` (the
+// Caddyfile) and `caddy validate` (JSON, which provisions) with a message
+// naming the problem.
+func TestBadInstanceRuleRefused(t *testing.T) {
+	dir := t.TempDir()
+	caddyfile := filepath.Join(dir, "Caddyfile")
+	writeFile(t, caddyfile, `http://127.0.0.1:1 {
+	webfinger {
+		issuer https://idp.example.org
+		instance {
+			claim email
+			regex "(unclosed"
+			href https://example.org
+		}
+	}
+}
+`)
+	out, err := exec.Command(caddyBinary, "adapt", "--config", caddyfile).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "Caddyfile:8") || !strings.Contains(string(out), "regex") {
+		t.Fatalf("caddy adapt: err %v\n%s", err, out)
+	}
+
+	config := filepath.Join(dir, "caddy.json")
+	writeFile(t, config, `{"admin": {"disabled": true}, "apps": {"http": {"servers": {"s": {"listen": ["127.0.0.1:0"],
+		"routes": [{"handle": [{"handler": "webfinger", "issuer": "https://idp.example.org",
+			"instances": [{"claim": "sub", "regex": ".+", "href": "{{invalid}}ee"}]}]}]}}}}}`)
+	cmd := exec.Command(caddyBinary, "validate", "--config", config)
+	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)
+	out, err = cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "instance rule 0") || !strings.Contains(string(out), "href") {
+		t.Fatalf("caddy validate: err %v\n%s", err, out)
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -397,24 +397,53 @@ func (p *IdP) Claims(name string) map[string]any {
 // claims say (expired, another issuer, a claim missing).
 func (p *IdP) Mint(t testing.TB, claims map[string]any) string {
 	t.Helper()
+	return Sign(t, jose.RS256, p.key, "", claims)
+}
+
+// Forge signs claims with a fresh key under the provider's kid: a token
+// whose header looks right and whose signature is not the provider's.
+func (p *IdP) Forge(t testing.TB, claims map[string]any) string {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatalf("testidp: forge: %v", err)
+	}
+	return Sign(t, jose.RS256, key, p.key.KeyID, claims)
+}
+
+// Sign makes a compact JWS (typ at+jwt) of claims with key; kid, when not
+// empty, goes into the header (a *jose.JSONWebKey brings its own).
+func Sign(t testing.TB, alg jose.SignatureAlgorithm, key any, kid string, claims map[string]any) string {
+	t.Helper()
 	payload, err := json.Marshal(claims)
 	if err != nil {
-		t.Fatalf("testidp: mint: %v", err)
+		t.Fatalf("testidp: sign: %v", err)
 	}
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: p.key},
-		(&jose.SignerOptions{}).WithType("at+jwt"))
+	opts := (&jose.SignerOptions{}).WithType("at+jwt")
+	if kid != "" {
+		opts = opts.WithHeader(jose.HeaderKey("kid"), kid)
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key}, opts)
 	if err != nil {
-		t.Fatalf("testidp: mint: %v", err)
+		t.Fatalf("testidp: sign: %v", err)
 	}
 	jws, err := signer.Sign(payload)
 	if err != nil {
-		t.Fatalf("testidp: mint: %v", err)
+		t.Fatalf("testidp: sign: %v", err)
 	}
 	token, err := jws.CompactSerialize()
 	if err != nil {
-		t.Fatalf("testidp: mint: %v", err)
+		t.Fatalf("testidp: sign: %v", err)
 	}
 	return token
+}
+
+// Unsigned makes an "alg": "none" token of claims, which no verifier may
+// accept.
+func Unsigned(claims map[string]any) string {
+	payload, _ := json.Marshal(claims)
+	enc := base64.RawURLEncoding
+	return enc.EncodeToString([]byte(`{"alg":"none","typ":"at+jwt"}`)) + "." + enc.EncodeToString(payload) + "."
 }
 
 // SigningKey returns the provider's private signing key (RS256, with kid).
