@@ -67,8 +67,8 @@ func (p pooledProvider) Destruct() error {
 }
 
 // acquireProvider returns the shared provider for cfg and the key to release
-// it with. It does no network I/O.
-func acquireProvider(cfg identity.Config) (*identity.Provider, string, error) {
+// it with, and registers its metrics. It does no network I/O.
+func acquireProvider(ctx caddy.Context, cfg identity.Config) (*identity.Provider, string, error) {
 	b, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, "", err
@@ -84,7 +84,14 @@ func acquireProvider(cfg identity.Config) (*identity.Provider, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("oidc: %w", err)
 	}
-	return v.(pooledProvider).Provider, key, nil
+	p := v.(pooledProvider).Provider
+	if reg := ctx.GetMetricsRegistry(); reg != nil {
+		if err := registerProviderMetrics(reg, p); err != nil {
+			providers.Delete(key)
+			return nil, "", fmt.Errorf("oidc metrics: %w", err)
+		}
+	}
+	return p, key, nil
 }
 
 // releaseProvider gives back what acquireProvider handed out.

@@ -82,7 +82,7 @@ func (a *OIDCAuth) Provision(ctx caddy.Context) error {
 		}
 	}
 	var err error
-	a.provider, a.providerKey, err = acquireProvider(a.identityConfig())
+	a.provider, a.providerKey, err = acquireProvider(ctx, a.identityConfig())
 	return err
 }
 

@@ -83,7 +83,7 @@ func (wf *WebFinger) Provision(ctx caddy.Context) error {
 	if _, err := webfinger.New(handlerCfg); err != nil {
 		return fmt.Errorf("webfinger: %w", err)
 	}
-	provider, key, err := acquireProvider(cfg)
+	provider, key, err := acquireProvider(ctx, cfg)
 	if err != nil {
 		return err
 	}
