@@ -160,4 +160,15 @@ func TestExampleCaddyfileAsIs(t *testing.T) {
 	c.user = "richard"
 	own := "/dav/spaces/" + c.prop("/webdav/", ocNS, "spaceid") // richard's personal space
 	c.expect(http.StatusCreated, "PUT", own+"/mine.txt", "mine")
+
+	c.user = ""
+	_, b := c.expect(http.StatusOK, "GET", "/.well-known/webfinger?resource=acct:richard@localhost", "")
+	if !strings.Contains(b, `"href":"https://localhost:9200"`) {
+		t.Fatalf("webfinger issuer link: %s", b)
+	}
+	// The admin endpoint's metrics include the identity provider counters.
+	metrics := &client{t: t, base: "http://localhost:2019", http: http.DefaultClient}
+	if _, b := metrics.expect(http.StatusOK, "GET", "/metrics", ""); !strings.Contains(b, "davspaces_oidc_userinfo_requests_total") {
+		t.Fatalf("no davspaces_oidc metrics on the admin endpoint")
+	}
 }
