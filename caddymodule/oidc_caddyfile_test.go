@@ -20,11 +20,11 @@ func TestUnmarshalOIDCAuth(t *testing.T) {
 		want  string // JSON of the handler
 	}{
 		{
-			name:  "issuer only",
+			name: "issuer only",
 			input: `oidc_auth {
 	issuer https://idp.example.org
 }`,
-			want:  `{"issuer":"https://idp.example.org"}`,
+			want: `{"issuer":"https://idp.example.org"}`,
 		},
 		{
 			name: "every option",
@@ -87,18 +87,18 @@ func TestUnmarshalWebFinger(t *testing.T) {
 		want  string
 	}{
 		{
-			name:  "issuer only: the default rule",
+			name: "issuer only: the default rule",
 			input: `webfinger {
 	issuer https://idp.example.org
 }`,
-			want:  `{"issuer":"https://idp.example.org"}`,
+			want: `{"issuer":"https://idp.example.org"}`,
 		},
 		{
-			name:  "platform url names the issuer too",
+			name: "platform url names the issuer too",
 			input: `webfinger {
 	platform_url https://cloud.example.org
 }`,
-			want:  `{"platform_url":"https://cloud.example.org"}`,
+			want: `{"platform_url":"https://cloud.example.org"}`,
 		},
 		{
 			name: "rules",
