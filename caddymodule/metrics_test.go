@@ -42,3 +42,44 @@ func TestProviderMetrics(t *testing.T) {
 		}
 	}
 }
+
+// Handlers configured differently for one issuer get providers of their
+// own; the issuer's counters add up what each of them did.
+func TestProviderMetricsAddUpPerIssuer(t *testing.T) {
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	defer cancel()
+	const issuer = "http://127.0.0.1:1" // nothing listens: each check costs one discovery attempt
+	handlers := []*OIDCAuth{
+		{OIDC: OIDC{Issuer: issuer, Audiences: []string{"desktop"}}},
+		{OIDC: OIDC{Issuer: issuer, Audiences: []string{"web"}}},
+	}
+	for _, a := range handlers {
+		if err := a.Provision(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer a.Cleanup()
+		if _, err := a.provider.Verify(context.Background(), "opaque-token"); err == nil {
+			t.Fatal("a token was accepted by an unreachable provider")
+		}
+	}
+	if handlers[0].provider == handlers[1].provider {
+		t.Fatal("differently configured handlers share a provider")
+	}
+	families, err := ctx.GetMetricsRegistry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "davspaces_oidc_discoveries_total" {
+			continue
+		}
+		if len(f.GetMetric()) != 1 {
+			t.Fatalf("%d series, want one per issuer", len(f.GetMetric()))
+		}
+		if got := f.GetMetric()[0].GetCounter().GetValue(); got != 2 {
+			t.Errorf("discoveries = %v, want 2 (one per provider)", got)
+		}
+		return
+	}
+	t.Fatal("davspaces_oidc_discoveries_total not registered")
+}

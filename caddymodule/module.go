@@ -222,11 +222,21 @@ func groupsOf(repl *caddy.Replacer) []string {
 	case userGroups:
 		return g
 	case string:
-		if g != "" {
-			return strings.Split(g, ",")
-		}
+		return splitGroups(g)
 	}
 	return nil
+}
+
+// splitGroups reads a comma-separated group list as another authentication
+// handler may have written it ("a, b,"), without blank names.
+func splitGroups(list string) []string {
+	var groups []string
+	for _, g := range strings.Split(list, ",") {
+		if g = strings.TrimSpace(g); g != "" {
+			groups = append(groups, g)
+		}
+	}
+	return groups
 }
 
 // Interface guards

@@ -3,7 +3,9 @@ package caddymodule
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
@@ -77,8 +79,11 @@ func (a *OIDCAuth) Provision(ctx caddy.Context) error {
 		if err != nil {
 			return fmt.Errorf("loading authentication providers: %w", err)
 		}
-		for _, m := range mods.(map[string]any) {
-			a.fallbacks = append(a.fallbacks, m.(caddyauth.Authenticator))
+		// Sorted by module name so that challenges come in the same order
+		// on every request and every reload.
+		byName := mods.(map[string]any)
+		for _, name := range slices.Sorted(maps.Keys(byName)) {
+			a.fallbacks = append(a.fallbacks, byName[name].(caddyauth.Authenticator))
 		}
 	}
 	var err error

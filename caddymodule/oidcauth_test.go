@@ -661,6 +661,8 @@ func TestGroupsOf(t *testing.T) {
 		{"oidc_auth list", userGroups{"admins", "developers"}, []string{"admins", "developers"}},
 		{"comma-separated string", "admins,developers", []string{"admins", "developers"}},
 		{"one group", "admins", []string{"admins"}},
+		{"spaces and blanks", " admins , ,developers, ", []string{"admins", "developers"}},
+		{"only commas", ",,", nil},
 		{"empty string", "", nil},
 		{"empty list", userGroups{}, nil},
 		{"absent", nil, nil},

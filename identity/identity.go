@@ -9,7 +9,7 @@ package identity
 
 import (
 	"errors"
-	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -80,31 +80,49 @@ type Identity struct {
 // String returns the claim as a string: strings as they are, numbers and
 // booleans formatted; "" when the claim is missing or structured.
 func (id *Identity) String(claim string) string {
-	switch v := id.Claims[claim].(type) {
-	case string:
-		return v
-	case float64, bool, int, int64:
-		return fmt.Sprint(v)
-	}
-	return ""
+	s, _ := scalarString(id.Claims[claim])
+	return s
 }
 
-// Strings returns the claim as a list: the strings of an array claim, or a
-// single string claim as a one-element list.
+// Strings returns the claim as a list: the scalars of an array claim, or a
+// single scalar claim as a one-element list.
 func (id *Identity) Strings(claim string) []string {
 	switch v := id.Claims[claim].(type) {
-	case string:
-		return []string{v}
 	case []any:
 		out := make([]string, 0, len(v))
 		for _, e := range v {
-			if s, ok := e.(string); ok {
+			if s, ok := scalarString(e); ok {
 				out = append(out, s)
 			}
 		}
 		return out
 	case []string:
 		return v
+	case nil:
+		return nil
+	default:
+		if s, ok := scalarString(v); ok {
+			return []string{s}
+		}
 	}
 	return nil
+}
+
+// scalarString formats a JSON scalar the way it was written: numbers
+// decoded as float64 keep their digits (12345678, not 1.2345678e+07), so a
+// numeric user id stays the same id.
+func scalarString(v any) (string, bool) {
+	switch v := v.(type) {
+	case string:
+		return v, true
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64), true
+	case int:
+		return strconv.Itoa(v), true
+	case int64:
+		return strconv.FormatInt(v, 10), true
+	case bool:
+		return strconv.FormatBool(v), true
+	}
+	return "", false
 }

@@ -403,7 +403,8 @@ func TestNewRefusesBadConfig(t *testing.T) {
 
 func TestIdentityAccessors(t *testing.T) {
 	id := &Identity{Claims: map[string]any{
-		"s": "x", "n": float64(42), "b": true, "list": []any{"a", 1.0, "b"}, "obj": map[string]any{},
+		"s": "x", "n": float64(42), "big": float64(12345678), "frac": 1.5, "b": true,
+		"list": []any{"a", 1.0, "b", map[string]any{}}, "obj": map[string]any{},
 	}}
 	tests := []struct {
 		claim string
@@ -411,9 +412,11 @@ func TestIdentityAccessors(t *testing.T) {
 		strs  string
 	}{
 		{"s", "x", "x"},
-		{"n", "42", ""},
-		{"b", "true", ""},
-		{"list", "", "a,b"},
+		{"n", "42", "42"},
+		{"big", "12345678", "12345678"},
+		{"frac", "1.5", "1.5"},
+		{"b", "true", "true"},
+		{"list", "", "a,1,b"},
 		{"obj", "", ""},
 		{"missing", "", ""},
 	}
