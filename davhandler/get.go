@@ -14,30 +14,34 @@ func (h *Handler) handleGet(w http.ResponseWriter, r *http.Request, req *request
 	if err != nil {
 		return err
 	}
-	h.setNodeHeaders(w, t.node)
 	if t.node.IsFolder() {
+		h.setNodeHeaders(w, t.node)
 		w.Header().Set("Content-Type", "httpd/unix-directory")
 		w.Header().Set("Content-Length", "0")
 		w.WriteHeader(http.StatusOK)
 		return nil
 	}
-	if _, err := checkMatch(r, t); err != nil {
-		return err
-	}
-	content, err := h.store.Open(r.Context(), t.space.ID, t.node.ID)
+	// The headers describe exactly the version whose bytes are sent, even
+	// while the file is being replaced.
+	node, content, err := h.store.Open(r.Context(), t.space.ID, t.node.ID)
 	if err != nil {
 		return err
 	}
 	defer content.Close()
+	t.node = node
+	if _, err := checkMatch(r, t); err != nil {
+		return err
+	}
+	h.setNodeHeaders(w, node)
 	hdr := w.Header()
-	hdr.Set("Content-Type", contentType(t.node))
-	hdr.Set("Content-Disposition", contentDisposition(t.node.Name))
-	if sha1 := t.node.Checksums.SHA1; sha1 != "" {
+	hdr.Set("Content-Type", contentType(node))
+	hdr.Set("Content-Disposition", contentDisposition(node.Name))
+	if sha1 := node.Checksums.SHA1; sha1 != "" {
 		hdr.Set("OC-Checksum", "SHA1:"+sha1)
 	}
 	// ServeContent answers Range, If-None-Match and If-Modified-Since; its
 	// plain-text error bodies are replaced with the XML error shape.
-	http.ServeContent(&errorBodyWriter{ResponseWriter: w, r: r}, r, "", t.node.ModTime, content)
+	http.ServeContent(&errorBodyWriter{ResponseWriter: w, r: r}, r, "", node.ModTime, content)
 	return nil
 }
 

@@ -155,8 +155,13 @@ type Conditions struct {
 	IfNoneMatch bool
 }
 
-// Commit names where an upload becomes a file.
+// Commit names where an upload becomes a file: the file NodeID wherever it
+// is now, or else the file Name in folder ParentID.
 type Commit struct {
+	// NodeID, when set, names the file to replace, wherever a concurrent
+	// MOVE has put it; the commit fails with ErrNotFound once it is gone.
+	// ParentID and Name are ignored then.
+	NodeID   string
 	ParentID string
 	Name     string
 	// ModTime is applied instead of the commit time when not zero.
@@ -204,6 +209,10 @@ type Store interface {
 	// ReadDir returns up to limit children of a folder, ordered by name,
 	// starting after the name after. Callers page through large folders.
 	ReadDir(ctx context.Context, spaceID, folderID, after string, limit int) ([]Node, error)
+	// ReadDirProps is ReadDir with each child's dead properties (the shared
+	// ones and those scoped to user), read in the same snapshot as the page
+	// so that a child deleted meanwhile is either complete or absent.
+	ReadDirProps(ctx context.Context, spaceID, folderID, user, after string, limit int) ([]Entry, error)
 
 	// Mkdir creates an empty folder.
 	Mkdir(ctx context.Context, spaceID, parentID, name string) (Node, error)
@@ -219,14 +228,22 @@ type Store interface {
 	// NewUpload starts receiving the content of a file in the space. The
 	// content is invisible until Commit.
 	NewUpload(ctx context.Context, spaceID string) (Upload, error)
-	// Open returns the content of a file.
-	Open(ctx context.Context, spaceID, nodeID string) (Content, error)
+	// Open returns the content of a file and the node as of that content's
+	// version, so headers describing it (ETag, checksums) match the bytes
+	// even while the file is being replaced.
+	Open(ctx context.Context, spaceID, nodeID string) (Node, Content, error)
 
 	// Props returns the dead properties of a node: shared ones and those
 	// scoped to user.
 	Props(ctx context.Context, spaceID, nodeID, user string) ([]Property, error)
 	// PatchProps applies all patches or none.
 	PatchProps(ctx context.Context, spaceID, nodeID string, patches []PropPatch) error
+}
+
+// Entry is a node with its dead properties.
+type Entry struct {
+	Node
+	Props []Property
 }
 
 // Upload receives file content. The checksums are computed as the bytes are

@@ -114,7 +114,7 @@ func TestCrashRecovery(t *testing.T) {
 			if err != nil {
 				t.Fatalf("round %d: acknowledged %s lost: %v", round, name, err)
 			}
-			c, err := s.Open(ctx, sp.ID, n.ID)
+			_, c, err := s.Open(ctx, sp.ID, n.ID)
 			if err != nil {
 				t.Fatal(err)
 			}

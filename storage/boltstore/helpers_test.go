@@ -121,7 +121,7 @@ func (f *fixture) node(t testing.TB, id string) storage.Node {
 
 func (f *fixture) read(t testing.TB, id string) string {
 	t.Helper()
-	c, err := f.s.Open(ctx, f.space.ID, id)
+	_, c, err := f.s.Open(ctx, f.space.ID, id)
 	if err != nil {
 		t.Fatalf("Open %s: %v", id, err)
 	}

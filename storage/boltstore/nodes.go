@@ -66,44 +66,76 @@ func (s *Store) ReadDir(ctx context.Context, spaceID, folderID, after string, li
 	}
 	var out []storage.Node
 	err := s.view(func(t *txn) error {
-		f, err := t.nodeIn(spaceID, folderID)
-		if err != nil {
-			return err
-		}
-		if !f.IsFolder() {
-			return fmt.Errorf("read dir %s: not a folder: %w", folderID, storage.ErrInvalid)
-		}
-		prefix := childKey(folderID, "")
-		start := childKey(folderID, after)
-		if limit > 0 {
-			out = make([]storage.Node, 0, min(limit, 1024))
-		}
-		c := t.children.Cursor()
-		nc := t.nodes.Cursor() // reused: cheaper than a Get per child
-		k, v := c.Seek(start)
-		if after != "" && bytes.Equal(k, start) {
-			k, v = c.Next()
-		}
-		for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			if limit > 0 && len(out) >= limit {
-				break
-			}
-			nk, val := nc.Seek(v)
-			if !bytes.Equal(nk, v) {
-				return fmt.Errorf("read dir %s: dangling entry %q: %w", folderID, k, errCorrupt)
-			}
-			r, err := decodeNode(string(v), val)
-			if err != nil {
-				return err
-			}
+		return t.readDir(spaceID, folderID, after, limit, func(r rec) error {
 			out = append(out, r.Node)
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// ReadDirProps is ReadDir with each child's dead properties, read in the
+// same transaction as the page.
+func (s *Store) ReadDirProps(ctx context.Context, spaceID, folderID, user, after string, limit int) ([]storage.Entry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := validUser(user); err != nil {
+		return nil, fmt.Errorf("read dir %s: %w", folderID, err)
+	}
+	var out []storage.Entry
+	err := s.view(func(t *txn) error {
+		return t.readDir(spaceID, folderID, after, limit, func(r rec) error {
+			props, err := t.nodeProps(r.ID, user)
+			out = append(out, storage.Entry{Node: r.Node, Props: props})
+			return err
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// readDir calls fn for up to limit children of a folder, in name order,
+// starting after the name after.
+func (t *txn) readDir(spaceID, folderID, after string, limit int, fn func(rec) error) error {
+	f, err := t.nodeIn(spaceID, folderID)
+	if err != nil {
+		return err
+	}
+	if !f.IsFolder() {
+		return fmt.Errorf("read dir %s: not a folder: %w", folderID, storage.ErrInvalid)
+	}
+	prefix := childKey(folderID, "")
+	start := childKey(folderID, after)
+	c := t.children.Cursor()
+	nc := t.nodes.Cursor() // reused: cheaper than a Get per child
+	k, v := c.Seek(start)
+	if after != "" && bytes.Equal(k, start) {
+		k, v = c.Next()
+	}
+	for n := 0; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if limit > 0 && n >= limit {
+			break
+		}
+		nk, val := nc.Seek(v)
+		if !bytes.Equal(nk, v) {
+			return fmt.Errorf("read dir %s: dangling entry %q: %w", folderID, k, errCorrupt)
+		}
+		r, err := decodeNode(string(v), val)
+		if err != nil {
+			return err
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+		n++
+	}
+	return nil
 }
 
 // Mkdir creates an empty folder.

@@ -90,7 +90,7 @@ func TestSpaceIsolation(t *testing.T) {
 	checks["Remove"] = f.s.Remove(ctx, sp, file.ID, storage.Conditions{})
 	_, _, checks["Move"] = f.s.Move(ctx, sp, storage.Transfer{NodeID: file.ID, NewParentID: sp, NewName: "x"})
 	_, _, checks["Copy"] = f.s.Copy(ctx, sp, storage.Transfer{NodeID: file.ID, NewParentID: sp, NewName: "x"})
-	_, checks["Open"] = f.s.Open(ctx, sp, file.ID)
+	_, _, checks["Open"] = f.s.Open(ctx, sp, file.ID)
 	_, checks["Props"] = f.s.Props(ctx, sp, file.ID, "")
 	checks["PatchProps"] = f.s.PatchProps(ctx, sp, file.ID, []storage.PropPatch{{Property: storage.Property{Name: storage.PropName{Local: "x"}}}})
 	for name, err := range checks {
@@ -349,7 +349,7 @@ func TestRemove(t *testing.T) {
 	}
 	blobs := []string{f.blob(t, deep.ID), f.blob(t, seed.ID)}
 	// Keep a reader open: it still reads after the remove.
-	open, err := f.s.Open(ctx, f.space.ID, deep.ID)
+	_, open, err := f.s.Open(ctx, f.space.ID, deep.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

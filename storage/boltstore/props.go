@@ -50,37 +50,52 @@ func (s *Store) Props(ctx context.Context, spaceID, nodeID, user string) ([]stor
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if strings.IndexByte(user, 0) >= 0 {
-		return nil, fmt.Errorf("props: user %q: %w", user, storage.ErrInvalid)
+	if err := validUser(user); err != nil {
+		return nil, fmt.Errorf("props of %s: %w", nodeID, err)
 	}
 	var out []storage.Property
-	err := s.view(func(t *txn) error {
+	err := s.view(func(t *txn) (err error) {
 		if _, err := t.nodeIn(spaceID, nodeID); err != nil {
 			return err
 		}
-		users := []string{""}
-		if user != "" {
-			users = append(users, user)
-		}
-		c := t.props.Cursor()
-		for _, u := range users {
-			prefix := propPrefix(nodeID, u)
-			for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-				ns, local, ok := bytes.Cut(k[len(prefix):], []byte{0})
-				if !ok {
-					return fmt.Errorf("property key %q: %w", k, errCorrupt)
-				}
-				out = append(out, storage.Property{
-					Name:  storage.PropName{Space: string(ns), Local: string(local)},
-					User:  u,
-					Value: string(v),
-				})
-			}
-		}
-		return nil
+		out, err = t.nodeProps(nodeID, user)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("props of %s: %w", nodeID, err)
+	}
+	return out, nil
+}
+
+// validUser refuses user ids that would break property keys.
+func validUser(user string) error {
+	if strings.IndexByte(user, 0) >= 0 {
+		return fmt.Errorf("user %q: %w", user, storage.ErrInvalid)
+	}
+	return nil
+}
+
+// nodeProps reads the shared dead properties of a node, then those of user.
+func (t *txn) nodeProps(nodeID, user string) ([]storage.Property, error) {
+	var out []storage.Property
+	users := []string{""}
+	if user != "" {
+		users = append(users, user)
+	}
+	c := t.props.Cursor()
+	for _, u := range users {
+		prefix := propPrefix(nodeID, u)
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			ns, local, ok := bytes.Cut(k[len(prefix):], []byte{0})
+			if !ok {
+				return nil, fmt.Errorf("property key %q: %w", k, errCorrupt)
+			}
+			out = append(out, storage.Property{
+				Name:  storage.PropName{Space: string(ns), Local: string(local)},
+				User:  u,
+				Value: string(v),
+			})
+		}
 	}
 	return out, nil
 }

@@ -219,11 +219,12 @@ func (s *Store) commit(spaceID, tmp string, size int64, sums checksum.Sums, c st
 	return n.Node, created, nil
 }
 
-// Open returns the content of a file: the content file itself, which stays
-// readable while open even if the file is replaced or removed.
-func (s *Store) Open(ctx context.Context, spaceID, nodeID string) (storage.Content, error) {
+// Open returns the content of a file and the node as of that content: the
+// content file itself, which stays readable while open even if the file is
+// replaced or removed.
+func (s *Store) Open(ctx context.Context, spaceID, nodeID string) (storage.Node, storage.Content, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return storage.Node{}, nil, err
 	}
 	prev := ""
 	for attempt := 0; ; attempt++ {
@@ -233,19 +234,19 @@ func (s *Store) Open(ctx context.Context, spaceID, nodeID string) (storage.Conte
 			return err
 		})
 		if err != nil {
-			return nil, fmt.Errorf("open: %w", err)
+			return storage.Node{}, nil, fmt.Errorf("open: %w", err)
 		}
 		if r.IsFolder() {
-			return nil, fmt.Errorf("open %s: is a folder: %w", nodeID, storage.ErrInvalid)
+			return storage.Node{}, nil, fmt.Errorf("open %s: is a folder: %w", nodeID, storage.ErrInvalid)
 		}
 		f, err := os.Open(s.blobPath(r.Blob))
 		if err == nil {
-			return f, nil
+			return r.Node, f, nil
 		}
 		// A concurrent replacement may have deleted the content we looked
 		// up; look again unless the node still points at the same content.
 		if !errors.Is(err, fs.ErrNotExist) || r.Blob == prev || attempt == 10 {
-			return nil, fmt.Errorf("open %s: content: %w", nodeID, err)
+			return storage.Node{}, nil, fmt.Errorf("open %s: content: %w", nodeID, err)
 		}
 		prev = r.Blob
 	}

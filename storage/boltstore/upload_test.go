@@ -83,7 +83,7 @@ func TestCommitReplace(t *testing.T) {
 	}
 	oldBlob := f.blob(t, first.ID)
 	// A reader holding the old version.
-	old, err := f.s.Open(ctx, f.space.ID, first.ID)
+	_, old, err := f.s.Open(ctx, f.space.ID, first.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,9 +249,9 @@ func TestDiscard(t *testing.T) {
 
 func TestOpenFolder(t *testing.T) {
 	f := newFixture(t)
-	_, err := f.s.Open(ctx, f.space.ID, f.root())
+	_, _, err := f.s.Open(ctx, f.space.ID, f.root())
 	wantErr(t, err, storage.ErrInvalid)
-	_, err = f.s.Open(ctx, f.space.ID, "missing")
+	_, _, err = f.s.Open(ctx, f.space.ID, "missing")
 	wantErr(t, err, storage.ErrNotFound)
 }
 
@@ -260,7 +260,7 @@ func TestOpenFolder(t *testing.T) {
 func TestContentServesRanges(t *testing.T) {
 	f := newFixture(t)
 	n := f.put(t, f.root(), "f", "0123456789")
-	c, err := f.s.Open(ctx, f.space.ID, n.ID)
+	_, c, err := f.s.Open(ctx, f.space.ID, n.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func TestConcurrentReplaceAndRead(t *testing.T) {
 					return
 				default:
 				}
-				c, err := f.s.Open(ctx, f.space.ID, n.ID)
+				_, c, err := f.s.Open(ctx, f.space.ID, n.ID)
 				if err != nil {
 					errs <- err
 					return
