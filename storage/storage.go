@@ -179,6 +179,8 @@ type Transfer struct {
 	Overwrite bool
 	// Shallow copies a folder without its children (COPY Depth 0).
 	Shallow bool
+	// Conditions guard the source node (the request URI of COPY and MOVE).
+	Conditions
 }
 
 // User is the identity a personal space is created for.
