@@ -31,6 +31,10 @@ type Config struct {
 	MaxXMLBytes int64
 	// Logger receives server-side failures; nil means no logging.
 	Logger *zap.Logger
+	// ProjectSpaces are the ids of the project spaces this handler serves;
+	// any other project space in the store is as absent as one the user is
+	// not a member of (its data stays until it is configured again).
+	ProjectSpaces []string
 }
 
 // Handler serves WebDAV requests under /dav/spaces, /dav/files, /webdav and

@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -50,6 +51,9 @@ type Options struct {
 	// NoSync skips every fsync. For tests and benchmarks only: a crash can
 	// then lose acknowledged writes.
 	NoSync bool
+	// PersonalQuota is the quota in bytes of every personal space; 0 means
+	// none. SetPersonalQuota changes it while the store is open.
+	PersonalQuota int64
 }
 
 // Bucket names.
@@ -85,6 +89,8 @@ type Store struct {
 	link      func(oldname, newname string) error // os.Link; tests replace it
 	noSync    bool
 
+	personalQuota atomic.Int64 // 0: personal spaces have no quota
+
 	// blobMu keeps the orphan sweep from deleting a content file between
 	// the moment it is put in place and the commit of the transaction that
 	// references it: writers of new blobs hold it shared, the sweep
@@ -114,6 +120,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		closing:   make(chan struct{}),
 		sweepDone: make(chan struct{}),
 	}
+	s.SetPersonalQuota(opts.PersonalQuota)
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}
@@ -258,6 +265,11 @@ func (s *Store) Close() error {
 	})
 	return s.closeErr
 }
+
+// SetPersonalQuota sets the quota of every personal space, in bytes; 0
+// means none. A configuration reload keeps the store open, so the quota can
+// change while it is.
+func (s *Store) SetPersonalQuota(bytes int64) { s.personalQuota.Store(max(bytes, 0)) }
 
 // StorageID returns the id that prefixes resource ids of this store.
 func (s *Store) StorageID() string { return s.id }
