@@ -27,7 +27,8 @@ var (
 	ErrConflict = errors.New("conflict")
 	// ErrPrecondition: an If-Match / If-None-Match condition failed.
 	ErrPrecondition = errors.New("precondition failed")
-	// ErrInsufficientStorage: the space quota would be exceeded.
+	// ErrInsufficientStorage: the space quota or a limit on dead properties
+	// would be exceeded, or the disk is full.
 	ErrInsufficientStorage = errors.New("insufficient storage")
 	// ErrCrossSpace: source and destination are in different spaces.
 	ErrCrossSpace = errors.New("cannot move across spaces")
@@ -140,6 +141,24 @@ type Property struct {
 	User  string
 	Value string
 }
+
+// Limits on dead properties. Every store enforces them so that a client
+// cannot make a node's listing arbitrarily large or its keys too long for
+// the backend. The per-node limits apply to each scope of a node on its own:
+// the shared properties, and each user's (favourites), so one user cannot
+// use up another's allowance.
+const (
+	// MaxPropNameBytes caps the namespace and the local name of a property,
+	// each; a longer one is ErrInvalid.
+	MaxPropNameBytes = 1024
+	// MaxPropsPerNode caps the number of properties in one scope of a node;
+	// more is ErrInsufficientStorage.
+	MaxPropsPerNode = 256
+	// MaxPropBytesPerNode caps the bytes of namespaces, local names and
+	// values of the properties in one scope of a node; more is
+	// ErrInsufficientStorage.
+	MaxPropBytesPerNode = 256 << 10
+)
 
 // PropPatch sets (or with Remove, deletes) one dead property.
 type PropPatch struct {

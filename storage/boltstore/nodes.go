@@ -3,8 +3,10 @@ package boltstore
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -196,11 +198,8 @@ func (s *Store) Remove(ctx context.Context, spaceID, nodeID string, c storage.Co
 		if n.ParentID == "" {
 			return fmt.Errorf("the space root cannot be removed: %w", storage.ErrInvalid)
 		}
-		if c.IfMatch != "" && c.IfMatch != n.ETag {
-			return fmt.Errorf("etag %q does not match: %w", c.IfMatch, storage.ErrPrecondition)
-		}
-		if c.IfNoneMatch {
-			return fmt.Errorf("node exists: %w", storage.ErrPrecondition)
+		if err := checkConditions(n, c); err != nil {
+			return err
 		}
 		if garbage, err = t.removeTree(n); err != nil {
 			return err
@@ -262,6 +261,17 @@ func (t *txn) removeTree(r rec) ([]string, error) {
 	return blobs, nil
 }
 
+// checkConditions applies c to the existing node n.
+func checkConditions(n rec, c storage.Conditions) error {
+	if c.IfMatch != "" && c.IfMatch != n.ETag {
+		return fmt.Errorf("etag %q does not match: %w", c.IfMatch, storage.ErrPrecondition)
+	}
+	if c.IfNoneMatch {
+		return fmt.Errorf("node exists: %w", storage.ErrPrecondition)
+	}
+	return nil
+}
+
 // transfer holds what Move and Copy check alike about their target.
 type transfer struct {
 	src      rec
@@ -277,6 +287,9 @@ func (t *txn) prepareTransfer(spaceID string, tr storage.Transfer) (transfer, er
 	var x transfer
 	var err error
 	if x.src, err = t.nodeIn(spaceID, tr.NodeID); err != nil {
+		return x, err
+	}
+	if err := checkConditions(x.src, tr.Conditions); err != nil {
 		return x, err
 	}
 	if x.dst, err = t.folderIn(spaceID, tr.NewParentID, storage.ErrCrossSpace); err != nil {
@@ -381,10 +394,21 @@ func (s *Store) Move(ctx context.Context, spaceID string, tr storage.Transfer) (
 	return out.Node, replaced, nil
 }
 
+// maxCopyAttempts bounds how often Copy prepares content files again
+// because the source tree changed while it did.
+const maxCopyAttempts = 3
+
+var errSourceChanged = fmt.Errorf("the source changed while it was copied: %w", storage.ErrConflict)
+
 // Copy duplicates a node, and unless Shallow everything below it, with new
 // ids. File content is hard-linked to new content files (copied where links
 // are not possible); shared dead properties are copied too. Copying a node
 // onto itself changes nothing.
+//
+// The content files are made before the transaction, which only writes
+// metadata, so a large copy does not hold up writers; cancelling ctx stops
+// it between files. If the source tree changes meanwhile, the content files
+// still missing are made and the transaction is tried again.
 func (s *Store) Copy(ctx context.Context, spaceID string, tr storage.Transfer) (storage.Node, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return storage.Node{}, false, err
@@ -392,17 +416,123 @@ func (s *Store) Copy(ctx context.Context, spaceID string, tr storage.Transfer) (
 	if err := validName(tr.NewName); err != nil {
 		return storage.Node{}, false, fmt.Errorf("copy: %w", err)
 	}
+	n, replaced, err := s.copy(ctx, spaceID, tr)
+	if err != nil {
+		return storage.Node{}, false, fmt.Errorf("copy %s to %q: %w", tr.NodeID, tr.NewName, err)
+	}
+	return n.Node, replaced, nil
+}
+
+func (s *Store) copy(ctx context.Context, spaceID string, tr storage.Transfer) (rec, bool, error) {
+	blobs := &copyBlobs{s: s, made: map[string]string{}}
+	defer blobs.release()
+	for attempt := 1; ; attempt++ {
+		sources, err := s.copySources(spaceID, tr)
+		if err != nil {
+			return rec{}, false, err
+		}
+		if err := blobs.prepare(ctx, sources); err != nil {
+			return rec{}, false, err
+		}
+		n, replaced, garbage, err := s.recordCopy(spaceID, tr, blobs)
+		if errors.Is(err, errSourceChanged) && attempt < maxCopyAttempts {
+			continue
+		}
+		if err != nil {
+			return rec{}, false, err
+		}
+		s.removeBlobs(garbage)
+		return n, replaced, nil
+	}
+}
+
+// copySources checks a copy in a snapshot and returns the content files of
+// the files it copies, so that they can be duplicated outside the write
+// transaction. A copy that will fail anyway (conflicts, quota) fails here
+// before any file work.
+func (s *Store) copySources(spaceID string, tr storage.Transfer) ([]string, error) {
+	var sources []string
+	err := s.view(func(t *txn) error {
+		x, err := t.prepareTransfer(spaceID, tr)
+		if err != nil || x.noop {
+			return err
+		}
+		if err := t.checkCopyQuota(spaceID, x, tr.Shallow); err != nil {
+			return err
+		}
+		sources, err = t.subtreeBlobs(x.src, tr.Shallow)
+		return err
+	})
+	return sources, err
+}
+
+// checkCopyQuota checks that the space can hold the copy x.
+func (t *txn) checkCopyQuota(spaceID string, x transfer, shallow bool) error {
+	return t.checkQuota(spaceID, copySize(x, shallow)-replacedSize(x))
+}
+
+// copySize is the size a copy adds at its target.
+func copySize(x transfer, shallow bool) int64 {
+	if x.src.IsFolder() && shallow {
+		return 0
+	}
+	return x.src.Size
+}
+
+// replacedSize is the size of the node a transfer replaces.
+func replacedSize(x transfer) int64 {
+	if x.replaced {
+		return x.target.Size
+	}
+	return 0
+}
+
+// subtreeBlobs returns the content files of top and, unless shallow, of all
+// files below it.
+func (t *txn) subtreeBlobs(top rec, shallow bool) ([]string, error) {
+	if !top.IsFolder() {
+		return []string{top.Blob}, nil
+	}
+	if shallow {
+		return nil, nil
+	}
+	var blobs []string
+	stack := []string{top.ID}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		prefix := childKey(id, "")
+		c := t.children.Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			child, ok, err := t.node(string(v))
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, fmt.Errorf("dangling entry %q: %w", k, errCorrupt)
+			}
+			if child.IsFolder() {
+				stack = append(stack, child.ID)
+			} else {
+				blobs = append(blobs, child.Blob)
+			}
+		}
+	}
+	return blobs, nil
+}
+
+// recordCopy writes the metadata of a copy whose content files blobs has
+// made. It fails with errSourceChanged when the source now has content
+// blobs has not made. It returns the new top node, whether the target was
+// replaced and the content files to remove.
+func (s *Store) recordCopy(spaceID string, tr storage.Transfer, blobs *copyBlobs) (rec, bool, []string, error) {
 	var (
 		out      rec
 		replaced bool
 		garbage  []string
-		created  []string // new content files, removed if the transaction fails
 	)
-	// New content files are put in place inside the transaction: hold off
-	// the orphan sweep until it has committed.
-	s.blobMu.RLock()
+	used := map[string]bool{}
 	err := s.update(func(t *txn) error {
-		created = created[:0] // bolt does not retry, but stay correct if it did
 		x, err := t.prepareTransfer(spaceID, tr)
 		if err != nil {
 			return err
@@ -411,15 +541,7 @@ func (s *Store) Copy(ctx context.Context, spaceID string, tr storage.Transfer) (
 			out = x.src
 			return nil
 		}
-		size := x.src.Size
-		if x.src.IsFolder() && tr.Shallow {
-			size = 0
-		}
-		var targetSize int64
-		if x.replaced {
-			targetSize = x.target.Size
-		}
-		if err := t.checkQuota(spaceID, size-targetSize); err != nil {
+		if err := t.checkCopyQuota(spaceID, x, tr.Shallow); err != nil {
 			return err
 		}
 		if x.replaced {
@@ -427,33 +549,86 @@ func (s *Store) Copy(ctx context.Context, spaceID string, tr storage.Transfer) (
 				return err
 			}
 		}
-		if out, err = s.copyTree(t, x.src, x.dst.ID, tr.NewName, tr.Shallow, &created); err != nil {
-			return err
-		}
-		if err := t.propagate(x.dst.ID, size-targetSize); err != nil {
+		if out, err = t.copyTree(x.src, x.dst.ID, tr.NewName, tr.Shallow, blobs.made, used); err != nil {
 			return err
 		}
 		replaced = x.replaced
-		return nil
+		return t.propagate(x.dst.ID, copySize(x, tr.Shallow)-replacedSize(x))
 	})
-	s.blobMu.RUnlock()
 	if err != nil {
-		s.removeBlobs(created)
-		return storage.Node{}, false, fmt.Errorf("copy %s to %q: %w", tr.NodeID, tr.NewName, err)
+		return rec{}, false, nil, err
 	}
-	s.removeBlobs(garbage)
-	return out.Node, replaced, nil
+	blobs.used = used
+	return out, replaced, garbage, nil
+}
+
+// copyBlobs are the content files made for a copy before its transaction.
+// They are pending until release, which removes those the committed copy
+// does not reference.
+type copyBlobs struct {
+	s    *Store
+	made map[string]string // source content file → its duplicate
+	used map[string]bool   // duplicates the committed copy references
+}
+
+// prepare duplicates the sources not duplicated yet, checking ctx before
+// each, and makes the new names durable.
+func (b *copyBlobs) prepare(ctx context.Context, sources []string) error {
+	dirs := map[string]bool{}
+	for _, src := range sources {
+		if _, ok := b.made[src]; ok {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		dst := newBlobID()
+		b.s.pending.add(dst)
+		err := b.s.duplicateBlob(src, dst)
+		if errors.Is(err, fs.ErrNotExist) {
+			// Replaced or removed since the snapshot: the transaction
+			// finds out whether it is still needed.
+			b.s.pending.done(dst)
+			continue
+		}
+		b.made[src] = dst
+		if err != nil {
+			return diskFull(err)
+		}
+		dirs[filepath.Dir(b.s.blobPath(dst))] = true
+	}
+	// The new names must be durable before the metadata pointing at them.
+	for d := range dirs {
+		if err := b.s.syncDir(d); err != nil {
+			return diskFull(err)
+		}
+	}
+	return nil
+}
+
+// release removes the duplicates not referenced by a committed copy, then
+// lets the sweep see them all.
+func (b *copyBlobs) release() {
+	var unused, all []string
+	for _, dst := range b.made {
+		all = append(all, dst)
+		if !b.used[dst] {
+			unused = append(unused, dst)
+		}
+	}
+	b.s.removeBlobs(unused)
+	b.s.pending.done(all...)
 }
 
 // copyTree copies src as child name of parentID, breadth first, and returns
-// the new top node. It appends the content files it creates to created.
-func (s *Store) copyTree(t *txn, src rec, parentID, name string, shallow bool, created *[]string) (rec, error) {
+// the new top node. Files get the duplicates of their content in blobs,
+// which it marks used; a file without one is errSourceChanged.
+func (t *txn) copyTree(src rec, parentID, name string, shallow bool, blobs map[string]string, used map[string]bool) (rec, error) {
 	type item struct {
 		src          rec
 		parent, name string
 	}
 	queue := []item{{src, parentID, name}}
-	dirs := map[string]bool{}
 	var top rec
 	for i := 0; i < len(queue); i++ {
 		it := queue[i]
@@ -480,12 +655,12 @@ func (s *Store) copyTree(t *txn, src rec, parentID, name string, shallow bool, c
 				}
 			}
 		} else {
-			n.Blob = newBlobID()
-			if err := s.duplicateBlob(it.src.Blob, n.Blob); err != nil {
-				return rec{}, err
+			dup, ok := blobs[it.src.Blob]
+			if !ok {
+				return rec{}, errSourceChanged
 			}
-			*created = append(*created, n.Blob)
-			dirs[filepath.Dir(s.blobPath(n.Blob))] = true
+			n.Blob = dup
+			used[dup] = true
 			if err := t.blobs.Put([]byte(n.Blob), []byte(n.ID)); err != nil {
 				return rec{}, err
 			}
@@ -501,12 +676,6 @@ func (s *Store) copyTree(t *txn, src rec, parentID, name string, shallow bool, c
 		}
 		if i == 0 {
 			top = n
-		}
-	}
-	// The new names must be durable before the metadata pointing at them.
-	for d := range dirs {
-		if err := s.syncDir(d); err != nil {
-			return rec{}, err
 		}
 	}
 	return top, nil
@@ -566,6 +735,7 @@ func (t *txn) checkQuota(spaceID string, delta int64) error {
 	if err != nil {
 		return err
 	}
+	sp = effectiveQuota(sp, t.personalQuota)
 	if sp.Quota < 0 {
 		return nil
 	}

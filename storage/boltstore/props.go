@@ -37,6 +37,9 @@ func propPrefix(parts ...string) []byte {
 }
 
 func validProp(p storage.Property) error {
+	if len(p.Name.Space) > storage.MaxPropNameBytes || len(p.Name.Local) > storage.MaxPropNameBytes {
+		return fmt.Errorf("property namespace or name longer than %d bytes: %w", storage.MaxPropNameBytes, storage.ErrInvalid)
+	}
 	if strings.IndexByte(p.User, 0) >= 0 || strings.IndexByte(p.Name.Space, 0) >= 0 ||
 		p.Name.Local == "" || strings.IndexByte(p.Name.Local, 0) >= 0 {
 		return fmt.Errorf("property {%s}%s: %w", p.Name.Space, p.Name.Local, storage.ErrInvalid)
@@ -101,7 +104,10 @@ func (t *txn) nodeProps(nodeID, user string) ([]storage.Property, error) {
 }
 
 // PatchProps applies all patches in one transaction, or none. Dead
-// properties are not content: etags and modification times stay.
+// properties are not content: etags and modification times stay. A patch
+// that would take a scope of the node over MaxPropsPerNode or
+// MaxPropBytesPerNode fails with ErrInsufficientStorage; one that shrinks an
+// oversized scope succeeds.
 func (s *Store) PatchProps(ctx context.Context, spaceID, nodeID string, patches []storage.PropPatch) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -116,24 +122,78 @@ func (s *Store) PatchProps(ctx context.Context, spaceID, nodeID string, patches 
 		if _, err := t.nodeIn(spaceID, nodeID); err != nil {
 			return err
 		}
-		for _, p := range patches {
-			k := propKey(nodeID, p.User, p.Name)
-			var err error
-			if p.Remove {
-				err = t.props.Delete(k)
-			} else {
-				err = t.props.Put(k, []byte(p.Value))
-			}
-			if err != nil {
-				return err
-			}
-		}
-		return nil
+		return t.patchProps(nodeID, patches)
 	})
 	if err != nil {
-		return fmt.Errorf("patch props of %s: %w", nodeID, err)
+		return fmt.Errorf("patch props of %s: %w", nodeID, diskFull(err))
 	}
 	return nil
+}
+
+// propUsage is what the properties of one scope of a node take.
+type propUsage struct {
+	count int
+	bytes int
+}
+
+func propSize(name storage.PropName, value []byte) int {
+	return len(name.Space) + len(name.Local) + len(value)
+}
+
+// exceeds reports whether u is over a limit it was not over before.
+func (u propUsage) exceeds(before propUsage) bool {
+	return (u.count > storage.MaxPropsPerNode && u.count > before.count) ||
+		(u.bytes > storage.MaxPropBytesPerNode && u.bytes > before.bytes)
+}
+
+// patchProps applies the patches to a node's properties, keeping each scope
+// it grows within the limits.
+func (t *txn) patchProps(nodeID string, patches []storage.PropPatch) error {
+	before := map[string]propUsage{}
+	after := map[string]propUsage{}
+	for _, p := range patches {
+		if _, ok := before[p.User]; !ok {
+			before[p.User] = t.propUsage(nodeID, p.User)
+			after[p.User] = before[p.User]
+		}
+		u := after[p.User]
+		k := propKey(nodeID, p.User, p.Name)
+		if old := t.props.Get(k); old != nil {
+			u.count--
+			u.bytes -= propSize(p.Name, old)
+		}
+		var err error
+		if p.Remove {
+			err = t.props.Delete(k)
+		} else {
+			u.count++
+			u.bytes += propSize(p.Name, []byte(p.Value))
+			err = t.props.Put(k, []byte(p.Value))
+		}
+		if err != nil {
+			return err
+		}
+		after[p.User] = u
+	}
+	for user, u := range after {
+		if u.exceeds(before[user]) {
+			return fmt.Errorf("%d properties of %d bytes, at most %d of %d bytes: %w",
+				u.count, u.bytes, storage.MaxPropsPerNode, storage.MaxPropBytesPerNode, storage.ErrInsufficientStorage)
+		}
+	}
+	return nil
+}
+
+// propUsage counts the properties of one scope of a node.
+func (t *txn) propUsage(nodeID, user string) propUsage {
+	var u propUsage
+	prefix := propPrefix(nodeID, user)
+	c := t.props.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		u.count++
+		u.bytes += len(k) - len(prefix) - 1 + len(v) // namespace \0 local
+	}
+	return u
 }
 
 // deleteProps deletes every property of the node.

@@ -36,7 +36,7 @@ func (s *Store) PersonalSpace(ctx context.Context, u storage.User) (storage.Spac
 		return storage.Space{}, fmt.Errorf("personal space of %s: %w", u.ID, err)
 	}
 	if found {
-		return sp, nil
+		return effectiveQuota(sp, s.personalQuota.Load()), nil
 	}
 	// Create or update in one write transaction, so concurrent first
 	// requests of a user end up with the same space.
@@ -70,7 +70,7 @@ func (s *Store) PersonalSpace(ctx context.Context, u storage.User) (storage.Spac
 	if err != nil {
 		return storage.Space{}, fmt.Errorf("personal space of %s: %w", u.ID, err)
 	}
-	return sp, nil
+	return effectiveQuota(sp, s.personalQuota.Load()), nil
 }
 
 // personalName is the name of a personal space: the owner's display name,
@@ -84,7 +84,8 @@ func personalName(u storage.User) string {
 
 // PutSpace creates or updates the project space s.ID: its name, quota and
 // members are replaced. Updating an existing personal space keeps its type
-// and owner.
+// and owner; a personal space whose quota is NoQuota has the store's
+// default personal quota.
 func (s *Store) PutSpace(ctx context.Context, sp storage.Space) (storage.Space, error) {
 	if err := ctx.Err(); err != nil {
 		return storage.Space{}, err
@@ -124,7 +125,7 @@ func (s *Store) PutSpace(ctx context.Context, sp storage.Space) (storage.Space, 
 	if err != nil {
 		return storage.Space{}, fmt.Errorf("put space %s: %w", sp.ID, err)
 	}
-	return out, nil
+	return effectiveQuota(out, s.personalQuota.Load()), nil
 }
 
 // Space returns the space with the given id.
@@ -140,9 +141,11 @@ func (s *Store) Space(ctx context.Context, id string) (storage.Space, error) {
 	if err != nil {
 		return storage.Space{}, err
 	}
-	return sp, nil
+	return effectiveQuota(sp, s.personalQuota.Load()), nil
 }
 
+// space returns the space as stored: a personal space's quota is NoQuota
+// unless it has one of its own.
 func (t *txn) space(id string) (storage.Space, error) {
 	v := t.spaces.Get([]byte(id))
 	if v == nil {

@@ -27,6 +27,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -91,11 +92,12 @@ type Store struct {
 
 	personalQuota atomic.Int64 // 0: personal spaces have no quota
 
-	// blobMu keeps the orphan sweep from deleting a content file between
+	// pending keeps the orphan sweep from deleting a content file between
 	// the moment it is put in place and the commit of the transaction that
-	// references it: writers of new blobs hold it shared, the sweep
-	// exclusively.
-	blobMu sync.RWMutex
+	// references it (or its removal when that fails). A set rather than a
+	// lock, so that a long COPY preparing many files never makes a waiting
+	// sweep hold up other writers.
+	pending pendingBlobs
 
 	closing   chan struct{} // closed by Close to stop the sweep
 	sweepDone chan struct{} // closed when the sweep has ended
@@ -117,6 +119,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		now:       opts.Now,
 		link:      os.Link,
 		noSync:    opts.NoSync,
+		pending:   pendingBlobs{ids: map[string]struct{}{}},
 		closing:   make(chan struct{}),
 		sweepDone: make(chan struct{}),
 	}
@@ -223,8 +226,6 @@ func (s *Store) sweep() {
 }
 
 func (s *Store) sweepDir(dir string) (int, error) {
-	s.blobMu.Lock()
-	defer s.blobMu.Unlock()
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
@@ -232,12 +233,16 @@ func (s *Store) sweepDir(dir string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	// Pending files are looked up before the references: a file no longer
+	// pending by then had its transaction committed before the snapshot
+	// below starts, so the snapshot sees its reference.
+	candidates := s.pending.without(entries)
 	var orphans []string
 	err = s.db.View(func(tx *bolt.Tx) error {
 		blobs := tx.Bucket(bucketBlobs)
-		for _, e := range entries {
-			if blobs.Get([]byte(e.Name())) == nil {
-				orphans = append(orphans, e.Name())
+		for _, name := range candidates {
+			if blobs.Get([]byte(name)) == nil {
+				orphans = append(orphans, name)
 			}
 		}
 		return nil
@@ -251,6 +256,43 @@ func (s *Store) sweepDir(dir string) (int, error) {
 		}
 	}
 	return len(orphans), nil
+}
+
+// pendingBlobs is the set of content files written but not yet referenced
+// by committed metadata.
+type pendingBlobs struct {
+	mu  sync.Mutex
+	ids map[string]struct{} // content file ids are never reused
+}
+
+// add marks blob as pending; call it before the file is created.
+func (p *pendingBlobs) add(blob string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ids[blob] = struct{}{}
+}
+
+// done unmarks blobs; call it once their transaction has committed or the
+// files are removed.
+func (p *pendingBlobs) done(blobs ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, b := range blobs {
+		delete(p.ids, b)
+	}
+}
+
+// without returns the names of the entries that are not pending.
+func (p *pendingBlobs) without(entries []fs.DirEntry) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		if _, ok := p.ids[e.Name()]; !ok {
+			names = append(names, e.Name())
+		}
+	}
+	return names
 }
 
 // Close stops background work and closes the database. Uploads and open
@@ -270,6 +312,24 @@ func (s *Store) Close() error {
 // means none. A configuration reload keeps the store open, so the quota can
 // change while it is.
 func (s *Store) SetPersonalQuota(bytes int64) { s.personalQuota.Store(max(bytes, 0)) }
+
+// effectiveQuota returns sp with the quota that applies to it: a personal
+// space without a quota of its own has the store's default.
+func effectiveQuota(sp storage.Space, personalDefault int64) storage.Space {
+	if sp.Type == storage.SpacePersonal && sp.Quota == storage.NoQuota && personalDefault > 0 {
+		sp.Quota = personalDefault
+	}
+	return sp
+}
+
+// diskFull marks the error of a full disk or an exhausted disk quota as
+// storage.ErrInsufficientStorage: the client is told 507, not 500.
+func diskFull(err error) error {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return fmt.Errorf("%w: %w", storage.ErrInsufficientStorage, err)
+	}
+	return err
+}
 
 // StorageID returns the id that prefixes resource ids of this store.
 func (s *Store) StorageID() string { return s.id }
@@ -363,6 +423,8 @@ type txn struct {
 	children *bolt.Bucket
 	props    *bolt.Bucket
 	blobs    *bolt.Bucket
+	// personalQuota is the store's default quota of personal spaces.
+	personalQuota int64
 }
 
 func (s *Store) newTxn(tx *bolt.Tx) *txn {
@@ -374,6 +436,8 @@ func (s *Store) newTxn(tx *bolt.Tx) *txn {
 		children: tx.Bucket(bucketChildren),
 		props:    tx.Bucket(bucketProps),
 		blobs:    tx.Bucket(bucketBlobs),
+
+		personalQuota: s.personalQuota.Load(),
 	}
 }
 
@@ -384,7 +448,7 @@ func (s *Store) view(fn func(t *txn) error) error {
 // update runs fn in a write transaction. The change time and the sequence
 // number that makes etags unique are taken once the write lock is held.
 func (s *Store) update(fn func(t *txn) error) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
 		t := s.newTxn(tx)
 		seq, err := t.nodes.NextSequence()
 		if err != nil {
@@ -394,6 +458,7 @@ func (s *Store) update(fn func(t *txn) error) error {
 		t.now = s.now()
 		return fn(t)
 	})
+	return diskFull(err)
 }
 
 // etag returns the etag of node id changed in this transaction: hex md5 of

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 
 	"github.com/google/uuid"
@@ -53,7 +54,7 @@ func (u *upload) Write(p []byte) (int, error) {
 	u.sum.Write(p[:n])
 	u.size += int64(n)
 	if err != nil {
-		return n, fmt.Errorf("write upload: %w", err)
+		return n, fmt.Errorf("write upload: %w", diskFull(err))
 	}
 	return n, nil
 }
@@ -88,18 +89,18 @@ func (u *upload) Discard() error {
 	return nil
 }
 
-// Commit makes the content durable and visible as the file c.Name in folder
-// c.ParentID. The upload is finished afterwards, whether Commit succeeded or
-// not.
+// Commit makes the content durable and visible as the file c.NodeID, or
+// else c.Name in folder c.ParentID. The upload is finished afterwards,
+// whether Commit succeeded or not.
 func (u *upload) Commit(ctx context.Context, c storage.Commit) (storage.Node, bool, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.f == nil {
-		return storage.Node{}, false, fmt.Errorf("commit %q: %w", c.Name, errFinished)
+		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), errFinished)
 	}
 	f := u.f
 	u.f = nil
-	err := validName(c.Name)
+	err := validCommit(c)
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -111,49 +112,85 @@ func (u *upload) Commit(ctx context.Context, c storage.Commit) (storage.Node, bo
 	}
 	if err != nil {
 		os.Remove(u.path)
-		return storage.Node{}, false, fmt.Errorf("commit %q: %w", c.Name, err)
+		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), diskFull(err))
 	}
 	n, created, err := u.s.commit(u.spaceID, u.path, u.size, u.sum.Sums(), c)
 	if err != nil {
-		return storage.Node{}, false, fmt.Errorf("commit %q: %w", c.Name, err)
+		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), err)
 	}
 	return n, created, nil
 }
 
+// validCommit checks the name a commit creates; a node id is only looked up.
+func validCommit(c storage.Commit) error {
+	if c.NodeID != "" {
+		return nil
+	}
+	return validName(c.Name)
+}
+
+// commitTarget names the target of c in errors.
+func commitTarget(c storage.Commit) string {
+	if c.NodeID != "" {
+		return "node " + c.NodeID
+	}
+	return strconv.Quote(c.Name)
+}
+
 // commit puts the complete, synced file at tmp in place as a new content
-// file and creates or updates the node pointing at it.
+// file and records it as the content of the target node.
 func (s *Store) commit(spaceID, tmp string, size int64, sums checksum.Sums, c storage.Commit) (storage.Node, bool, error) {
+	blob, err := s.placeContent(tmp)
+	if err != nil {
+		return storage.Node{}, false, err
+	}
+	defer s.pending.done(blob)
+	n, created, oldBlob, err := s.recordContent(spaceID, blob, size, sums, c)
+	if err != nil {
+		s.removeBlobs([]string{blob})
+		return storage.Node{}, false, err
+	}
+	if oldBlob != "" {
+		s.removeBlobs([]string{oldBlob})
+	}
+	return n.Node, created, nil
+}
+
+// placeContent moves the file at tmp into place as a new content file,
+// durably, and returns its id. The file is pending: the caller calls
+// s.pending.done once metadata references it or it is removed.
+func (s *Store) placeContent(tmp string) (string, error) {
 	blob := newBlobID()
 	if err := s.prepareBlobDir(blob); err != nil {
 		os.Remove(tmp)
-		return storage.Node{}, false, err
+		return "", diskFull(err)
 	}
+	s.pending.add(blob)
 	path := s.blobPath(blob)
-
-	// From the rename until the metadata commits, the content file is
-	// unreferenced: keep the orphan sweep away.
-	s.blobMu.RLock()
-	defer s.blobMu.RUnlock()
-	if err := os.Rename(tmp, path); err != nil {
+	err := os.Rename(tmp, path)
+	if err == nil {
+		err = s.syncDir(filepath.Dir(path))
+	}
+	if err != nil {
 		os.Remove(tmp)
-		return storage.Node{}, false, err
-	}
-	if err := s.syncDir(filepath.Dir(path)); err != nil {
 		os.Remove(path)
-		return storage.Node{}, false, err
+		s.pending.done(blob)
+		return "", diskFull(err)
 	}
+	return blob, nil
+}
 
+// recordContent makes blob the content of the file c names, creating the
+// file if needed, in one transaction. It returns the file, whether it was
+// created, and the content file it replaced, to be removed.
+func (s *Store) recordContent(spaceID, blob string, size int64, sums checksum.Sums, c storage.Commit) (rec, bool, string, error) {
 	var (
 		n       rec
 		created bool
 		oldBlob string
 	)
 	err := s.update(func(t *txn) error {
-		p, err := t.folderIn(spaceID, c.ParentID, storage.ErrConflict)
-		if err != nil {
-			return err
-		}
-		old, exists, err := t.child(p.ID, c.Name)
+		parentID, old, exists, err := t.commitTarget(spaceID, c)
 		if err != nil {
 			return err
 		}
@@ -173,10 +210,6 @@ func (s *Store) commit(spaceID, tmp string, size int64, sums checksum.Sums, c st
 		if err := t.checkQuota(spaceID, size-oldSize); err != nil {
 			return err
 		}
-		mtime := c.ModTime
-		if mtime.IsZero() {
-			mtime = t.now
-		}
 		if exists {
 			n, oldBlob = old, old.Blob
 			if err := t.blobs.Delete([]byte(oldBlob)); err != nil {
@@ -186,13 +219,17 @@ func (s *Store) commit(spaceID, tmp string, size int64, sums checksum.Sums, c st
 			n = rec{Node: storage.Node{
 				ID:       uuid.NewString(),
 				SpaceID:  spaceID,
-				ParentID: p.ID,
+				ParentID: parentID,
 				Name:     c.Name,
 				Kind:     storage.KindFile,
 			}}
-			if err := t.children.Put(childKey(p.ID, c.Name), []byte(n.ID)); err != nil {
+			if err := t.children.Put(childKey(parentID, c.Name), []byte(n.ID)); err != nil {
 				return err
 			}
+		}
+		mtime := c.ModTime
+		if mtime.IsZero() {
+			mtime = t.now
 		}
 		n.Size = size
 		n.ModTime = mtime.UTC()
@@ -207,16 +244,31 @@ func (s *Store) commit(spaceID, tmp string, size int64, sums checksum.Sums, c st
 			return err
 		}
 		created = !exists
-		return t.propagate(p.ID, size-oldSize)
+		return t.propagate(parentID, size-oldSize)
 	})
+	return n, created, oldBlob, err
+}
+
+// commitTarget resolves the node a commit replaces: c.NodeID wherever it
+// is now, or the child c.Name of c.ParentID, which need not exist. It
+// returns the folder the node is in, the node and whether it exists.
+func (t *txn) commitTarget(spaceID string, c storage.Commit) (string, rec, bool, error) {
+	if c.NodeID != "" {
+		old, err := t.nodeIn(spaceID, c.NodeID)
+		if err != nil {
+			return "", rec{}, false, err
+		}
+		return old.ParentID, old, true, nil
+	}
+	p, err := t.folderIn(spaceID, c.ParentID, storage.ErrConflict)
 	if err != nil {
-		os.Remove(path)
-		return storage.Node{}, false, err
+		return "", rec{}, false, err
 	}
-	if oldBlob != "" {
-		s.removeBlobs([]string{oldBlob})
+	old, exists, err := t.child(p.ID, c.Name)
+	if err != nil {
+		return "", rec{}, false, err
 	}
-	return n.Node, created, nil
+	return p.ID, old, exists, nil
 }
 
 // Open returns the content of a file and the node as of that content: the
