@@ -1,0 +1,163 @@
+// Package storetest holds the conformance tests of storage.Store: the
+// behaviour the WebDAV layer relies on, which every implementation (the
+// embedded bbolt store, a PostgreSQL + S3 store) must show. An
+// implementation's tests call Run with a constructor of fresh stores.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+// Store is a storage.Store under test with the settings the tests change.
+type Store interface {
+	storage.Store
+	// SetPersonalQuota sets the quota in bytes of personal spaces without
+	// one of their own; 0 means none.
+	SetPersonalQuota(bytes int64)
+}
+
+// Run runs every conformance test as a subtest, each on a fresh store from
+// newStore, which also arranges for the store to be closed.
+func Run(t *testing.T, newStore func(t *testing.T) Store) {
+	tests := []struct {
+		name string
+		run  func(t *testing.T, f *fixture)
+	}{
+		{"CommitByIDFollowsMove", testCommitByIDFollowsMove},
+		{"CommitByIDRules", testCommitByIDRules},
+		{"OpenPairsNodeAndContent", testOpenPairsNodeAndContent},
+		{"ReadDirPropsMatchesReadDirAndProps", testReadDirPropsMatches},
+		{"ReadDirPropsUnderChurn", testReadDirPropsUnderChurn},
+		{"PropNameLimit", testPropNameLimit},
+		{"PropCountAndSizeLimits", testPropLimits},
+		{"PersonalQuota", testPersonalQuota},
+		{"TransferConditions", testTransferConditions},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.run(t, newFixture(t, newStore(t)))
+		})
+	}
+}
+
+// user owns the personal space of a fixture.
+var user = storage.User{ID: "einstein", DisplayName: "Albert Einstein"}
+
+// fixture is a store with the personal space of user.
+type fixture struct {
+	s     Store
+	ctx   context.Context
+	space storage.Space
+}
+
+func newFixture(t *testing.T, s Store) *fixture {
+	t.Helper()
+	f := &fixture{s: s, ctx: t.Context()}
+	sp, err := s.PersonalSpace(f.ctx, user)
+	if err != nil {
+		t.Fatalf("PersonalSpace: %v", err)
+	}
+	f.space = sp
+	return f
+}
+
+func (f *fixture) root() string { return f.space.ID }
+
+func (f *fixture) mkdir(t *testing.T, parent, name string) storage.Node {
+	t.Helper()
+	n, err := f.s.Mkdir(f.ctx, f.space.ID, parent, name)
+	if err != nil {
+		t.Fatalf("Mkdir %q: %v", name, err)
+	}
+	return n
+}
+
+// commit uploads content into the space and commits it as c says.
+func (f *fixture) commit(spaceID, content string, c storage.Commit) (storage.Node, bool, error) {
+	u, err := f.s.NewUpload(f.ctx, spaceID)
+	if err != nil {
+		return storage.Node{}, false, err
+	}
+	defer u.Discard()
+	if _, err := io.Copy(u, strings.NewReader(content)); err != nil {
+		return storage.Node{}, false, err
+	}
+	return u.Commit(f.ctx, c)
+}
+
+// put uploads content as the file name in folder parent.
+func (f *fixture) put(t *testing.T, parent, name, content string) storage.Node {
+	t.Helper()
+	n, _, err := f.commit(f.space.ID, content, storage.Commit{ParentID: parent, Name: name})
+	if err != nil {
+		t.Fatalf("put %q: %v", name, err)
+	}
+	return n
+}
+
+func (f *fixture) node(t *testing.T, id string) storage.Node {
+	t.Helper()
+	n, err := f.s.Node(f.ctx, f.space.ID, id)
+	if err != nil {
+		t.Fatalf("Node %s: %v", id, err)
+	}
+	return n
+}
+
+// read returns the content of file id.
+func (f *fixture) read(t *testing.T, id string) string {
+	t.Helper()
+	_, c, err := f.s.Open(f.ctx, f.space.ID, id)
+	if err != nil {
+		t.Fatalf("Open %s: %v", id, err)
+	}
+	defer c.Close()
+	b, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatalf("read %s: %v", id, err)
+	}
+	return string(b)
+}
+
+// names lists the names of a folder's children.
+func (f *fixture) names(t *testing.T, folder string) []string {
+	t.Helper()
+	nodes, err := f.s.ReadDir(f.ctx, f.space.ID, folder, "", 0)
+	if err != nil {
+		t.Fatalf("ReadDir %s: %v", folder, err)
+	}
+	names := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		names = append(names, n.Name)
+	}
+	return names
+}
+
+func (f *fixture) patch(t *testing.T, id string, patches ...storage.PropPatch) {
+	t.Helper()
+	if err := f.s.PatchProps(f.ctx, f.space.ID, id, patches); err != nil {
+		t.Fatalf("PatchProps %s: %v", id, err)
+	}
+}
+
+func prop(ns, local, user, value string) storage.Property {
+	return storage.Property{Name: storage.PropName{Space: ns, Local: local}, User: user, Value: value}
+}
+
+func set(p storage.Property) storage.PropPatch { return storage.PropPatch{Property: p} }
+
+func wantErr(t *testing.T, what string, err, want error) {
+	t.Helper()
+	if want == nil && err != nil {
+		t.Fatalf("%s: unexpected error: %v", what, err)
+	}
+	if !errors.Is(err, want) {
+		t.Fatalf("%s: error = %v, want %v", what, err, want)
+	}
+}
