@@ -88,6 +88,7 @@ type Store struct {
 	log       *zap.Logger
 	now       func() time.Time
 	link      func(oldname, newname string) error // os.Link; tests replace it
+	rename    func(oldpath, newpath string) error // os.Rename; tests replace it
 	noSync    bool
 
 	personalQuota atomic.Int64 // 0: personal spaces have no quota
@@ -118,6 +119,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		log:       opts.Logger,
 		now:       opts.Now,
 		link:      os.Link,
+		rename:    os.Rename,
 		noSync:    opts.NoSync,
 		pending:   pendingBlobs{ids: map[string]struct{}{}},
 		closing:   make(chan struct{}),

@@ -167,7 +167,7 @@ func (s *Store) placeContent(tmp string) (string, error) {
 	}
 	s.pending.add(blob)
 	path := s.blobPath(blob)
-	err := os.Rename(tmp, path)
+	err := s.rename(tmp, path)
 	if err == nil {
 		err = s.syncDir(filepath.Dir(path))
 	}
@@ -273,7 +273,10 @@ func (t *txn) commitTarget(spaceID string, c storage.Commit) (string, rec, bool,
 
 // Open returns the content of a file and the node as of that content: the
 // content file itself, which stays readable while open even if the file is
-// replaced or removed.
+// replaced or removed. The node is the record that names the content file
+// opened, and content files never change, so its size, etag and checksums
+// describe exactly the bytes read. A replacement may remove the content
+// file between the lookup and the open; then the lookup is done again.
 func (s *Store) Open(ctx context.Context, spaceID, nodeID string) (storage.Node, storage.Content, error) {
 	if err := ctx.Err(); err != nil {
 		return storage.Node{}, nil, err
