@@ -178,8 +178,9 @@ type Conditions struct {
 // is now, or else the file Name in folder ParentID.
 type Commit struct {
 	// NodeID, when set, names the file to replace, wherever a concurrent
-	// MOVE has put it; the commit fails with ErrNotFound once it is gone.
-	// ParentID and Name are ignored then.
+	// MOVE has put it; the commit fails with ErrNotFound once it is gone
+	// and with ErrConflict if it is a folder. ParentID and Name are ignored
+	// then.
 	NodeID   string
 	ParentID string
 	Name     string
@@ -198,7 +199,9 @@ type Transfer struct {
 	Overwrite bool
 	// Shallow copies a folder without its children (COPY Depth 0).
 	Shallow bool
-	// Conditions guard the source node (the request URI of COPY and MOVE).
+	// Conditions guard the source node (the request URI of COPY and MOVE),
+	// checked in the same transaction as the change; IfNoneMatch always
+	// fails, since the source exists.
 	Conditions
 }
 
