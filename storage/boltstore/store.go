@@ -52,8 +52,9 @@ type Options struct {
 	// NoSync skips every fsync. For tests and benchmarks only: a crash can
 	// then lose acknowledged writes.
 	NoSync bool
-	// PersonalQuota is the quota in bytes of every personal space; 0 means
-	// none. SetPersonalQuota changes it while the store is open.
+	// PersonalQuota is the quota in bytes of every personal space without
+	// a quota of its own; 0 means none. SetPersonalQuota changes it while
+	// the store is open.
 	PersonalQuota int64
 }
 
