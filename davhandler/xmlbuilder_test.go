@@ -71,9 +71,15 @@ func TestMultistatusNeverCarriesNonXMLCharacters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	folder, err := e.store.Mkdir(ctx, space.ID, space.ID, "bad\uFFFE\uFFFF")
+	name, wantName := "bad\uFFFE\uFFFF", "bad\uFFFD\uFFFD"
+	folder, err := e.store.Mkdir(ctx, space.ID, space.ID, name)
 	if err != nil {
-		t.Skipf("the store refuses the name itself: %v", err)
+		// The store may refuse such names itself; the value still counts.
+		name, wantName = "plain", "plain"
+		folder, err = e.store.Mkdir(ctx, space.ID, space.ID, name)
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 	err = e.store.PatchProps(ctx, space.ID, folder.ID, []storage.PropPatch{{Property: storage.Property{
 		Name:  storage.PropName{Space: "urn:x\uFFFE", Local: "p"},
@@ -87,7 +93,7 @@ func TestMultistatusNeverCarriesNonXMLCharacters(t *testing.T) {
 		if len(res) != 2 {
 			t.Fatalf("%d responses, want 2", len(res))
 		}
-		if got := res[1].Props[nsOC+" name"]; got != "bad\uFFFD\uFFFD" {
+		if got := res[1].Props[nsOC+" name"]; got != wantName {
 			t.Errorf("oc:name %q", got)
 		}
 	}
