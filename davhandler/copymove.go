@@ -36,6 +36,11 @@ func (h *Handler) handleCopyMove(w http.ResponseWriter, r *http.Request, req *re
 		return err
 	}
 	tr.Overwrite, tr.Shallow = overwrite, shallow
+	// The conditions are about the request URI, the source; the store
+	// checks them again atomically with the transfer.
+	if tr.Conditions, err = checkPreconditions(r, src); err != nil {
+		return err
+	}
 	if dst.exists && !overwrite {
 		return errorf(http.StatusPreconditionFailed, "The destination exists and Overwrite is F")
 	}

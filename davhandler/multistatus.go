@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/xml"
 	"net/http"
-	"unicode/utf8"
 )
 
 // multistatus streams a 207 response: each d:response is written as soon as
@@ -109,7 +108,7 @@ func (ms *multistatus) qname(n xml.Name, declare bool) {
 		ms.w.WriteString(n.Local)
 		if declare {
 			ms.w.WriteString(` xmlns:x="`)
-			xml.EscapeText(ms.w, []byte(n.Space))
+			writeXMLAttr(ms.w, n.Space)
 			ms.w.WriteByte('"')
 		}
 		return
@@ -127,51 +126,12 @@ func (ms *multistatus) element(n xml.Name, value string) {
 // rawElement writes a property whose value is already XML.
 func (ms *multistatus) rawElement(n xml.Name, xmlValue string) {
 	ms.openTag(n)
-	ms.w.WriteString(xmlValue)
+	writeXMLMarkup(ms.w, xmlValue)
 	ms.closeTag(n)
 }
 
 // text writes s as XML character data.
-// Invalid UTF-8 and characters XML cannot carry become U+FFFD.
-func (ms *multistatus) text(s string) {
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c < utf8.RuneSelf && c != '&' && c != '<' && c != '>' {
-			i++
-			continue
-		}
-		var esc string
-		width := 1
-		switch {
-		case c == '&':
-			esc = "&amp;"
-		case c == '<':
-			esc = "&lt;"
-		case c == '>':
-			esc = "&gt;"
-		case c == '\t' || c == '\n':
-			i++
-			continue
-		case c == '\r':
-			esc = "&#xD;"
-		case c < 0x20:
-			esc = "\uFFFD"
-		default:
-			r, w := utf8.DecodeRuneInString(s[i:])
-			if r != utf8.RuneError || w != 1 {
-				i += w
-				continue
-			}
-			esc = "\uFFFD"
-		}
-		ms.w.WriteString(s[start:i])
-		ms.w.WriteString(esc)
-		i += width
-		start = i
-	}
-	ms.w.WriteString(s[start:])
-}
+func (ms *multistatus) text(s string) { writeXMLText(ms.w, s) }
 
 // endPropstatWithError closes a propstat that carries a DAV: precondition
 // code (RFC 4918 §16).

@@ -25,6 +25,11 @@ func (h *Handler) handleProppatch(w http.ResponseWriter, r *http.Request, req *r
 	if err != nil {
 		return err
 	}
+	// PatchProps takes no conditions: the check is as of resolving the
+	// target, not atomic with the change.
+	if _, err := checkPreconditions(r, t); err != nil {
+		return err
+	}
 	if len(refused) == 0 {
 		if err := h.store.PatchProps(r.Context(), t.space.ID, t.node.ID, patches); err != nil {
 			return err

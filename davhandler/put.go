@@ -119,16 +119,33 @@ func parseExpectedChecksum(r *http.Request) (*checksum.Expected, error) {
 	return &e, nil
 }
 
-// parseMtime reads X-OC-Mtime: Unix seconds, possibly with a fraction.
+// parseMtime reads X-OC-Mtime: Unix seconds from 1970 to the end of year
+// 9999, optionally with a decimal fraction. It is read as decimal text, not
+// as a float, so NaN, infinities, exponents and hex floats never pass and
+// nanoseconds come out exact.
 func parseMtime(r *http.Request) (time.Time, error) {
+	const maxSeconds = 253402300799 // 9999-12-31T23:59:59Z, the last HTTP-date
 	v := strings.TrimSpace(r.Header.Get("X-OC-Mtime"))
 	if v == "" {
 		return time.Time{}, nil
 	}
-	secs, err := strconv.ParseFloat(v, 64)
-	if err != nil || secs < 0 || secs > 1<<40 {
-		return time.Time{}, errorf(http.StatusBadRequest, "X-OC-Mtime must be Unix seconds, got %q", v)
+	invalid := errorf(http.StatusBadRequest, "X-OC-Mtime must be Unix seconds up to %d, got %q", maxSeconds, v)
+	whole, frac, hasFrac := strings.Cut(v, ".")
+	secs, err := strconv.ParseUint(whole, 10, 64)
+	if err != nil || secs > maxSeconds {
+		return time.Time{}, invalid
 	}
-	whole := int64(secs)
-	return time.Unix(whole, int64((secs-float64(whole))*1e9)).UTC(), nil
+	if !hasFrac {
+		return time.Unix(int64(secs), 0).UTC(), nil
+	}
+	if frac == "" || strings.TrimLeft(frac, "0123456789") != "" {
+		return time.Time{}, invalid
+	}
+	// Digits past nanoseconds are dropped; the others scale to nanoseconds.
+	frac = (frac + "00000000")[:9]
+	nanos, err := strconv.ParseUint(frac, 10, 32)
+	if err != nil {
+		return time.Time{}, invalid
+	}
+	return time.Unix(int64(secs), int64(nanos)).UTC(), nil
 }

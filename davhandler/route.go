@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 )
 
 // baseKind tells how the first part of a DAV path names a space.
@@ -116,8 +117,8 @@ func splitSegments(p string) ([]string, *davError) {
 	return segs, nil
 }
 
-// validateName refuses names that could escape their folder or that clients
-// and file systems cannot handle.
+// validateName refuses names that could escape their folder or that clients,
+// file systems and XML listings cannot handle.
 func validateName(s string) *davError {
 	if s == "." || s == ".." {
 		return errorf(http.StatusBadRequest, "name validation failed: . and .. are reserved names")
@@ -125,9 +126,21 @@ func validateName(s string) *davError {
 	if len(s) > maxNameBytes {
 		return errorf(http.StatusBadRequest, "name validation failed: must be shorter than %d bytes", maxNameBytes+1)
 	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == 0x7f {
+	if !utf8.ValidString(s) {
+		// Surrogates encoded in UTF-8 are invalid UTF-8 too.
+		return errorf(http.StatusBadRequest, "name validation failed: must be valid UTF-8")
+	}
+	for _, r := range s {
+		switch {
+		case r < 0x20 || r == 0x7f:
 			return errorf(http.StatusBadRequest, "name validation failed: must not contain control characters")
+		case r == '\\':
+			// Windows clients read it as a separator, as "/" is everywhere.
+			return errorf(http.StatusBadRequest, "name validation failed: must not contain \\")
+		case !isXMLChar(r):
+			// Every listing of the folder would carry it, and no XML parser
+			// would read that listing.
+			return errorf(http.StatusBadRequest, "name validation failed: must not contain %U", r)
 		}
 	}
 	return nil

@@ -1,14 +1,115 @@
 package davhandler
 
 import (
-	"encoding/xml"
+	"io"
 	"strings"
+	"unicode/utf8"
 )
 
 // xmlBuilder is a strings.Builder with XML text escaping.
 type xmlBuilder struct{ strings.Builder }
 
 // text writes s escaped as XML character data.
-func (b *xmlBuilder) text(s string) {
-	xml.EscapeText(&b.Builder, []byte(s))
+func (b *xmlBuilder) text(s string) { writeXMLText(b, s) }
+
+// isXMLChar reports whether XML 1.0 (§2.2 Char) can carry r at all, escaped
+// or not.
+func isXMLChar(r rune) bool {
+	switch {
+	case r == '\t' || r == '\n' || r == '\r':
+		return true
+	case r < 0x20:
+		return false
+	case r <= 0xD7FF:
+		return true
+	case r < 0xE000:
+		return false // surrogates
+	case r <= 0xFFFD:
+		return true
+	case r < 0x10000:
+		return false // U+FFFE, U+FFFF
+	}
+	return r <= utf8.MaxRune
+}
+
+// xmlContext is where escaped text goes; each needs its own escapes.
+type xmlContext int
+
+const (
+	// inText is character data: markup characters are escaped, and a
+	// carriage return, which parsers would turn into a line feed.
+	inText xmlContext = iota
+	// inAttribute is a value in double quotes: also the quote, and the tab
+	// and line feed, which parsers would turn into spaces.
+	inAttribute
+	// inMarkup is text that is already XML: only characters XML cannot
+	// carry are replaced.
+	inMarkup
+)
+
+// writeXMLText writes s as XML character data.
+func writeXMLText(w io.StringWriter, s string) { writeXML(w, s, inText) }
+
+// writeXMLAttr writes s as an attribute value in double quotes.
+func writeXMLAttr(w io.StringWriter, s string) { writeXML(w, s, inAttribute) }
+
+// writeXMLMarkup writes s, which is already XML.
+func writeXMLMarkup(w io.StringWriter, s string) { writeXML(w, s, inMarkup) }
+
+// writeXML is the one XML escaper: it writes s for the context ctx without
+// copying it, and replaces invalid UTF-8 and characters XML cannot carry
+// with U+FFFD, as encoding/xml does. Replacing rather than refusing keeps a
+// streamed multistatus readable: its status is sent before the text is, so
+// refusing could only cut the document short for every reader. Names
+// holding such characters are refused on the way in; this guards whatever
+// got in otherwise.
+func writeXML(w io.StringWriter, s string, ctx xmlContext) {
+	start := 0
+	for i := 0; i < len(s); {
+		r, width := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, width = utf8.DecodeRuneInString(s[i:])
+		}
+		esc := ""
+		if (r == utf8.RuneError && width == 1) || !isXMLChar(r) {
+			esc = "\uFFFD"
+		} else if ctx != inMarkup {
+			esc = escapeFor(r, ctx)
+		}
+		if esc == "" {
+			i += width
+			continue
+		}
+		w.WriteString(s[start:i])
+		w.WriteString(esc)
+		i += width
+		start = i
+	}
+	w.WriteString(s[start:])
+}
+
+// escapeFor returns the reference r needs in text or an attribute, or "".
+func escapeFor(r rune, ctx xmlContext) string {
+	switch r {
+	case '&':
+		return "&amp;"
+	case '<':
+		return "&lt;"
+	case '>':
+		return "&gt;"
+	case '\r':
+		return "&#xD;"
+	}
+	if ctx != inAttribute {
+		return ""
+	}
+	switch r {
+	case '"':
+		return "&quot;"
+	case '\t':
+		return "&#x9;"
+	case '\n':
+		return "&#xA;"
+	}
+	return ""
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/davspaces/davspaces/storage"
 )
@@ -15,6 +16,9 @@ const (
 	nsDAV = "DAV:"
 	nsOC  = "http://owncloud.org/ns"
 )
+
+// maxPropNameBytes caps the local name and the namespace of a property.
+const maxPropNameBytes = 1024
 
 // propfindKind is what a PROPFIND asks for.
 type propfindKind int
@@ -127,6 +131,9 @@ func parseProppatch(body []byte) (proppatchRequest, error) {
 				return dec.Skip()
 			}
 			return eachChild(dec, prop, func(p xml.StartElement) error {
+				if err := checkPropName(p.Name); err != nil {
+					return err
+				}
 				value, err := innerXML(dec, p)
 				if err != nil {
 					return err
@@ -164,10 +171,13 @@ func openDocument(body []byte, local string) (*xml.Decoder, xml.StartElement, er
 }
 
 // checkNamespaces reads the whole document once, refusing what
-// encoding/xml tolerates but XML Namespaces forbids: a prefix bound to the
-// empty name (xmlns:p="").
+// encoding/xml tolerates but Namespaces in XML forbids, which a stored
+// property value could not carry back out: an undeclared prefix, a prefix
+// bound to the empty name (xmlns:p=""), a colon a prefix cannot explain, an
+// element called xmlns, and two attributes with one expanded name.
 func checkNamespaces(body []byte) error {
 	dec := xml.NewDecoder(bytes.NewReader(body))
+	var scopes namespaceScopes
 	for {
 		tok, err := dec.RawToken()
 		if err == io.EOF {
@@ -176,17 +186,94 @@ func checkNamespaces(body []byte) error {
 		if err != nil {
 			return badXML("%v", err)
 		}
-		el, ok := tok.(xml.StartElement)
-		if !ok {
-			continue
-		}
-		for _, a := range el.Attr {
-			if a.Name.Space == "xmlns" && a.Value == "" {
-				return badXML("the prefix %s is bound to an empty namespace name", a.Name.Local)
+		switch t := tok.(type) {
+		case xml.StartElement:
+			if err := scopes.push(t); err != nil {
+				return err
 			}
+		case xml.EndElement:
+			// RawToken does not pair the tags; Token will refuse a mismatch.
+			scopes.pop()
 		}
 	}
 }
+
+// namespaceScopes are the prefixes declared on the open elements, innermost
+// last.
+type namespaceScopes []map[string]string
+
+// push declares the namespaces of el and checks its names.
+func (s *namespaceScopes) push(el xml.StartElement) error {
+	decls := map[string]string{}
+	for _, a := range el.Attr {
+		if a.Name.Space != "xmlns" {
+			continue
+		}
+		if a.Value == "" {
+			return badXML("the prefix %s is bound to an empty namespace name", a.Name.Local)
+		}
+		decls[a.Name.Local] = a.Value
+	}
+	*s = append(*s, decls)
+	if el.Name.Space == "xmlns" || (el.Name.Space == "" && el.Name.Local == "xmlns") {
+		return badXML("xmlns is not an element name")
+	}
+	if _, err := s.resolve(el.Name); err != nil {
+		return err
+	}
+	return s.checkAttributes(el.Attr)
+}
+
+func (s *namespaceScopes) pop() {
+	if n := len(*s); n > 0 {
+		*s = (*s)[:n-1]
+	}
+}
+
+// checkAttributes refuses attributes with unknown prefixes and repeated
+// expanded names.
+func (s namespaceScopes) checkAttributes(attrs []xml.Attr) error {
+	seen := make(map[xml.Name]bool, len(attrs))
+	for _, a := range attrs {
+		if a.Name.Space == "" && a.Name.Local == "xmlns" {
+			continue
+		}
+		name := a.Name
+		if name.Space != "xmlns" {
+			var err error
+			if name, err = s.resolve(a.Name); err != nil {
+				return err
+			}
+		}
+		if seen[name] {
+			return badXML("attribute %s appears twice", a.Name.Local)
+		}
+		seen[name] = true
+	}
+	return nil
+}
+
+// resolve expands a prefixed name (unprefixed ones need no declaration).
+func (s namespaceScopes) resolve(n xml.Name) (xml.Name, error) {
+	if strings.Contains(n.Local, ":") {
+		return n, badXML("%s is not a valid qualified name", n.Local)
+	}
+	switch n.Space {
+	case "":
+		return n, nil
+	case "xml":
+		return xml.Name{Space: xmlNamespace, Local: n.Local}, nil
+	}
+	for i := len(s) - 1; i >= 0; i-- {
+		if ns, ok := s[i][n.Space]; ok {
+			return xml.Name{Space: ns, Local: n.Local}, nil
+		}
+	}
+	return n, badXML("the prefix %s is not declared", n.Space)
+}
+
+// xmlNamespace is the namespace the prefix xml is bound to.
+const xmlNamespace = "http://www.w3.org/XML/1998/namespace"
 
 // rootElement reads up to the document element and checks it is DAV:<local>.
 func rootElement(dec *xml.Decoder, local string) (xml.StartElement, error) {
@@ -234,14 +321,27 @@ func asBadXML(err error) error {
 // collectNames appends the names of the child elements of el.
 func collectNames(dec *xml.Decoder, el xml.StartElement, names *[]xml.Name) error {
 	return eachChild(dec, el, func(c xml.StartElement) error {
+		if err := checkPropName(c.Name); err != nil {
+			return err
+		}
 		*names = append(*names, c.Name)
 		return dec.Skip()
 	})
 }
 
+// checkPropName refuses property names the store could not key: bbolt
+// refuses keys over 32 KiB, and no client needs names anywhere near that.
+func checkPropName(n xml.Name) error {
+	if len(n.Local) > maxPropNameBytes || len(n.Space) > maxPropNameBytes {
+		return errorf(http.StatusBadRequest, "property names and namespaces must not be longer than %d bytes", maxPropNameBytes)
+	}
+	return nil
+}
+
 // innerXML re-encodes the content of el so that it stands alone: every
 // element carries its namespace explicitly, whatever prefixes the client
-// declared on outer elements.
+// declared on outer elements, and an element in no namespace says so
+// (xmlns=""), so that it stays there inside any namespaced element.
 func innerXML(dec *xml.Decoder, el xml.StartElement) (string, error) {
 	var buf bytes.Buffer
 	enc := xml.NewEncoder(&buf)
@@ -255,6 +355,10 @@ func innerXML(dec *xml.Decoder, el xml.StartElement) (string, error) {
 		case xml.StartElement:
 			depth++
 			t.Attr = withoutNamespaceDecls(t.Attr)
+			if t.Name.Space == "" {
+				// encoding/xml declares only non-empty namespaces.
+				t.Attr = append(t.Attr, xml.Attr{Name: xml.Name{Local: "xmlns"}})
+			}
 			err = enc.EncodeToken(t)
 		case xml.EndElement:
 			if depth == 0 {

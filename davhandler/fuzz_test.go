@@ -1,0 +1,280 @@
+package davhandler
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+// wantClientError fails unless err is nil or a protocol error with a 4xx
+// status (or one of the extra statuses).
+func wantClientError(t *testing.T, err error, extra ...int) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	var de *davError
+	if !errors.As(err, &de) {
+		t.Fatalf("error %v (%T) is not a davError", err, err)
+	}
+	for _, s := range extra {
+		if de.status == s {
+			return
+		}
+	}
+	if de.status < 400 || de.status >= 500 {
+		t.Fatalf("status %d for %v, want 4xx", de.status, err)
+	}
+}
+
+// wantValidSegments checks what a parser let through.
+func wantValidSegments(t *testing.T, dp davPath) {
+	t.Helper()
+	for _, s := range append([]string{dp.user, dp.ref}, dp.segments...) {
+		if s == "" {
+			continue
+		}
+		if err := validateName(s); err != nil {
+			t.Fatalf("segment %q passed but is invalid: %v", s, err)
+		}
+	}
+}
+
+var pathSeeds = []string{
+	"/webdav/a/b.txt", "/remote.php/webdav/", "/dav/files/einstein/x", "/remote.php/dav/spaces/S$P!N/x",
+	"/dav/spaces/", "/dav/unknown", "/webdav/../etc", "/webdav/a//b/", "/webdav/a\\b", "/webdav/\xff",
+	"/webdav/\uFFFE", "/dav/spaces/\xed\xa0\x80", "/remote.php", "/remote.phpx/webdav", "/dav/files/./x",
+}
+
+func FuzzParseDAVPath(f *testing.F) {
+	for _, s := range pathSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		dp, ok, err := parseDAVPath(p)
+		if err != nil {
+			wantClientError(t, err)
+			return
+		}
+		if !ok {
+			return
+		}
+		wantValidSegments(t, dp)
+		if href := escapePath(dp.base + "/" + strings.Join(dp.segments, "/")); !utf8Printable(href) {
+			t.Fatalf("href %q is not printable ASCII", href)
+		}
+	})
+}
+
+// utf8Printable reports whether s is printable ASCII, as an escaped href is.
+func utf8Printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// FuzzRequestPath sends read-only requests for fuzzed paths and resource ids
+// through the handler: nothing is a server error, and every body parses.
+func FuzzRequestPath(f *testing.F) {
+	e := newEnv(f)
+	wantStatus(f, e.do("einstein", "MKCOL", "/webdav/folder", ""), http.StatusCreated)
+	wantStatus(f, e.do("einstein", "PUT", "/webdav/folder/f.txt", "content"), http.StatusCreated)
+	space := strings.TrimPrefix(e.personalSpacePath("einstein"), "/dav/spaces/")
+	for _, ref := range []string{space, testStorageID + "$physics", "physics", "other$physics", space + "!nope", "$!", "!", "$", space + "!" + space} {
+		f.Add(ref, "folder/f.txt", uint8(0))
+		f.Add(ref, "", uint8(1))
+	}
+	for _, s := range pathSeeds {
+		f.Add("", s, uint8(2))
+	}
+	methods := []string{"PROPFIND", "GET", "HEAD", "OPTIONS"}
+	f.Fuzz(func(t *testing.T, ref, rest string, method uint8) {
+		p := "/dav/spaces/" + ref + "/" + rest
+		if ref == "" {
+			p = rest
+		}
+		r := &http.Request{
+			Method: methods[int(method)%len(methods)], URL: &url.URL{Path: p}, RequestURI: p,
+			Header: http.Header{"Depth": {"1"}}, Body: http.NoBody, Host: "example.com",
+			Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		}
+		r.SetBasicAuth("einstein", "x")
+		rec := httptest.NewRecorder()
+		e.h.ServeHTTP(rec, r)
+		if rec.Code >= 500 {
+			t.Fatalf("%s %q: status %d\n%s", r.Method, p, rec.Code, rec.Body.String())
+		}
+		if err := wellFormed(rec.Body.Bytes()); rec.Code != http.StatusOK && err != nil {
+			t.Fatalf("%s %q: %d body does not parse: %v\n%s", r.Method, p, rec.Code, err, rec.Body.String())
+		}
+	})
+}
+
+// wellFormed reads a whole document with encoding/xml and with the
+// namespace checks requests get. An empty body passes.
+func wellFormed(doc []byte) error {
+	if len(doc) == 0 {
+		return nil
+	}
+	if err := checkNamespaces(doc); err != nil {
+		return err
+	}
+	dec := xml.NewDecoder(bytes.NewReader(doc))
+	for {
+		if _, err := dec.Token(); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+}
+
+var xmlSeeds = []string{
+	`<d:propfind xmlns:d="DAV:"><d:prop><d:getetag/><oc:fileid xmlns:oc="http://owncloud.org/ns"/></d:prop></d:propfind>`,
+	`<d:propfind xmlns:d="DAV:"><d:allprop/><d:include><x:p xmlns:x="urn:x"/></d:include></d:propfind>`,
+	`<propfind xmlns="DAV:"><propname/></propfind>`,
+	`<d:propertyupdate xmlns:d="DAV:" xmlns:x="urn:x"><d:set><d:prop><x:p a="1">v<bare/><d:href>h</d:href></x:p></d:prop></d:set><d:remove><d:prop><x:q/></d:prop></d:remove></d:propertyupdate>`,
+	`<d:propertyupdate xmlns:d="DAV:"><d:set><d:prop><p xmlns="urn:x"><c><b xmlns="" xml:lang="en">&#xFFFE;&#0;<![CDATA[x]]></b></c></p></d:prop></d:set></d:propertyupdate>`,
+	`<d:propertyupdate xmlns:d="DAV:" xmlns:y="urn:x"><d:set><d:prop><x:p xmlns:x="urn:x" x:a="1" y:a="2"/></d:prop></d:set></d:propertyupdate>`,
+	`<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e "v">]><d:propfind xmlns:d="DAV:">&e;</d:propfind>`,
+}
+
+func FuzzParsePropfind(f *testing.F) {
+	for _, s := range xmlSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		pf, err := parsePropfind(body)
+		wantClientError(t, err)
+		for _, n := range pf.names {
+			if len(n.Local) > maxPropNameBytes || len(n.Space) > maxPropNameBytes {
+				t.Fatalf("name %q passed the cap", n)
+			}
+		}
+	})
+}
+
+// FuzzParseProppatch checks that whatever PROPPATCH accepts is stored in a
+// form that a multistatus carries well-formed and that reads back the same.
+func FuzzParseProppatch(f *testing.F) {
+	for _, s := range xmlSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		pp, err := parseProppatch(body)
+		wantClientError(t, err)
+		if err != nil {
+			return
+		}
+		rec := httptest.NewRecorder()
+		ms := startMultistatus(rec)
+		ms.beginResponse("/webdav/f")
+		ms.beginPropstat()
+		for _, p := range pp.patches {
+			ms.rawElement(xml.Name{Space: p.Name.Space, Local: p.Name.Local}, p.Value)
+		}
+		ms.endPropstat(http.StatusOK)
+		ms.endResponse()
+		ms.close()
+		if err := wellFormed(rec.Body.Bytes()); err != nil {
+			t.Fatalf("multistatus does not parse: %v\n%s", err, rec.Body.String())
+		}
+		for _, p := range pp.patches {
+			again := `<d:propertyupdate xmlns:d="DAV:"><d:set><d:prop><x:p xmlns:x="urn:fuzz">` + p.Value + `</x:p></d:prop></d:set></d:propertyupdate>`
+			pp2, err := parseProppatch([]byte(again))
+			if err != nil {
+				t.Fatalf("stored value %q does not parse again: %v", p.Value, err)
+			}
+			if pp2.patches[0].Value != p.Value {
+				t.Fatalf("stored value %q reads back as %q", p.Value, pp2.patches[0].Value)
+			}
+		}
+	})
+}
+
+func FuzzParseMtime(f *testing.F) {
+	for _, s := range []string{"1500000000", "1500000000.5", "NaN", "Inf", "-Inf", "1e400", "0x1p30", "253402300799", "253402300800", "1.", ".1", "00001.000000000001", "+1", "1_0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		r := &http.Request{Header: http.Header{"X-Oc-Mtime": {v}}}
+		mtime, err := parseMtime(r)
+		wantClientError(t, err)
+		if err != nil || mtime.IsZero() {
+			return
+		}
+		if mtime.Before(time.Unix(0, 0)) || mtime.Year() > 9999 {
+			t.Fatalf("%q gave %v", v, mtime)
+		}
+		if _, err := http.ParseTime(mtime.Format(http.TimeFormat)); err != nil {
+			t.Fatalf("%q gave %v, which HTTP cannot carry: %v", v, mtime, err)
+		}
+	})
+}
+
+func FuzzParseDestination(f *testing.F) {
+	for _, s := range []string{"http://example.com/webdav/b", "/dav/spaces/S$P!N/x", "https://other/webdav/x", "/webdav/a%5Cb", "/webdav/%FE", "http://example.com/index.html", "::", "http://[::1/", "/dav/files/%2e%2e/x", "/webdav/a%00b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, dest string) {
+		r := &http.Request{Host: "example.com", Header: http.Header{"Destination": {dest}}}
+		dp, err := parseDestination(r)
+		// 502 is the answer for a Destination on another server.
+		wantClientError(t, err, http.StatusBadGateway)
+		if err == nil {
+			wantValidSegments(t, dp)
+		}
+	})
+}
+
+func FuzzParseDepth(f *testing.F) {
+	for _, s := range []string{"0", "1", "infinity", "Infinity", " 1 ", "2", "-1", "", "1,0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		r := &http.Request{Header: http.Header{"Depth": {v}}}
+		d, err := parseDepth(r, depthInfinity)
+		wantClientError(t, err)
+		if err == nil && d != 0 && d != 1 && d != depthInfinity {
+			t.Fatalf("Depth %q gave %d", v, d)
+		}
+	})
+}
+
+func FuzzETagList(f *testing.F) {
+	for _, s := range []string{`"abc"`, `W/"abc"`, `*`, `"a,bc", W/"x"`, ` ,"abc",`, `"abc`, `W/`, `"a b"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		l, err := parseETagList(v)
+		wantClientError(t, err)
+		if err != nil {
+			return
+		}
+		if l.matches("abc", true) && !l.matches("abc", false) {
+			t.Fatalf("%q matches strongly but not weakly", v)
+		}
+	})
+}
+
+func FuzzWriteXMLText(f *testing.F) {
+	for _, s := range []string{"plain", `a&b<c>"d'`, "t\tn\nr\r", "\uFFFE\uFFFF\x00", "bad\xff\xed\xa0\x80", "]]>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var text, attr strings.Builder
+		writeXMLText(&text, s)
+		writeXMLAttr(&attr, s)
+		wantReadBack(t, s, text.String(), attr.String())
+	})
+}

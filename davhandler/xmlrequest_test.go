@@ -1,0 +1,164 @@
+package davhandler
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestDeadPropertiesRoundTrip sets a property with PROPPATCH and reads it back
+// with PROPFIND: a parser must see the same elements, namespaces, attributes
+// and text in both.
+func TestDeadPropertiesRoundTrip(t *testing.T) {
+	tests := map[string]string{
+		"bare child of a namespaced property":  `<x:p xmlns:x="urn:x"><bare/></x:p>`,
+		"bare child under a default namespace": `<p xmlns="urn:x"><c><bare xmlns=""><deeper/></bare></c></p>`,
+		"property in no namespace":             `<p xmlns=""><c xmlns="urn:c"><bare xmlns=""/></c></p>`,
+		"prefixed children and attributes":     `<x:p xmlns:x="urn:x" xmlns:y="urn:y"><y:c y:a="1" b="2" xml:lang="de"><x:d/></y:c></x:p>`,
+		"one namespace under two prefixes":     `<x:p xmlns:x="urn:x" xmlns:z="urn:x"><z:c x:a="1"/></x:p>`,
+		"DAV: children":                        `<x:p xmlns:x="urn:x"><d:href>/a</d:href><href/></x:p>`,
+		"text, references and CDATA":           `<x:p xmlns:x="urn:x">a &amp; b &lt;c&gt; &#x1F600; <![CDATA[<raw>]]>` + "\r\n\t" + `</x:p>`,
+		"mixed content":                        `<x:p xmlns:x="urn:x">one<b xmlns="urn:b">two<i>three</i></b>four</x:p>`,
+		"attribute values":                     `<x:p xmlns:x="urn:x"><c a="&quot;q&quot; &amp; &lt;" t="tab&#9;nl&#10;cr&#13;"/></x:p>`,
+	}
+	for name, prop := range tests {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			wantStatus(t, e.do("einstein", "PUT", "/webdav/f.txt", "x"), http.StatusCreated)
+			patch := `<d:propertyupdate xmlns:d="DAV:"><d:set><d:prop>` + prop + `</d:prop></d:set></d:propertyupdate>`
+			parseMultistatus(t, e.do("einstein", "PROPPATCH", "/webdav/f.txt", patch))
+			want := propertyTokens(t, patch)
+			res := e.do("einstein", "PROPFIND", "/webdav/f.txt", "", "Depth", "0")
+			got := propertyTokens(t, res.Body.String(), want[0])
+			if !slices.Equal(got, want) {
+				t.Fatalf("read back as\n%s\nwant\n%s\nbody:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), res.Body.String())
+			}
+		})
+	}
+}
+
+// propertyTokens returns the tokens of the first element of doc named like
+// first (or the first child of a DAV:prop), in a comparable form.
+func propertyTokens(t *testing.T, doc string, first ...string) []string {
+	t.Helper()
+	dec := xml.NewDecoder(strings.NewReader(doc))
+	var out []string
+	depth, inProp := 0, false
+	var text strings.Builder
+	flush := func() {
+		if text.Len() > 0 {
+			out = append(out, fmt.Sprintf("text %q", text.String()))
+			text.Reset()
+		}
+	}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatalf("%v in\n%s", err, doc)
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			s := startString(tok)
+			switch {
+			case depth > 0:
+				depth++
+			case len(first) == 0 && inProp, len(first) > 0 && s == first[0]:
+				depth = 1
+			case tok.Name == xml.Name{Space: nsDAV, Local: "prop"}:
+				inProp = true
+				continue
+			default:
+				continue
+			}
+			flush()
+			out = append(out, s)
+		case xml.EndElement:
+			if depth == 0 {
+				continue
+			}
+			flush()
+			out = append(out, "end {"+tok.Name.Space+"}"+tok.Name.Local)
+			if depth--; depth == 0 {
+				return out
+			}
+		case xml.CharData:
+			if depth > 0 {
+				text.Write(tok)
+			}
+		}
+	}
+}
+
+// startString is an element's expanded name and its attributes other than
+// namespace declarations, sorted.
+func startString(el xml.StartElement) string {
+	var attrs []string
+	for _, a := range el.Attr {
+		if a.Name.Space == "xmlns" || (a.Name.Space == "" && a.Name.Local == "xmlns") {
+			continue
+		}
+		attrs = append(attrs, fmt.Sprintf("{%s}%s=%q", a.Name.Space, a.Name.Local, a.Value))
+	}
+	slices.Sort(attrs)
+	return "start {" + el.Name.Space + "}" + el.Name.Local + " " + strings.Join(attrs, " ")
+}
+
+func TestParseProppatchRefusesWhatCannotRoundTrip(t *testing.T) {
+	tests := map[string]string{
+		"undeclared element prefix":    `<q:p/>`,
+		"undeclared attribute prefix":  `<x:p><c q:a="1"/></x:p>`,
+		"prefix bound to nothing":      `<x:p xmlns:q=""/>`,
+		"duplicate attribute":          `<x:p><c a="1" a="2"/></x:p>`,
+		"duplicate expanded attribute": `<x:p xmlns:y="urn:x"><c x:a="1" y:a="2"/></x:p>`,
+		"colon at the start of a name": `<x:p><:c/></x:p>`,
+		"colon at the end of a name":   `<x:p><c:/></x:p>`,
+		"xmlns prefix on an element":   `<x:p><xmlns:c/></x:p>`,
+		"element called xmlns":         `<x:p><xmlns/></x:p>`,
+	}
+	for name, prop := range tests {
+		t.Run(name, func(t *testing.T) {
+			body := `<d:propertyupdate xmlns:d="DAV:" xmlns:x="urn:x"><d:set><d:prop>` + prop + `</d:prop></d:set></d:propertyupdate>`
+			_, err := parseProppatch([]byte(body))
+			if err == nil {
+				t.Fatalf("accepted %s", prop)
+			}
+			wantDAVStatus(t, err, http.StatusBadRequest)
+		})
+	}
+}
+
+func TestLongPropertyNames(t *testing.T) {
+	long := strings.Repeat("n", 32<<10)
+	limit := strings.Repeat("n", maxPropNameBytes)
+	tests := []struct {
+		name, method, body string
+		status             int
+	}{
+		{"PROPPATCH long local name", "PROPPATCH", `<d:propertyupdate xmlns:d="DAV:" xmlns:x="urn:x"><d:set><d:prop><x:` + long + `>v</x:` + long + `></d:prop></d:set></d:propertyupdate>`, http.StatusBadRequest},
+		{"PROPPATCH long namespace", "PROPPATCH", `<d:propertyupdate xmlns:d="DAV:" xmlns:x="urn:` + long + `"><d:set><d:prop><x:p>v</x:p></d:prop></d:set></d:propertyupdate>`, http.StatusBadRequest},
+		{"PROPPATCH remove long name", "PROPPATCH", `<d:propertyupdate xmlns:d="DAV:" xmlns:x="urn:x"><d:remove><d:prop><x:` + long + `/></d:prop></d:remove></d:propertyupdate>`, http.StatusBadRequest},
+		{"PROPFIND long local name", "PROPFIND", `<d:propfind xmlns:d="DAV:" xmlns:x="urn:x"><d:prop><x:` + long + `/></d:prop></d:propfind>`, http.StatusBadRequest},
+		{"PROPFIND long include", "PROPFIND", `<d:propfind xmlns:d="DAV:" xmlns:x="urn:` + long + `"><d:allprop/><d:include><x:p/></d:include></d:propfind>`, http.StatusBadRequest},
+		{"PROPPATCH at the cap", "PROPPATCH", `<d:propertyupdate xmlns:d="DAV:" xmlns:x="` + limit + `"><d:set><d:prop><x:` + limit + `>v</x:` + limit + `></d:prop></d:set></d:propertyupdate>`, http.StatusMultiStatus},
+	}
+	e := newEnv(t, func(c *Config) { c.MaxXMLBytes = 1 << 20 })
+	wantStatus(t, e.do("einstein", "PUT", "/webdav/f.txt", "x"), http.StatusCreated)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := e.do("einstein", tt.method, "/webdav/f.txt", tt.body, "Depth", "0")
+			if tt.status == http.StatusMultiStatus {
+				wantStatus(t, rec, tt.status)
+				return
+			}
+			wantError(t, rec, tt.status, "BadRequest", "longer than")
+		})
+	}
+	all := e.do("einstein", "PROPFIND", "/webdav/f.txt", "", "Depth", "0")
+	if bytes.Contains(all.Body.Bytes(), []byte(long)) {
+		t.Fatal("a refused property was stored")
+	}
+}
