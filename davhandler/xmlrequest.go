@@ -17,8 +17,10 @@ const (
 	nsOC  = "http://owncloud.org/ns"
 )
 
-// maxPropNameBytes caps the local name and the namespace of a property.
-const maxPropNameBytes = 1024
+// maxPropNameBytes caps the local name and the namespace of a property:
+// the store refuses longer ones, and the parser refuses them first so that
+// a PROPFIND naming one gets the same 400.
+const maxPropNameBytes = storage.MaxPropNameBytes
 
 // propfindKind is what a PROPFIND asks for.
 type propfindKind int
