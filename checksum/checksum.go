@@ -89,6 +89,9 @@ func (w *Writer) Sums() Sums {
 	}
 }
 
+// digestSizes are the digest lengths in bytes.
+var digestSizes = map[Algorithm]int{SHA1: sha1.Size, MD5: md5.Size, Adler32: adler32.Size}
+
 // Expected is a digest a client announced for the content it sends.
 type Expected struct {
 	Algorithm Algorithm
@@ -113,14 +116,15 @@ func ParseOCChecksum(v string) (Expected, error) {
 
 func newExpected(alg, digest string) (Expected, error) {
 	a := Algorithm(strings.ToUpper(strings.TrimSpace(alg)))
-	switch a {
-	case SHA1, MD5, Adler32:
-	default:
+	size, ok := digestSizes[a]
+	if !ok {
 		return Expected{}, fmt.Errorf("%w: %s", ErrUnsupported, alg)
 	}
 	digest = strings.ToLower(strings.TrimSpace(digest))
-	if _, err := hex.DecodeString(digest); err != nil || digest == "" {
-		return Expected{}, fmt.Errorf("malformed %s digest %q", a, digest)
+	// A digest of the wrong length can never match: refusing it now spares
+	// reading a whole upload only to answer "mismatch".
+	if _, err := hex.DecodeString(digest); err != nil || len(digest) != 2*size {
+		return Expected{}, fmt.Errorf("malformed %s digest %q: want %d hex digits", a, digest, 2*size)
 	}
 	return Expected{Algorithm: a, Digest: digest}, nil
 }

@@ -36,6 +36,9 @@ func TestParseOCChecksum(t *testing.T) {
 		{"SHA1", false, "malformed"},
 		{"SHA1:xyz", false, "malformed"},
 		{"SHA1:", false, "malformed"},
+		{"SHA1:ab", false, "malformed"},
+		{"MD5:8cb2237d0679ca88db6464eac60da96345513964", false, "malformed"},
+		{"ADLER32:2f80100", false, "malformed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.header, func(t *testing.T) {
