@@ -20,6 +20,10 @@ func (p *Provider) verifyJWT(ctx context.Context, token string, now time.Time) (
 	if len(tok.Headers) != 1 {
 		return nil, fmt.Errorf("%w: expected one signature", ErrInvalidToken)
 	}
+	m, err := p.discovery.metadata(ctx)
+	if err != nil {
+		return nil, err
+	}
 	keys, err := p.keys.key(ctx, tok.Headers[0].KeyID)
 	if err != nil {
 		return nil, err
@@ -36,27 +40,28 @@ func (p *Provider) verifyJWT(ctx context.Context, token string, now time.Time) (
 	if !verified {
 		return nil, fmt.Errorf("%w: signature does not verify with any key of %s", ErrInvalidToken, p.issuer)
 	}
-	if err := p.checkClaims(registered, now); err != nil {
+	if err := p.checkClaims(registered, m.Issuer, now); err != nil {
 		return nil, err
 	}
 	return &Identity{Claims: claims, Expiry: registered.Expiry.Time()}, nil
 }
 
-// checkClaims applies the rules for access tokens: the issuer, a lifetime
-// (exp is required), a subject and, when configured, an audience.
-func (p *Provider) checkClaims(c jwt.Claims, now time.Time) error {
+// checkClaims applies the rules for access tokens: the issuer (exactly as
+// discovery announced it), a lifetime (exp is required), a subject and, when
+// configured, an audience.
+func (p *Provider) checkClaims(c jwt.Claims, issuer string, now time.Time) error {
 	if c.Expiry == nil {
 		return fmt.Errorf("%w: no exp claim", ErrInvalidToken)
 	}
 	if c.Subject == "" {
 		return fmt.Errorf("%w: no sub claim", ErrInvalidToken)
 	}
-	err := c.ValidateWithLeeway(jwt.Expected{Issuer: p.issuer, AnyAudience: p.audiences, Time: now}, p.leeway)
+	err := c.ValidateWithLeeway(jwt.Expected{Issuer: issuer, AnyAudience: p.audiences, Time: now}, p.leeway)
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, jwt.ErrInvalidIssuer):
-		return fmt.Errorf("%w: issuer %q is not %q", ErrInvalidToken, c.Issuer, p.issuer)
+		return fmt.Errorf("%w: issuer %q is not %q", ErrInvalidToken, c.Issuer, issuer)
 	case errors.Is(err, jwt.ErrInvalidAudience):
 		return fmt.Errorf("%w: audience %q is not accepted", ErrInvalidToken, c.Audience)
 	}

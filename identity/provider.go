@@ -255,7 +255,7 @@ func checkIssuer(issuer string) (string, error) {
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 		return "", fmt.Errorf("identity: issuer %q must be an http(s) URL without query or fragment", issuer)
 	}
-	return strings.TrimSuffix(issuer, "/"), nil
+	return issuer, nil
 }
 
 func signatureAlgorithms(names []string) ([]jose.SignatureAlgorithm, error) {

@@ -396,7 +396,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		})
 	}
 	p, err := New(Config{Issuer: "https://idp.example/realms/x/"})
-	if err != nil || p.Issuer() != "https://idp.example/realms/x" {
+	if err != nil || p.Issuer() != "https://idp.example/realms/x/" {
 		t.Fatalf("issuer = %q, %v", p.Issuer(), err)
 	}
 }
@@ -427,5 +427,62 @@ func TestIdentityAccessors(t *testing.T) {
 		if got := strings.Join(id.Strings(tt.claim), ","); got != tt.strs {
 			t.Errorf("Strings(%s) = %q, want %q", tt.claim, got, tt.strs)
 		}
+	}
+}
+
+// Some providers (Auth0, Azure AD v1) publish an issuer ending in "/"; the
+// iss of their tokens must equal it exactly, however the issuer is written
+// in the configuration.
+func TestIssuerWithTrailingSlash(t *testing.T) {
+	s := newIssuerServer(t)
+	s.set(func(s *issuerServer) { s.issuerOverride = s.URL + "/" })
+	withIss := func(iss string) string {
+		c := s.claims("alice")
+		c["iss"] = iss
+		return s.sign(t, c)
+	}
+	tests := []struct {
+		name, configured, iss string
+		wantErr               error
+	}{
+		{"configured with the slash", s.URL + "/", s.URL + "/", nil},
+		{"configured without the slash", s.URL, s.URL + "/", nil},
+		{"iss without the slash", s.URL + "/", s.URL, ErrInvalidToken},
+		{"iss with two slashes", s.URL + "/", s.URL + "//", ErrInvalidToken},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newProvider(t, Config{Issuer: tt.configured})
+			_, err := p.Verify(context.Background(), withIss(tt.iss))
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
+				t.Fatalf("Verify: err = %v, want %v", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// RFC 6750 §3.1: a provider refuses a malformed token with 400
+// invalid_request, an unknown or expired one with 401; neither says the
+// provider is down.
+func TestUserinfoRefusalsAreInvalidTokens(t *testing.T) {
+	tests := []struct {
+		status int
+		want   error
+	}{
+		{http.StatusBadRequest, ErrInvalidToken},
+		{http.StatusUnauthorized, ErrInvalidToken},
+		{http.StatusForbidden, ErrInvalidToken},
+		{http.StatusInternalServerError, ErrUnavailable},
+		{http.StatusBadGateway, ErrUnavailable},
+	}
+	for _, tt := range tests {
+		t.Run(http.StatusText(tt.status), func(t *testing.T) {
+			s := newIssuerServer(t)
+			s.set(func(s *issuerServer) { s.userinfoStatus = tt.status })
+			p := newProvider(t, Config{Issuer: s.URL})
+			if _, err := p.Verify(context.Background(), "opaque"); !errors.Is(err, tt.want) {
+				t.Fatalf("userinfo %d: err = %v, want %v", tt.status, err, tt.want)
+			}
+		})
 	}
 }

@@ -31,6 +31,7 @@ type issuerServer struct {
 	issuerOverride string
 	status         int           // when set, every endpoint answers this status
 	delay          time.Duration // userinfo delay
+	userinfoStatus int           // when set, userinfo answers this status
 	userinfoCalls  atomic.Int64
 	jwksCalls      atomic.Int64
 }
@@ -67,7 +68,15 @@ func (s *issuerServer) serve(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(delay)
 		s.mu.Lock()
 		claims, ok := s.userinfo[r.Header.Get("Authorization")]
+		userinfoStatus := s.userinfoStatus
 		s.mu.Unlock()
+		if userinfoStatus == http.StatusBadRequest {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_request"`)
+		}
+		if userinfoStatus != 0 {
+			w.WriteHeader(userinfoStatus)
+			return
+		}
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 			w.WriteHeader(http.StatusUnauthorized)
