@@ -8,6 +8,7 @@
 package identity
 
 import (
+	"encoding/json"
 	"errors"
 	"strconv"
 	"time"
@@ -80,7 +81,7 @@ type Identity struct {
 // String returns the claim as a string: strings as they are, numbers and
 // booleans formatted; "" when the claim is missing or structured.
 func (id *Identity) String(claim string) string {
-	s, _ := scalarString(id.Claims[claim])
+	s, _ := ClaimString(id.Claims[claim])
 	return s
 }
 
@@ -91,7 +92,7 @@ func (id *Identity) Strings(claim string) []string {
 	case []any:
 		out := make([]string, 0, len(v))
 		for _, e := range v {
-			if s, ok := scalarString(e); ok {
+			if s, ok := ClaimString(e); ok {
 				out = append(out, s)
 			}
 		}
@@ -101,28 +102,33 @@ func (id *Identity) Strings(claim string) []string {
 	case nil:
 		return nil
 	default:
-		if s, ok := scalarString(v); ok {
+		if s, ok := ClaimString(v); ok {
 			return []string{s}
 		}
 	}
 	return nil
 }
 
-// scalarString formats a JSON scalar the way it was written: numbers
-// decoded as float64 keep their digits (12345678, not 1.2345678e+07), so a
-// numeric user id stays the same id.
-func scalarString(v any) (string, bool) {
+// ClaimString formats a scalar claim the way it was written: strings as
+// they are, booleans as true/false, and numbers decoded as float64 keep
+// their digits (12345678, not 1.2345678e+07), so a numeric user id stays
+// the same id. Structured claims (lists, objects) and nil report false.
+func ClaimString(v any) (string, bool) {
 	switch v := v.(type) {
 	case string:
 		return v, true
+	case bool:
+		return strconv.FormatBool(v), true
 	case float64:
 		return strconv.FormatFloat(v, 'f', -1, 64), true
+	case float32:
+		return strconv.FormatFloat(float64(v), 'f', -1, 32), true
 	case int:
 		return strconv.Itoa(v), true
 	case int64:
 		return strconv.FormatInt(v, 10), true
-	case bool:
-		return strconv.FormatBool(v), true
+	case json.Number:
+		return v.String(), true
 	}
 	return "", false
 }

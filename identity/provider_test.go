@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -482,6 +483,36 @@ func TestUserinfoRefusalsAreInvalidTokens(t *testing.T) {
 			p := newProvider(t, Config{Issuer: s.URL})
 			if _, err := p.Verify(context.Background(), "opaque"); !errors.Is(err, tt.want) {
 				t.Fatalf("userinfo %d: err = %v, want %v", tt.status, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestClaimString(t *testing.T) {
+	tests := []struct {
+		name string
+		v    any
+		want string
+		ok   bool
+	}{
+		{"string", "alice", "alice", true},
+		{"empty string", "", "", true},
+		{"bool", true, "true", true},
+		{"float64 integer", float64(12345678), "12345678", true},
+		{"float64 fraction", 1.5, "1.5", true},
+		{"float32", float32(2.5), "2.5", true},
+		{"int", 7, "7", true},
+		{"int64", int64(-9), "-9", true},
+		{"json.Number", json.Number("123456789012345678901"), "123456789012345678901", true},
+		{"list", []any{"a"}, "", false},
+		{"object", map[string]any{"a": "b"}, "", false},
+		{"nil", nil, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := ClaimString(tt.v)
+			if got != tt.want || ok != tt.ok {
+				t.Fatalf("ClaimString(%#v) = %q, %v; want %q, %v", tt.v, got, ok, tt.want, tt.ok)
 			}
 		})
 	}
