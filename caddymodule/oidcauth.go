@@ -9,6 +9,9 @@ import (
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/caddyauth"
 	"go.uber.org/zap"
@@ -19,6 +22,9 @@ import (
 
 func init() {
 	caddy.RegisterModule(OIDCAuth{})
+	httpcaddyfile.RegisterHandlerDirective("oidc_auth", parseOIDCAuth)
+	// Authenticates where basic_auth would, so no `order` line is needed.
+	httpcaddyfile.RegisterDirectiveOrder("oidc_auth", httpcaddyfile.After, "basic_auth")
 }
 
 // OIDCAuth authenticates requests with OpenID Connect access tokens
@@ -214,9 +220,113 @@ func (c *challengeRecorder) WriteHeader(int) {}
 
 func (c *challengeRecorder) Write(b []byte) (int, error) { return len(b), nil }
 
+func parseOIDCAuth(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	a := new(OIDCAuth)
+	err := a.UnmarshalCaddyfile(h.Dispenser)
+	return a, err
+}
+
+// UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
+//
+//	oidc_auth [<matcher>] {
+//		issuer       <url>
+//		audience     <aud...>
+//		algorithms   <alg...>
+//		insecure
+//		timeout      <duration>
+//		leeway       <duration>
+//		cache_size   <n>
+//		opaque_ttl   <duration>
+//		user_claim   <claim>
+//		name_claim   <claim>
+//		groups_claim <claim>
+//		realm        <realm>
+//		basic [<hash_algorithm> [<realm>]] {
+//			<username> <hashed_password>
+//		}
+//	}
+func (a *OIDCAuth) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the directive name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		if ok, err := a.unmarshalOption(d); ok {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		var err error
+		switch d.Val() {
+		case "user_claim":
+			err = oneArg(d, &a.UserClaim)
+		case "name_claim":
+			err = oneArg(d, &a.NameClaim)
+		case "groups_claim":
+			err = oneArg(d, &a.GroupsClaim)
+		case "realm":
+			err = oneArg(d, &a.Realm)
+		case "basic":
+			var basic caddyauth.HTTPBasicAuth
+			basic, err = parseBasic(d)
+			a.ProvidersRaw = caddy.ModuleMap{"http_basic": caddyconfig.JSON(basic, nil)}
+		default:
+			return d.Errf("unrecognized subdirective: %s", d.Val())
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if a.Issuer == "" {
+		return d.Err("oidc_auth needs an issuer")
+	}
+	return nil
+}
+
+// parseBasic reads a basic block, written like the basic_auth directive.
+func parseBasic(d *caddyfile.Dispenser) (caddyauth.HTTPBasicAuth, error) {
+	ba := caddyauth.HTTPBasicAuth{HashCache: new(caddyauth.Cache)}
+	hashName := "bcrypt"
+	args := d.RemainingArgs()
+	switch len(args) {
+	case 0:
+	case 2:
+		ba.Realm = args[1]
+		fallthrough
+	case 1:
+		hashName = args[0]
+	default:
+		return ba, d.ArgErr()
+	}
+	var hash caddyauth.Comparer
+	switch hashName {
+	case "bcrypt":
+		hash = caddyauth.BcryptHash{}
+	case "argon2id":
+		hash = caddyauth.Argon2idHash{}
+	default:
+		return ba, d.Errf("unrecognized hash algorithm: %s", hashName)
+	}
+	ba.HashRaw = caddyconfig.JSONModuleObject(hash, "algorithm", hashName, nil)
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		user := d.Val()
+		var hashed string
+		if !d.AllArgs(&hashed) {
+			return ba, d.Err("basic: each line needs a username and a hashed password")
+		}
+		ba.AccountList = append(ba.AccountList, caddyauth.Account{Username: user, Password: hashed})
+	}
+	if len(ba.AccountList) == 0 {
+		return ba, d.Err("basic: no accounts")
+	}
+	return ba, nil
+}
+
 // Interface guards
 var (
 	_ caddy.Provisioner           = (*OIDCAuth)(nil)
 	_ caddy.CleanerUpper          = (*OIDCAuth)(nil)
 	_ caddyhttp.MiddlewareHandler = (*OIDCAuth)(nil)
+	_ caddyfile.Unmarshaler       = (*OIDCAuth)(nil)
 )
