@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"go.uber.org/zap"
 
 	"github.com/davspaces/davspaces/identity"
 )
@@ -19,8 +22,13 @@ type OIDC struct {
 	// Issuer is the provider's issuer URL. Placeholders such as
 	// {env.OIDC_ISSUER} are expanded.
 	Issuer string `json:"issuer,omitempty"`
-	// Audiences, when set, require a JWT access token's aud to name one of
-	// them. Default: any audience.
+	// Audiences are the accepted audiences and authorized parties: a JWT
+	// access token is accepted when its aud names one of them or its azp
+	// (client_id in RFC 9068 tokens) is one of them. Placeholders are
+	// expanded, and an entry may hold several separated by commas or
+	// spaces, so that one environment variable can carry the list. Empty:
+	// tokens of every client of the provider are accepted, with a warning
+	// at start.
 	Audiences []string `json:"audiences,omitempty"`
 	// Algorithms are the accepted JWT signature algorithms. Default: the
 	// RSA, RSA-PSS, ECDSA and EdDSA ones; never HS* or none.
@@ -45,7 +53,7 @@ func (o OIDC) identityConfig() identity.Config {
 	repl := caddy.NewReplacer()
 	return identity.Config{
 		Issuer:     repl.ReplaceAll(o.Issuer, ""),
-		Audiences:  o.Audiences,
+		Audiences:  expandList(repl, o.Audiences),
 		Algorithms: o.Algorithms,
 		Insecure:   o.Insecure,
 		Timeout:    time.Duration(o.Timeout),
@@ -53,6 +61,31 @@ func (o OIDC) identityConfig() identity.Config {
 		CacheSize:  o.CacheSize,
 		OpaqueTTL:  time.Duration(o.OpaqueTTL),
 	}
+}
+
+// expandList expands placeholders in each entry and splits the results at
+// commas and white space, dropping empty pieces: an unset variable gives no
+// entry at all.
+func expandList(repl *caddy.Replacer, list []string) []string {
+	var out []string
+	for _, entry := range list {
+		out = append(out, strings.FieldsFunc(repl.ReplaceAll(entry, ""), isListSeparator)...)
+	}
+	return out
+}
+
+func isListSeparator(r rune) bool { return r == ',' || unicode.IsSpace(r) }
+
+// warnAnyAudience tells the operator, once per handler at start, that
+// without an audience list an access token issued to any client of the
+// provider (another application of the same realm, say) signs a user in.
+func warnAnyAudience(logger *zap.Logger, cfg identity.Config) {
+	if len(cfg.Audiences) > 0 {
+		return
+	}
+	logger.Warn("no audience configured: access tokens issued to every client of the provider are accepted; "+
+		"list this server's audiences or client ids with the audience option",
+		zap.String("issuer", cfg.Issuer))
 }
 
 // providers shares identity providers between handlers and across reloads,

@@ -11,6 +11,10 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/davspaces/davspaces/identity"
 )
 
 func TestUnmarshalOIDCAuth(t *testing.T) {
@@ -285,5 +289,48 @@ func TestOIDCIdentityConfig(t *testing.T) {
 	cfg := o.identityConfig()
 	if cfg.Issuer != "https://idp.example.org/realms/x" || cfg.Timeout != time.Second || cfg.CacheSize != 5 {
 		t.Fatalf("config = %+v", cfg)
+	}
+}
+
+func TestWarnAnyAudience(t *testing.T) {
+	tests := []struct {
+		name      string
+		audiences []string
+		warned    bool
+	}{
+		{"no list", nil, true},
+		{"a list", []string{"davspaces"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			core, logs := observer.New(zap.WarnLevel)
+			warnAnyAudience(zap.New(core), identity.Config{Issuer: "https://idp.example", Audiences: tt.audiences})
+			warned := logs.FilterMessageSnippet("tokens issued to every client").Len() == 1
+			if warned != tt.warned {
+				t.Fatalf("warned = %v, want %v (%v)", warned, tt.warned, logs.All())
+			}
+		})
+	}
+}
+
+func TestOIDCAudiencesExpanded(t *testing.T) {
+	t.Setenv("TEST_OIDC_AUDIENCE", "urn:api, web-app  desktop-app")
+	tests := []struct {
+		name      string
+		audiences []string
+		want      []string
+	}{
+		{"literal", []string{"urn:api"}, []string{"urn:api"}},
+		{"from a variable", []string{"{env.TEST_OIDC_AUDIENCE}"}, []string{"urn:api", "web-app", "desktop-app"}},
+		{"unset variable", []string{"{env.TEST_OIDC_AUDIENCE_UNSET}"}, nil},
+		{"none", nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := OIDC{Issuer: "https://idp.example", Audiences: tt.audiences}.identityConfig().Audiences
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("audiences = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

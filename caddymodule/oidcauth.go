@@ -92,8 +92,10 @@ func (a *OIDCAuth) Provision(ctx caddy.Context) error {
 			a.fallbacks = append(a.fallbacks, byName[name].(caddyauth.Authenticator))
 		}
 	}
+	cfg := a.identityConfig()
+	warnAnyAudience(a.logger, cfg)
 	var err error
-	a.provider, a.providerKey, err = acquireProvider(ctx, a.identityConfig())
+	a.provider, a.providerKey, err = acquireProvider(ctx, cfg)
 	return err
 }
 

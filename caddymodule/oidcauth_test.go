@@ -808,3 +808,49 @@ func TestOIDCAuthGroupsReachDAVSpaces(t *testing.T) {
 		}
 	}
 }
+
+// A token the provider issued to another client, or for another resource,
+// must not sign a user in once the operator listed this server's audiences
+// or client ids; without a list it does (and Provision warned).
+func TestOIDCAuthAudiences(t *testing.T) {
+	idp := testidp.Start(t, testidp.Options{})
+	mint := func(change func(map[string]any)) string {
+		c := idp.Claims("alice")
+		change(c)
+		return idp.Mint(t, c)
+	}
+	ours := idp.Token(t, "alice")
+	otherResource := mint(func(c map[string]any) { c["aud"] = "urn:other:api"; c["client_id"] = "other-app" })
+	otherClient := mint(func(c map[string]any) { c["aud"] = "account"; delete(c, "client_id"); c["azp"] = "other-app" })
+	ourClient := mint(func(c map[string]any) { c["aud"] = "account"; delete(c, "client_id"); c["azp"] = "davspaces-app" })
+
+	tests := []struct {
+		name      string
+		audiences []string
+		token     string
+		pass      bool
+	}{
+		{"our resource", []string{idp.Resource}, ours, true},
+		{"our client id as authorized party", []string{idp.Resource, "davspaces-app"}, ourClient, true},
+		{"our client id as RFC 9068 client_id", []string{idp.ClientID}, ours, true},
+		{"a list from one variable", []string{"{env.TEST_OIDC_AUDIENCE}"}, ourClient, true},
+		{"another resource", []string{idp.Resource, "davspaces-app"}, otherResource, false},
+		{"another client", []string{idp.Resource, "davspaces-app"}, otherClient, false},
+		{"another client, no list", nil, otherClient, true},
+		{"another resource, no list", nil, otherResource, true},
+		{"an unset variable is no list", []string{"{env.TEST_OIDC_AUDIENCE_UNSET}"}, otherResource, true},
+	}
+	t.Setenv("TEST_OIDC_AUDIENCE", "urn:x, davspaces-app")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &OIDCAuth{OIDC: OIDC{Issuer: idp.Issuer, Audiences: tt.audiences}}
+			mustProvisionModule(t, a)
+			x := runMiddleware(a, mwCall{target: "/webdav/", authorization: bearer(tt.token)})
+			if tt.pass {
+				wantPassed(t, x)
+				return
+			}
+			wantUnauthorized(t, x, `Bearer realm="example.com", error="invalid_token"`)
+		})
+	}
+}

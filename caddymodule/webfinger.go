@@ -89,6 +89,7 @@ func (wf *WebFinger) Provision(ctx caddy.Context) error {
 	if _, err := webfinger.New(handlerCfg); err != nil {
 		return fmt.Errorf("webfinger: %w", err)
 	}
+	warnAnyAudience(wf.logger, cfg)
 	provider, key, err := acquireProvider(ctx, cfg)
 	if err != nil {
 		return err

@@ -50,7 +50,11 @@ type Config struct {
 	// Issuer is the issuer URL; discovery reads
 	// <Issuer>/.well-known/openid-configuration. Required.
 	Issuer string
-	// Audiences, when set, require a JWT's aud to name at least one of them.
+	// Audiences, when set, are the accepted audiences and authorized
+	// parties: a JWT's aud must name one of them, or its azp (client_id in
+	// RFC 9068 tokens) must be one of them. Empty: any token of the issuer.
+	// Opaque tokens are checked by userinfo alone, which does not say whom
+	// they were issued to.
 	Audiences []string
 	// Algorithms are the accepted JWS algorithms. Default: DefaultAlgorithms.
 	Algorithms []string

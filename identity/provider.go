@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -69,7 +70,7 @@ func New(cfg Config) (*Provider, error) {
 	}
 	p := &Provider{
 		issuer:     issuer,
-		audiences:  cfg.Audiences,
+		audiences:  nonEmpty(cfg.Audiences),
 		algorithms: algs,
 		leeway:     orDefault(cfg.Leeway, DefaultLeeway),
 		timeout:    orDefault(cfg.Timeout, DefaultTimeout),
@@ -281,6 +282,12 @@ func newHTTPClient(timeout time.Duration, insecure bool) *http.Client {
 	t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure} //nolint:gosec // opt-in, toward the provider only
 	t.ResponseHeaderTimeout = timeout
 	return &http.Client{Timeout: timeout, Transport: t}
+}
+
+// nonEmpty drops empty entries, which an unset environment variable leaves
+// in a configured list.
+func nonEmpty(list []string) []string {
+	return slices.DeleteFunc(slices.Clone(list), func(s string) bool { return s == "" })
 }
 
 func orDefault[T comparable](v, def T) T {
