@@ -31,15 +31,15 @@ func (p *Provider) verifyJWT(ctx context.Context, token string, now time.Time) (
 	}
 	var registered jwt.Claims
 	var claims map[string]any
-	verified := false
+	verifyErr := errors.New("no key")
 	for _, k := range keys {
-		if tok.Claims(k.Key, &registered, &claims) == nil {
-			verified = true
+		if verifyErr = tok.Claims(k.Key, &registered, &claims); verifyErr == nil {
 			break
 		}
 	}
-	if !verified {
-		return nil, fmt.Errorf("%w: signature does not verify with any key of %s", ErrInvalidToken, p.issuer)
+	if verifyErr != nil {
+		// A signature no key verifies, or claims of the wrong types.
+		return nil, fmt.Errorf("%w: no key of %s accepts the token: %v", ErrInvalidToken, p.issuer, verifyErr)
 	}
 	if err := p.checkClaims(registered, m.Issuer, now); err != nil {
 		return nil, err

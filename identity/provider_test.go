@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -521,6 +522,89 @@ func TestClaimString(t *testing.T) {
 			got, ok := ClaimString(tt.v)
 			if got != tt.want || ok != tt.ok {
 				t.Fatalf("ClaimString(%#v) = %q, %v; want %q, %v", tt.v, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+// A hanging key endpoint costs at most one timeout: tokens signed with a key
+// already known are served without it, even once the keys are old;
+// concurrent tokens with a new key share one fetch; and a failed fetch is
+// remembered, so the next tokens do not wait for it again.
+func TestHangingKeyEndpoint(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	setup := func(t *testing.T) (*issuerServer, *Provider, *time.Time) {
+		s := newIssuerServer(t)
+		clock := time.Now()
+		p := newProvider(t, Config{Issuer: s.URL, Timeout: timeout, Now: func() time.Time { return clock }})
+		if _, err := p.Verify(context.Background(), s.sign(t, s.claims("alice"))); err != nil {
+			t.Fatal(err)
+		}
+		s.set(func(s *issuerServer) { s.jwksDelay = 2 * time.Second })
+		return s, p, &clock
+	}
+	tokens := func(s *issuerServer, n int) []string {
+		var out []string
+		for i := range n {
+			c := s.claims("bob")
+			c["jti"] = strconv.Itoa(i)
+			c["exp"] = time.Now().Add(24 * time.Hour).Unix() // outlives the test's clock
+			out = append(out, s.sign(t, c))
+		}
+		return out
+	}
+	verifyAll := func(p *Provider, toks []string, concurrently bool) []error {
+		errs := make([]error, len(toks))
+		var wg sync.WaitGroup
+		for i, tok := range toks {
+			verify := func() { _, errs[i] = p.Verify(context.Background(), tok) }
+			if concurrently {
+				wg.Go(verify)
+			} else {
+				verify()
+			}
+		}
+		wg.Wait()
+		return errs
+	}
+
+	t.Run("old keys, known kid, in turn", func(t *testing.T) {
+		s, p, clock := setup(t)
+		*clock = clock.Add(keysMaxAge + time.Minute)
+		start := time.Now()
+		for i, err := range verifyAll(p, tokens(s, 5), false) {
+			if err != nil {
+				t.Fatalf("token %d signed with a known key: %v", i, err)
+			}
+		}
+		if d := time.Since(start); d > timeout {
+			t.Fatalf("five tokens with a known key took %v; the refresh must not hold them up", d)
+		}
+	})
+	for _, concurrently := range []bool{true, false} {
+		name := map[bool]string{true: "new kid, concurrently", false: "new kid, in turn"}[concurrently]
+		t.Run(name, func(t *testing.T) {
+			s, p, clock := setup(t)
+			*clock = clock.Add(keysRefreshMin)
+			s.addKey(t, "k2")
+			start := time.Now()
+			for i, err := range verifyAll(p, tokens(s, 5), concurrently) {
+				if !errors.Is(err, ErrUnavailable) {
+					t.Fatalf("token %d: %v, want ErrUnavailable", i, err)
+				}
+			}
+			if d := time.Since(start); d > timeout+timeout/2 {
+				t.Fatalf("five tokens took %v, more than one timeout (%v)", d, timeout)
+			}
+			if n := s.jwksCalls.Load(); n != 2 {
+				t.Fatalf("JWKS fetched %d times, want 2 (first use, one refresh)", n)
+			}
+			// Once the failure is old and the endpoint answers, the new
+			// key is found.
+			s.set(func(s *issuerServer) { s.jwksDelay = 0 })
+			*clock = clock.Add(keysRetry)
+			if _, err := p.Verify(context.Background(), tokens(s, 6)[5]); err != nil {
+				t.Fatalf("after the retry interval: %v", err)
 			}
 		})
 	}

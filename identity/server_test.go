@@ -32,6 +32,7 @@ type issuerServer struct {
 	status         int           // when set, every endpoint answers this status
 	delay          time.Duration // userinfo delay
 	userinfoStatus int           // when set, userinfo answers this status
+	jwksDelay      time.Duration // JWKS delay: longer than the timeout is a hanging endpoint
 	userinfoCalls  atomic.Int64
 	jwksCalls      atomic.Int64
 }
@@ -62,6 +63,10 @@ func (s *issuerServer) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, map[string]any{"issuer": iss, "jwks_uri": s.URL + "/jwks", "userinfo_endpoint": s.URL + "/me"})
 	case "/jwks":
 		s.jwksCalls.Add(1)
+		s.mu.Lock()
+		jwksDelay := s.jwksDelay
+		s.mu.Unlock()
+		time.Sleep(jwksDelay)
 		writeJSON(w, s.publicKeys())
 	case "/me":
 		s.userinfoCalls.Add(1)
