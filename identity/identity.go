@@ -32,6 +32,9 @@ const (
 	DefaultLeeway    = 30 * time.Second
 	DefaultCacheSize = 10000
 	DefaultOpaqueTTL = time.Minute
+	// DefaultUserinfoConcurrency bounds the userinfo requests in flight:
+	// enough for a burst of new users, too few to flood the provider.
+	DefaultUserinfoConcurrency = 16
 )
 
 // DefaultAlgorithms are the signature algorithms accepted unless configured.
@@ -69,6 +72,10 @@ type Config struct {
 	// OpaqueTTL is how long the claims of an opaque token (whose expiry is
 	// unknown) are cached. Default: DefaultOpaqueTTL.
 	OpaqueTTL time.Duration
+	// UserinfoConcurrency bounds the userinfo requests in flight; a token
+	// that finds no free slot within Timeout is answered ErrUnavailable.
+	// Default: DefaultUserinfoConcurrency.
+	UserinfoConcurrency int
 	// Now returns the current time; nil means time.Now. For tests.
 	Now func() time.Time `json:"-"`
 }

@@ -609,3 +609,77 @@ func TestHangingKeyEndpoint(t *testing.T) {
 		})
 	}
 }
+
+// A burst of random opaque tokens is one userinfo request per token, but
+// never more in flight than configured.
+func TestUserinfoConcurrencyBounded(t *testing.T) {
+	s := newIssuerServer(t)
+	s.set(func(s *issuerServer) {
+		s.delay = 50 * time.Millisecond
+		s.userinfo["Bearer good"] = map[string]any{"sub": "sub-alice"}
+	})
+	p := newProvider(t, Config{Issuer: s.URL, UserinfoConcurrency: 2})
+	var wg sync.WaitGroup
+	errs := make(chan error, 21)
+	for i := range 20 {
+		wg.Go(func() {
+			_, err := p.Verify(context.Background(), "random-"+strconv.Itoa(i))
+			errs <- err
+		})
+	}
+	wg.Go(func() {
+		_, err := p.Verify(context.Background(), "good")
+		errs <- err
+	})
+	wg.Wait()
+	close(errs)
+	refused := 0
+	for err := range errs {
+		switch {
+		case errors.Is(err, ErrInvalidToken):
+			refused++
+		case err != nil:
+			t.Fatalf("Verify: %v (a slot frees within the timeout)", err)
+		}
+	}
+	if refused != 20 {
+		t.Fatalf("%d random tokens refused, want 20", refused)
+	}
+	if most := s.userinfoMost.Load(); most > 2 {
+		t.Fatalf("%d userinfo requests in flight at once, want at most 2", most)
+	}
+}
+
+// Refused tokens are remembered for invalidTTL, opaque ones too, in a cache
+// of their own: a flood of them asks the provider once each and evicts no
+// accepted token.
+func TestRefusedTokensCachedApart(t *testing.T) {
+	s := newIssuerServer(t)
+	s.set(func(s *issuerServer) { s.userinfo["Bearer good"] = map[string]any{"sub": "sub-alice"} })
+	clock := time.Now()
+	p := newProvider(t, Config{Issuer: s.URL, CacheSize: 2, Now: func() time.Time { return clock }})
+	ctx := context.Background()
+	if _, err := p.Verify(ctx, "good"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []string{"bogus-0", "bogus-1", "bogus-2", "bogus-3", "bogus-4", "bogus-4", "bogus-4"} {
+		if _, err := p.Verify(ctx, tok); !errors.Is(err, ErrInvalidToken) {
+			t.Fatalf("%s: %v", tok, err)
+		}
+	}
+	if _, err := p.Verify(ctx, "good"); err != nil {
+		t.Fatal(err)
+	}
+	if !p.Known("good") || !p.Known("bogus-4") || p.Known("never-seen") {
+		t.Fatalf("Known: good %v, bogus-4 %v, never-seen %v", p.Known("good"), p.Known("bogus-4"), p.Known("never-seen"))
+	}
+	// good once, each bogus token once: repeating one within invalidTTL,
+	// and good after the flood, cost nothing.
+	if n := s.userinfoCalls.Load(); n != 1+5 {
+		t.Fatalf("userinfo called %d times, want 6", n)
+	}
+	clock = clock.Add(invalidTTL)
+	if p.Known("bogus-4") {
+		t.Fatal("a refusal outlived invalidTTL")
+	}
+}

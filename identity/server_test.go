@@ -34,6 +34,8 @@ type issuerServer struct {
 	userinfoStatus int           // when set, userinfo answers this status
 	jwksDelay      time.Duration // JWKS delay: longer than the timeout is a hanging endpoint
 	userinfoCalls  atomic.Int64
+	userinfoNow    atomic.Int64 // userinfo requests in flight
+	userinfoMost   atomic.Int64 // the most ever in flight at once
 	jwksCalls      atomic.Int64
 }
 
@@ -70,6 +72,10 @@ func (s *issuerServer) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, s.publicKeys())
 	case "/me":
 		s.userinfoCalls.Add(1)
+		now := s.userinfoNow.Add(1)
+		defer s.userinfoNow.Add(-1)
+		for most := s.userinfoMost.Load(); now > most && !s.userinfoMost.CompareAndSwap(most, now); most = s.userinfoMost.Load() {
+		}
 		time.Sleep(delay)
 		s.mu.Lock()
 		claims, ok := s.userinfo[r.Header.Get("Authorization")]
