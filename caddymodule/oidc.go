@@ -45,6 +45,10 @@ type OIDC struct {
 	// OpaqueTTL is how long the userinfo answer for an opaque token (whose
 	// expiry the server cannot see) is reused. Default: 1m.
 	OpaqueTTL caddy.Duration `json:"opaque_ttl,omitempty"`
+	// UserinfoConcurrency bounds the requests to the userinfo endpoint in
+	// flight at once; a token waiting longer than Timeout for a slot is
+	// answered 503. Default: 16.
+	UserinfoConcurrency int `json:"userinfo_concurrency,omitempty"`
 }
 
 // identityConfig expands placeholders and converts to the identity package's
@@ -60,6 +64,8 @@ func (o OIDC) identityConfig() identity.Config {
 		Leeway:     time.Duration(o.Leeway),
 		CacheSize:  o.CacheSize,
 		OpaqueTTL:  time.Duration(o.OpaqueTTL),
+
+		UserinfoConcurrency: o.UserinfoConcurrency,
 	}
 }
 
@@ -159,18 +165,27 @@ func (o *OIDC) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 	case "opaque_ttl":
 		err = durationArg(d, &o.OpaqueTTL)
 	case "cache_size":
-		var v string
-		if !d.AllArgs(&v) {
-			return true, d.ArgErr()
-		}
-		o.CacheSize, err = strconv.Atoi(v)
-		if err != nil || o.CacheSize < 1 {
-			return true, d.Errf("cache_size %q must be a positive number", v)
-		}
+		err = positiveIntArg(d, &o.CacheSize)
+	case "userinfo_concurrency":
+		err = positiveIntArg(d, &o.UserinfoConcurrency)
 	default:
 		return false, nil
 	}
 	return true, err
+}
+
+func positiveIntArg(d *caddyfile.Dispenser, dst *int) error {
+	option := d.Val()
+	var v string
+	if !d.AllArgs(&v) {
+		return d.ArgErr()
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return d.Errf("%s %q must be a positive number", option, v)
+	}
+	*dst = n
+	return nil
 }
 
 func durationArg(d *caddyfile.Dispenser, dst *caddy.Duration) error {

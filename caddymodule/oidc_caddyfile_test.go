@@ -45,10 +45,13 @@ func TestUnmarshalOIDCAuth(t *testing.T) {
 				name_claim given_name
 				groups_claim roles
 				realm files
+				token_rate 0.5 40
+				userinfo_concurrency 4
 			}`,
 			want: `{"issuer":"{env.OIDC_ISSUER}","audiences":["urn:api","other"],"algorithms":["RS256","ES256"],` +
 				`"insecure":true,"timeout":3000000000,"leeway":60000000000,"cache_size":500,"opaque_ttl":30000000000,` +
-				`"user_claim":"sub","name_claim":"given_name","groups_claim":"roles","realm":"files"}`,
+				`"userinfo_concurrency":4,"user_claim":"sub","name_claim":"given_name","groups_claim":"roles","realm":"files",` +
+				`"token_rate":0.5,"token_burst":40}`,
 		},
 		{
 			name: "basic fallback",
@@ -183,7 +186,31 @@ func TestOIDCCaddyfileErrors(t *testing.T) {
 		{"bad cache size", `oidc_auth {
 	issuer https://idp
 			cache_size 0
-}`, "must be a positive number"},
+}`, `cache_size "0" must be a positive number`},
+		{"bad userinfo concurrency", `oidc_auth {
+	issuer https://idp
+			userinfo_concurrency many
+}`, `userinfo_concurrency "many" must be a positive number`},
+		{"token rate zero", `oidc_auth {
+	issuer https://idp
+			token_rate 0
+}`, `token_rate "0" must be a positive number of tokens per second`},
+		{"token rate not a number", `oidc_auth {
+	issuer https://idp
+			token_rate fast
+}`, `token_rate "fast" must be a positive number`},
+		{"token burst zero", `oidc_auth {
+	issuer https://idp
+			token_rate 1 0
+}`, `token_rate burst "0" must be a positive number`},
+		{"token rate without arguments", `oidc_auth {
+	issuer https://idp
+			token_rate
+}`, "wrong argument count"},
+		{"token rate with three arguments", `oidc_auth {
+	issuer https://idp
+			token_rate 1 2 3
+}`, "wrong argument count"},
 		{"insecure with argument", `oidc_auth {
 	issuer https://idp
 			insecure yes

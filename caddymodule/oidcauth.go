@@ -4,9 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
+	"net"
 	"net/http"
+	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
@@ -49,12 +54,22 @@ type OIDCAuth struct {
 	GroupsClaim string `json:"groups_claim,omitempty"`
 	// Realm is the realm of the Bearer challenge. Default: the request's host.
 	Realm string `json:"realm,omitempty"`
+	// TokenRate is how many tokens the cache does not know yet (and that
+	// cost a check, maybe a round trip to the provider) one client address
+	// may present per second; more are answered 429 with Retry-After. The
+	// address is Caddy's client IP (trusted_proxies honoured), IPv6 by its
+	// /64. Default: 2.
+	TokenRate float64 `json:"token_rate,omitempty"`
+	// TokenBurst is how many such tokens a client address may present at
+	// once. Default: 20.
+	TokenBurst int `json:"token_burst,omitempty"`
 	// ProvidersRaw are authentication providers tried for requests without
 	// a Bearer token, such as http_basic.
 	ProvidersRaw caddy.ModuleMap `json:"providers,omitempty" caddy:"namespace=http.authentication.providers"`
 
 	provider    *identity.Provider
 	providerKey string
+	limiter     *identity.ClientLimiter
 	fallbacks   []caddyauth.Authenticator
 	logger      *zap.Logger
 }
@@ -80,6 +95,10 @@ func (a *OIDCAuth) Provision(ctx caddy.Context) error {
 	if a.GroupsClaim == "" {
 		a.GroupsClaim = "groups"
 	}
+	if a.TokenRate < 0 || a.TokenBurst < 0 {
+		return fmt.Errorf("token_rate and token_burst must not be negative")
+	}
+	a.limiter = identity.NewClientLimiter(a.TokenRate, a.TokenBurst, identity.DefaultClientLimiters, nil)
 	if a.ProvidersRaw != nil {
 		mods, err := ctx.LoadModule(a, "ProvidersRaw")
 		if err != nil {
@@ -116,6 +135,11 @@ func (a *OIDCAuth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 		}
 		return a.challenge(w, r, "")
 	}
+	if !a.provider.Known(token) {
+		if ok, wait := a.limiter.Allow(clientKey(r)); !ok {
+			return a.tooManyTokens(w, wait)
+		}
+	}
 	id, err := a.provider.Verify(r.Context(), token, a.UserClaim)
 	switch {
 	case errors.Is(err, identity.ErrInvalidToken):
@@ -137,6 +161,42 @@ func (a *OIDCAuth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	}
 	setUser(repl, user, id.String(a.NameClaim), id.String("email"), id.Strings(a.GroupsClaim))
 	return next.ServeHTTP(w, r)
+}
+
+// tooManyTokens answers a client that presents new tokens faster than its
+// budget allows: 429 with Retry-After, not 401, which would make a client
+// whose token is fine drop it and ask its user to sign in again.
+func (a *OIDCAuth) tooManyTokens(w http.ResponseWriter, wait time.Duration) error {
+	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+	err := errors.New("too many new bearer tokens from this client address")
+	if c := a.logger.Check(zapcore.DebugLevel, "bearer token not checked"); c != nil {
+		c.Write(zap.Error(err), zap.Duration("retry_after", wait))
+	}
+	return caddyhttp.Error(http.StatusTooManyRequests, err)
+}
+
+// clientKey names the client whose budget a request spends: the address
+// Caddy determined (trusted_proxies honoured), an IPv6 address by its /64,
+// which one subscriber usually holds whole.
+func clientKey(r *http.Request) string {
+	ip, _ := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string)
+	if ip == "" {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		ip = host
+	}
+	addr, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	addr = addr.Unmap().WithZone("")
+	if addr.Is6() {
+		prefix, _ := addr.Prefix(64)
+		return prefix.String()
+	}
+	return addr.String()
 }
 
 // authenticateFallback tries the fallback providers. Their challenges are
@@ -243,6 +303,8 @@ func parseOIDCAuth(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) 
 //		name_claim   <claim>
 //		groups_claim <claim>
 //		realm        <realm>
+//		token_rate   <per_second> [<burst>]
+//		userinfo_concurrency <n>
 //		basic [<hash_algorithm> [<realm>]] {
 //			<username> <hashed_password>
 //		}
@@ -269,6 +331,8 @@ func (a *OIDCAuth) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			err = oneArg(d, &a.GroupsClaim)
 		case "realm":
 			err = oneArg(d, &a.Realm)
+		case "token_rate":
+			a.TokenRate, a.TokenBurst, err = parseTokenRate(d)
 		case "basic":
 			var basic caddyauth.HTTPBasicAuth
 			basic, err = parseBasic(d)
@@ -284,6 +348,26 @@ func (a *OIDCAuth) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		return d.Err("oidc_auth needs an issuer")
 	}
 	return nil
+}
+
+// parseTokenRate reads "token_rate <per_second> [<burst>]".
+func parseTokenRate(d *caddyfile.Dispenser) (float64, int, error) {
+	args := d.RemainingArgs()
+	if len(args) < 1 || len(args) > 2 {
+		return 0, 0, d.ArgErr()
+	}
+	perSecond, err := strconv.ParseFloat(args[0], 64)
+	if err != nil || perSecond <= 0 || math.IsInf(perSecond, 0) {
+		return 0, 0, d.Errf("token_rate %q must be a positive number of tokens per second", args[0])
+	}
+	burst := 0
+	if len(args) == 2 {
+		burst, err = strconv.Atoi(args[1])
+		if err != nil || burst < 1 {
+			return 0, 0, d.Errf("token_rate burst %q must be a positive number", args[1])
+		}
+	}
+	return perSecond, burst, nil
 }
 
 // parseBasic reads a basic block, written like the basic_auth directive.

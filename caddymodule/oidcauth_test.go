@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +88,8 @@ type mwCall struct {
 	method, target, body string
 	// authorization is the Authorization header, when not empty.
 	authorization string
+	// remoteAddr is the client's address; empty means httptest's.
+	remoteAddr string
 	// setup, when not nil, sets placeholders before the handler runs.
 	setup func(*caddy.Replacer)
 	// next is the next handler; nil means one that only records that it
@@ -115,6 +118,9 @@ func runMiddleware(h caddyhttp.MiddlewareHandler, c mwCall) *exchange {
 	r := httptest.NewRequest(c.method, c.target, body)
 	if c.authorization != "" {
 		r.Header.Set("Authorization", c.authorization)
+	}
+	if c.remoteAddr != "" {
+		r.RemoteAddr = c.remoteAddr
 	}
 	x := &exchange{rec: httptest.NewRecorder(), repl: caddy.NewReplacer()}
 	r = caddyhttp.PrepareRequest(r, x.repl, x.rec, &caddyhttp.Server{})
@@ -851,6 +857,68 @@ func TestOIDCAuthAudiences(t *testing.T) {
 				return
 			}
 			wantUnauthorized(t, x, `Bearer realm="example.com", error="invalid_token"`)
+		})
+	}
+}
+
+// A client presenting tokens the cache does not know faster than its budget
+// gets 429 (its token may be fine; 401 would make it drop it) with
+// Retry-After; tokens already checked, and other clients, are not held up.
+func TestOIDCAuthRateLimitsNewTokens(t *testing.T) {
+	idp := testidp.Start(t, testidp.Options{})
+	a := &OIDCAuth{OIDC: OIDC{Issuer: idp.Issuer}, TokenRate: 0.01, TokenBurst: 3}
+	mustProvisionModule(t, a)
+	good := bearer(idp.Token(t, "alice"))
+	const mallory, other = "192.0.2.66:4000", "198.51.100.7:4000"
+
+	steps := []struct {
+		name, authorization, remoteAddr string
+		status                          int // 0: passed on
+	}{
+		{"a good token", good, mallory, 0},
+		{"a random token", bearer("random-1"), mallory, http.StatusUnauthorized},
+		{"another random token", bearer("random-2"), mallory, http.StatusUnauthorized},
+		{"over the budget", bearer("random-3"), mallory, http.StatusTooManyRequests},
+		{"a checked good token", good, mallory, 0},
+		{"a checked random token", bearer("random-1"), mallory, http.StatusUnauthorized},
+		{"another client", bearer("random-3"), other, http.StatusUnauthorized},
+		{"basic credentials are not bearer tokens", basic("einstein", "wrong"), mallory, http.StatusUnauthorized},
+	}
+	for _, s := range steps {
+		x := runMiddleware(a, mwCall{target: "/webdav/", authorization: s.authorization, remoteAddr: s.remoteAddr})
+		switch s.status {
+		case 0:
+			if !x.next || x.err != nil {
+				t.Fatalf("%s: not passed on: %v", s.name, x.err)
+			}
+		case http.StatusTooManyRequests:
+			wantHandlerError(t, x, s.status)
+			if ra, err := strconv.Atoi(x.rec.Header().Get("Retry-After")); err != nil || ra < 1 {
+				t.Fatalf("%s: Retry-After %q", s.name, x.rec.Header().Get("Retry-After"))
+			}
+		default:
+			wantHandlerError(t, x, s.status)
+		}
+	}
+}
+
+func TestClientKey(t *testing.T) {
+	tests := []struct{ remoteAddr, want string }{
+		{"192.0.2.1:1234", "192.0.2.1"},
+		{"[::ffff:192.0.2.1]:1234", "192.0.2.1"},
+		{"[2001:db8:1:2:3:4:5:6]:1234", "2001:db8:1:2::/64"},
+		{"[2001:db8:1:2:ffff::1]:1234", "2001:db8:1:2::/64"},
+		{"[fe80::1%eth0]:1234", "fe80::/64"},
+		{"not an address", "not an address"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.remoteAddr, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodGet, "/", nil)
+			r.RemoteAddr = tt.remoteAddr
+			r = caddyhttp.PrepareRequest(r, caddy.NewReplacer(), httptest.NewRecorder(), &caddyhttp.Server{})
+			if got := clientKey(r); got != tt.want {
+				t.Fatalf("clientKey = %q, want %q", got, tt.want)
+			}
 		})
 	}
 }
