@@ -154,9 +154,10 @@ func parseWebFinger(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		}
 //	}
 //
-// The other oidc_auth settings (audience, algorithms, timeout, leeway,
-// cache_size, opaque_ttl) apply too. Rules are checked here, so that
-// `caddy adapt` already refuses a bad regex or template.
+// The other oidc_auth provider settings (audience, algorithms, timeout,
+// leeway, cache_size, opaque_ttl, userinfo_concurrency) apply too. Rules
+// are checked here, so that `caddy adapt` already refuses a bad regex or
+// template.
 func (wf *WebFinger) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
 	if d.NextArg() {
