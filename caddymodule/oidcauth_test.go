@@ -326,6 +326,9 @@ func TestOIDCAuthProvisionErrors(t *testing.T) {
 		{"issuer placeholder unset", OIDCAuth{OIDC: OIDC{Issuer: "{env.DAVSPACES_TEST_UNSET_ISSUER}"}}, "issuer URL is required"},
 		{"symmetric algorithm", OIDCAuth{OIDC: OIDC{Issuer: issuer, Algorithms: []string{"HS256"}}}, `"HS256" is not supported`},
 		{"unknown fallback", OIDCAuth{OIDC: OIDC{Issuer: issuer}, ProvidersRaw: caddy.ModuleMap{"nope": json.RawMessage(`{}`)}}, "loading authentication providers"},
+		{"negative token rate", OIDCAuth{OIDC: OIDC{Issuer: issuer}, TokenRate: -1}, "must not be negative"},
+		{"negative token burst", OIDCAuth{OIDC: OIDC{Issuer: issuer}, TokenBurst: -1}, "must not be negative"},
+		{"negative userinfo concurrency", OIDCAuth{OIDC: OIDC{Issuer: issuer, UserinfoConcurrency: -1}}, "must not be negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

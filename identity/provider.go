@@ -71,6 +71,9 @@ func New(cfg Config) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Leeway < 0 || cfg.Timeout < 0 || cfg.OpaqueTTL < 0 || cfg.CacheSize < 0 || cfg.UserinfoConcurrency < 0 {
+		return nil, errors.New("identity: timeout, leeway, cache size, opaque TTL and userinfo concurrency must not be negative")
+	}
 	p := &Provider{
 		issuer:     issuer,
 		audiences:  nonEmpty(cfg.Audiences),
@@ -82,9 +85,6 @@ func New(cfg Config) (*Provider, error) {
 		cache:      newCache(cfg.CacheSize),
 		refused:    newCache(cfg.CacheSize),
 		userinfos:  semaphore.NewWeighted(int64(orDefault(cfg.UserinfoConcurrency, DefaultUserinfoConcurrency))),
-	}
-	if cfg.Leeway < 0 || cfg.Timeout < 0 || cfg.OpaqueTTL < 0 || cfg.CacheSize < 0 || cfg.UserinfoConcurrency < 0 {
-		return nil, errors.New("identity: timeout, leeway, cache size, opaque TTL and userinfo concurrency must not be negative")
 	}
 	if p.now == nil {
 		p.now = time.Now

@@ -19,7 +19,7 @@ import (
 	"github.com/davspaces/davspaces/internal/testidp"
 )
 
-func newProvider(t *testing.T, cfg Config) *Provider {
+func newProvider(t testing.TB, cfg Config) *Provider {
 	t.Helper()
 	p, err := New(cfg)
 	if err != nil {
@@ -92,7 +92,7 @@ func TestVerifyJWT(t *testing.T) {
 
 // hmacWithPublicKey is the classic algorithm confusion attack: an HS256
 // token keyed with the provider's public key bytes.
-func hmacWithPublicKey(t *testing.T, s *issuerServer) string {
+func hmacWithPublicKey(t testing.TB, s *issuerServer) string {
 	pub := s.publicKeys().Keys[0]
 	secret, err := pub.MarshalJSON()
 	if err != nil {
@@ -396,6 +396,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		{"HS256", Config{Issuer: "https://idp.example", Algorithms: []string{"HS256"}}, `"HS256" is not supported`},
 		{"none", Config{Issuer: "https://idp.example", Algorithms: []string{"none"}}, `"none" is not supported`},
 		{"negative", Config{Issuer: "https://idp.example", Timeout: -1}, "must not be negative"},
+		{"negative userinfo concurrency", Config{Issuer: "https://idp.example", UserinfoConcurrency: -1}, "must not be negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
