@@ -39,7 +39,7 @@ type issuerServer struct {
 	jwksCalls      atomic.Int64
 }
 
-func newIssuerServer(t *testing.T) *issuerServer {
+func newIssuerServer(t testing.TB) *issuerServer {
 	t.Helper()
 	s := &issuerServer{userinfo: map[string]map[string]any{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
@@ -115,7 +115,7 @@ func (s *issuerServer) publicKeys() jose.JSONWebKeySet {
 }
 
 // addKey adds an RSA signing key; the newest key signs.
-func (s *issuerServer) addKey(t *testing.T, kid string) {
+func (s *issuerServer) addKey(t testing.TB, kid string) {
 	t.Helper()
 	k, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -143,7 +143,7 @@ func (s *issuerServer) claims(user string) map[string]any {
 }
 
 // sign signs claims with the newest key.
-func (s *issuerServer) sign(t *testing.T, claims map[string]any) string {
+func (s *issuerServer) sign(t testing.TB, claims map[string]any) string {
 	t.Helper()
 	s.mu.Lock()
 	k := s.keys[len(s.keys)-1]
@@ -151,12 +151,12 @@ func (s *issuerServer) sign(t *testing.T, claims map[string]any) string {
 	return signWith(t, jose.RS256, k.Key, k.KeyID, claims)
 }
 
-func signWith(t *testing.T, alg jose.SignatureAlgorithm, key any, kid string, claims map[string]any) string {
+func signWith(t testing.TB, alg jose.SignatureAlgorithm, key any, kid string, claims map[string]any) string {
 	t.Helper()
 	return testidp.Sign(t, alg, key, kid, claims)
 }
 
-func newECKey(t *testing.T) *ecdsa.PrivateKey {
+func newECKey(t testing.TB) *ecdsa.PrivateKey {
 	t.Helper()
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
