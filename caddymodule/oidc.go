@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"go.uber.org/zap"
 
 	"github.com/davspaces/davspaces/identity"
 )
@@ -19,8 +22,13 @@ type OIDC struct {
 	// Issuer is the provider's issuer URL. Placeholders such as
 	// {env.OIDC_ISSUER} are expanded.
 	Issuer string `json:"issuer,omitempty"`
-	// Audiences, when set, require a JWT access token's aud to name one of
-	// them. Default: any audience.
+	// Audiences are the accepted audiences and authorized parties: a JWT
+	// access token is accepted when its aud names one of them or its azp
+	// (client_id in RFC 9068 tokens) is one of them. Placeholders are
+	// expanded, and an entry may hold several separated by commas or
+	// spaces, so that one environment variable can carry the list. Empty:
+	// tokens of every client of the provider are accepted, with a warning
+	// at start.
 	Audiences []string `json:"audiences,omitempty"`
 	// Algorithms are the accepted JWT signature algorithms. Default: the
 	// RSA, RSA-PSS, ECDSA and EdDSA ones; never HS* or none.
@@ -37,6 +45,10 @@ type OIDC struct {
 	// OpaqueTTL is how long the userinfo answer for an opaque token (whose
 	// expiry the server cannot see) is reused. Default: 1m.
 	OpaqueTTL caddy.Duration `json:"opaque_ttl,omitempty"`
+	// UserinfoConcurrency bounds the requests to the userinfo endpoint in
+	// flight at once; a token waiting longer than Timeout for a slot is
+	// answered 503. Default: 16.
+	UserinfoConcurrency int `json:"userinfo_concurrency,omitempty"`
 }
 
 // identityConfig expands placeholders and converts to the identity package's
@@ -45,14 +57,41 @@ func (o OIDC) identityConfig() identity.Config {
 	repl := caddy.NewReplacer()
 	return identity.Config{
 		Issuer:     repl.ReplaceAll(o.Issuer, ""),
-		Audiences:  o.Audiences,
+		Audiences:  expandList(repl, o.Audiences),
 		Algorithms: o.Algorithms,
 		Insecure:   o.Insecure,
 		Timeout:    time.Duration(o.Timeout),
 		Leeway:     time.Duration(o.Leeway),
 		CacheSize:  o.CacheSize,
 		OpaqueTTL:  time.Duration(o.OpaqueTTL),
+
+		UserinfoConcurrency: o.UserinfoConcurrency,
 	}
+}
+
+// expandList expands placeholders in each entry and splits the results at
+// commas and white space, dropping empty pieces: an unset variable gives no
+// entry at all.
+func expandList(repl *caddy.Replacer, list []string) []string {
+	var out []string
+	for _, entry := range list {
+		out = append(out, strings.FieldsFunc(repl.ReplaceAll(entry, ""), isListSeparator)...)
+	}
+	return out
+}
+
+func isListSeparator(r rune) bool { return r == ',' || unicode.IsSpace(r) }
+
+// warnAnyAudience tells the operator, once per handler at start, that
+// without an audience list an access token issued to any client of the
+// provider (another application of the same realm, say) signs a user in.
+func warnAnyAudience(logger *zap.Logger, cfg identity.Config) {
+	if len(cfg.Audiences) > 0 {
+		return
+	}
+	logger.Warn("no audience configured: access tokens issued to every client of the provider are accepted; "+
+		"list this server's audiences or client ids with the audience option",
+		zap.String("issuer", cfg.Issuer))
 }
 
 // providers shares identity providers between handlers and across reloads,
@@ -126,18 +165,27 @@ func (o *OIDC) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 	case "opaque_ttl":
 		err = durationArg(d, &o.OpaqueTTL)
 	case "cache_size":
-		var v string
-		if !d.AllArgs(&v) {
-			return true, d.ArgErr()
-		}
-		o.CacheSize, err = strconv.Atoi(v)
-		if err != nil || o.CacheSize < 1 {
-			return true, d.Errf("cache_size %q must be a positive number", v)
-		}
+		err = positiveIntArg(d, &o.CacheSize)
+	case "userinfo_concurrency":
+		err = positiveIntArg(d, &o.UserinfoConcurrency)
 	default:
 		return false, nil
 	}
 	return true, err
+}
+
+func positiveIntArg(d *caddyfile.Dispenser, dst *int) error {
+	option := d.Val()
+	var v string
+	if !d.AllArgs(&v) {
+		return d.ArgErr()
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return d.Errf("%s %q must be a positive number", option, v)
+	}
+	*dst = n
+	return nil
 }
 
 func durationArg(d *caddyfile.Dispenser, dst *caddy.Duration) error {

@@ -11,6 +11,10 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/davspaces/davspaces/identity"
 )
 
 func TestUnmarshalOIDCAuth(t *testing.T) {
@@ -41,10 +45,13 @@ func TestUnmarshalOIDCAuth(t *testing.T) {
 				name_claim given_name
 				groups_claim roles
 				realm files
+				token_rate 0.5 40
+				userinfo_concurrency 4
 			}`,
 			want: `{"issuer":"{env.OIDC_ISSUER}","audiences":["urn:api","other"],"algorithms":["RS256","ES256"],` +
 				`"insecure":true,"timeout":3000000000,"leeway":60000000000,"cache_size":500,"opaque_ttl":30000000000,` +
-				`"user_claim":"sub","name_claim":"given_name","groups_claim":"roles","realm":"files"}`,
+				`"userinfo_concurrency":4,"user_claim":"sub","name_claim":"given_name","groups_claim":"roles","realm":"files",` +
+				`"token_rate":0.5,"token_burst":40}`,
 		},
 		{
 			name: "basic fallback",
@@ -179,7 +186,31 @@ func TestOIDCCaddyfileErrors(t *testing.T) {
 		{"bad cache size", `oidc_auth {
 	issuer https://idp
 			cache_size 0
-}`, "must be a positive number"},
+}`, `cache_size "0" must be a positive number`},
+		{"bad userinfo concurrency", `oidc_auth {
+	issuer https://idp
+			userinfo_concurrency many
+}`, `userinfo_concurrency "many" must be a positive number`},
+		{"token rate zero", `oidc_auth {
+	issuer https://idp
+			token_rate 0
+}`, `token_rate "0" must be a positive number of tokens per second`},
+		{"token rate not a number", `oidc_auth {
+	issuer https://idp
+			token_rate fast
+}`, `token_rate "fast" must be a positive number`},
+		{"token burst zero", `oidc_auth {
+	issuer https://idp
+			token_rate 1 0
+}`, `token_rate burst "0" must be a positive number`},
+		{"token rate without arguments", `oidc_auth {
+	issuer https://idp
+			token_rate
+}`, "wrong argument count"},
+		{"token rate with three arguments", `oidc_auth {
+	issuer https://idp
+			token_rate 1 2 3
+}`, "wrong argument count"},
 		{"insecure with argument", `oidc_auth {
 	issuer https://idp
 			insecure yes
@@ -285,5 +316,48 @@ func TestOIDCIdentityConfig(t *testing.T) {
 	cfg := o.identityConfig()
 	if cfg.Issuer != "https://idp.example.org/realms/x" || cfg.Timeout != time.Second || cfg.CacheSize != 5 {
 		t.Fatalf("config = %+v", cfg)
+	}
+}
+
+func TestWarnAnyAudience(t *testing.T) {
+	tests := []struct {
+		name      string
+		audiences []string
+		warned    bool
+	}{
+		{"no list", nil, true},
+		{"a list", []string{"davspaces"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			core, logs := observer.New(zap.WarnLevel)
+			warnAnyAudience(zap.New(core), identity.Config{Issuer: "https://idp.example", Audiences: tt.audiences})
+			warned := logs.FilterMessageSnippet("tokens issued to every client").Len() == 1
+			if warned != tt.warned {
+				t.Fatalf("warned = %v, want %v (%v)", warned, tt.warned, logs.All())
+			}
+		})
+	}
+}
+
+func TestOIDCAudiencesExpanded(t *testing.T) {
+	t.Setenv("TEST_OIDC_AUDIENCE", "urn:api, web-app  desktop-app")
+	tests := []struct {
+		name      string
+		audiences []string
+		want      []string
+	}{
+		{"literal", []string{"urn:api"}, []string{"urn:api"}},
+		{"from a variable", []string{"{env.TEST_OIDC_AUDIENCE}"}, []string{"urn:api", "web-app", "desktop-app"}},
+		{"unset variable", []string{"{env.TEST_OIDC_AUDIENCE_UNSET}"}, nil},
+		{"none", nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := OIDC{Issuer: "https://idp.example", Audiences: tt.audiences}.identityConfig().Audiences
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("audiences = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -4,11 +4,19 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
+	"net"
 	"net/http"
+	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/caddyauth"
 	"go.uber.org/zap"
@@ -19,6 +27,9 @@ import (
 
 func init() {
 	caddy.RegisterModule(OIDCAuth{})
+	httpcaddyfile.RegisterHandlerDirective("oidc_auth", parseOIDCAuth)
+	// Authenticates where basic_auth would, so no `order` line is needed.
+	httpcaddyfile.RegisterDirectiveOrder("oidc_auth", httpcaddyfile.After, "basic_auth")
 }
 
 // OIDCAuth authenticates requests with OpenID Connect access tokens
@@ -43,12 +54,22 @@ type OIDCAuth struct {
 	GroupsClaim string `json:"groups_claim,omitempty"`
 	// Realm is the realm of the Bearer challenge. Default: the request's host.
 	Realm string `json:"realm,omitempty"`
+	// TokenRate is how many tokens the cache does not know yet (and that
+	// cost a check, maybe a round trip to the provider) one client address
+	// may present per second; more are answered 429 with Retry-After. The
+	// address is Caddy's client IP (trusted_proxies honoured), IPv6 by its
+	// /64. Default: 2.
+	TokenRate float64 `json:"token_rate,omitempty"`
+	// TokenBurst is how many such tokens a client address may present at
+	// once. Default: 20.
+	TokenBurst int `json:"token_burst,omitempty"`
 	// ProvidersRaw are authentication providers tried for requests without
 	// a Bearer token, such as http_basic.
 	ProvidersRaw caddy.ModuleMap `json:"providers,omitempty" caddy:"namespace=http.authentication.providers"`
 
 	provider    *identity.Provider
 	providerKey string
+	limiter     *identity.ClientLimiter
 	fallbacks   []caddyauth.Authenticator
 	logger      *zap.Logger
 }
@@ -74,6 +95,10 @@ func (a *OIDCAuth) Provision(ctx caddy.Context) error {
 	if a.GroupsClaim == "" {
 		a.GroupsClaim = "groups"
 	}
+	if a.TokenRate < 0 || a.TokenBurst < 0 {
+		return fmt.Errorf("token_rate and token_burst must not be negative")
+	}
+	a.limiter = identity.NewClientLimiter(a.TokenRate, a.TokenBurst, identity.DefaultClientLimiters, nil)
 	if a.ProvidersRaw != nil {
 		mods, err := ctx.LoadModule(a, "ProvidersRaw")
 		if err != nil {
@@ -86,8 +111,10 @@ func (a *OIDCAuth) Provision(ctx caddy.Context) error {
 			a.fallbacks = append(a.fallbacks, byName[name].(caddyauth.Authenticator))
 		}
 	}
+	cfg := a.identityConfig()
+	warnAnyAudience(a.logger, cfg)
 	var err error
-	a.provider, a.providerKey, err = acquireProvider(ctx, a.identityConfig())
+	a.provider, a.providerKey, err = acquireProvider(ctx, cfg)
 	return err
 }
 
@@ -107,6 +134,11 @@ func (a *OIDCAuth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 			return next.ServeHTTP(w, r)
 		}
 		return a.challenge(w, r, "")
+	}
+	if !a.provider.Known(token) {
+		if ok, wait := a.limiter.Allow(clientKey(r)); !ok {
+			return a.tooManyTokens(w, wait)
+		}
 	}
 	id, err := a.provider.Verify(r.Context(), token, a.UserClaim)
 	switch {
@@ -129,6 +161,42 @@ func (a *OIDCAuth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	}
 	setUser(repl, user, id.String(a.NameClaim), id.String("email"), id.Strings(a.GroupsClaim))
 	return next.ServeHTTP(w, r)
+}
+
+// tooManyTokens answers a client that presents new tokens faster than its
+// budget allows: 429 with Retry-After, not 401, which would make a client
+// whose token is fine drop it and ask its user to sign in again.
+func (a *OIDCAuth) tooManyTokens(w http.ResponseWriter, wait time.Duration) error {
+	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+	err := errors.New("too many new bearer tokens from this client address")
+	if c := a.logger.Check(zapcore.DebugLevel, "bearer token not checked"); c != nil {
+		c.Write(zap.Error(err), zap.Duration("retry_after", wait))
+	}
+	return caddyhttp.Error(http.StatusTooManyRequests, err)
+}
+
+// clientKey names the client whose budget a request spends: the address
+// Caddy determined (trusted_proxies honoured), an IPv6 address by its /64,
+// which one subscriber usually holds whole.
+func clientKey(r *http.Request) string {
+	ip, _ := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string)
+	if ip == "" {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		ip = host
+	}
+	addr, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	addr = addr.Unmap().WithZone("")
+	if addr.Is6() {
+		prefix, _ := addr.Prefix(64)
+		return prefix.String()
+	}
+	return addr.String()
 }
 
 // authenticateFallback tries the fallback providers. Their challenges are
@@ -214,9 +282,137 @@ func (c *challengeRecorder) WriteHeader(int) {}
 
 func (c *challengeRecorder) Write(b []byte) (int, error) { return len(b), nil }
 
+func parseOIDCAuth(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	a := new(OIDCAuth)
+	err := a.UnmarshalCaddyfile(h.Dispenser)
+	return a, err
+}
+
+// UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
+//
+//	oidc_auth [<matcher>] {
+//		issuer       <url>
+//		audience     <aud...>
+//		algorithms   <alg...>
+//		insecure
+//		timeout      <duration>
+//		leeway       <duration>
+//		cache_size   <n>
+//		opaque_ttl   <duration>
+//		user_claim   <claim>
+//		name_claim   <claim>
+//		groups_claim <claim>
+//		realm        <realm>
+//		token_rate   <per_second> [<burst>]
+//		userinfo_concurrency <n>
+//		basic [<hash_algorithm> [<realm>]] {
+//			<username> <hashed_password>
+//		}
+//	}
+func (a *OIDCAuth) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the directive name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		if ok, err := a.unmarshalOption(d); ok {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		var err error
+		switch d.Val() {
+		case "user_claim":
+			err = oneArg(d, &a.UserClaim)
+		case "name_claim":
+			err = oneArg(d, &a.NameClaim)
+		case "groups_claim":
+			err = oneArg(d, &a.GroupsClaim)
+		case "realm":
+			err = oneArg(d, &a.Realm)
+		case "token_rate":
+			a.TokenRate, a.TokenBurst, err = parseTokenRate(d)
+		case "basic":
+			var basic caddyauth.HTTPBasicAuth
+			basic, err = parseBasic(d)
+			a.ProvidersRaw = caddy.ModuleMap{"http_basic": caddyconfig.JSON(basic, nil)}
+		default:
+			return d.Errf("unrecognized subdirective: %s", d.Val())
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if a.Issuer == "" {
+		return d.Err("oidc_auth needs an issuer")
+	}
+	return nil
+}
+
+// parseTokenRate reads "token_rate <per_second> [<burst>]".
+func parseTokenRate(d *caddyfile.Dispenser) (float64, int, error) {
+	args := d.RemainingArgs()
+	if len(args) < 1 || len(args) > 2 {
+		return 0, 0, d.ArgErr()
+	}
+	perSecond, err := strconv.ParseFloat(args[0], 64)
+	if err != nil || perSecond <= 0 || math.IsInf(perSecond, 0) {
+		return 0, 0, d.Errf("token_rate %q must be a positive number of tokens per second", args[0])
+	}
+	burst := 0
+	if len(args) == 2 {
+		burst, err = strconv.Atoi(args[1])
+		if err != nil || burst < 1 {
+			return 0, 0, d.Errf("token_rate burst %q must be a positive number", args[1])
+		}
+	}
+	return perSecond, burst, nil
+}
+
+// parseBasic reads a basic block, written like the basic_auth directive.
+func parseBasic(d *caddyfile.Dispenser) (caddyauth.HTTPBasicAuth, error) {
+	ba := caddyauth.HTTPBasicAuth{HashCache: new(caddyauth.Cache)}
+	hashName := "bcrypt"
+	args := d.RemainingArgs()
+	switch len(args) {
+	case 0:
+	case 2:
+		ba.Realm = args[1]
+		fallthrough
+	case 1:
+		hashName = args[0]
+	default:
+		return ba, d.ArgErr()
+	}
+	var hash caddyauth.Comparer
+	switch hashName {
+	case "bcrypt":
+		hash = caddyauth.BcryptHash{}
+	case "argon2id":
+		hash = caddyauth.Argon2idHash{}
+	default:
+		return ba, d.Errf("unrecognized hash algorithm: %s", hashName)
+	}
+	ba.HashRaw = caddyconfig.JSONModuleObject(hash, "algorithm", hashName, nil)
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		user := d.Val()
+		var hashed string
+		if !d.AllArgs(&hashed) {
+			return ba, d.Err("basic: each line needs a username and a hashed password")
+		}
+		ba.AccountList = append(ba.AccountList, caddyauth.Account{Username: user, Password: hashed})
+	}
+	if len(ba.AccountList) == 0 {
+		return ba, d.Err("basic: no accounts")
+	}
+	return ba, nil
+}
+
 // Interface guards
 var (
 	_ caddy.Provisioner           = (*OIDCAuth)(nil)
 	_ caddy.CleanerUpper          = (*OIDCAuth)(nil)
 	_ caddyhttp.MiddlewareHandler = (*OIDCAuth)(nil)
+	_ caddyfile.Unmarshaler       = (*OIDCAuth)(nil)
 )

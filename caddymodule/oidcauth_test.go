@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +88,8 @@ type mwCall struct {
 	method, target, body string
 	// authorization is the Authorization header, when not empty.
 	authorization string
+	// remoteAddr is the client's address; empty means httptest's.
+	remoteAddr string
 	// setup, when not nil, sets placeholders before the handler runs.
 	setup func(*caddy.Replacer)
 	// next is the next handler; nil means one that only records that it
@@ -115,6 +118,9 @@ func runMiddleware(h caddyhttp.MiddlewareHandler, c mwCall) *exchange {
 	r := httptest.NewRequest(c.method, c.target, body)
 	if c.authorization != "" {
 		r.Header.Set("Authorization", c.authorization)
+	}
+	if c.remoteAddr != "" {
+		r.RemoteAddr = c.remoteAddr
 	}
 	x := &exchange{rec: httptest.NewRecorder(), repl: caddy.NewReplacer()}
 	r = caddyhttp.PrepareRequest(r, x.repl, x.rec, &caddyhttp.Server{})
@@ -320,6 +326,9 @@ func TestOIDCAuthProvisionErrors(t *testing.T) {
 		{"issuer placeholder unset", OIDCAuth{OIDC: OIDC{Issuer: "{env.DAVSPACES_TEST_UNSET_ISSUER}"}}, "issuer URL is required"},
 		{"symmetric algorithm", OIDCAuth{OIDC: OIDC{Issuer: issuer, Algorithms: []string{"HS256"}}}, `"HS256" is not supported`},
 		{"unknown fallback", OIDCAuth{OIDC: OIDC{Issuer: issuer}, ProvidersRaw: caddy.ModuleMap{"nope": json.RawMessage(`{}`)}}, "loading authentication providers"},
+		{"negative token rate", OIDCAuth{OIDC: OIDC{Issuer: issuer}, TokenRate: -1}, "must not be negative"},
+		{"negative token burst", OIDCAuth{OIDC: OIDC{Issuer: issuer}, TokenBurst: -1}, "must not be negative"},
+		{"negative userinfo concurrency", OIDCAuth{OIDC: OIDC{Issuer: issuer, UserinfoConcurrency: -1}}, "must not be negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -806,5 +815,113 @@ func TestOIDCAuthGroupsReachDAVSpaces(t *testing.T) {
 		if x.rec.Code != tt.want {
 			t.Errorf("PUT as %s: %d %s, want %d", tt.user, x.rec.Code, x.rec.Body, tt.want)
 		}
+	}
+}
+
+// A token the provider issued to another client, or for another resource,
+// must not sign a user in once the operator listed this server's audiences
+// or client ids; without a list it does (and Provision warned).
+func TestOIDCAuthAudiences(t *testing.T) {
+	idp := testidp.Start(t, testidp.Options{})
+	mint := func(change func(map[string]any)) string {
+		c := idp.Claims("alice")
+		change(c)
+		return idp.Mint(t, c)
+	}
+	ours := idp.Token(t, "alice")
+	otherResource := mint(func(c map[string]any) { c["aud"] = "urn:other:api"; c["client_id"] = "other-app" })
+	otherClient := mint(func(c map[string]any) { c["aud"] = "account"; delete(c, "client_id"); c["azp"] = "other-app" })
+	ourClient := mint(func(c map[string]any) { c["aud"] = "account"; delete(c, "client_id"); c["azp"] = "davspaces-app" })
+
+	tests := []struct {
+		name      string
+		audiences []string
+		token     string
+		pass      bool
+	}{
+		{"our resource", []string{idp.Resource}, ours, true},
+		{"our client id as authorized party", []string{idp.Resource, "davspaces-app"}, ourClient, true},
+		{"our client id as RFC 9068 client_id", []string{idp.ClientID}, ours, true},
+		{"a list from one variable", []string{"{env.TEST_OIDC_AUDIENCE}"}, ourClient, true},
+		{"another resource", []string{idp.Resource, "davspaces-app"}, otherResource, false},
+		{"another client", []string{idp.Resource, "davspaces-app"}, otherClient, false},
+		{"another client, no list", nil, otherClient, true},
+		{"another resource, no list", nil, otherResource, true},
+		{"an unset variable is no list", []string{"{env.TEST_OIDC_AUDIENCE_UNSET}"}, otherResource, true},
+	}
+	t.Setenv("TEST_OIDC_AUDIENCE", "urn:x, davspaces-app")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &OIDCAuth{OIDC: OIDC{Issuer: idp.Issuer, Audiences: tt.audiences}}
+			mustProvisionModule(t, a)
+			x := runMiddleware(a, mwCall{target: "/webdav/", authorization: bearer(tt.token)})
+			if tt.pass {
+				wantPassed(t, x)
+				return
+			}
+			wantUnauthorized(t, x, `Bearer realm="example.com", error="invalid_token"`)
+		})
+	}
+}
+
+// A client presenting tokens the cache does not know faster than its budget
+// gets 429 (its token may be fine; 401 would make it drop it) with
+// Retry-After; tokens already checked, and other clients, are not held up.
+func TestOIDCAuthRateLimitsNewTokens(t *testing.T) {
+	idp := testidp.Start(t, testidp.Options{})
+	a := &OIDCAuth{OIDC: OIDC{Issuer: idp.Issuer}, TokenRate: 0.01, TokenBurst: 3}
+	mustProvisionModule(t, a)
+	good := bearer(idp.Token(t, "alice"))
+	const mallory, other = "192.0.2.66:4000", "198.51.100.7:4000"
+
+	steps := []struct {
+		name, authorization, remoteAddr string
+		status                          int // 0: passed on
+	}{
+		{"a good token", good, mallory, 0},
+		{"a random token", bearer("random-1"), mallory, http.StatusUnauthorized},
+		{"another random token", bearer("random-2"), mallory, http.StatusUnauthorized},
+		{"over the budget", bearer("random-3"), mallory, http.StatusTooManyRequests},
+		{"a checked good token", good, mallory, 0},
+		{"a checked random token", bearer("random-1"), mallory, http.StatusUnauthorized},
+		{"another client", bearer("random-3"), other, http.StatusUnauthorized},
+		{"basic credentials are not bearer tokens", basic("einstein", "wrong"), mallory, http.StatusUnauthorized},
+	}
+	for _, s := range steps {
+		x := runMiddleware(a, mwCall{target: "/webdav/", authorization: s.authorization, remoteAddr: s.remoteAddr})
+		switch s.status {
+		case 0:
+			if !x.next || x.err != nil {
+				t.Fatalf("%s: not passed on: %v", s.name, x.err)
+			}
+		case http.StatusTooManyRequests:
+			wantHandlerError(t, x, s.status)
+			if ra, err := strconv.Atoi(x.rec.Header().Get("Retry-After")); err != nil || ra < 1 {
+				t.Fatalf("%s: Retry-After %q", s.name, x.rec.Header().Get("Retry-After"))
+			}
+		default:
+			wantHandlerError(t, x, s.status)
+		}
+	}
+}
+
+func TestClientKey(t *testing.T) {
+	tests := []struct{ remoteAddr, want string }{
+		{"192.0.2.1:1234", "192.0.2.1"},
+		{"[::ffff:192.0.2.1]:1234", "192.0.2.1"},
+		{"[2001:db8:1:2:3:4:5:6]:1234", "2001:db8:1:2::/64"},
+		{"[2001:db8:1:2:ffff::1]:1234", "2001:db8:1:2::/64"},
+		{"[fe80::1%eth0]:1234", "fe80::/64"},
+		{"not an address", "not an address"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.remoteAddr, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodGet, "/", nil)
+			r.RemoteAddr = tt.remoteAddr
+			r = caddyhttp.PrepareRequest(r, caddy.NewReplacer(), httptest.NewRecorder(), &caddyhttp.Server{})
+			if got := clientKey(r); got != tt.want {
+				t.Fatalf("clientKey = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

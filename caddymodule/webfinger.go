@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
@@ -13,6 +15,10 @@ import (
 
 func init() {
 	caddy.RegisterModule(WebFinger{})
+	httpcaddyfile.RegisterHandlerDirective("webfinger", parseWebFinger)
+	// The lookup does its own (optional) authentication, so it runs before
+	// any required one, and no `order` line is needed.
+	httpcaddyfile.RegisterDirectiveOrder("webfinger", httpcaddyfile.Before, "basic_auth")
 }
 
 // WebFinger answers RFC 7033 lookups at /.well-known/webfinger (other
@@ -83,6 +89,7 @@ func (wf *WebFinger) Provision(ctx caddy.Context) error {
 	if _, err := webfinger.New(handlerCfg); err != nil {
 		return fmt.Errorf("webfinger: %w", err)
 	}
+	warnAnyAudience(wf.logger, cfg)
 	provider, key, err := acquireProvider(ctx, cfg)
 	if err != nil {
 		return err
@@ -125,9 +132,113 @@ func (wf *WebFinger) ServeHTTP(w http.ResponseWriter, r *http.Request, next cadd
 	return nil
 }
 
+func parseWebFinger(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	wf := new(WebFinger)
+	err := wf.UnmarshalCaddyfile(h.Dispenser)
+	return wf, err
+}
+
+// UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
+//
+//	webfinger [<matcher>] {
+//		issuer       <url>
+//		platform_url <url>
+//		insecure
+//		relations    <uri...>
+//		instance {
+//			claim <claim>
+//			regex <regex>
+//			href  <template>
+//			title <language> <text>
+//			break
+//		}
+//	}
+//
+// The other oidc_auth provider settings (audience, algorithms, timeout,
+// leeway, cache_size, opaque_ttl, userinfo_concurrency) apply too. Rules
+// are checked here, so that `caddy adapt` already refuses a bad regex or
+// template.
+func (wf *WebFinger) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the directive name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		if ok, err := wf.unmarshalOption(d); ok {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		var err error
+		switch d.Val() {
+		case "platform_url":
+			err = oneArg(d, &wf.PlatformURL)
+		case "relations":
+			err = listArg(d, &wf.Relations)
+		case "instance":
+			var rule InstanceRule
+			rule, err = parseInstance(d)
+			wf.Instances = append(wf.Instances, rule)
+		default:
+			return d.Errf("unrecognized subdirective: %s", d.Val())
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if wf.Issuer == "" && wf.PlatformURL == "" {
+		return d.Err("webfinger needs an issuer (or a platform_url, which then names the issuer too)")
+	}
+	return nil
+}
+
+// parseInstance reads one instance block.
+func parseInstance(d *caddyfile.Dispenser) (InstanceRule, error) {
+	var rule InstanceRule
+	if d.NextArg() {
+		return rule, d.ArgErr()
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		var err error
+		switch d.Val() {
+		case "claim":
+			err = oneArg(d, &rule.Claim)
+		case "regex":
+			err = oneArg(d, &rule.Regex)
+		case "href":
+			err = oneArg(d, &rule.Href)
+		case "title":
+			var lang, text string
+			if !d.AllArgs(&lang, &text) {
+				return rule, d.ArgErr()
+			}
+			if rule.Titles == nil {
+				rule.Titles = map[string]string{}
+			}
+			rule.Titles[lang] = text
+		case "break":
+			if d.NextArg() {
+				return rule, d.ArgErr()
+			}
+			rule.Break = true
+		default:
+			return rule, d.Errf("unrecognized instance subdirective: %s", d.Val())
+		}
+		if err != nil {
+			return rule, err
+		}
+	}
+	if err := webfinger.CheckRule(rule.webfingerRule()); err != nil {
+		return rule, d.Errf("instance: %v", err)
+	}
+	return rule, nil
+}
+
 // Interface guards
 var (
 	_ caddy.Provisioner           = (*WebFinger)(nil)
 	_ caddy.CleanerUpper          = (*WebFinger)(nil)
 	_ caddyhttp.MiddlewareHandler = (*WebFinger)(nil)
+	_ caddyfile.Unmarshaler       = (*WebFinger)(nil)
 )

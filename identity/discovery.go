@@ -50,14 +50,18 @@ func (d *discovery) metadata(ctx context.Context) (*metadata, error) {
 
 func (d *discovery) fetch(ctx context.Context) (*metadata, error) {
 	d.p.stats.discoveries.Add(1)
-	url := d.p.issuer + "/.well-known/openid-configuration"
+	// OpenID Connect Discovery §4: any trailing "/" of the issuer is
+	// removed before the well-known path is appended.
+	url := strings.TrimSuffix(d.p.issuer, "/") + "/.well-known/openid-configuration"
 	var m metadata
 	if err := d.p.getJSON(ctx, url, "", &m); err != nil {
 		return nil, fmt.Errorf("discovering %s: %w", d.p.issuer, err)
 	}
 	// A provider announcing another issuer is misconfigured (or not the
 	// provider meant): trusting its keys would accept someone else's tokens.
-	if strings.TrimSuffix(m.Issuer, "/") != d.p.issuer {
+	// A trailing "/" is all the configuration may leave out; tokens are
+	// then held to the announced issuer exactly.
+	if strings.TrimSuffix(m.Issuer, "/") != strings.TrimSuffix(d.p.issuer, "/") {
 		return nil, fmt.Errorf("%w: discovery of %s announces issuer %q", ErrUnavailable, d.p.issuer, m.Issuer)
 	}
 	if m.JWKSURI == "" {

@@ -12,8 +12,10 @@ import (
 const maxDocumentBytes = 1 << 20
 
 // getJSON fetches url (with an optional bearer token) and decodes its JSON
-// answer into dst. Any failure is ErrUnavailable except a 401 or 403 to a
-// request carrying a token, which is ErrInvalidToken.
+// answer into dst. Any failure is ErrUnavailable except a refusal of a
+// request carrying a token, which is ErrInvalidToken: RFC 6750 §3.1 answers
+// a malformed token 400 (invalid_request), an unknown or expired one 401
+// and one without the needed scope 403.
 func (p *Provider) getJSON(ctx context.Context, url, token string, dst any) error {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
@@ -32,7 +34,7 @@ func (p *Provider) getJSON(ctx context.Context, url, token string, dst any) erro
 	defer resp.Body.Close()
 	body := io.LimitReader(resp.Body, maxDocumentBytes)
 	switch {
-	case token != "" && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden):
+	case token != "" && refusesToken(resp.StatusCode):
 		io.Copy(io.Discard, body)
 		return fmt.Errorf("%w: %s answered %s", ErrInvalidToken, url, resp.Status)
 	case resp.StatusCode != http.StatusOK:
@@ -43,4 +45,12 @@ func (p *Provider) getJSON(ctx context.Context, url, token string, dst any) erro
 		return fmt.Errorf("%w: decoding %s: %v", ErrUnavailable, url, err)
 	}
 	return nil
+}
+
+func refusesToken(status int) bool {
+	switch status {
+	case http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden:
+		return true
+	}
+	return false
 }

@@ -8,6 +8,7 @@
 package identity
 
 import (
+	"encoding/json"
 	"errors"
 	"strconv"
 	"time"
@@ -31,6 +32,9 @@ const (
 	DefaultLeeway    = 30 * time.Second
 	DefaultCacheSize = 10000
 	DefaultOpaqueTTL = time.Minute
+	// DefaultUserinfoConcurrency bounds the userinfo requests in flight:
+	// enough for a burst of new users, too few to flood the provider.
+	DefaultUserinfoConcurrency = 16
 )
 
 // DefaultAlgorithms are the signature algorithms accepted unless configured.
@@ -49,7 +53,11 @@ type Config struct {
 	// Issuer is the issuer URL; discovery reads
 	// <Issuer>/.well-known/openid-configuration. Required.
 	Issuer string
-	// Audiences, when set, require a JWT's aud to name at least one of them.
+	// Audiences, when set, are the accepted audiences and authorized
+	// parties: a JWT's aud must name one of them, or its azp (client_id in
+	// RFC 9068 tokens) must be one of them. Empty: any token of the issuer.
+	// Opaque tokens are checked by userinfo alone, which does not say whom
+	// they were issued to.
 	Audiences []string
 	// Algorithms are the accepted JWS algorithms. Default: DefaultAlgorithms.
 	Algorithms []string
@@ -64,6 +72,10 @@ type Config struct {
 	// OpaqueTTL is how long the claims of an opaque token (whose expiry is
 	// unknown) are cached. Default: DefaultOpaqueTTL.
 	OpaqueTTL time.Duration
+	// UserinfoConcurrency bounds the userinfo requests in flight; a token
+	// that finds no free slot within Timeout is answered ErrUnavailable.
+	// Default: DefaultUserinfoConcurrency.
+	UserinfoConcurrency int
 	// Now returns the current time; nil means time.Now. For tests.
 	Now func() time.Time `json:"-"`
 }
@@ -80,7 +92,7 @@ type Identity struct {
 // String returns the claim as a string: strings as they are, numbers and
 // booleans formatted; "" when the claim is missing or structured.
 func (id *Identity) String(claim string) string {
-	s, _ := scalarString(id.Claims[claim])
+	s, _ := ClaimString(id.Claims[claim])
 	return s
 }
 
@@ -91,7 +103,7 @@ func (id *Identity) Strings(claim string) []string {
 	case []any:
 		out := make([]string, 0, len(v))
 		for _, e := range v {
-			if s, ok := scalarString(e); ok {
+			if s, ok := ClaimString(e); ok {
 				out = append(out, s)
 			}
 		}
@@ -101,28 +113,33 @@ func (id *Identity) Strings(claim string) []string {
 	case nil:
 		return nil
 	default:
-		if s, ok := scalarString(v); ok {
+		if s, ok := ClaimString(v); ok {
 			return []string{s}
 		}
 	}
 	return nil
 }
 
-// scalarString formats a JSON scalar the way it was written: numbers
-// decoded as float64 keep their digits (12345678, not 1.2345678e+07), so a
-// numeric user id stays the same id.
-func scalarString(v any) (string, bool) {
+// ClaimString formats a scalar claim the way it was written: strings as
+// they are, booleans as true/false, and numbers decoded as float64 keep
+// their digits (12345678, not 1.2345678e+07), so a numeric user id stays
+// the same id. Structured claims (lists, objects) and nil report false.
+func ClaimString(v any) (string, bool) {
 	switch v := v.(type) {
 	case string:
 		return v, true
+	case bool:
+		return strconv.FormatBool(v), true
 	case float64:
 		return strconv.FormatFloat(v, 'f', -1, 64), true
+	case float32:
+		return strconv.FormatFloat(float64(v), 'f', -1, 32), true
 	case int:
 		return strconv.Itoa(v), true
 	case int64:
 		return strconv.FormatInt(v, 10), true
-	case bool:
-		return strconv.FormatBool(v), true
+	case json.Number:
+		return v.String(), true
 	}
 	return "", false
 }

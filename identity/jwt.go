@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/go-jose/go-jose/v4/jwt"
@@ -20,45 +21,73 @@ func (p *Provider) verifyJWT(ctx context.Context, token string, now time.Time) (
 	if len(tok.Headers) != 1 {
 		return nil, fmt.Errorf("%w: expected one signature", ErrInvalidToken)
 	}
+	m, err := p.discovery.metadata(ctx)
+	if err != nil {
+		return nil, err
+	}
 	keys, err := p.keys.key(ctx, tok.Headers[0].KeyID)
 	if err != nil {
 		return nil, err
 	}
 	var registered jwt.Claims
 	var claims map[string]any
-	verified := false
+	verifyErr := errors.New("no key")
 	for _, k := range keys {
-		if tok.Claims(k.Key, &registered, &claims) == nil {
-			verified = true
+		if verifyErr = tok.Claims(k.Key, &registered, &claims); verifyErr == nil {
 			break
 		}
 	}
-	if !verified {
-		return nil, fmt.Errorf("%w: signature does not verify with any key of %s", ErrInvalidToken, p.issuer)
+	if verifyErr != nil {
+		// A signature no key verifies, or claims of the wrong types.
+		return nil, fmt.Errorf("%w: no key of %s accepts the token: %v", ErrInvalidToken, p.issuer, verifyErr)
 	}
-	if err := p.checkClaims(registered, now); err != nil {
+	if err := p.checkClaims(registered, m.Issuer, now); err != nil {
+		return nil, err
+	}
+	if err := p.checkAudience(registered.Audience, claims); err != nil {
 		return nil, err
 	}
 	return &Identity{Claims: claims, Expiry: registered.Expiry.Time()}, nil
 }
 
-// checkClaims applies the rules for access tokens: the issuer, a lifetime
-// (exp is required), a subject and, when configured, an audience.
-func (p *Provider) checkClaims(c jwt.Claims, now time.Time) error {
+// checkClaims applies the rules for access tokens: the issuer (exactly as
+// discovery announced it), a lifetime (exp is required) and a subject.
+func (p *Provider) checkClaims(c jwt.Claims, issuer string, now time.Time) error {
 	if c.Expiry == nil {
 		return fmt.Errorf("%w: no exp claim", ErrInvalidToken)
 	}
 	if c.Subject == "" {
 		return fmt.Errorf("%w: no sub claim", ErrInvalidToken)
 	}
-	err := c.ValidateWithLeeway(jwt.Expected{Issuer: p.issuer, AnyAudience: p.audiences, Time: now}, p.leeway)
+	err := c.ValidateWithLeeway(jwt.Expected{Issuer: issuer, Time: now}, p.leeway)
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, jwt.ErrInvalidIssuer):
-		return fmt.Errorf("%w: issuer %q is not %q", ErrInvalidToken, c.Issuer, p.issuer)
-	case errors.Is(err, jwt.ErrInvalidAudience):
-		return fmt.Errorf("%w: audience %q is not accepted", ErrInvalidToken, c.Audience)
+		return fmt.Errorf("%w: issuer %q is not %q", ErrInvalidToken, c.Issuer, issuer)
 	}
 	return fmt.Errorf("%w: %v", ErrInvalidToken, err)
+}
+
+// authorizedPartyClaims name the client a token was issued to: azp in
+// OpenID Connect (Keycloak puts the client there and "account" in aud),
+// client_id in RFC 9068 JWT access tokens.
+var authorizedPartyClaims = []string{"azp", "client_id"}
+
+// checkAudience accepts a token meant for one of the configured audiences:
+// its aud names one of them, or it was issued to one of them. Without a
+// list every token of the issuer is accepted (the operator was warned).
+func (p *Provider) checkAudience(aud jwt.Audience, claims map[string]any) error {
+	if len(p.audiences) == 0 {
+		return nil
+	}
+	if slices.ContainsFunc(p.audiences, aud.Contains) {
+		return nil
+	}
+	for _, name := range authorizedPartyClaims {
+		if party, ok := claims[name].(string); ok && slices.Contains(p.audiences, party) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: neither audience %q nor authorized party %q is accepted", ErrInvalidToken, []string(aud), claims["azp"])
 }

@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"golang.org/x/sync/semaphore"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -39,7 +41,9 @@ type Provider struct {
 
 	discovery *discovery
 	keys      *keySet
-	cache     *cache
+	cache     *cache // accepted tokens
+	refused   *cache // refused tokens, apart so that a flood of bad ones evicts no good one
+	userinfos *semaphore.Weighted
 	flight    singleflight.Group
 	stats     counters
 }
@@ -67,18 +71,20 @@ func New(cfg Config) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Leeway < 0 || cfg.Timeout < 0 || cfg.OpaqueTTL < 0 || cfg.CacheSize < 0 || cfg.UserinfoConcurrency < 0 {
+		return nil, errors.New("identity: timeout, leeway, cache size, opaque TTL and userinfo concurrency must not be negative")
+	}
 	p := &Provider{
 		issuer:     issuer,
-		audiences:  cfg.Audiences,
+		audiences:  nonEmpty(cfg.Audiences),
 		algorithms: algs,
 		leeway:     orDefault(cfg.Leeway, DefaultLeeway),
 		timeout:    orDefault(cfg.Timeout, DefaultTimeout),
 		opaqueTTL:  orDefault(cfg.OpaqueTTL, DefaultOpaqueTTL),
 		now:        cfg.Now,
 		cache:      newCache(cfg.CacheSize),
-	}
-	if cfg.Leeway < 0 || cfg.Timeout < 0 || cfg.OpaqueTTL < 0 || cfg.CacheSize < 0 {
-		return nil, errors.New("identity: timeout, leeway, cache size and opaque TTL must not be negative")
+		refused:    newCache(cfg.CacheSize),
+		userinfos:  semaphore.NewWeighted(int64(orDefault(cfg.UserinfoConcurrency, DefaultUserinfoConcurrency))),
 	}
 	if p.now == nil {
 		p.now = time.Now
@@ -130,7 +136,7 @@ func (p *Provider) Verify(ctx context.Context, token string, want ...string) (*I
 // entry returns the cached entry for key or computes it once, however many
 // requests ask at the same time.
 func (p *Provider) entry(ctx context.Context, key [32]byte, compute func(context.Context) *entry) (*entry, error) {
-	if e, ok := p.cache.get(key, p.now()); ok {
+	if e, ok := p.cached(key); ok {
 		p.stats.cacheHits.Add(1)
 		return e, e.err
 	}
@@ -175,13 +181,30 @@ func (p *Provider) shared(ctx context.Context, key string, fn func(context.Conte
 	}
 }
 
+// Known reports whether token's check is cached (accepted or refused):
+// verifying it again costs no round trip to the provider.
+func (p *Provider) Known(token string) bool {
+	_, ok := p.cached(sha256.Sum256([]byte(token)))
+	return ok
+}
+
+func (p *Provider) cached(key [32]byte) (*entry, bool) {
+	now := p.now()
+	if e, ok := p.cache.get(key, now); ok {
+		return e, true
+	}
+	return p.refused.get(key, now)
+}
+
 // store caches e until it stops being valid. Unavailability is not cached:
 // the next request should try again.
 func (p *Provider) store(key [32]byte, e *entry) {
-	if e.err != nil && !errors.Is(e.err, ErrInvalidToken) {
-		return
+	switch {
+	case e.err == nil:
+		p.cache.put(key, e)
+	case errors.Is(e.err, ErrInvalidToken):
+		p.refused.put(key, e)
 	}
-	p.cache.put(key, e)
 }
 
 // resolve verifies a token the cache does not know.
@@ -255,7 +278,7 @@ func checkIssuer(issuer string) (string, error) {
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 		return "", fmt.Errorf("identity: issuer %q must be an http(s) URL without query or fragment", issuer)
 	}
-	return strings.TrimSuffix(issuer, "/"), nil
+	return issuer, nil
 }
 
 func signatureAlgorithms(names []string) ([]jose.SignatureAlgorithm, error) {
@@ -281,6 +304,12 @@ func newHTTPClient(timeout time.Duration, insecure bool) *http.Client {
 	t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure} //nolint:gosec // opt-in, toward the provider only
 	t.ResponseHeaderTimeout = timeout
 	return &http.Client{Timeout: timeout, Transport: t}
+}
+
+// nonEmpty drops empty entries, which an unset environment variable leaves
+// in a configured list.
+func nonEmpty(list []string) []string {
+	return slices.DeleteFunc(slices.Clone(list), func(s string) bool { return s == "" })
 }
 
 func orDefault[T comparable](v, def T) T {

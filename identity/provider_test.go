@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,7 +19,7 @@ import (
 	"github.com/davspaces/davspaces/internal/testidp"
 )
 
-func newProvider(t *testing.T, cfg Config) *Provider {
+func newProvider(t testing.TB, cfg Config) *Provider {
 	t.Helper()
 	p, err := New(cfg)
 	if err != nil {
@@ -55,6 +57,14 @@ func TestVerifyJWT(t *testing.T) {
 		{"wrong issuer", Config{}, with(func(c map[string]any) { c["iss"] = "https://evil.example" }), ErrInvalidToken},
 		{"audience accepted", Config{Audiences: []string{"other", "urn:test:api"}}, with(func(map[string]any) {}), nil},
 		{"audience refused", Config{Audiences: []string{"other"}}, with(func(map[string]any) {}), ErrInvalidToken},
+		{"any audience without a list", Config{}, with(func(c map[string]any) { c["aud"] = "urn:someone:else"; c["azp"] = "another-client" }), nil},
+		{"authorized party accepted", Config{Audiences: []string{"davspaces-app"}}, with(func(c map[string]any) { c["aud"] = "account"; c["azp"] = "davspaces-app" }), nil},
+		{"RFC 9068 client_id accepted", Config{Audiences: []string{"davspaces-app"}}, with(func(c map[string]any) { c["client_id"] = "davspaces-app" }), nil},
+		{"another client refused", Config{Audiences: []string{"davspaces-app"}}, with(func(c map[string]any) { c["aud"] = "account"; c["azp"] = "another-client" }), ErrInvalidToken},
+		{"another resource refused", Config{Audiences: []string{"davspaces-app"}}, with(func(c map[string]any) { c["aud"] = []string{"urn:other:api"}; c["client_id"] = "another-client" }), ErrInvalidToken},
+		{"no aud, no azp refused", Config{Audiences: []string{"davspaces-app"}}, with(func(c map[string]any) { delete(c, "aud") }), ErrInvalidToken},
+		{"structured azp refused", Config{Audiences: []string{"davspaces-app"}}, with(func(c map[string]any) { c["aud"] = "account"; c["azp"] = []string{"davspaces-app"} }), ErrInvalidToken},
+		{"empty entries ignored", Config{Audiences: []string{""}}, with(func(c map[string]any) { c["aud"] = ""; c["azp"] = "" }), nil},
 		{"algorithm not allowed", Config{Algorithms: []string{"ES256"}}, with(func(map[string]any) {}), ErrInvalidToken},
 		{"wrong key, known kid", Config{}, signWith(t, jose.RS256, otherKey, "k1", s.claims("alice")), ErrInvalidToken},
 		{"wrong key, no kid", Config{}, signWith(t, jose.RS256, otherKey, "", s.claims("alice")), ErrInvalidToken},
@@ -82,7 +92,7 @@ func TestVerifyJWT(t *testing.T) {
 
 // hmacWithPublicKey is the classic algorithm confusion attack: an HS256
 // token keyed with the provider's public key bytes.
-func hmacWithPublicKey(t *testing.T, s *issuerServer) string {
+func hmacWithPublicKey(t testing.TB, s *issuerServer) string {
 	pub := s.publicKeys().Keys[0]
 	secret, err := pub.MarshalJSON()
 	if err != nil {
@@ -386,6 +396,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		{"HS256", Config{Issuer: "https://idp.example", Algorithms: []string{"HS256"}}, `"HS256" is not supported`},
 		{"none", Config{Issuer: "https://idp.example", Algorithms: []string{"none"}}, `"none" is not supported`},
 		{"negative", Config{Issuer: "https://idp.example", Timeout: -1}, "must not be negative"},
+		{"negative userinfo concurrency", Config{Issuer: "https://idp.example", UserinfoConcurrency: -1}, "must not be negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -396,7 +407,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		})
 	}
 	p, err := New(Config{Issuer: "https://idp.example/realms/x/"})
-	if err != nil || p.Issuer() != "https://idp.example/realms/x" {
+	if err != nil || p.Issuer() != "https://idp.example/realms/x/" {
 		t.Fatalf("issuer = %q, %v", p.Issuer(), err)
 	}
 }
@@ -427,5 +438,249 @@ func TestIdentityAccessors(t *testing.T) {
 		if got := strings.Join(id.Strings(tt.claim), ","); got != tt.strs {
 			t.Errorf("Strings(%s) = %q, want %q", tt.claim, got, tt.strs)
 		}
+	}
+}
+
+// Some providers (Auth0, Azure AD v1) publish an issuer ending in "/"; the
+// iss of their tokens must equal it exactly, however the issuer is written
+// in the configuration.
+func TestIssuerWithTrailingSlash(t *testing.T) {
+	s := newIssuerServer(t)
+	s.set(func(s *issuerServer) { s.issuerOverride = s.URL + "/" })
+	withIss := func(iss string) string {
+		c := s.claims("alice")
+		c["iss"] = iss
+		return s.sign(t, c)
+	}
+	tests := []struct {
+		name, configured, iss string
+		wantErr               error
+	}{
+		{"configured with the slash", s.URL + "/", s.URL + "/", nil},
+		{"configured without the slash", s.URL, s.URL + "/", nil},
+		{"iss without the slash", s.URL + "/", s.URL, ErrInvalidToken},
+		{"iss with two slashes", s.URL + "/", s.URL + "//", ErrInvalidToken},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newProvider(t, Config{Issuer: tt.configured})
+			_, err := p.Verify(context.Background(), withIss(tt.iss))
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
+				t.Fatalf("Verify: err = %v, want %v", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// RFC 6750 §3.1: a provider refuses a malformed token with 400
+// invalid_request, an unknown or expired one with 401; neither says the
+// provider is down.
+func TestUserinfoRefusalsAreInvalidTokens(t *testing.T) {
+	tests := []struct {
+		status int
+		want   error
+	}{
+		{http.StatusBadRequest, ErrInvalidToken},
+		{http.StatusUnauthorized, ErrInvalidToken},
+		{http.StatusForbidden, ErrInvalidToken},
+		{http.StatusInternalServerError, ErrUnavailable},
+		{http.StatusBadGateway, ErrUnavailable},
+	}
+	for _, tt := range tests {
+		t.Run(http.StatusText(tt.status), func(t *testing.T) {
+			s := newIssuerServer(t)
+			s.set(func(s *issuerServer) { s.userinfoStatus = tt.status })
+			p := newProvider(t, Config{Issuer: s.URL})
+			if _, err := p.Verify(context.Background(), "opaque"); !errors.Is(err, tt.want) {
+				t.Fatalf("userinfo %d: err = %v, want %v", tt.status, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestClaimString(t *testing.T) {
+	tests := []struct {
+		name string
+		v    any
+		want string
+		ok   bool
+	}{
+		{"string", "alice", "alice", true},
+		{"empty string", "", "", true},
+		{"bool", true, "true", true},
+		{"float64 integer", float64(12345678), "12345678", true},
+		{"float64 fraction", 1.5, "1.5", true},
+		{"float32", float32(2.5), "2.5", true},
+		{"int", 7, "7", true},
+		{"int64", int64(-9), "-9", true},
+		{"json.Number", json.Number("123456789012345678901"), "123456789012345678901", true},
+		{"list", []any{"a"}, "", false},
+		{"object", map[string]any{"a": "b"}, "", false},
+		{"nil", nil, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := ClaimString(tt.v)
+			if got != tt.want || ok != tt.ok {
+				t.Fatalf("ClaimString(%#v) = %q, %v; want %q, %v", tt.v, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+// A hanging key endpoint costs at most one timeout: tokens signed with a key
+// already known are served without it, even once the keys are old;
+// concurrent tokens with a new key share one fetch; and a failed fetch is
+// remembered, so the next tokens do not wait for it again.
+func TestHangingKeyEndpoint(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	setup := func(t *testing.T) (*issuerServer, *Provider, *time.Time) {
+		s := newIssuerServer(t)
+		clock := time.Now()
+		p := newProvider(t, Config{Issuer: s.URL, Timeout: timeout, Now: func() time.Time { return clock }})
+		if _, err := p.Verify(context.Background(), s.sign(t, s.claims("alice"))); err != nil {
+			t.Fatal(err)
+		}
+		s.set(func(s *issuerServer) { s.jwksDelay = 2 * time.Second })
+		return s, p, &clock
+	}
+	tokens := func(s *issuerServer, n int) []string {
+		var out []string
+		for i := range n {
+			c := s.claims("bob")
+			c["jti"] = strconv.Itoa(i)
+			c["exp"] = time.Now().Add(24 * time.Hour).Unix() // outlives the test's clock
+			out = append(out, s.sign(t, c))
+		}
+		return out
+	}
+	verifyAll := func(p *Provider, toks []string, concurrently bool) []error {
+		errs := make([]error, len(toks))
+		var wg sync.WaitGroup
+		for i, tok := range toks {
+			verify := func() { _, errs[i] = p.Verify(context.Background(), tok) }
+			if concurrently {
+				wg.Go(verify)
+			} else {
+				verify()
+			}
+		}
+		wg.Wait()
+		return errs
+	}
+
+	t.Run("old keys, known kid, in turn", func(t *testing.T) {
+		s, p, clock := setup(t)
+		*clock = clock.Add(keysMaxAge + time.Minute)
+		start := time.Now()
+		for i, err := range verifyAll(p, tokens(s, 5), false) {
+			if err != nil {
+				t.Fatalf("token %d signed with a known key: %v", i, err)
+			}
+		}
+		if d := time.Since(start); d > timeout {
+			t.Fatalf("five tokens with a known key took %v; the refresh must not hold them up", d)
+		}
+	})
+	for _, concurrently := range []bool{true, false} {
+		name := map[bool]string{true: "new kid, concurrently", false: "new kid, in turn"}[concurrently]
+		t.Run(name, func(t *testing.T) {
+			s, p, clock := setup(t)
+			*clock = clock.Add(keysRefreshMin)
+			s.addKey(t, "k2")
+			start := time.Now()
+			for i, err := range verifyAll(p, tokens(s, 5), concurrently) {
+				if !errors.Is(err, ErrUnavailable) {
+					t.Fatalf("token %d: %v, want ErrUnavailable", i, err)
+				}
+			}
+			if d := time.Since(start); d > timeout+timeout/2 {
+				t.Fatalf("five tokens took %v, more than one timeout (%v)", d, timeout)
+			}
+			if n := s.jwksCalls.Load(); n != 2 {
+				t.Fatalf("JWKS fetched %d times, want 2 (first use, one refresh)", n)
+			}
+			// Once the failure is old and the endpoint answers, the new
+			// key is found.
+			s.set(func(s *issuerServer) { s.jwksDelay = 0 })
+			*clock = clock.Add(keysRetry)
+			if _, err := p.Verify(context.Background(), tokens(s, 6)[5]); err != nil {
+				t.Fatalf("after the retry interval: %v", err)
+			}
+		})
+	}
+}
+
+// A burst of random opaque tokens is one userinfo request per token, but
+// never more in flight than configured.
+func TestUserinfoConcurrencyBounded(t *testing.T) {
+	s := newIssuerServer(t)
+	s.set(func(s *issuerServer) {
+		s.delay = 50 * time.Millisecond
+		s.userinfo["Bearer good"] = map[string]any{"sub": "sub-alice"}
+	})
+	p := newProvider(t, Config{Issuer: s.URL, UserinfoConcurrency: 2})
+	var wg sync.WaitGroup
+	errs := make(chan error, 21)
+	for i := range 20 {
+		wg.Go(func() {
+			_, err := p.Verify(context.Background(), "random-"+strconv.Itoa(i))
+			errs <- err
+		})
+	}
+	wg.Go(func() {
+		_, err := p.Verify(context.Background(), "good")
+		errs <- err
+	})
+	wg.Wait()
+	close(errs)
+	refused := 0
+	for err := range errs {
+		switch {
+		case errors.Is(err, ErrInvalidToken):
+			refused++
+		case err != nil:
+			t.Fatalf("Verify: %v (a slot frees within the timeout)", err)
+		}
+	}
+	if refused != 20 {
+		t.Fatalf("%d random tokens refused, want 20", refused)
+	}
+	if most := s.userinfoMost.Load(); most > 2 {
+		t.Fatalf("%d userinfo requests in flight at once, want at most 2", most)
+	}
+}
+
+// Refused tokens are remembered for invalidTTL, opaque ones too, in a cache
+// of their own: a flood of them asks the provider once each and evicts no
+// accepted token.
+func TestRefusedTokensCachedApart(t *testing.T) {
+	s := newIssuerServer(t)
+	s.set(func(s *issuerServer) { s.userinfo["Bearer good"] = map[string]any{"sub": "sub-alice"} })
+	clock := time.Now()
+	p := newProvider(t, Config{Issuer: s.URL, CacheSize: 2, Now: func() time.Time { return clock }})
+	ctx := context.Background()
+	if _, err := p.Verify(ctx, "good"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []string{"bogus-0", "bogus-1", "bogus-2", "bogus-3", "bogus-4", "bogus-4", "bogus-4"} {
+		if _, err := p.Verify(ctx, tok); !errors.Is(err, ErrInvalidToken) {
+			t.Fatalf("%s: %v", tok, err)
+		}
+	}
+	if _, err := p.Verify(ctx, "good"); err != nil {
+		t.Fatal(err)
+	}
+	if !p.Known("good") || !p.Known("bogus-4") || p.Known("never-seen") {
+		t.Fatalf("Known: good %v, bogus-4 %v, never-seen %v", p.Known("good"), p.Known("bogus-4"), p.Known("never-seen"))
+	}
+	// good once, each bogus token once: repeating one within invalidTTL,
+	// and good after the flood, cost nothing.
+	if n := s.userinfoCalls.Load(); n != 1+5 {
+		t.Fatalf("userinfo called %d times, want 6", n)
+	}
+	clock = clock.Add(invalidTTL)
+	if p.Known("bogus-4") {
+		t.Fatal("a refusal outlived invalidTTL")
 	}
 }

@@ -31,11 +31,15 @@ type issuerServer struct {
 	issuerOverride string
 	status         int           // when set, every endpoint answers this status
 	delay          time.Duration // userinfo delay
+	userinfoStatus int           // when set, userinfo answers this status
+	jwksDelay      time.Duration // JWKS delay: longer than the timeout is a hanging endpoint
 	userinfoCalls  atomic.Int64
+	userinfoNow    atomic.Int64 // userinfo requests in flight
+	userinfoMost   atomic.Int64 // the most ever in flight at once
 	jwksCalls      atomic.Int64
 }
 
-func newIssuerServer(t *testing.T) *issuerServer {
+func newIssuerServer(t testing.TB) *issuerServer {
 	t.Helper()
 	s := &issuerServer{userinfo: map[string]map[string]any{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
@@ -61,13 +65,29 @@ func (s *issuerServer) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, map[string]any{"issuer": iss, "jwks_uri": s.URL + "/jwks", "userinfo_endpoint": s.URL + "/me"})
 	case "/jwks":
 		s.jwksCalls.Add(1)
+		s.mu.Lock()
+		jwksDelay := s.jwksDelay
+		s.mu.Unlock()
+		time.Sleep(jwksDelay)
 		writeJSON(w, s.publicKeys())
 	case "/me":
 		s.userinfoCalls.Add(1)
+		now := s.userinfoNow.Add(1)
+		defer s.userinfoNow.Add(-1)
+		for most := s.userinfoMost.Load(); now > most && !s.userinfoMost.CompareAndSwap(most, now); most = s.userinfoMost.Load() {
+		}
 		time.Sleep(delay)
 		s.mu.Lock()
 		claims, ok := s.userinfo[r.Header.Get("Authorization")]
+		userinfoStatus := s.userinfoStatus
 		s.mu.Unlock()
+		if userinfoStatus == http.StatusBadRequest {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_request"`)
+		}
+		if userinfoStatus != 0 {
+			w.WriteHeader(userinfoStatus)
+			return
+		}
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 			w.WriteHeader(http.StatusUnauthorized)
@@ -95,7 +115,7 @@ func (s *issuerServer) publicKeys() jose.JSONWebKeySet {
 }
 
 // addKey adds an RSA signing key; the newest key signs.
-func (s *issuerServer) addKey(t *testing.T, kid string) {
+func (s *issuerServer) addKey(t testing.TB, kid string) {
 	t.Helper()
 	k, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -123,7 +143,7 @@ func (s *issuerServer) claims(user string) map[string]any {
 }
 
 // sign signs claims with the newest key.
-func (s *issuerServer) sign(t *testing.T, claims map[string]any) string {
+func (s *issuerServer) sign(t testing.TB, claims map[string]any) string {
 	t.Helper()
 	s.mu.Lock()
 	k := s.keys[len(s.keys)-1]
@@ -131,12 +151,12 @@ func (s *issuerServer) sign(t *testing.T, claims map[string]any) string {
 	return signWith(t, jose.RS256, k.Key, k.KeyID, claims)
 }
 
-func signWith(t *testing.T, alg jose.SignatureAlgorithm, key any, kid string, claims map[string]any) string {
+func signWith(t testing.TB, alg jose.SignatureAlgorithm, key any, kid string, claims map[string]any) string {
 	t.Helper()
 	return testidp.Sign(t, alg, key, kid, claims)
 }
 
-func newECKey(t *testing.T) *ecdsa.PrivateKey {
+func newECKey(t testing.TB) *ecdsa.PrivateKey {
 	t.Helper()
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

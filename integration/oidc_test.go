@@ -388,3 +388,46 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// OIDC_AUDIENCE lists the audiences and client ids that Caddyfile.example
+// accepts; unset, tokens of every client of the provider are accepted and
+// the start-up log says so.
+func TestOIDCAudienceFromEnvironment(t *testing.T) {
+	idp := testidp.Start(t, testidp.Options{})
+	claims := idp.Claims("bob")
+	claims["aud"] = "account"
+	delete(claims, "client_id")
+	claims["azp"] = "another-app"
+	otherClient := idp.Mint(t, claims)
+	const warning = "access tokens issued to every client of the provider are accepted"
+
+	tests := []struct {
+		name        string
+		audience    string // "" unsets OIDC_AUDIENCE
+		otherStatus int
+		warned      bool
+	}{
+		{"list set", "urn:unused, " + idp.Resource, http.StatusUnauthorized, false},
+		{"unset", "", http.StatusMultiStatus, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("OIDC_AUDIENCE", tt.audience)
+			if tt.audience == "" {
+				os.Unsetenv("OIDC_AUDIENCE") // t.Setenv restores it
+			}
+			s := startServer(t, serverOptions{issuer: idp.Issuer})
+			ours := &client{t: t, base: s.URL, token: idp.Token(t, "alice"), http: http.DefaultClient}
+			ours.expect(http.StatusMultiStatus, "PROPFIND", "/webdav/", "", "Depth", "0")
+			other := &client{t: t, base: s.URL, token: otherClient, http: http.DefaultClient}
+			other.expect(tt.otherStatus, "PROPFIND", "/webdav/", "", "Depth", "0")
+			log, err := os.ReadFile(s.log.Name())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if warned := strings.Contains(string(log), warning); warned != tt.warned {
+				t.Fatalf("warning logged = %v, want %v", warned, tt.warned)
+			}
+		})
+	}
+}

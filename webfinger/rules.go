@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 	"text/template"
+
+	"github.com/davspaces/davspaces/identity"
 )
 
 // Rule is one server-instance rule.
@@ -150,28 +151,6 @@ func (r *rule) matches(claims map[string]any) bool {
 		}
 		return false
 	}
-	s, ok := scalarString(v)
+	s, ok := identity.ClaimString(v)
 	return ok && r.re.MatchString(s)
-}
-
-// scalarString formats a scalar claim. Numbers are written without
-// exponent, so a numeric uid 12345678 reads "12345678", not "1.2345678e+07".
-func scalarString(v any) (string, bool) {
-	switch v := v.(type) {
-	case string:
-		return v, true
-	case bool:
-		return strconv.FormatBool(v), true
-	case float64:
-		return strconv.FormatFloat(v, 'f', -1, 64), true
-	case float32:
-		return strconv.FormatFloat(float64(v), 'f', -1, 32), true
-	case int:
-		return strconv.Itoa(v), true
-	case int64:
-		return strconv.FormatInt(v, 10), true
-	case json.Number:
-		return v.String(), true
-	}
-	return "", false
 }
