@@ -824,12 +824,20 @@ func TestReloadWithoutSpaceStopsServingIt(t *testing.T) {
 			without := &DAVSpaces{Root: root, Spaces: tt.next}
 			reload(t, first, without)
 			for _, user := range []string{"einstein", "marie"} {
+				mine := request{method: http.MethodPut, target: "/webdav/mine.txt", body: "mine", user: user}
+				if rec := serve(t, without, mine); rec.Code != http.StatusCreated {
+					t.Fatalf("PUT %s as %s: %d", mine.target, user, rec.Code)
+				}
+				into := map[string]string{"Destination": old + "copied.txt"}
 				for _, req := range []request{
 					propfind(old, user),
 					{method: http.MethodGet, target: old + "notes.txt", user: user},
 					{method: http.MethodPut, target: old + "new.txt", body: "x", user: user},
 					{method: "MKCOL", target: old + "dir", user: user},
 					{method: http.MethodDelete, target: old + "notes.txt", user: user},
+					{method: "COPY", target: old + "notes.txt", user: user, header: map[string]string{"Destination": old + "copy.txt"}},
+					{method: "COPY", target: "/webdav/mine.txt", user: user, header: into},
+					{method: "MOVE", target: "/webdav/mine.txt", user: user, header: into},
 				} {
 					if rec := serve(t, without, req); rec.Code != http.StatusNotFound {
 						t.Errorf("%s %s as %s after the space left the configuration: %d, want 404", req.method, req.target, user, rec.Code)
@@ -851,7 +859,7 @@ func TestReloadWithoutSpaceStopsServingIt(t *testing.T) {
 			if rec := serve(t, again, get); rec.Code != http.StatusOK || rec.Body.String() != "kept" {
 				t.Errorf("GET after the space was configured again: %d %q, want 200 \"kept\"", rec.Code, rec.Body)
 			}
-			for _, name := range []string{"new.txt", "dir"} {
+			for _, name := range []string{"new.txt", "dir", "copy.txt", "copied.txt"} {
 				gone := request{method: http.MethodGet, target: old + name, user: "marie"}
 				if rec := serve(t, again, gone); rec.Code != http.StatusNotFound {
 					t.Errorf("GET %s, refused while unconfigured: %d, want 404", name, rec.Code)
