@@ -89,6 +89,26 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 			want: DAVSpaces{MaxXMLBytes: 65536},
 		},
 		{
+			name: "personal_quota binary unit",
+			input: `davspaces {
+				personal_quota 5GiB
+			}`,
+			want: DAVSpaces{PersonalQuotaBytes: 5 << 30},
+		},
+		{
+			name: "personal_quota decimal unit",
+			input: `davspaces {
+				personal_quota 500MB
+			}`,
+			want: DAVSpaces{PersonalQuotaBytes: 500_000_000},
+		},
+		{
+			name: "personal_quota zero is no limit",
+			input: `davspaces {
+				personal_quota 0
+			}`,
+		},
+		{
 			name: "space without block",
 			input: `davspaces {
 				space Solo
@@ -307,6 +327,50 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 			want: []string{"wrong argument count"},
 		},
 		{
+			name: "personal_quota without argument",
+			input: `davspaces {
+				personal_quota
+			}`,
+			want: []string{"wrong argument count", "'personal_quota'"},
+		},
+		{
+			name: "personal_quota with a space before the unit",
+			input: `davspaces {
+				personal_quota 5 GiB
+			}`,
+			want: []string{"wrong argument count"},
+		},
+		{
+			name: "personal_quota not a size",
+			input: `davspaces {
+				personal_quota unlimited
+			}`,
+			want: []string{`invalid size "unlimited"`, "Testfile:2"},
+		},
+		{
+			name: "personal_quota negative",
+			input: `davspaces {
+				personal_quota -5GiB
+			}`,
+			want: []string{`invalid size "-5GiB"`},
+		},
+		{
+			name: "personal_quota beyond int64",
+			input: `davspaces {
+				personal_quota 16EiB
+			}`,
+			want: []string{`size "16EiB"`},
+		},
+		{
+			name: "personal_quota inside a space",
+			input: `davspaces {
+				space Physics {
+					personal_quota 1GiB
+				}
+			}`,
+			want: []string{"unrecognized space subdirective: personal_quota"},
+		},
+		{
 			name: "max_xml_body unknown unit",
 			input: `davspaces {
 				max_xml_body 2XB
@@ -479,6 +543,7 @@ func TestCaddyfileJSONShape(t *testing.T) {
 		storage_id sid
 		depth_infinity
 		max_xml_body 2MiB
+		personal_quota 1GiB
 		space Physics {
 			id phys
 			quota 1KiB
@@ -494,7 +559,7 @@ func TestCaddyfileJSONShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = `{"root":"/srv/dav","storage_id":"sid","allow_depth_infinity":true,"max_xml_bytes":2097152,` +
+	const want = `{"root":"/srv/dav","storage_id":"sid","allow_depth_infinity":true,"max_xml_bytes":2097152,"personal_quota_bytes":1073741824,` +
 		`"spaces":[{"id":"phys","name":"Physics","quota_bytes":1024,"managers":["einstein"],"editors":["marie"],"viewers":["richard"]}]}`
 	if string(got) != want {
 		t.Errorf("JSON\n got  %s\n want %s", got, want)

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/google/uuid"
 	"go.uber.org/zap"
@@ -21,6 +23,10 @@ import (
 
 func init() {
 	caddy.RegisterModule(DAVSpaces{})
+	httpcaddyfile.RegisterHandlerDirective("davspaces", parseDAVSpaces)
+	// Ordered like other terminal handlers, so that no `order` line is
+	// needed.
+	httpcaddyfile.RegisterDirectiveOrder("davspaces", httpcaddyfile.Before, "respond")
 }
 
 // DAVSpaces serves the ownCloud-compatible WebDAV "spaces" interface under
@@ -42,11 +48,19 @@ type DAVSpaces struct {
 	AllowDepthInfinity bool `json:"allow_depth_infinity,omitempty"`
 	// MaxXMLBytes caps PROPFIND and PROPPATCH bodies. Default: 1 MiB.
 	MaxXMLBytes int64 `json:"max_xml_bytes,omitempty"`
-	// Spaces are the project spaces and their members.
+	// PersonalQuotaBytes limits the size of every personal space; 0 means
+	// no limit. The store has one personal quota, so every davspaces
+	// handler on the same root must set the same.
+	PersonalQuotaBytes int64 `json:"personal_quota_bytes,omitempty"`
+	// Spaces are the project spaces and their members. Only these are
+	// served: a project space taken out of the configuration keeps its
+	// data and comes back when it is configured again.
 	Spaces []ProjectSpace `json:"spaces,omitempty"`
 
 	handler  *davhandler.Handler
-	storeKey string
+	store    *pooledStore
+	storeKey string      // the root, the store's key in the pool
+	quota    *quotaClaim // this handler's say in the store's personal quota
 	logger   *zap.Logger
 }
 
@@ -79,7 +93,8 @@ func (DAVSpaces) CaddyModule() caddy.ModuleInfo {
 // spaceNamespace derives stable project space ids from names.
 var spaceNamespace = uuid.MustParse("0b7b5cf4-6a2e-4c59-9a51-4f3b8c6d2e10")
 
-// Provision opens the store and declares the project spaces.
+// Provision opens the store, applies the personal quota and declares the
+// project spaces; the handler serves only the spaces declared here.
 func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 	d.logger = ctx.Logger()
 	// Caddy validates after provisioning, but a rejected configuration must
@@ -87,26 +102,16 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 	if err := d.Validate(); err != nil {
 		return err
 	}
-	repl := caddy.NewReplacer()
-	root := repl.ReplaceAll(d.Root, "")
-	if root == "" {
-		root = filepath.Join(caddy.AppDataDir(), "davspaces")
-	}
-	root, err := filepath.Abs(root)
-	if err != nil {
-		return fmt.Errorf("davspaces root %q: %w", d.Root, err)
-	}
-	storageID := repl.ReplaceAll(d.StorageID, "")
-	if err := checkID("storage_id", storageID); err != nil {
-		return err
-	}
-	store, err := openStore(root, storageID, d.logger)
+	store, err := d.takeStore()
 	if err != nil {
 		return err
 	}
-	d.storeKey = root
-	if storageID != "" && store.StorageID() != storageID {
-		return fmt.Errorf("storage_id %q differs from %q, which the store in %s is open with: restart Caddy to change it", storageID, store.StorageID(), root)
+	// Every module of one configuration is provisioned with the same
+	// context, and each reload brings a new one: it tells handlers of one
+	// configuration from those of the configuration being replaced.
+	d.quota, err = store.claimPersonalQuota(ctx.Context, d.PersonalQuotaBytes)
+	if err != nil {
+		return fmt.Errorf("davspaces root %s: %w", d.storeKey, err)
 	}
 	for _, ps := range d.Spaces {
 		if _, err := store.PutSpace(ctx, ps.space()); err != nil {
@@ -114,19 +119,61 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 		}
 	}
 	d.handler, err = davhandler.New(davhandler.Config{
-		Store:              store,
+		Store:              store.Store,
 		User:               userFromCaddy,
 		AllowDepthInfinity: d.AllowDepthInfinity,
 		MaxXMLBytes:        d.MaxXMLBytes,
 		Logger:             d.logger,
+		ProjectSpaces:      d.projectSpaceIDs(),
 	})
 	return err
+}
+
+// takeStore resolves the root and the storage id and takes the root's
+// store from the pool.
+func (d *DAVSpaces) takeStore() (*pooledStore, error) {
+	repl := caddy.NewReplacer()
+	root := repl.ReplaceAll(d.Root, "")
+	if root == "" {
+		root = filepath.Join(caddy.AppDataDir(), "davspaces")
+	}
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("davspaces root %q: %w", d.Root, err)
+	}
+	storageID := repl.ReplaceAll(d.StorageID, "")
+	if err := checkID("storage_id", storageID); err != nil {
+		return nil, err
+	}
+	store, err := openStore(root, storageID, d.logger)
+	if err != nil {
+		return nil, err
+	}
+	d.storeKey, d.store = root, store
+	if storageID != "" && store.StorageID() != storageID {
+		return nil, fmt.Errorf("storage_id %q differs from %q, which the store in %s is open with: restart Caddy to change it", storageID, store.StorageID(), root)
+	}
+	return store, nil
+}
+
+// projectSpaceIDs lists the ids of the configured project spaces. A space
+// taken out of the configuration (or renamed, which changes a derived id)
+// keeps its data in the store but is no longer served.
+func (d *DAVSpaces) projectSpaceIDs() []string {
+	ids := make([]string, 0, len(d.Spaces))
+	for _, ps := range d.Spaces {
+		ids = append(ids, ps.space().ID)
+	}
+	return ids
 }
 
 // Validate checks the configuration.
 func (d *DAVSpaces) Validate() error {
 	if d.MaxXMLBytes < 0 {
 		return fmt.Errorf("max_xml_bytes must not be negative")
+	}
+	if d.PersonalQuotaBytes < 0 {
+		return fmt.Errorf("personal_quota_bytes must not be negative")
 	}
 	seen := map[string]bool{}
 	for _, ps := range d.Spaces {
@@ -150,13 +197,14 @@ func (d *DAVSpaces) Validate() error {
 	return nil
 }
 
-// Cleanup releases the store.
+// Cleanup withdraws this handler's personal quota and releases the store.
 func (d *DAVSpaces) Cleanup() error {
 	if d.storeKey == "" {
 		return nil
 	}
+	d.store.releasePersonalQuota(d.quota)
 	_, err := stores.Delete(d.storeKey)
-	d.storeKey = ""
+	d.storeKey, d.store, d.quota = "", nil, nil
 	return err
 }
 
@@ -239,10 +287,97 @@ func splitGroups(list string) []string {
 	return groups
 }
 
+func parseDAVSpaces(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	d := new(DAVSpaces)
+	err := d.UnmarshalCaddyfile(h.Dispenser)
+	return d, err
+}
+
+// UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
+//
+//	davspaces [<matcher>] {
+//		root           <directory>
+//		storage_id     <id>
+//		depth_infinity
+//		max_xml_body   <size>
+//		personal_quota <size>
+//		space <name> {
+//			id      <id>
+//			quota   <size>
+//			manager <user...>
+//			editor  <user...>
+//			viewer  <user...>
+//		}
+//	}
+func (d *DAVSpaces) UnmarshalCaddyfile(disp *caddyfile.Dispenser) error {
+	disp.Next() // the directive name
+	if disp.NextArg() {
+		return disp.ArgErr()
+	}
+	for disp.NextBlock(0) {
+		var err error
+		switch disp.Val() {
+		case "root":
+			err = oneArg(disp, &d.Root)
+		case "storage_id":
+			err = oneArg(disp, &d.StorageID)
+		case "depth_infinity":
+			if disp.NextArg() {
+				return disp.ArgErr()
+			}
+			d.AllowDepthInfinity = true
+		case "max_xml_body":
+			d.MaxXMLBytes, err = sizeArg(disp)
+		case "personal_quota":
+			d.PersonalQuotaBytes, err = sizeArg(disp)
+		case "space":
+			var ps ProjectSpace
+			ps, err = parseSpace(disp)
+			d.Spaces = append(d.Spaces, ps)
+		default:
+			return disp.Errf("unrecognized subdirective: %s", disp.Val())
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseSpace reads one space block.
+func parseSpace(disp *caddyfile.Dispenser) (ProjectSpace, error) {
+	var ps ProjectSpace
+	if !disp.Args(&ps.Name) || disp.NextArg() {
+		return ps, disp.ArgErr()
+	}
+	for nesting := disp.Nesting(); disp.NextBlock(nesting); {
+		var err error
+		switch disp.Val() {
+		case "id":
+			err = oneArg(disp, &ps.ID)
+		case "quota":
+			ps.QuotaBytes, err = sizeArg(disp)
+		case "manager":
+			err = listArg(disp, &ps.Managers)
+		case "editor":
+			err = listArg(disp, &ps.Editors)
+		case "viewer":
+			err = listArg(disp, &ps.Viewers)
+		default:
+			return ps, disp.Errf("unrecognized space subdirective: %s", disp.Val())
+		}
+		if err != nil {
+			return ps, err
+		}
+	}
+	return ps, nil
+}
+
 // Interface guards
 var (
 	_ caddy.Provisioner           = (*DAVSpaces)(nil)
 	_ caddy.Validator             = (*DAVSpaces)(nil)
 	_ caddy.CleanerUpper          = (*DAVSpaces)(nil)
 	_ caddyhttp.MiddlewareHandler = (*DAVSpaces)(nil)
+	_ caddyfile.Unmarshaler       = (*DAVSpaces)(nil)
 )

@@ -32,10 +32,16 @@ func newContext(t *testing.T) caddy.Context {
 }
 
 // provision runs Provision and Validate on d within provisionTimeout, as
-// Caddy does when it loads a configuration.
+// Caddy does when it loads a configuration of its own.
 func provision(t *testing.T, d *DAVSpaces) error {
 	t.Helper()
-	ctx := newContext(t)
+	return provisionIn(t, newContext(t), d)
+}
+
+// provisionIn is provision for a handler of the configuration whose
+// context is ctx.
+func provisionIn(t *testing.T, ctx caddy.Context, d *DAVSpaces) error {
+	t.Helper()
 	done := make(chan error, 1)
 	go func() {
 		err := d.Provision(ctx)
@@ -78,18 +84,24 @@ func cleanup(t *testing.T, d *DAVSpaces) {
 // reference.
 func pooledStoreOf(t *testing.T, root string) *boltstore.Store {
 	t.Helper()
-	var s *boltstore.Store
+	return pooledOf(t, root).Store
+}
+
+// pooledOf returns the pool's entry for root, without taking a reference.
+func pooledOf(t *testing.T, root string) *pooledStore {
+	t.Helper()
+	var p *pooledStore
 	stores.Range(func(k, v any) bool {
 		if k == root {
-			s = v.(pooledStore).Store
+			p = v.(*pooledStore)
 			return false
 		}
 		return true
 	})
-	if s == nil {
+	if p == nil {
 		t.Fatalf("no pooled store for %s", root)
 	}
-	return s
+	return p
 }
 
 type request struct {
@@ -397,6 +409,11 @@ func TestValidate(t *testing.T) {
 			name:    "negative max_xml_bytes",
 			d:       DAVSpaces{MaxXMLBytes: -1},
 			wantErr: "max_xml_bytes",
+		},
+		{
+			name:    "negative personal_quota_bytes",
+			d:       DAVSpaces{PersonalQuotaBytes: -1},
+			wantErr: "personal_quota_bytes",
 		},
 		{
 			name:    "space id with a resource id delimiter",
@@ -762,5 +779,214 @@ func TestReloadRefusesNewStorageID(t *testing.T) {
 	next.Cleanup()
 	if err == nil || !strings.Contains(err.Error(), "restart Caddy") {
 		t.Fatalf("Provision with a new storage id: %v", err)
+	}
+}
+
+// spaceTarget is the DAV URL of a space root reached by its resource id.
+func spaceTarget(t *testing.T, root, spaceID string) string {
+	t.Helper()
+	return "/dav/spaces/" + pooledStoreOf(t, root).StorageID() + "$" + spaceID + "/"
+}
+
+// reload provisions next on the root of current and then cleans current
+// up, as a successful `caddy reload` does.
+func reload(t *testing.T, current, next *DAVSpaces) {
+	t.Helper()
+	mustProvision(t, next)
+	cleanup(t, current)
+}
+
+// TestReloadWithoutSpaceStopsServingIt: a project space taken out of the
+// configuration, or renamed (its derived id changes), is no longer served
+// by its resource id to its old members; its data is kept and comes back
+// when the space is configured again.
+func TestReloadWithoutSpaceStopsServingIt(t *testing.T) {
+	physics := ProjectSpace{Name: "Physics", Managers: []string{"einstein"}, Editors: []string{"marie"}}
+	tests := []struct {
+		name string
+		next []ProjectSpace
+	}{
+		{name: "removed", next: nil},
+		{name: "removed, another space kept", next: []ProjectSpace{{ID: "chem", Name: "Chemistry", Managers: []string{"einstein"}}}},
+		{name: "renamed", next: []ProjectSpace{{Name: "Physics II", Managers: []string{"einstein"}, Editors: []string{"marie"}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			first := &DAVSpaces{Root: root, Spaces: []ProjectSpace{physics}}
+			mustProvision(t, first)
+			old := spaceTarget(t, root, physics.space().ID)
+			put := request{method: http.MethodPut, target: old + "notes.txt", body: "kept", user: "marie"}
+			if rec := serve(t, first, put); rec.Code != http.StatusCreated {
+				t.Fatalf("PUT %s: %d %s", put.target, rec.Code, rec.Body)
+			}
+
+			without := &DAVSpaces{Root: root, Spaces: tt.next}
+			reload(t, first, without)
+			for _, user := range []string{"einstein", "marie"} {
+				mine := request{method: http.MethodPut, target: "/webdav/mine.txt", body: "mine", user: user}
+				if rec := serve(t, without, mine); rec.Code != http.StatusCreated {
+					t.Fatalf("PUT %s as %s: %d", mine.target, user, rec.Code)
+				}
+				into := map[string]string{"Destination": old + "copied.txt"}
+				for _, req := range []request{
+					propfind(old, user),
+					{method: http.MethodGet, target: old + "notes.txt", user: user},
+					{method: http.MethodPut, target: old + "new.txt", body: "x", user: user},
+					{method: "MKCOL", target: old + "dir", user: user},
+					{method: http.MethodDelete, target: old + "notes.txt", user: user},
+					{method: "COPY", target: old + "notes.txt", user: user, header: map[string]string{"Destination": old + "copy.txt"}},
+					{method: "COPY", target: "/webdav/mine.txt", user: user, header: into},
+					{method: "MOVE", target: "/webdav/mine.txt", user: user, header: into},
+				} {
+					if rec := serve(t, without, req); rec.Code != http.StatusNotFound {
+						t.Errorf("%s %s as %s after the space left the configuration: %d, want 404", req.method, req.target, user, rec.Code)
+					}
+				}
+			}
+			for _, ps := range tt.next {
+				if rec := serve(t, without, propfind(spaceTarget(t, root, ps.space().ID), "einstein")); rec.Code != http.StatusMultiStatus {
+					t.Errorf("PROPFIND of the configured space %q: %d", ps.Name, rec.Code)
+				}
+			}
+			if _, err := pooledStoreOf(t, root).Space(context.Background(), physics.space().ID); err != nil {
+				t.Errorf("the unconfigured space's data is gone: %v", err)
+			}
+
+			again := &DAVSpaces{Root: root, Spaces: []ProjectSpace{physics}}
+			reload(t, without, again)
+			get := request{method: http.MethodGet, target: old + "notes.txt", user: "marie"}
+			if rec := serve(t, again, get); rec.Code != http.StatusOK || rec.Body.String() != "kept" {
+				t.Errorf("GET after the space was configured again: %d %q, want 200 \"kept\"", rec.Code, rec.Body)
+			}
+			for _, name := range []string{"new.txt", "dir", "copy.txt", "copied.txt"} {
+				gone := request{method: http.MethodGet, target: old + name, user: "marie"}
+				if rec := serve(t, again, gone); rec.Code != http.StatusNotFound {
+					t.Errorf("GET %s, refused while unconfigured: %d, want 404", name, rec.Code)
+				}
+			}
+		})
+	}
+}
+
+// TestReloadRemovesMember: a member taken out of a space's configuration
+// loses access at the reload; the others keep it.
+func TestReloadRemovesMember(t *testing.T) {
+	root := t.TempDir()
+	first := &DAVSpaces{Root: root, Spaces: []ProjectSpace{
+		{Name: "Physics", Managers: []string{"einstein"}, Editors: []string{"marie"}, Viewers: []string{"group:physicists"}},
+	}}
+	mustProvision(t, first)
+	target := spaceTarget(t, root, first.Spaces[0].space().ID)
+	put := request{method: http.MethodPut, target: target + "notes.txt", body: "x", user: "marie"}
+	if rec := serve(t, first, put); rec.Code != http.StatusCreated {
+		t.Fatalf("PUT as editor: %d %s", rec.Code, rec.Body)
+	}
+
+	next := &DAVSpaces{Root: root, Spaces: []ProjectSpace{{Name: "Physics", Managers: []string{"einstein"}}}}
+	reload(t, first, next)
+	for _, req := range []request{
+		propfind(target, "marie"),
+		{method: http.MethodGet, target: target + "notes.txt", user: "marie"},
+		{method: http.MethodPut, target: target + "notes.txt", body: "changed", user: "marie"},
+	} {
+		if rec := serve(t, next, req); rec.Code != http.StatusNotFound {
+			t.Errorf("%s %s as the removed member: %d, want 404", req.method, req.target, rec.Code)
+		}
+	}
+	get := request{method: http.MethodGet, target: target + "notes.txt", user: "einstein"}
+	if rec := serve(t, next, get); rec.Code != http.StatusOK || rec.Body.String() != "x" {
+		t.Errorf("GET as the remaining manager: %d %q", rec.Code, rec.Body)
+	}
+}
+
+// newestPersonalQuota is the personal quota the pool last applied to the
+// store of root.
+func newestPersonalQuota(t *testing.T, root string) int64 {
+	t.Helper()
+	p := pooledOf(t, root)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.quotas) == 0 {
+		t.Fatalf("no personal quota claimed on %s", root)
+	}
+	return p.quotas[len(p.quotas)-1].bytes
+}
+
+// TestPersonalQuotaOneConfiguration: handlers of one configuration on one
+// root must agree on the personal quota; on other roots they need not.
+func TestPersonalQuotaOneConfiguration(t *testing.T) {
+	root, other := t.TempDir(), t.TempDir()
+	ctx := newContext(t)
+	handlers := []*DAVSpaces{
+		{Root: root, PersonalQuotaBytes: 1 << 30},
+		{Root: root, PersonalQuotaBytes: 1 << 30},
+		{Root: other, PersonalQuotaBytes: 5 << 30},
+	}
+	for _, d := range handlers {
+		if err := provisionIn(t, ctx, d); err != nil {
+			t.Fatalf("provisioning %+v: %v", d, err)
+		}
+		t.Cleanup(func() { cleanup(t, d) })
+	}
+	if q := newestPersonalQuota(t, root); q != 1<<30 {
+		t.Errorf("personal quota of %s: %d, want %d", root, q, 1<<30)
+	}
+
+	disagreeing := &DAVSpaces{Root: root, PersonalQuotaBytes: 2 << 30}
+	err := provisionIn(t, ctx, disagreeing)
+	cleanup(t, disagreeing)
+	if err == nil || !strings.Contains(err.Error(), "personal quota") || !strings.Contains(err.Error(), root) {
+		t.Errorf("a second personal quota on one root in one configuration: %v, want an error naming the root", err)
+	}
+	unset := &DAVSpaces{Root: root}
+	err = provisionIn(t, ctx, unset)
+	cleanup(t, unset)
+	if err == nil {
+		t.Error("a handler without personal quota beside one with a quota on the same root was accepted")
+	}
+}
+
+// TestPersonalQuotaReload: a reload's personal quota replaces the old one;
+// a reload that fails after provisioning leaves the running one in force.
+func TestPersonalQuotaReload(t *testing.T) {
+	root := t.TempDir()
+	running := &DAVSpaces{Root: root, PersonalQuotaBytes: 1 << 20}
+	mustProvision(t, running)
+
+	failed := &DAVSpaces{Root: root, PersonalQuotaBytes: 2 << 20}
+	mustProvision(t, failed)
+	if q := newestPersonalQuota(t, root); q != 2<<20 {
+		t.Errorf("personal quota during the reload: %d, want %d", q, 2<<20)
+	}
+	cleanup(t, failed) // Caddy cleans up a configuration it could not load
+	if q := newestPersonalQuota(t, root); q != 1<<20 {
+		t.Errorf("personal quota after a failed reload: %d, want the running %d", q, 1<<20)
+	}
+
+	next := &DAVSpaces{Root: root, PersonalQuotaBytes: 3 << 20}
+	reload(t, running, next)
+	if q := newestPersonalQuota(t, root); q != 3<<20 {
+		t.Errorf("personal quota after a reload: %d, want %d", q, 3<<20)
+	}
+}
+
+// TestPersonalQuotaEnforced: the option reaches the store, which refuses an
+// upload beyond the quota.
+func TestPersonalQuotaEnforced(t *testing.T) {
+	d := &DAVSpaces{Root: t.TempDir(), PersonalQuotaBytes: 1 << 10}
+	mustProvision(t, d)
+	small := request{method: http.MethodPut, target: "/webdav/small.txt", body: strings.Repeat("x", 512), user: "einstein"}
+	if rec := serve(t, d, small); rec.Code != http.StatusCreated {
+		t.Fatalf("PUT within the personal quota: %d %s", rec.Code, rec.Body)
+	}
+	big := request{method: http.MethodPut, target: "/webdav/big.txt", body: strings.Repeat("x", 2<<10), user: "einstein"}
+	if rec := serve(t, d, big); rec.Code != http.StatusInsufficientStorage {
+		t.Errorf("PUT beyond the personal quota: %d %s, want 507", rec.Code, rec.Body)
+	}
+	// Every personal space has the quota.
+	other := request{method: http.MethodPut, target: "/webdav/big.txt", body: strings.Repeat("x", 2<<10), user: "marie"}
+	if rec := serve(t, d, other); rec.Code != http.StatusInsufficientStorage {
+		t.Errorf("PUT beyond the personal quota as another user: %d, want 507", rec.Code)
 	}
 }

@@ -1,7 +1,10 @@
 package caddymodule
 
 import (
+	"context"
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
@@ -14,22 +17,65 @@ import (
 // cleaned up, and the database's file lock allows only one opener.
 var stores = caddy.NewUsagePool()
 
-// pooledStore lets the usage pool close the store when its last user is gone.
-type pooledStore struct{ *boltstore.Store }
+// pooledStore lets the usage pool close the store when its last user is
+// gone, and arbitrates the one personal quota of the store between the
+// configurations that use it.
+type pooledStore struct {
+	*boltstore.Store
 
-func (p pooledStore) Destruct() error { return p.Close() }
+	mu     sync.Mutex
+	quotas []*quotaClaim // in provisioning order; the newest applies
+}
+
+// quotaClaim is the personal quota a handler of one configuration asked for.
+type quotaClaim struct {
+	config context.Context
+	bytes  int64
+}
+
+func (p *pooledStore) Destruct() error { return p.Close() }
+
+// claimPersonalQuota applies the personal quota a handler of config asks
+// for and returns the claim to release at cleanup. Handlers of one
+// configuration must agree, since the store has one personal quota; a newer
+// configuration (a reload) overrides an older one.
+func (p *pooledStore) claimPersonalQuota(config context.Context, bytes int64) (*quotaClaim, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.quotas {
+		if c.config == config && c.bytes != bytes {
+			return nil, fmt.Errorf("personal quota of %d bytes differs from the %d bytes another davspaces handler on this root sets: the store has one personal quota, set the same in every handler", bytes, c.bytes)
+		}
+	}
+	c := &quotaClaim{config: config, bytes: bytes}
+	p.quotas = append(p.quotas, c)
+	p.SetPersonalQuota(bytes)
+	return c, nil
+}
+
+// releasePersonalQuota forgets a claim and applies the newest quota left,
+// so that a reload failing after this module was provisioned leaves the
+// running configuration's quota in force.
+func (p *pooledStore) releasePersonalQuota(claim *quotaClaim) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.quotas = slices.DeleteFunc(p.quotas, func(c *quotaClaim) bool { return c == claim })
+	if n := len(p.quotas); n > 0 {
+		p.SetPersonalQuota(p.quotas[n-1].bytes)
+	}
+}
 
 // openStore returns the store of root, opening it on first use.
-func openStore(root, storageID string, logger *zap.Logger) (*boltstore.Store, error) {
+func openStore(root, storageID string, logger *zap.Logger) (*pooledStore, error) {
 	v, _, err := stores.LoadOrNew(root, func() (caddy.Destructor, error) {
 		s, err := boltstore.Open(root, boltstore.Options{StorageID: storageID, Logger: logger})
 		if err != nil {
 			return nil, err
 		}
-		return pooledStore{s}, nil
+		return &pooledStore{Store: s}, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("opening davspaces store in %s: %w", root, err)
 	}
-	return v.(pooledStore).Store, nil
+	return v.(*pooledStore), nil
 }

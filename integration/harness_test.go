@@ -67,6 +67,9 @@ type serverOptions struct {
 	// issuer is the OpenID Connect issuer (OIDC_ISSUER); empty means the
 	// example's default
 	issuer string
+	// admin is the admin endpoint's address (reload tests); empty turns it
+	// off
+	admin string
 }
 
 // startServer runs Caddy on Caddyfile.example, moved to plain HTTP on a free
@@ -160,10 +163,14 @@ func exampleCaddyfile(t testing.TB, port int, root string, opts serverOptions) s
 		t.Fatal(err)
 	}
 	cfg := string(b)
+	admin := "off"
+	if opts.admin != "" {
+		admin = opts.admin
+	}
 	for old, repl := range map[string]string{
 		"https://localhost:9200 {":                  fmt.Sprintf("http://127.0.0.1:%d {", port),
 		"\ttls internal\n":                          "",
-		"\tskip_install_trust\n":                    "\tskip_install_trust\n\tadmin off\n",
+		"\tskip_install_trust\n":                    "\tskip_install_trust\n\tadmin " + admin + "\n",
 		"\t\t# root /var/lib/davspaces\n":           "\t\troot " + root + "\n" + indent(opts.davspaces, "\t\t"),
 		"\t\tplatform_url https://localhost:9200\n": "\t\tplatform_url https://localhost:9200\n" + indent(opts.webfinger, "\t\t"),
 	} {

@@ -45,13 +45,14 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"github.com/dustin/go-humanize"
 )
 
 // scenarioNames lists the scenarios in the order they run.
@@ -164,7 +165,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&cfg.concurrency, "concurrency", 16, "workers for put-small, mkcol-delete and propfind's seeding")
 	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "length of each timed scenario")
 	fs.IntVar(&cfg.files, "files", 10000, "files in propfind's folder")
-	fs.Var((*sizeFlag)(&cfg.large), "large", "size of put-large's file (bytes, or with K, KiB, KB, M, MiB, MB, G, GiB, GB)")
+	fs.Var((*sizeFlag)(&cfg.large), "large", "size of put-large's file, e.g. 256MiB or 1GB (bytes without a unit)")
 	fs.BoolVar(&cfg.insecure, "insecure", false, "skip TLS certificate verification")
 	fs.DurationVar(&cfg.timeout, "timeout", time.Minute, "limit for one request (large transfers get another second per MB)")
 	fs.StringVar(&cfg.label, "label", "", "name of the server under test in the output (default: the URL's host)")
@@ -284,56 +285,23 @@ func (s *sizeFlag) Set(v string) error {
 	return nil
 }
 
-var sizeUnits = map[string]int64{
-	"": 1, "b": 1,
-	"k": 1 << 10, "kib": 1 << 10, "kb": 1e3,
-	"m": 1 << 20, "mib": 1 << 20, "mb": 1e6,
-	"g": 1 << 30, "gib": 1 << 30, "gb": 1e9,
-	"t": 1 << 40, "tib": 1 << 40, "tb": 1e12,
-}
-
-// parseSize reads sizes like 4096, 64KiB, 256MiB, 1.5G or 100MB: single
-// letters and the *iB units are powers of 1024, the *B units powers of 1000.
+// parseSize reads sizes as the Caddyfile does (go-humanize): 4096, 64KiB,
+// 256MiB, 1.5GiB; the *iB units are powers of 1024, kB, MB, GB powers of
+// 1000.
 func parseSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-	num, unit := t, ""
-	if i >= 0 {
-		num, unit = t[:i], strings.TrimSpace(t[i:])
-	}
-	mult, ok := sizeUnits[strings.ToLower(unit)]
-	if !ok || num == "" {
-		return 0, fmt.Errorf("invalid size %q", s)
-	}
-	if n, err := strconv.ParseInt(num, 10, 64); err == nil {
-		if n > math.MaxInt64/mult {
-			return 0, fmt.Errorf("size %q is too large", s)
-		}
-		return n * mult, nil
-	}
-	f, err := strconv.ParseFloat(num, 64)
+	n, err := humanize.ParseBytes(s)
 	if err != nil {
-		return 0, fmt.Errorf("invalid size %q", s)
+		return 0, fmt.Errorf("invalid size %q: %w", s, err)
 	}
-	v := f * float64(mult)
-	if v >= math.MaxInt64 {
+	if n > math.MaxInt64 {
 		return 0, fmt.Errorf("size %q is too large", s)
 	}
-	return int64(v), nil
+	return int64(n), nil
 }
 
-// formatSize writes n with the largest binary unit that divides it.
-func formatSize(n int64) string {
-	for _, u := range []struct {
-		name string
-		size int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if n >= u.size && n%u.size == 0 {
-			return fmt.Sprintf("%d%s", n/u.size, u.name)
-		}
-	}
-	return strconv.FormatInt(n, 10)
-}
+// formatSize writes n in binary units for people; the exact count goes
+// into the JSON line.
+func formatSize(n int64) string { return humanize.IBytes(uint64(max(n, 0))) }
 
 // redact drops user info from a URL for display (parseBaseURL refuses it,
 // this is a second guard).

@@ -57,25 +57,31 @@ func TestParseBaseURL(t *testing.T) {
 	}
 }
 
+// TestParseSize: sizes mean what they mean in the Caddyfile (go-humanize),
+// so k, M and G are powers of 1000 and KiB, MiB, GiB powers of 1024.
 func TestParseSize(t *testing.T) {
 	for in, want := range map[string]int64{
-		"4096":   4096,
-		"0":      0,
-		"64KiB":  64 << 10,
-		"64k":    64 << 10,
-		"64KB":   64000,
-		"256MiB": 256 << 20,
-		"256 M":  256 << 20,
-		"1.5GiB": 3 << 29,
-		"100MB":  100e6,
-		"1TiB":   1 << 40,
+		"4096":    4096,
+		"0":       0,
+		"64KiB":   64 << 10,
+		"64kib":   64 << 10,
+		"64Ki":    64 << 10,
+		"64k":     64e3,
+		"64KB":    64e3,
+		"256MiB":  256 << 20,
+		"256 MiB": 256 << 20,
+		"256M":    256e6,
+		"1.5GiB":  3 << 29,
+		"100MB":   100e6,
+		"1TiB":    1 << 40,
+		"1,024":   1024,
 	} {
 		got, err := parseSize(in)
 		if err != nil || got != want {
 			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "MiB", "12XB", "-1", "1e3", "99999999999999999999", "9000000TiB"} {
+	for _, bad := range []string{"", "MiB", "12XB", "-1", "1e3", "99999999999999999999", "9000000TiB", "16EiB"} {
 		if n, err := parseSize(bad); err == nil {
 			t.Errorf("parseSize(%q) = %d, want an error", bad, n)
 		}
@@ -83,10 +89,34 @@ func TestParseSize(t *testing.T) {
 }
 
 func TestFormatSize(t *testing.T) {
-	for n, want := range map[int64]string{256 << 20: "256MiB", 1 << 30: "1GiB", 4096: "4KiB", 1000: "1000", 1536: "1536"} {
+	for n, want := range map[int64]string{
+		256 << 20: "256 MiB",
+		1 << 30:   "1.0 GiB",
+		3 << 29:   "1.5 GiB",
+		4096:      "4.0 KiB",
+		1000:      "1000 B",
+		0:         "0 B",
+		-1:        "0 B",
+	} {
 		if got := formatSize(n); got != want {
 			t.Errorf("formatSize(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestLargeFlagDefault: the default shown by -help reads back as itself.
+func TestLargeFlagDefault(t *testing.T) {
+	cfg, err := parseFlags([]string{"-url", "http://127.0.0.1:9280/webdav/"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := (*sizeFlag)(&cfg.large).String()
+	var back sizeFlag
+	if err := back.Set(shown); err != nil || int64(back) != cfg.large {
+		t.Errorf("-large default %d shown as %q reads back as %d, %v", cfg.large, shown, back, err)
+	}
+	if err := back.Set("2k"); err != nil || back != 2000 {
+		t.Errorf("-large 2k = %d, %v; want 2000", back, err)
 	}
 }
 
