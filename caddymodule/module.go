@@ -171,10 +171,11 @@ func checkID(what, id string) error {
 
 // ServeHTTP serves WebDAV paths and passes everything else on.
 func (d *DAVSpaces) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	if !d.handler.Handles(r) {
+	route, ok := d.handler.Route(r)
+	if !ok {
 		return next.ServeHTTP(w, r)
 	}
-	d.handler.ServeHTTP(w, r)
+	route.ServeHTTP(w, r)
 	return nil
 }
 

@@ -71,25 +71,42 @@ func New(cfg Config) (*Handler, error) {
 	return h, nil
 }
 
-// Handles reports whether the request path belongs to the WebDAV interface;
-// other requests are left to the next handler.
-func (h *Handler) Handles(r *http.Request) bool {
-	_, ok, _ := parseDAVPath(r.URL.Path)
-	return ok
-}
-
-// ServeHTTP answers one WebDAV request.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if err := h.serve(w, r); err != nil {
-		h.fail(w, r, err)
-	}
-}
-
-func (h *Handler) serve(w http.ResponseWriter, r *http.Request) error {
+// Route returns the handler of a request whose path belongs to the WebDAV
+// interface, bound to that parsed path; ok=false leaves the request to the
+// next handler.
+func (h *Handler) Route(r *http.Request) (handler http.Handler, ok bool) {
 	dp, ok, perr := parseDAVPath(r.URL.Path)
 	if !ok {
-		return errNotFound
+		return nil, false
 	}
+	return &routedRequest{h: h, path: dp, pathErr: perr}, true
+}
+
+// ServeHTTP answers one WebDAV request; a path outside the interface is 404.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	route, ok := h.Route(r)
+	if !ok {
+		h.fail(w, r, errNotFound)
+		return
+	}
+	route.ServeHTTP(w, r)
+}
+
+// routedRequest is a request path parsed once, with the refusal its
+// parsing produced, if any.
+type routedRequest struct {
+	h       *Handler
+	path    davPath
+	pathErr *davError
+}
+
+func (rr *routedRequest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := rr.h.serve(w, r, rr.path, rr.pathErr); err != nil {
+		rr.h.fail(w, r, err)
+	}
+}
+
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, dp davPath, perr *davError) error {
 	if r.Method == http.MethodOptions {
 		return h.handleOptions(w, r)
 	}
