@@ -139,15 +139,23 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, dp davPath, perr
 }
 
 // fail answers err. Protocol errors get their own status; anything else is a
-// server fault, logged and answered as 500.
+// server fault, answered as 500.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	de := storageError(err)
-	if de.status >= http.StatusInternalServerError {
-		h.logger.Error("webdav request failed",
-			zap.String("method", r.Method), zap.String("uri", r.RequestURI), zap.Error(err))
-	} else if c := h.logger.Check(zapcore.DebugLevel, "webdav request refused"); c != nil {
+	h.logFailure(r, de, err)
+	writeErrorBody(w, r, de.status, de.message)
+}
+
+// logFailure logs the server's own faults at ERROR and the refusals of bad
+// requests at DEBUG.
+func (h *Handler) logFailure(r *http.Request, de *davError, err error) {
+	level, msg := zapcore.DebugLevel, "webdav request refused"
+	if de.serverFault() && r.Context().Err() == nil {
+		// A failure after the client went away is no fault to report.
+		level, msg = zapcore.ErrorLevel, "webdav request failed"
+	}
+	if c := h.logger.Check(level, msg); c != nil {
 		c.Write(zap.String("method", r.Method), zap.String("uri", r.RequestURI),
 			zap.Int("status", de.status), zap.Error(err))
 	}
-	writeErrorBody(w, r, de.status, de.message)
 }

@@ -1,9 +1,14 @@
 package davhandler
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 func TestRoute(t *testing.T) {
@@ -38,5 +43,55 @@ func TestRoute(t *testing.T) {
 			route.ServeHTTP(rec, req)
 			wantStatus(t, rec, tt.status)
 		})
+	}
+}
+
+// TestFailureLogLevels: only the server's own faults reach the error log;
+// anything a client can cause at will is logged at debug level.
+func TestFailureLogLevels(t *testing.T) {
+	tests := []struct {
+		name, method, path, body string
+		hdr                      []string
+		fail                     failingStore
+		status                   int
+		level                    zapcore.Level
+	}{
+		{name: "unknown method", method: "PATCH", path: "/webdav/", status: http.StatusNotImplemented, level: zapcore.DebugLevel},
+		{name: "lock", method: "LOCK", path: "/webdav/f.txt", status: http.StatusNotImplemented, level: zapcore.DebugLevel},
+		{name: "cross-space move", method: "MOVE", path: "/webdav/f.txt", hdr: []string{"Destination", "/dav/spaces/physics/f.txt"}, status: http.StatusBadGateway, level: zapcore.DebugLevel},
+		{name: "foreign destination host", method: "COPY", path: "/webdav/f.txt", hdr: []string{"Destination", "http://elsewhere.example/webdav/g.txt"}, status: http.StatusBadGateway, level: zapcore.DebugLevel},
+		{name: "quota", method: "PUT", path: "/dav/spaces/physics/big", body: "0123456789abc", status: http.StatusInsufficientStorage, level: zapcore.DebugLevel},
+		{name: "not found", method: "GET", path: "/webdav/missing", status: http.StatusNotFound, level: zapcore.DebugLevel},
+		{name: "store failure", method: "PROPFIND", path: "/webdav/", hdr: []string{"Depth", "1"}, fail: failingStore{readDirErr: errDiskOnFire}, status: http.StatusMultiStatus, level: zapcore.ErrorLevel},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			core, logs := observer.New(zapcore.DebugLevel)
+			fs := &failingStore{}
+			e := newEnv(t, withFailingStore(fs), func(c *Config) { c.Logger = zap.New(core) })
+			setQuota(t, e, 10)
+			wantStatus(t, e.do("einstein", "PUT", "/webdav/f.txt", "f"), http.StatusCreated)
+			fs.uploadWriteErr, fs.readDirErr = tt.fail.uploadWriteErr, tt.fail.readDirErr
+			logs.TakeAll()
+			rec := e.do("einstein", tt.method, tt.path, tt.body, tt.hdr...)
+			wantStatus(t, rec, tt.status)
+			entries := logs.TakeAll()
+			if len(entries) != 1 {
+				t.Fatalf("%d log entries, want 1: %+v", len(entries), entries)
+			}
+			if entries[0].Level != tt.level {
+				t.Fatalf("logged at %s, want %s: %s %v", entries[0].Level, tt.level, entries[0].Message, entries[0].ContextMap())
+			}
+		})
+	}
+}
+
+// setQuota gives the Physics space a quota.
+func setQuota(t testing.TB, e *env, bytes int64) {
+	t.Helper()
+	space := e.physics
+	space.Quota = bytes
+	if _, err := e.store.PutSpace(context.Background(), space); err != nil {
+		t.Fatal(err)
 	}
 }
