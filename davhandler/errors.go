@@ -21,6 +21,8 @@ type davError struct {
 	// client can cause at will (including 501, 502 and a full quota) is not,
 	// so that no user can flood the error log.
 	fault bool
+	// allow lists the methods the resource allows, for a 405.
+	allow string
 }
 
 // serverFault reports whether the error is the server's fault rather than
@@ -41,6 +43,11 @@ func (e *davError) Unwrap() error { return e.cause }
 // errorf builds a davError with a formatted message.
 func errorf(status int, format string, args ...any) *davError {
 	return &davError{status: status, message: fmt.Sprintf(format, args...)}
+}
+
+// methodNotAllowed builds a 405 naming the methods the resource allows.
+func methodNotAllowed(allow, message string) *davError {
+	return &davError{status: http.StatusMethodNotAllowed, message: message, allow: allow}
 }
 
 const msgNotFound = "Resource not found"

@@ -4,6 +4,7 @@
 package davhandler
 
 import (
+	"cmp"
 	"errors"
 	"net/http"
 
@@ -143,6 +144,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, dp davPath, perr
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	de := storageError(err)
 	h.logFailure(r, de, err)
+	if de.status == http.StatusMethodNotAllowed {
+		// RFC 9110 §15.5.6: a 405 must say what is allowed.
+		w.Header().Set("Allow", cmp.Or(de.allow, allowedOnVirtual))
+	}
 	writeErrorBody(w, r, de.status, de.message)
 }
 

@@ -95,3 +95,30 @@ func setQuota(t testing.TB, e *env, bytes int64) {
 		t.Fatal(err)
 	}
 }
+
+// TestMethodNotAllowedSendsAllow: every 405 names the methods the resource
+// allows (RFC 9110 §15.5.6).
+func TestMethodNotAllowedSendsAllow(t *testing.T) {
+	e := newEnv(t)
+	wantStatus(t, e.do("einstein", "MKCOL", "/webdav/d", ""), http.StatusCreated)
+	wantStatus(t, e.do("einstein", "PUT", "/webdav/f.txt", "f"), http.StatusCreated)
+	tests := []struct {
+		name, method, path string
+		allow              string
+	}{
+		{"mkcol on a folder", "MKCOL", "/webdav/d", "OPTIONS, GET, HEAD, DELETE, PROPFIND, PROPPATCH, COPY, MOVE"},
+		{"mkcol on a file", "MKCOL", "/webdav/f.txt", "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, COPY, MOVE"},
+		{"mkcol on a space root", "MKCOL", "/dav/spaces/physics", "OPTIONS, GET, HEAD, PROPFIND, PROPPATCH"},
+		{"delete a space root", "DELETE", "/webdav/", "OPTIONS, GET, HEAD, PROPFIND, PROPPATCH"},
+		{"list the spaces", "PROPFIND", "/dav/spaces/", "OPTIONS"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := e.do("einstein", tt.method, tt.path, "", "Depth", "0")
+			wantError(t, rec, http.StatusMethodNotAllowed, "MethodNotAllowed", "")
+			if got := rec.Header().Get("Allow"); got != tt.allow {
+				t.Fatalf("Allow %q, want %q", got, tt.allow)
+			}
+		})
+	}
+}
