@@ -108,10 +108,13 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 	if storageID != "" && store.StorageID() != storageID {
 		return fmt.Errorf("storage_id %q differs from %q, which the store in %s is open with: restart Caddy to change it", storageID, store.StorageID(), root)
 	}
+	projectSpaces := make([]string, 0, len(d.Spaces))
 	for _, ps := range d.Spaces {
-		if _, err := store.PutSpace(ctx, ps.space()); err != nil {
+		space, err := store.PutSpace(ctx, ps.space())
+		if err != nil {
 			return fmt.Errorf("declaring space %q: %w", ps.Name, err)
 		}
+		projectSpaces = append(projectSpaces, space.ID)
 	}
 	d.handler, err = davhandler.New(davhandler.Config{
 		Store:              store,
@@ -119,6 +122,7 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 		AllowDepthInfinity: d.AllowDepthInfinity,
 		MaxXMLBytes:        d.MaxXMLBytes,
 		Logger:             d.logger,
+		ProjectSpaces:      projectSpaces,
 	})
 	return err
 }

@@ -46,6 +46,8 @@ type Handler struct {
 	depthInfinity bool
 	maxXMLBytes   int64
 	logger        *zap.Logger
+	// projectSpaces are the ids of the project spaces served.
+	projectSpaces map[string]bool
 }
 
 // New returns a Handler for cfg.
@@ -62,6 +64,10 @@ func New(cfg Config) (*Handler, error) {
 		depthInfinity: cfg.AllowDepthInfinity,
 		maxXMLBytes:   cfg.MaxXMLBytes,
 		logger:        cfg.Logger,
+		projectSpaces: make(map[string]bool, len(cfg.ProjectSpaces)),
+	}
+	for _, id := range cfg.ProjectSpaces {
+		h.projectSpaces[id] = true
 	}
 	if h.maxXMLBytes <= 0 {
 		h.maxXMLBytes = DefaultMaxXMLBytes
