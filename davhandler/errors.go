@@ -112,6 +112,8 @@ func errorBody(status int, message string) string {
 	return b.String()
 }
 
+const msgQuotaExceeded = "The space quota would be exceeded"
+
 const msgDiskFull = "There is not enough space on the server to store the file"
 
 // isDiskFull tells a full disk (or file system quota), which the operator
@@ -139,7 +141,7 @@ func storageError(err error) *davError {
 	case errors.Is(err, storage.ErrInsufficientStorage) && isDiskFull(err):
 		return &davError{status: http.StatusInsufficientStorage, message: msgDiskFull, cause: err, fault: true}
 	case errors.Is(err, storage.ErrInsufficientStorage):
-		return &davError{status: http.StatusInsufficientStorage, message: "The space quota would be exceeded", cause: err}
+		return &davError{status: http.StatusInsufficientStorage, message: msgQuotaExceeded, cause: err}
 	case errors.Is(err, storage.ErrCrossSpace):
 		return &davError{status: http.StatusBadGateway, message: "cannot move across spaces", cause: err}
 	case errors.Is(err, storage.ErrInvalid):

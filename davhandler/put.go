@@ -1,6 +1,8 @@
 package davhandler
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -37,6 +39,13 @@ func (h *Handler) handlePut(w http.ResponseWriter, r *http.Request, req *request
 	if err != nil {
 		return err
 	}
+	if r.ContentLength > 0 {
+		// Refused before the body is read, so a client waiting for
+		// 100 Continue never sends it.
+		if err := h.checkFreeQuota(r.Context(), t.space, r.ContentLength-replacedSize(t)); err != nil {
+			return err
+		}
+	}
 	up, err := h.store.NewUpload(r.Context(), t.space.ID)
 	if err != nil {
 		return err
@@ -66,6 +75,33 @@ func (h *Handler) handlePut(w http.ResponseWriter, r *http.Request, req *request
 		w.WriteHeader(http.StatusCreated)
 	} else {
 		w.WriteHeader(http.StatusNoContent)
+	}
+	return nil
+}
+
+// replacedSize is the size of the file a PUT replaces, 0 when it creates one.
+func replacedSize(t *target) int64 {
+	if t.exists {
+		return t.node.Size
+	}
+	return 0
+}
+
+// checkFreeQuota refuses growing the space by growth bytes when its free
+// quota (the quota less the tree size of its root) cannot hold them. It is
+// an early answer for a size announced before the bytes arrive; the store
+// checks again when it commits them.
+func (h *Handler) checkFreeQuota(ctx context.Context, space storage.Space, growth int64) error {
+	if space.Quota < 0 || growth <= 0 {
+		return nil
+	}
+	root, err := h.store.Node(ctx, space.ID, space.ID)
+	if err != nil {
+		return fmt.Errorf("reading the size of space %s: %w", space.ID, err)
+	}
+	if root.Size+growth > space.Quota {
+		return &davError{status: http.StatusInsufficientStorage, message: msgQuotaExceeded,
+			cause: fmt.Errorf("%d of %d bytes used, %d more", root.Size, space.Quota, growth)}
 	}
 	return nil
 }

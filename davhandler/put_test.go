@@ -1,0 +1,88 @@
+package davhandler
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// untouchableBody fails the test when the handler reads it.
+type untouchableBody struct{ t testing.TB }
+
+func (b untouchableBody) Read([]byte) (int, error) {
+	b.t.Error("the request body was read")
+	return 0, io.ErrUnexpectedEOF
+}
+
+// TestPutQuotaCheckedBeforeBody: a Content-Length the free quota cannot hold
+// is refused with 507 before a byte of the body is read.
+func TestPutQuotaCheckedBeforeBody(t *testing.T) {
+	e := newEnv(t)
+	setQuota(t, e, 10)
+	wantStatus(t, e.do("einstein", "PUT", "/dav/spaces/physics/a", "123456"), http.StatusCreated)
+	tests := []struct {
+		name, path string
+		length     int64
+		status     int
+	}{
+		{"new file too large", "/dav/spaces/physics/b", 5, http.StatusInsufficientStorage},
+		{"replacement grows too much", "/dav/spaces/physics/a", 11, http.StatusInsufficientStorage},
+		{"far beyond", "/dav/spaces/physics/b", 1 << 40, http.StatusInsufficientStorage},
+		{"no quota", "/webdav/b", 1 << 40, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequest("PUT", tt.path, untouchableBody{t})
+			req.ContentLength = tt.length
+			req.SetBasicAuth("einstein", "x")
+			rec := httptest.NewRecorder()
+			if tt.status == 0 {
+				// Only the store can refuse an unlimited space; the body is read.
+				req.Body = io.NopCloser(strings.NewReader("small"))
+				req.ContentLength = 5
+				e.h.ServeHTTP(rec, req)
+				wantStatus(t, rec, http.StatusCreated)
+				return
+			}
+			e.h.ServeHTTP(rec, req)
+			wantError(t, rec, tt.status, "InsufficientStorage", "quota")
+		})
+	}
+	// What fits still goes in: a replacement counts only the difference.
+	wantStatus(t, e.do("einstein", "PUT", "/dav/spaces/physics/a", "1234567890"), http.StatusNoContent)
+	wantStatus(t, e.do("einstein", "GET", "/dav/spaces/physics/b", ""), http.StatusNotFound)
+}
+
+// TestPutQuotaBeforeContinue: a client that waits for 100 Continue gets the
+// 507 instead, and never has to send the body.
+func TestPutQuotaBeforeContinue(t *testing.T) {
+	e := newEnv(t)
+	setQuota(t, e, 10)
+	srv := httptest.NewServer(e.h)
+	defer srv.Close()
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(conn, "PUT /dav/spaces/physics/big HTTP/1.1\r\nHost: localhost\r\n"+
+		"Authorization: Basic ZWluc3RlaW46eA==\r\nContent-Length: 1000000\r\nExpect: 100-continue\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer without the body: %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusInsufficientStorage {
+		t.Fatalf("status %d, want 507 before 100 Continue", resp.StatusCode)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(body), `Sabre\DAV\Exception\InsufficientStorage`) {
+		t.Fatalf("body %s", body)
+	}
+}
