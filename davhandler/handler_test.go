@@ -2,13 +2,17 @@ package davhandler
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"syscall"
 	"testing"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/davspaces/davspaces/storage"
 )
 
 func TestRoute(t *testing.T) {
@@ -62,6 +66,8 @@ func TestFailureLogLevels(t *testing.T) {
 		{name: "foreign destination host", method: "COPY", path: "/webdav/f.txt", hdr: []string{"Destination", "http://elsewhere.example/webdav/g.txt"}, status: http.StatusBadGateway, level: zapcore.DebugLevel},
 		{name: "quota", method: "PUT", path: "/dav/spaces/physics/big", body: "0123456789abc", status: http.StatusInsufficientStorage, level: zapcore.DebugLevel},
 		{name: "not found", method: "GET", path: "/webdav/missing", status: http.StatusNotFound, level: zapcore.DebugLevel},
+		{name: "disk full", method: "PUT", path: "/webdav/g.txt", body: "x", fail: failingStore{uploadWriteErr: fmt.Errorf("write: %w: %w", storage.ErrInsufficientStorage, syscall.ENOSPC)}, status: http.StatusInsufficientStorage, level: zapcore.ErrorLevel},
+		{name: "upload write failure", method: "PUT", path: "/webdav/g.txt", body: "x", fail: failingStore{uploadWriteErr: errDiskOnFire}, status: http.StatusInternalServerError, level: zapcore.ErrorLevel},
 		{name: "store failure", method: "PROPFIND", path: "/webdav/", hdr: []string{"Depth", "1"}, fail: failingStore{readDirErr: errDiskOnFire}, status: http.StatusMultiStatus, level: zapcore.ErrorLevel},
 	}
 	for _, tt := range tests {

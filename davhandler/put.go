@@ -2,6 +2,7 @@ package davhandler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -51,8 +52,8 @@ func (h *Handler) handlePut(w http.ResponseWriter, r *http.Request, req *request
 		return err
 	}
 	defer up.Discard()
-	if _, err := io.Copy(up, r.Body); err != nil {
-		return errorf(http.StatusBadRequest, "reading request body: %v", err)
+	if err := receiveBody(up, r.Body); err != nil {
+		return err
 	}
 	if expected != nil && !expected.Matches(up.Checksums()) {
 		return errorf(http.StatusBadRequest, msgChecksumMismatch)
@@ -77,6 +78,55 @@ func (h *Handler) handlePut(w http.ResponseWriter, r *http.Request, req *request
 		w.WriteHeader(http.StatusNoContent)
 	}
 	return nil
+}
+
+// receiveBody copies a request body into an upload. A body that cannot be
+// read is the client's fault; bytes that cannot be stored are the server's.
+func receiveBody(up storage.Upload, body io.Reader) error {
+	src := &bodyReader{r: body}
+	_, err := io.Copy(up, src)
+	switch {
+	case err == nil:
+		return nil
+	case src.err != nil:
+		return bodyReadError(src.err)
+	}
+	return storeWriteError(err)
+}
+
+// bodyReader remembers why reading the request body failed, so that the
+// failure can be told from one writing to the store.
+type bodyReader struct {
+	r   io.Reader
+	err error
+}
+
+func (b *bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF {
+		b.err = err
+	}
+	return n, err
+}
+
+// bodyReadError answers a body the client did not send in full: 413 when a
+// size limit (http.MaxBytesReader, Caddy's request_body max_size) cut it.
+func bodyReadError(err error) error {
+	if tooLarge, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return &davError{status: http.StatusRequestEntityTooLarge, cause: err,
+			message: fmt.Sprintf("The request body is larger than the server accepts (%d bytes)", tooLarge.Limit)}
+	}
+	return &davError{status: http.StatusBadRequest, message: "reading request body: " + err.Error(), cause: err}
+}
+
+// storeWriteError answers bytes the store could not write: 507 when its
+// storage is full, 500 otherwise; both are the server's fault.
+func storeWriteError(err error) error {
+	err = fmt.Errorf("storing the request body: %w", err)
+	if errors.Is(err, storage.ErrInsufficientStorage) {
+		return &davError{status: http.StatusInsufficientStorage, message: msgDiskFull, cause: err, fault: true}
+	}
+	return &davError{status: http.StatusInternalServerError, message: "internal server error", cause: err, fault: true}
 }
 
 // replacedSize is the size of the file a PUT replaces, 0 when it creates one.

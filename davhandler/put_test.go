@@ -2,13 +2,18 @@ package davhandler
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
+
+	"github.com/davspaces/davspaces/storage"
 )
 
 // untouchableBody fails the test when the handler reads it.
@@ -84,5 +89,57 @@ func TestPutQuotaBeforeContinue(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	if !strings.Contains(string(body), `Sabre\DAV\Exception\InsufficientStorage`) {
 		t.Fatalf("body %s", body)
+	}
+}
+
+// TestPutBodyAndStoreFailures tells the client's faults (a body that cannot
+// be read, or is larger than the server accepts) from the server's (the
+// store cannot write).
+func TestPutBodyAndStoreFailures(t *testing.T) {
+	tests := []struct {
+		name      string
+		limit     int64 // of a MaxBytesReader, as Caddy's request_body max_size sets
+		body      io.Reader
+		writeErr  error
+		status    int
+		exception string
+	}{
+		{name: "client breaks off", body: io.MultiReader(strings.NewReader("part"), iotest.ErrReader(io.ErrUnexpectedEOF)), status: http.StatusBadRequest, exception: "BadRequest"},
+		{name: "body over the size limit", limit: 3, status: http.StatusRequestEntityTooLarge, exception: "RequestEntityTooLarge"},
+		{name: "disk full", writeErr: fmt.Errorf("write upload: %w: %w", storage.ErrInsufficientStorage, syscall.ENOSPC), status: http.StatusInsufficientStorage, exception: "InsufficientStorage"},
+		{name: "store full", writeErr: fmt.Errorf("write upload: %w", storage.ErrInsufficientStorage), status: http.StatusInsufficientStorage, exception: "InsufficientStorage"},
+		{name: "store failure", writeErr: errDiskOnFire, status: http.StatusInternalServerError, exception: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := &failingStore{}
+			e := newEnv(t, withFailingStore(fs))
+			wantStatus(t, e.do("einstein", "PUT", "/webdav/f.txt", "original"), http.StatusCreated)
+			fs.uploadWriteErr = tt.writeErr
+			var h http.Handler = e.h
+			if tt.limit > 0 {
+				h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					r.Body = http.MaxBytesReader(w, r.Body, tt.limit)
+					e.h.ServeHTTP(w, r)
+				})
+			}
+			body := tt.body
+			if body == nil {
+				body = strings.NewReader("too long for the limit")
+			}
+			req := httptest.NewRequest("PUT", "/webdav/f.txt", body)
+			req.ContentLength = -1 // chunked: only reading finds the size
+			req.SetBasicAuth("einstein", "x")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if tt.exception == "" {
+				wantStatus(t, rec, tt.status)
+			} else {
+				wantError(t, rec, tt.status, tt.exception, "")
+			}
+			if got := e.do("einstein", "GET", "/webdav/f.txt", ""); got.Body.String() != "original" {
+				t.Fatalf("a failed PUT changed the file: %q", got.Body.String())
+			}
+		})
 	}
 }
