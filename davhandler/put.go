@@ -32,7 +32,7 @@ func (h *Handler) handlePut(w http.ResponseWriter, r *http.Request, req *request
 	if err != nil {
 		return err
 	}
-	parentID, name, err := uploadPlace(t)
+	place, err := uploadPlace(t)
 	if err != nil {
 		return err
 	}
@@ -58,13 +58,10 @@ func (h *Handler) handlePut(w http.ResponseWriter, r *http.Request, req *request
 	if expected != nil && !expected.Matches(up.Checksums()) {
 		return errorf(http.StatusBadRequest, msgChecksumMismatch)
 	}
-	node, created, err := up.Commit(r.Context(), storage.Commit{
-		ParentID:    parentID,
-		Name:        name,
-		ModTime:     mtime,
-		ContentType: storedContentType(r.Header.Get("Content-Type")),
-		Conditions:  cond,
-	})
+	place.ModTime = mtime
+	place.ContentType = storedContentType(r.Header.Get("Content-Type"))
+	place.Conditions = cond
+	node, created, err := up.Commit(r.Context(), place)
 	if err != nil {
 		return err
 	}
@@ -156,23 +153,27 @@ func (h *Handler) checkFreeQuota(ctx context.Context, space storage.Space, growt
 	return nil
 }
 
-// uploadPlace returns the folder and name a PUT writes to.
-func uploadPlace(t *target) (parentID, name string, err error) {
+// uploadPlace returns where a PUT writes: the file a file id names,
+// wherever it is when the upload commits, or a name in a folder.
+func uploadPlace(t *target) (storage.Commit, error) {
+	var c storage.Commit
 	switch {
 	case t.exists && t.node.IsFolder():
-		return "", "", errorf(http.StatusConflict, "%s is a collection: PUT needs a file name", displayNameOf(t))
+		return c, errorf(http.StatusConflict, "%s is a collection: PUT needs a file name", displayNameOf(t))
 	case t.exists && t.isBase:
-		// PUT to a file id replaces that file.
-		parentID, name = t.node.ParentID, t.node.Name
+		// The file id names the file, not its place: a MOVE meanwhile must
+		// not make the PUT create a new file at the old place. Its place as
+		// seen now goes along for stores that place by name.
+		c.NodeID, c.ParentID, c.Name = t.node.ID, t.node.ParentID, t.node.Name
 	case !t.hasParent:
-		return "", "", errorf(http.StatusConflict, "The parent collection of %s does not exist", t.name)
+		return c, errorf(http.StatusConflict, "The parent collection of %s does not exist", t.name)
 	default:
-		parentID, name = t.parent.ID, t.name
+		c.ParentID, c.Name = t.parent.ID, t.name
 	}
 	if !t.canWrite() {
-		return "", "", errReadOnly
+		return c, errReadOnly
 	}
-	return parentID, name, nil
+	return c, nil
 }
 
 func displayNameOf(t *target) string {

@@ -2,6 +2,7 @@ package davhandler
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -139,6 +140,58 @@ func TestPutBodyAndStoreFailures(t *testing.T) {
 			}
 			if got := e.do("einstein", "GET", "/webdav/f.txt", ""); got.Body.String() != "original" {
 				t.Fatalf("a failed PUT changed the file: %q", got.Body.String())
+			}
+		})
+	}
+}
+
+// TestPutByFileIDFollowsTheFile: a PUT addressed by file id replaces that
+// file wherever a MOVE racing with the upload put it, and fails once a
+// DELETE removed it, creating nothing. (The race is staged at the moment the
+// body starts to arrive.)
+func TestPutByFileIDFollowsTheFile(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name   string
+		race   func(e *env, space storage.Space, file storage.Node) error
+		status int
+		where  string // the path holding the new content, if any
+	}{
+		{"moved meanwhile", func(e *env, space storage.Space, file storage.Node) error {
+			_, _, err := e.store.Move(ctx, space.ID, storage.Transfer{NodeID: file.ID, NewParentID: space.ID, NewName: "moved.txt"})
+			return err
+		}, http.StatusNoContent, "/webdav/moved.txt"},
+		{"deleted meanwhile", func(e *env, space storage.Space, file storage.Node) error {
+			return e.store.Remove(ctx, space.ID, file.ID, storage.Conditions{})
+		}, http.StatusNotFound, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := &failingStore{}
+			e := newEnv(t, withFailingStore(fs))
+			wantStatus(t, e.do("einstein", "PUT", "/webdav/f.txt", "old"), http.StatusCreated)
+			space, err := e.store.PersonalSpace(ctx, storage.User{ID: "einstein"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			file, err := e.store.Child(ctx, space.ID, space.ID, "f.txt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs.beforeUpload = func() {
+				fs.beforeUpload = nil
+				if err := tt.race(e, space, file); err != nil {
+					t.Error(err)
+				}
+			}
+			wantStatus(t, e.do("einstein", "PUT", "/dav/spaces/"+resourceID(testStorageID, file), "new"), tt.status)
+			wantStatus(t, e.do("einstein", "GET", "/webdav/f.txt", ""), http.StatusNotFound)
+			if tt.where == "" {
+				return
+			}
+			got := e.do("einstein", "GET", tt.where, "")
+			if got.Body.String() != "new" || got.Header().Get("OC-FileId") != resourceID(testStorageID, file) {
+				t.Fatalf("%s holds %q with id %s", tt.where, got.Body.String(), got.Header().Get("OC-FileId"))
 			}
 		})
 	}
