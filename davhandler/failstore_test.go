@@ -18,6 +18,30 @@ type failingStore struct {
 	uploadWriteErr error
 	// readDirErr, if set, fails every ReadDir and ReadDirProps.
 	readDirErr error
+	// afterNode runs after each Node.
+	afterNode func()
+	// calls counts the calls of the listing methods by name.
+	calls map[string]int
+}
+
+func (s *failingStore) count(method string) {
+	if s.calls == nil {
+		s.calls = map[string]int{}
+	}
+	s.calls[method]++
+}
+
+func (s *failingStore) Node(ctx context.Context, spaceID, nodeID string) (storage.Node, error) {
+	n, err := s.Store.Node(ctx, spaceID, nodeID)
+	if s.afterNode != nil {
+		s.afterNode()
+	}
+	return n, err
+}
+
+func (s *failingStore) Props(ctx context.Context, spaceID, nodeID, user string) ([]storage.Property, error) {
+	s.count("Props")
+	return s.Store.Props(ctx, spaceID, nodeID, user)
 }
 
 func (s *failingStore) NewUpload(ctx context.Context, spaceID string) (storage.Upload, error) {
@@ -32,6 +56,7 @@ func (s *failingStore) NewUpload(ctx context.Context, spaceID string) (storage.U
 }
 
 func (s *failingStore) ReadDir(ctx context.Context, spaceID, folderID, after string, limit int) ([]storage.Node, error) {
+	s.count("ReadDir")
 	if s.readDirErr != nil {
 		return nil, s.readDirErr
 	}
@@ -39,6 +64,7 @@ func (s *failingStore) ReadDir(ctx context.Context, spaceID, folderID, after str
 }
 
 func (s *failingStore) ReadDirProps(ctx context.Context, spaceID, folderID, user, after string, limit int) ([]storage.Entry, error) {
+	s.count("ReadDirProps")
 	if s.readDirErr != nil {
 		return nil, s.readDirErr
 	}
