@@ -162,8 +162,8 @@ func uploadPlace(t *target) (storage.Commit, error) {
 		return c, errorf(http.StatusConflict, "%s is a collection: PUT needs a file name", displayNameOf(t))
 	case t.exists && t.isBase:
 		// The file id names the file, not its place: a MOVE meanwhile must
-		// not make the PUT create a new file at the old place. Its place as
-		// seen now goes along for stores that place by name.
+		// not make the PUT create a new file at the old place. ParentID and
+		// Name, which the store ignores then, still describe the request.
 		c.NodeID, c.ParentID, c.Name = t.node.ID, t.node.ParentID, t.node.Name
 	case !t.hasParent:
 		return c, errorf(http.StatusConflict, "The parent collection of %s does not exist", t.name)
