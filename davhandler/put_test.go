@@ -14,6 +14,9 @@ import (
 	"testing/iotest"
 	"time"
 
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp/requestbody"
+
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -99,7 +102,8 @@ func TestPutQuotaBeforeContinue(t *testing.T) {
 func TestPutBodyAndStoreFailures(t *testing.T) {
 	tests := []struct {
 		name      string
-		limit     int64 // of a MaxBytesReader, as Caddy's request_body max_size sets
+		limit     int64 // of a MaxBytesReader
+		caddyMax  int64 // of Caddy's request_body max_size
 		body      io.Reader
 		writeErr  error
 		status    int
@@ -107,6 +111,7 @@ func TestPutBodyAndStoreFailures(t *testing.T) {
 	}{
 		{name: "client breaks off", body: io.MultiReader(strings.NewReader("part"), iotest.ErrReader(io.ErrUnexpectedEOF)), status: http.StatusBadRequest, exception: "BadRequest"},
 		{name: "body over the size limit", limit: 3, status: http.StatusRequestEntityTooLarge, exception: "RequestEntityTooLarge"},
+		{name: "body over Caddy's max_size", caddyMax: 3, status: http.StatusRequestEntityTooLarge, exception: "RequestEntityTooLarge"},
 		{name: "disk full", writeErr: fmt.Errorf("write upload: %w: %w", storage.ErrInsufficientStorage, syscall.ENOSPC), status: http.StatusInsufficientStorage, exception: "InsufficientStorage"},
 		{name: "store full", writeErr: fmt.Errorf("write upload: %w", storage.ErrInsufficientStorage), status: http.StatusInsufficientStorage, exception: "InsufficientStorage"},
 		{name: "store failure", writeErr: errDiskOnFire, status: http.StatusInternalServerError, exception: ""},
@@ -118,10 +123,19 @@ func TestPutBodyAndStoreFailures(t *testing.T) {
 			wantStatus(t, e.do("einstein", "PUT", "/webdav/f.txt", "original"), http.StatusCreated)
 			fs.uploadWriteErr = tt.writeErr
 			var h http.Handler = e.h
-			if tt.limit > 0 {
+			switch {
+			case tt.limit > 0:
 				h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					r.Body = http.MaxBytesReader(w, r.Body, tt.limit)
 					e.h.ServeHTTP(w, r)
+				})
+			case tt.caddyMax > 0:
+				rb := requestbody.RequestBody{MaxSize: tt.caddyMax}
+				h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					rb.ServeHTTP(w, r, caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+						e.h.ServeHTTP(w, r)
+						return nil
+					}))
 				})
 			}
 			body := tt.body
