@@ -32,9 +32,10 @@ type Config struct {
 	MaxXMLBytes int64
 	// Logger receives server-side failures; nil means no logging.
 	Logger *zap.Logger
-	// ProjectSpaces are the ids of the project spaces this handler serves;
-	// any other project space in the store is as absent as one the user is
-	// not a member of (its data stays until it is configured again).
+	// ProjectSpaces are the ids of the project spaces this handler serves
+	// (none when empty); any other project space in the store is as absent
+	// as one the user is not a member of (its data stays until it is
+	// configured again). Personal spaces are always served.
 	ProjectSpaces []string
 }
 
