@@ -113,10 +113,13 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("davspaces root %s: %w", d.storeKey, err)
 	}
+	projectSpaces := make([]string, 0, len(d.Spaces))
 	for _, ps := range d.Spaces {
-		if _, err := store.PutSpace(ctx, ps.space()); err != nil {
+		space, err := store.PutSpace(ctx, ps.space())
+		if err != nil {
 			return fmt.Errorf("declaring space %q: %w", ps.Name, err)
 		}
+		projectSpaces = append(projectSpaces, space.ID)
 	}
 	d.handler, err = davhandler.New(davhandler.Config{
 		Store:              store.Store,
@@ -124,7 +127,7 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 		AllowDepthInfinity: d.AllowDepthInfinity,
 		MaxXMLBytes:        d.MaxXMLBytes,
 		Logger:             d.logger,
-		ProjectSpaces:      d.projectSpaceIDs(),
+		ProjectSpaces:      projectSpaces,
 	})
 	return err
 }
@@ -154,17 +157,6 @@ func (d *DAVSpaces) takeStore() (*pooledStore, error) {
 		return nil, fmt.Errorf("storage_id %q differs from %q, which the store in %s is open with: restart Caddy to change it", storageID, store.StorageID(), root)
 	}
 	return store, nil
-}
-
-// projectSpaceIDs lists the ids of the configured project spaces. A space
-// taken out of the configuration (or renamed, which changes a derived id)
-// keeps its data in the store but is no longer served.
-func (d *DAVSpaces) projectSpaceIDs() []string {
-	ids := make([]string, 0, len(d.Spaces))
-	for _, ps := range d.Spaces {
-		ids = append(ids, ps.space().ID)
-	}
-	return ids
 }
 
 // Validate checks the configuration.
@@ -219,10 +211,11 @@ func checkID(what, id string) error {
 
 // ServeHTTP serves WebDAV paths and passes everything else on.
 func (d *DAVSpaces) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	if !d.handler.Handles(r) {
+	route, ok := d.handler.Route(r)
+	if !ok {
 		return next.ServeHTTP(w, r)
 	}
-	d.handler.ServeHTTP(w, r)
+	route.ServeHTTP(w, r)
 	return nil
 }
 

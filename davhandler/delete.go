@@ -9,7 +9,7 @@ func (h *Handler) handleDelete(w http.ResponseWriter, r *http.Request, req *requ
 	}
 	switch {
 	case t.node.ParentID == "":
-		return errorf(http.StatusMethodNotAllowed, "deleting spaces via dav is not allowed")
+		return methodNotAllowed(allowedOnRoot, "deleting spaces via dav is not allowed")
 	case !t.canWrite():
 		return errReadOnly
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/davspaces/davspaces/storage"
 )
@@ -16,6 +17,18 @@ type davError struct {
 	status  int
 	message string
 	cause   error // logged, never sent
+	// fault marks the server's own failures, logged at ERROR; anything a
+	// client can cause at will (including 501, 502 and a full quota) is not,
+	// so that no user can flood the error log.
+	fault bool
+	// allow lists the methods the resource allows, for a 405.
+	allow string
+}
+
+// serverFault reports whether the error is the server's fault rather than
+// the request's.
+func (e *davError) serverFault() bool {
+	return e.fault || e.status == http.StatusInternalServerError
 }
 
 func (e *davError) Error() string {
@@ -30,6 +43,11 @@ func (e *davError) Unwrap() error { return e.cause }
 // errorf builds a davError with a formatted message.
 func errorf(status int, format string, args ...any) *davError {
 	return &davError{status: status, message: fmt.Sprintf(format, args...)}
+}
+
+// methodNotAllowed builds a 405 naming the methods the resource allows.
+func methodNotAllowed(allow, message string) *davError {
+	return &davError{status: http.StatusMethodNotAllowed, message: message, allow: allow}
 }
 
 const msgNotFound = "Resource not found"
@@ -94,6 +112,16 @@ func errorBody(status int, message string) string {
 	return b.String()
 }
 
+const msgQuotaExceeded = "The space quota would be exceeded"
+
+const msgDiskFull = "There is not enough space on the server to store the file"
+
+// isDiskFull tells a full disk (or file system quota), which the operator
+// must hear about, from a space quota the user ran into.
+func isDiskFull(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
 // storageError maps a store error to the protocol error a client sees.
 // Conflict-type messages are taken from the caller because the right words
 // depend on the method.
@@ -110,8 +138,10 @@ func storageError(err error) *davError {
 		return &davError{status: http.StatusPreconditionFailed, message: "The resource has changed: precondition failed", cause: err}
 	case errors.Is(err, storage.ErrConflict):
 		return &davError{status: http.StatusConflict, message: "The parent collection does not exist or is not a collection", cause: err}
+	case errors.Is(err, storage.ErrInsufficientStorage) && isDiskFull(err):
+		return &davError{status: http.StatusInsufficientStorage, message: msgDiskFull, cause: err, fault: true}
 	case errors.Is(err, storage.ErrInsufficientStorage):
-		return &davError{status: http.StatusInsufficientStorage, message: "The space quota would be exceeded", cause: err}
+		return &davError{status: http.StatusInsufficientStorage, message: msgQuotaExceeded, cause: err}
 	case errors.Is(err, storage.ErrCrossSpace):
 		return &davError{status: http.StatusBadGateway, message: "cannot move across spaces", cause: err}
 	case errors.Is(err, storage.ErrInvalid):

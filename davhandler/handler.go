@@ -4,6 +4,7 @@
 package davhandler
 
 import (
+	"cmp"
 	"errors"
 	"net/http"
 
@@ -31,9 +32,10 @@ type Config struct {
 	MaxXMLBytes int64
 	// Logger receives server-side failures; nil means no logging.
 	Logger *zap.Logger
-	// ProjectSpaces are the ids of the project spaces this handler serves;
-	// any other project space in the store is as absent as one the user is
-	// not a member of (its data stays until it is configured again).
+	// ProjectSpaces are the ids of the project spaces this handler serves
+	// (none when empty); any other project space in the store is as absent
+	// as one the user is not a member of (its data stays until it is
+	// configured again). Personal spaces are always served.
 	ProjectSpaces []string
 }
 
@@ -45,6 +47,8 @@ type Handler struct {
 	depthInfinity bool
 	maxXMLBytes   int64
 	logger        *zap.Logger
+	// projectSpaces are the ids of the project spaces served.
+	projectSpaces map[string]bool
 }
 
 // New returns a Handler for cfg.
@@ -61,6 +65,10 @@ func New(cfg Config) (*Handler, error) {
 		depthInfinity: cfg.AllowDepthInfinity,
 		maxXMLBytes:   cfg.MaxXMLBytes,
 		logger:        cfg.Logger,
+		projectSpaces: make(map[string]bool, len(cfg.ProjectSpaces)),
+	}
+	for _, id := range cfg.ProjectSpaces {
+		h.projectSpaces[id] = true
 	}
 	if h.maxXMLBytes <= 0 {
 		h.maxXMLBytes = DefaultMaxXMLBytes
@@ -71,25 +79,42 @@ func New(cfg Config) (*Handler, error) {
 	return h, nil
 }
 
-// Handles reports whether the request path belongs to the WebDAV interface;
-// other requests are left to the next handler.
-func (h *Handler) Handles(r *http.Request) bool {
-	_, ok, _ := parseDAVPath(r.URL.Path)
-	return ok
-}
-
-// ServeHTTP answers one WebDAV request.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if err := h.serve(w, r); err != nil {
-		h.fail(w, r, err)
-	}
-}
-
-func (h *Handler) serve(w http.ResponseWriter, r *http.Request) error {
+// Route returns the handler of a request whose path belongs to the WebDAV
+// interface, bound to that parsed path; ok=false leaves the request to the
+// next handler.
+func (h *Handler) Route(r *http.Request) (handler http.Handler, ok bool) {
 	dp, ok, perr := parseDAVPath(r.URL.Path)
 	if !ok {
-		return errNotFound
+		return nil, false
 	}
+	return &routedRequest{h: h, path: dp, pathErr: perr}, true
+}
+
+// ServeHTTP answers one WebDAV request; a path outside the interface is 404.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	route, ok := h.Route(r)
+	if !ok {
+		h.fail(w, r, errNotFound)
+		return
+	}
+	route.ServeHTTP(w, r)
+}
+
+// routedRequest is a request path parsed once, with the refusal its
+// parsing produced, if any.
+type routedRequest struct {
+	h       *Handler
+	path    davPath
+	pathErr *davError
+}
+
+func (rr *routedRequest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := rr.h.serve(w, r, rr.path, rr.pathErr); err != nil {
+		rr.h.fail(w, r, err)
+	}
+}
+
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, dp davPath, perr *davError) error {
 	if r.Method == http.MethodOptions {
 		return h.handleOptions(w, r)
 	}
@@ -122,15 +147,27 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) error {
 }
 
 // fail answers err. Protocol errors get their own status; anything else is a
-// server fault, logged and answered as 500.
+// server fault, answered as 500.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	de := storageError(err)
-	if de.status >= http.StatusInternalServerError {
-		h.logger.Error("webdav request failed",
-			zap.String("method", r.Method), zap.String("uri", r.RequestURI), zap.Error(err))
-	} else if c := h.logger.Check(zapcore.DebugLevel, "webdav request refused"); c != nil {
+	h.logFailure(r, de, err)
+	if de.status == http.StatusMethodNotAllowed {
+		// RFC 9110 §15.5.6: a 405 must say what is allowed.
+		w.Header().Set("Allow", cmp.Or(de.allow, allowedOnVirtual))
+	}
+	writeErrorBody(w, r, de.status, de.message)
+}
+
+// logFailure logs the server's own faults at ERROR and the refusals of bad
+// requests at DEBUG.
+func (h *Handler) logFailure(r *http.Request, de *davError, err error) {
+	level, msg := zapcore.DebugLevel, "webdav request refused"
+	if de.serverFault() && r.Context().Err() == nil {
+		// A failure after the client went away is no fault to report.
+		level, msg = zapcore.ErrorLevel, "webdav request failed"
+	}
+	if c := h.logger.Check(level, msg); c != nil {
 		c.Write(zap.String("method", r.Method), zap.String("uri", r.RequestURI),
 			zap.Int("status", de.status), zap.Error(err))
 	}
-	writeErrorBody(w, r, de.status, de.message)
 }

@@ -39,7 +39,7 @@ func newEnv(t testing.TB, opts ...func(*Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Store: store, User: basicAuthUser}
+	cfg := Config{Store: store, User: basicAuthUser, ProjectSpaces: []string{physics.ID}}
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -8,6 +8,8 @@ import (
 	"github.com/davspaces/davspaces/storage"
 )
 
+const msgExists = "The resource you tried to create already exists"
+
 func (h *Handler) handleMkcol(w http.ResponseWriter, r *http.Request, req *request) error {
 	if hasBody(r) {
 		return errorf(http.StatusUnsupportedMediaType, "MKCOL with a request body (extended-mkcol) is not supported")
@@ -18,7 +20,7 @@ func (h *Handler) handleMkcol(w http.ResponseWriter, r *http.Request, req *reque
 	}
 	switch {
 	case t.exists:
-		return errorf(http.StatusMethodNotAllowed, "The resource you tried to create already exists")
+		return methodNotAllowed(allowedOn(t.node), msgExists)
 	case !t.hasParent:
 		return errorf(http.StatusConflict, "The parent collection of %s does not exist", t.name)
 	case !t.canWrite():
@@ -26,7 +28,8 @@ func (h *Handler) handleMkcol(w http.ResponseWriter, r *http.Request, req *reque
 	}
 	node, err := h.store.Mkdir(r.Context(), t.space.ID, t.parent.ID, t.name)
 	if errors.Is(err, storage.ErrExists) {
-		return errorf(http.StatusMethodNotAllowed, "The resource you tried to create already exists")
+		// Created meanwhile, as a file or a folder: both allow these.
+		return methodNotAllowed(allowedOnFolder, msgExists)
 	}
 	if err != nil {
 		return err

@@ -1,9 +1,35 @@
 package davhandler
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/davspaces/davspaces/storage"
+)
 
 // allowedMethods are the methods the interface implements.
 const allowedMethods = "OPTIONS, GET, HEAD, PUT, DELETE, MKCOL, PROPFIND, PROPPATCH, COPY, MOVE"
+
+// The methods an existing resource allows, for the Allow header of a 405.
+// MKCOL is never among them (the resource exists); a space root can be
+// neither deleted, copied, moved nor replaced.
+const (
+	allowedOnFile   = "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, COPY, MOVE"
+	allowedOnFolder = "OPTIONS, GET, HEAD, DELETE, PROPFIND, PROPPATCH, COPY, MOVE"
+	allowedOnRoot   = "OPTIONS, GET, HEAD, PROPFIND, PROPPATCH"
+	// allowedOnVirtual: the collections above the spaces only answer OPTIONS.
+	allowedOnVirtual = "OPTIONS"
+)
+
+// allowedOn returns the methods node n allows.
+func allowedOn(n storage.Node) string {
+	switch {
+	case n.ParentID == "":
+		return allowedOnRoot
+	case n.IsFolder():
+		return allowedOnFolder
+	}
+	return allowedOnFile
+}
 
 // davClasses are the compliance classes advertised: 1 (RFC 4918 without
 // locks) and 3 (the RFC 4918 revision). Class 2 comes with locks.

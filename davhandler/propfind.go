@@ -1,6 +1,8 @@
 package davhandler
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -53,8 +55,14 @@ func (h *Handler) handlePropfind(w http.ResponseWriter, r *http.Request, req *re
 		return err
 	}
 	pc := h.newPropContext(r, req, t)
+	pc.withDeadProps = needsDeadProps(pf)
+	target, err := pc.targetView(t)
+	if err != nil {
+		// Nothing is sent yet: a target gone meanwhile is still a 404.
+		return err
+	}
 	ms := startMultistatus(w)
-	err = pc.writeNode(ms, pf, &nodeView{node: t.node}, t.href())
+	err = pc.writeNode(ms, pf, target, t.href())
 	if err == nil && t.node.IsFolder() && depth != 0 {
 		err = h.writeChildren(pc, ms, pf, t.node, t.hrefPath, depth)
 	}
@@ -90,26 +98,61 @@ func (h *Handler) newPropContext(r *http.Request, req *request, t *target) *prop
 	}
 }
 
+// needsDeadProps reports whether answering pf reads dead properties or
+// favourites, which are then read together with each page of children.
+func needsDeadProps(pf propfindRequest) bool {
+	if pf.kind != findProp {
+		return true
+	}
+	for _, n := range pf.names {
+		if _, live := liveProps[n]; !live || n == favoriteName {
+			return true
+		}
+	}
+	return false
+}
+
+// targetView is the node a PROPFIND names, with its dead properties read
+// before the 207 goes out, when they are needed.
+func (pc *propContext) targetView(t *target) (*nodeView, error) {
+	v := &nodeView{node: t.node}
+	if t.node.ParentID == "" {
+		// The space root's size and its quota-available-bytes come from
+		// the same read.
+		pc.rootSize, pc.rootRead = t.node.Size, true
+	}
+	if pc.withDeadProps {
+		if _, err := pc.deadProps(v); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
 // writeChildren streams the responses of a folder's children, page by page,
-// descending into sub-folders for Depth: infinity.
+// descending into sub-folders for Depth: infinity. A folder deleted while it
+// is listed ends its listing; what was sent stays well-formed.
 func (h *Handler) writeChildren(pc *propContext, ms *multistatus, pf propfindRequest, folder storage.Node, folderPath string, depth int) error {
 	parentHref := escapePath(folderPath)
 	after := ""
 	for {
-		page, err := h.store.ReadDir(pc.ctx, folder.SpaceID, folder.ID, after, readDirPage)
+		page, err := pc.readChildren(folder, after)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
 		for _, child := range page {
-			href := parentHref + escapePath("/"+child.Name)
-			if child.IsFolder() {
+			href := parentHref + escapePath("/"+child.node.Name)
+			if child.node.IsFolder() {
 				href += "/"
 			}
-			if err := pc.writeNode(ms, pf, &nodeView{node: child}, href); err != nil {
+			if err := pc.writeNode(ms, pf, child, href); err != nil {
 				return err
 			}
-			if child.IsFolder() && depth == depthInfinity {
-				if err := h.writeChildren(pc, ms, pf, child, folderPath+"/"+child.Name, depth); err != nil {
+			if child.node.IsFolder() && depth == depthInfinity {
+				if err := h.writeChildren(pc, ms, pf, child.node, folderPath+"/"+child.node.Name, depth); err != nil {
 					return err
 				}
 			}
@@ -117,6 +160,32 @@ func (h *Handler) writeChildren(pc *propContext, ms *multistatus, pf propfindReq
 		if len(page) < readDirPage {
 			return nil
 		}
-		after = page[len(page)-1].Name
+		after = page[len(page)-1].node.Name
 	}
+}
+
+// readChildren reads a page of a folder's children, with their dead
+// properties from the same snapshot when the listing needs them, so that a
+// child deleted meanwhile is either complete or absent.
+func (pc *propContext) readChildren(folder storage.Node, after string) ([]*nodeView, error) {
+	if !pc.withDeadProps {
+		nodes, err := pc.store.ReadDir(pc.ctx, folder.SpaceID, folder.ID, after, readDirPage)
+		if err != nil {
+			return nil, fmt.Errorf("listing folder %s: %w", folder.ID, err)
+		}
+		views := make([]*nodeView, len(nodes))
+		for i, n := range nodes {
+			views[i] = &nodeView{node: n}
+		}
+		return views, nil
+	}
+	entries, err := pc.store.ReadDirProps(pc.ctx, folder.SpaceID, folder.ID, pc.user.ID, after, readDirPage)
+	if err != nil {
+		return nil, fmt.Errorf("listing folder %s with properties: %w", folder.ID, err)
+	}
+	views := make([]*nodeView, len(entries))
+	for i, e := range entries {
+		views[i] = &nodeView{node: e.Node, props: e.Props, loaded: true}
+	}
+	return views, nil
 }

@@ -1,11 +1,17 @@
 package davhandler
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/davspaces/davspaces/storage"
 )
 
 func TestPropfindDepth(t *testing.T) {
@@ -188,4 +194,138 @@ func TestPropfindNotFound(t *testing.T) {
 	wantError(t, e.do("einstein", "PROPFIND", "/webdav/missing", "", "Depth", "0"), http.StatusNotFound, "NotFound", "Resource not found")
 	wantError(t, e.do("einstein", "PROPFIND", "/dav/nothing", "", "Depth", "0"), http.StatusNotFound, "NotFound", "File not found in root")
 	wantError(t, e.do("einstein", "PROPFIND", "/dav/spaces", "", "Depth", "0"), http.StatusMethodNotAllowed, "MethodNotAllowed", "")
+}
+
+// desktopPropfind is the property set the ownCloud desktop client lists
+// folders with.
+const desktopPropfind = `<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop>` +
+	`<d:resourcetype/><d:getlastmodified/><d:getcontentlength/><d:getetag/><oc:size/><oc:id/><oc:fileid/>` +
+	`<oc:downloadURL/><oc:dDC/><oc:permissions/><oc:checksums/><oc:favorite/><oc:share-types/><oc:data-fingerprint/>` +
+	`</d:prop></d:propfind>`
+
+// TestPropfindWhileChildrenChurn: listings that need dead properties or
+// favourites stay complete and well-formed while children are deleted and
+// re-created: every 207 parses and lists every child that existed
+// throughout.
+func TestPropfindWhileChildrenChurn(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.AllowDepthInfinity = true })
+	ctx := context.Background()
+	space, err := e.store.PersonalSpace(ctx, storage.User{ID: "einstein"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, e.do("einstein", "MKCOL", "/webdav/d", ""), http.StatusCreated)
+	var stable []string
+	for i := range 8 {
+		name := fmt.Sprintf("stable%d", i)
+		wantStatus(t, e.do("einstein", "MKCOL", "/webdav/d/"+name, ""), http.StatusCreated)
+		stable = append(stable, "/webdav/d/"+name+"/")
+	}
+	folder, err := e.store.Child(ctx, space.ID, space.ID, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var churner sync.WaitGroup
+	churner.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := churn(ctx, e.store, space.ID, folder.ID, fmt.Sprintf("churn%d", i%6)); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	defer churner.Wait()
+	defer close(stop)
+	bodies := []string{"", desktopPropfind, `<d:propfind xmlns:d="DAV:"><d:propname/></d:propfind>`}
+	for i := range 90 {
+		depth := []string{"1", "infinity"}[i%2]
+		rec := e.do("einstein", "PROPFIND", "/webdav/d", bodies[i%len(bodies)], "Depth", depth)
+		var hrefs []string
+		for _, r := range parseMultistatus(t, rec) {
+			hrefs = append(hrefs, r.Href)
+		}
+		for _, want := range stable {
+			if !slices.Contains(hrefs, want) {
+				t.Fatalf("listing %d (Depth %s) lacks %s: %q", i, depth, want, hrefs)
+			}
+		}
+	}
+}
+
+// churn deletes a child folder (with a file and a dead property) if it is
+// there and creates it again.
+func churn(ctx context.Context, store storage.Store, spaceID, folderID, name string) error {
+	if old, err := store.Child(ctx, spaceID, folderID, name); err == nil {
+		if err := store.Remove(ctx, spaceID, old.ID, storage.Conditions{}); err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
+	}
+	n, err := store.Mkdir(ctx, spaceID, folderID, name)
+	if err != nil {
+		return err
+	}
+	if _, err := store.Mkdir(ctx, spaceID, n.ID, "inner"); err != nil {
+		return err
+	}
+	return store.PatchProps(ctx, spaceID, n.ID, []storage.PropPatch{
+		{Property: storage.Property{Name: storage.PropName{Space: "urn:z", Local: "color"}, Value: "red"}},
+		{Property: storage.Property{Name: storage.PropName{Space: nsOC, Local: "favorite"}, User: "einstein", Value: "1"}},
+	})
+}
+
+// TestPropfindReadsPropsWithThePage: a listing reads each page of children
+// with their dead properties in one call when it needs them, and never
+// reads properties when it does not.
+func TestPropfindReadsPropsWithThePage(t *testing.T) {
+	tests := []struct {
+		name, body string
+		want       map[string]int
+	}{
+		{"allprop", "", map[string]int{"ReadDirProps": 1, "Props": 1}},
+		{"desktop client", desktopPropfind, map[string]int{"ReadDirProps": 1, "Props": 1}},
+		{"favourite only", fmt.Sprintf(propfindBody, "<oc:favorite/>"), map[string]int{"ReadDirProps": 1, "Props": 1}},
+		{"dead property", fmt.Sprintf(propfindBody, `<z:color xmlns:z="urn:z"/>`), map[string]int{"ReadDirProps": 1, "Props": 1}},
+		{"propname", `<d:propfind xmlns:d="DAV:"><d:propname/></d:propfind>`, map[string]int{"ReadDirProps": 1, "Props": 1}},
+		{"live only", fmt.Sprintf(propfindBody, "<d:getetag/><oc:id/><oc:size/><oc:permissions/>"), map[string]int{"ReadDir": 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := &failingStore{}
+			e := newEnv(t, withFailingStore(fs))
+			for _, name := range []string{"a", "b", "c"} {
+				wantStatus(t, e.do("einstein", "PUT", "/webdav/"+name, name), http.StatusCreated)
+			}
+			fs.calls = nil
+			if res := parseMultistatus(t, e.do("einstein", "PROPFIND", "/webdav/", tt.body, "Depth", "1")); len(res) != 4 {
+				t.Fatalf("%d responses, want 4", len(res))
+			}
+			if !maps.Equal(fs.calls, tt.want) {
+				t.Fatalf("store calls %v, want %v", fs.calls, tt.want)
+			}
+		})
+	}
+}
+
+// TestPropfindRootQuotaFromOneRead: the size and the free quota of a space
+// root describe the same moment, even while a file is added.
+func TestPropfindRootQuotaFromOneRead(t *testing.T) {
+	fs := &failingStore{}
+	e := newEnv(t, withFailingStore(fs))
+	setQuota(t, e, 10)
+	wantStatus(t, e.do("einstein", "PUT", "/dav/spaces/physics/a", "123456"), http.StatusCreated)
+	fs.afterNode = func() {
+		fs.afterNode = nil
+		wantStatus(t, e.do("einstein", "PUT", "/dav/spaces/physics/b", "123"), http.StatusCreated)
+	}
+	res := parseMultistatus(t, e.do("einstein", "PROPFIND", "/dav/spaces/physics", fmt.Sprintf(propfindBody, "<d:quota-used-bytes/><d:quota-available-bytes/>"), "Depth", "0"))
+	used, avail := res[0].Props["DAV: quota-used-bytes"], res[0].Props["DAV: quota-available-bytes"]
+	if used+"+"+avail != "6+4" && used+"+"+avail != "9+1" {
+		t.Fatalf("used %s + available %s is not the quota 10", used, avail)
+	}
 }

@@ -82,9 +82,12 @@ type propContext struct {
 	role      storage.Role
 	user      storage.User
 	linkBase  string // scheme://host of the request, for private links
-	rootSize  int64
-	rootRead  bool
-	found     []foundProp
+	// withDeadProps: the request needs dead properties or favourites, so
+	// they are read with the nodes.
+	withDeadProps bool
+	rootSize      int64
+	rootRead      bool
+	found         []foundProp
 }
 
 type foundProp struct {

@@ -1,6 +1,9 @@
 package davhandler
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -29,7 +32,7 @@ func (h *Handler) handlePut(w http.ResponseWriter, r *http.Request, req *request
 	if err != nil {
 		return err
 	}
-	parentID, name, err := uploadPlace(t)
+	place, err := uploadPlace(t)
 	if err != nil {
 		return err
 	}
@@ -37,24 +40,28 @@ func (h *Handler) handlePut(w http.ResponseWriter, r *http.Request, req *request
 	if err != nil {
 		return err
 	}
+	if r.ContentLength > 0 {
+		// Refused before the body is read, so a client waiting for
+		// 100 Continue never sends it.
+		if err := h.checkFreeQuota(r.Context(), t.space, r.ContentLength-replacedSize(t)); err != nil {
+			return err
+		}
+	}
 	up, err := h.store.NewUpload(r.Context(), t.space.ID)
 	if err != nil {
 		return err
 	}
 	defer up.Discard()
-	if _, err := io.Copy(up, r.Body); err != nil {
-		return errorf(http.StatusBadRequest, "reading request body: %v", err)
+	if err := receiveBody(up, r.Body); err != nil {
+		return err
 	}
 	if expected != nil && !expected.Matches(up.Checksums()) {
 		return errorf(http.StatusBadRequest, msgChecksumMismatch)
 	}
-	node, created, err := up.Commit(r.Context(), storage.Commit{
-		ParentID:    parentID,
-		Name:        name,
-		ModTime:     mtime,
-		ContentType: storedContentType(r.Header.Get("Content-Type")),
-		Conditions:  cond,
-	})
+	place.ModTime = mtime
+	place.ContentType = storedContentType(r.Header.Get("Content-Type"))
+	place.Conditions = cond
+	node, created, err := up.Commit(r.Context(), place)
 	if err != nil {
 		return err
 	}
@@ -70,23 +77,103 @@ func (h *Handler) handlePut(w http.ResponseWriter, r *http.Request, req *request
 	return nil
 }
 
-// uploadPlace returns the folder and name a PUT writes to.
-func uploadPlace(t *target) (parentID, name string, err error) {
+// receiveBody copies a request body into an upload. A body that cannot be
+// read is the client's fault; bytes that cannot be stored are the server's.
+func receiveBody(up storage.Upload, body io.Reader) error {
+	src := &bodyReader{r: body}
+	_, err := io.Copy(up, src)
+	switch {
+	case err == nil:
+		return nil
+	case src.err != nil:
+		return bodyReadError(src.err)
+	}
+	return storeWriteError(err)
+}
+
+// bodyReader remembers why reading the request body failed, so that the
+// failure can be told from one writing to the store.
+type bodyReader struct {
+	r   io.Reader
+	err error
+}
+
+func (b *bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF {
+		b.err = err
+	}
+	return n, err
+}
+
+// bodyReadError answers a body the client did not send in full: 413 when a
+// size limit (http.MaxBytesReader, Caddy's request_body max_size) cut it.
+func bodyReadError(err error) error {
+	if tooLarge, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return &davError{status: http.StatusRequestEntityTooLarge, cause: err,
+			message: fmt.Sprintf("The request body is larger than the server accepts (%d bytes)", tooLarge.Limit)}
+	}
+	return &davError{status: http.StatusBadRequest, message: "reading request body: " + err.Error(), cause: err}
+}
+
+// storeWriteError answers bytes the store could not write: 507 when its
+// storage is full, 500 otherwise; both are the server's fault.
+func storeWriteError(err error) error {
+	err = fmt.Errorf("storing the request body: %w", err)
+	if errors.Is(err, storage.ErrInsufficientStorage) {
+		return &davError{status: http.StatusInsufficientStorage, message: msgDiskFull, cause: err, fault: true}
+	}
+	return &davError{status: http.StatusInternalServerError, message: "internal server error", cause: err, fault: true}
+}
+
+// replacedSize is the size of the file a PUT replaces, 0 when it creates one.
+func replacedSize(t *target) int64 {
+	if t.exists {
+		return t.node.Size
+	}
+	return 0
+}
+
+// checkFreeQuota refuses growing the space by growth bytes when its free
+// quota (the quota less the tree size of its root) cannot hold them. It is
+// an early answer for a size announced before the bytes arrive; the store
+// checks again when it commits them.
+func (h *Handler) checkFreeQuota(ctx context.Context, space storage.Space, growth int64) error {
+	if space.Quota < 0 || growth <= 0 {
+		return nil
+	}
+	root, err := h.store.Node(ctx, space.ID, space.ID)
+	if err != nil {
+		return fmt.Errorf("reading the size of space %s: %w", space.ID, err)
+	}
+	if root.Size+growth > space.Quota {
+		return &davError{status: http.StatusInsufficientStorage, message: msgQuotaExceeded,
+			cause: fmt.Errorf("%d of %d bytes used, %d more", root.Size, space.Quota, growth)}
+	}
+	return nil
+}
+
+// uploadPlace returns where a PUT writes: the file a file id names,
+// wherever it is when the upload commits, or a name in a folder.
+func uploadPlace(t *target) (storage.Commit, error) {
+	var c storage.Commit
 	switch {
 	case t.exists && t.node.IsFolder():
-		return "", "", errorf(http.StatusConflict, "%s is a collection: PUT needs a file name", displayNameOf(t))
+		return c, errorf(http.StatusConflict, "%s is a collection: PUT needs a file name", displayNameOf(t))
 	case t.exists && t.isBase:
-		// PUT to a file id replaces that file.
-		parentID, name = t.node.ParentID, t.node.Name
+		// The file id names the file, not its place: a MOVE meanwhile must
+		// not make the PUT create a new file at the old place. ParentID and
+		// Name, which the store ignores then, still describe the request.
+		c.NodeID, c.ParentID, c.Name = t.node.ID, t.node.ParentID, t.node.Name
 	case !t.hasParent:
-		return "", "", errorf(http.StatusConflict, "The parent collection of %s does not exist", t.name)
+		return c, errorf(http.StatusConflict, "The parent collection of %s does not exist", t.name)
 	default:
-		parentID, name = t.parent.ID, t.name
+		c.ParentID, c.Name = t.parent.ID, t.name
 	}
 	if !t.canWrite() {
-		return "", "", errReadOnly
+		return c, errReadOnly
 	}
-	return parentID, name, nil
+	return c, nil
 }
 
 func displayNameOf(t *target) string {

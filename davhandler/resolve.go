@@ -121,7 +121,7 @@ func (h *Handler) resolveBase(ctx context.Context, user storage.User, dp davPath
 	if err != nil {
 		return space, storage.Node{}, err
 	}
-	if space.RoleOf(user) == storage.RoleNone {
+	if !h.visible(space, user) {
 		return space, storage.Node{}, errNotFound
 	}
 	if nodeID == "" {
@@ -129,6 +129,16 @@ func (h *Handler) resolveBase(ctx context.Context, user storage.User, dp davPath
 	}
 	node, err := h.store.Node(ctx, space.ID, nodeID)
 	return space, node, err
+}
+
+// visible reports whether user may learn that space exists: it is served
+// here and user is a member. Every other space answers as one that does not
+// exist, so that neither a stranger nor a former member can tell them apart.
+func (h *Handler) visible(space storage.Space, user storage.User) bool {
+	if space.Type == storage.SpaceProject && !h.projectSpaces[space.ID] {
+		return false
+	}
+	return space.RoleOf(user) != storage.RoleNone
 }
 
 // spaceByRef parses a resource id (<storage>$<space>!<node>, <storage>$<space>

@@ -1,0 +1,131 @@
+package davhandler
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"syscall"
+	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+func TestRoute(t *testing.T) {
+	e := newEnv(t)
+	tests := []struct {
+		path   string
+		routed bool
+		status int // of PROPFIND Depth 0 as einstein, when routed
+	}{
+		{"/webdav/", true, http.StatusMultiStatus},
+		{"/remote.php/dav/files/einstein/", true, http.StatusMultiStatus},
+		{"/dav/spaces/physics", true, http.StatusMultiStatus},
+		{"/dav/nothing", true, http.StatusNotFound},
+		{"/webdav/%2e%2e/x", true, http.StatusBadRequest},
+		{"/", false, 0},
+		{"/remote.phpx/webdav/", false, 0},
+		{"/index.html", false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			req := httptest.NewRequest("PROPFIND", tt.path, nil)
+			req.SetBasicAuth("einstein", "x")
+			req.Header.Set("Depth", "0")
+			route, ok := e.h.Route(req)
+			if ok != tt.routed {
+				t.Fatalf("routed %v, want %v", ok, tt.routed)
+			}
+			if !ok {
+				return
+			}
+			rec := httptest.NewRecorder()
+			route.ServeHTTP(rec, req)
+			wantStatus(t, rec, tt.status)
+		})
+	}
+}
+
+// TestFailureLogLevels: only the server's own faults reach the error log;
+// anything a client can cause at will is logged at debug level.
+func TestFailureLogLevels(t *testing.T) {
+	tests := []struct {
+		name, method, path, body string
+		hdr                      []string
+		fail                     failingStore
+		status                   int
+		level                    zapcore.Level
+	}{
+		{name: "unknown method", method: "PATCH", path: "/webdav/", status: http.StatusNotImplemented, level: zapcore.DebugLevel},
+		{name: "lock", method: "LOCK", path: "/webdav/f.txt", status: http.StatusNotImplemented, level: zapcore.DebugLevel},
+		{name: "cross-space move", method: "MOVE", path: "/webdav/f.txt", hdr: []string{"Destination", "/dav/spaces/physics/f.txt"}, status: http.StatusBadGateway, level: zapcore.DebugLevel},
+		{name: "foreign destination host", method: "COPY", path: "/webdav/f.txt", hdr: []string{"Destination", "http://elsewhere.example/webdav/g.txt"}, status: http.StatusBadGateway, level: zapcore.DebugLevel},
+		{name: "quota", method: "PUT", path: "/dav/spaces/physics/big", body: "0123456789abc", status: http.StatusInsufficientStorage, level: zapcore.DebugLevel},
+		{name: "not found", method: "GET", path: "/webdav/missing", status: http.StatusNotFound, level: zapcore.DebugLevel},
+		{name: "disk full", method: "PUT", path: "/webdav/g.txt", body: "x", fail: failingStore{uploadWriteErr: fmt.Errorf("write: %w: %w", storage.ErrInsufficientStorage, syscall.ENOSPC)}, status: http.StatusInsufficientStorage, level: zapcore.ErrorLevel},
+		{name: "store full", method: "PUT", path: "/webdav/g.txt", body: "x", fail: failingStore{uploadWriteErr: fmt.Errorf("write: %w", storage.ErrInsufficientStorage)}, status: http.StatusInsufficientStorage, level: zapcore.ErrorLevel},
+		{name: "upload write failure", method: "PUT", path: "/webdav/g.txt", body: "x", fail: failingStore{uploadWriteErr: errDiskOnFire}, status: http.StatusInternalServerError, level: zapcore.ErrorLevel},
+		{name: "store failure", method: "PROPFIND", path: "/webdav/", hdr: []string{"Depth", "1"}, fail: failingStore{readDirErr: errDiskOnFire}, status: http.StatusMultiStatus, level: zapcore.ErrorLevel},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			core, logs := observer.New(zapcore.DebugLevel)
+			fs := &failingStore{}
+			e := newEnv(t, withFailingStore(fs), func(c *Config) { c.Logger = zap.New(core) })
+			setQuota(t, e, 10)
+			wantStatus(t, e.do("einstein", "PUT", "/webdav/f.txt", "f"), http.StatusCreated)
+			fs.uploadWriteErr, fs.readDirErr = tt.fail.uploadWriteErr, tt.fail.readDirErr
+			logs.TakeAll()
+			rec := e.do("einstein", tt.method, tt.path, tt.body, tt.hdr...)
+			wantStatus(t, rec, tt.status)
+			entries := logs.TakeAll()
+			if len(entries) != 1 {
+				t.Fatalf("%d log entries, want 1: %+v", len(entries), entries)
+			}
+			if entries[0].Level != tt.level {
+				t.Fatalf("logged at %s, want %s: %s %v", entries[0].Level, tt.level, entries[0].Message, entries[0].ContextMap())
+			}
+		})
+	}
+}
+
+// setQuota gives the Physics space a quota.
+func setQuota(t testing.TB, e *env, bytes int64) {
+	t.Helper()
+	space := e.physics
+	space.Quota = bytes
+	if _, err := e.store.PutSpace(context.Background(), space); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMethodNotAllowedSendsAllow: every 405 names the methods the resource
+// allows (RFC 9110 §15.5.6).
+func TestMethodNotAllowedSendsAllow(t *testing.T) {
+	e := newEnv(t)
+	wantStatus(t, e.do("einstein", "MKCOL", "/webdav/d", ""), http.StatusCreated)
+	wantStatus(t, e.do("einstein", "PUT", "/webdav/f.txt", "f"), http.StatusCreated)
+	tests := []struct {
+		name, method, path string
+		allow              string
+	}{
+		{"mkcol on a folder", "MKCOL", "/webdav/d", "OPTIONS, GET, HEAD, DELETE, PROPFIND, PROPPATCH, COPY, MOVE"},
+		{"mkcol on a file", "MKCOL", "/webdav/f.txt", "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, COPY, MOVE"},
+		{"mkcol on a space root", "MKCOL", "/dav/spaces/physics", "OPTIONS, GET, HEAD, PROPFIND, PROPPATCH"},
+		{"delete a space root", "DELETE", "/webdav/", "OPTIONS, GET, HEAD, PROPFIND, PROPPATCH"},
+		{"list the spaces", "PROPFIND", "/dav/spaces/", "OPTIONS"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := e.do("einstein", tt.method, tt.path, "", "Depth", "0")
+			wantError(t, rec, http.StatusMethodNotAllowed, "MethodNotAllowed", "")
+			if got := rec.Header().Get("Allow"); got != tt.allow {
+				t.Fatalf("Allow %q, want %q", got, tt.allow)
+			}
+		})
+	}
+}

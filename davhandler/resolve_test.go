@@ -1,0 +1,85 @@
+package davhandler
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+// TestUnservedProjectSpaceIsAbsent: a project space in the store that the
+// handler is not configured to serve answers exactly as a space that does
+// not exist, by path and by id, as source and as Destination, even to its
+// former members; personal spaces are unaffected.
+func TestUnservedProjectSpaceIsAbsent(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	retired, err := e.store.PutSpace(ctx, storage.Space{
+		ID: "retired", Type: storage.SpaceProject, Name: "Retired", Quota: storage.NoQuota,
+		Members: map[string]storage.Role{"einstein": storage.RoleManager},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	folder, err := e.store.Mkdir(ctx, retired.ID, retired.ID, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, e.do("einstein", "PUT", "/webdav/mine.txt", "mine"), http.StatusCreated)
+	folderID := resourceID(testStorageID, folder)
+	paths := []struct{ retired, absent string }{
+		{"/dav/spaces/retired", "/dav/spaces/nope"},
+		{"/dav/spaces/" + testStorageID + "$retired/d", "/dav/spaces/" + testStorageID + "$nope/d"},
+		{"/remote.php/dav/spaces/" + folderID, "/remote.php/dav/spaces/" + strings.Replace(folderID, "retired", "nope", 1)},
+		{"/dav/spaces/retired/d/new", "/dav/spaces/nope/d/new"},
+	}
+	methods := []struct {
+		method, body string
+		hdr          []string
+	}{
+		{"PROPFIND", "", []string{"Depth", "1"}},
+		{"PROPPATCH", `<d:propertyupdate xmlns:d="DAV:"><d:set><d:prop><d:x>1</d:x></d:prop></d:set></d:propertyupdate>`, nil},
+		{"GET", "", nil},
+		{"HEAD", "", nil},
+		{"PUT", "data", nil},
+		{"MKCOL", "", nil},
+		{"DELETE", "", nil},
+		{"COPY", "", []string{"Destination", "/webdav/copied"}},
+		{"MOVE", "", []string{"Destination", "/webdav/moved"}},
+	}
+	for _, p := range paths {
+		for _, m := range methods {
+			t.Run(m.method+" "+p.retired, func(t *testing.T) {
+				got := e.do("einstein", m.method, p.retired, m.body, m.hdr...)
+				want := e.do("einstein", m.method, p.absent, m.body, m.hdr...)
+				wantStatus(t, got, http.StatusNotFound)
+				if got.Body.String() != want.Body.String() {
+					t.Fatalf("told apart from an absent space:\n%s\n%s", got.Body.String(), want.Body.String())
+				}
+			})
+		}
+	}
+	for _, dst := range []string{"/dav/spaces/retired/x", "/dav/spaces/" + folderID + "/x", "/dav/spaces/" + folderID} {
+		for _, method := range []string{"COPY", "MOVE"} {
+			t.Run(method+" to "+dst, func(t *testing.T) {
+				got := e.do("einstein", method, "/webdav/mine.txt", "", "Destination", escapePath(dst))
+				want := e.do("einstein", method, "/webdav/mine.txt", "", "Destination", escapePath(strings.ReplaceAll(dst, "retired", "nope")))
+				wantStatus(t, got, http.StatusNotFound)
+				if got.Body.String() != want.Body.String() {
+					t.Fatalf("told apart from an absent space:\n%s\n%s", got.Body.String(), want.Body.String())
+				}
+			})
+		}
+	}
+	if _, err := e.store.Child(ctx, retired.ID, folder.ID, "new"); err == nil {
+		t.Fatal("a request created a file in the unserved space")
+	}
+	if n, err := e.store.Node(ctx, retired.ID, folder.ID); err != nil || n.Name != "d" {
+		t.Fatalf("the unserved space changed: %v %+v", err, n)
+	}
+	// The served spaces still work.
+	wantStatus(t, e.do("einstein", "PROPFIND", "/dav/spaces/physics", "", "Depth", "0"), http.StatusMultiStatus)
+	wantStatus(t, e.do("einstein", "GET", "/webdav/mine.txt", ""), http.StatusOK)
+}
