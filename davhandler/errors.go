@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/davspaces/davspaces/storage"
 )
@@ -116,12 +115,6 @@ const msgQuotaExceeded = "The space quota would be exceeded"
 
 const msgDiskFull = "There is not enough space on the server to store the file"
 
-// isDiskFull tells a full disk (or file system quota), which the operator
-// must hear about, from a space quota the user ran into.
-func isDiskFull(err error) bool {
-	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
-}
-
 // storageError maps a store error to the protocol error a client sees.
 // Conflict-type messages are taken from the caller because the right words
 // depend on the method.
@@ -138,7 +131,8 @@ func storageError(err error) *davError {
 		return &davError{status: http.StatusPreconditionFailed, message: "The resource has changed: precondition failed", cause: err}
 	case errors.Is(err, storage.ErrConflict):
 		return &davError{status: http.StatusConflict, message: "The parent collection does not exist or is not a collection", cause: err}
-	case errors.Is(err, storage.ErrInsufficientStorage) && isDiskFull(err):
+	case errors.Is(err, storage.ErrNoSpace):
+		// The operator must hear about a full disk; a quota is the user's.
 		return &davError{status: http.StatusInsufficientStorage, message: msgDiskFull, cause: err, fault: true}
 	case errors.Is(err, storage.ErrInsufficientStorage):
 		return &davError{status: http.StatusInsufficientStorage, message: msgQuotaExceeded, cause: err}

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"syscall"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -112,7 +111,7 @@ func TestPutBodyAndStoreFailures(t *testing.T) {
 		{name: "client breaks off", body: io.MultiReader(strings.NewReader("part"), iotest.ErrReader(io.ErrUnexpectedEOF)), status: http.StatusBadRequest, exception: "BadRequest"},
 		{name: "body over the size limit", limit: 3, status: http.StatusRequestEntityTooLarge, exception: "RequestEntityTooLarge"},
 		{name: "body over Caddy's max_size", caddyMax: 3, status: http.StatusRequestEntityTooLarge, exception: "RequestEntityTooLarge"},
-		{name: "disk full", writeErr: fmt.Errorf("write upload: %w: %w", storage.ErrInsufficientStorage, syscall.ENOSPC), status: http.StatusInsufficientStorage, exception: "InsufficientStorage"},
+		{name: "disk full", writeErr: fmt.Errorf("write upload: %w", storage.ErrNoSpace), status: http.StatusInsufficientStorage, exception: "InsufficientStorage"},
 		{name: "store full", writeErr: fmt.Errorf("write upload: %w", storage.ErrInsufficientStorage), status: http.StatusInsufficientStorage, exception: "InsufficientStorage"},
 		{name: "store failure", writeErr: errDiskOnFire, status: http.StatusInternalServerError, exception: ""},
 	}

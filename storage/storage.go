@@ -8,6 +8,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -28,8 +29,12 @@ var (
 	// ErrPrecondition: an If-Match / If-None-Match condition failed.
 	ErrPrecondition = errors.New("precondition failed")
 	// ErrInsufficientStorage: the space quota or a limit on dead properties
-	// would be exceeded, or the disk is full.
+	// would be exceeded, or the backing storage is full (ErrNoSpace).
 	ErrInsufficientStorage = errors.New("insufficient storage")
+	// ErrNoSpace: the backing storage itself is full (a full disk, a file
+	// system or bucket quota). It is an ErrInsufficientStorage, but the
+	// operator's problem rather than the user's.
+	ErrNoSpace = fmt.Errorf("%w: no space left on the backing storage", ErrInsufficientStorage)
 	// ErrCrossSpace: source and destination are in different spaces.
 	ErrCrossSpace = errors.New("cannot move across spaces")
 	// ErrInvalid: a malformed name or argument.

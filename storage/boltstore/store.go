@@ -326,10 +326,10 @@ func effectiveQuota(sp storage.Space, personalDefault int64) storage.Space {
 }
 
 // diskFull marks the error of a full disk or an exhausted disk quota as
-// storage.ErrInsufficientStorage: the client is told 507, not 500.
+// storage.ErrNoSpace: the client is told 507, not 500.
 func diskFull(err error) error {
 	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
-		return fmt.Errorf("%w: %w", storage.ErrInsufficientStorage, err)
+		return fmt.Errorf("%w: %w", storage.ErrNoSpace, err)
 	}
 	return err
 }
