@@ -1,8 +1,6 @@
 package integration
 
 import (
-	"crypto/sha1"
-	"encoding/hex"
 	"net/http"
 	"slices"
 	"sort"
@@ -268,8 +266,7 @@ func (c *client) snapshot(root string) map[string]string {
 				}
 			default:
 				_, body := c.expect(http.StatusOK, http.MethodGet, r.href, "")
-				sum := sha1.Sum([]byte(body))
-				snap[r.href] += "\ncontent sha1 " + hex.EncodeToString(sum[:])
+				snap[r.href] += "\ncontent sha1 " + sha1Hex([]byte(body))
 			}
 		}
 	}
