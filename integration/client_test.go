@@ -115,26 +115,13 @@ func (c *client) expect(status int, method, path, body string, hdr ...string) (*
 func (c *client) prop(path, ns, local string) string {
 	c.t.Helper()
 	body := fmt.Sprintf(`<d:propfind xmlns:d="DAV:"><d:prop><x:%s xmlns:x="%s"/></d:prop></d:propfind>`, local, ns)
-	_, b := c.expect(http.StatusMultiStatus, "PROPFIND", path, body, "Depth", "0")
-	var ms struct {
-		Propstats []struct {
-			Props []struct {
-				XMLName xml.Name
-				Value   string `xml:",innerxml"`
-			} `xml:",any"`
-		} `xml:"response>propstat>prop"`
-	}
-	if err := xml.Unmarshal([]byte(b), &ms); err != nil {
-		c.t.Fatalf("PROPFIND %s: %v\n%s", path, err, b)
-	}
-	for _, ps := range ms.Propstats {
-		for _, p := range ps.Props {
-			if p.XMLName.Local == local && strings.Contains(b, "200 OK") {
-				return p.Value
-			}
+	responses := c.propfind(path, "0", body)
+	if len(responses) == 1 {
+		if v, ok := responses[0].props[ns+" "+local]; ok {
+			return v
 		}
 	}
-	c.t.Fatalf("PROPFIND %s: no %s in\n%s", path, local, b)
+	c.t.Fatalf("PROPFIND %s: no %s %s among %d responses", path, ns, local, len(responses))
 	return ""
 }
 
