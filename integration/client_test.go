@@ -28,6 +28,13 @@ func newClient(t testing.TB, base, user string) *client {
 	return &client{t: t, base: base, user: user, http: &http.Client{Timeout: 30 * time.Second}}
 }
 
+// in is the same client reporting to t (a subtest).
+func (c *client) in(t testing.TB) *client {
+	in := *c
+	in.t = t
+	return &in
+}
+
 // do sends a request; path is sent as written (already escaped); hdr holds
 // header name/value pairs.
 func (c *client) do(method, path, body string, hdr ...string) (*http.Response, string) {

@@ -31,9 +31,10 @@ func TestHostileUserMatrix(t *testing.T) {
 	attacker.expect(http.StatusCreated, "PUT", "/webdav/mine.txt", "the attacker's own file")
 
 	var targets []hostileTarget
+	ownRef := personalSpaceRef(t, s, "richard")
 	for _, space := range []struct{ name, ref string }{{"personal", personal}, {"project", project}} {
 		seedVictimSpace(owner, "/dav/spaces/"+space.ref)
-		targets = append(targets, hostileTargets(owner, space.name, space.ref)...)
+		targets = append(targets, hostileTargets(owner, space.name, space.ref, ownRef)...)
 	}
 	// A space that does not exist at all: the control row.
 	storageID, _, _ := strings.Cut(personal, "$")
@@ -47,7 +48,7 @@ func TestHostileUserMatrix(t *testing.T) {
 	for _, m := range hostileMethods {
 		for _, tg := range targets {
 			t.Run(m.name+"/"+tg.name, func(t *testing.T) {
-				resp, body := m.send(&client{t: t, base: attacker.base, user: attacker.user, http: attacker.http}, s.URL, tg.path)
+				resp, body := m.send(attacker.in(t), s.URL, tg.path)
 				want := notFound[http.MethodGet]
 				if m.name == http.MethodHead {
 					want = notFound[http.MethodHead]
@@ -59,11 +60,12 @@ func TestHostileUserMatrix(t *testing.T) {
 	t.Run("OPTIONS", func(t *testing.T) {
 		// OPTIONS answers before authentication; it must answer a foreign
 		// space exactly as a missing path of the attacker's own space.
-		resp, body := attacker.do(http.MethodOptions, "/webdav/missing.txt", "")
-		own := newAnswer(resp, []byte(body))
+		c := attacker.in(t)
+		resp, body := c.do(http.MethodOptions, "/webdav/missing.txt", "")
+		ownMissing := newAnswer(resp, []byte(body))
 		for _, tg := range targets {
-			resp, body := attacker.do(http.MethodOptions, tg.path, "")
-			own.check(t, "OPTIONS "+tg.path, resp, []byte(body))
+			resp, body := c.do(http.MethodOptions, tg.path, "")
+			ownMissing.check(t, "OPTIONS "+tg.path, resp, []byte(body))
 		}
 	})
 
@@ -93,27 +95,33 @@ func seedVictimSpace(owner *client, base string) {
 }
 
 // hostileTargets names the resources of the space ref on every base path
-// that can reach it, and by the resource ids of a file and a folder.
-func hostileTargets(owner *client, space, ref string) []hostileTarget {
+// that can reach it, by the resource ids of a file and a folder, and by
+// those node ids under the attacker's own space id (ownRef).
+func hostileTargets(owner *client, space, ref, ownRef string) []hostileTarget {
 	owner.t.Helper()
 	spaceID := ref[strings.IndexByte(ref, '$')+1:]
-	bases := [][2]string{
+	type base struct{ name, path string }
+	bases := []base{
 		{"spaces", "/dav/spaces/" + ref},
 		{"remote-spaces", "/remote.php/dav/spaces/" + strings.Replace(ref, "$", "%24", 1)},
 		{"bare-space-id", "/dav/spaces/" + spaceID},
 	}
 	if space == "personal" {
 		bases = append(bases,
-			[2]string{"files", "/dav/files/einstein"},
-			[2]string{"remote-files", "/remote.php/dav/files/einstein"})
+			base{"files", "/dav/files/einstein"},
+			base{"remote-files", "/remote.php/dav/files/einstein"})
 	}
 	var targets []hostileTarget
 	for _, b := range bases {
-		targets = append(targets, pathTargets(space+":"+b[0], b[1])...)
+		targets = append(targets, pathTargets(space+":"+b.name, b.path)...)
 	}
 	fileID := owner.prop("/dav/spaces/"+ref+"/doc.txt", ocNS, "fileid")
 	folderID := owner.prop("/dav/spaces/"+ref+"/folder/", ocNS, "fileid")
+	_, fileNode, _ := strings.Cut(fileID, "!")
+	_, folderNode, _ := strings.Cut(folderID, "!")
 	for _, id := range []struct{ name, path string }{
+		{"own-space-id!file-node", "/dav/spaces/" + ownRef + "!" + fileNode},
+		{"own-space-id!folder-node", "/dav/spaces/" + ownRef + "!" + folderNode + "/inner.txt"},
 		{"file-id", "/dav/spaces/" + fileID},
 		{"file-id/missing", "/dav/spaces/" + fileID + "/missing.txt"},
 		{"folder-id", "/dav/spaces/" + folderID + "/"},
