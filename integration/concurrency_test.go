@@ -156,8 +156,8 @@ func TestGetWhileOverwritten(t *testing.T) {
 	gets.mustBeClean(t, "GETs (body against OC-Checksum)")
 	// A GET may have seen a version before its PUT's answer was recorded,
 	// so the ETags are matched once everything is written.
-	for _, s := range seen {
-		etags.record("GET", written.match(s[0], s[1]))
+	for _, got := range seen {
+		etags.record("GET", written.match(got[0], got[1]))
 	}
 	etags.mustBeClean(t, "GETs (ETag against the version written)")
 }
