@@ -3,9 +3,7 @@ package integration
 import (
 	"bytes"
 	"context"
-	"encoding/xml"
 	"fmt"
-	"io"
 	"math/rand"
 	"net/http"
 	"net/url"
@@ -261,84 +259,16 @@ func cadaverPropfind(t *testing.T, s *server, p, depth string) map[string]*cadav
 	t.Helper()
 	body := `<?xml version="1.0" encoding="utf-8"?>
 <d:propfind xmlns:d="DAV:"><d:allprop/><d:include><C:myprop xmlns:C="http://webdav.org/cadaver/custom-properties/"/></d:include></d:propfind>`
-	resp := sendAs(t, s, "einstein", "PROPFIND", p, map[string]string{"Depth": depth, "Content-Type": "application/xml"}, []byte(body))
-	if resp.code != http.StatusMultiStatus {
-		t.Fatalf("PROPFIND %s: %d\n%s", p, resp.code, resp.body)
-	}
 	items := map[string]*cadaverItem{}
-	dec := xml.NewDecoder(bytes.NewReader(resp.body))
-	var (
-		href   string
-		item   *cadaverItem
-		inProp bool
-		props  map[string]string
-		status string
-		name   xml.Name
-		text   strings.Builder
-		depthN int
-	)
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
+	for _, r := range newClient(t, s.URL, "einstein").propfind((&url.URL{Path: p}).EscapedPath(), depth, body) {
+		u, err := url.PathUnescape(r.href)
 		if err != nil {
-			t.Fatalf("PROPFIND %s: %v\n%s", p, err, resp.body)
+			t.Fatalf("PROPFIND %s: bad href %q", p, r.href)
 		}
-		switch tok := tok.(type) {
-		case xml.StartElement:
-			switch {
-			case inProp:
-				depthN++
-				if depthN == 1 {
-					name = tok.Name
-					text.Reset()
-				}
-			case tok.Name.Space == "DAV:" && tok.Name.Local == "response":
-				item = &cadaverItem{props: map[string]string{}}
-				href = ""
-			case tok.Name.Space == "DAV:" && tok.Name.Local == "propstat":
-				props = map[string]string{}
-				status = ""
-			case tok.Name.Space == "DAV:" && tok.Name.Local == "prop":
-				inProp = true
-				depthN = 0
-			}
-			text.Reset()
-		case xml.CharData:
-			text.Write(tok)
-		case xml.EndElement:
-			switch {
-			case inProp && depthN > 0:
-				if depthN == 1 {
-					props[name.Space+" "+name.Local] = text.String()
-				}
-				depthN--
-			case inProp:
-				inProp = false
-			case tok.Name.Space == "DAV:" && tok.Name.Local == "href" && item != nil && href == "":
-				href = text.String()
-			case tok.Name.Space == "DAV:" && tok.Name.Local == "status" && props != nil:
-				status = text.String()
-			case tok.Name.Space == "DAV:" && tok.Name.Local == "propstat":
-				if strings.Contains(status, " 200 ") {
-					for k, v := range props {
-						item.props[k] = v
-					}
-				}
-				props = nil
-			case tok.Name.Space == "DAV:" && tok.Name.Local == "response":
-				u, err := url.PathUnescape(href)
-				if err != nil {
-					t.Fatalf("PROPFIND %s: bad href %q", p, href)
-				}
-				if _, dup := items[u]; dup {
-					t.Errorf("PROPFIND %s: %q listed twice", p, u)
-				}
-				items[u] = item
-				item = nil
-			}
+		if _, dup := items[u]; dup {
+			t.Errorf("PROPFIND %s: %q listed twice", p, u)
 		}
+		items[u] = &cadaverItem{props: r.props}
 	}
 	return items
 }

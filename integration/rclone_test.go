@@ -7,7 +7,6 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"encoding/json"
-	"encoding/xml"
 	"math/rand"
 	"net/http"
 	"os"
@@ -20,8 +19,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/google/uuid"
 )
 
 // TestRclone drives rclone's webdav backend (vendor owncloud) against the
@@ -46,7 +43,7 @@ func TestRclone(t *testing.T) {
 	} {
 		t.Run(base.name, func(t *testing.T) {
 			s := startServer(t, serverOptions{})
-			spaceID := rcloneSpaceID(t, s, "einstein")
+			spaceID := personalSpaceRef(t, s, "einstein")
 			r := newRcloneRunner(t, rclone, s.URL+base.path(spaceID), "einstein")
 			rcloneScenario(t, s, r)
 		})
@@ -60,11 +57,7 @@ func TestRclone(t *testing.T) {
 // (viewer) can read but not change anything, einstein (manager) purges.
 func rcloneProject(t *testing.T, rclone string) {
 	s := startServer(t, serverOptions{})
-	personal := rcloneSpaceID(t, s, "einstein")
-	storageID, _, _ := strings.Cut(personal, "$")
-	// caddymodule derives the ids of declared project spaces from their
-	// names (uuid.NewSHA1 in caddymodule.spaceNamespace).
-	spaceID := storageID + "$" + uuid.NewSHA1(uuid.MustParse("0b7b5cf4-6a2e-4c59-9a51-4f3b8c6d2e10"), []byte("Physics")).String()
+	spaceID := projectSpaceRef(personalSpaceRef(t, s, "einstein"), "Physics")
 	davURL := s.URL + "/remote.php/dav/spaces/" + spaceID + "/"
 	resp := sendAs(t, s, "richard", "PROPFIND", "/dav/spaces/"+spaceID+"/", map[string]string{"Depth": "0"},
 		[]byte(`<d:propfind xmlns:d="DAV:"><d:prop><d:displayname/></d:prop></d:propfind>`))
@@ -129,7 +122,7 @@ func rcloneProject(t *testing.T, rclone string) {
 // or as a user who is not a member.
 func rcloneAccess(t *testing.T, rclone string) {
 	s := startServer(t, serverOptions{})
-	davURL := s.URL + "/remote.php/dav/spaces/" + rcloneSpaceID(t, s, "einstein") + "/"
+	davURL := s.URL + "/remote.php/dav/spaces/" + personalSpaceRef(t, s, "einstein") + "/"
 	owner := newRcloneRunner(t, rclone, davURL, "einstein")
 	owner.mustRun(t, "mkdir", "dav:private")
 
@@ -638,28 +631,6 @@ func (r *rcloneRunner) mustRunQuiet(t *testing.T, args ...string) string {
 		t.Fatalf("rclone %s: %v\n%s%s", strings.Join(args, " "), err, stderr.String(), out)
 	}
 	return string(out)
-}
-
-// rcloneSpaceID reads the resource id of user's personal space.
-func rcloneSpaceID(t *testing.T, s *server, user string) string {
-	t.Helper()
-	body := `<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:spaceid/></d:prop></d:propfind>`
-	resp := sendAs(t, s, user, "PROPFIND", "/webdav/", map[string]string{"Depth": "0", "Content-Type": "application/xml"}, []byte(body))
-	if resp.code != http.StatusMultiStatus {
-		t.Fatalf("PROPFIND /webdav/: %d\n%s", resp.code, resp.body)
-	}
-	var ms struct {
-		Responses []struct {
-			SpaceID string `xml:"propstat>prop>spaceid"`
-		} `xml:"response"`
-	}
-	if err := xml.Unmarshal(resp.body, &ms); err != nil {
-		t.Fatalf("PROPFIND /webdav/: %v\n%s", err, resp.body)
-	}
-	if len(ms.Responses) != 1 || !strings.Contains(ms.Responses[0].SpaceID, "$") {
-		t.Fatalf("PROPFIND /webdav/: no oc:spaceid:\n%s", resp.body)
-	}
-	return ms.Responses[0].SpaceID
 }
 
 func rclonePut(t *testing.T, s *server, p string, data []byte) {
