@@ -142,6 +142,16 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, dp davPath, perr
 	case "COPY", "MOVE":
 		return h.handleCopyMove(w, r, req)
 	}
+	return h.handleUnsupported(w, r, req)
+}
+
+// handleUnsupported answers a method the server does not implement. The
+// target is resolved first: a space the user may not see stays as absent as
+// it is for every other method.
+func (h *Handler) handleUnsupported(w http.ResponseWriter, r *http.Request, req *request) error {
+	if _, err := h.resolve(r.Context(), req.user, req.path); err != nil {
+		return err
+	}
 	w.Header().Set("Allow", allowedMethods)
 	return errorf(http.StatusNotImplemented, "%s is not implemented", r.Method)
 }

@@ -259,6 +259,8 @@ func TestAccess(t *testing.T) {
 		{"project member", "richard", "PROPFIND", "/dav/spaces/physics", http.StatusMultiStatus},
 		{"project non-member", "nobody", "PROPFIND", "/dav/spaces/physics", http.StatusNotFound},
 		{"unknown method", "einstein", "PATCH", "/webdav/", http.StatusNotImplemented},
+		{"foreign unknown method", "marie", "PATCH", einstein + "/secret.txt", http.StatusNotFound},
+		{"foreign lock", "marie", "LOCK", einstein + "/secret.txt", http.StatusNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
