@@ -110,15 +110,7 @@ func TestCopyCancelled(t *testing.T) {
 	if got := f.node(t, f.root()); got != rootBefore {
 		t.Fatalf("root changed: %+v → %+v", rootBefore, got)
 	}
-	if got := countFiles(t, filepath.Join(f.dir, "blobs")); got != blobsBefore {
-		t.Fatalf("%d content files, want %d", got, blobsBefore)
-	}
-	if got := countFiles(t, filepath.Join(f.dir, "uploads")); got != 0 {
-		t.Fatalf("%d temporary files left", got)
-	}
-	if len(f.s.pending.ids) != 0 {
-		t.Fatalf("content files still pending: %v", f.s.pending.ids)
-	}
+	wantNoLeftovers(t, f, blobsBefore)
 }
 
 // A file of the source replaced while the copy links files is copied with
@@ -145,12 +137,7 @@ func TestCopyRetriesWhenSourceChanges(t *testing.T) {
 	if got := f.read(t, c0.ID); got != "changed" || c0.Checksums == f0.Checksums {
 		t.Fatalf("copied f0 = %q, %+v", got, c0)
 	}
-	if got := countFiles(t, filepath.Join(f.dir, "blobs")); got != 6 {
-		t.Fatalf("%d content files, want 6", got)
-	}
-	if len(f.s.pending.ids) != 0 {
-		t.Fatalf("content files still pending: %v", f.s.pending.ids)
-	}
+	wantNoLeftovers(t, f, 6)
 }
 
 // The orphan sweep leaves pending content files alone: they are referenced
@@ -173,5 +160,20 @@ func TestSweepSkipsPendingContent(t *testing.T) {
 	f.s.pending.done(blob)
 	if n, err := f.s.sweepDir(dir); err != nil || n != 1 {
 		t.Fatalf("sweep of an orphan removed %d, %v", n, err)
+	}
+}
+
+// wantNoLeftovers checks that a copy left exactly blobs content files, no
+// temporary file and nothing pending for the sweep to skip.
+func wantNoLeftovers(t *testing.T, f *fixture, blobs int) {
+	t.Helper()
+	if got := countFiles(t, filepath.Join(f.dir, "blobs")); got != blobs {
+		t.Fatalf("%d content files, want %d", got, blobs)
+	}
+	if got := countFiles(t, filepath.Join(f.dir, "uploads")); got != 0 {
+		t.Fatalf("%d temporary files left", got)
+	}
+	if len(f.s.pending.ids) != 0 {
+		t.Fatalf("content files still pending: %v", f.s.pending.ids)
 	}
 }
