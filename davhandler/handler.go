@@ -7,12 +7,16 @@ import (
 	"cmp"
 	"errors"
 	"net/http"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
 	"github.com/davspaces/davspaces/storage"
 )
+
+// DefaultMaxLockTimeout caps lock timeouts unless configured.
+const DefaultMaxLockTimeout = 24 * time.Hour
 
 // DefaultMaxXMLBytes caps PROPFIND and PROPPATCH bodies unless configured.
 const DefaultMaxXMLBytes = 1 << 20
@@ -32,6 +36,12 @@ type Config struct {
 	MaxXMLBytes int64
 	// Logger receives server-side failures; nil means no logging.
 	Logger *zap.Logger
+	// Locks keeps the WebDAV locks; nil means locking is not offered
+	// (DAV: 1, 3, and LOCK/UNLOCK answer 501).
+	Locks storage.LockStore
+	// MaxLockTimeout caps the timeout a client may ask for; "Infinite"
+	// gets this. 0 means DefaultMaxLockTimeout.
+	MaxLockTimeout time.Duration
 	// ProjectSpaces are the ids of the project spaces this handler serves
 	// (none when empty); any other project space in the store is as absent
 	// as one the user is not a member of (its data stays until it is
