@@ -46,16 +46,30 @@ type Lock struct {
 
 // LockStore keeps the locks of a Store's spaces. Every method is safe for
 // concurrent use; expired locks are never returned and never conflict.
+// Expiry follows the store's clock. Locks belong to nodes: the Store's
+// Remove drops the locks of the removed subtree, Move those of the moved
+// subtree (RFC 4918 §7.6: a lock does not move with its resource) and of a
+// replaced target, Copy takes no locks along and drops those of a replaced
+// target, and new content committed to a file keeps its locks. A Deep lock
+// covers what is later created or moved below its node, since coverage
+// follows a node's current ancestors. Results are ordered by token.
 type LockStore interface {
 	// CreateLock adds l, atomically refusing with ErrLocked when it
 	// conflicts with a live lock: an exclusive lock conflicts with any other
 	// lock, a shared one with exclusive ones, where the two cover a common
 	// node (the same node, a Deep lock of an ancestor, or when l.Deep a lock
-	// of a descendant). ErrNotFound when the node does not exist. The store
-	// sets Created and Expires from l.Timeout.
+	// of a descendant). ErrNotFound when the node does not exist in the
+	// space, ErrInvalid for an unknown scope or a negative timeout. The store
+	// sets Created and Expires from l.Timeout (0: no expiry). An empty Token
+	// gets a fresh "urn:uuid:<random uuid>"; a token a live lock anywhere in
+	// the store already holds is ErrExists (not ErrLocked: nothing about the
+	// node is locked, the name is taken).
 	CreateLock(ctx context.Context, l Lock) (Lock, error)
-	// RefreshLock restarts the timeout of the lock with token. ErrNotFound
-	// when no live lock of the space has it.
+	// RefreshLock restarts the timeout of the lock with token: Timeout
+	// becomes timeout (0: no expiry) and Expires is counted from now;
+	// Created stays. ErrNotFound when no live lock of the space has it
+	// (unknown, expired, or of another space). It does not check the user:
+	// that is the caller's.
 	RefreshLock(ctx context.Context, spaceID, token string, timeout time.Duration) (Lock, error)
 	// RemoveLock deletes the lock with token. ErrNotFound when no live lock
 	// of the space has it.
@@ -63,8 +77,10 @@ type LockStore interface {
 	// LocksOn returns the live locks that cover nodeID: its own, and the
 	// Deep locks of its ancestors; with below, also the locks of every node
 	// below it (what a DELETE or MOVE of a folder must honour).
+	// ErrNotFound when the node does not exist in the space.
 	LocksOn(ctx context.Context, spaceID, nodeID string, below bool) ([]Lock, error)
 	// SpaceLocks returns the live locks of a space. Spaces hold few locks;
-	// a listing reads them once instead of asking per node.
+	// a listing reads them once instead of asking per node. A space without
+	// locks costs next to nothing; an unknown space has none (no error).
 	SpaceLocks(ctx context.Context, spaceID string) ([]Lock, error)
 }

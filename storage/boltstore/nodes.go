@@ -214,9 +214,12 @@ func (s *Store) Remove(ctx context.Context, spaceID, nodeID string, c storage.Co
 }
 
 // removeTree deletes r, its entry in its parent and everything below it,
-// with their properties. It returns the content files to delete once the
-// transaction has committed.
+// with their properties and locks. It returns the content files to delete
+// once the transaction has committed.
 func (t *txn) removeTree(r rec) ([]string, error) {
+	if err := t.dropLocksBelow(r); err != nil {
+		return nil, err
+	}
 	if err := t.children.Delete(childKey(r.ParentID, r.Name)); err != nil {
 		return nil, err
 	}
@@ -366,6 +369,11 @@ func (s *Store) Move(ctx context.Context, spaceID string, tr storage.Transfer) (
 				return err
 			}
 			targetSize = x.target.Size
+		}
+		// A MOVE must not move a write lock with its resource (RFC 4918
+		// §7.6); locks belong to nodes here, so the subtree's are dropped.
+		if err := t.dropLocksBelow(n); err != nil {
+			return err
 		}
 		if err := t.children.Delete(childKey(n.ParentID, n.Name)); err != nil {
 			return err

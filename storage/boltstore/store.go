@@ -164,10 +164,15 @@ func Open(dir string, opts Options) (*Store, error) {
 // init creates the buckets and settles the storage id.
 func (s *Store) init(storageID string) error {
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketMeta, bucketSpaces, bucketPersonal, bucketNodes, bucketChildren, bucketProps, bucketBlobs} {
+		for _, name := range [][]byte{bucketMeta, bucketSpaces, bucketPersonal, bucketNodes, bucketChildren, bucketProps, bucketBlobs, bucketLocks, bucketLockTokens} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
+		}
+		// Locks that expired while the store was closed would otherwise
+		// stay until their space takes or changes locks again.
+		if err := s.newTxn(tx).purgeLocks(s.now(), s.log); err != nil {
+			return err
 		}
 		if storageID != "" {
 			s.id = storageID
@@ -426,6 +431,10 @@ type txn struct {
 	children *bolt.Bucket
 	props    *bolt.Bucket
 	blobs    *bolt.Bucket
+	// locks holds the lock records by space, lockTokens the space of
+	// each token.
+	locks      *bolt.Bucket
+	lockTokens *bolt.Bucket
 	// personalQuota is the store's default quota of personal spaces.
 	personalQuota int64
 }
@@ -439,6 +448,9 @@ func (s *Store) newTxn(tx *bolt.Tx) *txn {
 		children: tx.Bucket(bucketChildren),
 		props:    tx.Bucket(bucketProps),
 		blobs:    tx.Bucket(bucketBlobs),
+
+		locks:      tx.Bucket(bucketLocks),
+		lockTokens: tx.Bucket(bucketLockTokens),
 
 		personalQuota: s.personalQuota.Load(),
 	}

@@ -17,6 +17,7 @@ import (
 // Store is a storage.Store under test with the settings the tests change.
 type Store interface {
 	storage.Store
+	storage.LockStore
 	// SetPersonalQuota sets the quota in bytes of personal spaces without
 	// one of their own; 0 means none.
 	SetPersonalQuota(bytes int64)
@@ -39,6 +40,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"PersonalQuota", testPersonalQuota},
 		{"TransferConditions", testTransferConditions},
 	}
+	tests = append(tests, lockTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.run(t, newFixture(t, newStore(t)))

@@ -1,0 +1,516 @@
+package boltstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	bolt "go.etcd.io/bbolt"
+	"go.uber.org/zap"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+var _ storage.LockStore = (*Store)(nil)
+
+// Lock records live in two buckets:
+//
+//	locks       space id + "/" + token → encoded lock
+//	lock_tokens token → space id
+//
+// The first keeps a space's locks together, so the locks of a space are
+// one cursor seek away and a space without locks costs a single seek; the
+// second makes tokens unique across the store. Space ids contain no "/",
+// so a space's prefix never matches another space's keys.
+var (
+	bucketLocks      = []byte("locks")
+	bucketLockTokens = []byte("lock_tokens")
+)
+
+const (
+	lockFormat = 1
+	// maxTokenLen bounds a caller-chosen lock token, which becomes a key.
+	maxTokenLen = 1024
+)
+
+func lockKey(spaceID, token string) []byte {
+	return childKey(spaceID, token)
+}
+
+// isLive reports whether l has not expired at now.
+func isLive(l storage.Lock, now time.Time) bool {
+	return l.Expires.IsZero() || now.Before(l.Expires)
+}
+
+// CreateLock adds l unless it conflicts with a live lock, checked in the
+// same write transaction. An empty token gets a fresh "urn:uuid:" one; a
+// token already held by a live lock anywhere in the store is ErrExists.
+func (s *Store) CreateLock(ctx context.Context, l storage.Lock) (storage.Lock, error) {
+	if err := ctx.Err(); err != nil {
+		return storage.Lock{}, err
+	}
+	if err := validLock(l); err != nil {
+		return storage.Lock{}, fmt.Errorf("create lock: %w", err)
+	}
+	if l.Token == "" {
+		l.Token = "urn:uuid:" + uuid.NewString()
+	}
+	err := s.update(func(t *txn) error {
+		if _, err := t.nodeIn(l.SpaceID, l.NodeID); err != nil {
+			return err
+		}
+		if err := t.claimToken(l.Token, t.now); err != nil {
+			return err
+		}
+		locks, err := t.liveLocks(l.SpaceID, t.now, true)
+		if err != nil {
+			return err
+		}
+		if err := t.checkLockConflicts(l, locks); err != nil {
+			return err
+		}
+		l.Created = t.now.Round(0).UTC() // as it reads back
+		l.Expires = expiry(l.Created, l.Timeout)
+		return t.putLock(l)
+	})
+	if err != nil {
+		return storage.Lock{}, fmt.Errorf("create lock on %s: %w", l.NodeID, err)
+	}
+	return l, nil
+}
+
+// validLock checks what a caller gives CreateLock.
+func validLock(l storage.Lock) error {
+	if err := validID("space id", l.SpaceID); err != nil {
+		return err
+	}
+	if l.NodeID == "" {
+		return fmt.Errorf("empty node id: %w", storage.ErrInvalid)
+	}
+	if l.Scope != storage.LockExclusive && l.Scope != storage.LockShared {
+		return fmt.Errorf("lock scope %d: %w", l.Scope, storage.ErrInvalid)
+	}
+	if l.Timeout < 0 {
+		return fmt.Errorf("negative lock timeout %v: %w", l.Timeout, storage.ErrInvalid)
+	}
+	if len(l.Token) > maxTokenLen || strings.ContainsRune(l.Token, 0) {
+		return fmt.Errorf("lock token: %w", storage.ErrInvalid)
+	}
+	return nil
+}
+
+// expiry is when a lock taken or refreshed at now with timeout ends; zero
+// for no timeout.
+func expiry(now time.Time, timeout time.Duration) time.Time {
+	if timeout == 0 {
+		return time.Time{}
+	}
+	return now.Add(timeout)
+}
+
+// claimToken fails with ErrExists when a live lock holds token, and drops
+// an expired one that does.
+func (t *txn) claimToken(token string, now time.Time) error {
+	spaceID := t.lockTokens.Get([]byte(token))
+	if spaceID == nil {
+		return nil
+	}
+	l, ok, err := t.lock(string(spaceID), token)
+	if err != nil {
+		return err
+	}
+	if ok && isLive(l, now) {
+		return fmt.Errorf("lock token %q: %w", token, storage.ErrExists)
+	}
+	return t.deleteLock(string(spaceID), token)
+}
+
+// checkLockConflicts fails with ErrLocked when one of the live locks of the
+// space conflicts with l.
+func (t *txn) checkLockConflicts(l storage.Lock, locks []storage.Lock) error {
+	if len(locks) == 0 {
+		return nil
+	}
+	above, err := t.ancestors(l.NodeID)
+	if err != nil {
+		return err
+	}
+	below := t.subtree(l.NodeID)
+	for _, o := range locks {
+		if l.Scope == storage.LockShared && o.Scope == storage.LockShared {
+			continue
+		}
+		overlap := o.NodeID == l.NodeID || (o.Deep && above[o.NodeID])
+		if !overlap && l.Deep {
+			if overlap, err = below.contains(o.NodeID); err != nil {
+				return err
+			}
+		}
+		if overlap {
+			return fmt.Errorf("conflicts with lock on %s: %w", o.Root, storage.ErrLocked)
+		}
+	}
+	return nil
+}
+
+// subtree tells which nodes lie in the subtree of top (top included). It
+// remembers the answer for every node on the way up, so that many locks in
+// one folder cost one walk up the tree.
+type subtree struct {
+	t     *txn
+	top   string
+	known map[string]bool
+}
+
+func (t *txn) subtree(top string) *subtree {
+	return &subtree{t: t, top: top, known: map[string]bool{top: true}}
+}
+
+// contains reports whether id is in the subtree. A node that is gone, as
+// the node of a lock could be after damage, is in no subtree.
+func (s *subtree) contains(id string) (bool, error) {
+	var path []string
+	inside := false
+	for id != "" {
+		if v, ok := s.known[id]; ok {
+			inside = v
+			break
+		}
+		path = append(path, id)
+		r, ok, err := s.t.node(id)
+		if err != nil {
+			return false, err
+		}
+		if !ok {
+			break
+		}
+		id = r.ParentID
+	}
+	for _, p := range path {
+		s.known[p] = inside
+	}
+	return inside, nil
+}
+
+// ancestors returns the set of id and its ancestors.
+func (t *txn) ancestors(id string) (map[string]bool, error) {
+	set := map[string]bool{}
+	for id != "" {
+		set[id] = true
+		r, ok, err := t.node(id)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("ancestor %s missing: %w", id, errCorrupt)
+		}
+		id = r.ParentID
+	}
+	return set, nil
+}
+
+// RefreshLock restarts the timeout of the live lock with token.
+func (s *Store) RefreshLock(ctx context.Context, spaceID, token string, timeout time.Duration) (storage.Lock, error) {
+	if err := ctx.Err(); err != nil {
+		return storage.Lock{}, err
+	}
+	if timeout < 0 {
+		return storage.Lock{}, fmt.Errorf("refresh lock: negative timeout %v: %w", timeout, storage.ErrInvalid)
+	}
+	var l storage.Lock
+	err := s.update(func(t *txn) error {
+		var err error
+		if l, err = t.liveLock(spaceID, token, t.now); err != nil {
+			return err
+		}
+		l.Timeout = timeout
+		l.Expires = expiry(t.now.Round(0).UTC(), timeout)
+		return t.putLock(l)
+	})
+	if err != nil {
+		return storage.Lock{}, fmt.Errorf("refresh lock %q: %w", token, err)
+	}
+	return l, nil
+}
+
+// RemoveLock deletes the live lock with token.
+func (s *Store) RemoveLock(ctx context.Context, spaceID, token string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := s.update(func(t *txn) error {
+		if _, err := t.liveLock(spaceID, token, t.now); err != nil {
+			return err
+		}
+		return t.deleteLock(spaceID, token)
+	})
+	if err != nil {
+		return fmt.Errorf("remove lock %q: %w", token, err)
+	}
+	return nil
+}
+
+// liveLock returns the live lock of the space with token, or ErrNotFound.
+// It purges the space's expired locks on the way.
+func (t *txn) liveLock(spaceID, token string, now time.Time) (storage.Lock, error) {
+	if _, err := t.liveLocks(spaceID, now, true); err != nil {
+		return storage.Lock{}, err
+	}
+	l, ok, err := t.lock(spaceID, token)
+	if err != nil {
+		return storage.Lock{}, err
+	}
+	if !ok {
+		return storage.Lock{}, fmt.Errorf("no lock %q in space %s: %w", token, spaceID, storage.ErrNotFound)
+	}
+	return l, nil
+}
+
+// LocksOn returns the live locks covering nodeID: its own and the Deep
+// locks of its ancestors, and with below also the locks of its subtree.
+func (s *Store) LocksOn(ctx context.Context, spaceID, nodeID string, below bool) ([]storage.Lock, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	var out []storage.Lock
+	err := s.view(func(t *txn) error {
+		if _, err := t.nodeIn(spaceID, nodeID); err != nil {
+			return err
+		}
+		locks, err := t.liveLocks(spaceID, now, false)
+		if err != nil || len(locks) == 0 {
+			return err
+		}
+		out, err = t.locksCovering(nodeID, locks, below)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("locks on %s: %w", nodeID, err)
+	}
+	return out, nil
+}
+
+// locksCovering picks from locks those covering nodeID.
+func (t *txn) locksCovering(nodeID string, locks []storage.Lock, below bool) ([]storage.Lock, error) {
+	above, err := t.ancestors(nodeID)
+	if err != nil {
+		return nil, err
+	}
+	subtree := t.subtree(nodeID)
+	var out []storage.Lock
+	for _, l := range locks {
+		covers := l.NodeID == nodeID || (l.Deep && above[l.NodeID])
+		if !covers && below {
+			if covers, err = subtree.contains(l.NodeID); err != nil {
+				return nil, err
+			}
+		}
+		if covers {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// SpaceLocks returns the live locks of a space, ordered by token. A space
+// without locks (or unknown) has none; that costs one cursor seek.
+func (s *Store) SpaceLocks(ctx context.Context, spaceID string) ([]storage.Lock, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	var out []storage.Lock
+	// Only the locks bucket: a listing asks for every request, and a full
+	// txn would look up every bucket.
+	err := s.db.View(func(tx *bolt.Tx) (err error) {
+		out, _, err = liveLocks(tx.Bucket(bucketLocks), spaceID, now)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("locks of space %s: %w", spaceID, err)
+	}
+	return out, nil
+}
+
+// liveLocks returns the live locks of a space; with purge (in a write
+// transaction) it deletes the expired ones.
+func (t *txn) liveLocks(spaceID string, now time.Time, purge bool) ([]storage.Lock, error) {
+	out, expired, err := liveLocks(t.locks, spaceID, now)
+	if err != nil || !purge {
+		return out, err
+	}
+	for _, token := range expired {
+		if err := t.deleteLock(spaceID, token); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// liveLocks reads the locks of a space from the locks bucket: the live
+// ones, and the tokens of the expired ones.
+func liveLocks(b *bolt.Bucket, spaceID string, now time.Time) (live []storage.Lock, expired []string, err error) {
+	prefix := lockKey(spaceID, "")
+	c := b.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		l, err := decodeLock(spaceID, string(k[len(prefix):]), v)
+		if err != nil {
+			return nil, nil, err
+		}
+		if isLive(l, now) {
+			live = append(live, l)
+		} else {
+			expired = append(expired, l.Token)
+		}
+	}
+	return live, expired, nil
+}
+
+// dropLocksBelow deletes the locks of top and of every node below it, and
+// purges the space's expired locks. Call it before the nodes are removed
+// or moved: it finds a lock's place from its node's ancestors.
+func (t *txn) dropLocksBelow(top rec) error {
+	locks, err := t.liveLocks(top.SpaceID, t.now, true)
+	if err != nil {
+		return err
+	}
+	subtree := t.subtree(top.ID)
+	for _, l := range locks {
+		inside, err := subtree.contains(l.NodeID)
+		if err != nil {
+			return err
+		}
+		if inside {
+			if err := t.deleteLock(l.SpaceID, l.Token); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// purgeLocks deletes every expired lock of the store, and the records it
+// cannot read: a lock is short-lived, and one damaged record must not make
+// every listing of its space fail.
+func (t *txn) purgeLocks(now time.Time, log *zap.Logger) error {
+	var stale [][]byte
+	damaged := 0
+	c := t.locks.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		spaceID, token, _ := strings.Cut(string(k), "/")
+		l, err := decodeLock(spaceID, token, v)
+		if err != nil {
+			damaged++
+		}
+		if err != nil || !isLive(l, now) {
+			stale = append(stale, bytes.Clone(k))
+		}
+	}
+	for _, k := range stale {
+		spaceID, token, _ := strings.Cut(string(k), "/")
+		if err := t.deleteLock(spaceID, token); err != nil {
+			return err
+		}
+	}
+	if damaged > 0 {
+		log.Warn("removed unreadable lock records", zap.Int("count", damaged))
+	}
+	return nil
+}
+
+// lock returns the lock of the space with token, live or not, and whether
+// it exists.
+func (t *txn) lock(spaceID, token string) (storage.Lock, bool, error) {
+	v := t.locks.Get(lockKey(spaceID, token))
+	if v == nil {
+		return storage.Lock{}, false, nil
+	}
+	l, err := decodeLock(spaceID, token, v)
+	return l, err == nil, err
+}
+
+func (t *txn) putLock(l storage.Lock) error {
+	if err := t.locks.Put(lockKey(l.SpaceID, l.Token), encodeLock(l)); err != nil {
+		return err
+	}
+	return t.lockTokens.Put([]byte(l.Token), []byte(l.SpaceID))
+}
+
+func (t *txn) deleteLock(spaceID, token string) error {
+	if err := t.locks.Delete(lockKey(spaceID, token)); err != nil {
+		return err
+	}
+	return t.lockTokens.Delete([]byte(token))
+}
+
+// encodeLock encodes l without its space and token (they are the key).
+// Layout: format, scope, deep (bytes), node, root, owner, user, user name
+// (uvarint length + bytes each), created and expires as Unix seconds
+// (varint) and nanoseconds (uvarint), timeout in nanoseconds (varint).
+func encodeLock(l storage.Lock) []byte {
+	b := make([]byte, 0, 3+5*binary.MaxVarintLen16+5*binary.MaxVarintLen64+
+		len(l.NodeID)+len(l.Root)+len(l.Owner)+len(l.User)+len(l.UserName))
+	deep := byte(0)
+	if l.Deep {
+		deep = 1
+	}
+	b = append(b, lockFormat, byte(l.Scope), deep)
+	b = appendString(b, l.NodeID)
+	b = appendString(b, l.Root)
+	b = appendString(b, l.Owner)
+	b = appendString(b, l.User)
+	b = appendString(b, l.UserName)
+	b = appendTime(b, l.Created)
+	b = appendTime(b, l.Expires)
+	return binary.AppendVarint(b, int64(l.Timeout))
+}
+
+func decodeLock(spaceID, token string, v []byte) (storage.Lock, error) {
+	d := decoder{b: v, s: string(v)}
+	if d.byte() != lockFormat {
+		return storage.Lock{}, fmt.Errorf("lock %q: unknown format: %w", token, errCorrupt)
+	}
+	l := storage.Lock{Token: token, SpaceID: spaceID}
+	l.Scope = storage.LockScope(d.byte())
+	l.Deep = d.byte() == 1
+	l.NodeID = d.str()
+	l.Root = d.str()
+	l.Owner = d.str()
+	l.User = d.str()
+	l.UserName = d.str()
+	l.Created = d.time()
+	l.Expires = d.time()
+	l.Timeout = time.Duration(d.varint())
+	if d.err != nil || (l.Scope != storage.LockExclusive && l.Scope != storage.LockShared) {
+		return storage.Lock{}, fmt.Errorf("lock %q: %w", token, errCorrupt)
+	}
+	return l, nil
+}
+
+// appendTime appends t as Unix seconds and nanoseconds; the zero time
+// round-trips as zero.
+func appendTime(b []byte, t time.Time) []byte {
+	if t.IsZero() {
+		return append(b, 0)
+	}
+	b = append(b, 1)
+	b = binary.AppendVarint(b, t.Unix())
+	return binary.AppendUvarint(b, uint64(t.Nanosecond()))
+}
+
+func (d *decoder) time() time.Time {
+	if d.byte() == 0 {
+		return time.Time{}
+	}
+	sec := d.varint()
+	nsec := d.uvarint()
+	if nsec >= 1e9 {
+		d.fail()
+	}
+	return time.Unix(sec, int64(nsec)).UTC()
+}
