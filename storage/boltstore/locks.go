@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	bolt "go.etcd.io/bbolt"
+	"go.uber.org/zap"
 
 	"github.com/davspaces/davspaces/storage"
 )
@@ -39,8 +41,8 @@ func lockKey(spaceID, token string) []byte {
 	return childKey(spaceID, token)
 }
 
-// live reports whether l has not expired at now.
-func live(l storage.Lock, now time.Time) bool {
+// isLive reports whether l has not expired at now.
+func isLive(l storage.Lock, now time.Time) bool {
 	return l.Expires.IsZero() || now.Before(l.Expires)
 }
 
@@ -121,7 +123,7 @@ func (t *txn) claimToken(token string, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	if ok && live(l, now) {
+	if ok && isLive(l, now) {
 		return fmt.Errorf("lock token %q: %w", token, storage.ErrExists)
 	}
 	return t.deleteLock(string(spaceID), token)
@@ -137,13 +139,16 @@ func (t *txn) checkLockConflicts(l storage.Lock, locks []storage.Lock) error {
 	if err != nil {
 		return err
 	}
+	below := t.subtree(l.NodeID)
 	for _, o := range locks {
 		if l.Scope == storage.LockShared && o.Scope == storage.LockShared {
 			continue
 		}
-		overlap, err := t.locksOverlap(l, o, above)
-		if err != nil {
-			return err
+		overlap := o.NodeID == l.NodeID || (o.Deep && above[o.NodeID])
+		if !overlap && l.Deep {
+			if overlap, err = below.contains(o.NodeID); err != nil {
+				return err
+			}
 		}
 		if overlap {
 			return fmt.Errorf("conflicts with lock on %s: %w", o.Root, storage.ErrLocked)
@@ -152,25 +157,43 @@ func (t *txn) checkLockConflicts(l storage.Lock, locks []storage.Lock) error {
 	return nil
 }
 
-// locksOverlap reports whether l and o cover a common node; above holds
-// l's node and its ancestors.
-func (t *txn) locksOverlap(l, o storage.Lock, above map[string]bool) (bool, error) {
-	if o.NodeID == l.NodeID || (o.Deep && above[o.NodeID]) {
-		return true, nil
-	}
-	if !l.Deep {
-		return false, nil
-	}
-	return t.isAncestorOrGone(l.NodeID, o.NodeID)
+// subtree tells which nodes lie in the subtree of top (top included). It
+// remembers the answer for every node on the way up, so that many locks in
+// one folder cost one walk up the tree.
+type subtree struct {
+	t     *txn
+	top   string
+	known map[string]bool
 }
 
-// isAncestorOrGone is isAncestor for the node of a lock, which a broken
-// record might have lost: such a lock covers nothing.
-func (t *txn) isAncestorOrGone(ancestorID, id string) (bool, error) {
-	if _, ok, err := t.node(id); err != nil || !ok {
-		return false, err
+func (t *txn) subtree(top string) *subtree {
+	return &subtree{t: t, top: top, known: map[string]bool{top: true}}
+}
+
+// contains reports whether id is in the subtree. A node that is gone, as
+// the node of a lock could be after damage, is in no subtree.
+func (s *subtree) contains(id string) (bool, error) {
+	var path []string
+	inside := false
+	for id != "" {
+		if v, ok := s.known[id]; ok {
+			inside = v
+			break
+		}
+		path = append(path, id)
+		r, ok, err := s.t.node(id)
+		if err != nil {
+			return false, err
+		}
+		if !ok {
+			break
+		}
+		id = r.ParentID
 	}
-	return t.isAncestor(ancestorID, id)
+	for _, p := range path {
+		s.known[p] = inside
+	}
+	return inside, nil
 }
 
 // ancestors returns the set of id and its ancestors.
@@ -278,11 +301,12 @@ func (t *txn) locksCovering(nodeID string, locks []storage.Lock, below bool) ([]
 	if err != nil {
 		return nil, err
 	}
+	subtree := t.subtree(nodeID)
 	var out []storage.Lock
 	for _, l := range locks {
 		covers := l.NodeID == nodeID || (l.Deep && above[l.NodeID])
 		if !covers && below {
-			if covers, err = t.isAncestorOrGone(nodeID, l.NodeID); err != nil {
+			if covers, err = subtree.contains(l.NodeID); err != nil {
 				return nil, err
 			}
 		}
@@ -301,8 +325,10 @@ func (s *Store) SpaceLocks(ctx context.Context, spaceID string) ([]storage.Lock,
 	}
 	now := s.now()
 	var out []storage.Lock
-	err := s.view(func(t *txn) (err error) {
-		out, err = t.liveLocks(spaceID, now, false)
+	// Only the locks bucket: a listing asks for every request, and a full
+	// txn would look up every bucket.
+	err := s.db.View(func(tx *bolt.Tx) (err error) {
+		out, _, err = liveLocks(tx.Bucket(bucketLocks), spaceID, now)
 		return err
 	})
 	if err != nil {
@@ -314,29 +340,35 @@ func (s *Store) SpaceLocks(ctx context.Context, spaceID string) ([]storage.Lock,
 // liveLocks returns the live locks of a space; with purge (in a write
 // transaction) it deletes the expired ones.
 func (t *txn) liveLocks(spaceID string, now time.Time, purge bool) ([]storage.Lock, error) {
-	var out []storage.Lock
-	var expired []string
+	out, expired, err := liveLocks(t.locks, spaceID, now)
+	if err != nil || !purge {
+		return out, err
+	}
+	for _, token := range expired {
+		if err := t.deleteLock(spaceID, token); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// liveLocks reads the locks of a space from the locks bucket: the live
+// ones, and the tokens of the expired ones.
+func liveLocks(b *bolt.Bucket, spaceID string, now time.Time) (live []storage.Lock, expired []string, err error) {
 	prefix := lockKey(spaceID, "")
-	c := t.locks.Cursor()
+	c := b.Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		l, err := decodeLock(spaceID, string(k[len(prefix):]), v)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if live(l, now) {
-			out = append(out, l)
+		if isLive(l, now) {
+			live = append(live, l)
 		} else {
 			expired = append(expired, l.Token)
 		}
 	}
-	if purge {
-		for _, token := range expired {
-			if err := t.deleteLock(spaceID, token); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return out, nil
+	return live, expired, nil
 }
 
 // dropLocksBelow deletes the locks of top and of every node below it, and
@@ -347,8 +379,9 @@ func (t *txn) dropLocksBelow(top rec) error {
 	if err != nil {
 		return err
 	}
+	subtree := t.subtree(top.ID)
 	for _, l := range locks {
-		inside, err := t.isAncestorOrGone(top.ID, l.NodeID)
+		inside, err := subtree.contains(l.NodeID)
 		if err != nil {
 			return err
 		}
@@ -361,28 +394,31 @@ func (t *txn) dropLocksBelow(top rec) error {
 	return nil
 }
 
-// purgeExpiredLocks deletes every expired lock of the store.
-func (t *txn) purgeExpiredLocks(now time.Time) error {
-	type ref struct{ spaceID, token string }
-	var expired []ref
+// purgeLocks deletes every expired lock of the store, and the records it
+// cannot read: a lock is short-lived, and one damaged record must not make
+// every listing of its space fail.
+func (t *txn) purgeLocks(now time.Time, log *zap.Logger) error {
+	var stale [][]byte
+	damaged := 0
 	c := t.locks.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		spaceID, token, ok := strings.Cut(string(k), "/")
-		if !ok {
-			return fmt.Errorf("lock key %q: %w", k, errCorrupt)
-		}
+		spaceID, token, _ := strings.Cut(string(k), "/")
 		l, err := decodeLock(spaceID, token, v)
 		if err != nil {
-			return err
+			damaged++
 		}
-		if !live(l, now) {
-			expired = append(expired, ref{spaceID, token})
+		if err != nil || !isLive(l, now) {
+			stale = append(stale, bytes.Clone(k))
 		}
 	}
-	for _, r := range expired {
-		if err := t.deleteLock(r.spaceID, r.token); err != nil {
+	for _, k := range stale {
+		spaceID, token, _ := strings.Cut(string(k), "/")
+		if err := t.deleteLock(spaceID, token); err != nil {
 			return err
 		}
+	}
+	if damaged > 0 {
+		log.Warn("removed unreadable lock records", zap.Int("count", damaged))
 	}
 	return nil
 }
