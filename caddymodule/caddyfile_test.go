@@ -7,7 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
@@ -107,6 +109,27 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 			input: `davspaces {
 				personal_quota 0
 			}`,
+		},
+		{
+			name: "lock_timeout_max in minutes",
+			input: `davspaces {
+				lock_timeout_max 30m
+			}`,
+			want: DAVSpaces{LockTimeoutMax: caddy.Duration(30 * time.Minute)},
+		},
+		{
+			name: "lock_timeout_max in days",
+			input: `davspaces {
+				lock_timeout_max 7d
+			}`,
+			want: DAVSpaces{LockTimeoutMax: caddy.Duration(7 * 24 * time.Hour)},
+		},
+		{
+			name: "lock_timeout_max compound",
+			input: `davspaces {
+				lock_timeout_max 1h30m
+			}`,
+			want: DAVSpaces{LockTimeoutMax: caddy.Duration(90 * time.Minute)},
 		},
 		{
 			name: "space without block",
@@ -385,6 +408,64 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 			want: []string{`invalid size "-1"`},
 		},
 		{
+			name: "lock_timeout_max without argument",
+			input: `davspaces {
+				lock_timeout_max
+			}`,
+			want: []string{"wrong argument count", "'lock_timeout_max'", "Testfile:2"},
+		},
+		{
+			name: "lock_timeout_max with two arguments",
+			input: `davspaces {
+				lock_timeout_max 1h 2h
+			}`,
+			want: []string{"wrong argument count"},
+		},
+		{
+			name: "lock_timeout_max negative",
+			input: `davspaces {
+				lock_timeout_max -1h
+			}`,
+			want: []string{`invalid duration "-1h"`, "Testfile:2"},
+		},
+		{
+			name: "lock_timeout_max zero",
+			input: `davspaces {
+				lock_timeout_max 0s
+			}`,
+			want: []string{"lock_timeout_max must be longer than 0"},
+		},
+		{
+			name: "lock_timeout_max junk",
+			input: `davspaces {
+				lock_timeout_max forever
+			}`,
+			want: []string{`invalid duration "forever"`},
+		},
+		{
+			name: "lock_timeout_max as a WebDAV timeout",
+			input: `davspaces {
+				lock_timeout_max Second-3600
+			}`,
+			want: []string{`invalid duration "Second-3600"`},
+		},
+		{
+			name: "lock_timeout_max without unit",
+			input: `davspaces {
+				lock_timeout_max 3600
+			}`,
+			want: []string{`invalid duration "3600"`},
+		},
+		{
+			name: "lock_timeout_max inside a space",
+			input: `davspaces {
+				space Physics {
+					lock_timeout_max 1h
+				}
+			}`,
+			want: []string{"unrecognized space subdirective: lock_timeout_max"},
+		},
+		{
 			name: "space without name",
 			input: `davspaces {
 				space
@@ -544,6 +625,7 @@ func TestCaddyfileJSONShape(t *testing.T) {
 		depth_infinity
 		max_xml_body 2MiB
 		personal_quota 1GiB
+		lock_timeout_max 2h
 		space Physics {
 			id phys
 			quota 1KiB
@@ -559,7 +641,7 @@ func TestCaddyfileJSONShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = `{"root":"/srv/dav","storage_id":"sid","allow_depth_infinity":true,"max_xml_bytes":2097152,"personal_quota_bytes":1073741824,` +
+	const want = `{"root":"/srv/dav","storage_id":"sid","allow_depth_infinity":true,"max_xml_bytes":2097152,"personal_quota_bytes":1073741824,"lock_timeout_max":7200000000000,` +
 		`"spaces":[{"id":"phys","name":"Physics","quota_bytes":1024,"managers":["einstein"],"editors":["marie"],"viewers":["richard"]}]}`
 	if string(got) != want {
 		t.Errorf("JSON\n got  %s\n want %s", got, want)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -52,6 +53,10 @@ type DAVSpaces struct {
 	// no limit. The store has one personal quota, so every davspaces
 	// handler on the same root must set the same.
 	PersonalQuotaBytes int64 `json:"personal_quota_bytes,omitempty"`
+	// LockTimeoutMax caps the timeout of a WebDAV lock: a client asking
+	// for more, or for "Infinite", gets this. Default: 24h
+	// (davhandler.DefaultMaxLockTimeout).
+	LockTimeoutMax caddy.Duration `json:"lock_timeout_max,omitempty"`
 	// Spaces are the project spaces and their members. Only these are
 	// served: a project space taken out of the configuration keeps its
 	// data and comes back when it is configured again.
@@ -126,6 +131,7 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 		User:               userFromCaddy,
 		AllowDepthInfinity: d.AllowDepthInfinity,
 		MaxXMLBytes:        d.MaxXMLBytes,
+		MaxLockTimeout:     time.Duration(d.LockTimeoutMax),
 		Logger:             d.logger,
 		ProjectSpaces:      projectSpaces,
 	})
@@ -166,6 +172,9 @@ func (d *DAVSpaces) Validate() error {
 	}
 	if d.PersonalQuotaBytes < 0 {
 		return fmt.Errorf("personal_quota_bytes must not be negative")
+	}
+	if d.LockTimeoutMax < 0 {
+		return fmt.Errorf("lock_timeout_max must not be negative")
 	}
 	seen := map[string]bool{}
 	for _, ps := range d.Spaces {
@@ -294,6 +303,7 @@ func parseDAVSpaces(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		depth_infinity
 //		max_xml_body   <size>
 //		personal_quota <size>
+//		lock_timeout_max <duration>
 //		space <name> {
 //			id      <id>
 //			quota   <size>
@@ -323,6 +333,8 @@ func (d *DAVSpaces) UnmarshalCaddyfile(disp *caddyfile.Dispenser) error {
 			d.MaxXMLBytes, err = sizeArg(disp)
 		case "personal_quota":
 			d.PersonalQuotaBytes, err = sizeArg(disp)
+		case "lock_timeout_max":
+			err = lockTimeoutArg(disp, &d.LockTimeoutMax)
 		case "space":
 			var ps ProjectSpace
 			ps, err = parseSpace(disp)
@@ -333,6 +345,18 @@ func (d *DAVSpaces) UnmarshalCaddyfile(disp *caddyfile.Dispenser) error {
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// lockTimeoutArg reads lock_timeout_max: a duration above zero, since a
+// zero maximum would silently mean the default.
+func lockTimeoutArg(disp *caddyfile.Dispenser, dst *caddy.Duration) error {
+	if err := durationArg(disp, dst); err != nil {
+		return err
+	}
+	if *dst == 0 {
+		return disp.Errf("lock_timeout_max must be longer than 0")
 	}
 	return nil
 }

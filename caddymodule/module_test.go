@@ -416,6 +416,11 @@ func TestValidate(t *testing.T) {
 			wantErr: "personal_quota_bytes",
 		},
 		{
+			name:    "negative lock_timeout_max",
+			d:       DAVSpaces{LockTimeoutMax: caddy.Duration(-time.Second)},
+			wantErr: "lock_timeout_max",
+		},
+		{
 			name:    "space id with a resource id delimiter",
 			d:       DAVSpaces{Spaces: []ProjectSpace{{ID: "team!x", Name: "Team"}}},
 			wantErr: "must not contain",

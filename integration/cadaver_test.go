@@ -60,6 +60,16 @@ func TestCadaver(t *testing.T) {
 		{cmd: "propget c.txt myprop", want: "Value of myprop is: myvalue"},
 		// The property is on c.txt only, not on the copy source a.txt.
 		{cmd: "propget a.txt myprop", want: "Could not fetch property: 404 Not Found", fails: true},
+		// Locking: cadaver keeps the token and sends it with its own
+		// writes (an If header), discover shows the lock as the server
+		// reports it (neon reads "Second-N", not "Infinity"), unlock
+		// removes it.
+		{cmd: "set lockowner einstein@cadaver"},
+		{cmd: "lock c.txt", want: "Locking `c.txt': succeeded."},
+		{cmd: "discover c.txt", want: "Discovering locks on `c.txt':\nLock token <urn:uuid:.*>:\n  Depth .* on `" + s.URL + "/webdav/dir/c.txt':\n  Scope: exclusive  Type: write  Timeout: .* seconds\n  Owner: einstein@cadaver"},
+		{cmd: "put upload.bin c.txt", want: "Uploading upload.bin to `/webdav/dir/c.txt': [.* succeeded.$"},
+		{cmd: "unlock c.txt", want: "Unlocking `c.txt': succeeded."},
+		{cmd: "discover c.txt", want: "Discovering locks on `c.txt':.*no locks found."},
 		{cmd: `put upload.bin "` + unicodeName + `"`, want: "Uploading upload.bin to `/webdav/dir/%c3%9cn%c3%af%20%e2%80%93%20%e2%9c%93%20space.txt': [.* succeeded.$"},
 		{cmd: "ls", want: "Listing collection `/webdav/dir/': succeeded.", listing: []string{"a.txt", "c.txt", unicodeName}, size: size},
 		{cmd: "delete a.txt", want: "Deleting `a.txt': succeeded."},
@@ -87,6 +97,11 @@ func TestCadaver(t *testing.T) {
 		if v := c.props["http://webdav.org/cadaver/custom-properties/ myprop"]; v != "myvalue" {
 			t.Errorf("c.txt dead property myprop = %q, want myvalue (props %v)", v, c.props)
 		}
+	}
+	// After unlock, nothing is locked: a write without a token goes
+	// through.
+	if _, b := newClient(t, s.URL, "einstein").expect(http.StatusMultiStatus, "PROPFIND", "/webdav/dir/c.txt", lockDiscoveryBody, "Depth", "0"); strings.Contains(b, "activelock") {
+		t.Errorf("c.txt is still locked after cadaver's unlock:\n%s", b)
 	}
 	for _, name := range []string{"c.txt", unicodeName} {
 		if got := mustGet(t, s, "/webdav/dir/"+name); !bytes.Equal(got, upload) {
@@ -118,6 +133,10 @@ func TestCadaver(t *testing.T) {
 		t.Errorf("PROPFIND /webdav/dir/ after rmcol: %d, want 404", code)
 	}
 }
+
+// lockDiscoveryBody asks PROPFIND for the lock properties.
+const lockDiscoveryBody = `<?xml version="1.0" encoding="utf-8"?>
+<d:propfind xmlns:d="DAV:"><d:prop><d:lockdiscovery/><d:supportedlock/></d:prop></d:propfind>`
 
 // cadaverStep is one command of a session and what its output must show.
 type cadaverStep struct {

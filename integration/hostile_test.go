@@ -148,8 +148,9 @@ type hostileMethod struct {
 	send func(c *client, serverURL, target string) (*http.Response, []byte)
 }
 
-// hostileMethods are every method the server knows and the locking pair it
-// does not implement yet (a non-member must get 404 there too).
+// hostileMethods are every method the server knows, locking included: a
+// LOCK that would create an empty file on a missing target, and a refresh
+// with a guessed token (TestLockTokensOfOthers tries real ones).
 var hostileMethods = []hostileMethod{
 	{"PROPFIND-depth0", propfindAt("0")},
 	{"PROPFIND-depth1", propfindAt("1")},
@@ -164,6 +165,8 @@ var hostileMethods = []hostileMethod{
 	{"COPY-onto", transferOnto("COPY")},
 	{"MOVE-onto", transferOnto("MOVE")},
 	{"LOCK", plain("LOCK", `<d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope><d:locktype><d:write/></d:locktype><d:owner>richard</d:owner></d:lockinfo>`, "Timeout", "Second-60")},
+	{"LOCK-deep", plain("LOCK", `<d:lockinfo xmlns:d="DAV:"><d:lockscope><d:shared/></d:lockscope><d:locktype><d:write/></d:locktype></d:lockinfo>`, "Depth", "infinity")},
+	{"LOCK-refresh", plain("LOCK", "", "If", "(<urn:uuid:e71d4fae-5dec-22d6-fea5-00a0c91e6be4>)", "Timeout", "Second-60")},
 	{"UNLOCK", plain("UNLOCK", "", "Lock-Token", "<opaquelocktoken:e71d4fae-5dec-22d6-fea5-00a0c91e6be4>")},
 }
 
