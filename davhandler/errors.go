@@ -22,6 +22,9 @@ type davError struct {
 	fault bool
 	// allow lists the methods the resource allows, for a 405.
 	allow string
+	// condition is a DAV: precondition or postcondition element, as XML
+	// with the d: prefix, sent inside d:error (RFC 4918 §16).
+	condition string
 }
 
 // serverFault reports whether the error is the server's fault rather than
@@ -82,8 +85,8 @@ func exceptionFor(status int) string {
 }
 
 // writeErrorBody answers status with the XML error body (no body for HEAD).
-func writeErrorBody(w http.ResponseWriter, r *http.Request, status int, message string) {
-	body := errorBody(status, message)
+func writeErrorBody(w http.ResponseWriter, r *http.Request, status int, message, condition string) {
+	body := errorBody(status, message, condition)
 	h := w.Header()
 	h.Set("Content-Type", "application/xml; charset=utf-8")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
@@ -100,10 +103,12 @@ func writeErrorBody(w http.ResponseWriter, r *http.Request, status int, message 
 	}
 }
 
-func errorBody(status int, message string) string {
+func errorBody(status int, message, condition string) string {
 	var b xmlBuilder
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
-	b.WriteString(`<d:error xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns"><s:exception>`)
+	b.WriteString(`<d:error xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns">`)
+	b.WriteString(condition)
+	b.WriteString(`<s:exception>`)
 	b.text(exceptionFor(status))
 	b.WriteString(`</s:exception><s:message>`)
 	b.text(message)

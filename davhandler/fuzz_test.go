@@ -278,3 +278,57 @@ func FuzzWriteXMLText(f *testing.F) {
 		wantReadBack(t, s, text.String(), attr.String())
 	})
 }
+
+// FuzzParseIfHeader checks that the If header parser answers anything with a
+// parse or a 400, and that what it parses writes back to the same header.
+func FuzzParseIfHeader(f *testing.F) {
+	for _, form := range ifHeaderForms {
+		f.Add(form.in)
+	}
+	for _, s := range malformedIfHeaders {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		ih, err := parseIfHeader(v)
+		if err != nil {
+			wantClientError(t, err)
+			return
+		}
+		canonical := formatIfHeader(ih)
+		again, err := parseIfHeader(canonical)
+		if err != nil {
+			t.Fatalf("%q parsed to %q, which does not parse back: %v", v, canonical, err)
+		}
+		if got := formatIfHeader(again); got != canonical {
+			t.Fatalf("%q parsed to %q, written back and parsed to %q", v, canonical, got)
+		}
+	})
+}
+
+// formatIfHeader writes a parsed If header in its canonical form.
+func formatIfHeader(ih ifHeader) string {
+	var b strings.Builder
+	tag := ""
+	for _, l := range ih.lists {
+		if l.resourceTag != tag {
+			tag = l.resourceTag
+			b.WriteString("<" + tag + "> ")
+		}
+		b.WriteString("(")
+		for i, c := range l.conditions {
+			if i > 0 {
+				b.WriteString(" ")
+			}
+			if c.not {
+				b.WriteString("Not ")
+			}
+			if c.token != "" {
+				b.WriteString("<" + c.token + ">")
+			} else {
+				b.WriteString("[" + c.etag + "]")
+			}
+		}
+		b.WriteString(") ")
+	}
+	return b.String()
+}

@@ -77,7 +77,7 @@ func (e *errorBodyWriter) WriteHeader(status int) {
 	}
 	e.intercepted = true
 	e.Header().Del("X-Content-Type-Options")
-	writeErrorBody(e.ResponseWriter, e.r, status, http.StatusText(status))
+	writeErrorBody(e.ResponseWriter, e.r, status, http.StatusText(status), "")
 }
 
 func (e *errorBodyWriter) Write(p []byte) (int, error) {

@@ -59,6 +59,9 @@ type Handler struct {
 	logger        *zap.Logger
 	// projectSpaces are the ids of the project spaces served.
 	projectSpaces map[string]bool
+	// locks keeps the WebDAV locks; nil when locking is not offered.
+	locks          storage.LockStore
+	maxLockTimeout time.Duration
 }
 
 // New returns a Handler for cfg.
@@ -70,12 +73,14 @@ func New(cfg Config) (*Handler, error) {
 		return nil, errors.New("davhandler: a user function is required")
 	}
 	h := &Handler{
-		store:         cfg.Store,
-		user:          cfg.User,
-		depthInfinity: cfg.AllowDepthInfinity,
-		maxXMLBytes:   cfg.MaxXMLBytes,
-		logger:        cfg.Logger,
-		projectSpaces: make(map[string]bool, len(cfg.ProjectSpaces)),
+		store:          cfg.Store,
+		user:           cfg.User,
+		depthInfinity:  cfg.AllowDepthInfinity,
+		maxXMLBytes:    cfg.MaxXMLBytes,
+		logger:         cfg.Logger,
+		projectSpaces:  make(map[string]bool, len(cfg.ProjectSpaces)),
+		locks:          cfg.Locks,
+		maxLockTimeout: cfg.MaxLockTimeout,
 	}
 	for _, id := range cfg.ProjectSpaces {
 		h.projectSpaces[id] = true
@@ -85,6 +90,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if h.logger == nil {
 		h.logger = zap.NewNop()
+	}
+	if h.maxLockTimeout <= 0 {
+		h.maxLockTimeout = DefaultMaxLockTimeout
 	}
 	return h, nil
 }
@@ -151,6 +159,14 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, dp davPath, perr
 		return h.handleDelete(w, r, req)
 	case "COPY", "MOVE":
 		return h.handleCopyMove(w, r, req)
+	case "LOCK":
+		if h.locks != nil {
+			return h.handleLock(w, r, req)
+		}
+	case "UNLOCK":
+		if h.locks != nil {
+			return h.handleUnlock(w, r, req)
+		}
 	}
 	return h.handleUnsupported(w, r, req)
 }
@@ -162,7 +178,7 @@ func (h *Handler) handleUnsupported(w http.ResponseWriter, r *http.Request, req 
 	if _, err := h.resolve(r.Context(), req.user, req.path); err != nil {
 		return err
 	}
-	w.Header().Set("Allow", allowedMethods)
+	w.Header().Set("Allow", h.withLocks(allowedMethods))
 	return errorf(http.StatusNotImplemented, "%s is not implemented", r.Method)
 }
 
@@ -173,9 +189,9 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	h.logFailure(r, de, err)
 	if de.status == http.StatusMethodNotAllowed {
 		// RFC 9110 §15.5.6: a 405 must say what is allowed.
-		w.Header().Set("Allow", cmp.Or(de.allow, allowedOnVirtual))
+		w.Header().Set("Allow", h.withLocks(cmp.Or(de.allow, allowedOnVirtual)))
 	}
-	writeErrorBody(w, r, de.status, de.message)
+	writeErrorBody(w, r, de.status, de.message, de.condition)
 }
 
 // logFailure logs the server's own faults at ERROR and the refusals of bad

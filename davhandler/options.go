@@ -31,16 +31,39 @@ func allowedOn(n storage.Node) string {
 	return allowedOnFile
 }
 
-// davClasses are the compliance classes advertised: 1 (RFC 4918 without
-// locks) and 3 (the RFC 4918 revision). Class 2 comes with locks.
-const davClasses = "1, 3"
+// lockMethods are the methods locking adds to every resource.
+const lockMethods = ", LOCK, UNLOCK"
+
+// withLocks adds LOCK and UNLOCK to a list of allowed methods when the
+// handler offers locking; the collections above the spaces cannot be locked.
+func (h *Handler) withLocks(allow string) string {
+	if h.locks == nil || allow == allowedOnVirtual {
+		return allow
+	}
+	return allow + lockMethods
+}
+
+// The compliance classes advertised: 1 (RFC 4918), 2 (locking) and 3 (the
+// RFC 4918 revision); class 2 only when there is a lock store.
+const (
+	davClasses          = "1, 3"
+	davClassesWithLocks = "1, 2, 3"
+)
+
+// davClasses returns the DAV header of this handler.
+func (h *Handler) davClasses() string {
+	if h.locks == nil {
+		return davClasses
+	}
+	return davClassesWithLocks
+}
 
 // handleOptions answers without authentication so clients can discover the
 // server before they log in.
 func (h *Handler) handleOptions(w http.ResponseWriter, _ *http.Request) error {
 	hdr := w.Header()
-	hdr.Set("Allow", allowedMethods)
-	hdr.Set("DAV", davClasses)
+	hdr.Set("Allow", h.withLocks(allowedMethods))
+	hdr.Set("DAV", h.davClasses())
 	hdr.Set("MS-Author-Via", "DAV")
 	w.WriteHeader(http.StatusNoContent)
 	return nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"go.uber.org/zap"
@@ -61,10 +62,15 @@ func (h *Handler) handlePropfind(w http.ResponseWriter, r *http.Request, req *re
 		// Nothing is sent yet: a target gone meanwhile is still a 404.
 		return err
 	}
+	if pc.locking && wantsLockDiscovery(pf) {
+		if err := pc.loadLocks(h.locks, target); err != nil {
+			return err
+		}
+	}
 	ms := startMultistatus(w)
 	err = pc.writeNode(ms, pf, target, t.href())
 	if err == nil && t.node.IsFolder() && depth != 0 {
-		err = h.writeChildren(pc, ms, pf, t.node, t.hrefPath, depth)
+		err = h.writeChildren(pc, ms, pf, target, t.hrefPath, depth)
 	}
 	if err == nil {
 		err = ms.close()
@@ -95,7 +101,17 @@ func (h *Handler) newPropContext(r *http.Request, req *request, t *target) *prop
 		role:      t.role,
 		user:      req.user,
 		linkBase:  scheme + "://" + r.Host,
+		locking:   h.locks != nil,
 	}
+}
+
+// wantsLockDiscovery reports whether answering pf shows d:lockdiscovery,
+// the one property that needs the locks read.
+func wantsLockDiscovery(pf propfindRequest) bool {
+	if pf.kind != findProp {
+		return true
+	}
+	return slices.Contains(pf.names, davName("lockdiscovery"))
 }
 
 // needsDeadProps reports whether answering pf reads dead properties or
@@ -132,7 +148,9 @@ func (pc *propContext) targetView(t *target) (*nodeView, error) {
 // writeChildren streams the responses of a folder's children, page by page,
 // descending into sub-folders for Depth: infinity. A folder deleted while it
 // is listed ends its listing; what was sent stays well-formed.
-func (h *Handler) writeChildren(pc *propContext, ms *multistatus, pf propfindRequest, folder storage.Node, folderPath string, depth int) error {
+func (h *Handler) writeChildren(pc *propContext, ms *multistatus, pf propfindRequest, parent *nodeView, folderPath string, depth int) error {
+	folder := parent.node
+	inherited := deepLocks(parent.locks)
 	parentHref := escapePath(folderPath)
 	after := ""
 	for {
@@ -144,6 +162,7 @@ func (h *Handler) writeChildren(pc *propContext, ms *multistatus, pf propfindReq
 			return err
 		}
 		for _, child := range page {
+			child.locks = pc.locks.covering(inherited, child.node.ID)
 			href := parentHref + escapePath("/"+child.node.Name)
 			if child.node.IsFolder() {
 				href += "/"
@@ -152,7 +171,7 @@ func (h *Handler) writeChildren(pc *propContext, ms *multistatus, pf propfindReq
 				return err
 			}
 			if child.node.IsFolder() && depth == depthInfinity {
-				if err := h.writeChildren(pc, ms, pf, child.node, folderPath+"/"+child.node.Name, depth); err != nil {
+				if err := h.writeChildren(pc, ms, pf, child, folderPath+"/"+child.node.Name, depth); err != nil {
 					return err
 				}
 			}

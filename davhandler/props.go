@@ -53,8 +53,8 @@ var liveProps = map[xml.Name]liveProp{
 	ocName("privatelink"):            propPrivateLink,
 	ocName("share-types"):            absent,
 	ocName("downloadURL"):            absent,
-	davName("lockdiscovery"):         absent,
-	davName("supportedlock"):         absent,
+	davName("lockdiscovery"):         propLockDiscovery,
+	davName("supportedlock"):         propSupportedLock,
 	davName("creationdate"):          absent,
 }
 
@@ -65,6 +65,8 @@ var allpropNames = []xml.Name{
 	davName("resourcetype"), ocName("size"), davName("getcontentlength"),
 	davName("getcontenttype"), davName("getlastmodified"), ocName("checksums"),
 	ocName("tags"), favoriteName,
+	// RFC 4918 §9.1 has allprop return the live properties it defines.
+	davName("lockdiscovery"), davName("supportedlock"),
 }
 
 // isProtected reports whether a PROPPATCH may not change the property.
@@ -87,7 +89,11 @@ type propContext struct {
 	withDeadProps bool
 	rootSize      int64
 	rootRead      bool
-	found         []foundProp
+	// locking: the handler offers locks. locks holds the space's locks
+	// when the request asks for d:lockdiscovery; nil otherwise.
+	locking bool
+	locks   *lockIndex
+	found   []foundProp
 }
 
 type foundProp struct {
@@ -101,6 +107,9 @@ type nodeView struct {
 	props    []storage.Property
 	propsErr error
 	loaded   bool
+	// locks are the live locks covering the node, set when the request
+	// asks for d:lockdiscovery.
+	locks []storage.Lock
 }
 
 func (pc *propContext) deadProps(v *nodeView) ([]storage.Property, error) {
@@ -293,6 +302,20 @@ func propOwnerDisplayName(pc *propContext, _ *nodeView) (propValue, bool) {
 		name = pc.space.Owner
 	}
 	return text(name)
+}
+
+func propLockDiscovery(pc *propContext, v *nodeView) (propValue, bool) {
+	if pc.locks == nil {
+		return propValue{}, false
+	}
+	return propValue{text: lockDiscoveryXML(v.locks, pc.locks.now), raw: true}, true
+}
+
+func propSupportedLock(pc *propContext, _ *nodeView) (propValue, bool) {
+	if !pc.locking {
+		return propValue{}, false
+	}
+	return propValue{text: supportedLockXML, raw: true}, true
 }
 
 func propPrivateLink(pc *propContext, v *nodeView) (propValue, bool) {

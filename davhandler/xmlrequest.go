@@ -392,3 +392,91 @@ func withoutNamespaceDecls(attrs []xml.Attr) []xml.Attr {
 	}
 	return out
 }
+
+// lockInfo is a parsed LOCK body (RFC 4918 §14.11).
+type lockInfo struct {
+	scope storage.LockScope
+	// owner is the content of d:owner, re-encoded to stand alone; empty
+	// when the client sent none.
+	owner string
+}
+
+// parseLockInfo parses a LOCK body that asks for a new lock: a lockinfo
+// with a lockscope (exclusive or shared), a write locktype and optionally
+// an owner.
+func parseLockInfo(body []byte) (lockInfo, error) {
+	dec, root, err := openDocument(body, "lockinfo")
+	if err != nil {
+		return lockInfo{}, err
+	}
+	var li lockInfo
+	var hasType bool
+	err = eachChild(dec, root, func(el xml.StartElement) error {
+		if el.Name.Space != nsDAV {
+			return dec.Skip()
+		}
+		var err error
+		switch el.Name.Local {
+		case "lockscope":
+			li.scope, err = parseLockScope(dec, el)
+		case "locktype":
+			hasType, err = true, parseLockType(dec, el)
+		case "owner":
+			li.owner, err = innerXML(dec, el)
+		default:
+			err = dec.Skip()
+		}
+		return err
+	})
+	switch {
+	case err != nil:
+		return lockInfo{}, err
+	case li.scope == 0:
+		return lockInfo{}, badXML("lockinfo needs a lockscope")
+	case !hasType:
+		return lockInfo{}, badXML("lockinfo needs a locktype")
+	}
+	return li, nil
+}
+
+// parseLockScope reads a lockscope: exactly one of exclusive and shared.
+func parseLockScope(dec *xml.Decoder, el xml.StartElement) (storage.LockScope, error) {
+	var scope storage.LockScope
+	err := eachChild(dec, el, func(c xml.StartElement) error {
+		var s storage.LockScope
+		switch c.Name {
+		case xml.Name{Space: nsDAV, Local: "exclusive"}:
+			s = storage.LockExclusive
+		case xml.Name{Space: nsDAV, Local: "shared"}:
+			s = storage.LockShared
+		default:
+			return badXML("unknown lockscope %s:%s", c.Name.Space, c.Name.Local)
+		}
+		if scope != 0 {
+			return badXML("lockscope must hold exactly one of exclusive and shared")
+		}
+		scope = s
+		return dec.Skip()
+	})
+	if err == nil && scope == 0 {
+		err = badXML("lockscope must hold exactly one of exclusive and shared")
+	}
+	return scope, err
+}
+
+// parseLockType reads a locktype, which must be write, the only type
+// RFC 4918 defines.
+func parseLockType(dec *xml.Decoder, el xml.StartElement) error {
+	var write bool
+	err := eachChild(dec, el, func(c xml.StartElement) error {
+		if c.Name != (xml.Name{Space: nsDAV, Local: "write"}) || write {
+			return badXML("locktype must be write")
+		}
+		write = true
+		return dec.Skip()
+	})
+	if err == nil && !write {
+		err = badXML("locktype must be write")
+	}
+	return err
+}

@@ -48,7 +48,7 @@ type Lock struct {
 // concurrent use; expired locks are never returned and never conflict.
 // Expiry follows the store's clock. Locks belong to nodes: the Store's
 // Remove drops the locks of the removed subtree, Move those of the moved
-// subtree (RFC 4918 §7.5: a lock does not move with its resource) and of a
+// subtree (RFC 4918 §7.6: a lock does not move with its resource) and of a
 // replaced target, Copy takes no locks along and drops those of a replaced
 // target, and new content committed to a file keeps its locks. A Deep lock
 // covers what is later created or moved below its node, since coverage

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	bolt "go.etcd.io/bbolt"
+	"go.uber.org/zap"
 
 	"github.com/davspaces/davspaces/storage"
 )
@@ -393,28 +394,31 @@ func (t *txn) dropLocksBelow(top rec) error {
 	return nil
 }
 
-// purgeExpiredLocks deletes every expired lock of the store.
-func (t *txn) purgeExpiredLocks(now time.Time) error {
-	type ref struct{ spaceID, token string }
-	var expired []ref
+// purgeLocks deletes every expired lock of the store, and the records it
+// cannot read: a lock is short-lived, and one damaged record must not make
+// every listing of its space fail.
+func (t *txn) purgeLocks(now time.Time, log *zap.Logger) error {
+	var stale [][]byte
+	damaged := 0
 	c := t.locks.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		spaceID, token, ok := strings.Cut(string(k), "/")
-		if !ok {
-			return fmt.Errorf("lock key %q: %w", k, errCorrupt)
-		}
+		spaceID, token, _ := strings.Cut(string(k), "/")
 		l, err := decodeLock(spaceID, token, v)
 		if err != nil {
-			return err
+			damaged++
 		}
-		if !isLive(l, now) {
-			expired = append(expired, ref{spaceID, token})
+		if err != nil || !isLive(l, now) {
+			stale = append(stale, bytes.Clone(k))
 		}
 	}
-	for _, r := range expired {
-		if err := t.deleteLock(r.spaceID, r.token); err != nil {
+	for _, k := range stale {
+		spaceID, token, _ := strings.Cut(string(k), "/")
+		if err := t.deleteLock(spaceID, token); err != nil {
 			return err
 		}
+	}
+	if damaged > 0 {
+		log.Warn("removed unreadable lock records", zap.Int("count", damaged))
 	}
 	return nil
 }

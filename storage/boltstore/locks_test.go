@@ -241,3 +241,33 @@ func TestSubtreeContains(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A damaged lock record must not make its space unlistable: opening the
+// store drops it.
+func TestOpenDropsDamagedLocks(t *testing.T) {
+	f := newFixture(t)
+	file := f.put(t, f.root(), "f", "x")
+	l := f.lock(t, f.space.ID, file.ID, false, storage.LockShared, time.Hour)
+	err := f.s.update(func(tx *txn) error {
+		if err := tx.locks.Put(lockKey(f.space.ID, "urn:x:damaged"), []byte{lockFormat, 9}); err != nil {
+			return err
+		}
+		return tx.lockTokens.Put([]byte("urn:x:damaged"), []byte(f.space.ID))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.s.SpaceLocks(ctx, f.space.ID)
+	wantErr(t, err, errCorrupt)
+	if err := f.s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+
+	f.s = openStore(t, f.dir, f.clk)
+	if got, err := f.s.SpaceLocks(ctx, f.space.ID); err != nil || len(got) != 1 || got[0] != l {
+		t.Fatalf("SpaceLocks after reopening = %+v, %v; want %+v", got, err, l)
+	}
+	if locks, tokens := f.lockRecords(t); locks != 1 || tokens != 1 {
+		t.Fatalf("%d lock and %d token records after reopening, want 1 each", locks, tokens)
+	}
+}

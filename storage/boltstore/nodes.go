@@ -370,8 +370,8 @@ func (s *Store) Move(ctx context.Context, spaceID string, tr storage.Transfer) (
 			}
 			targetSize = x.target.Size
 		}
-		// A lock stays with its place, not with the resource (RFC 4918
-		// §7.5), so the moved subtree leaves its locks behind, gone.
+		// A MOVE must not move a write lock with its resource (RFC 4918
+		// §7.6); locks belong to nodes here, so the subtree's are dropped.
 		if err := t.dropLocksBelow(n); err != nil {
 			return err
 		}

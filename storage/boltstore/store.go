@@ -171,7 +171,7 @@ func (s *Store) init(storageID string) error {
 		}
 		// Locks that expired while the store was closed would otherwise
 		// stay until their space takes or changes locks again.
-		if err := s.newTxn(tx).purgeExpiredLocks(s.now()); err != nil {
+		if err := s.newTxn(tx).purgeLocks(s.now(), s.log); err != nil {
 			return err
 		}
 		if storageID != "" {

@@ -33,6 +33,7 @@ var lockTests = []struct {
 	{"LockNotFound", testLockNotFound},
 	{"LocksBelongToNodes", testLocksBelongToNodes},
 	{"LockRace", testLockRace},
+	{"LocksNeverOutliveNodes", testLocksNeverOutliveNodes},
 }
 
 // after lets d pass for the store.
@@ -494,5 +495,34 @@ func testLockRace(t *testing.T, f *fixture) {
 	})
 	if len(won) != 1 {
 		t.Fatalf("%d exclusive locks on a folder and its member granted, want 1", len(won))
+	}
+}
+
+// A lock taken while its folder is being removed either fails or is
+// removed with it: no lock is left on a node that is gone.
+func testLocksNeverOutliveNodes(t *testing.T, f *fixture) {
+	const files = 20
+	for round := range 5 {
+		a := f.mkdir(t, f.root(), fmt.Sprint("a", round))
+		var ids []string
+		for i := range files {
+			ids = append(ids, f.put(t, a.ID, fmt.Sprint("f", i), "x").ID)
+		}
+		var wg sync.WaitGroup
+		for _, id := range ids {
+			wg.Go(func() {
+				_, err := f.tryLock(id, false, storage.LockExclusive)
+				if err != nil && !errors.Is(err, storage.ErrNotFound) {
+					t.Errorf("CreateLock: %v", err)
+				}
+			})
+		}
+		wg.Go(func() {
+			if err := f.s.Remove(f.ctx, f.space.ID, a.ID, storage.Conditions{}); err != nil {
+				t.Errorf("Remove: %v", err)
+			}
+		})
+		wg.Wait()
+		wantTokens(t, fmt.Sprint("SpaceLocks after round ", round), f.spaceLocks(t))
 	}
 }

@@ -1,0 +1,302 @@
+package davhandler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+// LOCK and UNLOCK (RFC 4918 §9.10, §9.11). Locks belong to nodes and are
+// kept in the LockStore; the store decides conflicts atomically.
+
+func (h *Handler) handleLock(w http.ResponseWriter, r *http.Request, req *request) error {
+	depth, err := parseLockDepth(r)
+	if err != nil {
+		return err
+	}
+	timeout, err := parseTimeout(strings.Join(r.Header.Values("Timeout"), ","), h.maxLockTimeout)
+	if err != nil {
+		return err
+	}
+	body, err := h.readXMLBody(w, r)
+	if err != nil {
+		return err
+	}
+	var li lockInfo
+	if body != nil {
+		if li, err = parseLockInfo(body); err != nil {
+			return err
+		}
+	}
+	t, err := h.resolve(r.Context(), req.user, req.path)
+	if err != nil {
+		return err
+	}
+	if !t.canWrite() {
+		return errReadOnly
+	}
+	if body == nil {
+		return h.refreshLock(w, r, req, t, timeout)
+	}
+	return h.createLock(w, r, req, t, storage.Lock{
+		Deep: depth == depthInfinity, Scope: li.scope, Owner: li.owner, Timeout: timeout,
+	})
+}
+
+// parseLockDepth reads the Depth of a LOCK: 0 or infinity, the default.
+func parseLockDepth(r *http.Request) (int, error) {
+	depth, err := parseDepth(r, depthInfinity)
+	if err == nil && depth == 1 {
+		err = errorf(http.StatusBadRequest, "Invalid Depth header value for LOCK: 1 (send 0 or infinity)")
+	}
+	return depth, err
+}
+
+// parseTimeout reads a Timeout header (RFC 4918 §10.7): the first value of
+// the list that is Second-N or Infinite, capped to maxTimeout, which is
+// also what an absent header and Infinite get. A lock always expires, so a
+// client that vanishes cannot hold a resource for ever.
+func parseTimeout(v string, maxTimeout time.Duration) (time.Duration, error) {
+	if strings.TrimSpace(v) == "" {
+		return maxTimeout, nil
+	}
+	for part := range strings.SplitSeq(v, ",") {
+		part = strings.TrimSpace(part)
+		if strings.EqualFold(part, "Infinite") {
+			return maxTimeout, nil
+		}
+		if len(part) <= len("Second-") || !strings.EqualFold(part[:len("Second-")], "Second-") {
+			continue
+		}
+		secs, err := strconv.ParseUint(part[len("Second-"):], 10, 64)
+		switch {
+		case errors.Is(err, strconv.ErrRange):
+			return maxTimeout, nil
+		case err != nil:
+			continue
+		case secs > uint64(maxTimeout/time.Second):
+			return maxTimeout, nil
+		}
+		// Second-0 would be a lock that is gone before its reply arrives.
+		return time.Duration(max(secs, 1)) * time.Second, nil
+	}
+	return 0, errorf(http.StatusBadRequest, "Invalid Timeout header %q: send Second-N or Infinite", v)
+}
+
+// createLock takes a new lock l on the target, creating an empty file
+// first when the target is unmapped (201). The store names the lock with a
+// fresh urn:uuid token.
+func (h *Handler) createLock(w http.ResponseWriter, r *http.Request, req *request, t *target, l storage.Lock) error {
+	ctx := r.Context()
+	l.SpaceID = t.space.ID
+	l.User, l.UserName = req.user.ID, req.user.DisplayName
+	created := false
+	if !t.exists {
+		node, err := h.createLockedFile(ctx, t, l)
+		if err != nil {
+			return err
+		}
+		t.node, t.exists, created = node, true, true
+	}
+	l.NodeID, l.Root = t.node.ID, t.href()
+	taken, err := h.locks.CreateLock(ctx, l)
+	if err != nil {
+		if created {
+			h.removeCreatedFile(ctx, t.node)
+		}
+		return h.lockFailure(ctx, l, err)
+	}
+	w.Header().Set("Lock-Token", "<"+taken.Token+">")
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	writeLockReply(w, status, taken)
+	return nil
+}
+
+// createLockedFile creates the empty file a LOCK on an unmapped URL makes
+// (RFC 4918 §9.10.4), after checking that the new lock l would not conflict
+// with the locks of the folder it goes into, so that a refused LOCK leaves
+// nothing behind.
+func (h *Handler) createLockedFile(ctx context.Context, t *target, l storage.Lock) (storage.Node, error) {
+	if !t.hasParent {
+		return storage.Node{}, errorf(http.StatusConflict, "The parent collection of %s does not exist", t.name)
+	}
+	inherited, err := h.locks.LocksOn(ctx, t.space.ID, t.parent.ID, false)
+	if err != nil {
+		return storage.Node{}, fmt.Errorf("reading the locks of folder %s: %w", t.parent.ID, err)
+	}
+	for _, o := range inherited {
+		if o.Deep && conflicts(o.Scope, l.Scope) {
+			return storage.Node{}, lockedError(o.Root)
+		}
+	}
+	up, err := h.store.NewUpload(ctx, t.space.ID)
+	if err != nil {
+		return storage.Node{}, err
+	}
+	defer up.Discard()
+	node, _, err := up.Commit(ctx, storage.Commit{ParentID: t.parent.ID, Name: t.name,
+		Conditions: storage.Conditions{IfNoneMatch: true}})
+	if errors.Is(err, storage.ErrPrecondition) {
+		return storage.Node{}, errorf(http.StatusConflict, "%s was created meanwhile: send the LOCK again", t.name)
+	}
+	return node, err
+}
+
+// removeCreatedFile takes back the empty file of a LOCK that failed, unless
+// it has been written meanwhile.
+func (h *Handler) removeCreatedFile(ctx context.Context, n storage.Node) {
+	err := h.store.Remove(ctx, n.SpaceID, n.ID, storage.Conditions{IfMatch: n.ETag})
+	if err != nil && !errors.Is(err, storage.ErrNotFound) && !errors.Is(err, storage.ErrPrecondition) {
+		h.logger.Warn("removing the file of a failed LOCK", zap.String("node", n.ID), zap.Error(err))
+	}
+}
+
+// conflicts reports whether a lock of scope held conflicts with a new one
+// of scope wanted: only two shared locks coexist.
+func conflicts(held, wanted storage.LockScope) bool {
+	return held == storage.LockExclusive || wanted == storage.LockExclusive
+}
+
+// lockFailure answers a lock the store refused; for a conflict it names the
+// root of the conflicting lock (RFC 4918 §16, no-conflicting-lock).
+func (h *Handler) lockFailure(ctx context.Context, l storage.Lock, err error) error {
+	if !errors.Is(err, storage.ErrLocked) {
+		return fmt.Errorf("locking node %s: %w", l.NodeID, err)
+	}
+	held, lerr := h.locks.LocksOn(ctx, l.SpaceID, l.NodeID, l.Deep)
+	if lerr == nil {
+		for _, o := range held {
+			if conflicts(o.Scope, l.Scope) {
+				return lockedError(o.Root)
+			}
+		}
+	}
+	return lockedError("")
+}
+
+// lockedError is the 423 of a LOCK that conflicts with the lock rooted at
+// root ("" when it is gone meanwhile).
+func lockedError(root string) *davError {
+	var b xmlBuilder
+	b.WriteString("<d:no-conflicting-lock>")
+	if root != "" {
+		b.WriteString("<d:href>")
+		b.text(root)
+		b.WriteString("</d:href>")
+	}
+	b.WriteString("</d:no-conflicting-lock>")
+	return &davError{status: http.StatusLocked, message: "The resource is locked", condition: b.String()}
+}
+
+// refreshLock restarts the timeout of the caller's lock whose token the If
+// header names (RFC 4918 §9.10.2), on the lock root or a resource the lock
+// covers.
+func (h *Handler) refreshLock(w http.ResponseWriter, r *http.Request, req *request, t *target, timeout time.Duration) error {
+	v := r.Header.Get("If")
+	if v == "" {
+		return errorf(http.StatusBadRequest, "A LOCK without a body refreshes a lock: name its token in an If header")
+	}
+	ih, err := parseIfHeader(v)
+	if err != nil {
+		return err
+	}
+	if !t.exists {
+		return errNotFound
+	}
+	held, err := h.locks.LocksOn(r.Context(), t.space.ID, t.node.ID, false)
+	if err != nil {
+		return fmt.Errorf("reading the locks of node %s: %w", t.node.ID, err)
+	}
+	l, ok := ownLockWithToken(held, req.user, ih.tokens()...)
+	if !ok {
+		return errorf(http.StatusPreconditionFailed, "No lock of yours on this resource has the token in the If header")
+	}
+	l, err = h.locks.RefreshLock(r.Context(), t.space.ID, l.Token, timeout)
+	if errors.Is(err, storage.ErrNotFound) {
+		return errorf(http.StatusPreconditionFailed, "The lock has expired or was removed")
+	}
+	if err != nil {
+		return fmt.Errorf("refreshing a lock on node %s: %w", t.node.ID, err)
+	}
+	writeLockReply(w, http.StatusOK, l)
+	return nil
+}
+
+// ownLockWithToken finds the lock of user among held that has one of
+// tokens.
+func ownLockWithToken(held []storage.Lock, user storage.User, tokens ...string) (storage.Lock, bool) {
+	for _, tok := range tokens {
+		for _, l := range held {
+			if l.Token == tok && l.User == user.ID {
+				return l, true
+			}
+		}
+	}
+	return storage.Lock{}, false
+}
+
+// writeLockReply answers a LOCK that took or refreshed l.
+func writeLockReply(w http.ResponseWriter, status int, l storage.Lock) {
+	body := lockReplyBody(l, time.Now())
+	hdr := w.Header()
+	hdr.Set("Content-Type", "application/xml; charset=utf-8")
+	hdr.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	io.WriteString(w, body)
+}
+
+// errTokenMismatch answers an UNLOCK whose token is not one of the
+// caller's live locks covering the resource (RFC 4918 §9.11.1).
+var errTokenMismatch = &davError{status: http.StatusConflict,
+	message:   "The lock token does not name a lock of yours on this resource",
+	condition: "<d:lock-token-matches-request-uri/>"}
+
+func (h *Handler) handleUnlock(w http.ResponseWriter, r *http.Request, req *request) error {
+	token, err := lockTokenHeader(r)
+	if err != nil {
+		return err
+	}
+	t, err := h.resolveExisting(r.Context(), req.user, req.path)
+	if err != nil {
+		return err
+	}
+	held, err := h.locks.LocksOn(r.Context(), t.space.ID, t.node.ID, false)
+	if err != nil {
+		return fmt.Errorf("reading the locks of node %s: %w", t.node.ID, err)
+	}
+	if _, ok := ownLockWithToken(held, req.user, token); !ok {
+		return errTokenMismatch
+	}
+	err = h.locks.RemoveLock(r.Context(), t.space.ID, token)
+	if errors.Is(err, storage.ErrNotFound) {
+		return errTokenMismatch
+	}
+	if err != nil {
+		return fmt.Errorf("removing a lock on node %s: %w", t.node.ID, err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// lockTokenHeader reads the Lock-Token of an UNLOCK: a Coded-URL, <token>,
+// or the bare token some clients send.
+func lockTokenHeader(r *http.Request) (string, error) {
+	v := strings.TrimSpace(r.Header.Get("Lock-Token"))
+	token := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(v, "<"), ">"))
+	if token == "" {
+		return "", errorf(http.StatusBadRequest, "UNLOCK needs the lock's token in a Lock-Token header")
+	}
+	return token, nil
+}
