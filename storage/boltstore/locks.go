@@ -162,12 +162,11 @@ func (t *txn) checkLockConflicts(l storage.Lock, locks []storage.Lock) error {
 // one folder cost one walk up the tree.
 type subtree struct {
 	t     *txn
-	top   string
-	known map[string]bool
+	known map[string]bool // node id → inside
 }
 
 func (t *txn) subtree(top string) *subtree {
-	return &subtree{t: t, top: top, known: map[string]bool{top: true}}
+	return &subtree{t: t, known: map[string]bool{top: true}}
 }
 
 // contains reports whether id is in the subtree. A node that is gone, as
