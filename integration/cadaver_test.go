@@ -64,9 +64,9 @@ func TestCadaver(t *testing.T) {
 		// writes (an If header), discover shows the lock as the server
 		// reports it (neon reads "Second-N", not "Infinity"), unlock
 		// removes it.
-		{cmd: "set lockowner einstein@cadaver"},
 		{cmd: "lock c.txt", want: "Locking `c.txt': succeeded."},
-		{cmd: "discover c.txt", want: "Discovering locks on `c.txt':\nLock token <urn:uuid:.*>:\n  Depth .* on `" + s.URL + "/webdav/dir/c.txt':\n  Scope: exclusive  Type: write  Timeout: .* seconds\n  Owner: einstein@cadaver"},
+		// cadaver asks for no expiry and gets the default maximum, 24h.
+		{cmd: "discover c.txt", want: "Discovering locks on `c.txt':\nLock token <urn:uuid:.*>:\n  Depth 0 on `" + s.URL + "/webdav/dir/c.txt'\n  Scope: exclusive  Type: write  Timeout: 86400 seconds\n"},
 		{cmd: "put upload.bin c.txt", want: "Uploading upload.bin to `/webdav/dir/c.txt': [.* succeeded.$"},
 		{cmd: "unlock c.txt", want: "Unlocking `c.txt': succeeded."},
 		{cmd: "discover c.txt", want: "Discovering locks on `c.txt':.*no locks found."},
@@ -132,6 +132,28 @@ func TestCadaver(t *testing.T) {
 	if code := sendAs(t, s, "einstein", "PROPFIND", "/webdav/dir/", map[string]string{"Depth": "0"}, nil).code; code != http.StatusNotFound {
 		t.Errorf("PROPFIND /webdav/dir/ after rmcol: %d, want 404", code)
 	}
+
+	// Session 3: a lock cadaver leaves behind (it does not unlock when it
+	// quits) holds for everybody else, with the owner cadaver sent.
+	cadaverSession(t, cadaver, home, work, s.URL+"/webdav/", []cadaverStep{
+		{cmd: "set lockowner mailto:einstein@example.org"},
+		// LOCK on an unmapped URL creates an empty file.
+		{cmd: "lock held.txt", want: "Locking `held.txt': succeeded."},
+		{cmd: "ls", want: "Listing collection `/webdav/': succeeded.", listing: []string{"held.txt"}, size: "0"},
+		{cmd: "quit", want: "Connection to `127.0.0.1' closed."},
+	})
+	c := newClient(t, s.URL, "einstein")
+	_, b := c.expect(http.StatusMultiStatus, "PROPFIND", "/webdav/held.txt", lockDiscoveryBody, "Depth", "0")
+	if !regexp.MustCompile(`<d:owner><([a-zA-Z]+:)?href( xmlns(:[a-zA-Z]+)?="DAV:")?>mailto:einstein@example.org</([a-zA-Z]+:)?href></d:owner>`).MatchString(b) {
+		t.Errorf("the lock's owner is not the href cadaver sent:\n%s", b)
+	}
+	c.expect(http.StatusLocked, http.MethodPut, "/webdav/held.txt", "without the token")
+	tokens := c.activeLockTokens("/webdav/held.txt")
+	if len(tokens) != 1 {
+		t.Fatalf("held.txt has locks %v, want cadaver's one", tokens)
+	}
+	c.expect(http.StatusNoContent, "UNLOCK", "/webdav/held.txt", "", "Lock-Token", "<"+tokens[0]+">")
+	c.expect(http.StatusNoContent, http.MethodPut, "/webdav/held.txt", "unlocked")
 }
 
 // lockDiscoveryBody asks PROPFIND for the lock properties.
