@@ -99,7 +99,9 @@ func (DAVSpaces) CaddyModule() caddy.ModuleInfo {
 var spaceNamespace = uuid.MustParse("0b7b5cf4-6a2e-4c59-9a51-4f3b8c6d2e10")
 
 // Provision opens the store, applies the personal quota and declares the
-// project spaces; the handler serves only the spaces declared here.
+// project spaces; the handler serves only the spaces declared here. The
+// store keeps the WebDAV locks too, so they outlive restarts and are shared
+// by the configurations a reload overlaps.
 func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 	d.logger = ctx.Logger()
 	// Caddy validates after provisioning, but a rejected configuration must
@@ -128,6 +130,7 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 	}
 	d.handler, err = davhandler.New(davhandler.Config{
 		Store:              store.Store,
+		Locks:              store.Store,
 		User:               userFromCaddy,
 		AllowDepthInfinity: d.AllowDepthInfinity,
 		MaxXMLBytes:        d.MaxXMLBytes,

@@ -995,3 +995,51 @@ func TestPersonalQuotaEnforced(t *testing.T) {
 		t.Errorf("PUT beyond the personal quota as another user: %d, want 507", rec.Code)
 	}
 }
+
+// lockBody is a LOCK request body for an exclusive write lock.
+const lockBody = `<?xml version="1.0" encoding="utf-8"?>
+<d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope><d:locktype><d:write/></d:locktype><d:owner>einstein</d:owner></d:lockinfo>`
+
+// TestServeHTTPLocks: the handler gets the store's locks and the configured
+// maximum timeout, which an "Infinite" or longer request is cut to.
+func TestServeHTTPLocks(t *testing.T) {
+	tests := []struct {
+		name    string
+		max     caddy.Duration
+		timeout string // the Timeout header sent
+		want    string // the d:timeout answered
+	}{
+		{name: "default maximum for Infinite", timeout: "Infinite", want: "Second-86400"},
+		{name: "configured maximum for Infinite", max: caddy.Duration(time.Hour), timeout: "Infinite", want: "Second-3600"},
+		{name: "longer than the maximum", max: caddy.Duration(time.Hour), timeout: "Second-7200", want: "Second-3600"},
+		{name: "within the maximum", max: caddy.Duration(time.Hour), timeout: "Second-60", want: "Second-60"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := &DAVSpaces{Root: t.TempDir(), LockTimeoutMax: tt.max}
+			mustProvision(t, d)
+			lock := request{method: "LOCK", target: "/webdav/locked.txt", body: lockBody, user: "einstein",
+				header: map[string]string{"Timeout": tt.timeout, "Content-Type": "application/xml"}}
+			rec := serve(t, d, lock)
+			// An unmapped URL is created empty (201).
+			if rec.Code != http.StatusCreated {
+				t.Fatalf("LOCK: %d %s, want 201", rec.Code, rec.Body)
+			}
+			if !strings.Contains(rec.Body.String(), "<d:timeout>"+tt.want+"</d:timeout>") {
+				t.Errorf("LOCK with Timeout %s: want d:timeout %s in\n%s", tt.timeout, tt.want, rec.Body)
+			}
+			token := rec.Header().Get("Lock-Token")
+			if !strings.HasPrefix(token, "<") || !strings.HasSuffix(token, ">") {
+				t.Fatalf("Lock-Token header %q", token)
+			}
+			put := request{method: http.MethodPut, target: "/webdav/locked.txt", body: "x", user: "einstein"}
+			if rec := serve(t, d, put); rec.Code != http.StatusLocked {
+				t.Errorf("PUT without the token: %d, want 423", rec.Code)
+			}
+			put.header = map[string]string{"If": "(" + token + ")"}
+			if rec := serve(t, d, put); rec.Code != http.StatusNoContent {
+				t.Errorf("PUT with the token: %d %s, want 204", rec.Code, rec.Body)
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/davspaces/davspaces/storage"
 	"github.com/davspaces/davspaces/storage/boltstore"
@@ -71,6 +72,45 @@ const clientProps = `<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="h
 // folder size because the multistatus is streamed page by page.
 func BenchmarkPropfindDepth1_10000(b *testing.B) {
 	h, store := benchEnv(b, false)
+	fillBigFolder(b, store)
+	b.ReportAllocs()
+	b.ResetTimer()
+	benchPropfind(b, h, clientProps)
+}
+
+// lockProps are the sync client's properties and the lock properties.
+var lockProps = strings.Replace(clientProps, "</d:prop>", "<d:lockdiscovery/><d:supportedlock/></d:prop>", 1)
+
+// BenchmarkPropfindDepth1_10000WithLocks lists the same folder with the lock
+// properties, first with no lock in the space, then with 20 locks held
+// elsewhere in it (on other files, some Deep on other folders): locks
+// elsewhere must not make the listing measurably slower.
+func BenchmarkPropfindDepth1_10000WithLocks(b *testing.B) {
+	store, err := boltstore.Open(b.TempDir(), boltstore.Options{StorageID: testStorageID, NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { store.Close() })
+	h, err := New(Config{Store: store, Locks: store, User: basicAuthUser})
+	if err != nil {
+		b.Fatal(err)
+	}
+	space := fillBigFolder(b, store)
+	b.Run("no locks", func(b *testing.B) {
+		b.ReportAllocs()
+		benchPropfind(b, h, lockProps)
+	})
+	holdLocksElsewhere(b, store, space, 20)
+	b.Run("20 locks", func(b *testing.B) {
+		b.ReportAllocs()
+		benchPropfind(b, h, lockProps)
+	})
+}
+
+// fillBigFolder puts 10,000 small files into the folder "big" of
+// einstein's personal space and returns the space.
+func fillBigFolder(b *testing.B, store *boltstore.Store) storage.Space {
+	b.Helper()
 	ctx := context.Background()
 	space, err := store.PersonalSpace(ctx, storage.User{ID: "einstein"})
 	if err != nil {
@@ -81,19 +121,56 @@ func BenchmarkPropfindDepth1_10000(b *testing.B) {
 		b.Fatal(err)
 	}
 	for i := range 10000 {
-		up, err := store.NewUpload(ctx, space.ID)
-		if err != nil {
-			b.Fatal(err)
+		putBenchFile(b, store, space.ID, folder.ID, fmt.Sprintf("file-%05d.txt", i))
+	}
+	return space
+}
+
+func putBenchFile(b *testing.B, store *boltstore.Store, spaceID, parentID, name string) storage.Node {
+	b.Helper()
+	ctx := context.Background()
+	up, err := store.NewUpload(ctx, spaceID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fmt.Fprintf(up, "content of %s", name)
+	n, _, err := up.Commit(ctx, storage.Commit{ParentID: parentID, Name: name})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+// holdLocksElsewhere takes n locks in space outside the folder "big": every
+// fourth a Deep lock on a folder of its own, the others on files.
+func holdLocksElsewhere(b *testing.B, store *boltstore.Store, space storage.Space, n int) {
+	b.Helper()
+	ctx := context.Background()
+	for i := range n {
+		name := fmt.Sprintf("other-%02d", i)
+		l := storage.Lock{SpaceID: space.ID, Root: "/" + name, Scope: storage.LockExclusive,
+			Owner: "<d:href>mailto:einstein@example.org</d:href>", User: "einstein", UserName: "Albert Einstein", Timeout: time.Hour}
+		if i%4 == 0 {
+			folder, err := store.Mkdir(ctx, space.ID, space.ID, name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			putBenchFile(b, store, space.ID, folder.ID, "inside.txt")
+			l.NodeID, l.Deep = folder.ID, true
+		} else {
+			l.NodeID = putBenchFile(b, store, space.ID, space.ID, name+".txt").ID
+			l.Root += ".txt"
 		}
-		fmt.Fprintf(up, "file %d", i)
-		if _, _, err := up.Commit(ctx, storage.Commit{ParentID: folder.ID, Name: fmt.Sprintf("file-%05d.txt", i)}); err != nil {
+		if _, err := store.CreateLock(ctx, l); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
+}
+
+// benchPropfind lists "big" with Depth 1 and props, b.N times.
+func benchPropfind(b *testing.B, h *Handler, props string) {
 	for b.Loop() {
-		w := serveBench(b, h, "PROPFIND", "/webdav/big", strings.NewReader(clientProps), "Depth", "1")
+		w := serveBench(b, h, "PROPFIND", "/webdav/big", strings.NewReader(props), "Depth", "1")
 		if w.status != http.StatusMultiStatus {
 			b.Fatalf("status %d", w.status)
 		}

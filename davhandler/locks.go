@@ -204,13 +204,12 @@ func lockedError(root string) *davError {
 // header names (RFC 4918 §9.10.2), on the lock root or a resource the lock
 // covers.
 func (h *Handler) refreshLock(w http.ResponseWriter, r *http.Request, req *request, t *target, timeout time.Duration) error {
-	v := r.Header.Get("If")
-	if v == "" {
-		return errorf(http.StatusBadRequest, "A LOCK without a body refreshes a lock: name its token in an If header")
-	}
-	ih, err := parseIfHeader(v)
+	ih, present, err := ifHeaderOf(r)
 	if err != nil {
 		return err
+	}
+	if !present {
+		return errorf(http.StatusBadRequest, "A LOCK without a body refreshes a lock: name its token in an If header")
 	}
 	if !t.exists {
 		return errNotFound

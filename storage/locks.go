@@ -28,6 +28,8 @@ type Lock struct {
 	// NodeID is the lock root.
 	NodeID string
 	// Root is the path the client locked, as it named it (for d:lockroot).
+	// It does not go stale: a MOVE of the node or of an ancestor drops the
+	// lock.
 	Root  string
 	Deep  bool // Depth: infinity
 	Scope LockScope

@@ -172,9 +172,27 @@ func lockedSpace(b *testing.B, n, depth int) (*fixture, string) {
 }
 
 func BenchmarkSpaceLocks(b *testing.B) {
-	for _, n := range []int{0, 100} {
-		b.Run(fmt.Sprint(n, " locks"), func(b *testing.B) {
-			f, _ := lockedSpace(b, n, 1)
+	tests := []struct {
+		name      string
+		n         int
+		elsewhere bool
+	}{
+		{"no locks", 0, false},
+		{"no locks, 100 in another space", 0, true},
+		{"100 locks", 100, false},
+	}
+	for _, tt := range tests {
+		b.Run(tt.name, func(b *testing.B) {
+			f, _ := lockedSpace(b, tt.n, 1)
+			if tt.elsewhere {
+				other, err := f.s.PutSpace(ctx, storage.Space{ID: f.space.ID + "0", Name: "other", Quota: storage.NoQuota})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for range 100 {
+					f.lock(b, other.ID, other.ID, false, storage.LockShared, time.Hour)
+				}
+			}
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := f.s.SpaceLocks(ctx, f.space.ID); err != nil {
