@@ -349,3 +349,51 @@ func TestLockTokensOfOthers(t *testing.T) {
 		t.Errorf("the locked personal file changed to %q", b)
 	}
 }
+
+// TestLockCORS: the example's CORS snippet lets a browser client of an
+// allowed origin lock: the preflight allows LOCK and UNLOCK and the headers
+// they carry, and the answer exposes the Lock-Token header.
+func TestLockCORS(t *testing.T) {
+	s := startServer(t, serverOptions{})
+	const origin = "https://localhost:9200"
+	anonymous := newClient(t, s.URL, "")
+	for _, method := range []string{"LOCK", "UNLOCK"} {
+		resp, _ := anonymous.do(http.MethodOptions, "/webdav/f.txt", "",
+			"Origin", origin, "Access-Control-Request-Method", method, "Access-Control-Request-Headers", "if, lock-token, timeout")
+		if resp.StatusCode != http.StatusNoContent {
+			t.Fatalf("preflight for %s: %d", method, resp.StatusCode)
+		}
+		// Methods are case-sensitive, header names are not.
+		if allowed := listHeader(resp.Header, "Access-Control-Allow-Methods", strings.Clone); !allowed[method] {
+			t.Errorf("preflight for %s: Access-Control-Allow-Methods %q", method, resp.Header.Get("Access-Control-Allow-Methods"))
+		}
+		allowed := listHeader(resp.Header, "Access-Control-Allow-Headers", http.CanonicalHeaderKey)
+		for _, h := range []string{"If", "Lock-Token", "Timeout"} {
+			if !allowed[http.CanonicalHeaderKey(h)] {
+				t.Errorf("preflight for %s: Access-Control-Allow-Headers %q lacks %s", method, resp.Header.Get("Access-Control-Allow-Headers"), h)
+			}
+		}
+	}
+	c := newClient(t, s.URL, "einstein")
+	resp, b := c.do("LOCK", "/webdav/f.txt", lockInfo("exclusive", "einstein"), "Origin", origin)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("LOCK of a new file: %d\n%s", resp.StatusCode, b)
+	}
+	if !listHeader(resp.Header, "Access-Control-Expose-Headers", http.CanonicalHeaderKey)["Lock-Token"] {
+		t.Errorf("LOCK answer: Access-Control-Expose-Headers %q lacks Lock-Token", resp.Header.Get("Access-Control-Expose-Headers"))
+	}
+}
+
+// listHeader reads a comma-separated header as a set of items, each as
+// norm makes it.
+func listHeader(h http.Header, name string, norm func(string) string) map[string]bool {
+	set := map[string]bool{}
+	for _, v := range h.Values(name) {
+		for _, item := range strings.Split(v, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				set[norm(item)] = true
+			}
+		}
+	}
+	return set
+}

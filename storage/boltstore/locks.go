@@ -162,12 +162,11 @@ func (t *txn) checkLockConflicts(l storage.Lock, locks []storage.Lock) error {
 // one folder cost one walk up the tree.
 type subtree struct {
 	t     *txn
-	top   string
-	known map[string]bool
+	known map[string]bool // node id → inside
 }
 
 func (t *txn) subtree(top string) *subtree {
-	return &subtree{t: t, top: top, known: map[string]bool{top: true}}
+	return &subtree{t: t, known: map[string]bool{top: true}}
 }
 
 // contains reports whether id is in the subtree. A node that is gone, as
@@ -301,12 +300,12 @@ func (t *txn) locksCovering(nodeID string, locks []storage.Lock, below bool) ([]
 	if err != nil {
 		return nil, err
 	}
-	subtree := t.subtree(nodeID)
+	under := t.subtree(nodeID)
 	var out []storage.Lock
 	for _, l := range locks {
 		covers := l.NodeID == nodeID || (l.Deep && above[l.NodeID])
 		if !covers && below {
-			if covers, err = subtree.contains(l.NodeID); err != nil {
+			if covers, err = under.contains(l.NodeID); err != nil {
 				return nil, err
 			}
 		}
@@ -328,7 +327,7 @@ func (s *Store) SpaceLocks(ctx context.Context, spaceID string) ([]storage.Lock,
 	// Only the locks bucket: a listing asks for every request, and a full
 	// txn would look up every bucket.
 	err := s.db.View(func(tx *bolt.Tx) (err error) {
-		out, _, err = liveLocks(tx.Bucket(bucketLocks), spaceID, now)
+		out, _, err = readSpaceLocks(tx.Bucket(bucketLocks), spaceID, now)
 		return err
 	})
 	if err != nil {
@@ -340,7 +339,7 @@ func (s *Store) SpaceLocks(ctx context.Context, spaceID string) ([]storage.Lock,
 // liveLocks returns the live locks of a space; with purge (in a write
 // transaction) it deletes the expired ones.
 func (t *txn) liveLocks(spaceID string, now time.Time, purge bool) ([]storage.Lock, error) {
-	out, expired, err := liveLocks(t.locks, spaceID, now)
+	out, expired, err := readSpaceLocks(t.locks, spaceID, now)
 	if err != nil || !purge {
 		return out, err
 	}
@@ -352,9 +351,9 @@ func (t *txn) liveLocks(spaceID string, now time.Time, purge bool) ([]storage.Lo
 	return out, nil
 }
 
-// liveLocks reads the locks of a space from the locks bucket: the live
-// ones, and the tokens of the expired ones.
-func liveLocks(b *bolt.Bucket, spaceID string, now time.Time) (live []storage.Lock, expired []string, err error) {
+// readSpaceLocks reads the locks of a space from the locks bucket: the
+// live ones, and the tokens of the expired ones.
+func readSpaceLocks(b *bolt.Bucket, spaceID string, now time.Time) (live []storage.Lock, expired []string, err error) {
 	prefix := lockKey(spaceID, "")
 	c := b.Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
@@ -379,9 +378,9 @@ func (t *txn) dropLocksBelow(top rec) error {
 	if err != nil {
 		return err
 	}
-	subtree := t.subtree(top.ID)
+	under := t.subtree(top.ID)
 	for _, l := range locks {
-		inside, err := subtree.contains(l.NodeID)
+		inside, err := under.contains(l.NodeID)
 		if err != nil {
 			return err
 		}
