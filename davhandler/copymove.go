@@ -36,6 +36,9 @@ func (h *Handler) handleCopyMove(w http.ResponseWriter, r *http.Request, req *re
 		return err
 	}
 	tr.Overwrite, tr.Shallow = overwrite, shallow
+	if err := h.checkLocks(r, req, src, transferred(src, dst, move)...); err != nil {
+		return err
+	}
 	// The conditions are about the request URI, the source; the store
 	// checks them again atomically with the transfer.
 	if tr.Conditions, err = checkPreconditions(r, src); err != nil {

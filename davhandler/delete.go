@@ -13,6 +13,9 @@ func (h *Handler) handleDelete(w http.ResponseWriter, r *http.Request, req *requ
 	case !t.canWrite():
 		return errReadOnly
 	}
+	if err := h.checkLocks(r, req, t, removed(t)...); err != nil {
+		return err
+	}
 	cond, err := checkPreconditions(r, t)
 	if err != nil {
 		return err

@@ -22,6 +22,9 @@ const supportedLockXML = `<d:lockentry><d:lockscope><d:exclusive/></d:lockscope>
 
 // lockDiscoveryXML is the d:lockdiscovery value of a node covered by locks.
 func lockDiscoveryXML(locks []storage.Lock, now time.Time) string {
+	if len(locks) == 0 {
+		return "" // most nodes: no builder to allocate
+	}
 	var b xmlBuilder
 	for _, l := range locks {
 		writeActiveLock(&b, l, now)

@@ -26,6 +26,9 @@ func (h *Handler) handleMkcol(w http.ResponseWriter, r *http.Request, req *reque
 	case !t.canWrite():
 		return errReadOnly
 	}
+	if err := h.checkLocks(r, req, t, written(t)...); err != nil {
+		return err
+	}
 	node, err := h.store.Mkdir(r.Context(), t.space.ID, t.parent.ID, t.name)
 	if errors.Is(err, storage.ErrExists) {
 		// Created meanwhile, as a file or a folder: both allow these.

@@ -36,6 +36,9 @@ func (h *Handler) handlePut(w http.ResponseWriter, r *http.Request, req *request
 	if err != nil {
 		return err
 	}
+	if err := h.checkLocks(r, req, t, written(t)...); err != nil {
+		return err
+	}
 	cond, err := checkPreconditions(r, t)
 	if err != nil {
 		return err
