@@ -32,6 +32,9 @@ func TestLitmus(t *testing.T) {
 				t.Fatalf("litmus did not run the %s suite:\n%s", suite, out)
 			}
 			t.Log(r.summary)
+			if suite == "http" && !r.ran("expect100") {
+				t.Errorf("litmus http did not run expect100, which only runs over plain HTTP:\n%s", r.output)
+			}
 			if problems := r.problems(); len(problems) > 0 {
 				t.Errorf("litmus %s: %s\n%s", suite, strings.Join(problems, "; "), r.output)
 			}
@@ -129,6 +132,16 @@ func (s *litmusSuite) problems() []string {
 	return out
 }
 
+// ran reports whether the suite ran the test name to an outcome.
+func (s *litmusSuite) ran(name string) bool {
+	for _, t := range s.tests {
+		if t.name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // testsShowing names the tests whose output contains marker.
 func (s *litmusSuite) testsShowing(marker string) []string {
 	var names []string
@@ -184,6 +197,9 @@ func TestParseLitmus(t *testing.T) {
 				t.Errorf("problems %q, want %q", got, tt.want)
 			}
 		})
+	}
+	if !suites["http"].ran("expect100") || suites["http"].ran("init_expect100") {
+		t.Errorf("http: ran(expect100) must find exactly that test")
 	}
 	if len(suites) != len(tests) {
 		t.Errorf("%d suites parsed, want %d", len(suites), len(tests))
