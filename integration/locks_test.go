@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -396,4 +397,22 @@ func listHeader(h http.Header, name string, norm func(string) string) map[string
 		}
 	}
 	return set
+}
+
+// TestLockTimeoutMax: the Caddyfile's lock_timeout_max caps what a client
+// asks for, in the LOCK answer and in lockdiscovery alike.
+func TestLockTimeoutMax(t *testing.T) {
+	s := startServer(t, serverOptions{davspaces: []string{"lock_timeout_max 10m"}})
+	c := newClient(t, s.URL, "einstein")
+	for i, timeout := range []string{"Infinite", "Second-4100000000", "Infinite, Second-60"} {
+		p := fmt.Sprintf("/webdav/capped-%d.txt", i)
+		_, b := c.expect(http.StatusCreated, "LOCK", p, lockInfo("exclusive", "einstein"), "Timeout", timeout)
+		if !strings.Contains(b, "<d:timeout>Second-600</d:timeout>") {
+			t.Errorf("LOCK with Timeout %q: want Second-600 in\n%s", timeout, b)
+		}
+		_, b = c.expect(http.StatusMultiStatus, "PROPFIND", p, lockDiscoveryBody, "Depth", "0")
+		if !regexp.MustCompile(`<d:timeout>Second-(600|59\d)</d:timeout>`).MatchString(b) {
+			t.Errorf("lockdiscovery after a LOCK with Timeout %q: want about Second-600 in\n%s", timeout, b)
+		}
+	}
 }
