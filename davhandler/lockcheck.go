@@ -96,6 +96,19 @@ func (h *Handler) checkLocks(r *http.Request, req *request, t *target, changed .
 	return nil
 }
 
+// checkLockRequest is checkLocks for a LOCK, called before it refreshes or
+// takes a lock. A refresh, or a new lock on an existing resource, needs only
+// the If header to hold: the lock store decides conflicts, and a lock of
+// another user covering the resource answers there. A LOCK on an unmapped
+// URL also creates a file, which changes its folder's membership, so the
+// folder's locks need their tokens as for a PUT.
+func (h *Handler) checkLockRequest(r *http.Request, req *request, t *target) error {
+	if t.exists {
+		return h.checkLocks(r, req, t)
+	}
+	return h.checkLocks(r, req, t, written(t)...)
+}
+
 // lockTokenMethods accept a lock token in a Lock-Token header too, where
 // ownCloud clients send it instead of in an If header.
 var lockTokenMethods = map[string]bool{

@@ -2,8 +2,11 @@ package davhandler
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/davspaces/davspaces/storage"
 )
 
 const physicsPath = "/dav/spaces/" + testStorageID + "$physics"
@@ -212,4 +215,47 @@ func TestIfHeaderTagsDoNotLeak(t *testing.T) {
 		}
 	}
 	wantStatus(t, e.do("marie", "PUT", "/webdav/m.txt", "x", "If", "</webdav/m.txt> (Not <DAV:no-lock>)"), http.StatusNoContent)
+}
+
+// TestCheckLockRequest: what LOCK asks before it refreshes or takes a lock.
+func TestCheckLockRequest(t *testing.T) {
+	e, token, etag := lockedFile(t)
+	wantStatus(t, e.do("einstein", "MKCOL", "/webdav/d", ""), http.StatusCreated)
+	e.lock("einstein", "/webdav/d", lockExclusive, "Depth", "0")
+	for _, tc := range []struct {
+		name, user, path, ifHeader string
+		want                       int // 0: allowed
+	}{
+		{"no If header on a locked file: the store decides", "einstein", "/webdav/f.txt", "", 0},
+		{"a refresh naming the token", "einstein", "/webdav/f.txt", "(<" + token + ">)", 0},
+		{"a refresh naming another token", "einstein", "/webdav/f.txt", "(<urn:uuid:00000000-0000-0000-0000-000000000000>)", http.StatusPreconditionFailed},
+		{"the wrong etag", "einstein", "/webdav/f.txt", "([\"bad\"])", http.StatusPreconditionFailed},
+		{"the etag", "einstein", "/webdav/f.txt", "([" + etag + "])", 0},
+		{"malformed", "einstein", "/webdav/f.txt", "(", http.StatusBadRequest},
+		{"a new file in a locked folder", "einstein", "/webdav/d/new.txt", "", http.StatusLocked},
+		{"a new file in an unlocked folder", "einstein", "/webdav/new.txt", "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest("LOCK", tc.path, nil)
+			if tc.ifHeader != "" {
+				r.Header.Set("If", tc.ifHeader)
+			}
+			req := &request{user: storage.User{ID: tc.user}}
+			dp, _, _ := parseDAVPath(tc.path)
+			tgt, err := e.h.resolve(r.Context(), req.user, dp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = e.h.checkLockRequest(r, req, tgt)
+			if tc.want == 0 {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if de := storageError(err); de.status != tc.want {
+				t.Fatalf("got %v, want %d", err, tc.want)
+			}
+		})
+	}
 }

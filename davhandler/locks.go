@@ -100,8 +100,13 @@ func (h *Handler) createLock(w http.ResponseWriter, r *http.Request, req *reques
 	l.SpaceID = t.space.ID
 	l.User, l.UserName = req.user.ID, req.user.DisplayName
 	created := false
-	if !t.exists {
-		node, err := h.createLockedFile(ctx, t, l)
+	if t.exists {
+		// The If header must hold; conflicts are the lock store's to find.
+		if err := h.checkLocks(r, req, t); err != nil {
+			return err
+		}
+	} else {
+		node, err := h.createLockedFile(r, req, t, l)
 		if err != nil {
 			return err
 		}
@@ -126,9 +131,11 @@ func (h *Handler) createLock(w http.ResponseWriter, r *http.Request, req *reques
 
 // createLockedFile creates the empty file a LOCK on an unmapped URL makes
 // (RFC 4918 §9.10.4), after checking that the new lock l would not conflict
-// with the locks of the folder it goes into, so that a refused LOCK leaves
-// nothing behind.
-func (h *Handler) createLockedFile(ctx context.Context, t *target, l storage.Lock) (storage.Node, error) {
+// with the locks of the folder it goes into, and that the request may add
+// a name to that folder as a PUT may, so that a refused LOCK leaves nothing
+// behind.
+func (h *Handler) createLockedFile(r *http.Request, req *request, t *target, l storage.Lock) (storage.Node, error) {
+	ctx := r.Context()
 	if !t.hasParent {
 		return storage.Node{}, errorf(http.StatusConflict, "The parent collection of %s does not exist", t.name)
 	}
@@ -140,6 +147,9 @@ func (h *Handler) createLockedFile(ctx context.Context, t *target, l storage.Loc
 		if o.Deep && conflicts(o.Scope, l.Scope) {
 			return storage.Node{}, lockedError(o.Root)
 		}
+	}
+	if err := h.checkLocks(r, req, t, written(t)...); err != nil {
+		return storage.Node{}, err
 	}
 	up, err := h.store.NewUpload(ctx, t.space.ID)
 	if err != nil {
@@ -213,6 +223,9 @@ func (h *Handler) refreshLock(w http.ResponseWriter, r *http.Request, req *reque
 	}
 	if !t.exists {
 		return errNotFound
+	}
+	if err := h.checkLocks(r, req, t); err != nil {
+		return err
 	}
 	held, err := h.locks.LocksOn(r.Context(), t.space.ID, t.node.ID, false)
 	if err != nil {

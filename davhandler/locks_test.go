@@ -499,3 +499,24 @@ func TestOptionsAdvertiseLocks(t *testing.T) {
 		wantStatus(t, e.do("einstein", "LOCK", "/webdav/f.txt", lockExclusive), tt.lockStatus)
 	}
 }
+
+// TestLockHonoursIf: a LOCK changes state, so its If header must hold, and
+// a LOCK that creates a file must submit the tokens a PUT there would.
+func TestLockHonoursIf(t *testing.T) {
+	e := newEnv(t, withLocks)
+	wantStatus(t, e.do("einstein", "PUT", "/dav/spaces/physics/f.txt", "f"), http.StatusCreated)
+	wantStatus(t, e.do("einstein", "MKCOL", "/dav/spaces/physics/d", ""), http.StatusCreated)
+	etag := e.do("einstein", "HEAD", "/dav/spaces/physics/f.txt", "").Header().Get("ETag")
+	wantError(t, e.do("einstein", "LOCK", "/dav/spaces/physics/f.txt", lockShared, "If", `(["nope"])`),
+		http.StatusPreconditionFailed, "PreconditionFailed", "")
+	token := e.lock("einstein", "/dav/spaces/physics/f.txt", lockShared, "If", "(["+etag+"])")
+	wantError(t, e.do("einstein", "LOCK", "/dav/spaces/physics/f.txt", "", "If", "(<"+token+`> ["nope"])`),
+		http.StatusPreconditionFailed, "PreconditionFailed", "")
+
+	marie := e.lock("marie", "/dav/spaces/physics/d", lockShared)
+	rec := e.do("einstein", "LOCK", "/dav/spaces/physics/d/new.txt", lockShared)
+	wantError(t, rec, http.StatusLocked, "Locked", "")
+	wantCondition(t, rec, "lock-token-submitted", "/dav/spaces/physics/d/")
+	wantStatus(t, e.do("einstein", "GET", "/dav/spaces/physics/d/new.txt", ""), http.StatusNotFound)
+	wantStatus(t, e.do("marie", "LOCK", "/dav/spaces/physics/d/new.txt", lockShared, "If", "(<"+marie+">)"), http.StatusCreated)
+}
