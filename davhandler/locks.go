@@ -100,17 +100,14 @@ func (h *Handler) createLock(w http.ResponseWriter, r *http.Request, req *reques
 	l.SpaceID = t.space.ID
 	l.User, l.UserName = req.user.ID, req.user.DisplayName
 	created := false
-	if t.exists {
-		// The If header must hold; conflicts are the lock store's to find.
-		if err := h.checkLocks(r, req, t); err != nil {
-			return err
-		}
-	} else {
+	if !t.exists {
 		node, err := h.createLockedFile(r, req, t, l)
 		if err != nil {
 			return err
 		}
 		t.node, t.exists, created = node, true, true
+	} else if err := h.checkLockRequest(r, req, t); err != nil {
+		return err
 	}
 	l.NodeID, l.Root = t.node.ID, t.href()
 	taken, err := h.locks.CreateLock(ctx, l)
@@ -148,7 +145,7 @@ func (h *Handler) createLockedFile(r *http.Request, req *request, t *target, l s
 			return storage.Node{}, lockedError(o.Root)
 		}
 	}
-	if err := h.checkLocks(r, req, t, written(t)...); err != nil {
+	if err := h.checkLockRequest(r, req, t); err != nil {
 		return storage.Node{}, err
 	}
 	up, err := h.store.NewUpload(ctx, t.space.ID)
@@ -224,7 +221,7 @@ func (h *Handler) refreshLock(w http.ResponseWriter, r *http.Request, req *reque
 	if !t.exists {
 		return errNotFound
 	}
-	if err := h.checkLocks(r, req, t); err != nil {
+	if err := h.checkLockRequest(r, req, t); err != nil {
 		return err
 	}
 	held, err := h.locks.LocksOn(r.Context(), t.space.ID, t.node.ID, false)
