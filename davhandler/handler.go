@@ -15,6 +15,10 @@ import (
 	"github.com/davspaces/davspaces/storage"
 )
 
+// DefaultUploadTTL is how long an unfinished TUS upload is kept unless
+// configured.
+const DefaultUploadTTL = 24 * time.Hour
+
 // DefaultMaxLockTimeout caps lock timeouts unless configured.
 const DefaultMaxLockTimeout = 24 * time.Hour
 
@@ -42,6 +46,11 @@ type Config struct {
 	// MaxLockTimeout caps the timeout a client may ask for; "Infinite"
 	// gets this. 0 means DefaultMaxLockTimeout.
 	MaxLockTimeout time.Duration
+	// Uploads keeps resumable (TUS) uploads; nil means TUS is not offered.
+	Uploads storage.UploadSessions
+	// UploadTTL is how long an unfinished upload is kept after its last
+	// change; 0 means DefaultUploadTTL.
+	UploadTTL time.Duration
 	// ProjectSpaces are the ids of the project spaces this handler serves
 	// (none when empty); any other project space in the store is as absent
 	// as one the user is not a member of (its data stays until it is
