@@ -48,8 +48,8 @@ type Config struct {
 	MaxLockTimeout time.Duration
 	// Uploads keeps resumable (TUS) uploads; nil means TUS is not offered.
 	Uploads storage.UploadSessions
-	// UploadTTL is how long an unfinished upload is kept after its last
-	// change; 0 means DefaultUploadTTL.
+	// UploadTTL is how long an unfinished upload is kept after it was
+	// created (its Upload-Expires); 0 means DefaultUploadTTL.
 	UploadTTL time.Duration
 	// ProjectSpaces are the ids of the project spaces this handler serves
 	// (none when empty); any other project space in the store is as absent
