@@ -364,15 +364,24 @@ func (s *Store) completeLocked(ctx context.Context, id string) (storage.Node, bo
 
 // truncateSessionFile cuts a session file to size and syncs it: a crash
 // may have left bytes past the recorded end, and a commit makes the file a
-// content file that must hold exactly the recorded bytes.
+// content file that must hold exactly the recorded bytes. A file of the
+// right size is left alone: every append synced what it recorded. A file
+// shorter than size has lost acknowledged bytes: errCorrupt.
 func (s *Store) truncateSessionFile(id string, size int64) error {
 	f, err := os.OpenFile(s.sessionPath(id), os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("session file: %w", err)
 	}
-	err = f.Truncate(size)
-	if err == nil {
-		err = s.sync(f)
+	info, err := f.Stat()
+	if err == nil && info.Size() < size {
+		// Never pad: zeros would become content nobody sent.
+		err = fmt.Errorf("%d bytes recorded, %d stored: %w", size, info.Size(), errCorrupt)
+	}
+	if err == nil && info.Size() > size {
+		err = f.Truncate(size)
+		if err == nil {
+			err = s.sync(f)
+		}
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

@@ -1,9 +1,16 @@
 package boltstore
 
 import (
+	"bytes"
+	"crypto/rand"
 	"errors"
+	"fmt"
+	"io"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -123,5 +130,273 @@ func TestSessionCrashSurplusIsCut(t *testing.T) {
 				t.Fatalf("content = %q", got)
 			}
 		})
+	}
+}
+
+// wantSessionGone checks that session id and its bytes are gone.
+func (f *fixture) wantSessionGone(t testing.TB, id string) {
+	t.Helper()
+	if _, err := f.s.Session(ctx, id); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("Session %s: err %v, want ErrNotFound", id, err)
+	}
+	var stored bool
+	f.s.view(func(tx *txn) error {
+		stored = tx.sessions().Get([]byte(id)) != nil
+		return nil
+	})
+	if stored {
+		t.Fatalf("session %s: record still stored", id)
+	}
+	if _, err := os.Stat(f.s.sessionPath(id)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("session %s: file still there (%v)", id, err)
+	}
+}
+
+func TestSessionRecoveryAtOpen(t *testing.T) {
+	tests := []struct {
+		name string
+		// damage changes what a session left on disk before the reopen;
+		// gone says whether the session must have ended.
+		damage func(t *testing.T, f *fixture, id string)
+		gone   bool
+	}{
+		{"intact", func(*testing.T, *fixture, string) {}, false},
+		{"expired", func(_ *testing.T, f *fixture, _ string) { f.clk.Advance(2 * time.Hour) }, true},
+		{"file lost", func(t *testing.T, f *fixture, id string) {
+			if err := os.Remove(f.s.sessionPath(id)); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+		{"file shorter than offset", func(t *testing.T, f *fixture, id string) {
+			if err := os.Truncate(f.s.sessionPath(id), 1); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+		{"record unreadable", func(t *testing.T, f *fixture, id string) {
+			err := f.s.update(func(tx *txn) error { return tx.sessions().Put([]byte(id), []byte{sessionFormat, 0xff}) })
+			if err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			us := f.newSession(t, "f", 4, time.Hour)
+			f.appendPart(t, us.ID, 0, "ab")
+			orphan := filepath.Join(f.s.sessionDir, newBlobID())
+			if err := os.WriteFile(orphan, []byte("no record"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			tt.damage(t, f, us.ID)
+			f.reopen(t)
+			if _, err := os.Stat(orphan); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("file without a record survived the open (%v)", err)
+			}
+			if tt.gone {
+				f.wantSessionGone(t, us.ID)
+				return
+			}
+			if got := f.sessionOffset(t, us.ID); got != 2 {
+				t.Fatalf("offset = %d, want 2", got)
+			}
+		})
+	}
+}
+
+func TestPurgeSessionsIsBounded(t *testing.T) {
+	f := newFixture(t)
+	var ids []string
+	for i := range 5 {
+		ids = append(ids, f.newSession(t, fmt.Sprint("f", i), 1, time.Minute).ID)
+	}
+	live := f.newSession(t, "live", 1, 3*time.Hour)
+	f.clk.Advance(time.Hour)
+	if n, err := f.s.purgeSessions(2); err != nil || n != 2 {
+		t.Fatalf("purge of at most 2 = %d, %v; want 2", n, err)
+	}
+	var unlocks []func()
+	for _, id := range ids {
+		unlock, ok := f.s.sessionLocks.tryLock(id)
+		if !ok {
+			t.Fatalf("session %s is locked", id)
+		}
+		unlocks = append(unlocks, unlock)
+	}
+	if n, err := f.s.purgeSessions(100); err != nil || n != 0 {
+		t.Fatalf("purge of sessions in use = %d, %v; want 0", n, err)
+	}
+	for _, unlock := range unlocks {
+		unlock()
+	}
+	if n, err := f.s.purgeSessions(100); err != nil || n != 3 {
+		t.Fatalf("purge of the rest = %d, %v; want 3", n, err)
+	}
+	for _, id := range ids {
+		f.wantSessionGone(t, id)
+	}
+	if got := f.sessionOffset(t, live.ID); got != 0 {
+		t.Fatalf("live session offset = %d", got)
+	}
+}
+
+func TestSessionsExpireInBackground(t *testing.T) {
+	clk := newClock()
+	dir := t.TempDir()
+	s, err := Open(dir, Options{Now: clk.Now, SessionSweep: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	sp, err := s.PersonalSpace(ctx, storage.User{ID: "einstein"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{s: s, clk: clk, dir: dir, space: sp}
+	us := f.newSession(t, "f", 4, time.Minute)
+	f.appendPart(t, us.ID, 0, "ab")
+	clk.Advance(2 * time.Minute)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if _, err := os.Stat(s.sessionPath(us.ID)); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the background sweep did not remove the expired session's bytes")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	f.wantSessionGone(t, us.ID)
+}
+
+func TestFiftySessionsInParallel(t *testing.T) {
+	const (
+		sessions = 50
+		parts    = 4
+		partSize = 64 << 10
+	)
+	f := newFixture(t)
+	contents := make([][]byte, sessions)
+	var wg sync.WaitGroup
+	errs := make(chan error, sessions)
+	for i := range sessions {
+		contents[i] = make([]byte, parts*partSize)
+		rand.Read(contents[i])
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- f.uploadInParts(fmt.Sprintf("f%02d", i), contents[i], partSize)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, content := range contents {
+		n, err := f.s.Child(ctx, f.space.ID, f.root(), fmt.Sprintf("f%02d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := checksum.NewWriter()
+		want.Write(content)
+		if got := f.read(t, n.ID); got != string(content) || n.Checksums != want.Sums() {
+			t.Fatalf("file %d: content or checksums differ", i)
+		}
+	}
+	if entries, _ := os.ReadDir(f.s.sessionDir); len(entries) != 0 {
+		t.Fatalf("%d session files left", len(entries))
+	}
+}
+
+// uploadInParts uploads content as name in parts of partSize, each with
+// its own checksum.
+func (f *fixture) uploadInParts(name string, content []byte, partSize int) error {
+	us, err := f.s.CreateSession(ctx, storage.UploadSession{
+		SpaceID: f.space.ID, User: "einstein", Length: int64(len(content)),
+		Target: storage.Commit{ParentID: f.root(), Name: name},
+	})
+	if err != nil {
+		return err
+	}
+	for off := 0; off < len(content); off += partSize {
+		part := content[off:min(off+partSize, len(content))]
+		sums := checksum.NewWriter()
+		sums.Write(part)
+		check := &checksum.Expected{Algorithm: checksum.Adler32, Digest: sums.Sums().Adler32}
+		if _, err := f.s.AppendSession(ctx, us.ID, int64(off), bytes.NewReader(part), check); err != nil {
+			return fmt.Errorf("%s at %d: %w", name, off, err)
+		}
+	}
+	_, _, err = f.s.CompleteSession(ctx, us.ID)
+	return err
+}
+
+// zeroReader is an endless source of zero bytes that allocates nothing.
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// An append streams through one fixed buffer, whatever the size of the part.
+func TestAppendSessionMemoryIsFlat(t *testing.T) {
+	const size = 32 << 20
+	f := newFixture(t)
+	us := f.newSession(t, "big", size, time.Hour)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	got, err := f.s.AppendSession(ctx, us.ID, 0, io.LimitReader(zeroReader{}, size), nil)
+	runtime.ReadMemStats(&after)
+	if err != nil || got.Offset != size {
+		t.Fatalf("AppendSession = %d, %v", got.Offset, err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 2<<20 {
+		t.Fatalf("appending %d MiB allocated %d KiB", size>>20, alloc>>10)
+	}
+}
+
+// The two benchmarks upload the same 64 MiB, durably: as one session part
+// and completion, and as a plain upload and commit.
+const benchUploadSize = 64 << 20
+
+func BenchmarkAppendSession64MiB(b *testing.B) {
+	f := newFixture(b)
+	b.SetBytes(benchUploadSize)
+	for i := 0; b.Loop(); i++ {
+		us, err := f.s.CreateSession(ctx, storage.UploadSession{
+			SpaceID: f.space.ID, User: "einstein", Length: benchUploadSize,
+			Target: storage.Commit{ParentID: f.root(), Name: "big"},
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := f.s.AppendSession(ctx, us.ID, 0, io.LimitReader(zeroReader{}, benchUploadSize), nil); err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := f.s.CompleteSession(ctx, us.ID); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkUploadCommit64MiB(b *testing.B) {
+	f := newFixture(b)
+	b.SetBytes(benchUploadSize)
+	buf := make([]byte, appendBufferSize)
+	for b.Loop() {
+		u, err := f.s.NewUpload(ctx, f.space.ID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.CopyBuffer(u, io.LimitReader(zeroReader{}, benchUploadSize), buf); err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := u.Commit(ctx, storage.Commit{ParentID: f.root(), Name: "big"}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
