@@ -1,14 +1,17 @@
 package boltstore
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -398,5 +401,134 @@ func BenchmarkUploadCommit64MiB(b *testing.B) {
 		if _, _, err := u.Commit(ctx, storage.Commit{ParentID: f.root(), Name: "big"}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+const sessionCrashDirEnv = "BOLTSTORE_SESSION_CRASH_DIR"
+
+// sessionCrashLength is the length of the session the crash test uploads,
+// sessionCrashPart the size of its parts.
+const (
+	sessionCrashLength = 4 << 20
+	sessionCrashPart   = 32 << 10
+)
+
+// sessionCrashContent is the content the crash test uploads: every byte
+// depends on its offset, so bytes at the wrong place show.
+func sessionCrashContent() []byte {
+	b := make([]byte, sessionCrashLength)
+	for i := range b {
+		b[i] = byte(i*7 + i>>13)
+	}
+	return b
+}
+
+// sessionCrashWriter is the child process of TestSessionCrashRecovery: it
+// appends to the session named on its first output line until killed,
+// reporting every acknowledged offset.
+func sessionCrashWriter(dir string) {
+	fail := func(err error) {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	s, err := Open(dir, Options{})
+	if err != nil {
+		fail(err)
+	}
+	sp, err := s.PersonalSpace(ctx, storage.User{ID: "crash"})
+	if err != nil {
+		fail(err)
+	}
+	us, err := s.CreateSession(ctx, storage.UploadSession{
+		SpaceID: sp.ID, User: "crash", Length: sessionCrashLength,
+		Target: storage.Commit{ParentID: sp.ID, Name: "f"},
+	})
+	if err != nil {
+		fail(err)
+	}
+	fmt.Println("session", us.ID)
+	content := sessionCrashContent()
+	for us.Offset < us.Length {
+		part := content[us.Offset:min(us.Offset+sessionCrashPart, us.Length)]
+		if us, err = s.AppendSession(ctx, us.ID, us.Offset, bytes.NewReader(part), nil); err != nil {
+			fail(err)
+		}
+		fmt.Println("ok", us.Offset)
+	}
+	select {} // wait for the kill
+}
+
+// TestSessionCrashRecovery kills a process appending to a session with
+// SIGKILL: every acknowledged byte is kept, nothing unacknowledged shows,
+// and the upload resumes from the offset the store reports.
+func TestSessionCrashRecovery(t *testing.T) {
+	if dir := os.Getenv(sessionCrashDirEnv); dir != "" {
+		sessionCrashWriter(dir)
+		return
+	}
+	if testing.Short() {
+		t.Skip("spawns a process")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSessionCrashRecovery$")
+	cmd.Env = append(os.Environ(), sessionCrashDirEnv+"="+dir)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	var acked int64
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 2 && fields[0] == "session" {
+			id = fields[1]
+		}
+		if len(fields) > 0 && fields[0] == "error" {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("writer: %s", sc.Text())
+		}
+		if len(fields) == 2 && fields[0] == "ok" {
+			acked, _ = strconv.ParseInt(fields[1], 10, 64)
+			if acked >= sessionCrashLength/3 {
+				break
+			}
+		}
+	}
+	if err := cmd.Process.Kill(); err != nil { // SIGKILL
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if id == "" || acked == 0 {
+		t.Fatal("writer acknowledged nothing")
+	}
+
+	f := &fixture{clk: newClock(), dir: dir}
+	f.s = openStore(t, dir, nil)
+	sp, err := f.s.PersonalSpace(ctx, storage.User{ID: "crash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.space = sp
+	offset := f.sessionOffset(t, id)
+	if offset < acked || f.sessionFileSize(t, id) != offset {
+		t.Fatalf("after the crash: offset %d, file %d bytes; %d acknowledged", offset, f.sessionFileSize(t, id), acked)
+	}
+	content := sessionCrashContent()
+	if _, err := f.s.AppendSession(ctx, id, offset, bytes.NewReader(content[offset:]), nil); err != nil {
+		t.Fatalf("resume at %d: %v", offset, err)
+	}
+	n, _, err := f.s.CompleteSession(ctx, id)
+	if err != nil {
+		t.Fatalf("CompleteSession: %v", err)
+	}
+	want := checksum.NewWriter()
+	want.Write(content)
+	if f.read(t, n.ID) != string(content) || n.Checksums != want.Sums() {
+		t.Fatal("the resumed upload's content or checksums differ from what was sent")
 	}
 }
