@@ -3,6 +3,7 @@ package boltstore
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -530,5 +532,44 @@ func TestSessionCrashRecovery(t *testing.T) {
 	want.Write(content)
 	if f.read(t, n.ID) != string(content) || n.Checksums != want.Sums() {
 		t.Fatal("the resumed upload's content or checksums differ from what was sent")
+	}
+}
+
+// A completion that cannot put the content in place for want of space is
+// insufficient storage, ends the session and leaves nothing behind.
+func TestCompleteSessionDiskFull(t *testing.T) {
+	f := newFixture(t)
+	us := f.newSession(t, "f", 4, time.Hour)
+	f.appendPart(t, us.ID, 0, "abcd")
+	f.s.rename = func(oldpath, newpath string) error {
+		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: syscall.ENOSPC}
+	}
+	_, _, err := f.s.CompleteSession(ctx, us.ID)
+	wantErr(t, err, storage.ErrInsufficientStorage)
+	f.wantSessionGone(t, us.ID)
+	if names := f.names(t, f.root()); len(names) != 0 {
+		t.Fatalf("failed completion created %v", names)
+	}
+	if got := countFiles(t, filepath.Join(f.dir, "blobs")); got != 0 {
+		t.Fatalf("%d content files left", got)
+	}
+}
+
+// A call waiting for another on the same session gives up with its context.
+func TestSessionWaitEndsWithContext(t *testing.T) {
+	f := newFixture(t)
+	us := f.newSession(t, "f", 4, time.Hour)
+	unlock, ok := f.s.sessionLocks.tryLock(us.ID)
+	if !ok {
+		t.Fatal("session lock taken")
+	}
+	defer unlock()
+	waiting, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	_, err := f.s.AppendSession(waiting, us.ID, 0, strings.NewReader("abcd"), nil)
+	wantErr(t, err, context.DeadlineExceeded)
+	wantErr(t, f.s.RemoveSession(waiting, us.ID), context.DeadlineExceeded)
+	if got := f.sessionOffset(t, us.ID); got != 0 {
+		t.Fatalf("offset = %d", got)
 	}
 }
