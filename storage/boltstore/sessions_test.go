@@ -573,3 +573,21 @@ func TestSessionWaitEndsWithContext(t *testing.T) {
 		t.Fatalf("offset = %d", got)
 	}
 }
+
+// Session ids arrive in URLs and name files: only ids the store made are
+// looked up, and nothing outside the sessions directory is touched.
+func TestSessionIDsAreNotPaths(t *testing.T) {
+	f := newFixture(t)
+	for _, id := range []string{"", "../meta.db", "../blobs", strings.Repeat("A", 32), strings.Repeat("0", 31) + "/", strings.Repeat("f", 33)} {
+		_, err := f.s.AppendSession(ctx, id, 0, strings.NewReader("x"), nil)
+		wantErr(t, err, storage.ErrNotFound)
+		wantErr(t, f.s.RemoveSession(ctx, id), storage.ErrNotFound)
+		_, _, err = f.s.CompleteSession(ctx, id)
+		wantErr(t, err, storage.ErrNotFound)
+		_, err = f.s.Session(ctx, id)
+		wantErr(t, err, storage.ErrNotFound)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, dbFile)); err != nil {
+		t.Fatalf("database: %v", err)
+	}
+}
