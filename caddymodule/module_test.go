@@ -421,6 +421,11 @@ func TestValidate(t *testing.T) {
 			wantErr: "lock_timeout_max",
 		},
 		{
+			name:    "negative upload_ttl",
+			d:       DAVSpaces{UploadTTL: caddy.Duration(-time.Second)},
+			wantErr: "upload_ttl",
+		},
+		{
 			name:    "space id with a resource id delimiter",
 			d:       DAVSpaces{Spaces: []ProjectSpace{{ID: "team!x", Name: "Team"}}},
 			wantErr: "must not contain",
