@@ -6,6 +6,8 @@ package checksum
 import (
 	"crypto/md5"
 	"crypto/sha1"
+	"encoding"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -89,6 +91,55 @@ func (w *Writer) Sums() Sums {
 	}
 }
 
+// writerStateFormat is the first byte of a marshaled Writer.
+const writerStateFormat = 1
+
+// MarshalBinary returns the state of the three digests, so that a stream
+// received in parts (a resumable upload) can be summed without reading back
+// the parts already stored.
+func (w *Writer) MarshalBinary() ([]byte, error) {
+	b := []byte{writerStateFormat}
+	for _, h := range w.digests() {
+		state, err := h.(encoding.BinaryMarshaler).MarshalBinary()
+		if err != nil {
+			return nil, fmt.Errorf("marshal checksum state: %w", err)
+		}
+		b = binary.AppendUvarint(b, uint64(len(state)))
+		b = append(b, state...)
+	}
+	return b, nil
+}
+
+// UnmarshalBinary restores the state MarshalBinary returned.
+func (w *Writer) UnmarshalBinary(b []byte) error {
+	if len(b) == 0 || b[0] != writerStateFormat {
+		return errors.New("unmarshal checksum state: unknown format")
+	}
+	fresh := NewWriter()
+	b = b[1:]
+	for _, h := range fresh.digests() {
+		n, size := binary.Uvarint(b)
+		if size <= 0 || n > uint64(len(b)-size) {
+			return errors.New("unmarshal checksum state: truncated")
+		}
+		state := b[size : size+int(n)]
+		b = b[size+int(n):]
+		if err := h.(encoding.BinaryUnmarshaler).UnmarshalBinary(state); err != nil {
+			return fmt.Errorf("unmarshal checksum state: %w", err)
+		}
+	}
+	if len(b) != 0 {
+		return errors.New("unmarshal checksum state: trailing bytes")
+	}
+	*w = *fresh
+	return nil
+}
+
+// digests lists the digests in the order their states are marshaled.
+func (w *Writer) digests() []hash.Hash {
+	return []hash.Hash{w.sha1, w.md5, w.adler32}
+}
+
 // digestSizes are the digest lengths in bytes.
 var digestSizes = map[Algorithm]int{SHA1: sha1.Size, MD5: md5.Size, Adler32: adler32.Size}
 
@@ -102,6 +153,38 @@ type Expected struct {
 func (e Expected) Matches(s Sums) bool {
 	got, err := s.Get(e.Algorithm)
 	return err == nil && got == e.Digest
+}
+
+// Verifier computes the one digest an Expected names, for checking a part
+// of a stream (a TUS Upload-Checksum) without the cost of all three.
+type Verifier struct {
+	want Expected
+	h    hash.Hash
+}
+
+// NewVerifier returns a Verifier for e; ErrUnsupported for an algorithm the
+// server does not compute.
+func (e Expected) NewVerifier() (*Verifier, error) {
+	var h hash.Hash
+	switch e.Algorithm {
+	case SHA1:
+		h = sha1.New()
+	case MD5:
+		h = md5.New()
+	case Adler32:
+		h = adler32.New()
+	default:
+		return nil, fmt.Errorf("%w: %s", ErrUnsupported, e.Algorithm)
+	}
+	return &Verifier{want: e, h: h}, nil
+}
+
+// Write feeds p to the digest. It never returns an error.
+func (v *Verifier) Write(p []byte) (int, error) { return v.h.Write(p) }
+
+// Matches reports whether the bytes written so far have the expected digest.
+func (v *Verifier) Matches() bool {
+	return hex.EncodeToString(v.h.Sum(nil)) == v.want.Digest
 }
 
 // ParseOCChecksum parses an OC-Checksum header ("SHA1:<hex>"). The algorithm

@@ -61,3 +61,101 @@ func TestParseOCChecksum(t *testing.T) {
 		})
 	}
 }
+
+func TestWriterStateRoundTrip(t *testing.T) {
+	whole := NewWriter()
+	whole.Write([]byte("12345"))
+	tests := []struct {
+		name  string
+		parts []string
+	}{
+		{"empty first part", []string{"", "12345"}},
+		{"split", []string{"12", "345"}},
+		{"byte by byte", []string{"1", "2", "3", "4", "5"}},
+		{"all at once", []string{"12345"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var state []byte
+			for i, part := range tt.parts {
+				w := NewWriter()
+				if i > 0 {
+					if err := w.UnmarshalBinary(state); err != nil {
+						t.Fatalf("UnmarshalBinary: %v", err)
+					}
+				}
+				w.Write([]byte(part))
+				var err error
+				if state, err = w.MarshalBinary(); err != nil {
+					t.Fatalf("MarshalBinary: %v", err)
+				}
+			}
+			w := NewWriter()
+			if err := w.UnmarshalBinary(state); err != nil {
+				t.Fatalf("UnmarshalBinary: %v", err)
+			}
+			if w.Sums() != whole.Sums() {
+				t.Fatalf("sums %v, want %v", w.Sums(), whole.Sums())
+			}
+		})
+	}
+}
+
+func TestWriterUnmarshalRejectsDamage(t *testing.T) {
+	good, err := NewWriter().MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string][]byte{
+		"empty":          nil,
+		"unknown format": append([]byte{9}, good[1:]...),
+		"truncated":      good[:len(good)-1],
+		"trailing":       append(append([]byte{}, good...), 0),
+		"huge length":    {writerStateFormat, 0xff, 0xff, 0xff, 0xff, 0x0f},
+	}
+	for name, state := range tests {
+		t.Run(name, func(t *testing.T) {
+			w := NewWriter()
+			w.Write([]byte("kept"))
+			before := w.Sums()
+			if err := w.UnmarshalBinary(state); err == nil {
+				t.Fatal("damaged state accepted")
+			}
+			if w.Sums() != before {
+				t.Fatal("a failed UnmarshalBinary changed the writer")
+			}
+		})
+	}
+}
+
+func TestVerifier(t *testing.T) {
+	tests := []struct {
+		header string
+		match  bool
+	}{
+		{"SHA1:8cb2237d0679ca88db6464eac60da96345513964", true},
+		{"MD5:827ccb0eea8a706c4c34a16891f84e7b", true},
+		{"ADLER32:02f80100", true},
+		{"ADLER32:02f80101", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.header, func(t *testing.T) {
+			e, err := ParseOCChecksum(tt.header)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := e.NewVerifier()
+			if err != nil {
+				t.Fatal(err)
+			}
+			v.Write([]byte("12"))
+			v.Write([]byte("345"))
+			if v.Matches() != tt.match {
+				t.Fatalf("Matches = %v, want %v", !tt.match, tt.match)
+			}
+		})
+	}
+	if _, err := (Expected{Algorithm: "CRC32"}).NewVerifier(); !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("CRC32 verifier: err %v, want ErrUnsupported", err)
+	}
+}
