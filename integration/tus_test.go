@@ -2,8 +2,10 @@ package integration
 
 import (
 	"bytes"
+	"crypto/md5"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -500,4 +502,61 @@ func TestTusCORS(t *testing.T) {
 			t.Errorf("Access-Control-Expose-Headers %q lacks %s", resp.Header.Get("Access-Control-Expose-Headers"), h)
 		}
 	}
+}
+
+// TestTusClientWholeFileChecksum: a checksum of the whole file in the
+// metadata is checked when the last byte arrives: a match gives the file,
+// a mismatch 460 and no file.
+func TestTusClientWholeFileChecksum(t *testing.T) {
+	requireTusClient(t)
+	s := startServer(t, serverOptions{})
+	c := newClient(t, s.URL, "einstein")
+	content := randomBytes(t, 3<<20)
+	file := tempFile(t, content)
+	tests := []struct {
+		name     string
+		checksum string
+		status   int // 0: success
+	}{
+		{name: "matching SHA1", checksum: "SHA1 " + sha1Hex(content)},
+		{name: "matching MD5 written with a colon", checksum: "md5:" + md5Hex(content)},
+		{name: "mismatching SHA1", checksum: "SHA1 " + sha1Hex([]byte("something else")), status: 460},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := c.in(t)
+			name := fmt.Sprintf("checked-%d.bin", i)
+			res := runTusClient(t, "einstein", tusOptions{
+				Endpoint:  s.URL + "/webdav/",
+				File:      file,
+				Metadata:  map[string]string{"filename": name, "checksum": tt.checksum},
+				ChunkSize: 1 << 20,
+			})
+			if tt.status == 0 {
+				if !res.success {
+					t.Fatalf("upload failed: %s", res.failure)
+				}
+				wantUploaded(t, c, "/webdav/"+name, content)
+				return
+			}
+			if res.success || !strings.HasPrefix(res.failure, fmt.Sprintf("status %d:", tt.status)) {
+				t.Fatalf("upload with checksum %q: success=%v %s, want status %d", tt.checksum, res.success, res.failure, tt.status)
+			}
+			if resp, _ := c.do(http.MethodGet, "/webdav/"+name, ""); resp.StatusCode != http.StatusNotFound {
+				t.Errorf("GET after the mismatch: %d, want 404", resp.StatusCode)
+			}
+			resp, err := c.tusHead(uploadPath(t, s.URL, res.url))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != http.StatusNotFound {
+				t.Errorf("HEAD of the upload after the mismatch: %d, want 404 (the upload ended)", resp.StatusCode)
+			}
+		})
+	}
+}
+
+func md5Hex(b []byte) string {
+	sum := md5.Sum(b)
+	return hex.EncodeToString(sum[:])
 }
