@@ -7,6 +7,7 @@
 //	meta.db              bbolt database (spaces, nodes, children index, properties)
 //	blobs/<xx>/<blobid>  immutable content files, xx = first two hex digits of the id
 //	uploads/             content being received, renamed into blobs/ on commit
+//	sessions/<id>        bytes of resumable uploads (sessions.go), kept across restarts
 //
 // Content files are written completely and fsynced before the metadata
 // transaction that references them commits, and are never modified
@@ -56,6 +57,10 @@ type Options struct {
 	// a quota of its own; 0 means none. SetPersonalQuota changes it while
 	// the store is open.
 	PersonalQuota int64
+	// SessionSweep is how often expired upload sessions are removed in
+	// the background; 0 means every minute. Expired sessions are never
+	// returned meanwhile.
+	SessionSweep time.Duration
 }
 
 // Bucket names.
@@ -94,6 +99,15 @@ type Store struct {
 
 	personalQuota atomic.Int64 // 0: personal spaces have no quota
 
+	// sessionDir holds the bytes of resumable uploads; sessionLocks
+	// serialises the calls that change one session; sessionSweep is the
+	// period of the expired sessions cleanup, and sessionSweepDone is
+	// closed when that cleanup has ended.
+	sessionDir       string
+	sessionLocks     keyedLocks
+	sessionSweep     time.Duration
+	sessionSweepDone chan struct{}
+
 	// pending keeps the orphan sweep from deleting a content file between
 	// the moment it is put in place and the commit of the transaction that
 	// references it (or its removal when that fails). A set rather than a
@@ -101,7 +115,7 @@ type Store struct {
 	// sweep hold up other writers.
 	pending pendingBlobs
 
-	closing   chan struct{} // closed by Close to stop the sweep
+	closing   chan struct{} // closed by Close to stop the sweeps
 	sweepDone chan struct{} // closed when the sweep has ended
 	closeOnce sync.Once
 	closeErr  error
@@ -125,6 +139,10 @@ func Open(dir string, opts Options) (*Store, error) {
 		pending:   pendingBlobs{ids: map[string]struct{}{}},
 		closing:   make(chan struct{}),
 		sweepDone: make(chan struct{}),
+
+		sessionDir:       filepath.Join(dir, sessionsDir),
+		sessionSweep:     opts.SessionSweep,
+		sessionSweepDone: make(chan struct{}),
 	}
 	s.SetPersonalQuota(opts.PersonalQuota)
 	if s.log == nil {
@@ -133,7 +151,10 @@ func Open(dir string, opts Options) (*Store, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	for _, d := range []string{dir, s.blobDir, s.uploadDir} {
+	if s.sessionSweep <= 0 {
+		s.sessionSweep = time.Minute
+	}
+	for _, d := range []string{dir, s.blobDir, s.uploadDir, s.sessionDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("open store: %w", err)
 		}
@@ -157,14 +178,19 @@ func Open(dir string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := s.recoverSessions(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	go s.sweep()
+	go s.sweepSessions()
 	return s, nil
 }
 
 // init creates the buckets and settles the storage id.
 func (s *Store) init(storageID string) error {
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketMeta, bucketSpaces, bucketPersonal, bucketNodes, bucketChildren, bucketProps, bucketBlobs, bucketLocks, bucketLockTokens} {
+		for _, name := range [][]byte{bucketMeta, bucketSpaces, bucketPersonal, bucketNodes, bucketChildren, bucketProps, bucketBlobs, bucketLocks, bucketLockTokens, bucketSessions} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
@@ -206,6 +232,29 @@ func (s *Store) clearUploads() error {
 		s.log.Info("removed unfinished uploads", zap.Int("count", len(entries)))
 	}
 	return nil
+}
+
+// sweepSessions removes expired upload sessions in the background, a
+// bounded batch every sessionSweep, until the store closes. Expired
+// sessions are never returned meanwhile; this only frees their space.
+func (s *Store) sweepSessions() {
+	defer close(s.sessionSweepDone)
+	tick := time.NewTicker(s.sessionSweep)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.closing:
+			return
+		case <-tick.C:
+		}
+		n, err := s.purgeSessions(sessionPurgeBatch)
+		if err != nil {
+			s.log.Error("expired upload session cleanup failed", zap.Error(err))
+		}
+		if n > 0 {
+			s.log.Info("removed expired upload sessions", zap.Int("count", n))
+		}
+	}
 }
 
 // sweep removes content files no node references (left by a crash between
@@ -309,6 +358,7 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.closing)
 		<-s.sweepDone
+		<-s.sessionSweepDone
 		if err := s.db.Close(); err != nil {
 			s.closeErr = fmt.Errorf("close store: %w", err)
 		}

@@ -114,7 +114,7 @@ func (u *upload) Commit(ctx context.Context, c storage.Commit) (storage.Node, bo
 		os.Remove(u.path)
 		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), diskFull(err))
 	}
-	n, created, err := u.s.commit(u.spaceID, u.path, u.size, u.sum.Sums(), c)
+	n, created, err := u.s.commit(u.spaceID, u.path, u.size, u.sum.Sums(), c, nil)
 	if err != nil {
 		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), err)
 	}
@@ -138,14 +138,17 @@ func commitTarget(c storage.Commit) string {
 }
 
 // commit puts the complete, synced file at tmp in place as a new content
-// file and records it as the content of the target node.
-func (s *Store) commit(spaceID, tmp string, size int64, sums checksum.Sums, c storage.Commit) (storage.Node, bool, error) {
+// file and records it as the content of the target node. Both a plain
+// upload and a resumable one end here; also, when set, runs in the
+// transaction that records the content (a session ends with it). The file
+// at tmp is gone afterwards, whether commit succeeded or not.
+func (s *Store) commit(spaceID, tmp string, size int64, sums checksum.Sums, c storage.Commit, also func(*txn) error) (storage.Node, bool, error) {
 	blob, err := s.placeContent(tmp)
 	if err != nil {
 		return storage.Node{}, false, err
 	}
 	defer s.pending.done(blob)
-	n, created, oldBlob, err := s.recordContent(spaceID, blob, size, sums, c)
+	n, created, oldBlob, err := s.recordContent(spaceID, blob, size, sums, c, also)
 	if err != nil {
 		s.removeBlobs([]string{blob})
 		return storage.Node{}, false, err
@@ -181,9 +184,10 @@ func (s *Store) placeContent(tmp string) (string, error) {
 }
 
 // recordContent makes blob the content of the file c names, creating the
-// file if needed, in one transaction. It returns the file, whether it was
-// created, and the content file it replaced, to be removed.
-func (s *Store) recordContent(spaceID, blob string, size int64, sums checksum.Sums, c storage.Commit) (rec, bool, string, error) {
+// file if needed, in one transaction, with also when set. It returns the
+// file, whether it was created, and the content file it replaced, to be
+// removed.
+func (s *Store) recordContent(spaceID, blob string, size int64, sums checksum.Sums, c storage.Commit, also func(*txn) error) (rec, bool, string, error) {
 	var (
 		n       rec
 		created bool
@@ -244,6 +248,11 @@ func (s *Store) recordContent(spaceID, blob string, size int64, sums checksum.Su
 			return err
 		}
 		created = !exists
+		if also != nil {
+			if err := also(t); err != nil {
+				return err
+			}
+		}
 		return t.propagate(parentID, size-oldSize)
 	})
 	return n, created, oldBlob, err

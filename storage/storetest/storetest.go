@@ -18,6 +18,7 @@ import (
 type Store interface {
 	storage.Store
 	storage.LockStore
+	storage.UploadSessions
 	// SetPersonalQuota sets the quota in bytes of personal spaces without
 	// one of their own; 0 means none.
 	SetPersonalQuota(bytes int64)
@@ -41,6 +42,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"TransferConditions", testTransferConditions},
 	}
 	tests = append(tests, lockTests...)
+	tests = append(tests, sessionTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.run(t, newFixture(t, newStore(t)))
