@@ -132,6 +132,20 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 			want: DAVSpaces{LockTimeoutMax: caddy.Duration(90 * time.Minute)},
 		},
 		{
+			name: "upload_ttl in hours",
+			input: `davspaces {
+				upload_ttl 6h
+			}`,
+			want: DAVSpaces{UploadTTL: caddy.Duration(6 * time.Hour)},
+		},
+		{
+			name: "upload_ttl in days",
+			input: `davspaces {
+				upload_ttl 7d
+			}`,
+			want: DAVSpaces{UploadTTL: caddy.Duration(7 * 24 * time.Hour)},
+		},
+		{
 			name: "space without block",
 			input: `davspaces {
 				space Solo
@@ -466,6 +480,50 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 			want: []string{"unrecognized space subdirective: lock_timeout_max"},
 		},
 		{
+			name: "upload_ttl without argument",
+			input: `davspaces {
+				upload_ttl
+			}`,
+			want: []string{"wrong argument count", "'upload_ttl'", "Testfile:2"},
+		},
+		{
+			name: "upload_ttl with two arguments",
+			input: `davspaces {
+				upload_ttl 1h 2h
+			}`,
+			want: []string{"wrong argument count"},
+		},
+		{
+			name: "upload_ttl negative",
+			input: `davspaces {
+				upload_ttl -1h
+			}`,
+			want: []string{`invalid duration "-1h"`, "Testfile:2"},
+		},
+		{
+			name: "upload_ttl zero",
+			input: `davspaces {
+				upload_ttl 0s
+			}`,
+			want: []string{"upload_ttl must be longer than 0"},
+		},
+		{
+			name: "upload_ttl without unit",
+			input: `davspaces {
+				upload_ttl 86400
+			}`,
+			want: []string{`invalid duration "86400"`},
+		},
+		{
+			name: "upload_ttl inside a space",
+			input: `davspaces {
+				space Physics {
+					upload_ttl 1h
+				}
+			}`,
+			want: []string{"unrecognized space subdirective: upload_ttl"},
+		},
+		{
 			name: "space without name",
 			input: `davspaces {
 				space
@@ -626,6 +684,7 @@ func TestCaddyfileJSONShape(t *testing.T) {
 		max_xml_body 2MiB
 		personal_quota 1GiB
 		lock_timeout_max 2h
+		upload_ttl 12h
 		space Physics {
 			id phys
 			quota 1KiB
@@ -641,7 +700,7 @@ func TestCaddyfileJSONShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = `{"root":"/srv/dav","storage_id":"sid","allow_depth_infinity":true,"max_xml_bytes":2097152,"personal_quota_bytes":1073741824,"lock_timeout_max":7200000000000,` +
+	const want = `{"root":"/srv/dav","storage_id":"sid","allow_depth_infinity":true,"max_xml_bytes":2097152,"personal_quota_bytes":1073741824,"lock_timeout_max":7200000000000,"upload_ttl":43200000000000,` +
 		`"spaces":[{"id":"phys","name":"Physics","quota_bytes":1024,"managers":["einstein"],"editors":["marie"],"viewers":["richard"]}]}`
 	if string(got) != want {
 		t.Errorf("JSON\n got  %s\n want %s", got, want)

@@ -57,6 +57,10 @@ type DAVSpaces struct {
 	// for more, or for "Infinite", gets this. Default: 24h
 	// (davhandler.DefaultMaxLockTimeout).
 	LockTimeoutMax caddy.Duration `json:"lock_timeout_max,omitempty"`
+	// UploadTTL is how long an unfinished resumable (TUS) upload is kept
+	// after its creation; its bytes are dropped then. Default: 24h
+	// (davhandler.DefaultUploadTTL).
+	UploadTTL caddy.Duration `json:"upload_ttl,omitempty"`
 	// Spaces are the project spaces and their members. Only these are
 	// served: a project space taken out of the configuration keeps its
 	// data and comes back when it is configured again.
@@ -100,8 +104,9 @@ var spaceNamespace = uuid.MustParse("0b7b5cf4-6a2e-4c59-9a51-4f3b8c6d2e10")
 
 // Provision opens the store, applies the personal quota and declares the
 // project spaces; the handler serves only the spaces declared here. The
-// store keeps the WebDAV locks too, so they outlive restarts and are shared
-// by the configurations a reload overlaps.
+// store keeps the WebDAV locks and the resumable (TUS) uploads too, so they
+// outlive restarts and are shared by the configurations a reload overlaps:
+// an upload started before a reload continues after it.
 func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 	d.logger = ctx.Logger()
 	// Caddy validates after provisioning, but a rejected configuration must
@@ -131,6 +136,8 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 	d.handler, err = davhandler.New(davhandler.Config{
 		Store:              store.Store,
 		Locks:              store.Store,
+		Uploads:            store.Store,
+		UploadTTL:          time.Duration(d.UploadTTL),
 		User:               userFromCaddy,
 		AllowDepthInfinity: d.AllowDepthInfinity,
 		MaxXMLBytes:        d.MaxXMLBytes,
@@ -178,6 +185,9 @@ func (d *DAVSpaces) Validate() error {
 	}
 	if d.LockTimeoutMax < 0 {
 		return fmt.Errorf("lock_timeout_max must not be negative")
+	}
+	if d.UploadTTL < 0 {
+		return fmt.Errorf("upload_ttl must not be negative")
 	}
 	seen := map[string]bool{}
 	for _, ps := range d.Spaces {
@@ -307,6 +317,7 @@ func parseDAVSpaces(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		max_xml_body   <size>
 //		personal_quota <size>
 //		lock_timeout_max <duration>
+//		upload_ttl     <duration>
 //		space <name> {
 //			id      <id>
 //			quota   <size>
@@ -337,7 +348,9 @@ func (d *DAVSpaces) UnmarshalCaddyfile(disp *caddyfile.Dispenser) error {
 		case "personal_quota":
 			d.PersonalQuotaBytes, err = sizeArg(disp)
 		case "lock_timeout_max":
-			err = lockTimeoutArg(disp, &d.LockTimeoutMax)
+			err = positiveDurationArg(disp, &d.LockTimeoutMax)
+		case "upload_ttl":
+			err = positiveDurationArg(disp, &d.UploadTTL)
 		case "space":
 			var ps ProjectSpace
 			ps, err = parseSpace(disp)
@@ -352,14 +365,16 @@ func (d *DAVSpaces) UnmarshalCaddyfile(disp *caddyfile.Dispenser) error {
 	return nil
 }
 
-// lockTimeoutArg reads lock_timeout_max: a duration above zero, since a
-// zero maximum would silently mean the default.
-func lockTimeoutArg(disp *caddyfile.Dispenser, dst *caddy.Duration) error {
+// positiveDurationArg reads a duration above zero (lock_timeout_max,
+// upload_ttl), since a zero written in the Caddyfile would silently mean the
+// default.
+func positiveDurationArg(disp *caddyfile.Dispenser, dst *caddy.Duration) error {
+	name := disp.Val()
 	if err := durationArg(disp, dst); err != nil {
 		return err
 	}
 	if *dst == 0 {
-		return disp.Errf("lock_timeout_max must be longer than 0")
+		return disp.Errf("%s must be longer than 0", name)
 	}
 	return nil
 }

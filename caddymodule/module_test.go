@@ -2,10 +2,12 @@ package caddymodule
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +18,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/google/uuid"
 
+	"github.com/davspaces/davspaces/davhandler"
 	"github.com/davspaces/davspaces/storage"
 	"github.com/davspaces/davspaces/storage/boltstore"
 )
@@ -419,6 +422,11 @@ func TestValidate(t *testing.T) {
 			name:    "negative lock_timeout_max",
 			d:       DAVSpaces{LockTimeoutMax: caddy.Duration(-time.Second)},
 			wantErr: "lock_timeout_max",
+		},
+		{
+			name:    "negative upload_ttl",
+			d:       DAVSpaces{UploadTTL: caddy.Duration(-time.Second)},
+			wantErr: "upload_ttl",
 		},
 		{
 			name:    "space id with a resource id delimiter",
@@ -1042,4 +1050,85 @@ func TestServeHTTPLocks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tusCreate starts an upload of an 11-byte tus.txt with its first 5 bytes
+// and returns the POST's answer.
+func tusCreate(t *testing.T, d *DAVSpaces) *httptest.ResponseRecorder {
+	t.Helper()
+	rec := serve(t, d, request{method: http.MethodPost, target: "/webdav/", body: "hello", user: "einstein", header: map[string]string{
+		"Tus-Resumable":   "1.0.0",
+		"Upload-Length":   "11",
+		"Upload-Metadata": "filename " + base64.StdEncoding.EncodeToString([]byte("tus.txt")),
+		"Content-Type":    "application/offset+octet-stream",
+	}})
+	if rec.Code != http.StatusCreated || rec.Header().Get("Upload-Offset") != "5" {
+		t.Fatalf("POST: %d, Upload-Offset %q\n%s", rec.Code, rec.Header().Get("Upload-Offset"), rec.Body)
+	}
+	return rec
+}
+
+// tusFinish sends the last 6 bytes of tus.txt to the upload created and
+// checks the file.
+func tusFinish(t *testing.T, d *DAVSpaces, created *httptest.ResponseRecorder) {
+	t.Helper()
+	loc, err := url.Parse(created.Header().Get("Location"))
+	if err != nil || loc.Path == "" {
+		t.Fatalf("Location %q", created.Header().Get("Location"))
+	}
+	rec := serve(t, d, request{method: http.MethodPatch, target: loc.Path, body: " world", user: "einstein", header: map[string]string{
+		"Tus-Resumable": "1.0.0",
+		"Upload-Offset": "5",
+		"Content-Type":  "application/offset+octet-stream",
+	}})
+	if rec.Code != http.StatusNoContent {
+		t.Fatalf("PATCH: %d\n%s", rec.Code, rec.Body)
+	}
+	rec = serve(t, d, request{method: http.MethodGet, target: "/webdav/tus.txt", user: "einstein"})
+	if rec.Code != http.StatusOK || rec.Body.String() != "hello world" {
+		t.Errorf("GET after the upload: %d %q", rec.Code, rec.Body)
+	}
+}
+
+// TestServeHTTPTus: the handler takes resumable uploads into the store,
+// with the configured upload_ttl as their expiry, and commits the file when
+// the last byte arrives.
+func TestServeHTTPTus(t *testing.T) {
+	tests := []struct {
+		name string
+		ttl  caddy.Duration
+		want time.Duration
+	}{
+		{name: "default ttl", want: davhandler.DefaultUploadTTL},
+		{name: "configured ttl", ttl: caddy.Duration(90 * time.Minute), want: 90 * time.Minute},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := &DAVSpaces{Root: t.TempDir(), UploadTTL: tt.ttl}
+			mustProvision(t, d)
+			created := time.Now()
+			rec := tusCreate(t, d)
+			expires, err := http.ParseTime(rec.Header().Get("Upload-Expires"))
+			if err != nil {
+				t.Fatalf("Upload-Expires %q: %v", rec.Header().Get("Upload-Expires"), err)
+			}
+			if want := created.Add(tt.want); expires.Before(want.Add(-2*time.Second)) || expires.After(want.Add(2*time.Second)) {
+				t.Errorf("Upload-Expires %s, want about %s", expires, want.UTC())
+			}
+			tusFinish(t, d, rec)
+		})
+	}
+}
+
+// TestReloadKeepsUploads: an upload started through one configuration
+// continues through the next (a reload), after the first is cleaned up.
+func TestReloadKeepsUploads(t *testing.T) {
+	root := t.TempDir()
+	oldCfg := &DAVSpaces{Root: root}
+	mustProvision(t, oldCfg)
+	created := tusCreate(t, oldCfg)
+	newCfg := &DAVSpaces{Root: root}
+	mustProvision(t, newCfg)
+	cleanup(t, oldCfg)
+	tusFinish(t, newCfg, created)
 }

@@ -3,10 +3,14 @@ package davhandler
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -52,7 +56,16 @@ func benchEnv(b *testing.B, durable bool) (*Handler, *boltstore.Store) {
 }
 
 func serveBench(b *testing.B, h *Handler, method, path string, body io.Reader, hdr ...string) *discardWriter {
+	return serveSized(b, h, method, path, body, -1, hdr...)
+}
+
+// serveSized sends a body of n bytes with its Content-Length, as clients
+// send files; n < 0 leaves the length to the body's type.
+func serveSized(b *testing.B, h *Handler, method, path string, body io.Reader, n int64, hdr ...string) *discardWriter {
 	req := httptest.NewRequest(method, path, body)
+	if n >= 0 {
+		req.ContentLength = n
+	}
 	req.SetBasicAuth("einstein", "x")
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
@@ -223,6 +236,85 @@ func BenchmarkGetLarge(b *testing.B) {
 		w := serveBench(b, h, "GET", "/webdav/large", nil)
 		if w.status != http.StatusOK || w.n != largeSize {
 			b.Fatalf("status %d, %d bytes", w.status, w.n)
+		}
+	}
+}
+
+const gib = 1 << 30
+
+// patternReader yields n bytes of a 64 KiB random block, repeated: a large
+// body that takes no memory of its size and does not compress.
+type patternReader struct {
+	block []byte
+	left  int64
+	pos   int
+}
+
+func newPatternReader(b *testing.B, n int64) *patternReader {
+	b.Helper()
+	block := make([]byte, 64<<10)
+	if _, err := rand.Read(block); err != nil {
+		b.Fatal(err)
+	}
+	return &patternReader{block: block, left: n}
+}
+
+func (p *patternReader) Read(buf []byte) (int, error) {
+	if p.left == 0 {
+		return 0, io.EOF
+	}
+	buf = buf[:min(int64(len(buf)), p.left)]
+	n := copy(buf, p.block[p.pos:])
+	p.pos = (p.pos + n) % len(p.block)
+	p.left -= int64(n)
+	return n, nil
+}
+
+// BenchmarkPut1GiB stores a durable 1 GiB file with one PUT: the floor for
+// BenchmarkTusUpload1GiB, which runs beside it (-bench 1GiB).
+func BenchmarkPut1GiB(b *testing.B) {
+	h, _ := benchEnv(b, true)
+	b.SetBytes(gib)
+	for b.Loop() {
+		w := serveSized(b, h, "PUT", "/webdav/large", newPatternReader(b, gib), gib)
+		if w.status != http.StatusCreated && w.status != http.StatusNoContent {
+			b.Fatalf("status %d", w.status)
+		}
+	}
+}
+
+// BenchmarkTusUpload1GiB stores the same durable 1 GiB with TUS: a POST,
+// then 16 PATCHes of 64 MiB, the last of which commits the file. The
+// checksums are carried from PATCH to PATCH, so it should stay within a few
+// percent of the single PUT.
+func BenchmarkTusUpload1GiB(b *testing.B) {
+	store, err := boltstore.Open(b.TempDir(), boltstore.Options{StorageID: testStorageID})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { store.Close() })
+	h, err := New(Config{Store: store, Uploads: store, User: basicAuthUser})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const chunk = 64 << 20
+	b.SetBytes(gib)
+	for b.Loop() {
+		w := serveBench(b, h, "POST", "/webdav/", nil, "Tus-Resumable", "1.0.0",
+			"Upload-Length", strconv.Itoa(gib), "Upload-Metadata", "filename "+base64.StdEncoding.EncodeToString([]byte("large")))
+		if w.status != http.StatusCreated {
+			b.Fatalf("POST: status %d", w.status)
+		}
+		loc, err := url.Parse(w.header.Get("Location"))
+		if err != nil {
+			b.Fatalf("Location %q: %v", w.header.Get("Location"), err)
+		}
+		for off := 0; off < gib; off += chunk {
+			w := serveSized(b, h, "PATCH", loc.Path, newPatternReader(b, chunk), chunk, "Tus-Resumable", "1.0.0",
+				"Upload-Offset", strconv.Itoa(off), "Content-Type", "application/offset+octet-stream")
+			if w.status != http.StatusNoContent {
+				b.Fatalf("PATCH at %d: status %d", off, w.status)
+			}
 		}
 	}
 }

@@ -2,6 +2,7 @@ package davhandler
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"io"
@@ -331,4 +332,45 @@ func formatIfHeader(ih ifHeader) string {
 		b.WriteString(") ")
 	}
 	return b.String()
+}
+
+func FuzzParseTusMetadata(f *testing.F) {
+	for _, s := range []string{
+		"filename YS50eHQ=", "filename YS50eHQ=,mtime MTcwMDAwMDAwMA==,checksum U0hBMSAxMjM=", " filename YQ , flag ,",
+		"filename", "filename !!!", "filename YQ==,filename Yg==", "filename Li4=", "filename YS9i", "type dGV4dC8=",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		m, err := parseTusMetadata(header)
+		wantClientError(t, err)
+		if err != nil {
+			return
+		}
+		if m.name == "" || strings.Contains(m.name, "/") || validateName(m.name) != nil {
+			t.Fatalf("%q: name %q passed", header, m.name)
+		}
+		if m.expected != nil && len(m.expected.Digest) == 0 {
+			t.Fatalf("%q: empty checksum passed", header)
+		}
+	})
+}
+
+func FuzzParseUploadChecksum(f *testing.F) {
+	for _, s := range []string{
+		"md5 gnzLDuqKcGxMNKFokfhOew==", "sha1 jLIjfQZ5yojbZGTqxg2pY0VROWQ=", "adler32 AvgBAA==", "adler32 02f80100",
+		"MD5 827ccb0eea8a706c4c34a16891f84e7b", "crc32 AAAAAA==", "md5", "md5 ", " md5  x ",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		e, err := parseUploadChecksum(header)
+		wantClientError(t, err)
+		if err != nil || e == nil {
+			return
+		}
+		if _, err := hex.DecodeString(e.Digest); err != nil || e.Digest == "" {
+			t.Fatalf("%q: digest %q is no hex", header, e.Digest)
+		}
+	})
 }

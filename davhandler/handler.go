@@ -71,6 +71,9 @@ type Handler struct {
 	// locks keeps the WebDAV locks; nil when locking is not offered.
 	locks          storage.LockStore
 	maxLockTimeout time.Duration
+	// uploads keeps the TUS uploads; nil when TUS is not offered.
+	uploads   storage.UploadSessions
+	uploadTTL time.Duration
 }
 
 // New returns a Handler for cfg.
@@ -90,6 +93,8 @@ func New(cfg Config) (*Handler, error) {
 		projectSpaces:  make(map[string]bool, len(cfg.ProjectSpaces)),
 		locks:          cfg.Locks,
 		maxLockTimeout: cfg.MaxLockTimeout,
+		uploads:        cfg.Uploads,
+		uploadTTL:      cmp.Or(cfg.UploadTTL, DefaultUploadTTL),
 	}
 	for _, id := range cfg.ProjectSpaces {
 		h.projectSpaces[id] = true
@@ -143,7 +148,7 @@ func (rr *routedRequest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, dp davPath, perr *davError) error {
 	if r.Method == http.MethodOptions {
-		return h.handleOptions(w, r)
+		return h.handleOptions(w, r, dp, perr)
 	}
 	if perr != nil {
 		return perr
@@ -153,6 +158,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, dp davPath, perr
 		return errorf(http.StatusUnauthorized, "No valid credentials were provided")
 	}
 	req := &request{user: user, path: dp}
+	if dp.kind == baseUploads {
+		return h.serveUpload(w, r, req)
+	}
 	switch r.Method {
 	case "PROPFIND":
 		return h.handlePropfind(w, r, req)
@@ -168,6 +176,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, dp davPath, perr
 		return h.handleDelete(w, r, req)
 	case "COPY", "MOVE":
 		return h.handleCopyMove(w, r, req)
+	case http.MethodPost:
+		if h.uploads != nil {
+			return h.handleTusCreate(w, r, req)
+		}
 	case "LOCK":
 		if h.locks != nil {
 			return h.handleLock(w, r, req)
@@ -187,7 +199,7 @@ func (h *Handler) handleUnsupported(w http.ResponseWriter, r *http.Request, req 
 	if _, err := h.resolve(r.Context(), req.user, req.path); err != nil {
 		return err
 	}
-	w.Header().Set("Allow", h.withLocks(allowedMethods))
+	w.Header().Set("Allow", h.allowedMethods())
 	return errorf(http.StatusNotImplemented, "%s is not implemented", r.Method)
 }
 

@@ -37,7 +37,7 @@ const lockMethods = ", LOCK, UNLOCK"
 // withLocks adds LOCK and UNLOCK to a list of allowed methods when the
 // handler offers locking; the collections above the spaces cannot be locked.
 func (h *Handler) withLocks(allow string) string {
-	if h.locks == nil || allow == allowedOnVirtual {
+	if h.locks == nil || allow == allowedOnVirtual || allow == allowedOnUploads {
 		return allow
 	}
 	return allow + lockMethods
@@ -58,13 +58,32 @@ func (h *Handler) davClasses() string {
 	return davClassesWithLocks
 }
 
+// allowedMethods lists the methods of the interface, with LOCK and UNLOCK
+// when locking is offered and POST (TUS creation) when uploads are.
+func (h *Handler) allowedMethods() string {
+	allow := h.withLocks(allowedMethods)
+	if h.uploads != nil {
+		allow += ", POST"
+	}
+	return allow
+}
+
 // handleOptions answers without authentication so clients can discover the
-// server before they log in.
-func (h *Handler) handleOptions(w http.ResponseWriter, _ *http.Request) error {
+// server, and whether it takes resumable uploads, before they log in.
+func (h *Handler) handleOptions(w http.ResponseWriter, r *http.Request, dp davPath, perr *davError) error {
 	hdr := w.Header()
-	hdr.Set("Allow", h.withLocks(allowedMethods))
+	hdr.Set("Allow", h.allowedMethods())
+	if dp.kind == baseUploads && h.uploads != nil {
+		hdr.Set("Allow", allowedOnUploads)
+	}
 	hdr.Set("DAV", h.davClasses())
 	hdr.Set("MS-Author-Via", "DAV")
+	if h.uploads != nil {
+		setTusDiscovery(hdr)
+		if perr == nil {
+			h.setOptionsMaxSize(r, hdr, dp)
+		}
+	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

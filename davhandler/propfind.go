@@ -55,6 +55,13 @@ func (h *Handler) handlePropfind(w http.ResponseWriter, r *http.Request, req *re
 	if err != nil {
 		return err
 	}
+	if h.uploads != nil && t.node.IsFolder() {
+		// ownCloud clients learn here that they may upload into it with TUS.
+		setTusDiscovery(w.Header())
+		if err := h.setTusMaxSize(r.Context(), w.Header(), t.space); err != nil {
+			return err
+		}
+	}
 	pc := h.newPropContext(r, req, t)
 	pc.withDeadProps = needsDeadProps(pf)
 	target, err := pc.targetView(t)

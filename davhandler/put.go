@@ -32,23 +32,9 @@ func (h *Handler) handlePut(w http.ResponseWriter, r *http.Request, req *request
 	if err != nil {
 		return err
 	}
-	place, err := uploadPlace(t)
+	place, err := h.checkWrite(r, req, t, r.ContentLength)
 	if err != nil {
 		return err
-	}
-	if err := h.checkLocks(r, req, t, written(t)...); err != nil {
-		return err
-	}
-	cond, err := checkPreconditions(r, t)
-	if err != nil {
-		return err
-	}
-	if r.ContentLength > 0 {
-		// Refused before the body is read, so a client waiting for
-		// 100 Continue never sends it.
-		if err := h.checkFreeQuota(r.Context(), t.space, r.ContentLength-replacedSize(t)); err != nil {
-			return err
-		}
 	}
 	up, err := h.store.NewUpload(r.Context(), t.space.ID)
 	if err != nil {
@@ -63,21 +49,54 @@ func (h *Handler) handlePut(w http.ResponseWriter, r *http.Request, req *request
 	}
 	place.ModTime = mtime
 	place.ContentType = storedContentType(r.Header.Get("Content-Type"))
-	place.Conditions = cond
 	node, created, err := up.Commit(r.Context(), place)
 	if err != nil {
 		return err
 	}
-	h.setNodeHeaders(w, node)
-	if !mtime.IsZero() {
-		w.Header().Set("X-OC-Mtime", "accepted")
-	}
+	h.setCommittedHeaders(w, t, node, mtime)
 	if created {
 		w.WriteHeader(http.StatusCreated)
 	} else {
 		w.WriteHeader(http.StatusNoContent)
 	}
 	return nil
+}
+
+// checkWrite lets a request write a file at t (PUT, or a TUS upload when it
+// starts and again when it completes) and returns where the content is
+// committed, with the request's preconditions for the store to repeat
+// atomically. size is the announced length, negative when unknown.
+func (h *Handler) checkWrite(r *http.Request, req *request, t *target, size int64) (storage.Commit, error) {
+	place, err := uploadPlace(t)
+	if err != nil {
+		return place, err
+	}
+	if err := h.checkLocks(r, req, t, written(t)...); err != nil {
+		return place, err
+	}
+	place.Conditions, err = checkPreconditions(r, t)
+	if err != nil {
+		return place, err
+	}
+	if size > 0 {
+		// Refused before the body is read, so a client waiting for
+		// 100 Continue never sends it.
+		if err := h.checkFreeQuota(r.Context(), t.space, size-replacedSize(t)); err != nil {
+			return place, err
+		}
+	}
+	return place, nil
+}
+
+// setCommittedHeaders describes a file just written: its entity tags, id,
+// modification time and permissions, and whether the client's mtime was
+// applied.
+func (h *Handler) setCommittedHeaders(w http.ResponseWriter, t *target, node storage.Node, mtime time.Time) {
+	h.setNodeHeaders(w, node)
+	w.Header().Set("OC-Perm", permissions(t.role, false))
+	if !mtime.IsZero() {
+		w.Header().Set("X-OC-Mtime", "accepted")
+	}
 }
 
 // receiveBody copies a request body into an upload. A body that cannot be
@@ -145,15 +164,28 @@ func (h *Handler) checkFreeQuota(ctx context.Context, space storage.Space, growt
 	if space.Quota < 0 || growth <= 0 {
 		return nil
 	}
-	root, err := h.store.Node(ctx, space.ID, space.ID)
+	free, _, err := h.freeQuota(ctx, space)
 	if err != nil {
-		return fmt.Errorf("reading the size of space %s: %w", space.ID, err)
+		return err
 	}
-	if root.Size+growth > space.Quota {
+	if growth > free {
 		return &davError{status: http.StatusInsufficientStorage, message: msgQuotaExceeded,
-			cause: fmt.Errorf("%d of %d bytes used, %d more", root.Size, space.Quota, growth)}
+			cause: fmt.Errorf("%d of %d bytes free, %d more", free, space.Quota, growth)}
 	}
 	return nil
+}
+
+// freeQuota returns what the space's quota leaves free (never negative);
+// limited=false when the space has no quota.
+func (h *Handler) freeQuota(ctx context.Context, space storage.Space) (free int64, limited bool, err error) {
+	if space.Quota < 0 {
+		return 0, false, nil
+	}
+	root, err := h.store.Node(ctx, space.ID, space.ID)
+	if err != nil {
+		return 0, true, fmt.Errorf("reading the size of space %s: %w", space.ID, err)
+	}
+	return max(space.Quota-root.Size, 0), true, nil
 }
 
 // uploadPlace returns where a PUT writes: the file a file id names,
@@ -214,12 +246,18 @@ func parseExpectedChecksum(r *http.Request) (*checksum.Expected, error) {
 // as a float, so NaN, infinities, exponents and hex floats never pass and
 // nanoseconds come out exact.
 func parseMtime(r *http.Request) (time.Time, error) {
+	return parseMtimeValue("X-OC-Mtime", r.Header.Get("X-OC-Mtime"))
+}
+
+// parseMtimeValue reads a modification time in Unix seconds from what
+// names it (a header, or the TUS metadata key mtime); "" is no time.
+func parseMtimeValue(what, v string) (time.Time, error) {
 	const maxSeconds = 253402300799 // 9999-12-31T23:59:59Z, the last HTTP-date
-	v := strings.TrimSpace(r.Header.Get("X-OC-Mtime"))
+	v = strings.TrimSpace(v)
 	if v == "" {
 		return time.Time{}, nil
 	}
-	invalid := errorf(http.StatusBadRequest, "X-OC-Mtime must be Unix seconds up to %d, got %q", maxSeconds, v)
+	invalid := errorf(http.StatusBadRequest, "%s must be Unix seconds up to %d, got %q", what, maxSeconds, v)
 	whole, frac, hasFrac := strings.Cut(v, ".")
 	secs, err := strconv.ParseUint(whole, 10, 64)
 	if err != nil || secs > maxSeconds {

@@ -17,6 +17,8 @@ const (
 	baseFiles
 	// baseSpaces: /dav/spaces/{resourceID}/… — any space by resource id.
 	baseSpaces
+	// baseUploads: /dav/uploads/{id} — a resumable (TUS) upload.
+	baseUploads
 )
 
 // maxNameBytes is the longest file or folder name accepted.
@@ -32,6 +34,8 @@ type davPath struct {
 	user string
 	// ref is the {resourceID} of /dav/spaces/{resourceID}.
 	ref string
+	// upload is the {id} of /dav/uploads/{id}.
+	upload string
 	// segments below the base, validated and without empty ones.
 	segments []string
 }
@@ -78,6 +82,8 @@ func parseDAVNamespace(base, p string) (davPath, bool, *davError) {
 		dp = davPath{kind: baseSpaces, ref: owner, base: base + "/spaces/" + owner}
 	case "files":
 		dp = davPath{kind: baseFiles, user: owner, base: base + "/files/" + owner}
+	case "uploads":
+		return parseUploadPath(base, owner, rest)
 	default:
 		return davPath{}, true, errorf(http.StatusNotFound, "File not found in root")
 	}
@@ -90,6 +96,21 @@ func parseDAVNamespace(base, p string) (davPath, bool, *davError) {
 	segs, err := splitSegments(rest)
 	dp.segments = segs
 	return dp, true, err
+}
+
+// uploadsPath is where upload URLs live below /dav and /remote.php/dav.
+const uploadsPath = "/uploads/"
+
+// parseUploadPath handles what follows /dav/uploads: one upload id, nothing
+// below it. Whether uploads are offered at all is the handler's decision.
+func parseUploadPath(base, id, rest string) (davPath, bool, *davError) {
+	if id == "" || strings.Trim(rest, "/") != "" {
+		return davPath{}, true, errNotFound
+	}
+	if err := validateName(id); err != nil {
+		return davPath{}, true, errNotFound
+	}
+	return davPath{kind: baseUploads, upload: id, base: base + uploadsPath + id}, true, nil
 }
 
 // cutSegment returns the first segment of p and the rest (with its slash).

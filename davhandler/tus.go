@@ -1,0 +1,441 @@
+package davhandler
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/davspaces/davspaces/checksum"
+	"github.com/davspaces/davspaces/storage"
+)
+
+// Resumable uploads: the TUS 1.0.0 protocol (https://tus.io/protocols/resumable-upload)
+// with its creation, creation-with-upload, checksum, expiration and
+// termination extensions. A POST to a collection starts an upload of a file
+// in it; its upload URL (/dav/uploads/{id}, with or without /remote.php)
+// takes the bytes (PATCH), reports progress (HEAD) and ends it (DELETE).
+// The last byte commits the file as a PUT would. tusd is not used: it has no
+// checksum extension, answers errors in its own format and routes and owns
+// its storage, where ours is storage.UploadSessions beside the store.
+
+const (
+	tusVersion = "1.0.0"
+	// tusExtensions are the extensions served; creation-defer-length is
+	// not, so every upload announces its length.
+	tusExtensions = "creation,creation-with-upload,checksum,expiration,termination"
+	// tusChecksumAlgorithms are those Upload-Checksum accepts: the ones
+	// every stored file is summed with.
+	tusChecksumAlgorithms = "sha1,md5,adler32"
+	// tusContentType marks a request body that is upload bytes.
+	tusContentType = "application/offset+octet-stream"
+	// statusChecksumMismatch is the TUS checksum extension's status for
+	// bytes that do not match their checksum.
+	statusChecksumMismatch = 460
+)
+
+// allowedOnUploads are the methods an upload URL allows.
+const allowedOnUploads = "OPTIONS, HEAD, PATCH, DELETE"
+
+// setTusDiscovery advertises TUS in the headers of OPTIONS and of a
+// collection's PROPFIND, where ownCloud clients look for it.
+func setTusDiscovery(hdr http.Header) {
+	hdr.Set("Tus-Resumable", tusVersion)
+	hdr.Set("Tus-Version", tusVersion)
+	hdr.Set("Tus-Extension", tusExtensions)
+	hdr.Set("Tus-Checksum-Algorithm", tusChecksumAlgorithms)
+}
+
+// setTusMaxSize advertises the largest upload the space can take, its free
+// quota, when it has a quota.
+func (h *Handler) setTusMaxSize(ctx context.Context, hdr http.Header, space storage.Space) error {
+	free, limited, err := h.freeQuota(ctx, space)
+	if err != nil || !limited {
+		return err
+	}
+	hdr.Set("Tus-Max-Size", strconv.FormatInt(free, 10))
+	return nil
+}
+
+// setOptionsMaxSize adds Tus-Max-Size to an OPTIONS answer. It tells how
+// full a space is, so it is only sent to a member: OPTIONS is answered
+// without authentication, and then it is left out.
+func (h *Handler) setOptionsMaxSize(r *http.Request, hdr http.Header, dp davPath) {
+	user, ok := h.user(r)
+	if !ok || user.ID == "" || dp.kind == baseUploads {
+		return
+	}
+	t, err := h.resolve(r.Context(), user, dp)
+	if err != nil {
+		// OPTIONS answers anyway; whatever failed is no business of it.
+		return
+	}
+	if err := h.setTusMaxSize(r.Context(), hdr, t.space); err != nil {
+		h.logger.Debug("reading the free quota for OPTIONS", zap.Error(err))
+	}
+}
+
+// checkTusResumable refuses a TUS request of another protocol version,
+// naming the one served (TUS requires the header on every request but
+// OPTIONS).
+func checkTusResumable(w http.ResponseWriter, r *http.Request) error {
+	if v := r.Header.Get("Tus-Resumable"); v != tusVersion {
+		w.Header().Set("Tus-Version", tusVersion)
+		return errorf(http.StatusPreconditionFailed, "Tus-Resumable %q is not supported: send Tus-Resumable: %s", v, tusVersion)
+	}
+	return nil
+}
+
+// handleTusCreate starts an upload (POST to a collection): the file is
+// named by the filename metadata and checked as a PUT of Upload-Length
+// bytes would be. Every refusal comes before anything is stored and
+// carries no Location.
+func (h *Handler) handleTusCreate(w http.ResponseWriter, r *http.Request, req *request) error {
+	w.Header().Set("Tus-Resumable", tusVersion)
+	if err := checkTusResumable(w, r); err != nil {
+		return err
+	}
+	length, err := parseUploadLength(r)
+	if err != nil {
+		return err
+	}
+	meta, err := parseTusMetadata(r.Header.Get("Upload-Metadata"))
+	if err != nil {
+		return err
+	}
+	withBody := isTusContent(r)
+	var check *checksum.Expected
+	if withBody {
+		if check, err = parseUploadChecksum(r.Header.Get("Upload-Checksum")); err != nil {
+			return err
+		}
+		if r.ContentLength > length {
+			return errChunkTooLong
+		}
+	}
+	t, err := h.resolve(r.Context(), req.user, childPath(req.path, meta.name))
+	if err != nil {
+		return err
+	}
+	place, err := h.checkWrite(r, req, t, length)
+	if err != nil {
+		return err
+	}
+	place.ModTime, place.ContentType = meta.mtime, meta.contentType
+	s, err := h.uploads.CreateSession(r.Context(), storage.UploadSession{
+		SpaceID: t.space.ID, User: req.user.ID, Length: length, Target: place,
+		Expected: meta.expected, Expires: time.Now().Add(h.uploadTTL),
+	})
+	if err != nil {
+		return fmt.Errorf("starting an upload of %d bytes: %w", length, err)
+	}
+	if err := h.startUpload(w, r, req, s, withBody, check); err != nil {
+		// The client has no upload URL to resume with: free the bytes.
+		w.Header().Del("Location")
+		h.dropSession(r, s.ID)
+		return err
+	}
+	return nil
+}
+
+// startUpload takes the bytes a POST carries (creation-with-upload) and
+// answers 201 with the upload URL; an upload complete already (its length
+// is 0, or the POST carried all of it) is committed at once.
+func (h *Handler) startUpload(w http.ResponseWriter, r *http.Request, req *request, s storage.UploadSession, withBody bool, check *checksum.Expected) error {
+	var err error
+	if withBody && s.Length > 0 {
+		if s, err = h.appendChunk(r, s, check); err != nil {
+			return err
+		}
+	}
+	w.Header().Set("Location", uploadLocation(req.path, s.ID))
+	if s.Offset == s.Length {
+		return h.completeUpload(w, r, req, s, http.StatusCreated)
+	}
+	setProgressHeaders(w.Header(), s)
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// dropSession ends an upload the client cannot continue, even when the
+// request that started it is cancelled.
+func (h *Handler) dropSession(r *http.Request, id string) {
+	err := h.uploads.RemoveSession(context.WithoutCancel(r.Context()), id)
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		h.logger.Warn("removing an upload that failed to start", zap.String("upload", id), zap.Error(err))
+	}
+}
+
+// serveUpload answers a request at an upload URL. An upload of another user
+// answers exactly as one that does not exist.
+func (h *Handler) serveUpload(w http.ResponseWriter, r *http.Request, req *request) error {
+	if h.uploads == nil {
+		return errNotFound
+	}
+	method := tusMethod(r)
+	if method != http.MethodHead && method != "PATCH" && method != http.MethodDelete {
+		return methodNotAllowed(allowedOnUploads, method+" is not allowed on an upload")
+	}
+	w.Header().Set("Tus-Resumable", tusVersion)
+	if err := checkTusResumable(w, r); err != nil {
+		return err
+	}
+	s, err := h.ownSession(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	switch method {
+	case http.MethodHead:
+		return h.handleTusHead(w, r, req, s)
+	case "PATCH":
+		return h.handleTusPatch(w, r, req, s)
+	}
+	return h.handleTusDelete(w, r, s)
+}
+
+// tusMethod is the request's method, or the one X-HTTP-Method-Override
+// names on a POST, for clients behind proxies that pass only GET and POST.
+func tusMethod(r *http.Request) string {
+	if o := r.Header.Get("X-HTTP-Method-Override"); r.Method == http.MethodPost && o != "" {
+		return strings.ToUpper(strings.TrimSpace(o))
+	}
+	return r.Method
+}
+
+// ownSession loads the upload the request URL names if the user started it.
+func (h *Handler) ownSession(ctx context.Context, req *request) (storage.UploadSession, error) {
+	s, err := h.uploads.Session(ctx, req.path.upload)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return s, errNotFound
+	case err != nil:
+		return s, fmt.Errorf("reading upload %s: %w", req.path.upload, err)
+	case s.User != req.user.ID:
+		return s, errNotFound
+	}
+	return s, nil
+}
+
+// handleTusHead reports an upload's progress; it must never be cached.
+func (h *Handler) handleTusHead(w http.ResponseWriter, r *http.Request, req *request, s storage.UploadSession) error {
+	hdr := w.Header()
+	hdr.Set("Upload-Length", strconv.FormatInt(s.Length, 10))
+	hdr.Set("Cache-Control", "no-store")
+	if s.Target.Name != "" {
+		hdr.Set("Upload-Metadata", "filename "+base64.StdEncoding.EncodeToString([]byte(s.Target.Name)))
+	}
+	if s.Offset == s.Length {
+		// Every byte arrived but no commit followed: the server stopped
+		// between the two, or the commit was refused. Clients take an
+		// upload whose offset is its length for done and send nothing
+		// more, so it is committed now, or its refusal answered.
+		return h.completeUpload(w, r, req, s, http.StatusOK)
+	}
+	setProgressHeaders(hdr, s)
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// handleTusPatch appends the request body at the upload's offset; the last
+// byte commits the file.
+func (h *Handler) handleTusPatch(w http.ResponseWriter, r *http.Request, req *request, s storage.UploadSession) error {
+	if !isTusContent(r) {
+		return errorf(http.StatusUnsupportedMediaType, "PATCH needs Content-Type: %s", tusContentType)
+	}
+	offset, err := parseTusNumber("Upload-Offset", r.Header.Get("Upload-Offset"))
+	if err != nil {
+		return err
+	}
+	if offset != s.Offset {
+		return errorf(http.StatusConflict, "Upload-Offset %d does not match the upload's offset %d", offset, s.Offset)
+	}
+	check, err := parseUploadChecksum(r.Header.Get("Upload-Checksum"))
+	if err != nil {
+		return err
+	}
+	if r.ContentLength > s.Length-s.Offset {
+		return errChunkTooLong
+	}
+	// A PATCH at the end (an empty one, after a completion was refused)
+	// tries the commit again.
+	if s.Offset < s.Length {
+		if s, err = h.appendChunk(r, s, check); err != nil {
+			return err
+		}
+	}
+	if s.Offset == s.Length {
+		return h.completeUpload(w, r, req, s, http.StatusNoContent)
+	}
+	setProgressHeaders(w.Header(), s)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// handleTusDelete ends an upload and frees its bytes (termination).
+func (h *Handler) handleTusDelete(w http.ResponseWriter, r *http.Request, s storage.UploadSession) error {
+	err := h.uploads.RemoveSession(r.Context(), s.ID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return errNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("removing upload %s: %w", s.ID, err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+var errChunkTooLong = errorf(http.StatusRequestEntityTooLarge, "The body would end past Upload-Length")
+
+// appendChunk streams the request body into the upload, never holding more
+// of it than a copy buffer.
+func (h *Handler) appendChunk(r *http.Request, s storage.UploadSession, check *checksum.Expected) (storage.UploadSession, error) {
+	src := &bodyReader{r: r.Body}
+	got, err := h.uploads.AppendSession(r.Context(), s.ID, s.Offset, src, check)
+	if err != nil {
+		return got, appendError(err, src.err)
+	}
+	return got, nil
+}
+
+// appendError answers an append that failed.
+func appendError(err, readErr error) error {
+	switch {
+	case errors.Is(err, storage.ErrChecksum):
+		return &davError{status: statusChecksumMismatch, cause: err,
+			message: "Upload-Checksum does not match the bytes received: they were discarded"}
+	case readErr != nil:
+		// Without a checksum the bytes read are kept: HEAD tells the
+		// client where to resume.
+		return bodyReadError(readErr)
+	case errors.Is(err, storage.ErrConflict):
+		return &davError{status: http.StatusConflict, cause: err,
+			message: "The upload's offset changed meanwhile: ask HEAD for it"}
+	case errors.Is(err, storage.ErrInvalid):
+		return &davError{status: http.StatusRequestEntityTooLarge, cause: err, message: errChunkTooLong.message}
+	case errors.Is(err, storage.ErrNotFound):
+		return errNotFound
+	}
+	return storeWriteError(err)
+}
+
+// completeUpload commits a fully received upload as a PUT of its target
+// would be: its target is read again and the request's If header and the
+// locks on it are checked at this moment; the store repeats the
+// preconditions given at creation.
+func (h *Handler) completeUpload(w http.ResponseWriter, r *http.Request, req *request, s storage.UploadSession, status int) error {
+	t, err := h.sessionTarget(r.Context(), req.user, s)
+	if err != nil {
+		return err
+	}
+	if _, err := h.checkWrite(r, req, t, -1); err != nil {
+		return err
+	}
+	node, _, err := h.uploads.CompleteSession(r.Context(), s.ID)
+	if errors.Is(err, storage.ErrChecksum) {
+		return &davError{status: statusChecksumMismatch, message: msgChecksumMismatch, cause: err}
+	}
+	if err != nil {
+		return err
+	}
+	h.setCommittedHeaders(w, t, node, s.Target.ModTime)
+	w.Header().Set("Upload-Offset", strconv.FormatInt(s.Offset, 10))
+	w.WriteHeader(status)
+	return nil
+}
+
+// sessionTarget reads the target of an upload as resolve would: the file
+// its id names, or the name in its folder.
+func (h *Handler) sessionTarget(ctx context.Context, user storage.User, s storage.UploadSession) (*target, error) {
+	space, err := h.store.Space(ctx, s.SpaceID)
+	if err != nil {
+		return nil, err
+	}
+	if !h.visible(space, user) {
+		return nil, errNotFound
+	}
+	t := &target{space: space, role: space.RoleOf(user), name: s.Target.Name}
+	if id := s.Target.NodeID; id != "" {
+		if t.node, err = h.store.Node(ctx, space.ID, id); err != nil {
+			return nil, err
+		}
+		t.exists, t.isBase = true, true
+		return t, nil
+	}
+	t.parent, err = h.store.Node(ctx, space.ID, s.Target.ParentID)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return t, nil
+	case err != nil:
+		return nil, err
+	}
+	t.hasParent = t.parent.IsFolder()
+	if !t.hasParent {
+		return t, nil
+	}
+	t.node, err = h.store.Child(ctx, space.ID, t.parent.ID, t.name)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return t, nil
+	case err != nil:
+		return nil, err
+	}
+	t.exists = true
+	return t, nil
+}
+
+// setProgressHeaders tells how far an upload is and until when it is kept.
+func setProgressHeaders(hdr http.Header, s storage.UploadSession) {
+	hdr.Set("Upload-Offset", strconv.FormatInt(s.Offset, 10))
+	hdr.Set("Upload-Expires", s.Expires.UTC().Format(http.TimeFormat))
+}
+
+// uploadLocation is the upload URL, below the /remote.php form the client
+// used, if it did.
+func uploadLocation(dp davPath, id string) string {
+	prefix := ""
+	if strings.HasPrefix(dp.base, "/remote.php/") {
+		prefix = "/remote.php"
+	}
+	return prefix + "/dav" + uploadsPath + url.PathEscape(id)
+}
+
+// childPath is dp with name appended.
+func childPath(dp davPath, name string) davPath {
+	dp.segments = append(slices.Clip(dp.segments), name)
+	return dp
+}
+
+// isTusContent reports whether the body is upload bytes.
+func isTusContent(r *http.Request) bool {
+	ct := r.Header.Get("Content-Type")
+	mt, _, _ := strings.Cut(ct, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), tusContentType)
+}
+
+// parseUploadLength reads Upload-Length. A missing one answers 412, as
+// ownCloud clients and its acceptance tests expect (there is no deferred
+// length here); one that is no number answers 400.
+func parseUploadLength(r *http.Request) (int64, error) {
+	v := r.Header.Get("Upload-Length")
+	if v == "" {
+		return 0, errorf(http.StatusPreconditionFailed, "Upload-Length is required: uploads of unknown length are not supported")
+	}
+	return parseTusNumber("Upload-Length", v)
+}
+
+// parseTusNumber reads a non-negative decimal header: digits only.
+func parseTusNumber(name, v string) (int64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || v == "" || v[0] < '0' || v[0] > '9' {
+		return 0, errorf(http.StatusBadRequest, "%s must be a non-negative integer, got %q", name, v)
+	}
+	return n, nil
+}
