@@ -31,7 +31,8 @@ type UploadSession struct {
 	// creation: a complete upload that does not match it is no file.
 	Expected *checksum.Expected
 	// Created is set by the store; Expires by the caller: the store drops a
-	// session (and its bytes) once it has expired.
+	// session (and its bytes) once it has expired, by the store's clock. A
+	// zero Expires never expires.
 	Created time.Time
 	Expires time.Time
 }
@@ -39,24 +40,40 @@ type UploadSession struct {
 // UploadSessions keeps resumable uploads. Every method is safe for
 // concurrent use; expired sessions are never returned. Sessions and their
 // bytes survive restarts: what an AppendSession acknowledged is kept.
+//
+// The store does not check Session.User (the caller does), and accounts
+// nothing against the space's quota until CompleteSession, whose commit
+// checks the quota as Upload.Commit does: a caller wanting an early answer
+// checks the free quota when it creates the session.
 type UploadSessions interface {
 	// CreateSession starts a session for s (ID, Offset and Created are set
-	// by the store). ErrNotFound when the space does not exist.
+	// by the store; the ID is random and unguessable). ErrNotFound when the
+	// space does not exist; ErrInvalid for a negative Length, a Target name
+	// a commit would refuse or an Expected of an unsupported algorithm.
 	CreateSession(ctx context.Context, s UploadSession) (UploadSession, error)
 	// Session returns the session id. ErrNotFound when unknown or expired.
 	Session(ctx context.Context, id string) (UploadSession, error)
 	// AppendSession writes the bytes of r at offset, which must be the
 	// session's current offset (ErrConflict otherwise), and never past its
-	// Length (ErrInvalid). When check is set, the appended bytes must match
-	// it, or they are discarded and the offset stays (ErrChecksum). Without
-	// a check, bytes read before r fails are kept and the error returned
-	// with the session. The checksums of the whole upload are carried from
-	// call to call without reading back what was stored before.
+	// Length: an r with more bytes than the session lacks is ErrInvalid and
+	// none of its bytes are kept. When check is set, the appended bytes
+	// must match it, or they are discarded and the offset stays
+	// (ErrChecksum); an r that fails keeps nothing then either, since the
+	// part cannot be checked. Without a check, bytes read before r fails
+	// are kept and the error (r's, wrapped) returned with the session. The
+	// checksums of the whole upload are carried from call to call without
+	// reading back what was stored before. Calls on one session are
+	// serialised: a second append waits for the first (or ctx) and then
+	// finds the offset moved. ErrNotFound when unknown or expired.
 	AppendSession(ctx context.Context, id string, offset int64, r io.Reader, check *checksum.Expected) (UploadSession, error)
-	// CompleteSession commits a session whose Offset equals its Length as
-	// the file its Target names, exactly as Upload.Commit does, and ends the
-	// session. A mismatch with Expected is ErrChecksum: the session ends and
-	// no file is written.
+	// CompleteSession commits a session whose Offset equals its Length
+	// (ErrConflict otherwise) as the file its Target names, exactly as
+	// Upload.Commit does (created reports whether the file is new), and
+	// ends the session. A mismatch with Expected is ErrChecksum: the
+	// session ends and no file is written. A commit that fails (a
+	// condition, the quota, the target gone) ends the session too, as it
+	// finishes an Upload; only a ctx ended before the commit starts leaves
+	// the session as it was. ErrNotFound when unknown or expired.
 	CompleteSession(ctx context.Context, id string) (Node, bool, error)
 	// RemoveSession ends a session and drops its bytes. ErrNotFound when
 	// unknown or expired.

@@ -176,49 +176,50 @@ func (s *Store) appendLocked(id string, offset int64, r io.Reader, check *checks
 	if offset != rec.Offset {
 		return storage.UploadSession{}, fmt.Errorf("offset %d, session is at %d: %w", offset, rec.Offset, storage.ErrConflict)
 	}
-	sum := checksum.NewWriter()
-	if err := sum.UnmarshalBinary(rec.SumState); err != nil {
-		return storage.UploadSession{}, fmt.Errorf("%w: %w", errCorrupt, err)
-	}
-	var verifier *checksum.Verifier
-	if check != nil {
-		if verifier, err = check.NewVerifier(); err != nil {
-			return storage.UploadSession{}, fmt.Errorf("%w: %w", storage.ErrInvalid, err)
-		}
-	}
-	f, err := os.OpenFile(s.sessionPath(id), os.O_WRONLY, 0)
+	part, err := s.newPart(rec, check)
 	if err != nil {
-		return storage.UploadSession{}, fmt.Errorf("session file: %w", err)
+		return storage.UploadSession{}, err
 	}
-	defer f.Close()
-	// Cut off what a crash left past the recorded offset.
-	if err := f.Truncate(rec.Offset); err != nil {
-		return storage.UploadSession{}, fmt.Errorf("session file: %w", err)
-	}
-	part := partWriter{f: f, off: rec.Offset, sum: sum, verifier: verifier}
+	defer part.f.Close()
 	readErr, err := part.copyFrom(r, rec.Length-rec.Offset)
-	if err == nil && verifier != nil && readErr == nil && !verifier.Matches() {
-		err = fmt.Errorf("part at offset %d: %w", rec.Offset, storage.ErrChecksum)
+	if err == nil {
+		err = part.rejection(readErr)
 	}
-	if err == nil && readErr != nil && verifier != nil {
-		// A part that did not arrive whole cannot be checked: none of it.
-		err = readErr
+	if err == nil && part.n > 0 {
+		err = s.recordAppend(part.f, &rec, part.n, part.sum)
 	}
 	if err != nil {
 		// Back to what the record says, so the file never runs ahead of it.
-		f.Truncate(rec.Offset)
+		part.f.Truncate(rec.Offset)
 		return rec.UploadSession, err
 	}
-	if part.n > 0 {
-		if err := s.recordAppend(f, &rec, part.n, sum); err != nil {
-			f.Truncate(rec.Offset)
-			return storage.UploadSession{}, err
+	return rec.UploadSession, readErr
+}
+
+// newPart opens the file of session r for a part at its offset, cutting
+// off what a crash left past it, with the checksums of the bytes before.
+func (s *Store) newPart(r sessionRec, check *checksum.Expected) (*partWriter, error) {
+	p := &partWriter{off: r.Offset, sum: checksum.NewWriter()}
+	if err := p.sum.UnmarshalBinary(r.SumState); err != nil {
+		return nil, fmt.Errorf("%w: %w", errCorrupt, err)
+	}
+	if check != nil {
+		v, err := check.NewVerifier()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", storage.ErrInvalid, err)
 		}
+		p.check, p.verifier = check, v
 	}
-	if readErr != nil {
-		return rec.UploadSession, readErr
+	f, err := os.OpenFile(s.sessionPath(r.ID), os.O_WRONLY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("session file: %w", err)
 	}
-	return rec.UploadSession, nil
+	if err := f.Truncate(r.Offset); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("session file: %w", diskFull(err))
+	}
+	p.f = f
+	return p, nil
 }
 
 // lockedSession reads the live session id; the caller holds its lock.
@@ -258,13 +259,29 @@ func (s *Store) recordAppend(f *os.File, r *sessionRec, n int64, sum *checksum.W
 }
 
 // partWriter writes one part of a session at its offset, feeding the
-// checksums of the whole upload and, if set, of the part.
+// checksums of the whole upload and, with a check, of the part.
 type partWriter struct {
 	f        *os.File
-	off      int64
-	n        int64
+	off      int64 // where the part starts
+	n        int64 // bytes written so far
 	sum      *checksum.Writer
+	check    *checksum.Expected
 	verifier *checksum.Verifier
+}
+
+// rejection says why a part read to its end or to readErr must not be
+// kept, or nil to keep it. A part with a check must have arrived whole
+// and match; one without is kept as far as it arrived.
+func (p *partWriter) rejection(readErr error) error {
+	switch {
+	case p.check == nil:
+		return nil
+	case readErr != nil:
+		return readErr
+	case !p.verifier.Matches():
+		return fmt.Errorf("part at offset %d does not match %s %s: %w", p.off, p.check.Algorithm, p.check.Digest, storage.ErrChecksum)
+	}
+	return nil
 }
 
 // copyFrom copies at most limit bytes of r. It returns the error of r
@@ -364,15 +381,24 @@ func (s *Store) completeLocked(ctx context.Context, id string) (storage.Node, bo
 
 // truncateSessionFile cuts a session file to size and syncs it: a crash
 // may have left bytes past the recorded end, and a commit makes the file a
-// content file that must hold exactly the recorded bytes.
+// content file that must hold exactly the recorded bytes. A file of the
+// right size is left alone: every append synced what it recorded. A file
+// shorter than size has lost acknowledged bytes: errCorrupt.
 func (s *Store) truncateSessionFile(id string, size int64) error {
 	f, err := os.OpenFile(s.sessionPath(id), os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("session file: %w", err)
 	}
-	err = f.Truncate(size)
-	if err == nil {
-		err = s.sync(f)
+	info, err := f.Stat()
+	if err == nil && info.Size() < size {
+		// Never pad: zeros would become content nobody sent.
+		err = fmt.Errorf("%d bytes recorded, %d stored: %w", size, info.Size(), errCorrupt)
+	}
+	if err == nil && info.Size() > size {
+		err = f.Truncate(size)
+		if err == nil {
+			err = s.sync(f)
+		}
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -505,6 +531,20 @@ func (s *Store) recoverSessionFile(e fs.DirEntry, offsets map[string]int64) erro
 	return nil
 }
 
+// isSessionID reports whether id has the shape of the ids CreateSession
+// makes: 32 lower-case hex digits.
+func isSessionID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for _, c := range []byte(id) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // isLiveSession reports whether r has not expired at now; a session
 // without an expiry lives until it ends.
 func isLiveSession(r sessionRec, now time.Time) bool {
@@ -515,6 +555,11 @@ func (t *txn) sessions() *bolt.Bucket { return t.tx.Bucket(bucketSessions) }
 
 // liveSession returns session id unless it is unknown or expired at now.
 func (t *txn) liveSession(id string, now time.Time) (sessionRec, error) {
+	if !isSessionID(id) {
+		// Ids come from URLs and name files: anything but an id the store
+		// made is unknown, before it gets near a path.
+		return sessionRec{}, fmt.Errorf("session %.64q: %w", id, storage.ErrNotFound)
+	}
 	v := t.sessions().Get([]byte(id))
 	if v == nil {
 		return sessionRec{}, fmt.Errorf("session %s: %w", id, storage.ErrNotFound)

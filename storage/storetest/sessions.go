@@ -29,6 +29,7 @@ var sessionTests = []struct {
 	{"SessionCommitTargets", testSessionCommitTargets},
 	{"SessionReadFailure", testSessionReadFailure},
 	{"SessionConcurrentAppends", testSessionConcurrentAppends},
+	{"SessionQuotaAtCommit", testSessionQuotaAtCommit},
 }
 
 // sessionTTL is the lifetime of the sessions the tests start.
@@ -448,5 +449,28 @@ func testSessionConcurrentAppends(t *testing.T, f *fixture) {
 	}
 	if got, want := f.read(t, n.ID), strings.Repeat(fmt.Sprint(won[0]), partSize); got != want {
 		t.Fatalf("content is not the winner's part alone")
+	}
+}
+
+// A session takes no quota until its commit, which checks it like any
+// upload; a commit over the quota ends the session.
+func testSessionQuotaAtCommit(t *testing.T, f *fixture) {
+	f.s.SetPersonalQuota(10)
+	big := f.newSession(t, "big", 8)
+	f.appendPart(t, big.ID, 0, "12345678")
+	f.put(t, f.root(), "small", "12345") // the open session reserved nothing
+	_, _, err := f.s.CompleteSession(f.ctx, big.ID)
+	wantErr(t, "CompleteSession over the quota", err, storage.ErrInsufficientStorage)
+	f.wantNoFile(t, "big")
+	if _, err := f.s.Session(f.ctx, big.ID); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("Session after a commit over the quota: err %v, want ErrNotFound", err)
+	}
+	fits := f.newSession(t, "fits", 5)
+	f.appendPart(t, fits.ID, 0, "abcde")
+	if _, _, err := f.s.CompleteSession(f.ctx, fits.ID); err != nil {
+		t.Fatalf("CompleteSession within the quota: %v", err)
+	}
+	if got := f.node(t, f.root()).Size; got != 10 {
+		t.Fatalf("space root size = %d, want 10", got)
 	}
 }
