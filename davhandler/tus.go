@@ -194,7 +194,7 @@ func (h *Handler) serveUpload(w http.ResponseWriter, r *http.Request, req *reque
 	}
 	switch method {
 	case http.MethodHead:
-		return handleTusHead(w, s)
+		return h.handleTusHead(w, r, req, s)
 	case "PATCH":
 		return h.handleTusPatch(w, r, req, s)
 	}
@@ -225,14 +225,21 @@ func (h *Handler) ownSession(ctx context.Context, req *request) (storage.UploadS
 }
 
 // handleTusHead reports an upload's progress; it must never be cached.
-func handleTusHead(w http.ResponseWriter, s storage.UploadSession) error {
+func (h *Handler) handleTusHead(w http.ResponseWriter, r *http.Request, req *request, s storage.UploadSession) error {
 	hdr := w.Header()
-	setProgressHeaders(hdr, s)
 	hdr.Set("Upload-Length", strconv.FormatInt(s.Length, 10))
 	hdr.Set("Cache-Control", "no-store")
 	if s.Target.Name != "" {
 		hdr.Set("Upload-Metadata", "filename "+base64.StdEncoding.EncodeToString([]byte(s.Target.Name)))
 	}
+	if s.Offset == s.Length {
+		// Every byte arrived but no commit followed: the server stopped
+		// between the two, or the commit was refused. Clients take an
+		// upload whose offset is its length for done and send nothing
+		// more, so it is committed now, or its refusal answered.
+		return h.completeUpload(w, r, req, s, http.StatusOK)
+	}
+	setProgressHeaders(hdr, s)
 	w.WriteHeader(http.StatusOK)
 	return nil
 }

@@ -443,6 +443,25 @@ func TestTusCompletionChecks(t *testing.T) {
 	})
 }
 
+// TestTusHeadCommitsReceivedUpload: an upload whose bytes all arrived but
+// whose commit never happened (the server stopped in between) is committed
+// when the resuming client asks HEAD, which it then takes for done.
+func TestTusHeadCommitsReceivedUpload(t *testing.T) {
+	e := newEnv(t, withUploads)
+	loc := e.tusStart("einstein", "/webdav/", "crash.txt", 2)
+	id := loc[strings.LastIndex(loc, "/")+1:]
+	if _, err := e.store.AppendSession(t.Context(), id, 0, strings.NewReader("ab"), nil); err != nil {
+		t.Fatal(err)
+	}
+	wantNoFile(t, e, "/webdav/crash.txt")
+	head := e.do("einstein", http.MethodHead, loc, "", "Tus-Resumable", "1.0.0")
+	wantStatus(t, head, http.StatusOK)
+	wantHeader(t, head, "Upload-Offset", "2")
+	wantHeader(t, head, "Upload-Length", "2")
+	wantContent(t, e, "/webdav/crash.txt", "ab")
+	wantStatus(t, e.do("einstein", http.MethodHead, loc, "", "Tus-Resumable", "1.0.0"), http.StatusNotFound)
+}
+
 // TestTusPatchStreams: a large PATCH is streamed into the store, never held.
 func TestTusPatchStreams(t *testing.T) {
 	const size = 64 << 20
