@@ -272,6 +272,7 @@ func TestTusClientResumesAfterRestart(t *testing.T) {
 			c := newClient(t, s.URL, "einstein")
 			upload := uploadPath(t, s.URL, first.url)
 			offset := wantOffset(t, c, upload, size)
+			t.Logf("%d bytes acknowledged before the server went down, HEAD reports %d after the restart", first.accepted, offset)
 			if offset < first.accepted || offset >= size {
 				t.Fatalf("HEAD after the restart: Upload-Offset %d, want from the %d bytes acknowledged to less than %d", offset, first.accepted, size)
 			}
