@@ -110,9 +110,11 @@ func (h *Handler) checkLockRequest(r *http.Request, req *request, t *target) err
 }
 
 // lockTokenMethods accept a lock token in a Lock-Token header too, where
-// ownCloud clients send it instead of in an If header.
+// ownCloud clients send it instead of in an If header; a TUS upload is a
+// PUT in parts.
 var lockTokenMethods = map[string]bool{
 	http.MethodPut: true, http.MethodDelete: true, "MOVE": true, "PROPPATCH": true,
+	http.MethodPost: true, http.MethodPatch: true,
 }
 
 // submittedTokens returns the tokens the request submits: every state token

@@ -196,6 +196,13 @@ func TestTusCreateLocked(t *testing.T) {
 	loc := e.tusStart("einstein", "/webdav/", "a.txt", 3, "If", "(<"+token+">)")
 	wantStatus(t, e.tusPatch("einstein", loc, 0, "abc", "If", "(<"+token+">)"), http.StatusNoContent)
 	wantContent(t, e, "/webdav/a.txt", "abc")
+
+	// ownCloud clients send the token in a Lock-Token header instead.
+	loc = e.tusStart("einstein", "/webdav/", "b.txt", 3, "Lock-Token", "<"+token+">")
+	wantStatus(t, e.tusPatch("einstein", loc, 0, "abc"), http.StatusLocked)
+	// The bytes are kept; an empty PATCH with the token commits them.
+	wantStatus(t, e.tusPatch("einstein", loc, 3, "", "Lock-Token", "<"+token+">"), http.StatusNoContent)
+	wantContent(t, e, "/webdav/b.txt", "abc")
 }
 
 // TestTusUpload: an upload in parts through every base path; nothing is
