@@ -219,6 +219,7 @@ func (s *Store) newPart(r sessionRec, check *checksum.Expected) (*partWriter, er
 		return nil, fmt.Errorf("session file: %w", diskFull(err))
 	}
 	p.f = f
+	p.wb = s.newWriteback(f, r.Offset)
 	return p, nil
 }
 
@@ -267,6 +268,7 @@ type partWriter struct {
 	sum      *checksum.Writer
 	check    *checksum.Expected
 	verifier *checksum.Verifier
+	wb       writeback
 }
 
 // rejection says why a part read to its end or to readErr must not be
@@ -315,6 +317,7 @@ func (p *partWriter) write(b []byte) error {
 		return fmt.Errorf("write part: %w", diskFull(err))
 	}
 	p.n += int64(len(b))
+	p.wb.wrote(p.off + p.n)
 	p.sum.Write(b)
 	if p.verifier != nil {
 		p.verifier.Write(b)

@@ -26,7 +26,7 @@ func (s *Store) NewUpload(ctx context.Context, spaceID string) (storage.Upload, 
 	if err != nil {
 		return nil, fmt.Errorf("new upload: %w", err)
 	}
-	return &upload{s: s, spaceID: spaceID, f: f, path: f.Name(), sum: checksum.NewWriter()}, nil
+	return &upload{s: s, spaceID: spaceID, f: f, path: f.Name(), sum: checksum.NewWriter(), wb: s.newWriteback(f, 0)}, nil
 }
 
 // upload is a storage.Upload writing to a temporary file.
@@ -39,6 +39,7 @@ type upload struct {
 	mu   sync.Mutex
 	f    *os.File // nil once committed or discarded
 	size int64
+	wb   writeback
 }
 
 var errFinished = errors.New("upload is finished")
@@ -53,6 +54,7 @@ func (u *upload) Write(p []byte) (int, error) {
 	n, err := u.f.Write(p)
 	u.sum.Write(p[:n])
 	u.size += int64(n)
+	u.wb.wrote(u.size)
 	if err != nil {
 		return n, fmt.Errorf("write upload: %w", diskFull(err))
 	}
