@@ -313,15 +313,17 @@ func (p *partWriter) copyFrom(r io.Reader, limit int64) (readErr, err error) {
 }
 
 func (p *partWriter) write(b []byte) error {
-	if _, err := p.f.WriteAt(b, p.off+p.n); err != nil {
+	hashes := []io.Writer{p.sum}
+	if p.verifier != nil {
+		hashes = append(hashes, p.verifier)
+	}
+	// A failed write makes the append fail, and its checksum state is
+	// dropped with it.
+	if _, err := writeHashed(p.f, p.off+p.n, b, hashes...); err != nil {
 		return fmt.Errorf("write part: %w", diskFull(err))
 	}
 	p.n += int64(len(b))
 	p.wb.wrote(p.off + p.n)
-	p.sum.Write(b)
-	if p.verifier != nil {
-		p.verifier.Write(b)
-	}
 	return nil
 }
 
