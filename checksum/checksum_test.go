@@ -1,7 +1,11 @@
 package checksum
 
 import (
+	"crypto/md5"
+	"crypto/sha1"
 	"errors"
+	"fmt"
+	"hash/adler32"
 	"strings"
 	"testing"
 )
@@ -59,6 +63,36 @@ func TestParseOCChecksum(t *testing.T) {
 				t.Fatalf("Matches = %v, want %v", !tt.match, tt.match)
 			}
 		})
+	}
+}
+
+// TestWriterLargeWrites checks that writes large enough to be hashed in
+// parallel give the digests of the standard library hashes, across a carried
+// state too.
+func TestWriterLargeWrites(t *testing.T) {
+	data := make([]byte, 3*parallelMin+7)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	want := Sums{
+		SHA1:    fmt.Sprintf("%x", sha1.Sum(data)),
+		MD5:     fmt.Sprintf("%x", md5.Sum(data)),
+		Adler32: fmt.Sprintf("%08x", adler32.Checksum(data)),
+	}
+	w := NewWriter()
+	w.Write(data[:parallelMin+3])
+	state, err := w.MarshalBinary()
+	if err != nil {
+		t.Fatalf("MarshalBinary: %v", err)
+	}
+	w = NewWriter()
+	if err := w.UnmarshalBinary(state); err != nil {
+		t.Fatalf("UnmarshalBinary: %v", err)
+	}
+	w.Write(data[parallelMin+3 : parallelMin+10])
+	w.Write(data[parallelMin+10:])
+	if got := w.Sums(); got != want {
+		t.Fatalf("sums %v, want %v", got, want)
 	}
 }
 

@@ -60,6 +60,32 @@ func TestUploadWriteDiskFull(t *testing.T) {
 	wantErr(t, u.Discard(), nil)
 }
 
+// After a failed write the checksums may cover bytes the file lacks: the
+// upload refuses more writes and its commit.
+func TestUploadFailedWriteCannotCommit(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	f := newFixture(t)
+	u, err := f.s.NewUpload(ctx, f.space.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := u.(*upload)
+	up.f.Close()
+	up.f = full
+	_, err = u.Write(make([]byte, 2*parallelWriteMin))
+	wantErr(t, err, storage.ErrInsufficientStorage)
+	_, err = u.Write([]byte("more"))
+	wantErr(t, err, storage.ErrInsufficientStorage)
+	_, _, err = u.Commit(ctx, storage.Commit{ParentID: f.root(), Name: "f"})
+	wantErr(t, err, storage.ErrInsufficientStorage)
+	if _, err := f.s.Child(ctx, f.space.ID, f.root(), "f"); err == nil {
+		t.Fatal("a failed upload was committed")
+	}
+}
+
 // A commit that cannot put the content in place for want of space is
 // insufficient storage and leaves nothing behind.
 func TestCommitDiskFull(t *testing.T) {

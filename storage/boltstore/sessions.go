@@ -219,6 +219,7 @@ func (s *Store) newPart(r sessionRec, check *checksum.Expected) (*partWriter, er
 		return nil, fmt.Errorf("session file: %w", diskFull(err))
 	}
 	p.f = f
+	p.wb = s.newWriteback(f, r.Offset)
 	return p, nil
 }
 
@@ -267,6 +268,7 @@ type partWriter struct {
 	sum      *checksum.Writer
 	check    *checksum.Expected
 	verifier *checksum.Verifier
+	wb       writeback
 }
 
 // rejection says why a part read to its end or to readErr must not be
@@ -311,14 +313,17 @@ func (p *partWriter) copyFrom(r io.Reader, limit int64) (readErr, err error) {
 }
 
 func (p *partWriter) write(b []byte) error {
-	if _, err := p.f.WriteAt(b, p.off+p.n); err != nil {
+	hashes := []io.Writer{p.sum}
+	if p.verifier != nil {
+		hashes = append(hashes, p.verifier)
+	}
+	// A failed write makes the append fail, and its checksum state is
+	// dropped with it.
+	if _, err := writeHashed(p.f, p.off+p.n, b, hashes...); err != nil {
 		return fmt.Errorf("write part: %w", diskFull(err))
 	}
 	p.n += int64(len(b))
-	p.sum.Write(b)
-	if p.verifier != nil {
-		p.verifier.Write(b)
-	}
+	p.wb.wrote(p.off + p.n)
 	return nil
 }
 

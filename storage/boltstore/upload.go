@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -26,7 +27,7 @@ func (s *Store) NewUpload(ctx context.Context, spaceID string) (storage.Upload, 
 	if err != nil {
 		return nil, fmt.Errorf("new upload: %w", err)
 	}
-	return &upload{s: s, spaceID: spaceID, f: f, path: f.Name(), sum: checksum.NewWriter()}, nil
+	return &upload{s: s, spaceID: spaceID, f: f, path: f.Name(), sum: checksum.NewWriter(), wb: s.newWriteback(f, 0)}, nil
 }
 
 // upload is a storage.Upload writing to a temporary file.
@@ -39,6 +40,10 @@ type upload struct {
 	mu   sync.Mutex
 	f    *os.File // nil once committed or discarded
 	size int64
+	wb   writeback
+	// failed is the error of a failed write: the checksums may then cover
+	// bytes the file lacks, so the upload can only be discarded.
+	failed error
 }
 
 var errFinished = errors.New("upload is finished")
@@ -50,13 +55,46 @@ func (u *upload) Write(p []byte) (int, error) {
 	if u.f == nil {
 		return 0, fmt.Errorf("write: %w", errFinished)
 	}
-	n, err := u.f.Write(p)
-	u.sum.Write(p[:n])
+	if u.failed != nil {
+		return 0, u.failed
+	}
+	n, err := writeHashed(u.f, u.size, p, u.sum)
 	u.size += int64(n)
+	u.wb.wrote(u.size)
 	if err != nil {
-		return n, fmt.Errorf("write upload: %w", diskFull(err))
+		u.failed = fmt.Errorf("write upload: %w", diskFull(err))
+		return n, u.failed
 	}
 	return n, nil
+}
+
+// parallelWriteMin is the smallest write hashed on another goroutine
+// while it is written: below it, the hand-off costs more than it saves.
+const parallelWriteMin = 16 << 10
+
+// writeHashed writes p to f at off and feeds it to each of hashes,
+// writing and hashing at the same time: on a disk that takes the bytes
+// about as fast as they are hashed, doing one after the other would halve
+// the speed of an upload. The hashes get all of p even when the write
+// fails; the caller must then drop them.
+func writeHashed(f *os.File, off int64, p []byte, hashes ...io.Writer) (int, error) {
+	if len(p) < parallelWriteMin {
+		n, err := f.WriteAt(p, off)
+		for _, h := range hashes {
+			h.Write(p[:n])
+		}
+		return n, err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, h := range hashes {
+			h.Write(p)
+		}
+	}()
+	n, err := f.WriteAt(p, off)
+	<-done
+	return n, err
 }
 
 // Size is the number of bytes written so far.
@@ -100,7 +138,10 @@ func (u *upload) Commit(ctx context.Context, c storage.Commit) (storage.Node, bo
 	}
 	f := u.f
 	u.f = nil
-	err := validCommit(c)
+	err := u.failed
+	if err == nil {
+		err = validCommit(c)
+	}
 	if err == nil {
 		err = ctx.Err()
 	}
