@@ -43,19 +43,8 @@ func TestDiskFull(t *testing.T) {
 
 // A write to a full disk is insufficient storage (507), not a bad request.
 func TestUploadWriteDiskFull(t *testing.T) {
-	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
-	if err != nil {
-		t.Skipf("no /dev/full: %v", err)
-	}
-	f := newFixture(t)
-	u, err := f.s.NewUpload(ctx, f.space.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := u.(*upload)
-	up.f.Close()
-	up.f = full
-	_, err = u.Write([]byte("does not fit"))
+	_, u := uploadToFullDisk(t)
+	_, err := u.Write([]byte("does not fit"))
 	wantErr(t, err, storage.ErrInsufficientStorage)
 	wantErr(t, u.Discard(), nil)
 }
@@ -63,19 +52,8 @@ func TestUploadWriteDiskFull(t *testing.T) {
 // After a failed write the checksums may cover bytes the file lacks: the
 // upload refuses more writes and its commit.
 func TestUploadFailedWriteCannotCommit(t *testing.T) {
-	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
-	if err != nil {
-		t.Skipf("no /dev/full: %v", err)
-	}
-	f := newFixture(t)
-	u, err := f.s.NewUpload(ctx, f.space.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := u.(*upload)
-	up.f.Close()
-	up.f = full
-	_, err = u.Write(make([]byte, 2*parallelWriteMin))
+	f, u := uploadToFullDisk(t)
+	_, err := u.Write(make([]byte, 2*parallelWriteMin))
 	wantErr(t, err, storage.ErrInsufficientStorage)
 	_, err = u.Write([]byte("more"))
 	wantErr(t, err, storage.ErrInsufficientStorage)
@@ -103,4 +81,23 @@ func TestCommitDiskFull(t *testing.T) {
 			t.Fatalf("%d files left in %s", got, d)
 		}
 	}
+}
+
+// uploadToFullDisk returns a fixture and an upload in it whose file is
+// /dev/full, where every write fails with ENOSPC.
+func uploadToFullDisk(t *testing.T) (*fixture, storage.Upload) {
+	t.Helper()
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	f := newFixture(t)
+	u, err := f.s.NewUpload(ctx, f.space.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := u.(*upload)
+	up.f.Close()
+	up.f = full
+	return f, u
 }
