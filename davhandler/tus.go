@@ -338,7 +338,7 @@ func (h *Handler) completeUpload(w http.ResponseWriter, r *http.Request, req *re
 	if _, err := h.checkWrite(r, req, t, -1); err != nil {
 		return err
 	}
-	node, _, err := h.uploads.CompleteSession(r.Context(), s.ID)
+	node, _, err := h.uploads.CompleteSession(r.Context(), s.ID, nil)
 	if errors.Is(err, storage.ErrChecksum) {
 		return &davError{status: statusChecksumMismatch, message: msgChecksumMismatch, cause: err}
 	}
