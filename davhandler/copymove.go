@@ -44,6 +44,7 @@ func (h *Handler) handleCopyMove(w http.ResponseWriter, r *http.Request, req *re
 	if tr.Conditions, err = checkPreconditions(r, src); err != nil {
 		return err
 	}
+	tr.Locks = h.heldTokens(r, req)
 	if dst.exists && !overwrite {
 		return errorf(http.StatusPreconditionFailed, "The destination exists and Overwrite is F")
 	}

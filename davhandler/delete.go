@@ -20,6 +20,7 @@ func (h *Handler) handleDelete(w http.ResponseWriter, r *http.Request, req *requ
 	if err != nil {
 		return err
 	}
+	cond.Locks = h.heldTokens(r, req)
 	if err := h.store.Remove(r.Context(), t.space.ID, t.node.ID, cond); err != nil {
 		return err
 	}

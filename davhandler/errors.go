@@ -125,8 +125,14 @@ const msgDiskFull = "There is not enough space on the server to store the file"
 // depend on the method.
 func storageError(err error) *davError {
 	var de *davError
+	var locked *storage.LockedError
 	switch {
 	case errors.As(err, &de):
+		return de
+	case errors.As(err, &locked):
+		// The store found a lock the handler's check did not see yet.
+		de := tokenNotSubmitted(storage.Lock{Root: locked.Root})
+		de.cause = err
 		return de
 	case errors.Is(err, storage.ErrNotFound):
 		return &davError{status: http.StatusNotFound, message: msgNotFound, cause: err}

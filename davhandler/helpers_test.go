@@ -27,7 +27,15 @@ type env struct {
 
 func newEnv(t testing.TB, opts ...func(*Config)) *env {
 	t.Helper()
-	store, err := boltstore.Open(t.TempDir(), boltstore.Options{StorageID: testStorageID})
+	return newEnvWith(t, boltstore.Options{}, opts...)
+}
+
+// newEnvWith is newEnv over a store opened with so (its StorageID is the
+// test's).
+func newEnvWith(t testing.TB, so boltstore.Options, opts ...func(*Config)) *env {
+	t.Helper()
+	so.StorageID = testStorageID
+	store, err := boltstore.Open(t.TempDir(), so)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/davspaces/davspaces/storage"
@@ -13,7 +15,13 @@ import (
 
 // Lock enforcement (RFC 4918 §6, §7 and §10.4): every method that changes
 // state calls checkLocks once, after its permission checks and before it
-// changes anything.
+// changes anything. That check reads the locks in one transaction and the
+// change happens in another, so a LOCK granted in between would let the
+// change through: PUT, TUS completion, DELETE, MOVE and COPY also hand the
+// submitted tokens (heldTokens) to the store, which checks them again in the
+// change's own transaction and answers ErrLocked, mapped to the same 423.
+// MKCOL and PROPPATCH rely on checkLocks alone: Mkdir and PatchProps take
+// no conditions.
 
 // lockTarget is a node a request changes. Its own locks and the Deep locks
 // of its ancestors must have their tokens submitted; with below, so must
@@ -107,6 +115,23 @@ func (h *Handler) checkLockRequest(r *http.Request, req *request, t *target) err
 		return h.checkLocks(r, req, t)
 	}
 	return h.checkLocks(r, req, t, written(t)...)
+}
+
+// heldTokens returns the tokens r submits, for the store to check the
+// locks again in the change's own transaction: checkLocks answers early,
+// but a LOCK granted after it must still stop the change. Nil when locking
+// is not offered. Call it after checkLocks, which refuses a malformed If
+// header.
+func (h *Handler) heldTokens(r *http.Request, req *request) *storage.LockTokens {
+	if h.locks == nil {
+		return nil
+	}
+	ih, _, err := ifHeaderOf(r)
+	if err != nil {
+		ih = ifHeader{}
+	}
+	tokens := slices.Sorted(maps.Keys(submittedTokens(r, ih)))
+	return &storage.LockTokens{User: req.user.ID, Tokens: tokens}
 }
 
 // lockTokenMethods accept a lock token in a Lock-Token header too, where

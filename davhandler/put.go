@@ -78,6 +78,7 @@ func (h *Handler) checkWrite(r *http.Request, req *request, t *target, size int6
 	if err != nil {
 		return place, err
 	}
+	place.Locks = h.heldTokens(r, req)
 	if size > 0 {
 		// Refused before the body is read, so a client waiting for
 		// 100 Continue never sends it.

@@ -329,7 +329,8 @@ func appendError(err, readErr error) error {
 // completeUpload commits a fully received upload as a PUT of its target
 // would be: its target is read again and the request's If header and the
 // locks on it are checked at this moment; the store repeats the
-// preconditions given at creation.
+// preconditions given at creation, and the lock check with this request's
+// tokens.
 func (h *Handler) completeUpload(w http.ResponseWriter, r *http.Request, req *request, s storage.UploadSession, status int) error {
 	t, err := h.sessionTarget(r.Context(), req.user, s)
 	if err != nil {
@@ -338,7 +339,7 @@ func (h *Handler) completeUpload(w http.ResponseWriter, r *http.Request, req *re
 	if _, err := h.checkWrite(r, req, t, -1); err != nil {
 		return err
 	}
-	node, _, err := h.uploads.CompleteSession(r.Context(), s.ID)
+	node, _, err := h.uploads.CompleteSession(r.Context(), s.ID, h.heldTokens(r, req))
 	if errors.Is(err, storage.ErrChecksum) {
 		return &davError{status: statusChecksumMismatch, message: msgChecksumMismatch, cause: err}
 	}

@@ -3,11 +3,29 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
-// ErrLocked: a lock conflicts with the one asked for.
+// ErrLocked: a lock conflicts with the one asked for, or a change's
+// Conditions.Locks do not hold a lock covering what it changes.
 var ErrLocked = errors.New("locked")
+
+// LockedError is the ErrLocked of a change whose Conditions.Locks do not
+// hold a lock covering what it changes. It names that lock so that the
+// protocol layer can tell the client which lock root to submit a token for.
+type LockedError struct {
+	// Root is the blocking lock's root, as its client named it.
+	Root  string
+	Token string
+}
+
+func (e *LockedError) Error() string {
+	return fmt.Sprintf("the lock on %s is not held: %v", e.Root, ErrLocked)
+}
+
+// Is makes a LockedError an ErrLocked.
+func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 
 // LockScope tells exclusive from shared write locks (RFC 4918 §6.1).
 type LockScope uint8

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -177,6 +178,38 @@ type Conditions struct {
 	IfMatch string
 	// IfNoneMatch fails the change if the target exists.
 	IfNoneMatch bool
+	// Locks, when set, are the lock tokens the request submitted: the store
+	// refuses the change with a *LockedError (an ErrLocked) when a live lock
+	// covering what it changes is not held, checked in the change's own
+	// transaction so that a lock granted after the caller's check still
+	// counts. Nil means the caller does not enforce locks (internal use, or
+	// a server without locking); an empty LockTokens holds no lock.
+	Locks *LockTokens
+}
+
+// LockTokens are the lock tokens a request submitted and the user who
+// submitted them: a lock is held when its token is among Tokens and User
+// took it (RFC 4918 §6.4: a token is only good for its owner).
+//
+// A change must hold, for every node it changes, one of the locks covering
+// that node (its own or a Deep lock of an ancestor; holders of shared locks
+// may each write). What each method changes follows RFC 4918 §7:
+//
+//   - Upload.Commit and CompleteSession: the file when it exists, else its
+//     folder, which gains a name;
+//   - Remove: the node, every locked node below it (unless a held Deep lock
+//     covers the node) and its folder, which loses a name;
+//   - Move: what Remove changes for the source, plus the target as Copy;
+//   - Copy: an existing target as Remove changes it but its folder, else
+//     the target's folder.
+type LockTokens struct {
+	User   string
+	Tokens []string
+}
+
+// Holds reports whether the submitter holds l.
+func (lt *LockTokens) Holds(l Lock) bool {
+	return l.User == lt.User && slices.Contains(lt.Tokens, l.Token)
 }
 
 // Commit names where an upload becomes a file: the file NodeID wherever it

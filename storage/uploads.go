@@ -71,10 +71,14 @@ type UploadSessions interface {
 	// Upload.Commit does (created reports whether the file is new), and
 	// ends the session. A mismatch with Expected is ErrChecksum: the
 	// session ends and no file is written. A commit that fails (a
-	// condition, the quota, the target gone) ends the session too, as it
-	// finishes an Upload; only a ctx ended before the commit starts leaves
-	// the session as it was. ErrNotFound when unknown or expired.
-	CompleteSession(ctx context.Context, id string) (Node, bool, error)
+	// condition, a lock, the quota, the target gone) ends the session too,
+	// as it finishes an Upload; only a ctx ended before the commit starts
+	// leaves the session as it was. ErrNotFound when unknown or expired.
+	// locks are the lock tokens the completing request submitted, the
+	// Conditions.Locks of its commit (nil: not checked); the Target's own
+	// Locks are not kept with the session, since tokens submitted when the
+	// upload started say nothing about locks taken since.
+	CompleteSession(ctx context.Context, id string, locks *LockTokens) (Node, bool, error)
 	// RemoveSession ends a session and drops its bytes. ErrNotFound when
 	// unknown or expired.
 	RemoveSession(ctx context.Context, id string) error

@@ -198,6 +198,10 @@ func (s *Store) Remove(ctx context.Context, spaceID, nodeID string, c storage.Co
 		if n.ParentID == "" {
 			return fmt.Errorf("the space root cannot be removed: %w", storage.ErrInvalid)
 		}
+		err = t.checkHeld(spaceID, c.Locks, lockedNode{id: n.ID, below: n.IsFolder()}, lockedNode{id: n.ParentID})
+		if err != nil {
+			return err
+		}
 		if err := checkConditions(n, c); err != nil {
 			return err
 		}
@@ -363,6 +367,9 @@ func (s *Store) Move(ctx context.Context, spaceID string, tr storage.Transfer) (
 			out = n
 			return nil
 		}
+		if err := t.checkHeld(spaceID, tr.Locks, x.lockedNodes(true)...); err != nil {
+			return err
+		}
 		var targetSize int64
 		if x.replaced {
 			if garbage, err = t.removeTree(x.target); err != nil {
@@ -461,8 +468,12 @@ func (s *Store) copy(ctx context.Context, spaceID string, tr storage.Transfer) (
 func (s *Store) copySources(spaceID string, tr storage.Transfer) ([]string, error) {
 	var sources []string
 	err := s.view(func(t *txn) error {
+		t.now = s.now() // lock expiry
 		x, err := t.prepareTransfer(spaceID, tr)
 		if err != nil || x.noop {
+			return err
+		}
+		if err := t.checkHeld(spaceID, tr.Locks, x.lockedNodes(false)...); err != nil {
 			return err
 		}
 		if err := t.checkCopyQuota(spaceID, x, tr.Shallow); err != nil {
@@ -548,6 +559,9 @@ func (s *Store) recordCopy(spaceID string, tr storage.Transfer, blobs *copyBlobs
 		if x.noop {
 			out = x.src
 			return nil
+		}
+		if err := t.checkHeld(spaceID, tr.Locks, x.lockedNodes(false)...); err != nil {
+			return err
 		}
 		if err := t.checkCopyQuota(spaceID, x, tr.Shallow); err != nil {
 			return err

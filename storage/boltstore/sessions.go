@@ -332,20 +332,20 @@ func (p *partWriter) write(b []byte) error {
 // session whose commit fails (a condition, the quota) ends too: its bytes
 // went into the commit. A context ended before the commit starts leaves the
 // session as it was.
-func (s *Store) CompleteSession(ctx context.Context, id string) (storage.Node, bool, error) {
+func (s *Store) CompleteSession(ctx context.Context, id string, locks *storage.LockTokens) (storage.Node, bool, error) {
 	unlock, err := s.sessionLocks.lock(ctx, id)
 	if err != nil {
 		return storage.Node{}, false, fmt.Errorf("complete session %s: %w", id, err)
 	}
 	defer unlock()
-	n, created, err := s.completeLocked(ctx, id)
+	n, created, err := s.completeLocked(ctx, id, locks)
 	if err != nil {
 		return storage.Node{}, false, fmt.Errorf("complete session %s: %w", id, err)
 	}
 	return n, created, nil
 }
 
-func (s *Store) completeLocked(ctx context.Context, id string) (storage.Node, bool, error) {
+func (s *Store) completeLocked(ctx context.Context, id string, locks *storage.LockTokens) (storage.Node, bool, error) {
 	r, err := s.lockedSession(id)
 	if err != nil {
 		return storage.Node{}, false, err
@@ -371,7 +371,9 @@ func (s *Store) completeLocked(ctx context.Context, id string) (storage.Node, bo
 	if err := s.truncateSessionFile(id, r.Length); err != nil {
 		return storage.Node{}, false, err
 	}
-	n, created, err := s.commit(r.SpaceID, s.sessionPath(id), r.Length, sums, r.Target, func(t *txn) error {
+	target := r.Target
+	target.Locks = locks
+	n, created, err := s.commit(r.SpaceID, s.sessionPath(id), r.Length, sums, target, func(t *txn) error {
 		return t.sessions().Delete([]byte(id))
 	})
 	if err != nil {

@@ -239,6 +239,13 @@ func (s *Store) recordContent(spaceID, blob string, size int64, sums checksum.Su
 		if err != nil {
 			return err
 		}
+		written := lockedNode{id: parentID}
+		if exists {
+			written = lockedNode{id: old.ID}
+		}
+		if err := t.checkHeld(spaceID, c.Locks, written); err != nil {
+			return err
+		}
 		if c.IfMatch != "" && (!exists || old.ETag != c.IfMatch) {
 			return fmt.Errorf("etag %q does not match: %w", c.IfMatch, storage.ErrPrecondition)
 		}

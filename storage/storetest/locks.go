@@ -34,6 +34,8 @@ var lockTests = []struct {
 	{"LocksBelongToNodes", testLocksBelongToNodes},
 	{"LockRace", testLockRace},
 	{"LocksNeverOutliveNodes", testLocksNeverOutliveNodes},
+	{"ChangesHonourLocks", testChangesHonourLocks},
+	{"SharedLocksHeldDeep", testSharedLocksHeldDeep},
 }
 
 // after lets d pass for the store.
