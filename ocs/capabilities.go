@@ -1,0 +1,114 @@
+package ocs
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+// capabilitiesData is the data of cloud/capabilities. Every entry is
+// something davspaces serves; clients take an advertised feature as a
+// promise (a Nextcloud client sees dav.chunking and uploads with chunking
+// NG, which is why that key is absent until chunking NG exists).
+type capabilitiesData struct {
+	Capabilities capabilities `json:"capabilities" xml:"capabilities"`
+	Version      version      `json:"version" xml:"version"`
+}
+
+type capabilities struct {
+	Core      core      `json:"core" xml:"core"`
+	DAV       struct{}  `json:"dav" xml:"dav"`
+	Files     files     `json:"files" xml:"files"`
+	Checksums checksums `json:"checksums" xml:"checksums"`
+	Spaces    spaces    `json:"spaces" xml:"spaces"`
+}
+
+type core struct {
+	PollInterval int    `json:"pollinterval" xml:"pollinterval"`
+	WebDAVRoot   string `json:"webdav-root" xml:"webdav-root"`
+	Status       Status `json:"status" xml:"status"`
+}
+
+type files struct {
+	BigFileChunking  ocsBool     `json:"bigfilechunking" xml:"bigfilechunking"`
+	BlacklistedFiles []string    `json:"blacklisted_files" xml:"blacklisted_files>element"`
+	Undelete         ocsBool     `json:"undelete" xml:"undelete"`
+	Versioning       ocsBool     `json:"versioning" xml:"versioning"`
+	TUSSupport       *tusSupport `json:"tus_support,omitempty" xml:"tus_support,omitempty"`
+}
+
+// tusSupport describes the TUS endpoint davhandler serves on every WebDAV
+// folder URL.
+type tusSupport struct {
+	Version            string `json:"version" xml:"version"`
+	Resumable          string `json:"resumable" xml:"resumable"`
+	Extension          string `json:"extension" xml:"extension"`
+	MaxChunkSize       int64  `json:"max_chunk_size" xml:"max_chunk_size"`
+	HTTPMethodOverride string `json:"http_method_override" xml:"http_method_override"`
+}
+
+type checksums struct {
+	SupportedTypes      []string `json:"supportedTypes" xml:"supportedTypes>element"`
+	PreferredUploadType string   `json:"preferredUploadType" xml:"preferredUploadType"`
+}
+
+type spaces struct {
+	Enabled  ocsBool `json:"enabled" xml:"enabled"`
+	Version  string  `json:"version" xml:"version"`
+	Projects ocsBool `json:"projects" xml:"projects"`
+}
+
+// version is the server version in the parts ownCloud's capabilities give.
+type version struct {
+	Major          int    `json:"major" xml:"major"`
+	Minor          int    `json:"minor" xml:"minor"`
+	Micro          int    `json:"micro" xml:"micro"`
+	String         string `json:"string" xml:"string"`
+	Edition        string `json:"edition" xml:"edition"`
+	Product        string `json:"product" xml:"product"`
+	ProductVersion string `json:"productversion" xml:"productversion"`
+}
+
+// newCapabilities builds the capabilities once; they change only with the
+// configuration.
+func newCapabilities(cfg Config) capabilitiesData {
+	c := capabilities{
+		Core: core{PollInterval: cfg.PollInterval, WebDAVRoot: "remote.php/webdav", Status: cfg.Status},
+		Files: files{
+			// .htaccess is refused by ownCloud servers; clients skip it
+			// rather than fail on it.
+			BlacklistedFiles: []string{".htaccess"},
+		},
+		Checksums: checksums{SupportedTypes: []string{"SHA1", "MD5", "ADLER32"}, PreferredUploadType: "SHA1"},
+		Spaces:    spaces{Enabled: true, Version: "1.0.0", Projects: true},
+	}
+	if cfg.TUS {
+		c.Files.TUSSupport = &tusSupport{
+			Version:      "1.0.0",
+			Resumable:    "1.0.0",
+			Extension:    "creation,creation-with-upload,checksum,expiration,termination",
+			MaxChunkSize: cfg.TUSMaxChunkSize,
+		}
+	}
+	return capabilitiesData{Capabilities: c, Version: versionOf(cfg.Status)}
+}
+
+// versionOf splits the status' version ("10.11.0.0") into its parts; parts
+// that are missing or not numbers are 0.
+func versionOf(s Status) version {
+	v := version{String: s.VersionString, Edition: s.Edition, Product: s.Product, ProductVersion: s.ProductVersion}
+	parts := strings.Split(s.Version, ".")
+	for i, dst := range []*int{&v.Major, &v.Minor, &v.Micro} {
+		if i < len(parts) {
+			*dst, _ = strconv.Atoi(parts[i])
+		}
+	}
+	return v
+}
+
+// serveCapabilities answers cloud/capabilities.
+func (h *Handler) serveCapabilities(w http.ResponseWriter, r *http.Request, v apiVersion, _ storage.User) {
+	writeOK(w, r, v, h.capabilities)
+}

@@ -1,0 +1,147 @@
+package ocs
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// capabilitiesOf fetches the JSON capabilities as generic values.
+func capabilitiesOf(t *testing.T, h *Handler) map[string]any {
+	t.Helper()
+	w := serve(h, http.MethodGet, "/ocs/v2.php/cloud/capabilities?format=json", "X-User", "einstein")
+	var env struct {
+		OCS struct {
+			Data struct {
+				Capabilities map[string]any `json:"capabilities"`
+				Version      map[string]any `json:"version"`
+			} `json:"data"`
+		} `json:"ocs"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &env); err != nil {
+		t.Fatalf("%v: %s", err, w.Body)
+	}
+	if env.OCS.Data.Version["major"] != float64(10) || env.OCS.Data.Version["minor"] != float64(11) {
+		t.Errorf("version %v", env.OCS.Data.Version)
+	}
+	return env.OCS.Data.Capabilities
+}
+
+// lookup follows a dotted path through decoded JSON.
+func lookup(m map[string]any, path string) any {
+	var v any = m
+	for _, k := range strings.Split(path, ".") {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = obj[k]
+	}
+	return v
+}
+
+func TestCapabilities(t *testing.T) {
+	for _, tus := range []bool{true, false} {
+		c := capabilitiesOf(t, newTestHandler(t, tus))
+		for path, want := range map[string]any{
+			"core.webdav-root":              "remote.php/webdav",
+			"core.pollinterval":             float64(60),
+			"core.status.installed":         true,
+			"core.status.productname":       "davspaces",
+			"files.bigfilechunking":         false,
+			"files.undelete":                false,
+			"files.versioning":              false,
+			"files.blacklisted_files":       []any{".htaccess"},
+			"checksums.supportedTypes":      []any{"SHA1", "MD5", "ADLER32"},
+			"checksums.preferredUploadType": "SHA1",
+			"spaces.enabled":                true,
+			"spaces.version":                "1.0.0",
+			"spaces.projects":               true,
+			"dav":                           map[string]any{},
+		} {
+			if got := lookup(c, path); !reflect.DeepEqual(got, want) {
+				t.Errorf("tus %v: %s = %#v, want %#v", tus, path, got, want)
+			}
+		}
+		// Nextcloud clients upload with chunking NG when it is advertised;
+		// it is not served yet.
+		if _, ok := lookup(c, "dav").(map[string]any)["chunking"]; ok {
+			t.Errorf("dav.chunking advertised")
+		}
+		tusSupport := lookup(c, "files.tus_support")
+		if !tus {
+			if tusSupport != nil {
+				t.Errorf("TUS off, tus_support %v", tusSupport)
+			}
+			continue
+		}
+		want := map[string]any{
+			"version": "1.0.0", "resumable": "1.0.0",
+			"extension":      "creation,creation-with-upload,checksum,expiration,termination",
+			"max_chunk_size": float64(0), "http_method_override": "",
+		}
+		if !reflect.DeepEqual(tusSupport, want) {
+			t.Errorf("tus_support %#v, want %#v", tusSupport, want)
+		}
+	}
+}
+
+func TestCapabilitiesXML(t *testing.T) {
+	w := serve(newTestHandler(t, true), http.MethodGet, "/ocs/v1.php/cloud/capabilities", "X-User", "einstein")
+	var env struct {
+		Data struct {
+			Capabilities struct {
+				Core struct {
+					WebDAVRoot string `xml:"webdav-root"`
+					Status     struct {
+						Installed string `xml:"installed"`
+					} `xml:"status"`
+				} `xml:"core"`
+				Files struct {
+					Blacklisted []string `xml:"blacklisted_files>element"`
+					Chunking    string   `xml:"bigfilechunking"`
+					TUS         struct {
+						Resumable string `xml:"resumable"`
+					} `xml:"tus_support"`
+				} `xml:"files"`
+				Checksums struct {
+					Types []string `xml:"supportedTypes>element"`
+				} `xml:"checksums"`
+				Spaces struct {
+					Enabled string `xml:"enabled"`
+				} `xml:"spaces"`
+			} `xml:"capabilities"`
+		} `xml:"data"`
+	}
+	if err := xml.Unmarshal(w.Body.Bytes(), &env); err != nil {
+		t.Fatalf("%v: %s", err, w.Body)
+	}
+	c := env.Data.Capabilities
+	if c.Core.WebDAVRoot != "remote.php/webdav" || c.Core.Status.Installed != "1" ||
+		!reflect.DeepEqual(c.Files.Blacklisted, []string{".htaccess"}) || c.Files.Chunking != "0" ||
+		c.Files.TUS.Resumable != "1.0.0" || !reflect.DeepEqual(c.Checksums.Types, []string{"SHA1", "MD5", "ADLER32"}) ||
+		c.Spaces.Enabled != "1" {
+		t.Errorf("capabilities %+v from %s", c, w.Body)
+	}
+}
+
+func TestVersionOf(t *testing.T) {
+	for _, tc := range []struct {
+		in                  string
+		major, minor, micro int
+	}{
+		{"10.11.0.0", 10, 11, 0},
+		{"10.0.11.5", 10, 0, 11},
+		{"11", 11, 0, 0},
+		{"", 0, 0, 0},
+		{"x.2", 0, 2, 0},
+	} {
+		v := versionOf(Status{Version: tc.in})
+		if v.Major != tc.major || v.Minor != tc.minor || v.Micro != tc.micro {
+			t.Errorf("versionOf(%q) = %d.%d.%d", tc.in, v.Major, v.Minor, v.Micro)
+		}
+	}
+}

@@ -1,0 +1,114 @@
+// Package ocs serves the parts of the ownCloud OCS API and the status
+// document that ownCloud and Nextcloud clients read before they sync:
+// /status.php, the capabilities and the signed-in user. It advertises only
+// what the rest of davspaces really serves.
+package ocs
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+// UserFunc returns the authenticated user of a request, if any.
+type UserFunc func(*http.Request) (storage.User, bool)
+
+// Config configures a Handler.
+type Config struct {
+	// User identifies the caller of the OCS endpoints. Required.
+	User UserFunc
+	// Email returns the caller's e-mail address for cloud/user. Optional:
+	// without it the address is empty.
+	Email func(*http.Request) string
+	// Status is what /status.php answers and the capabilities repeat.
+	// Default: DefaultStatus("").
+	Status Status
+	// TUS says the WebDAV handler serves resumable (TUS) uploads; only then
+	// are they advertised.
+	TUS bool
+	// TUSMaxChunkSize is the largest PATCH the client should send; 0 leaves
+	// it to the client, as nothing but the quota limits a PATCH here.
+	TUSMaxChunkSize int64
+	// PollInterval is the client's remote poll interval in seconds.
+	// Default: 60.
+	PollInterval int
+}
+
+// Handler answers /status.php and the OCS endpoints.
+type Handler struct {
+	cfg          Config
+	capabilities capabilitiesData
+}
+
+// New checks the configuration and prepares the answers that never change.
+func New(cfg Config) (*Handler, error) {
+	if cfg.User == nil {
+		return nil, errors.New("ocs: Config.User is required")
+	}
+	if cfg.Status == (Status{}) {
+		cfg.Status = DefaultStatus("")
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = 60
+	}
+	if cfg.TUSMaxChunkSize < 0 {
+		return nil, errors.New("ocs: Config.TUSMaxChunkSize must not be negative")
+	}
+	return &Handler{cfg: cfg, capabilities: newCapabilities(cfg)}, nil
+}
+
+// Route returns the handler for a request this package serves, or false
+// for any other path, so that a caller can pass the request on.
+func (h *Handler) Route(r *http.Request) (http.Handler, bool) {
+	p := r.URL.Path
+	if p == "/status.php" {
+		return http.HandlerFunc(h.serveStatus), true
+	}
+	for _, v := range []apiVersion{v1, v2} {
+		prefix := v.prefix()
+		if p == prefix || strings.HasPrefix(p, prefix+"/") {
+			return h.ocsRoute(v, strings.TrimPrefix(p, prefix)), true
+		}
+	}
+	return nil, false
+}
+
+// ServeHTTP answers a request; a path outside this package's is 404.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	route, ok := h.Route(r)
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	route.ServeHTTP(w, r)
+}
+
+// ocsRoute picks the endpoint below /ocs/v{1,2}.php.
+func (h *Handler) ocsRoute(v apiVersion, endpoint string) http.Handler {
+	var serve func(http.ResponseWriter, *http.Request, apiVersion, storage.User)
+	switch strings.TrimSuffix(endpoint, "/") {
+	case "/cloud/capabilities":
+		serve = h.serveCapabilities
+	case "/cloud/user":
+		serve = h.serveUser
+	default:
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			writeError(w, r, v, http.StatusNotFound, "Invalid query, please check the syntax")
+		})
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeError(w, r, v, http.StatusMethodNotAllowed, "Method not allowed")
+			return
+		}
+		user, ok := h.cfg.User(r)
+		if !ok || user.ID == "" {
+			writeError(w, r, v, http.StatusUnauthorized, "Unauthorised")
+			return
+		}
+		serve(w, r, v, user)
+	})
+}
