@@ -160,3 +160,23 @@ func TestSlug(t *testing.T) {
 		}
 	}
 }
+
+// A configured project id that names somebody's personal space must not
+// list that space to others: only project spaces are taken from the list.
+func TestConfiguredIDOfPersonalSpace(t *testing.T) {
+	e := newEnv(t)
+	marie := e.personalID("marie")
+	h, err := New(Config{Store: e.store, User: testUser, ProjectSpaces: []string{marie, "physics"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.h = h
+	for _, d := range e.drives("einstein") {
+		if d.ID == testStorageID+"$"+marie {
+			t.Fatalf("marie's personal space listed to einstein: %+v", d)
+		}
+	}
+	if got := len(e.drives("marie")); got != 2 {
+		t.Fatalf("marie has %d drives, want her personal space and physics", got)
+	}
+}
