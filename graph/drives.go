@@ -1,0 +1,130 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+// drive is one space in the Graph drive shape.
+type drive struct {
+	ID                   string     `json:"id"`
+	DriveType            string     `json:"driveType"`
+	DriveAlias           string     `json:"driveAlias"`
+	Name                 string     `json:"name"`
+	LastModifiedDateTime *time.Time `json:"lastModifiedDateTime,omitempty"`
+	Owner                *owner     `json:"owner,omitempty"`
+	Quota                quota      `json:"quota"`
+	Root                 driveRoot  `json:"root"`
+}
+
+type owner struct {
+	User identitySet `json:"user"`
+}
+
+type identitySet struct {
+	ID          string `json:"id"`
+	DisplayName string `json:"displayName"`
+}
+
+type driveRoot struct {
+	ID        string `json:"id"`
+	WebDavURL string `json:"webDavUrl"`
+	ETag      string `json:"eTag"`
+}
+
+// drivesBody is the answer of /me/drives.
+type drivesBody struct {
+	Value []drive `json:"value"`
+}
+
+// myDrives answers the spaces u may see: the personal space, then every
+// configured project space u has a role in, in configuration order.
+func (h *Handler) myDrives(w http.ResponseWriter, r *http.Request, u storage.User) error {
+	spaces, err := h.visibleSpaces(r.Context(), u)
+	if err != nil {
+		return err
+	}
+	base := origin(r)
+	body := drivesBody{Value: make([]drive, 0, len(spaces))}
+	for _, s := range spaces {
+		d, err := h.drive(r.Context(), base, s)
+		if err != nil {
+			return err
+		}
+		body.Value = append(body.Value, d)
+	}
+	h.writeJSON(w, r, http.StatusOK, body)
+	return nil
+}
+
+// visibleSpaces returns u's personal space and the configured project
+// spaces u is a member of. A configured id the store does not know, or that
+// names a space of another type, is skipped as absent.
+func (h *Handler) visibleSpaces(ctx context.Context, u storage.User) ([]storage.Space, error) {
+	personal, err := h.store.PersonalSpace(ctx, u)
+	if err != nil {
+		return nil, fmt.Errorf("personal space of %s: %w", u.ID, err)
+	}
+	spaces := []storage.Space{personal}
+	for _, id := range h.projectSpaces {
+		s, err := h.store.Space(ctx, id)
+		if errors.Is(err, storage.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("project space %s: %w", id, err)
+		}
+		if s.Type == storage.SpaceProject && s.RoleOf(u) != storage.RoleNone {
+			spaces = append(spaces, s)
+		}
+	}
+	return spaces, nil
+}
+
+// drive describes s; its root node gives the etag, the size and the time.
+func (h *Handler) drive(ctx context.Context, base string, s storage.Space) (drive, error) {
+	root, err := h.store.Node(ctx, s.ID, s.ID)
+	if err != nil {
+		return drive{}, fmt.Errorf("root of space %s: %w", s.ID, err)
+	}
+	id := h.store.StorageID() + "$" + s.ID
+	d := drive{
+		ID:        id,
+		DriveType: string(s.Type),
+		Name:      s.Name,
+		Quota:     quotaOf(s.Quota, root.Size),
+		Root: driveRoot{
+			ID:        id,
+			WebDavURL: base + "/dav/spaces/" + id,
+			// Quoted, as the WebDAV getetag of the same root.
+			ETag: `"` + root.ETag + `"`,
+		},
+	}
+	if !root.ModTime.IsZero() {
+		t := root.ModTime.UTC()
+		d.LastModifiedDateTime = &t
+	}
+	switch s.Type {
+	case storage.SpacePersonal:
+		d.DriveAlias = "personal/" + s.Owner
+		d.Owner = &owner{User: identitySet{ID: s.Owner, DisplayName: s.OwnerDisplayName}}
+	default:
+		d.DriveAlias = "project/" + slug(s.Name)
+	}
+	return d, nil
+}
+
+// origin is the scheme and host the request was sent to. The scheme comes
+// from the connection, not from forwarding headers anybody can send.
+func origin(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}

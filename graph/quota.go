@@ -1,0 +1,45 @@
+package graph
+
+import "math"
+
+// quota is a drive's quota in the Graph shape.
+type quota struct {
+	Total     int64  `json:"total"`
+	Used      int64  `json:"used"`
+	Remaining int64  `json:"remaining"`
+	State     string `json:"state"`
+}
+
+// quotaOf describes a space with limit bytes of quota (storage.NoQuota or
+// negative for none) of which used are taken. Without a quota the total is
+// 0 and the remaining bytes unbounded, as oCIS answers.
+func quotaOf(limit, used int64) quota {
+	if limit < 0 {
+		return quota{Total: 0, Used: used, Remaining: math.MaxInt64, State: "normal"}
+	}
+	return quota{Total: limit, Used: used, Remaining: max(limit-used, 0), State: quotaState(limit, used)}
+}
+
+// quotaState follows oCIS's thresholds: up to 75% used is "normal", up to
+// 90% "nearing", up to 99% "critical", beyond that "exceeded".
+func quotaState(limit, used int64) string {
+	if limit == 0 {
+		if used == 0 {
+			return "normal"
+		}
+		return "exceeded"
+	}
+	// A percentage in floating point: exact enough at these thresholds and
+	// free of the overflow used*1000 would risk.
+	pct := float64(used) / float64(limit) * 100
+	switch {
+	case pct <= 75:
+		return "normal"
+	case pct <= 90:
+		return "nearing"
+	case pct <= 99:
+		return "critical"
+	default:
+		return "exceeded"
+	}
+}
