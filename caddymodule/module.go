@@ -19,6 +19,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/davspaces/davspaces/davhandler"
+	"github.com/davspaces/davspaces/graph"
+	"github.com/davspaces/davspaces/ocs"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -31,8 +33,10 @@ func init() {
 }
 
 // DAVSpaces serves the ownCloud-compatible WebDAV "spaces" interface under
-// /dav/spaces, /dav/files, /webdav and their /remote.php forms. Requests for
-// other paths go to the next handler.
+// /dav/spaces, /dav/files, /webdav and their /remote.php forms, and beside
+// it what clients read before they sync: /status.php, the OCS capabilities
+// and user under /ocs/v1.php and /ocs/v2.php, and the spaces under
+// /graph/v1.0/me. Requests for other paths go to the next handler.
 //
 // The user comes from Caddy's authentication ({http.auth.user.id}, with
 // {http.auth.user.name} and {http.auth.user.groups} when set, as oidc_auth
@@ -67,6 +71,8 @@ type DAVSpaces struct {
 	Spaces []ProjectSpace `json:"spaces,omitempty"`
 
 	handler  *davhandler.Handler
+	ocs      *ocs.Handler
+	graph    *graph.Handler
 	store    *pooledStore
 	storeKey string      // the root, the store's key in the pool
 	quota    *quotaClaim // this handler's say in the store's personal quota
@@ -144,6 +150,26 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 		MaxLockTimeout:     time.Duration(d.LockTimeoutMax),
 		Logger:             d.logger,
 		ProjectSpaces:      projectSpaces,
+	})
+	if err != nil {
+		return err
+	}
+	// The WebDAV handler above always serves TUS, so the capabilities
+	// advertise it.
+	d.ocs, err = ocs.New(ocs.Config{
+		User:   userFromCaddy,
+		Email:  emailFromCaddy,
+		Status: ocs.DefaultStatus(moduleVersion()),
+		TUS:    true,
+	})
+	if err != nil {
+		return err
+	}
+	d.graph, err = graph.New(graph.Config{
+		Store:         store.Store,
+		User:          userFromCaddy,
+		ProjectSpaces: projectSpaces,
+		Logger:        d.logger,
 	})
 	return err
 }
@@ -231,14 +257,16 @@ func checkID(what, id string) error {
 	return nil
 }
 
-// ServeHTTP serves WebDAV paths and passes everything else on.
+// ServeHTTP serves the WebDAV, OCS and Graph paths and passes everything
+// else on.
 func (d *DAVSpaces) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	route, ok := d.handler.Route(r)
-	if !ok {
-		return next.ServeHTTP(w, r)
+	for _, route := range []func(*http.Request) (http.Handler, bool){d.handler.Route, d.ocs.Route, d.graph.Route} {
+		if h, ok := route(r); ok {
+			h.ServeHTTP(w, r)
+			return nil
+		}
 	}
-	route.ServeHTTP(w, r)
-	return nil
+	return next.ServeHTTP(w, r)
 }
 
 // space turns the declaration into a storage space.
@@ -275,6 +303,17 @@ func userFromCaddy(r *http.Request) (storage.User, bool) {
 	}
 	name, _ := repl.GetString("http.auth.user.name")
 	return storage.User{ID: id, DisplayName: name, Groups: groupsOf(repl)}, true
+}
+
+// emailFromCaddy reads {http.auth.user.email}, which oidc_auth sets when
+// the provider knows the address.
+func emailFromCaddy(r *http.Request) string {
+	repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+	if !ok {
+		return ""
+	}
+	email, _ := repl.GetString("http.auth.user.email")
+	return email
 }
 
 // groupsOf reads {http.auth.user.groups}: the list oidc_auth sets, or the

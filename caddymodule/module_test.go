@@ -598,7 +598,9 @@ func TestServeHTTPPassesOtherPaths(t *testing.T) {
 		"/davx/spaces",
 		"/static/webdav/file",
 		"/remote.phpx/webdav/",
-		"/status.php",
+		"/status.phpx",
+		"/ocs/v3.php/cloud/user",
+		"/graphx/v1.0/me",
 	} {
 		for _, method := range []string{http.MethodGet, "PROPFIND", http.MethodOptions} {
 			rec, err := serveNext(d, request{method: method, target: target, user: "einstein"})
