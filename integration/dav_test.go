@@ -118,6 +118,38 @@ func TestRestartKeepsDataAndIDs(t *testing.T) {
 	}
 }
 
+// checkExampleOCS checks what clients read before they sync, as the
+// example configuration serves it: status.php without credentials, the
+// capabilities and the Graph drives with them, and 404 with the WebDAV
+// error body for a path nothing serves.
+func checkExampleOCS(t *testing.T, c *client) {
+	t.Helper()
+	c.user = ""
+	resp, b := c.expect(http.StatusOK, "GET", "/status.php", "")
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") || !strings.Contains(b, `"installed":true`) {
+		t.Fatalf("status.php: %s %s", ct, b)
+	}
+	c.expect(http.StatusUnauthorized, "GET", "/ocs/v1.php/cloud/capabilities?format=json", "")
+	c.user = "einstein"
+	_, b = c.expect(http.StatusOK, "GET", "/ocs/v1.php/cloud/capabilities?format=json", "", "OCS-APIREQUEST", "true")
+	if !strings.Contains(b, `"statuscode":100`) || !strings.Contains(b, `"webdav-root":"remote.php/webdav"`) || !strings.Contains(b, `"tus_support":{`) {
+		t.Fatalf("capabilities: %s", b)
+	}
+	_, b = c.expect(http.StatusOK, "GET", "/ocs/v2.php/cloud/user", "")
+	if !strings.Contains(b, "<id>einstein</id>") {
+		t.Fatalf("cloud/user: %s", b)
+	}
+	_, b = c.expect(http.StatusOK, "GET", "/graph/v1.0/me/drives", "")
+	if !strings.Contains(b, `"Physics"`) {
+		t.Fatalf("graph drives: %s", b)
+	}
+	resp, b = c.expect(http.StatusNotFound, "GET", "/no/such/path", "")
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/xml") || !strings.Contains(b, "Sabre\\DAV\\Exception\\NotFound") {
+		t.Fatalf("unclaimed path: %s %s", resp.Header.Get("Content-Type"), b)
+	}
+	c.user = ""
+}
+
 // TestExampleCaddyfileAsIs runs the README's server command configuration
 // unchanged: HTTPS on localhost:9200 with Caddy's internal CA.
 func TestExampleCaddyfileAsIs(t *testing.T) {
@@ -166,6 +198,7 @@ func TestExampleCaddyfileAsIs(t *testing.T) {
 	if !strings.Contains(b, `"href":"https://localhost:9200"`) {
 		t.Fatalf("webfinger issuer link: %s", b)
 	}
+	checkExampleOCS(t, c)
 	// The admin endpoint's metrics include the identity provider counters.
 	metrics := &client{t: t, base: "http://localhost:2019", http: http.DefaultClient}
 	if _, b := metrics.expect(http.StatusOK, "GET", "/metrics", ""); !strings.Contains(b, "davspaces_oidc_userinfo_requests_total") {

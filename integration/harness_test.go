@@ -171,7 +171,7 @@ func exampleCaddyfile(t testing.TB, port int, root string, opts serverOptions) s
 		"https://localhost:9200 {":                  fmt.Sprintf("http://127.0.0.1:%d {", port),
 		"\ttls internal\n":                          "",
 		"\tskip_install_trust\n":                    "\tskip_install_trust\n\tadmin " + admin + "\n",
-		"\t\t# root /var/lib/davspaces\n":           "\t\troot " + root + "\n" + indent(opts.davspaces, "\t\t"),
+		"\t\t\t# root /var/lib/davspaces\n":         "\t\t\troot " + root + "\n" + indent(opts.davspaces, "\t\t\t"),
 		"\t\tplatform_url https://localhost:9200\n": "\t\tplatform_url https://localhost:9200\n" + indent(opts.webfinger, "\t\t"),
 	} {
 		if !strings.Contains(cfg, old) {
