@@ -31,8 +31,9 @@ type Config struct {
 	// TUSMaxChunkSize is the largest PATCH the client should send; 0 leaves
 	// it to the client, as nothing but the quota limits a PATCH here.
 	TUSMaxChunkSize int64
-	// PollInterval is the client's remote poll interval in seconds.
-	// Default: 60.
+	// PollInterval is core.pollinterval. Default: 60, what ownCloud
+	// sends; the ownCloud client reads milliseconds and keeps its own
+	// default for values below 5000.
 	PollInterval int
 }
 
