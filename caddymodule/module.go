@@ -154,13 +154,14 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	// The WebDAV handler above always serves TUS, so the capabilities
-	// advertise it.
+	// The WebDAV handler serves TUS, but the capabilities do not advertise
+	// it yet: the ownCloud desktop client then uploads every file with TUS,
+	// naming it by its path in Upload-Metadata, which the TUS handler does
+	// not accept yet. Without it the client sends plain PUTs.
 	d.ocs, err = ocs.New(ocs.Config{
 		User:   userFromCaddy,
 		Email:  emailFromCaddy,
 		Status: ocs.DefaultStatus(moduleVersion()),
-		TUS:    true,
 	})
 	if err != nil {
 		return err
