@@ -17,7 +17,7 @@ const physicsSpaceID = "611c36a9-5419-59b6-b0a8-b0f550d98743"
 
 // physicsBlock is the Physics space of Caddyfile.example as the test
 // configuration holds it.
-const physicsBlock = "\t\tspace Physics {\n\t\t\tmanager einstein\n\t\t\teditor marie\n\t\t\tviewer richard\n\t\t}\n"
+const physicsBlock = "\t\t\tspace Physics {\n\t\t\t\tmanager einstein\n\t\t\t\teditor marie\n\t\t\t\tviewer richard\n\t\t\t}\n"
 
 // reloadable is a running Caddy whose configuration a test replaces through
 // the admin endpoint, as `caddy reload` does.
