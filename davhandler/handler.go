@@ -51,6 +51,9 @@ type Config struct {
 	// UploadTTL is how long an unfinished upload is kept after it was
 	// created (its Upload-Expires); 0 means DefaultUploadTTL.
 	UploadTTL time.Duration
+	// Chunks keeps chunked uploads (Nextcloud chunking NG, ownCloud v1
+	// chunks); nil means they are not offered. They expire after UploadTTL.
+	Chunks storage.ChunkedUploads
 	// ProjectSpaces are the ids of the project spaces this handler serves
 	// (none when empty); any other project space in the store is as absent
 	// as one the user is not a member of (its data stays until it is
@@ -74,6 +77,8 @@ type Handler struct {
 	// uploads keeps the TUS uploads; nil when TUS is not offered.
 	uploads   storage.UploadSessions
 	uploadTTL time.Duration
+	// chunks keeps chunked uploads; nil when they are not offered.
+	chunks storage.ChunkedUploads
 }
 
 // New returns a Handler for cfg.
@@ -95,6 +100,7 @@ func New(cfg Config) (*Handler, error) {
 		maxLockTimeout: cfg.MaxLockTimeout,
 		uploads:        cfg.Uploads,
 		uploadTTL:      cmp.Or(cfg.UploadTTL, DefaultUploadTTL),
+		chunks:         cfg.Chunks,
 	}
 	for _, id := range cfg.ProjectSpaces {
 		h.projectSpaces[id] = true

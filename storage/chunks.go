@@ -1,0 +1,82 @@
+package storage
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// ChunkedUpload is a set of parts a client uploads in separate requests,
+// in any order and possibly in parallel (Nextcloud chunking NG, ownCloud v1
+// chunks), and then asks to be assembled into one file. Until then nothing
+// is visible in any space: the parts are no nodes.
+type ChunkedUpload struct {
+	// ID is chosen by the caller and names the upload in the whole store;
+	// callers scope it (by user, by target) so that no two clients meet.
+	ID string
+	// User is the id of the user who started it: only they may add to,
+	// list, assemble or remove it. The store does not check it.
+	User string
+	// Claimed is set once ClaimChunkedUpload has succeeded: the upload is
+	// being assembled and takes no more parts.
+	Claimed bool
+	// Created is set by the store; Expires by the caller: the store drops
+	// an upload (and its parts) once it has expired, by the store's clock.
+	// A zero Expires never expires.
+	Created time.Time
+	Expires time.Time
+}
+
+// Chunk is one stored part of a chunked upload.
+type Chunk struct {
+	// Name is the part's name as the client gave it (Nextcloud numbers its
+	// parts, rclone names them by their byte range); the caller decides
+	// the order in which parts are assembled.
+	Name string
+	Size int64
+}
+
+// Limits of a chunked upload; a part past them is ErrInvalid.
+const (
+	MaxChunkNameBytes  = 255
+	MaxChunksPerUpload = 10000
+)
+
+// ChunkedUploads keeps chunked uploads. Every method is safe for concurrent
+// use; expired uploads are never returned. Uploads and their parts survive
+// restarts. Nothing is accounted against a space's quota: the caller bounds
+// what one upload may hold and checks the quota when it assembles the file
+// through an ordinary Upload.
+type ChunkedUploads interface {
+	// CreateChunkedUpload starts u (Created and Claimed are set by the
+	// store). ErrExists when an upload of that ID exists; ErrInvalid for an
+	// empty ID or User.
+	CreateChunkedUpload(ctx context.Context, u ChunkedUpload) (ChunkedUpload, error)
+	// ChunkedUpload returns the upload id. ErrNotFound when unknown or
+	// expired.
+	ChunkedUpload(ctx context.Context, id string) (ChunkedUpload, error)
+	// PutChunk stores the bytes of r as the part name of upload id,
+	// replacing a part of that name atomically: a reader of the upload sees
+	// the old part or the new one, never a mix. An r that fails keeps
+	// nothing of its bytes (the error wraps r's). ErrNotFound when the
+	// upload is unknown or expired; ErrConflict when it has been claimed;
+	// ErrInvalid for a name that is empty, longer than MaxChunkNameBytes or
+	// holds a '/' or a NUL, or a new part past MaxChunksPerUpload.
+	PutChunk(ctx context.Context, id, name string, r io.Reader) (Chunk, error)
+	// Chunks lists the parts of upload id sorted by name (byte order).
+	// ErrNotFound when unknown or expired.
+	Chunks(ctx context.Context, id string) ([]Chunk, error)
+	// ClaimChunkedUpload marks upload id as being assembled and returns its
+	// parts sorted by name: from then on PutChunk refuses it, and of two
+	// concurrent claims exactly one succeeds (the other is ErrConflict), so
+	// a file is assembled once. The caller removes the upload when it is
+	// done, whether the assembly worked or not. ErrNotFound when unknown or
+	// expired.
+	ClaimChunkedUpload(ctx context.Context, id string) ([]Chunk, error)
+	// OpenChunk reads part name of upload id. ErrNotFound when the upload
+	// or the part is unknown, or the upload has expired.
+	OpenChunk(ctx context.Context, id, name string) (io.ReadCloser, error)
+	// RemoveChunkedUpload ends upload id and drops its parts. ErrNotFound
+	// when unknown or expired.
+	RemoveChunkedUpload(ctx context.Context, id string) error
+}
