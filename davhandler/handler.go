@@ -164,8 +164,11 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, dp davPath, perr
 		return errorf(http.StatusUnauthorized, "No valid credentials were provided")
 	}
 	req := &request{user: user, path: dp}
-	if dp.kind == baseUploads {
+	switch dp.kind {
+	case baseUploads:
 		return h.serveUpload(w, r, req)
+	case baseChunked:
+		return h.serveChunkedUpload(w, r, req)
 	}
 	switch r.Method {
 	case "PROPFIND":

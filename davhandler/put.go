@@ -20,6 +20,9 @@ func (h *Handler) handlePut(w http.ResponseWriter, r *http.Request, req *request
 	if r.Header.Get("Content-Range") != "" {
 		return errorf(http.StatusBadRequest, "Content-Range is not allowed on PUT: upload the whole content")
 	}
+	if isV1Chunk(r) {
+		return h.handleV1Chunk(w, r, req)
+	}
 	expected, err := parseExpectedChecksum(r)
 	if err != nil {
 		return err
@@ -36,24 +39,48 @@ func (h *Handler) handlePut(w http.ResponseWriter, r *http.Request, req *request
 	if err != nil {
 		return err
 	}
+	return h.commitFile(w, r, t, place, fileContent{
+		fill:        func(up storage.Upload) error { return receiveBody(up, r.Body) },
+		expected:    expected,
+		mtime:       mtime,
+		contentType: storedContentType(r.Header.Get("Content-Type")),
+	})
+}
+
+// fileContent is the content a request writes as a file: a PUT's body, or
+// the parts of a chunked upload.
+type fileContent struct {
+	// fill writes the content into up.
+	fill func(up storage.Upload) error
+	// expected, when set, is the whole content's checksum the client sent.
+	expected    *checksum.Expected
+	mtime       time.Time
+	contentType string
+}
+
+// commitFile receives content and commits it at place, a file of t checked
+// by checkWrite, and answers as a PUT: 201 for a new file, 204 for a
+// replaced one, with the headers describing it. Content that does not match
+// its checksum is no file.
+func (h *Handler) commitFile(w http.ResponseWriter, r *http.Request, t *target, place storage.Commit, c fileContent) error {
 	up, err := h.store.NewUpload(r.Context(), t.space.ID)
 	if err != nil {
 		return err
 	}
 	defer up.Discard()
-	if err := receiveBody(up, r.Body); err != nil {
+	if err := c.fill(up); err != nil {
 		return err
 	}
-	if expected != nil && !expected.Matches(up.Checksums()) {
+	if c.expected != nil && !c.expected.Matches(up.Checksums()) {
 		return errorf(http.StatusBadRequest, msgChecksumMismatch)
 	}
-	place.ModTime = mtime
-	place.ContentType = storedContentType(r.Header.Get("Content-Type"))
+	place.ModTime = c.mtime
+	place.ContentType = c.contentType
 	node, created, err := up.Commit(r.Context(), place)
 	if err != nil {
 		return err
 	}
-	h.setCommittedHeaders(w, t, node, mtime)
+	h.setCommittedHeaders(w, t, node, c.mtime)
 	if created {
 		w.WriteHeader(http.StatusCreated)
 	} else {

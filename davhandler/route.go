@@ -19,6 +19,9 @@ const (
 	baseSpaces
 	// baseUploads: /dav/uploads/{id} — a resumable (TUS) upload.
 	baseUploads
+	// baseChunked: /dav/uploads/{user}/{transfer}/… — a Nextcloud
+	// chunking NG upload; its one segment, if any, names a part.
+	baseChunked
 )
 
 // maxNameBytes is the longest file or folder name accepted.
@@ -30,11 +33,13 @@ type davPath struct {
 	// base is the decoded base path as the client used it (with or without
 	// /remote.php), e.g. "/dav/spaces/S$P!N"; hrefs start with it.
 	base string
-	// user is the {user} of /dav/files/{user}.
+	// user is the {user} of /dav/files/{user} and
+	// /dav/uploads/{user}/{transfer}.
 	user string
 	// ref is the {resourceID} of /dav/spaces/{resourceID}.
 	ref string
-	// upload is the {id} of /dav/uploads/{id}.
+	// upload is the {id} of /dav/uploads/{id}, or the {transfer} of
+	// /dav/uploads/{user}/{transfer}.
 	upload string
 	// segments below the base, validated and without empty ones.
 	segments []string
@@ -101,16 +106,41 @@ func parseDAVNamespace(base, p string) (davPath, bool, *davError) {
 // uploadsPath is where upload URLs live below /dav and /remote.php/dav.
 const uploadsPath = "/uploads/"
 
-// parseUploadPath handles what follows /dav/uploads: one upload id, nothing
-// below it. Whether uploads are offered at all is the handler's decision.
-func parseUploadPath(base, id, rest string) (davPath, bool, *davError) {
-	if id == "" || strings.Trim(rest, "/") != "" {
+// parseUploadPath handles what follows /dav/uploads: one TUS upload id, or
+// a user and a chunking NG transfer with at most a part below it. Whether
+// uploads are offered at all is the handler's decision.
+func parseUploadPath(base, first, rest string) (davPath, bool, *davError) {
+	if strings.Trim(rest, "/") != "" {
+		return parseChunkedPath(base, first, rest)
+	}
+	if first == "" {
 		return davPath{}, true, errNotFound
 	}
-	if err := validateName(id); err != nil {
+	if err := validateName(first); err != nil {
 		return davPath{}, true, errNotFound
 	}
-	return davPath{kind: baseUploads, upload: id, base: base + uploadsPath + id}, true, nil
+	return davPath{kind: baseUploads, upload: first, base: base + uploadsPath + first}, true, nil
+}
+
+// parseChunkedPath handles /dav/uploads/{user}/{transfer}[/{part}]: the
+// base is the transfer's folder, below which only parts live.
+func parseChunkedPath(base, user, rest string) (davPath, bool, *davError) {
+	transfer, rest := cutSegment(rest)
+	if err := validateName(user); err != nil {
+		return davPath{}, true, err
+	}
+	segs, err := splitSegments(rest)
+	if err != nil {
+		return davPath{}, true, err
+	}
+	if err := validateName(transfer); err != nil {
+		return davPath{}, true, err
+	}
+	if len(segs) > 1 {
+		return davPath{}, true, errNotFound
+	}
+	return davPath{kind: baseChunked, user: user, upload: transfer,
+		base: base + uploadsPath + user + "/" + transfer, segments: segs}, true, nil
 }
 
 // cutSegment returns the first segment of p and the rest (with its slash).

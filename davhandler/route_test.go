@@ -62,6 +62,54 @@ func TestParseDAVPath(t *testing.T) {
 	}
 }
 
+// TestParseUploadPath: TUS upload URLs have one segment below /dav/uploads,
+// chunking NG paths two (user and transfer) and at most a part below.
+func TestParseUploadPath(t *testing.T) {
+	tests := []struct {
+		path     string
+		status   int // of the error, 0 for none
+		kind     baseKind
+		base     string
+		user     string
+		upload   string
+		segments []string
+	}{
+		{path: "/dav/uploads/abc", kind: baseUploads, base: "/dav/uploads/abc", upload: "abc"},
+		{path: "/remote.php/dav/uploads/abc/", kind: baseUploads, base: "/remote.php/dav/uploads/abc", upload: "abc"},
+		{path: "/remote.php/dav/uploads/einstein/123", kind: baseChunked, base: "/remote.php/dav/uploads/einstein/123", user: "einstein", upload: "123"},
+		{path: "/dav/uploads/einstein/123/", kind: baseChunked, base: "/dav/uploads/einstein/123", user: "einstein", upload: "123"},
+		{path: "/dav/uploads/einstein/123/0000000000000042", kind: baseChunked, base: "/dav/uploads/einstein/123", user: "einstein", upload: "123", segments: []string{"0000000000000042"}},
+		{path: "/remote.php/dav/uploads/einstein//123//.file", kind: baseChunked, base: "/remote.php/dav/uploads/einstein/123", user: "einstein", upload: "123", segments: []string{".file"}},
+		{path: "/dav/uploads/einstein/123/a/b", status: http.StatusNotFound},
+		{path: "/dav/uploads/einstein/../x", status: http.StatusBadRequest},
+		{path: "/dav/uploads/../123/x", status: http.StatusBadRequest},
+		{path: "/dav/uploads/einstein/123/..", status: http.StatusBadRequest},
+		{path: "/dav/uploads/einstein/123/a\x00b", status: http.StatusBadRequest},
+		{path: "/dav/uploads/", status: http.StatusNotFound},
+		{path: "/dav/uploads/..", status: http.StatusNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			dp, ok, err := parseDAVPath(tt.path)
+			if !ok {
+				t.Fatal("not a DAV path")
+			}
+			if tt.status != 0 {
+				if err == nil || err.status != tt.status {
+					t.Fatalf("err = %v, want status %d", err, tt.status)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("unexpected error %v", err)
+			}
+			if dp.kind != tt.kind || dp.base != tt.base || dp.user != tt.user || dp.upload != tt.upload || !slices.Equal(dp.segments, tt.segments) {
+				t.Fatalf("got kind %d base %q user %q upload %q segments %q", dp.kind, dp.base, dp.user, dp.upload, dp.segments)
+			}
+		})
+	}
+}
+
 func TestEscapePath(t *testing.T) {
 	tests := map[string]string{
 		"/dav/spaces/S$P!N/a b": "/dav/spaces/S$P%21N/a%20b",

@@ -1,0 +1,718 @@
+package davhandler
+
+import (
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/davspaces/davspaces/checksum"
+	"github.com/davspaces/davspaces/storage"
+)
+
+// Chunked uploads: a client sends a big file in parts, each in a request
+// of its own, and then has them assembled into the file, which appears at
+// once through the same commit as a PUT (commitFile). Two protocols share
+// the assembly: Nextcloud's chunking NG, here, and ownCloud's v1 chunks
+// (chunkv1.go). The parts are kept by storage.ChunkedUploads, beside the
+// spaces: they are no nodes, so no listing, size or etag ever shows them.
+//
+// Chunking NG: MKCOL /dav/uploads/{user}/{transfer} starts an upload,
+// PUT …/{transfer}/{part} stores a part, PROPFIND lists the parts to a
+// client that resumes, MOVE …/{transfer}/.file assembles them at the
+// Destination in the natural order of their names, DELETE drops them.
+
+// assembleName is the part name a MOVE names to assemble an upload.
+const assembleName = ".file"
+
+// The methods allowed on an NG upload's folder and on its parts.
+const (
+	allowedOnChunkedUpload = "OPTIONS, PROPFIND, MKCOL, DELETE"
+	allowedOnChunk         = "OPTIONS, PROPFIND, PUT"
+	allowedOnAssemble      = "OPTIONS, MOVE"
+)
+
+// serveChunkedUpload answers a request below /dav/uploads/{user}/{transfer}.
+// Another user's uploads, and those of a {user} who is not the caller,
+// answer exactly as ones that do not exist.
+func (h *Handler) serveChunkedUpload(w http.ResponseWriter, r *http.Request, req *request) error {
+	if h.chunks == nil || !strings.EqualFold(req.path.user, req.user.ID) {
+		return errNotFound
+	}
+	id := ngUploadID(req.user.ID, req.path.upload)
+	part := req.path.name()
+	switch {
+	case part == "":
+		return h.serveNGUpload(w, r, req, id)
+	case part == assembleName:
+		return h.serveNGAssemble(w, r, req, id)
+	}
+	return h.serveNGPart(w, r, req, id, part)
+}
+
+func (h *Handler) serveNGUpload(w http.ResponseWriter, r *http.Request, req *request, id string) error {
+	switch r.Method {
+	case "MKCOL":
+		return h.handleNGCreate(w, r, req, id)
+	case "PROPFIND":
+		return h.handleNGPropfind(w, r, req, id, "")
+	case http.MethodDelete:
+		return h.handleNGDelete(w, r, req, id)
+	}
+	return methodNotAllowed(allowedOnChunkedUpload, r.Method+" is not allowed on a chunked upload")
+}
+
+func (h *Handler) serveNGPart(w http.ResponseWriter, r *http.Request, req *request, id, part string) error {
+	switch r.Method {
+	case http.MethodPut:
+		return h.handleNGPut(w, r, req, id, part)
+	case "PROPFIND":
+		return h.handleNGPropfind(w, r, req, id, part)
+	}
+	return methodNotAllowed(allowedOnChunk, r.Method+" is not allowed on a part of a chunked upload")
+}
+
+func (h *Handler) serveNGAssemble(w http.ResponseWriter, r *http.Request, req *request, id string) error {
+	if r.Method != "MOVE" {
+		return methodNotAllowed(allowedOnAssemble, assembleName+" is no part: MOVE it to assemble the upload")
+	}
+	return h.handleNGAssemble(w, r, req, id)
+}
+
+// ngUploadID names an NG upload in the store: scoped to its user, so that
+// two users choosing the same transfer id never meet. The user id is
+// escaped: it may hold a slash.
+func ngUploadID(userID, transfer string) string {
+	return url.PathEscape(userID) + "/ng/" + url.PathEscape(transfer)
+}
+
+// handleNGCreate starts an upload (MKCOL). A size announced with
+// OC-Total-Length is checked against the free quota at once, so that a
+// client learns before it sends anything that the file will not fit.
+func (h *Handler) handleNGCreate(w http.ResponseWriter, r *http.Request, req *request, id string) error {
+	if hasBody(r) {
+		return errorf(http.StatusUnsupportedMediaType, "MKCOL with a request body (extended-mkcol) is not supported")
+	}
+	total, err := parseTotalLength(r)
+	if err != nil {
+		return err
+	}
+	if total > 0 {
+		if err := h.checkAnnouncedSize(r, req, total); err != nil {
+			return err
+		}
+	}
+	_, err = h.chunks.CreateChunkedUpload(r.Context(), storage.ChunkedUpload{
+		ID: id, User: req.user.ID, Expires: time.Now().Add(h.uploadTTL),
+	})
+	if errors.Is(err, storage.ErrExists) {
+		return methodNotAllowed(allowedOnChunkedUpload, msgExists)
+	}
+	if err != nil {
+		return fmt.Errorf("starting chunked upload %s: %w", id, err)
+	}
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// checkAnnouncedSize refuses an upload of size bytes that the space it
+// will be committed to cannot hold.
+func (h *Handler) checkAnnouncedSize(r *http.Request, req *request, size int64) error {
+	space, replaced, err := h.ngTargetSpace(r, req)
+	if err != nil {
+		return err
+	}
+	return h.checkFreeQuota(r.Context(), space, size-replaced)
+}
+
+// ngTargetSpace is the space an NG upload will be committed to, and the
+// size of the file it replaces there: the Destination's, when the request
+// names it (newer clients send it on every request), else the user's
+// personal space, where /dav/files/{user} writes.
+func (h *Handler) ngTargetSpace(r *http.Request, req *request) (storage.Space, int64, error) {
+	if r.Header.Get("Destination") == "" {
+		space, err := h.store.PersonalSpace(r.Context(), req.user)
+		return space, 0, err
+	}
+	dst, err := parseFileDestination(r)
+	if err != nil {
+		return storage.Space{}, 0, err
+	}
+	t, err := h.resolve(r.Context(), req.user, dst)
+	if err != nil {
+		return storage.Space{}, 0, err
+	}
+	return t.space, replacedSize(t), nil
+}
+
+// parseFileDestination reads the Destination of an assembly: a file below
+// one of the WebDAV base paths, never an upload.
+func parseFileDestination(r *http.Request) (davPath, error) {
+	dst, err := parseDestination(r)
+	if err != nil {
+		return dst, err
+	}
+	if dst.kind == baseUploads || dst.kind == baseChunked {
+		return dst, errorf(http.StatusBadRequest, "the Destination must be a file in a space, not an upload")
+	}
+	return dst, nil
+}
+
+// handleNGDelete drops an upload and its parts.
+func (h *Handler) handleNGDelete(w http.ResponseWriter, r *http.Request, req *request, id string) error {
+	u, err := h.ownChunkedUpload(r.Context(), req, id)
+	if err != nil {
+		return err
+	}
+	if u.Claimed {
+		return errAssembling
+	}
+	err = h.chunks.RemoveChunkedUpload(r.Context(), id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return errNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("removing chunked upload %s: %w", id, err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+var errAssembling = errorf(http.StatusConflict, "The upload is being assembled: it takes no more changes")
+
+// ownChunkedUpload loads upload id if the user started it.
+func (h *Handler) ownChunkedUpload(ctx context.Context, req *request, id string) (storage.ChunkedUpload, error) {
+	u, err := h.chunks.ChunkedUpload(ctx, id)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return u, errNotFound
+	case err != nil:
+		return u, fmt.Errorf("reading chunked upload %s: %w", id, err)
+	case u.User != req.user.ID:
+		return u, errNotFound
+	}
+	return u, nil
+}
+
+// handleNGPut stores a part. It may carry its own OC-Checksum, which the
+// part must match; the whole file's comes with the MOVE.
+func (h *Handler) handleNGPut(w http.ResponseWriter, r *http.Request, req *request, id, name string) error {
+	if _, err := h.ownChunkedUpload(r.Context(), req, id); err != nil {
+		return err
+	}
+	check, err := parsePartChecksum(r)
+	if err != nil {
+		return err
+	}
+	total, err := parseTotalLength(r)
+	if err != nil {
+		return err
+	}
+	space, replaced, err := h.ngTargetSpace(r, req)
+	if err != nil {
+		return err
+	}
+	parts, err := h.listParts(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	limit, err := h.partLimit(r.Context(), space, replaced, total, storedBesides(parts, name))
+	if err != nil {
+		return err
+	}
+	if err := h.putPart(r, id, name, limit, check); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// parsePartChecksum reads the OC-Checksum of one part. One of an algorithm
+// the server does not compute is not checked: the whole file's, sent with
+// the MOVE, still is.
+func parsePartChecksum(r *http.Request) (*checksum.Verifier, error) {
+	v := r.Header.Get("OC-Checksum")
+	if v == "" {
+		return nil, nil
+	}
+	expected, err := checksum.ParseOCChecksum(v)
+	if err == nil {
+		return expected.NewVerifier()
+	}
+	if errors.Is(err, checksum.ErrUnsupported) {
+		return nil, nil
+	}
+	return nil, errorf(http.StatusBadRequest, "OC-Checksum: %v", err)
+}
+
+// parseTotalLength reads OC-Total-Length, the size of the whole file;
+// -1 when absent.
+func parseTotalLength(r *http.Request) (int64, error) {
+	v := r.Header.Get("OC-Total-Length")
+	if v == "" {
+		return -1, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || v[0] < '0' || v[0] > '9' {
+		return 0, errorf(http.StatusBadRequest, "OC-Total-Length must be a non-negative integer, got %q", v)
+	}
+	return n, nil
+}
+
+// partLimit is the most bytes a part may hold, and the answer to one that
+// holds more.
+type partLimit struct {
+	max     int64 // negative: no limit
+	refusal *davError
+}
+
+var noPartLimit = partLimit{max: -1}
+
+// tighter returns the stricter of two limits.
+func (l partLimit) tighter(o partLimit) partLimit {
+	if l.max < 0 || (o.max >= 0 && o.max < l.max) {
+		return o
+	}
+	return l
+}
+
+// partLimit bounds a part so that it and the stored bytes of the other
+// parts fit the announced total, when there is one, and the free quota of
+// space, where the file will replace replaced bytes. Parts stored in
+// parallel may each pass it and together exceed it by less than a part;
+// the assembly checks the quota again.
+func (h *Handler) partLimit(ctx context.Context, space storage.Space, replaced, total, stored int64) (partLimit, error) {
+	limit := noPartLimit
+	if total >= 0 {
+		limit = limit.tighter(partLimit{max: max(total-stored, 0), refusal: errorf(http.StatusBadRequest,
+			"The parts would exceed OC-Total-Length, %d bytes", total)})
+	}
+	free, limited, err := h.freeQuota(ctx, space)
+	if err != nil {
+		return noPartLimit, err
+	}
+	if limited {
+		limit = limit.tighter(partLimit{max: max(free+replaced-stored, 0), refusal: &davError{
+			status: http.StatusInsufficientStorage, message: msgQuotaExceeded,
+			cause: fmt.Errorf("%d bytes free, %d in parts", free, stored)}})
+	}
+	return limit, nil
+}
+
+// listParts lists the parts of upload id.
+func (h *Handler) listParts(ctx context.Context, id string) ([]storage.Chunk, error) {
+	parts, err := h.chunks.Chunks(ctx, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, errNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing the parts of chunked upload %s: %w", id, err)
+	}
+	return parts, nil
+}
+
+// storedBesides is the size of the parts but the one called name, which a
+// new part of that name replaces.
+func storedBesides(parts []storage.Chunk, name string) int64 {
+	return partsSize(parts) - sizeOfPart(parts, name)
+}
+
+func partsSize(parts []storage.Chunk) int64 {
+	var n int64
+	for _, p := range parts {
+		n += p.Size
+	}
+	return n
+}
+
+func sizeOfPart(parts []storage.Chunk, name string) int64 {
+	for _, p := range parts {
+		if p.Name == name {
+			return p.Size
+		}
+	}
+	return 0
+}
+
+// putPart streams the request body into part name of upload id. A body
+// past its limit, or not matching check, fails: the store keeps none of it.
+func (h *Handler) putPart(r *http.Request, id, name string, limit partLimit, check *checksum.Verifier) error {
+	if limit.max >= 0 && r.ContentLength > limit.max {
+		return limit.refusal
+	}
+	src := &partReader{body: bodyReader{r: r.Body}, limit: limit, check: check}
+	_, err := h.chunks.PutChunk(r.Context(), id, name, src)
+	if err == nil {
+		return nil
+	}
+	if de, ok := errors.AsType[*davError](err); ok {
+		return de
+	}
+	if src.body.err != nil {
+		return bodyReadError(src.body.err)
+	}
+	return putPartError(err)
+}
+
+// putPartError answers a part the store refused.
+func putPartError(err error) error {
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return errNotFound
+	case errors.Is(err, storage.ErrConflict):
+		return &davError{status: http.StatusConflict, message: errAssembling.message, cause: err}
+	case errors.Is(err, storage.ErrInvalid):
+		return &davError{status: http.StatusBadRequest, cause: err, message: fmt.Sprintf(
+			"A part name must be at most %d bytes, and an upload hold at most %d parts",
+			storage.MaxChunkNameBytes, storage.MaxChunksPerUpload)}
+	}
+	return storeWriteError(err)
+}
+
+// partReader passes a part's body on, failing once it exceeds its limit
+// or, at its end, when it does not match its checksum.
+type partReader struct {
+	body  bodyReader
+	limit partLimit
+	n     int64
+	check *checksum.Verifier
+}
+
+func (p *partReader) Read(b []byte) (int, error) {
+	n, err := p.body.Read(b)
+	p.n += int64(n)
+	if p.limit.max >= 0 && p.n > p.limit.max {
+		return n, p.limit.refusal
+	}
+	if p.check == nil {
+		return n, err
+	}
+	p.check.Write(b[:n])
+	if err == io.EOF && !p.check.Matches() {
+		return n, errorf(http.StatusBadRequest, msgChecksumMismatch)
+	}
+	return n, err
+}
+
+// handleNGAssemble assembles an upload at its Destination (MOVE .file):
+// a PUT of the parts' bytes, in the natural order of their names, with the
+// MOVE's conditions, OC-Checksum and X-OC-Mtime. OC-Total-Length, when
+// sent, must be their size. Whether it works or not, the upload ends: the
+// client starts again.
+func (h *Handler) handleNGAssemble(w http.ResponseWriter, r *http.Request, req *request, id string) error {
+	a, err := parseAssembly(r)
+	if err != nil {
+		return err
+	}
+	if a.overwrite, err = parseOverwrite(r); err != nil {
+		return err
+	}
+	dst, err := parseFileDestination(r)
+	if err != nil {
+		return err
+	}
+	if _, err := h.ownChunkedUpload(r.Context(), req, id); err != nil {
+		return err
+	}
+	a.parts, err = h.claimChunkedUpload(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	defer h.dropChunkedUpload(r, id)
+	a.id = id
+	slices.SortFunc(a.parts, func(x, y storage.Chunk) int { return naturalCompare(x.Name, y.Name) })
+	return h.assemble(w, r, req, dst, a)
+}
+
+// assembly is a claimed chunked upload to commit as one file.
+type assembly struct {
+	id string
+	// parts in the order of their bytes in the file.
+	parts []storage.Chunk
+	// total is the size the client announced, -1 when it did not.
+	total     int64
+	expected  *checksum.Expected
+	mtime     time.Time
+	overwrite bool
+}
+
+// parseAssembly reads what an assembling request says about the whole file.
+func parseAssembly(r *http.Request) (assembly, error) {
+	a := assembly{overwrite: true}
+	var err error
+	if a.total, err = parseTotalLength(r); err != nil {
+		return a, err
+	}
+	if a.expected, err = parseExpectedChecksum(r); err != nil {
+		return a, err
+	}
+	a.mtime, err = parseMtime(r)
+	return a, err
+}
+
+// claimChunkedUpload takes upload id for assembling: of two requests
+// assembling it, one gets its parts, the other 409.
+func (h *Handler) claimChunkedUpload(ctx context.Context, id string) ([]storage.Chunk, error) {
+	parts, err := h.chunks.ClaimChunkedUpload(ctx, id)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return nil, errNotFound
+	case errors.Is(err, storage.ErrConflict):
+		return nil, &davError{status: http.StatusConflict, message: errAssembling.message, cause: err}
+	case err != nil:
+		return nil, fmt.Errorf("claiming chunked upload %s: %w", id, err)
+	}
+	return parts, nil
+}
+
+// dropChunkedUpload ends an upload once assembled or refused, even when
+// the request that assembled it is cancelled.
+func (h *Handler) dropChunkedUpload(r *http.Request, id string) {
+	err := h.chunks.RemoveChunkedUpload(context.WithoutCancel(r.Context()), id)
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		h.logger.Warn("removing an assembled chunked upload", zap.String("upload", id), zap.Error(err))
+	}
+}
+
+// assemble commits the parts of a as the file dst names, checked as a PUT
+// of their size would be (If header and locks, If-Match, permissions,
+// quota), then verified against the announced total and checksum.
+func (h *Handler) assemble(w http.ResponseWriter, r *http.Request, req *request, dst davPath, a assembly) error {
+	size := partsSize(a.parts)
+	if a.total >= 0 && size != a.total {
+		return errorf(http.StatusBadRequest, "OC-Total-Length is %d bytes, but the upload's parts hold %d: a part is missing or incomplete", a.total, size)
+	}
+	t, err := h.resolve(r.Context(), req.user, dst)
+	if err != nil {
+		return err
+	}
+	if t.exists && !a.overwrite {
+		return errorf(http.StatusPreconditionFailed, "The destination exists and Overwrite is F")
+	}
+	place, err := h.checkWrite(r, req, t, size)
+	if err != nil {
+		return err
+	}
+	return h.commitFile(w, r, t, place, fileContent{
+		fill:     func(up storage.Upload) error { return h.copyParts(r.Context(), up, a.id, a.parts) },
+		expected: a.expected,
+		mtime:    a.mtime,
+	})
+}
+
+// copyParts streams the parts into up one after the other, holding no more
+// of them than a copy buffer.
+func (h *Handler) copyParts(ctx context.Context, up storage.Upload, id string, parts []storage.Chunk) error {
+	for _, p := range parts {
+		if err := h.copyPart(ctx, up, id, p.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (h *Handler) copyPart(ctx context.Context, up storage.Upload, id, name string) error {
+	rc, err := h.chunks.OpenChunk(ctx, id, name)
+	if err != nil {
+		return fmt.Errorf("opening part %q of chunked upload %s: %w", name, id, err)
+	}
+	defer rc.Close()
+	src := &bodyReader{r: rc}
+	if _, err := io.Copy(up, src); err != nil {
+		if src.err != nil {
+			return fmt.Errorf("reading part %q of chunked upload %s: %w", name, id, err)
+		}
+		return storeWriteError(err)
+	}
+	return nil
+}
+
+// naturalCompare orders part names as people count: runs of digits by
+// their value, whatever their padding, the rest byte by byte; names equal
+// so far are ordered by their text.
+func naturalCompare(a, b string) int {
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		if isDigit(a[i]) && isDigit(b[j]) {
+			na, nb := digitRun(a[i:]), digitRun(b[j:])
+			if c := compareNumbers(na, nb); c != 0 {
+				return c
+			}
+			i, j = i+len(na), j+len(nb)
+			continue
+		}
+		if a[i] != b[j] {
+			return int(a[i]) - int(b[j])
+		}
+		i, j = i+1, j+1
+	}
+	return strings.Compare(a, b)
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// digitRun is the run of digits s starts with.
+func digitRun(s string) string {
+	n := 0
+	for n < len(s) && isDigit(s[n]) {
+		n++
+	}
+	return s[:n]
+}
+
+// compareNumbers compares decimal numbers of any length by value.
+func compareNumbers(a, b string) int {
+	a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
+	if len(a) != len(b) {
+		return len(a) - len(b)
+	}
+	return strings.Compare(a, b)
+}
+
+// handleNGPropfind lists an upload (Depth 1: with its parts) or one part,
+// with what a client resuming needs: which parts exist and their sizes.
+// Depth infinity is Depth 1: an upload holds no folders.
+func (h *Handler) handleNGPropfind(w http.ResponseWriter, r *http.Request, req *request, id, part string) error {
+	depth, err := parseDepth(r, depthInfinity)
+	if err != nil {
+		return err
+	}
+	body, err := h.readXMLBody(w, r)
+	if err != nil {
+		return err
+	}
+	pf, err := parsePropfind(body)
+	if err != nil {
+		return err
+	}
+	u, err := h.ownChunkedUpload(r.Context(), req, id)
+	if err != nil {
+		return err
+	}
+	parts, err := h.listParts(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(parts, func(x, y storage.Chunk) int { return naturalCompare(x.Name, y.Name) })
+	base := escapePath(req.path.base)
+	if part != "" {
+		i := slices.IndexFunc(parts, func(c storage.Chunk) bool { return c.Name == part })
+		if i < 0 {
+			return errNotFound
+		}
+		ms := startMultistatus(w)
+		writeUploadEntry(ms, pf, partNode(u, parts[i]), base+escapePath("/"+part))
+		h.closeUploadListing(r, ms)
+		return nil
+	}
+	ms := startMultistatus(w)
+	writeUploadEntry(ms, pf, uploadNode(u, parts), base+"/")
+	if depth != 0 {
+		for _, p := range parts {
+			writeUploadEntry(ms, pf, partNode(u, p), base+escapePath("/"+p.Name))
+		}
+	}
+	h.closeUploadListing(r, ms)
+	return nil
+}
+
+// closeUploadListing ends a 207 on its way: a failure to send it can only
+// be logged.
+func (h *Handler) closeUploadListing(r *http.Request, ms *multistatus) {
+	if err := ms.close(); err != nil {
+		h.logger.Debug("sending an upload's listing", zap.String("uri", r.RequestURI), zap.Error(err))
+	}
+}
+
+// uploadProperty is a property of an upload or a part, computed from a
+// node standing for it; none needs the propContext.
+type uploadProperty struct {
+	name xml.Name
+	prop liveProp
+}
+
+// uploadProps are the properties of uploads and parts, in allprop order.
+var uploadProps = []uploadProperty{
+	{davName("resourcetype"), propResourceType},
+	{davName("getcontentlength"), fileOnly(propSize)},
+	{ocName("size"), propSize},
+	{davName("getetag"), propETag},
+	{davName("getlastmodified"), folderOnly(propLastModified)},
+}
+
+// lookupUploadProp computes property n of v; ok=false when v has none.
+func lookupUploadProp(v *nodeView, n xml.Name) (val propValue, ok bool) {
+	i := slices.IndexFunc(uploadProps, func(p uploadProperty) bool { return p.name == n })
+	if i < 0 {
+		return val, false
+	}
+	return uploadProps[i].prop(nil, v)
+}
+
+// writeUploadEntry writes the d:response of an upload or a part.
+func writeUploadEntry(ms *multistatus, pf propfindRequest, n storage.Node, href string) {
+	v := &nodeView{node: n, loaded: true}
+	ms.beginResponse(href)
+	var found []foundProp
+	names := pf.names
+	if pf.kind != findProp {
+		names = nil
+		for _, p := range uploadProps {
+			names = append(names, p.name)
+		}
+	}
+	for _, name := range names {
+		val, ok := lookupUploadProp(v, name)
+		switch {
+		case ok:
+			found = append(found, foundProp{name, val})
+		case pf.kind == findProp:
+			ms.notFound(name)
+		}
+	}
+	if len(found) > 0 {
+		ms.beginPropstat()
+		for _, f := range found {
+			switch {
+			case pf.kind == findPropname:
+				ms.emptyElement(f.name)
+			case f.val.raw:
+				ms.rawElement(f.name, f.val.text)
+			default:
+				ms.element(f.name, f.val.text)
+			}
+		}
+		ms.endPropstat(http.StatusOK)
+	}
+	ms.endResponse()
+}
+
+// uploadNode stands for an upload in a listing: a folder whose size is its
+// parts' and whose etag changes with any of them.
+func uploadNode(u storage.ChunkedUpload, parts []storage.Chunk) storage.Node {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%d", u.ID, u.Created.UnixNano())
+	for _, p := range parts {
+		fmt.Fprintf(h, "\x00%s\x00%d", p.Name, p.Size)
+	}
+	return storage.Node{Kind: storage.KindFolder, Size: partsSize(parts), ModTime: u.Created,
+		ETag: strconv.FormatUint(h.Sum64(), 36)}
+}
+
+// partNode stands for a part in a listing. Its etag tells parts of
+// different names or sizes apart; the store keeps no more about a part.
+func partNode(u storage.ChunkedUpload, p storage.Chunk) storage.Node {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%d\x00%s\x00%d", u.ID, u.Created.UnixNano(), p.Name, p.Size)
+	return storage.Node{Kind: storage.KindFile, Name: p.Name, Size: p.Size,
+		ETag: strconv.FormatUint(h.Sum64(), 36)}
+}
