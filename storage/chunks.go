@@ -36,10 +36,13 @@ type Chunk struct {
 	Size int64
 }
 
-// Limits of a chunked upload; a part past them is ErrInvalid.
+// Limits of a chunked upload; a part past them is ErrInvalid, and so is an
+// upload ID longer than MaxChunkedUploadIDBytes (callers build IDs from
+// URLs: the limit keeps them within what any store can key on).
 const (
-	MaxChunkNameBytes  = 255
-	MaxChunksPerUpload = 10000
+	MaxChunkNameBytes       = 255
+	MaxChunksPerUpload      = 10000
+	MaxChunkedUploadIDBytes = 1024
 )
 
 // ChunkedUploads keeps chunked uploads. Every method is safe for concurrent
@@ -49,8 +52,9 @@ const (
 // through an ordinary Upload.
 type ChunkedUploads interface {
 	// CreateChunkedUpload starts u (Created and Claimed are set by the
-	// store). ErrExists when an upload of that ID exists; ErrInvalid for an
-	// empty ID or User.
+	// store). ErrExists when an upload of that ID exists (an expired one is
+	// replaced); ErrInvalid for an empty ID or User, or an ID longer than
+	// MaxChunkedUploadIDBytes.
 	CreateChunkedUpload(ctx context.Context, u ChunkedUpload) (ChunkedUpload, error)
 	// ChunkedUpload returns the upload id. ErrNotFound when unknown or
 	// expired.

@@ -8,6 +8,7 @@
 //	blobs/<xx>/<blobid>  immutable content files, xx = first two hex digits of the id
 //	uploads/             content being received, renamed into blobs/ on commit
 //	sessions/<id>        bytes of resumable uploads (sessions.go), kept across restarts
+//	chunks/<dir>/<file>  parts of chunked uploads (chunks.go), kept across restarts
 //
 // Content files are written completely and fsynced before the metadata
 // transaction that references them commits, and are never modified
@@ -57,9 +58,9 @@ type Options struct {
 	// a quota of its own; 0 means none. SetPersonalQuota changes it while
 	// the store is open.
 	PersonalQuota int64
-	// SessionSweep is how often expired upload sessions are removed in
-	// the background; 0 means every minute. Expired sessions are never
-	// returned meanwhile.
+	// SessionSweep is how often expired upload sessions and chunked
+	// uploads are removed in the background; 0 means every minute. Expired
+	// ones are never returned meanwhile.
 	SessionSweep time.Duration
 }
 
@@ -108,6 +109,10 @@ type Store struct {
 	sessionSweep     time.Duration
 	sessionSweepDone chan struct{}
 
+	// chunkDir holds the parts of chunked uploads, which the sessions'
+	// sweep also clears of expired ones.
+	chunkDir string
+
 	// pending keeps the orphan sweep from deleting a content file between
 	// the moment it is put in place and the commit of the transaction that
 	// references it (or its removal when that fails). A set rather than a
@@ -143,6 +148,8 @@ func Open(dir string, opts Options) (*Store, error) {
 		sessionDir:       filepath.Join(dir, sessionsDir),
 		sessionSweep:     opts.SessionSweep,
 		sessionSweepDone: make(chan struct{}),
+
+		chunkDir: filepath.Join(dir, chunksDir),
 	}
 	s.SetPersonalQuota(opts.PersonalQuota)
 	if s.log == nil {
@@ -154,7 +161,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if s.sessionSweep <= 0 {
 		s.sessionSweep = time.Minute
 	}
-	for _, d := range []string{dir, s.blobDir, s.uploadDir, s.sessionDir} {
+	for _, d := range []string{dir, s.blobDir, s.uploadDir, s.sessionDir, s.chunkDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("open store: %w", err)
 		}
@@ -182,6 +189,10 @@ func Open(dir string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := s.recoverChunkedUploads(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	go s.sweep()
 	go s.sweepSessions()
 	return s, nil
@@ -190,7 +201,7 @@ func Open(dir string, opts Options) (*Store, error) {
 // init creates the buckets and settles the storage id.
 func (s *Store) init(storageID string) error {
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketMeta, bucketSpaces, bucketPersonal, bucketNodes, bucketChildren, bucketProps, bucketBlobs, bucketLocks, bucketLockTokens, bucketSessions} {
+		for _, name := range [][]byte{bucketMeta, bucketSpaces, bucketPersonal, bucketNodes, bucketChildren, bucketProps, bucketBlobs, bucketLocks, bucketLockTokens, bucketSessions, bucketChunkedUploads, bucketChunkParts} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
@@ -234,9 +245,10 @@ func (s *Store) clearUploads() error {
 	return nil
 }
 
-// sweepSessions removes expired upload sessions in the background, a
-// bounded batch every sessionSweep, until the store closes. Expired
-// sessions are never returned meanwhile; this only frees their space.
+// sweepSessions removes expired upload sessions and chunked uploads in the
+// background, a bounded batch of each every sessionSweep, until the store
+// closes. Expired ones are never returned meanwhile; this only frees their
+// space.
 func (s *Store) sweepSessions() {
 	defer close(s.sessionSweepDone)
 	tick := time.NewTicker(s.sessionSweep)
@@ -253,6 +265,13 @@ func (s *Store) sweepSessions() {
 		}
 		if n > 0 {
 			s.log.Info("removed expired upload sessions", zap.Int("count", n))
+		}
+		n, err = s.purgeChunkedUploads(sessionPurgeBatch)
+		if err != nil {
+			s.log.Error("expired chunked upload cleanup failed", zap.Error(err))
+		}
+		if n > 0 {
+			s.log.Info("removed expired chunked uploads", zap.Int("count", n))
 		}
 	}
 }

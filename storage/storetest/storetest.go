@@ -19,6 +19,7 @@ type Store interface {
 	storage.Store
 	storage.LockStore
 	storage.UploadSessions
+	storage.ChunkedUploads
 	// SetPersonalQuota sets the quota in bytes of personal spaces without
 	// one of their own; 0 means none.
 	SetPersonalQuota(bytes int64)
@@ -43,6 +44,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	}
 	tests = append(tests, lockTests...)
 	tests = append(tests, sessionTests...)
+	tests = append(tests, chunkTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.run(t, newFixture(t, newStore(t)))

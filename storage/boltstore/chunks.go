@@ -1,0 +1,746 @@
+package boltstore
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+	"go.uber.org/zap"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+var _ storage.ChunkedUploads = (*Store)(nil)
+
+// Chunked uploads (chunking NG, ownCloud v1 chunks) keep their records in
+// the buckets
+//
+//	chunked_uploads  upload id → encoded upload (user, times, claim, directory, part count)
+//	chunk_parts      upload id → bucket of part name → encoded part (size, file)
+//
+// and the bytes of their parts in chunks/<dir>/<file>, outside uploads/,
+// where dir and file are random ids the records name: upload ids and part
+// names come from clients and never reach a path. Every upload gets a
+// directory of its own, so one created again under an old id never meets
+// the old one's files. A part's file is written and synced before the
+// record that names it and never changed after: a replaced part gets a new
+// file, the record switches to it in one transaction, and a reader of the
+// old part keeps its open file. Files no record names (a crash between
+// writing and recording) are removed when the store opens.
+var (
+	bucketChunkedUploads = []byte("chunked_uploads")
+	bucketChunkParts     = []byte("chunk_parts")
+)
+
+const (
+	chunksDir           = "chunks"
+	chunkedUploadFormat = 1
+	chunkFormat         = 1
+	// openChunkAttempts bounds how often OpenChunk looks a part up again
+	// when it was replaced between the lookup and the open of its file.
+	openChunkAttempts = 3
+)
+
+// chunkedUploadRec is a chunked upload as stored.
+type chunkedUploadRec struct {
+	storage.ChunkedUpload
+	Dir   string // directory of its parts under chunks/
+	Parts int    // number of parts, kept so a PutChunk need not count them
+}
+
+// chunkRec is a part as stored.
+type chunkRec struct {
+	Size int64
+	File string // file in the upload's directory
+}
+
+// CreateChunkedUpload starts u with an empty directory for its parts. An
+// expired upload of the same id is dropped.
+func (s *Store) CreateChunkedUpload(ctx context.Context, u storage.ChunkedUpload) (storage.ChunkedUpload, error) {
+	if err := ctx.Err(); err != nil {
+		return storage.ChunkedUpload{}, err
+	}
+	if err := validChunkedUpload(u); err != nil {
+		return storage.ChunkedUpload{}, fmt.Errorf("create chunked upload: %w", err)
+	}
+	r := chunkedUploadRec{ChunkedUpload: u, Dir: newBlobID()}
+	r.Claimed = false
+	// The directory comes first: a crash before the record is written
+	// leaves a directory without a record, which the next open removes.
+	if err := s.createChunkDir(r.Dir); err != nil {
+		return storage.ChunkedUpload{}, fmt.Errorf("create chunked upload %.64q: %w", u.ID, diskFull(err))
+	}
+	var stale string
+	err := s.update(func(t *txn) error {
+		old, ok, err := t.chunkedUpload(u.ID)
+		if err != nil {
+			return err
+		}
+		if ok && isLiveChunkedUpload(old, t.now) {
+			return storage.ErrExists
+		}
+		if ok {
+			stale = old.Dir
+			if err := t.dropChunkedUpload(u.ID); err != nil {
+				return err
+			}
+		}
+		r.Created = t.now.Round(0).UTC()
+		if _, err := t.chunkParts().CreateBucket([]byte(u.ID)); err != nil {
+			return err
+		}
+		return t.putChunkedUpload(&r)
+	})
+	if err != nil {
+		s.removeChunkDir(r.Dir)
+		return storage.ChunkedUpload{}, fmt.Errorf("create chunked upload %.64q: %w", u.ID, err)
+	}
+	if stale != "" {
+		s.removeChunkDir(stale)
+	}
+	return r.ChunkedUpload, nil
+}
+
+// validChunkedUpload checks what a caller gives CreateChunkedUpload.
+func validChunkedUpload(u storage.ChunkedUpload) error {
+	switch {
+	case u.ID == "":
+		return fmt.Errorf("empty upload id: %w", storage.ErrInvalid)
+	case len(u.ID) > storage.MaxChunkedUploadIDBytes:
+		return fmt.Errorf("upload id %.64q… longer than %d bytes: %w", u.ID, storage.MaxChunkedUploadIDBytes, storage.ErrInvalid)
+	case u.User == "":
+		return fmt.Errorf("upload %.64q without a user: %w", u.ID, storage.ErrInvalid)
+	}
+	return nil
+}
+
+// validChunkName checks a part name: it is only a key, but clients must
+// not be able to make one no other store could keep.
+func validChunkName(name string) error {
+	switch {
+	case name == "", len(name) > storage.MaxChunkNameBytes, strings.ContainsAny(name, "/\x00"):
+		return fmt.Errorf("part name %.64q: %w", name, storage.ErrInvalid)
+	}
+	return nil
+}
+
+// ChunkedUpload returns the live upload id.
+func (s *Store) ChunkedUpload(ctx context.Context, id string) (storage.ChunkedUpload, error) {
+	if err := ctx.Err(); err != nil {
+		return storage.ChunkedUpload{}, err
+	}
+	r, err := s.liveChunkedUpload(id)
+	if err != nil {
+		return storage.ChunkedUpload{}, fmt.Errorf("chunked upload: %w", err)
+	}
+	return r.ChunkedUpload, nil
+}
+
+func (s *Store) liveChunkedUpload(id string) (chunkedUploadRec, error) {
+	var r chunkedUploadRec
+	err := s.view(func(t *txn) (err error) {
+		r, err = t.liveChunkedUpload(id, s.now())
+		return err
+	})
+	return r, err
+}
+
+// PutChunk streams r into a new file of the upload's directory, syncs it
+// and then records it as part name, replacing the file of an earlier part
+// of that name in the same transaction. Parts of one upload are written in
+// parallel: the transaction that records a part checks again that the
+// upload is live and unclaimed, so after a claim no part changes.
+func (s *Store) PutChunk(ctx context.Context, id, name string, r io.Reader) (storage.Chunk, error) {
+	c, err := s.putChunk(ctx, id, name, r)
+	if err != nil {
+		return storage.Chunk{}, fmt.Errorf("put part %.64q of chunked upload %.64q: %w", name, id, err)
+	}
+	return c, nil
+}
+
+func (s *Store) putChunk(ctx context.Context, id, name string, r io.Reader) (storage.Chunk, error) {
+	if err := ctx.Err(); err != nil {
+		return storage.Chunk{}, err
+	}
+	if err := validChunkName(name); err != nil {
+		return storage.Chunk{}, err
+	}
+	u, err := s.writableChunkedUpload(id, name)
+	if err != nil {
+		return storage.Chunk{}, err
+	}
+	part := chunkRec{File: newBlobID()}
+	path := s.chunkPath(u.Dir, part.File)
+	part.Size, err = s.writeChunkFile(path, r)
+	if err == nil {
+		err = ctx.Err()
+	}
+	var replaced string
+	if err == nil {
+		replaced, err = s.recordChunk(id, u.Dir, name, part)
+	}
+	if err != nil {
+		s.removeChunkFile(path)
+		if errors.Is(err, storage.ErrNotFound) {
+			// The upload ended meanwhile; its removal may have missed
+			// the directory while this part was being written.
+			os.Remove(s.chunkDirPath(u.Dir))
+		}
+		return storage.Chunk{}, err
+	}
+	if replaced != "" {
+		s.removeChunkFile(s.chunkPath(u.Dir, replaced))
+	}
+	return storage.Chunk{Name: name, Size: part.Size}, nil
+}
+
+// writableChunkedUpload returns upload id if part name may be put into it
+// now; recordChunk checks again when the part is in.
+func (s *Store) writableChunkedUpload(id, name string) (chunkedUploadRec, error) {
+	var u chunkedUploadRec
+	err := s.view(func(t *txn) (err error) {
+		u, err = t.liveChunkedUpload(id, s.now())
+		if err != nil {
+			return err
+		}
+		return t.roomForChunk(u, name)
+	})
+	return u, err
+}
+
+// writeChunkFile streams r into a new file at path and syncs it with its
+// directory entry. On any failure the file is gone; a failure of r is
+// returned wrapped.
+func (s *Store) writeChunkFile(path string, r io.Reader) (int64, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The directory went with its upload.
+		return 0, storage.ErrNotFound
+	}
+	if err != nil {
+		return 0, diskFull(err)
+	}
+	n, err := s.copyChunk(f, r)
+	if err == nil {
+		err = diskFull(s.sync(f))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = s.syncDir(filepath.Dir(path))
+	}
+	if err != nil {
+		os.Remove(path)
+		return 0, err
+	}
+	return n, nil
+}
+
+// copyChunk copies r to f through one buffer, so that memory stays flat
+// whatever the size of a part, starting the writeback as bytes collect.
+func (s *Store) copyChunk(f *os.File, r io.Reader) (int64, error) {
+	buf := make([]byte, appendBufferSize)
+	wb := s.newWriteback(f, 0)
+	var n int64
+	for {
+		m, rerr := r.Read(buf)
+		if m > 0 {
+			if _, err := f.Write(buf[:m]); err != nil {
+				return n, fmt.Errorf("write part: %w", diskFull(err))
+			}
+			n += int64(m)
+			wb.wrote(n)
+		}
+		if rerr == io.EOF {
+			return n, nil
+		}
+		if rerr != nil {
+			return n, fmt.Errorf("read part: %w", rerr)
+		}
+	}
+}
+
+// recordChunk records part as part name of upload id, whose directory must
+// still be dir, and returns the file of the part it replaced, if any.
+func (s *Store) recordChunk(id, dir, name string, part chunkRec) (replaced string, err error) {
+	err = s.update(func(t *txn) error {
+		u, err := t.liveChunkedUpload(id, t.now)
+		if err != nil {
+			return err
+		}
+		if u.Dir != dir {
+			// Removed and started again while the part was written.
+			return fmt.Errorf("chunked upload %.64q: %w", id, storage.ErrNotFound)
+		}
+		if err := t.roomForChunk(u, name); err != nil {
+			return err
+		}
+		parts := t.partsOf(id)
+		if old := parts.Get([]byte(name)); old != nil {
+			prev, err := decodeChunk(id, name, old)
+			if err != nil {
+				return err
+			}
+			replaced = prev.File
+		} else {
+			u.Parts++
+			if err := t.putChunkedUpload(&u); err != nil {
+				return err
+			}
+		}
+		return parts.Put([]byte(name), encodeChunk(part))
+	})
+	return replaced, err
+}
+
+// Chunks lists the parts of the live upload id by name.
+func (s *Store) Chunks(ctx context.Context, id string) ([]storage.Chunk, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var chunks []storage.Chunk
+	err := s.view(func(t *txn) error {
+		if _, err := t.liveChunkedUpload(id, s.now()); err != nil {
+			return err
+		}
+		var err error
+		chunks, err = t.chunks(id)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("parts of chunked upload: %w", err)
+	}
+	return chunks, nil
+}
+
+// ClaimChunkedUpload marks the live upload id claimed in one transaction,
+// which bolt runs one at a time: of two claims the second finds the mark.
+func (s *Store) ClaimChunkedUpload(ctx context.Context, id string) ([]storage.Chunk, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var chunks []storage.Chunk
+	err := s.update(func(t *txn) error {
+		u, err := t.liveChunkedUpload(id, t.now)
+		if err != nil {
+			return err
+		}
+		if u.Claimed {
+			return fmt.Errorf("chunked upload %.64q already claimed: %w", id, storage.ErrConflict)
+		}
+		u.Claimed = true
+		if err := t.putChunkedUpload(&u); err != nil {
+			return err
+		}
+		chunks, err = t.chunks(id)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim chunked upload: %w", err)
+	}
+	return chunks, nil
+}
+
+// OpenChunk opens the file of part name. A part replaced between the
+// lookup and the open had its old file removed: it is looked up again.
+func (s *Store) OpenChunk(ctx context.Context, id, name string) (io.ReadCloser, error) {
+	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		path, err := s.chunkFile(id, name)
+		if err != nil {
+			return nil, fmt.Errorf("open part %.64q of chunked upload: %w", name, err)
+		}
+		f, err := os.Open(path)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) || attempt == openChunkAttempts {
+			return nil, fmt.Errorf("open part %.64q of chunked upload %.64q: %w", name, id, err)
+		}
+	}
+}
+
+// chunkFile returns the path of the file of part name of the live upload id.
+func (s *Store) chunkFile(id, name string) (string, error) {
+	var path string
+	err := s.view(func(t *txn) error {
+		u, err := t.liveChunkedUpload(id, s.now())
+		if err != nil {
+			return err
+		}
+		v := t.partsOf(id).Get([]byte(name))
+		if v == nil {
+			return fmt.Errorf("part %.64q of %.64q: %w", name, id, storage.ErrNotFound)
+		}
+		part, err := decodeChunk(id, name, v)
+		if err != nil {
+			return err
+		}
+		path = s.chunkPath(u.Dir, part.File)
+		return nil
+	})
+	return path, err
+}
+
+// RemoveChunkedUpload drops the records of the live upload id, then its
+// directory.
+func (s *Store) RemoveChunkedUpload(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var dir string
+	err := s.update(func(t *txn) error {
+		u, err := t.liveChunkedUpload(id, t.now)
+		if err != nil {
+			return err
+		}
+		dir = u.Dir
+		return t.dropChunkedUpload(id)
+	})
+	if err != nil {
+		return fmt.Errorf("remove chunked upload: %w", err)
+	}
+	s.removeChunkDir(dir)
+	return nil
+}
+
+// purgeChunkedUploads ends up to limit expired (or unreadable) uploads and
+// reports how many it ended. The background sweep calls it.
+func (s *Store) purgeChunkedUploads(limit int) (int, error) {
+	now := s.now()
+	var expired []string
+	err := s.view(func(t *txn) error {
+		c := t.chunkedUploads().Cursor()
+		for k, v := c.First(); k != nil && len(expired) < limit; k, v = c.Next() {
+			r, err := decodeChunkedUpload(string(k), v)
+			if err != nil || !isLiveChunkedUpload(r, now) {
+				expired = append(expired, string(k))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	ended := 0
+	for _, id := range expired {
+		ok, err := s.purgeChunkedUpload(id, now)
+		if err != nil {
+			return ended, err
+		}
+		if ok {
+			ended++
+		}
+	}
+	return ended, nil
+}
+
+// purgeChunkedUpload ends upload id if it is still expired at now (it may
+// have been removed and started again since it was found).
+func (s *Store) purgeChunkedUpload(id string, now time.Time) (bool, error) {
+	var dir string
+	ended := false
+	err := s.update(func(t *txn) error {
+		v := t.chunkedUploads().Get([]byte(id))
+		if v == nil {
+			return nil
+		}
+		r, err := decodeChunkedUpload(id, v)
+		if err == nil && isLiveChunkedUpload(r, now) {
+			return nil
+		}
+		// An unreadable record names no directory; the next open removes it.
+		dir, ended = r.Dir, true
+		return t.dropChunkedUpload(id)
+	})
+	if err != nil {
+		return false, fmt.Errorf("expired chunked upload %.64q: %w", id, err)
+	}
+	if dir != "" {
+		s.removeChunkDir(dir)
+	}
+	return ended, nil
+}
+
+// recoverChunkedUploads brings the chunks directory in line with the
+// records when the store opens: it ends expired uploads, removes
+// directories and files no record names, and drops parts whose file a
+// crash lost or left with another size (a disk that lied about fsync, a
+// store run with NoSync), so the client sends them again. An upload whose
+// whole directory is gone is ended.
+func (s *Store) recoverChunkedUploads() error {
+	if _, err := s.purgeChunkedUploads(int(^uint(0) >> 1)); err != nil {
+		return fmt.Errorf("open store: expired chunked uploads: %w", err)
+	}
+	dirs := map[string]string{} // directory → upload id
+	err := s.view(func(t *txn) error {
+		return t.chunkedUploads().ForEach(func(k, v []byte) error {
+			if r, err := decodeChunkedUpload(string(k), v); err == nil {
+				dirs[r.Dir] = r.ID
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("open store: chunked uploads: %w", err)
+	}
+	entries, err := os.ReadDir(s.chunkDir)
+	if err != nil {
+		return fmt.Errorf("open store: chunked uploads: %w", err)
+	}
+	for _, e := range entries {
+		id, ok := dirs[e.Name()]
+		if !ok {
+			if err := os.RemoveAll(s.chunkDirPath(e.Name())); err != nil {
+				return fmt.Errorf("open store: chunked uploads: %w", err)
+			}
+			continue
+		}
+		delete(dirs, e.Name())
+		if err := s.recoverChunkDir(id, e.Name()); err != nil {
+			return fmt.Errorf("open store: chunked upload %.64q: %w", id, err)
+		}
+	}
+	for _, id := range dirs { // records whose directory is gone
+		s.log.Warn("chunked upload lost its parts", zap.String("upload", id))
+		err := s.update(func(t *txn) error { return t.dropChunkedUpload(id) })
+		if err != nil {
+			return fmt.Errorf("open store: chunked upload %.64q: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// recoverChunkDir settles the directory dir of upload id: files no part
+// names are removed, parts without their whole file are dropped.
+func (s *Store) recoverChunkDir(id, dir string) error {
+	entries, err := os.ReadDir(s.chunkDirPath(dir))
+	if err != nil {
+		return err
+	}
+	sizes := make(map[string]int64, len(entries))
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil {
+			return err
+		}
+		sizes[e.Name()] = info.Size()
+	}
+	return s.update(func(t *txn) error {
+		u, ok, err := t.chunkedUpload(id)
+		if err != nil || !ok {
+			return err
+		}
+		parts := t.partsOf(id)
+		var lost []string
+		err = parts.ForEach(func(k, v []byte) error {
+			part, err := decodeChunk(id, string(k), v)
+			size, found := sizes[part.File]
+			if err != nil || !found || size != part.Size {
+				lost = append(lost, string(k))
+			}
+			delete(sizes, part.File)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, name := range lost {
+			s.log.Warn("chunked upload lost a part", zap.String("upload", id), zap.String("part", name))
+			if err := parts.Delete([]byte(name)); err != nil {
+				return err
+			}
+		}
+		for file := range sizes { // no part names it
+			s.removeChunkFile(s.chunkPath(dir, file))
+		}
+		if len(lost) == 0 {
+			return nil
+		}
+		u.Parts -= len(lost)
+		return t.putChunkedUpload(&u)
+	})
+}
+
+func (s *Store) chunkDirPath(dir string) string { return filepath.Join(s.chunkDir, dir) }
+
+func (s *Store) chunkPath(dir, file string) string { return filepath.Join(s.chunkDir, dir, file) }
+
+// createChunkDir makes the directory of a new upload, durably.
+func (s *Store) createChunkDir(dir string) error {
+	if err := os.Mkdir(s.chunkDirPath(dir), 0o700); err != nil {
+		return err
+	}
+	if err := s.syncDir(s.chunkDir); err != nil {
+		os.Remove(s.chunkDirPath(dir))
+		return err
+	}
+	return nil
+}
+
+// removeChunkDir deletes the directory of an upload that has ended. A
+// failure leaves a directory without a record, which the next open
+// removes.
+func (s *Store) removeChunkDir(dir string) {
+	if err := os.RemoveAll(s.chunkDirPath(dir)); err != nil {
+		s.log.Warn("cannot remove chunked upload directory", zap.String("dir", dir), zap.Error(err))
+	}
+}
+
+// removeChunkFile deletes the file of a part no record names (any more).
+// A failure leaves a file the next open removes.
+func (s *Store) removeChunkFile(path string) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		s.log.Warn("cannot remove chunked upload part", zap.String("file", path), zap.Error(err))
+	}
+}
+
+// isLiveChunkedUpload reports whether r has not expired at now; an upload
+// without an expiry lives until it is removed.
+func isLiveChunkedUpload(r chunkedUploadRec, now time.Time) bool {
+	return r.Expires.IsZero() || now.Before(r.Expires)
+}
+
+func (t *txn) chunkedUploads() *bolt.Bucket { return t.tx.Bucket(bucketChunkedUploads) }
+
+func (t *txn) chunkParts() *bolt.Bucket { return t.tx.Bucket(bucketChunkParts) }
+
+// partsOf returns the bucket of the parts of upload id, which exists as
+// long as the upload's record.
+func (t *txn) partsOf(id string) *bolt.Bucket { return t.chunkParts().Bucket([]byte(id)) }
+
+// chunkedUpload returns upload id, live or not, and whether it exists.
+func (t *txn) chunkedUpload(id string) (chunkedUploadRec, bool, error) {
+	if id == "" || len(id) > storage.MaxChunkedUploadIDBytes {
+		return chunkedUploadRec{}, false, nil // no such upload can be created
+	}
+	v := t.chunkedUploads().Get([]byte(id))
+	if v == nil {
+		return chunkedUploadRec{}, false, nil
+	}
+	r, err := decodeChunkedUpload(id, v)
+	return r, err == nil, err
+}
+
+// liveChunkedUpload returns upload id unless it is unknown or expired at
+// now.
+func (t *txn) liveChunkedUpload(id string, now time.Time) (chunkedUploadRec, error) {
+	r, ok, err := t.chunkedUpload(id)
+	switch {
+	case err != nil:
+		return chunkedUploadRec{}, err
+	case !ok:
+		return chunkedUploadRec{}, fmt.Errorf("chunked upload %.64q: %w", id, storage.ErrNotFound)
+	case !isLiveChunkedUpload(r, now):
+		return chunkedUploadRec{}, fmt.Errorf("chunked upload %.64q expired: %w", id, storage.ErrNotFound)
+	}
+	return r, nil
+}
+
+// roomForChunk says why part name may not be put into u, or nil.
+func (t *txn) roomForChunk(u chunkedUploadRec, name string) error {
+	if u.Claimed {
+		return fmt.Errorf("chunked upload %.64q is being assembled: %w", u.ID, storage.ErrConflict)
+	}
+	if u.Parts >= storage.MaxChunksPerUpload && t.partsOf(u.ID).Get([]byte(name)) == nil {
+		return fmt.Errorf("chunked upload %.64q has %d parts: %w", u.ID, u.Parts, storage.ErrInvalid)
+	}
+	return nil
+}
+
+// chunks lists the parts of upload id; bolt keeps keys in byte order.
+func (t *txn) chunks(id string) ([]storage.Chunk, error) {
+	var chunks []storage.Chunk
+	err := t.partsOf(id).ForEach(func(k, v []byte) error {
+		part, err := decodeChunk(id, string(k), v)
+		if err != nil {
+			return err
+		}
+		chunks = append(chunks, storage.Chunk{Name: string(k), Size: part.Size})
+		return nil
+	})
+	return chunks, err
+}
+
+func (t *txn) putChunkedUpload(r *chunkedUploadRec) error {
+	return t.chunkedUploads().Put([]byte(r.ID), encodeChunkedUpload(r))
+}
+
+// dropChunkedUpload deletes the records of upload id and of its parts.
+func (t *txn) dropChunkedUpload(id string) error {
+	if err := t.chunkedUploads().Delete([]byte(id)); err != nil {
+		return err
+	}
+	err := t.chunkParts().DeleteBucket([]byte(id))
+	if errors.Is(err, bolterrors.ErrBucketNotFound) {
+		return nil
+	}
+	return err
+}
+
+// encodeChunkedUpload encodes r without its id (the id is the key).
+// Layout: format, user (string), created, expires (time), claimed (byte),
+// directory (string), number of parts (uvarint).
+func encodeChunkedUpload(r *chunkedUploadRec) []byte {
+	b := make([]byte, 0, 64+len(r.User)+len(r.Dir))
+	b = append(b, chunkedUploadFormat)
+	b = appendString(b, r.User)
+	b = appendTime(b, r.Created)
+	b = appendTime(b, r.Expires)
+	b = append(b, boolByte(r.Claimed))
+	b = appendString(b, r.Dir)
+	return binary.AppendUvarint(b, uint64(r.Parts))
+}
+
+func decodeChunkedUpload(id string, v []byte) (chunkedUploadRec, error) {
+	d := decoder{b: v, s: string(v)}
+	if d.byte() != chunkedUploadFormat {
+		return chunkedUploadRec{}, fmt.Errorf("chunked upload %.64q: unknown format: %w", id, errCorrupt)
+	}
+	var r chunkedUploadRec
+	r.ID = id
+	r.User = d.str()
+	r.Created = d.time()
+	r.Expires = d.time()
+	r.Claimed = d.byte() == 1
+	r.Dir = d.str()
+	parts := d.uvarint()
+	// The directory becomes a path: only the shape the store makes.
+	if d.err != nil || !isSessionID(r.Dir) || parts > storage.MaxChunksPerUpload {
+		return chunkedUploadRec{}, fmt.Errorf("chunked upload %.64q: %w", id, errCorrupt)
+	}
+	r.Parts = int(parts)
+	return r, nil
+}
+
+// encodeChunk encodes a part. Layout: format, size (varint), file (string).
+func encodeChunk(c chunkRec) []byte {
+	b := make([]byte, 0, 16+len(c.File))
+	b = append(b, chunkFormat)
+	b = binary.AppendVarint(b, c.Size)
+	return appendString(b, c.File)
+}
+
+func decodeChunk(id, name string, v []byte) (chunkRec, error) {
+	d := decoder{b: v, s: string(v)}
+	if d.byte() != chunkFormat {
+		return chunkRec{}, fmt.Errorf("part %.64q of %.64q: unknown format: %w", name, id, errCorrupt)
+	}
+	c := chunkRec{Size: d.varint(), File: d.str()}
+	if d.err != nil || c.Size < 0 || !isSessionID(c.File) {
+		return chunkRec{}, fmt.Errorf("part %.64q of %.64q: %w", name, id, errCorrupt)
+	}
+	return c, nil
+}
