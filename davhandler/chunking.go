@@ -119,10 +119,20 @@ func (h *Handler) handleNGCreate(w http.ResponseWriter, r *http.Request, req *re
 		return methodNotAllowed(allowedOnChunkedUpload, msgExists)
 	}
 	if err != nil {
-		return fmt.Errorf("starting chunked upload %s: %w", id, err)
+		return createChunkedError(id, err)
 	}
 	w.WriteHeader(http.StatusCreated)
 	return nil
+}
+
+// createChunkedError answers an upload the store would not start: its ID,
+// built from the user's and the client's names, is too long.
+func createChunkedError(id string, err error) error {
+	err = fmt.Errorf("starting chunked upload %.64q: %w", id, err)
+	if errors.Is(err, storage.ErrInvalid) {
+		return &davError{status: http.StatusBadRequest, message: "The upload's name is too long", cause: err}
+	}
+	return err
 }
 
 // checkAnnouncedSize refuses an upload of size bytes that the space it

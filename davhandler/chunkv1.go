@@ -2,6 +2,8 @@ package davhandler
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -125,13 +127,12 @@ func v1Target(chunk davPath, file string) davPath {
 // v1UploadID names the upload of a file's chunks in the store: its user,
 // the folder and name of the file, the client's transfer id and the chunk
 // count, so that two files or two users never meet, nor two uploads of
-// one file with different chunk sizes.
+// one file with different chunk sizes. All but the user are hashed: names
+// of any length then make an ID of one length. None holds a NUL.
 func v1UploadID(user storage.User, t *target, c v1Chunk) string {
-	fields := []string{user.ID, t.space.ID, t.parent.ID, c.file, c.transfer, strconv.Itoa(c.count)}
-	for i, f := range fields {
-		fields[i] = url.PathEscape(f)
-	}
-	return "v1/" + strings.Join(fields, "/")
+	key := strings.Join([]string{t.space.ID, t.parent.ID, c.file, c.transfer, strconv.Itoa(c.count)}, "\x00")
+	sum := sha256.Sum256([]byte(key))
+	return url.PathEscape(user.ID) + "/v1/" + hex.EncodeToString(sum[:])
 }
 
 // startV1Upload creates the upload of a file's chunks unless an earlier
@@ -143,7 +144,7 @@ func (h *Handler) startV1Upload(ctx context.Context, req *request, id string) er
 	if err == nil || errors.Is(err, storage.ErrExists) {
 		return nil
 	}
-	return fmt.Errorf("starting chunked upload %s: %w", id, err)
+	return createChunkedError(id, err)
 }
 
 // putV1Chunk stores the chunk's bytes, bounded by the announced total and
