@@ -110,9 +110,9 @@ var spaceNamespace = uuid.MustParse("0b7b5cf4-6a2e-4c59-9a51-4f3b8c6d2e10")
 
 // Provision opens the store, applies the personal quota and declares the
 // project spaces; the handler serves only the spaces declared here. The
-// store keeps the WebDAV locks and the resumable (TUS) uploads too, so they
-// outlive restarts and are shared by the configurations a reload overlaps:
-// an upload started before a reload continues after it.
+// store keeps the WebDAV locks and the resumable (TUS) and chunked uploads
+// too, so they outlive restarts and are shared by the configurations a
+// reload overlaps: an upload started before a reload continues after it.
 func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 	d.logger = ctx.Logger()
 	// Caddy validates after provisioning, but a rejected configuration must
@@ -143,6 +143,7 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 		Store:              store.Store,
 		Locks:              store.Store,
 		Uploads:            store.Store,
+		Chunks:             store.Store,
 		UploadTTL:          time.Duration(d.UploadTTL),
 		User:               userFromCaddy,
 		AllowDepthInfinity: d.AllowDepthInfinity,

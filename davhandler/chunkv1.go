@@ -149,8 +149,14 @@ func (h *Handler) startV1Upload(ctx context.Context, req *request, id string) er
 
 // putV1Chunk stores the chunk's bytes, bounded by the announced total and
 // the free quota of the file's space, and the whole file's checksum when
-// the chunk carries it.
+// the chunk carries it. The checksum goes first: a concurrent request that
+// finds the upload complete once the chunk is stored then finds it too.
 func (h *Handler) putV1Chunk(r *http.Request, t *target, id string, c v1Chunk, total int64) error {
+	if sum := r.Header.Get("OC-Checksum"); sum != "" {
+		if _, err := h.chunks.PutChunk(r.Context(), id, v1ChecksumPart, strings.NewReader(sum)); err != nil {
+			return putPartError(err)
+		}
+	}
 	name := strconv.Itoa(c.index)
 	parts, err := h.listParts(r.Context(), id)
 	if err != nil {
@@ -161,15 +167,7 @@ func (h *Handler) putV1Chunk(r *http.Request, t *target, id string, c v1Chunk, t
 	if err != nil {
 		return err
 	}
-	if err := h.putPart(r, id, name, limit, nil); err != nil {
-		return err
-	}
-	if sum := r.Header.Get("OC-Checksum"); sum != "" {
-		if _, err := h.chunks.PutChunk(r.Context(), id, v1ChecksumPart, strings.NewReader(sum)); err != nil {
-			return putPartError(err)
-		}
-	}
-	return nil
+	return h.putPart(r, id, name, limit, nil)
 }
 
 // v1Complete reports whether all count chunks of upload id are stored.
