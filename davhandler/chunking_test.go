@@ -408,3 +408,24 @@ func TestTusUploadsBesideNG(t *testing.T) {
 	}
 	wantTree(t, personalTree(t, e, "einstein"), "plain.txt", "remote.txt")
 }
+
+// TestChunkingNGAllow: a 405 below an upload names what it allows; uploads
+// cannot be locked.
+func TestChunkingNGAllow(t *testing.T) {
+	e := newEnv(t, withChunks, withLocks)
+	ngUpload(t, e, "1", "1", "x")
+	tests := []struct {
+		method, path, allow string
+	}{
+		{"PUT", ngPath("einstein", "1"), allowedOnChunkedUpload},
+		{"LOCK", ngPath("einstein", "1"), allowedOnChunkedUpload},
+		{"GET", ngPath("einstein", "1", "1"), allowedOnChunk},
+		{"DELETE", ngPath("einstein", "1", "1"), allowedOnChunk},
+		{"PROPFIND", ngPath("einstein", "1", ".file"), allowedOnAssemble},
+	}
+	for _, tt := range tests {
+		rec := e.do("einstein", tt.method, tt.path, "")
+		wantError(t, rec, http.StatusMethodNotAllowed, "MethodNotAllowed", "")
+		wantHeader(t, rec, "Allow", tt.allow)
+	}
+}

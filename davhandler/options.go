@@ -34,10 +34,17 @@ func allowedOn(n storage.Node) string {
 // lockMethods are the methods locking adds to every resource.
 const lockMethods = ", LOCK, UNLOCK"
 
+// unlockable are the allow lists of what cannot be locked: the
+// collections above the spaces, and uploads.
+var unlockable = map[string]bool{
+	allowedOnVirtual: true, allowedOnUploads: true,
+	allowedOnChunkedUpload: true, allowedOnChunk: true, allowedOnAssemble: true,
+}
+
 // withLocks adds LOCK and UNLOCK to a list of allowed methods when the
-// handler offers locking; the collections above the spaces cannot be locked.
+// handler offers locking.
 func (h *Handler) withLocks(allow string) string {
-	if h.locks == nil || allow == allowedOnVirtual || allow == allowedOnUploads {
+	if h.locks == nil || unlockable[allow] {
 		return allow
 	}
 	return allow + lockMethods
