@@ -107,12 +107,13 @@ func (h *Handler) handleV1Chunk(w http.ResponseWriter, r *http.Request, req *req
 		return err
 	}
 	complete, err := h.v1Complete(r.Context(), id, c.count)
-	if err != nil || !complete {
-		if err == nil {
-			// No ETag: the client would take the file for complete.
-			w.WriteHeader(http.StatusCreated)
-		}
+	switch {
+	case err != nil:
 		return err
+	case !complete:
+		// No ETag: the client would take the file for complete.
+		w.WriteHeader(http.StatusCreated)
+		return nil
 	}
 	return h.assembleV1(w, r, req, dst, id, a)
 }

@@ -15,8 +15,8 @@ import (
 	"github.com/davspaces/davspaces/storage"
 )
 
-// DefaultUploadTTL is how long an unfinished TUS upload is kept unless
-// configured.
+// DefaultUploadTTL is how long an unfinished upload (TUS, or chunked) is
+// kept unless configured.
 const DefaultUploadTTL = 24 * time.Hour
 
 // DefaultMaxLockTimeout caps lock timeouts unless configured.
