@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/davspaces/davspaces/storage"
 )
@@ -427,5 +428,26 @@ func TestChunkingNGAllow(t *testing.T) {
 		rec := e.do("einstein", tt.method, tt.path, "")
 		wantError(t, rec, http.StatusMethodNotAllowed, "MethodNotAllowed", "")
 		wantHeader(t, rec, "Allow", tt.allow)
+	}
+}
+
+// TestChunkedUploadsExpire: both kinds of upload are kept for UploadTTL.
+func TestChunkedUploadsExpire(t *testing.T) {
+	e := newEnv(t, withChunks, func(cfg *Config) { cfg.UploadTTL = time.Hour })
+	ngUpload(t, e, "1", "1", "x")
+	wantStatus(t, e.v1Put("einstein", "/webdav", "f.bin", 2, 0, "x"), http.StatusCreated)
+	target, err := e.h.resolve(context.Background(), storage.User{ID: "einstein"}, davPath{kind: baseHome, base: "/webdav", segments: []string{"f.bin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{ngUploadID("einstein", "1"), v1UploadID(storage.User{ID: "einstein"}, target, v1Chunk{file: "f.bin", transfer: "4711", count: 2})}
+	for _, id := range ids {
+		u, err := e.h.chunks.ChunkedUpload(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if left := time.Until(u.Expires); left < 59*time.Minute || left > time.Hour {
+			t.Fatalf("upload %s expires in %v, want an hour", id, left)
+		}
 	}
 }
