@@ -45,9 +45,6 @@ const (
 	chunksDir           = "chunks"
 	chunkedUploadFormat = 1
 	chunkFormat         = 1
-	// openChunkAttempts bounds how often OpenChunk looks a part up again
-	// when it was replaced between the lookup and the open of its file.
-	openChunkAttempts = 3
 )
 
 // chunkedUploadRec is a chunked upload as stored.
@@ -222,12 +219,8 @@ func (s *Store) writableChunkedUpload(id, name string) (chunkedUploadRec, error)
 // returned wrapped.
 func (s *Store) writeChunkFile(path string, r io.Reader) (int64, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrNotExist) {
-		// The directory went with its upload.
-		return 0, storage.ErrNotFound
-	}
 	if err != nil {
-		return 0, diskFull(err)
+		return 0, chunkDirGone(err)
 	}
 	n, err := s.copyChunk(f, r)
 	if err == nil {
@@ -237,13 +230,23 @@ func (s *Store) writeChunkFile(path string, r io.Reader) (int64, error) {
 		err = cerr
 	}
 	if err == nil {
-		err = s.syncDir(filepath.Dir(path))
+		err = chunkDirGone(s.syncDir(filepath.Dir(path)))
 	}
 	if err != nil {
 		os.Remove(path)
 		return 0, err
 	}
 	return n, nil
+}
+
+// chunkDirGone marks the error of a file operation in the directory of an
+// upload that was removed meanwhile (the directory went with it) as
+// ErrNotFound.
+func chunkDirGone(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %w", storage.ErrNotFound, err)
+	}
+	return diskFull(err)
 }
 
 // copyChunk copies r to f through one buffer, so that memory stays flat
@@ -352,9 +355,12 @@ func (s *Store) ClaimChunkedUpload(ctx context.Context, id string) ([]storage.Ch
 }
 
 // OpenChunk opens the file of part name. A part replaced between the
-// lookup and the open had its old file removed: it is looked up again.
+// lookup and the open had its old file removed: it is looked up again, as
+// long as each lookup finds another file (each one a replacement that
+// completed). The same file missing twice was lost.
 func (s *Store) OpenChunk(ctx context.Context, id, name string) (io.ReadCloser, error) {
-	for attempt := 1; ; attempt++ {
+	missing := ""
+	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -366,9 +372,10 @@ func (s *Store) OpenChunk(ctx context.Context, id, name string) (io.ReadCloser, 
 		if err == nil {
 			return f, nil
 		}
-		if !errors.Is(err, fs.ErrNotExist) || attempt == openChunkAttempts {
+		if !errors.Is(err, fs.ErrNotExist) || path == missing {
 			return nil, fmt.Errorf("open part %.64q of chunked upload %.64q: %w", name, id, err)
 		}
+		missing = path
 	}
 }
 
