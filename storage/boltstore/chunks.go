@@ -209,7 +209,11 @@ func (s *Store) writableChunkedUpload(id, name string) (chunkedUploadRec, error)
 		if err != nil {
 			return err
 		}
-		return t.roomForChunk(u, name)
+		parts, err := t.partsOf(id)
+		if err != nil {
+			return err
+		}
+		return roomForChunk(u, parts, name)
 	})
 	return u, err
 }
@@ -285,10 +289,13 @@ func (s *Store) recordChunk(id, dir, name string, part chunkRec) (replaced strin
 			// Removed and started again while the part was written.
 			return fmt.Errorf("chunked upload %.64q: %w", id, storage.ErrNotFound)
 		}
-		if err := t.roomForChunk(u, name); err != nil {
+		parts, err := t.partsOf(id)
+		if err != nil {
 			return err
 		}
-		parts := t.partsOf(id)
+		if err := roomForChunk(u, parts, name); err != nil {
+			return err
+		}
 		if old := parts.Get([]byte(name)); old != nil {
 			prev, err := decodeChunk(id, name, old)
 			if err != nil {
@@ -387,7 +394,11 @@ func (s *Store) chunkFile(id, name string) (string, error) {
 		if err != nil {
 			return err
 		}
-		v := t.partsOf(id).Get([]byte(name))
+		parts, err := t.partsOf(id)
+		if err != nil {
+			return err
+		}
+		v := parts.Get([]byte(name))
 		if v == nil {
 			return fmt.Errorf("part %.64q of %.64q: %w", name, id, storage.ErrNotFound)
 		}
@@ -530,14 +541,14 @@ func (s *Store) recoverChunkedUploads() error {
 	return nil
 }
 
-// recoverChunkDir settles the directory dir of upload id: files no part
-// names are removed, parts without their whole file are dropped.
+// recoverChunkDir settles the directory dir of upload id: parts without
+// their whole file are dropped, then files no part names are removed.
 func (s *Store) recoverChunkDir(id, dir string) error {
 	entries, err := os.ReadDir(s.chunkDirPath(dir))
 	if err != nil {
 		return err
 	}
-	sizes := make(map[string]int64, len(entries))
+	sizes := make(map[string]int64, len(entries)) // file → size
 	for _, e := range entries {
 		info, err := e.Info()
 		if err != nil {
@@ -545,23 +556,17 @@ func (s *Store) recoverChunkDir(id, dir string) error {
 		}
 		sizes[e.Name()] = info.Size()
 	}
-	return s.update(func(t *txn) error {
+	err = s.update(func(t *txn) error {
 		u, ok, err := t.chunkedUpload(id)
 		if err != nil || !ok {
 			return err
 		}
-		parts := t.partsOf(id)
-		var lost []string
-		err = parts.ForEach(func(k, v []byte) error {
-			part, err := decodeChunk(id, string(k), v)
-			size, found := sizes[part.File]
-			if err != nil || !found || size != part.Size {
-				lost = append(lost, string(k))
-			}
-			delete(sizes, part.File)
-			return nil
-		})
+		parts, err := t.partsOf(id)
 		if err != nil {
+			return err
+		}
+		lost, err := lostChunks(id, parts, sizes)
+		if err != nil || len(lost) == 0 {
 			return err
 		}
 		for _, name := range lost {
@@ -570,15 +575,33 @@ func (s *Store) recoverChunkDir(id, dir string) error {
 				return err
 			}
 		}
-		for file := range sizes { // no part names it
-			s.removeChunkFile(s.chunkPath(dir, file))
-		}
-		if len(lost) == 0 {
-			return nil
-		}
 		u.Parts -= len(lost)
 		return t.putChunkedUpload(&u)
 	})
+	if err != nil {
+		return err
+	}
+	for file := range sizes {
+		s.removeChunkFile(s.chunkPath(dir, file))
+	}
+	return nil
+}
+
+// lostChunks returns the names of the parts whose file is missing from
+// sizes or has another size, and takes the files of all parts out of
+// sizes, leaving those no part names.
+func lostChunks(id string, parts *bolt.Bucket, sizes map[string]int64) ([]string, error) {
+	var lost []string
+	err := parts.ForEach(func(k, v []byte) error {
+		part, err := decodeChunk(id, string(k), v)
+		size, found := sizes[part.File]
+		if err != nil || !found || size != part.Size {
+			lost = append(lost, string(k))
+		}
+		delete(sizes, part.File)
+		return nil
+	})
+	return lost, err
 }
 
 func (s *Store) chunkDirPath(dir string) string { return filepath.Join(s.chunkDir, dir) }
@@ -626,7 +649,13 @@ func (t *txn) chunkParts() *bolt.Bucket { return t.tx.Bucket(bucketChunkParts) }
 
 // partsOf returns the bucket of the parts of upload id, which exists as
 // long as the upload's record.
-func (t *txn) partsOf(id string) *bolt.Bucket { return t.chunkParts().Bucket([]byte(id)) }
+func (t *txn) partsOf(id string) (*bolt.Bucket, error) {
+	b := t.chunkParts().Bucket([]byte(id))
+	if b == nil {
+		return nil, fmt.Errorf("chunked upload %.64q without parts bucket: %w", id, errCorrupt)
+	}
+	return b, nil
+}
 
 // chunkedUpload returns upload id, live or not, and whether it exists.
 func (t *txn) chunkedUpload(id string) (chunkedUploadRec, bool, error) {
@@ -656,12 +685,13 @@ func (t *txn) liveChunkedUpload(id string, now time.Time) (chunkedUploadRec, err
 	return r, nil
 }
 
-// roomForChunk says why part name may not be put into u, or nil.
-func (t *txn) roomForChunk(u chunkedUploadRec, name string) error {
+// roomForChunk says why part name may not be put into u, whose parts are
+// in the bucket parts, or nil.
+func roomForChunk(u chunkedUploadRec, parts *bolt.Bucket, name string) error {
 	if u.Claimed {
 		return fmt.Errorf("chunked upload %.64q is being assembled: %w", u.ID, storage.ErrConflict)
 	}
-	if u.Parts >= storage.MaxChunksPerUpload && t.partsOf(u.ID).Get([]byte(name)) == nil {
+	if u.Parts >= storage.MaxChunksPerUpload && parts.Get([]byte(name)) == nil {
 		return fmt.Errorf("chunked upload %.64q has %d parts: %w", u.ID, u.Parts, storage.ErrInvalid)
 	}
 	return nil
@@ -669,8 +699,12 @@ func (t *txn) roomForChunk(u chunkedUploadRec, name string) error {
 
 // chunks lists the parts of upload id; bolt keeps keys in byte order.
 func (t *txn) chunks(id string) ([]storage.Chunk, error) {
+	parts, err := t.partsOf(id)
+	if err != nil {
+		return nil, err
+	}
 	var chunks []storage.Chunk
-	err := t.partsOf(id).ForEach(func(k, v []byte) error {
+	err = parts.ForEach(func(k, v []byte) error {
 		part, err := decodeChunk(id, string(k), v)
 		if err != nil {
 			return err

@@ -100,7 +100,7 @@ func (f *fixture) wantChunkedUploadGone(t testing.TB, id, dir string) {
 	}
 	var stored bool
 	f.s.view(func(tx *txn) error {
-		stored = tx.chunkedUploads().Get([]byte(id)) != nil || tx.partsOf(id) != nil
+		stored = tx.chunkedUploads().Get([]byte(id)) != nil || tx.chunkParts().Bucket([]byte(id)) != nil
 		return nil
 	})
 	if stored {
