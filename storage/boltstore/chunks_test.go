@@ -324,7 +324,21 @@ func TestPutChunkStreams(t *testing.T) {
 	if err != nil || c.Size != partSize {
 		t.Fatalf("PutChunk = %+v, %v", c, err)
 	}
-	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 4<<20 {
+	allocated := after.TotalAlloc - before.TotalAlloc
+	if allocated > 4<<20 {
 		t.Fatalf("a part of %d MiB allocated %d KiB", partSize>>20, allocated>>10)
 	}
+	t.Logf("a part of %d MiB allocated %d KiB", partSize>>20, allocated>>10)
+}
+
+// A part that does not fit on the disk is insufficient storage (507).
+func TestCopyChunkDiskFull(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	defer full.Close()
+	f := newFixture(t)
+	_, err = f.s.copyChunk(full, strings.NewReader("does not fit"))
+	wantErr(t, err, storage.ErrInsufficientStorage)
 }
