@@ -22,8 +22,9 @@ import (
 // with its creation, creation-with-upload, checksum, expiration and
 // termination extensions. A POST to a collection starts an upload of a file
 // in it, or below it when the filename is a path (the ownCloud desktop
-// client POSTs to the root it syncs with); its upload URL (/dav/uploads/{id}, with or without /remote.php)
-// takes the bytes (PATCH), reports progress (HEAD) and ends it (DELETE).
+// client POSTs to the root it syncs with); its upload URL (/dav/uploads/{id},
+// with or without /remote.php) takes the bytes (PATCH), reports progress
+// (HEAD) and ends it (DELETE).
 // The last byte commits the file as a PUT would. tusd is not used: it has no
 // checksum extension, answers errors in its own format and routes and owns
 // its storage, where ours is storage.UploadSessions beside the store.

@@ -232,6 +232,21 @@ func TestTusCreateLocked(t *testing.T) {
 	wantContent(t, e, "/webdav/b.txt", "abc")
 }
 
+// TestTusCreatePathLocked: a file named by a path is checked against the
+// locks of the folders on that path, as a PUT to it would be.
+func TestTusCreatePathLocked(t *testing.T) {
+	e := newEnv(t, withUploads, withLocks)
+	wantStatus(t, e.do("einstein", "MKCOL", "/webdav/a", ""), http.StatusCreated)
+	token := e.lock("einstein", "/webdav/a", lockExclusive)
+	rec := e.tusCreate("einstein", "/remote.php/dav/files/einstein/", "/a/x.txt", 3)
+	wantStatus(t, rec, http.StatusLocked)
+	wantHeader(t, rec, "Location", "")
+	wantStatus(t, e.tusCreate("einstein", "/webdav/", "/x.txt", 3), http.StatusCreated)
+	loc := e.tusStart("einstein", "/webdav/", "/a/x.txt", 3, "If", "(<"+token+">)")
+	wantStatus(t, e.tusPatch("einstein", loc, 0, "abc", "If", "(<"+token+">)"), http.StatusNoContent)
+	wantContent(t, e, "/webdav/a/x.txt", "abc")
+}
+
 // TestTusUpload: an upload in parts through every base path; nothing is
 // visible until the last byte, which commits the file as a PUT would.
 func TestTusUpload(t *testing.T) {

@@ -28,9 +28,9 @@ type tusMetadata struct {
 var contentTypeKeys = []string{"content-type", "filetype", "type"}
 
 // parseTusMetadata reads Upload-Metadata: filename (required: a name a PUT
-// would accept, or a relative path of such names), mtime (Unix seconds, as X-OC-Mtime), checksum of the whole
-// file ("<ALG> <hex>" or "<ALG>:<hex>") and the media type. Other keys are
-// the client's own and ignored.
+// would accept, or a relative path of such names), mtime (Unix seconds, as
+// X-OC-Mtime), checksum of the whole file ("<ALG> <hex>" or "<ALG>:<hex>")
+// and the media type. Other keys are the client's own and ignored.
 func parseTusMetadata(header string) (tusMetadata, error) {
 	var m tusMetadata
 	pairs, err := parseMetadataPairs(header)
