@@ -155,14 +155,15 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	// The WebDAV handler serves TUS, but the capabilities do not advertise
-	// it yet: the ownCloud desktop client then uploads every file with TUS,
-	// naming it by its path in Upload-Metadata, which the TUS handler does
-	// not accept yet. Without it the client sends plain PUTs.
+	// The capabilities advertise what the WebDAV handler serves: TUS
+	// always, chunked uploads when the store keeps them.
+	_, chunked := any(store.Store).(storage.ChunkedUploads)
 	d.ocs, err = ocs.New(ocs.Config{
-		User:   userFromCaddy,
-		Email:  emailFromCaddy,
-		Status: ocs.DefaultStatus(moduleVersion()),
+		User:           userFromCaddy,
+		Email:          emailFromCaddy,
+		Status:         ocs.DefaultStatus(moduleVersion()),
+		TUS:            true,
+		ChunkedUploads: chunked,
 	})
 	if err != nil {
 		return err

@@ -5,6 +5,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/davspaces/davspaces/storage"
+	"github.com/davspaces/davspaces/storage/boltstore"
 )
 
 // TestServeHTTPOCSAndGraph checks that one davspaces handler serves the
@@ -21,6 +24,7 @@ func TestServeHTTPOCSAndGraph(t *testing.T) {
 	}{
 		{"status.php without user", request{method: http.MethodGet, target: "/status.php"}, 200, `"installed":true`},
 		{"capabilities v1 json", request{method: http.MethodGet, target: "/ocs/v1.php/cloud/capabilities?format=json", user: "einstein"}, 200, `"webdav-root":"remote.php/webdav"`},
+		{"capabilities advertise TUS", request{method: http.MethodGet, target: "/ocs/v1.php/cloud/capabilities?format=json", user: "einstein"}, 200, `"tus_support":{"version":"1.0.0"`},
 		{"capabilities v2 xml", request{method: http.MethodGet, target: "/ocs/v2.php/cloud/capabilities", user: "einstein"}, 200, `<statuscode>200</statuscode>`},
 		{"capabilities without user", request{method: http.MethodGet, target: "/ocs/v1.php/cloud/capabilities?format=json"}, 401, `"statuscode":997`},
 		{"user", request{method: http.MethodGet, target: "/ocs/v2.php/cloud/user?format=json", user: "einstein"}, 200, `"id":"einstein"`},
@@ -31,11 +35,6 @@ func TestServeHTTPOCSAndGraph(t *testing.T) {
 			rec := serve(t, d, tc.req)
 			if rec.Code != tc.status || !strings.Contains(rec.Body.String(), tc.want) {
 				t.Errorf("%d %s, want %d with %s", rec.Code, rec.Body, tc.status, tc.want)
-			}
-			// Not before the TUS handler takes the paths the desktop
-			// client puts in Upload-Metadata.
-			if strings.Contains(rec.Body.String(), "tus_support") {
-				t.Errorf("capabilities advertise TUS: %s", rec.Body)
 			}
 		})
 	}
@@ -82,5 +81,18 @@ func TestCleanVersion(t *testing.T) {
 		if got := cleanVersion(in); got != want {
 			t.Errorf("cleanVersion(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestServeHTTPChunkingAdvertised checks that chunked uploads are
+// advertised exactly when the store keeps them.
+func TestServeHTTPChunkingAdvertised(t *testing.T) {
+	d := &DAVSpaces{Root: t.TempDir()}
+	mustProvision(t, d)
+	rec := serve(t, d, request{method: http.MethodGet, target: "/ocs/v2.php/cloud/capabilities?format=json", user: "einstein"})
+	_, chunked := any(&boltstore.Store{}).(storage.ChunkedUploads)
+	body := rec.Body.String()
+	if got := strings.Contains(body, `"dav":{"chunking":"1.0"}`) && strings.Contains(body, `"bigfilechunking":true`); got != chunked {
+		t.Errorf("store keeps chunked uploads: %v; capabilities %s", chunked, body)
 	}
 }

@@ -337,7 +337,7 @@ func formatIfHeader(ih ifHeader) string {
 func FuzzParseTusMetadata(f *testing.F) {
 	for _, s := range []string{
 		"filename YS50eHQ=", "filename YS50eHQ=,mtime MTcwMDAwMDAwMA==,checksum U0hBMSAxMjM=", " filename YQ , flag ,",
-		"filename", "filename !!!", "filename YQ==,filename Yg==", "filename Li4=", "filename YS9i", "type dGV4dC8=",
+		"filename", "filename !!!", "filename YQ==,filename Yg==", "filename Li4=", "filename YS9i", "filename L2EvYi9j", "filename YS8vYg==", "type dGV4dC8=",
 	} {
 		f.Add(s)
 	}
@@ -347,8 +347,13 @@ func FuzzParseTusMetadata(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if m.name == "" || strings.Contains(m.name, "/") || validateName(m.name) != nil {
-			t.Fatalf("%q: name %q passed", header, m.name)
+		if len(m.segments) == 0 {
+			t.Fatalf("%q: no name passed", header)
+		}
+		for _, name := range m.segments {
+			if name == "" || strings.Contains(name, "/") || validateName(name) != nil {
+				t.Fatalf("%q: name %q passed", header, name)
+			}
 		}
 		if m.expected != nil && len(m.expected.Digest) == 0 {
 			t.Fatalf("%q: empty checksum passed", header)

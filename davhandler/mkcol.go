@@ -37,7 +37,9 @@ func (h *Handler) handleMkcol(w http.ResponseWriter, r *http.Request, req *reque
 	if err != nil {
 		return err
 	}
-	w.Header().Set("OC-FileId", resourceID(h.store.StorageID(), node))
+	// ETag, OC-ETag and OC-FileId, as for a PUT: the ownCloud and
+	// Nextcloud clients read the new folder's etag and id from them.
+	h.setNodeHeaders(w, node)
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }

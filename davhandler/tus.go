@@ -21,8 +21,10 @@ import (
 // Resumable uploads: the TUS 1.0.0 protocol (https://tus.io/protocols/resumable-upload)
 // with its creation, creation-with-upload, checksum, expiration and
 // termination extensions. A POST to a collection starts an upload of a file
-// in it; its upload URL (/dav/uploads/{id}, with or without /remote.php)
-// takes the bytes (PATCH), reports progress (HEAD) and ends it (DELETE).
+// in it, or below it when the filename is a path (the ownCloud desktop
+// client POSTs to the root it syncs with); its upload URL (/dav/uploads/{id},
+// with or without /remote.php) takes the bytes (PATCH), reports progress
+// (HEAD) and ends it (DELETE).
 // The last byte commits the file as a PUT would. tusd is not used: it has no
 // checksum extension, answers errors in its own format and routes and owns
 // its storage, where ours is storage.UploadSessions beside the store.
@@ -95,9 +97,9 @@ func checkTusResumable(w http.ResponseWriter, r *http.Request) error {
 }
 
 // handleTusCreate starts an upload (POST to a collection): the file is
-// named by the filename metadata and checked as a PUT of Upload-Length
-// bytes would be. Every refusal comes before anything is stored and
-// carries no Location.
+// named by the filename metadata, relative to the collection, and checked
+// as a PUT of Upload-Length bytes would be. Every refusal comes before
+// anything is stored and carries no Location.
 func (h *Handler) handleTusCreate(w http.ResponseWriter, r *http.Request, req *request) error {
 	w.Header().Set("Tus-Resumable", tusVersion)
 	if err := checkTusResumable(w, r); err != nil {
@@ -111,6 +113,10 @@ func (h *Handler) handleTusCreate(w http.ResponseWriter, r *http.Request, req *r
 	if err != nil {
 		return err
 	}
+	mtime, err := creationMtime(r, meta)
+	if err != nil {
+		return err
+	}
 	withBody := isTusContent(r)
 	var check *checksum.Expected
 	if withBody {
@@ -121,7 +127,7 @@ func (h *Handler) handleTusCreate(w http.ResponseWriter, r *http.Request, req *r
 			return errChunkTooLong
 		}
 	}
-	t, err := h.resolve(r.Context(), req.user, childPath(req.path, meta.name))
+	t, err := h.resolve(r.Context(), req.user, descendantPath(req.path, meta.segments))
 	if err != nil {
 		return err
 	}
@@ -129,7 +135,7 @@ func (h *Handler) handleTusCreate(w http.ResponseWriter, r *http.Request, req *r
 	if err != nil {
 		return err
 	}
-	place.ModTime, place.ContentType = meta.mtime, meta.contentType
+	place.ModTime, place.ContentType = mtime, meta.contentType
 	s, err := h.uploads.CreateSession(r.Context(), storage.UploadSession{
 		SpaceID: t.space.ID, User: req.user.ID, Length: length, Target: place,
 		Expected: meta.expected, Expires: time.Now().Add(h.uploadTTL),
@@ -146,6 +152,17 @@ func (h *Handler) handleTusCreate(w http.ResponseWriter, r *http.Request, req *r
 	return nil
 }
 
+// creationMtime is the modification time an upload starts with: the
+// X-OC-Mtime header, as a PUT takes it (the ownCloud desktop client sends
+// it so), else the mtime metadata.
+func creationMtime(r *http.Request, meta tusMetadata) (time.Time, error) {
+	mtime, err := parseMtime(r)
+	if err != nil || !mtime.IsZero() {
+		return mtime, err
+	}
+	return meta.mtime, nil
+}
+
 // startUpload takes the bytes a POST carries (creation-with-upload) and
 // answers 201 with the upload URL; an upload complete already (its length
 // is 0, or the POST carried all of it) is committed at once.
@@ -156,9 +173,9 @@ func (h *Handler) startUpload(w http.ResponseWriter, r *http.Request, req *reque
 			return err
 		}
 	}
-	w.Header().Set("Location", uploadLocation(req.path, s.ID))
+	w.Header().Set("Location", uploadLocation(r, req.path, s.ID))
 	if s.Offset == s.Length {
-		return h.completeUpload(w, r, req, s, http.StatusCreated)
+		return h.completeUpload(w, r, req, s, time.Time{}, http.StatusCreated)
 	}
 	setProgressHeaders(w.Header(), s)
 	w.WriteHeader(http.StatusCreated)
@@ -237,7 +254,7 @@ func (h *Handler) handleTusHead(w http.ResponseWriter, r *http.Request, req *req
 		// between the two, or the commit was refused. Clients take an
 		// upload whose offset is its length for done and send nothing
 		// more, so it is committed now, or its refusal answered.
-		return h.completeUpload(w, r, req, s, http.StatusOK)
+		return h.completeUpload(w, r, req, s, time.Time{}, http.StatusOK)
 	}
 	setProgressHeaders(hdr, s)
 	w.WriteHeader(http.StatusOK)
@@ -245,12 +262,17 @@ func (h *Handler) handleTusHead(w http.ResponseWriter, r *http.Request, req *req
 }
 
 // handleTusPatch appends the request body at the upload's offset; the last
-// byte commits the file.
+// byte commits the file, with the X-OC-Mtime of this request if it has one.
 func (h *Handler) handleTusPatch(w http.ResponseWriter, r *http.Request, req *request, s storage.UploadSession) error {
 	if !isTusContent(r) {
 		return errorf(http.StatusUnsupportedMediaType, "PATCH needs Content-Type: %s", tusContentType)
 	}
 	offset, err := parseTusNumber("Upload-Offset", r.Header.Get("Upload-Offset"))
+	if err != nil {
+		return err
+	}
+	// Read before any byte is stored: a bad one refuses the whole PATCH.
+	mtime, err := parseMtime(r)
 	if err != nil {
 		return err
 	}
@@ -272,7 +294,7 @@ func (h *Handler) handleTusPatch(w http.ResponseWriter, r *http.Request, req *re
 		}
 	}
 	if s.Offset == s.Length {
-		return h.completeUpload(w, r, req, s, http.StatusNoContent)
+		return h.completeUpload(w, r, req, s, mtime, http.StatusNoContent)
 	}
 	setProgressHeaders(w.Header(), s)
 	w.WriteHeader(http.StatusNoContent)
@@ -330,8 +352,10 @@ func appendError(err, readErr error) error {
 // would be: its target is read again and the request's If header and the
 // locks on it are checked at this moment; the store repeats the
 // preconditions given at creation, and the lock check with this request's
-// tokens.
-func (h *Handler) completeUpload(w http.ResponseWriter, r *http.Request, req *request, s storage.UploadSession, status int) error {
+// tokens. A non-zero mtime replaces the one the upload started with. The
+// answer carries the headers of a PUT's, so that a sync client needs no
+// PROPFIND to learn what it wrote.
+func (h *Handler) completeUpload(w http.ResponseWriter, r *http.Request, req *request, s storage.UploadSession, mtime time.Time, status int) error {
 	t, err := h.sessionTarget(r.Context(), req.user, s)
 	if err != nil {
 		return err
@@ -339,14 +363,17 @@ func (h *Handler) completeUpload(w http.ResponseWriter, r *http.Request, req *re
 	if _, err := h.checkWrite(r, req, t, -1); err != nil {
 		return err
 	}
-	node, _, err := h.uploads.CompleteSession(r.Context(), s.ID, h.heldTokens(r, req))
+	node, _, err := h.uploads.CompleteSession(r.Context(), s.ID, h.heldTokens(r, req), mtime)
 	if errors.Is(err, storage.ErrChecksum) {
 		return &davError{status: statusChecksumMismatch, message: msgChecksumMismatch, cause: err}
 	}
 	if err != nil {
 		return err
 	}
-	h.setCommittedHeaders(w, t, node, s.Target.ModTime)
+	if mtime.IsZero() {
+		mtime = s.Target.ModTime
+	}
+	h.setCommittedHeaders(w, t, node, mtime)
 	w.Header().Set("Upload-Offset", strconv.FormatInt(s.Offset, 10))
 	w.WriteHeader(status)
 	return nil
@@ -398,19 +425,30 @@ func setProgressHeaders(hdr http.Header, s storage.UploadSession) {
 	hdr.Set("Upload-Expires", s.Expires.UTC().Format(http.TimeFormat))
 }
 
-// uploadLocation is the upload URL, below the /remote.php form the client
-// used, if it did.
-func uploadLocation(dp davPath, id string) string {
+// uploadLocation is the absolute upload URL, below the /remote.php form the
+// client used, if it did. Absolute, because the ownCloud desktop client
+// (Qt 5) takes a Location without a scheme for none and then PATCHes an
+// empty URL.
+func uploadLocation(r *http.Request, dp davPath, id string) string {
 	prefix := ""
 	if strings.HasPrefix(dp.base, "/remote.php/") {
 		prefix = "/remote.php"
 	}
-	return prefix + "/dav" + uploadsPath + url.PathEscape(id)
+	return requestOrigin(r) + prefix + "/dav" + uploadsPath + url.PathEscape(id)
 }
 
-// childPath is dp with name appended.
-func childPath(dp davPath, name string) davPath {
-	dp.segments = append(slices.Clip(dp.segments), name)
+// requestOrigin is the scheme and host the client reached the server at.
+func requestOrigin(r *http.Request) string {
+	scheme := "https"
+	if r.TLS == nil {
+		scheme = "http"
+	}
+	return scheme + "://" + r.Host
+}
+
+// descendantPath is dp with names appended.
+func descendantPath(dp davPath, names []string) davPath {
+	dp.segments = append(slices.Clip(dp.segments), names...)
 	return dp
 }
 

@@ -2,11 +2,15 @@ package davhandler
 
 import (
 	"crypto/md5"
+	"crypto/sha1"
 	"encoding/base64"
+	"encoding/hex"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -41,11 +45,21 @@ func (e *env) tusStart(user, collection, name string, length int, hdr ...string)
 	e.t.Helper()
 	rec := e.tusCreate(user, collection, name, length, hdr...)
 	wantStatus(e.t, rec, http.StatusCreated)
+	return uploadPathOf(e.t, rec)
+}
+
+// uploadPathOf is the path of the absolute upload URL a POST answered.
+func uploadPathOf(t testing.TB, rec *httptest.ResponseRecorder) string {
+	t.Helper()
 	loc := rec.Header().Get("Location")
-	if !strings.HasPrefix(loc, "/dav/uploads/") && !strings.HasPrefix(loc, "/remote.php/dav/uploads/") {
-		e.t.Fatalf("Location %q is no upload URL", loc)
+	u, err := url.Parse(loc)
+	if err != nil || u.Scheme != "http" || u.Host != "example.com" {
+		t.Fatalf("Location %q is no absolute URL of the server (%v)", loc, err)
 	}
-	return loc
+	if !strings.HasPrefix(u.Path, "/dav/uploads/") && !strings.HasPrefix(u.Path, "/remote.php/dav/uploads/") {
+		t.Fatalf("Location %q is no upload URL", loc)
+	}
+	return u.Path
 }
 
 // tusPatch sends a chunk at offset.
@@ -144,7 +158,17 @@ func TestTusCreateRefusals(t *testing.T) {
 		{"Upload-Length huge", "einstein", "/webdav/", []string{"Upload-Length", "99999999999999999999"}, http.StatusBadRequest},
 		{"no filename", "einstein", "/webdav/", []string{"Upload-Metadata", tusMeta("type", "text/plain")}, http.StatusBadRequest},
 		{"filename ..", "einstein", "/webdav/", []string{"Upload-Metadata", tusMeta("filename", "..")}, http.StatusBadRequest},
-		{"filename with /", "einstein", "/webdav/", []string{"Upload-Metadata", tusMeta("filename", "a/b")}, http.StatusBadRequest},
+		{"filename path with ..", "einstein", "/webdav/", []string{"Upload-Metadata", tusMeta("filename", "../new.txt")}, http.StatusBadRequest},
+		{"filename path with .. from a folder", "einstein", "/webdav/folder/", []string{"Upload-Metadata", tusMeta("filename", "../new.txt")}, http.StatusBadRequest},
+		{"filename path with //", "einstein", "/webdav/", []string{"Upload-Metadata", tusMeta("filename", "folder//new.txt")}, http.StatusBadRequest},
+		{"filename path not UTF-8", "einstein", "/webdav/", []string{"Upload-Metadata", tusMeta("filename", "folder/\xff.txt")}, http.StatusBadRequest},
+		{"filename path ends in /", "einstein", "/webdav/", []string{"Upload-Metadata", tusMeta("filename", "folder/new.txt/")}, http.StatusBadRequest},
+		{"filename path, missing parent", "einstein", "/webdav/", []string{"Upload-Metadata", tusMeta("filename", "/missing/new.txt")}, http.StatusConflict},
+		{"filename path through a file", "einstein", "/webdav/", []string{"Upload-Metadata", tusMeta("filename", "file.txt/new.txt")}, http.StatusConflict},
+		{"filename path to a folder", "einstein", "/webdav/", []string{"Upload-Metadata", tusMeta("filename", "/folder")}, http.StatusConflict},
+		{"filename path, viewer", "richard", physicsPath + "/", []string{"Upload-Metadata", tusMeta("filename", "/folder/new.txt")}, http.StatusForbidden},
+		{"filename path, quota", "einstein", physicsPath + "/", []string{"Upload-Length", "11", "Upload-Metadata", tusMeta("filename", "folder/new.txt")}, http.StatusInsufficientStorage},
+		{"filename path, non-member", "marie", "/dav/files/einstein/", []string{"Upload-Metadata", tusMeta("filename", "folder/new.txt")}, http.StatusNotFound},
 		{"filename with \\", "einstein", "/webdav/", []string{"Upload-Metadata", tusMeta("filename", `a\b`)}, http.StatusBadRequest},
 		{"filename control", "einstein", "/webdav/", []string{"Upload-Metadata", tusMeta("filename", "a\x01")}, http.StatusBadRequest},
 		{"filename too long", "einstein", "/webdav/", []string{"Upload-Metadata", tusMeta("filename", strings.Repeat("a", 256))}, http.StatusBadRequest},
@@ -169,6 +193,7 @@ func TestTusCreateRefusals(t *testing.T) {
 			e := newEnv(t, withUploads)
 			setQuota(t, e, 10)
 			wantStatus(t, e.do("einstein", "MKCOL", "/webdav/folder", ""), http.StatusCreated)
+			wantStatus(t, e.do("einstein", "MKCOL", physicsPath+"/folder", ""), http.StatusCreated)
 			wantStatus(t, e.do("einstein", http.MethodPut, "/webdav/file.txt", "x"), http.StatusCreated)
 			hdr := []string{"Tus-Resumable", "1.0.0", "Upload-Length", "5", "Upload-Metadata", tusMeta("filename", "new.txt")}
 			hdr = append(hdr, tt.hdr...)
@@ -181,7 +206,9 @@ func TestTusCreateRefusals(t *testing.T) {
 			if tt.status == http.StatusPreconditionFailed && strings.Contains(tt.name, "Tus-Resumable") {
 				wantHeader(t, rec, "Tus-Version", "1.0.0")
 			}
-			wantNoFile(t, e, "/webdav/new.txt")
+			for _, p := range []string{"/webdav/new.txt", "/webdav/folder/new.txt", physicsPath + "/folder/new.txt"} {
+				wantNoFile(t, e, p)
+			}
 			wantContent(t, e, "/webdav/file.txt", "x")
 		})
 	}
@@ -205,6 +232,21 @@ func TestTusCreateLocked(t *testing.T) {
 	wantContent(t, e, "/webdav/b.txt", "abc")
 }
 
+// TestTusCreatePathLocked: a file named by a path is checked against the
+// locks of the folders on that path, as a PUT to it would be.
+func TestTusCreatePathLocked(t *testing.T) {
+	e := newEnv(t, withUploads, withLocks)
+	wantStatus(t, e.do("einstein", "MKCOL", "/webdav/a", ""), http.StatusCreated)
+	token := e.lock("einstein", "/webdav/a", lockExclusive)
+	rec := e.tusCreate("einstein", "/remote.php/dav/files/einstein/", "/a/x.txt", 3)
+	wantStatus(t, rec, http.StatusLocked)
+	wantHeader(t, rec, "Location", "")
+	wantStatus(t, e.tusCreate("einstein", "/webdav/", "/x.txt", 3), http.StatusCreated)
+	loc := e.tusStart("einstein", "/webdav/", "/a/x.txt", 3, "If", "(<"+token+">)")
+	wantStatus(t, e.tusPatch("einstein", loc, 0, "abc", "If", "(<"+token+">)"), http.StatusNoContent)
+	wantContent(t, e, "/webdav/a/x.txt", "abc")
+}
+
 // TestTusUpload: an upload in parts through every base path; nothing is
 // visible until the last byte, which commits the file as a PUT would.
 func TestTusUpload(t *testing.T) {
@@ -214,7 +256,7 @@ func TestTusUpload(t *testing.T) {
 		t.Run(coll, func(t *testing.T) {
 			rec := e.tusCreate("einstein", coll, "up.txt", 10)
 			wantStatus(t, rec, http.StatusCreated)
-			loc := rec.Header().Get("Location")
+			loc := uploadPathOf(t, rec)
 			if strings.HasPrefix(coll, "/remote.php/") != strings.HasPrefix(loc, "/remote.php/dav/uploads/") {
 				t.Fatalf("Location %q for a POST to %s", loc, coll)
 			}
@@ -354,6 +396,140 @@ func TestTusMetadata(t *testing.T) {
 	wantHeader(t, rec, "X-OC-Mtime", "accepted")
 	wantHeader(t, rec, "Last-Modified", time.Unix(1700000000, 0).UTC().Format(http.TimeFormat))
 	wantHeader(t, e.do("einstein", http.MethodGet, "/webdav/m.txt", ""), "Content-Type", "text/x-special")
+}
+
+// ocClientPost is a POST as the ownCloud desktop client sends it: to the
+// root it syncs with, the file named by its path below that root, the
+// whole file's checksum in the metadata and all of the bytes in the body.
+func (e *env) ocClientPost(root, path, content, length string, hdr ...string) *httptest.ResponseRecorder {
+	e.t.Helper()
+	sum := sha1.Sum([]byte(content))
+	base := []string{"Tus-Resumable", "1.0.0", "Upload-Length", length, "Content-Type", tusContentType,
+		"Upload-Metadata", tusMeta("filename", path, "checksum", "SHA1 "+hex.EncodeToString(sum[:]))}
+	return e.do("einstein", http.MethodPost, root, content, append(base, hdr...)...)
+}
+
+// wantCommittedHeaders checks that an answer describes the file as a PUT's
+// answer would: the ownCloud client reads them instead of a PROPFIND.
+func wantCommittedHeaders(t *testing.T, e *env, rec *httptest.ResponseRecorder, path string) {
+	t.Helper()
+	get := e.do("einstein", http.MethodGet, path, "")
+	for _, name := range []string{"ETag", "OC-ETag", "OC-FileId", "Last-Modified"} {
+		wantHeader(t, rec, name, get.Header().Get(name))
+	}
+	wantHeader(t, rec, "OC-Perm", "RDNVWZP")
+}
+
+// TestTusFilenamePath: the ownCloud desktop client's uploads, named by a
+// path below the folder the POST goes to, land there and are answered as a
+// PUT is.
+func TestTusFilenamePath(t *testing.T) {
+	const mtime = "1700000000"
+	mtimeHTTP := time.Unix(1700000000, 0).UTC().Format(http.TimeFormat)
+	tests := []struct {
+		name     string
+		root     string
+		filename string
+		want     string
+	}{
+		{"path from the files root", "/remote.php/dav/files/einstein/", "/a/b/new.bin", "/webdav/a/b/new.bin"},
+		{"path from webdav", "/remote.php/webdav/", "/a/b/new.bin", "/webdav/a/b/new.bin"},
+		{"path without leading slash", "/dav/files/einstein/", "a/b/new.bin", "/webdav/a/b/new.bin"},
+		{"path from a folder", "/webdav/a/", "b/new.bin", "/webdav/a/b/new.bin"},
+		{"single name", "/webdav/a/b/", "new.bin", "/webdav/a/b/new.bin"},
+		{"unicode and spaces", "/webdav/", "/a/b/ü ñ x.bin", "/webdav/a/b/ü ñ x.bin"},
+		{"replaces a file", "/webdav/", "/a/b/old.bin", "/webdav/a/b/old.bin"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, withUploads)
+			wantStatus(t, e.do("einstein", "MKCOL", "/webdav/a", ""), http.StatusCreated)
+			wantStatus(t, e.do("einstein", "MKCOL", "/webdav/a/b", ""), http.StatusCreated)
+			wantStatus(t, e.do("einstein", http.MethodPut, "/webdav/a/b/old.bin", "old"), http.StatusCreated)
+			rec := e.ocClientPost(tt.root, tt.filename, "0123456789", "10", "X-OC-Mtime", mtime)
+			wantStatus(t, rec, http.StatusCreated)
+			wantHeader(t, rec, "Upload-Offset", "10")
+			wantHeader(t, rec, "X-OC-Mtime", "accepted")
+			wantHeader(t, rec, "Last-Modified", mtimeHTTP)
+			wantContent(t, e, tt.want, "0123456789")
+			wantCommittedHeaders(t, e, rec, tt.want)
+		})
+	}
+}
+
+// TestTusPathResumed: an upload the POST did not finish is PATCHed at its
+// Location; the PATCH that completes it may bring its own X-OC-Mtime, and
+// If-Match given at the POST guards the replaced file until then.
+func TestTusPathResumed(t *testing.T) {
+	e := newEnv(t, withUploads)
+	wantStatus(t, e.do("einstein", "MKCOL", "/webdav/a", ""), http.StatusCreated)
+	put := e.do("einstein", http.MethodPut, "/webdav/a/r.bin", "old")
+	sum := sha1.Sum([]byte("01234567"))
+	meta := tusMeta("filename", "/a/r.bin", "checksum", "SHA1 "+hex.EncodeToString(sum[:]))
+	post := e.do("einstein", http.MethodPost, "/remote.php/dav/files/einstein/", "0123", "Tus-Resumable", "1.0.0",
+		"Upload-Length", "8", "Content-Type", tusContentType, "Upload-Metadata", meta,
+		"If-Match", put.Header().Get("ETag"), "X-OC-Mtime", "1600000000")
+	wantStatus(t, post, http.StatusCreated)
+	wantHeader(t, post, "Upload-Offset", "4")
+	wantHeader(t, post, "X-OC-Mtime", "")
+	wantContent(t, e, "/webdav/a/r.bin", "old")
+
+	loc := uploadPathOf(t, post)
+	wantStatus(t, e.tusPatch("einstein", loc, 4, "4567", "X-OC-Mtime", "soon"), http.StatusBadRequest)
+	wantHeader(t, e.do("einstein", http.MethodHead, loc, "", "Tus-Resumable", "1.0.0"), "Upload-Offset", "4")
+	last := e.tusPatch("einstein", loc, 4, "4567", "X-OC-Mtime", "1700000000")
+	wantStatus(t, last, http.StatusNoContent)
+	wantHeader(t, last, "X-OC-Mtime", "accepted")
+	wantHeader(t, last, "Last-Modified", time.Unix(1700000000, 0).UTC().Format(http.TimeFormat))
+	wantContent(t, e, "/webdav/a/r.bin", "01234567")
+	wantCommittedHeaders(t, e, last, "/webdav/a/r.bin")
+}
+
+// TestTusMtimeSources: the modification time comes from X-OC-Mtime as for
+// a PUT, else from the metadata, else it is the commit time.
+func TestTusMtimeSources(t *testing.T) {
+	tests := []struct {
+		name     string
+		meta     string
+		header   string
+		want     int64
+		accepted bool
+		status   int
+	}{
+		{name: "header", header: "1600000000", want: 1600000000, accepted: true, status: http.StatusCreated},
+		{name: "metadata", meta: "1500000000", want: 1500000000, accepted: true, status: http.StatusCreated},
+		{name: "header wins", meta: "1500000000", header: "1600000000", want: 1600000000, accepted: true, status: http.StatusCreated},
+		{name: "none", status: http.StatusCreated},
+		{name: "bad header", header: "1e9", status: http.StatusBadRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, withUploads)
+			kv := []string{"filename", "m.txt"}
+			if tt.meta != "" {
+				kv = append(kv, "mtime", tt.meta)
+			}
+			hdr := []string{"Upload-Metadata", tusMeta(kv...), "Content-Type", tusContentType}
+			if tt.header != "" {
+				hdr = append(hdr, "X-OC-Mtime", tt.header)
+			}
+			rec := e.do("einstein", http.MethodPost, "/webdav/", "ab", append([]string{"Tus-Resumable", "1.0.0", "Upload-Length", "2"}, hdr...)...)
+			wantStatus(t, rec, tt.status)
+			if tt.status != http.StatusCreated {
+				wantNoFile(t, e, "/webdav/m.txt")
+				return
+			}
+			accepted := ""
+			if tt.accepted {
+				accepted = "accepted"
+			}
+			wantHeader(t, rec, "X-OC-Mtime", accepted)
+			if tt.want != 0 {
+				wantHeader(t, e.do("einstein", http.MethodGet, "/webdav/m.txt", ""), "Last-Modified",
+					time.Unix(tt.want, 0).UTC().Format(http.TimeFormat))
+			}
+		})
+	}
 }
 
 // TestTusOtherUser: another user's upload, an unknown one and an ended one
@@ -546,16 +722,20 @@ func TestParseUploadChecksum(t *testing.T) {
 func TestParseTusMetadata(t *testing.T) {
 	tests := []struct {
 		in      string
-		name    string
+		path    []string
 		ctype   string
 		invalid bool
 	}{
-		{in: tusMeta("filename", "a.txt"), name: "a.txt"},
-		{in: " filename YS50eHQ= , flag ,", name: "a.txt"},
-		{in: "filename YS50eHQ", name: "a.txt"},
-		{in: tusMeta("filename", "a", "type", "image/png"), name: "a", ctype: "image/png"},
-		{in: tusMeta("filename", "a", "type", "application/octet-stream"), name: "a"},
-		{in: tusMeta("filename", "a", "content-type", "text/plain", "type", "image/png"), name: "a", ctype: "text/plain"},
+		{in: tusMeta("filename", "a.txt"), path: []string{"a.txt"}},
+		{in: " filename YS50eHQ= , flag ,", path: []string{"a.txt"}},
+		{in: "filename YS50eHQ", path: []string{"a.txt"}},
+		{in: tusMeta("filename", "a", "type", "image/png"), path: []string{"a"}, ctype: "image/png"},
+		{in: tusMeta("filename", "a", "type", "application/octet-stream"), path: []string{"a"}},
+		{in: tusMeta("filename", "a", "content-type", "text/plain", "type", "image/png"), path: []string{"a"}, ctype: "text/plain"},
+		// The ownCloud desktop client's path below the root it syncs.
+		{in: tusMeta("filename", "/a/b/big.bin", "checksum", "SHA1 8cb2237d0679ca88db6464eac60da96345513964"), path: []string{"a", "b", "big.bin"}},
+		{in: tusMeta("filename", "/top.txt"), path: []string{"top.txt"}},
+		{in: tusMeta("filename", "a b/ü ñ.txt"), path: []string{"a b", "ü ñ.txt"}},
 		{in: "", invalid: true},
 		{in: "filename", invalid: true},
 		{in: "file\x01name YQ==", invalid: true},
@@ -571,8 +751,26 @@ func TestParseTusMetadata(t *testing.T) {
 			wantClientError(t, err)
 			continue
 		}
-		if err != nil || m.name != tt.name || m.contentType != tt.ctype {
-			t.Fatalf("%q: %+v, %v; want name %q type %q", tt.in, m, err, tt.name, tt.ctype)
+		if err != nil || !slices.Equal(m.segments, tt.path) || m.contentType != tt.ctype {
+			t.Fatalf("%q: %+v, %v; want path %q type %q", tt.in, m, err, tt.path, tt.ctype)
+		}
+	}
+}
+
+// TestTusMetadataPathRefusals: a filename path is validated segment by
+// segment as a request path is, and nothing else is accepted.
+func TestTusMetadataPathRefusals(t *testing.T) {
+	for _, filename := range []string{
+		"/", "//", "a/", "/a/", "a//b", "//a", "../x", "a/../b", "a/./b", "./a", "a/..",
+		"a\\b/c", "a/b\x00", "a/\x7f", "a/\xff", "\xed\xa0\x80/b", "a/" + strings.Repeat("x", 256),
+	} {
+		_, err := parseTusMetadata(tusMeta("filename", filename))
+		if err == nil {
+			t.Fatalf("filename %q accepted", filename)
+		}
+		wantClientError(t, err)
+		if status := storageError(err).status; status != http.StatusBadRequest {
+			t.Fatalf("filename %q: status %d, want 400", filename, status)
 		}
 	}
 }

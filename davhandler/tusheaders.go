@@ -14,7 +14,9 @@ import (
 
 // tusMetadata is what an upload's Upload-Metadata says about its file.
 type tusMetadata struct {
-	name        string
+	// segments name the file below the folder the POST was sent to: one
+	// name, or the path of the ownCloud desktop client.
+	segments    []string
 	mtime       time.Time
 	expected    *checksum.Expected
 	contentType string
@@ -25,17 +27,17 @@ type tusMetadata struct {
 // found wins.
 var contentTypeKeys = []string{"content-type", "filetype", "type"}
 
-// parseTusMetadata reads Upload-Metadata: filename (required, a name a PUT
-// would accept), mtime (Unix seconds, as X-OC-Mtime), checksum of the whole
-// file ("<ALG> <hex>" or "<ALG>:<hex>") and the media type. Other keys are
-// the client's own and ignored.
+// parseTusMetadata reads Upload-Metadata: filename (required: a name a PUT
+// would accept, or a relative path of such names), mtime (Unix seconds, as
+// X-OC-Mtime), checksum of the whole file ("<ALG> <hex>" or "<ALG>:<hex>")
+// and the media type. Other keys are the client's own and ignored.
 func parseTusMetadata(header string) (tusMetadata, error) {
 	var m tusMetadata
 	pairs, err := parseMetadataPairs(header)
 	if err != nil {
 		return m, err
 	}
-	if m.name, err = metadataName(pairs["filename"]); err != nil {
+	if m.segments, err = metadataPath(pairs["filename"]); err != nil {
 		return m, err
 	}
 	if m.mtime, err = parseMtimeValue("Upload-Metadata mtime", pairs["mtime"]); err != nil {
@@ -96,19 +98,26 @@ func decodeBase64(s string) (string, error) {
 	return string(b), err
 }
 
-// metadataName validates the file name of an upload as a PUT's last path
-// segment would be, which cannot contain a slash.
-func metadataName(name string) (string, error) {
-	if name == "" {
-		return "", errorf(http.StatusBadRequest, "Upload-Metadata must name the file: filename <base64 name>")
+// metadataPath splits the filename of an upload into the names below the
+// folder the POST was sent to. The ownCloud desktop client POSTs every
+// upload to the root it syncs with and names the file by its path below
+// that root ("/a/b/big.bin"), so one leading slash is allowed; every name
+// is validated as a path segment is, and an empty one (a//b, a/) refused
+// rather than collapsed, since it is no path a client means.
+func metadataPath(filename string) ([]string, error) {
+	if filename == "" {
+		return nil, errorf(http.StatusBadRequest, "Upload-Metadata must name the file: filename <base64 name>")
 	}
-	if strings.Contains(name, "/") {
-		return "", errorf(http.StatusBadRequest, "name validation failed: must not contain /")
+	segments := strings.Split(strings.TrimPrefix(filename, "/"), "/")
+	for _, name := range segments {
+		if name == "" {
+			return nil, errorf(http.StatusBadRequest, "Upload-Metadata filename %q: empty names are not allowed", filename)
+		}
+		if err := validateName(name); err != nil {
+			return nil, err
+		}
 	}
-	if err := validateName(name); err != nil {
-		return "", err
-	}
-	return name, nil
+	return segments, nil
 }
 
 // metadataChecksum reads the checksum of the whole file, "<ALG> <hex>" or

@@ -10,8 +10,9 @@ import (
 
 // capabilitiesData is the data of cloud/capabilities. Every entry is
 // something davspaces serves; clients take an advertised feature as a
-// promise (a Nextcloud client sees dav.chunking and uploads with chunking
-// NG, which is why that key is absent until chunking NG exists).
+// promise (a Nextcloud client that sees dav.chunking uploads its big files
+// with chunking NG, the ownCloud desktop client that sees tus_support
+// uploads every file with TUS), which is why Config says what is served.
 type capabilitiesData struct {
 	Capabilities capabilities `json:"capabilities" xml:"capabilities"`
 	Version      version      `json:"version" xml:"version"`
@@ -19,7 +20,7 @@ type capabilitiesData struct {
 
 type capabilities struct {
 	Core      core      `json:"core" xml:"core"`
-	DAV       struct{}  `json:"dav" xml:"dav"`
+	DAV       dav       `json:"dav" xml:"dav"`
 	Files     files     `json:"files" xml:"files"`
 	Checksums checksums `json:"checksums" xml:"checksums"`
 	Spaces    spaces    `json:"spaces" xml:"spaces"`
@@ -31,7 +32,15 @@ type core struct {
 	Status       Status `json:"status" xml:"status"`
 }
 
+type dav struct {
+	// Chunking is the version of Nextcloud's chunked uploads ("chunking
+	// NG") served, absent when none is.
+	Chunking string `json:"chunking,omitempty" xml:"chunking,omitempty"`
+}
+
 type files struct {
+	// BigFileChunking tells clients that files may be sent in chunks
+	// (chunking NG, and ownCloud v1 chunks for older clients).
 	BigFileChunking  ocsBool     `json:"bigfilechunking" xml:"bigfilechunking"`
 	BlacklistedFiles []string    `json:"blacklisted_files" xml:"blacklisted_files>element"`
 	Undelete         ocsBool     `json:"undelete" xml:"undelete"`
@@ -83,6 +92,10 @@ func newCapabilities(cfg Config) capabilitiesData {
 		},
 		Checksums: checksums{SupportedTypes: []string{"SHA1", "MD5", "ADLER32"}, PreferredUploadType: "SHA1"},
 		Spaces:    spaces{Enabled: true, Version: "1.0.0", Projects: true},
+	}
+	if cfg.ChunkedUploads {
+		c.DAV.Chunking = "1.0"
+		c.Files.BigFileChunking = true
 	}
 	if cfg.TUS {
 		c.Files.TUSSupport = &tusSupport{

@@ -43,54 +43,56 @@ func lookup(m map[string]any, path string) any {
 	return v
 }
 
+// tusSupportJSON is files.tus_support when TUS is served.
+var tusSupportJSON = map[string]any{
+	"version": "1.0.0", "resumable": "1.0.0",
+	"extension":      "creation,creation-with-upload,checksum,expiration,termination",
+	"max_chunk_size": float64(0), "http_method_override": "",
+}
+
 func TestCapabilities(t *testing.T) {
-	for _, tus := range []bool{true, false} {
-		c := capabilitiesOf(t, newTestHandler(t, tus))
+	// Clients take what is advertised as a promise: a Nextcloud client
+	// that sees dav.chunking uploads with chunking NG, the ownCloud client
+	// that sees tus_support with TUS. Each appears only when served.
+	tests := []struct {
+		tus, chunked bool
+		dav          map[string]any
+		bigFile      bool
+		tusSupport   any
+	}{
+		{tus: false, chunked: false, dav: map[string]any{}},
+		{tus: true, chunked: false, dav: map[string]any{}, tusSupport: tusSupportJSON},
+		{tus: false, chunked: true, dav: map[string]any{"chunking": "1.0"}, bigFile: true},
+		{tus: true, chunked: true, dav: map[string]any{"chunking": "1.0"}, bigFile: true, tusSupport: tusSupportJSON},
+	}
+	for _, tt := range tests {
+		c := capabilitiesOf(t, newUploadsHandler(t, tt.tus, tt.chunked))
 		for path, want := range map[string]any{
 			"core.webdav-root":              "remote.php/webdav",
 			"core.pollinterval":             float64(60),
 			"core.status.installed":         true,
 			"core.status.productname":       "davspaces",
-			"files.bigfilechunking":         false,
+			"files.bigfilechunking":         tt.bigFile,
 			"files.undelete":                false,
 			"files.versioning":              false,
 			"files.blacklisted_files":       []any{".htaccess"},
+			"files.tus_support":             tt.tusSupport,
 			"checksums.supportedTypes":      []any{"SHA1", "MD5", "ADLER32"},
 			"checksums.preferredUploadType": "SHA1",
 			"spaces.enabled":                true,
 			"spaces.version":                "1.0.0",
 			"spaces.projects":               true,
-			"dav":                           map[string]any{},
+			"dav":                           tt.dav,
 		} {
 			if got := lookup(c, path); !reflect.DeepEqual(got, want) {
-				t.Errorf("tus %v: %s = %#v, want %#v", tus, path, got, want)
+				t.Errorf("tus %v, chunked %v: %s = %#v, want %#v", tt.tus, tt.chunked, path, got, want)
 			}
-		}
-		// Nextcloud clients upload with chunking NG when it is advertised;
-		// it is not served yet.
-		if _, ok := lookup(c, "dav").(map[string]any)["chunking"]; ok {
-			t.Errorf("dav.chunking advertised")
-		}
-		tusSupport := lookup(c, "files.tus_support")
-		if !tus {
-			if tusSupport != nil {
-				t.Errorf("TUS off, tus_support %v", tusSupport)
-			}
-			continue
-		}
-		want := map[string]any{
-			"version": "1.0.0", "resumable": "1.0.0",
-			"extension":      "creation,creation-with-upload,checksum,expiration,termination",
-			"max_chunk_size": float64(0), "http_method_override": "",
-		}
-		if !reflect.DeepEqual(tusSupport, want) {
-			t.Errorf("tus_support %#v, want %#v", tusSupport, want)
 		}
 	}
 }
 
 func TestCapabilitiesXML(t *testing.T) {
-	w := serve(newTestHandler(t, true), http.MethodGet, "/ocs/v1.php/cloud/capabilities", "X-User", "einstein")
+	w := serve(newUploadsHandler(t, true, true), http.MethodGet, "/ocs/v1.php/cloud/capabilities", "X-User", "einstein")
 	var env struct {
 		Data struct {
 			Capabilities struct {
@@ -100,6 +102,9 @@ func TestCapabilitiesXML(t *testing.T) {
 						Installed string `xml:"installed"`
 					} `xml:"status"`
 				} `xml:"core"`
+				DAV struct {
+					Chunking string `xml:"chunking"`
+				} `xml:"dav"`
 				Files struct {
 					Blacklisted []string `xml:"blacklisted_files>element"`
 					Chunking    string   `xml:"bigfilechunking"`
@@ -121,7 +126,7 @@ func TestCapabilitiesXML(t *testing.T) {
 	}
 	c := env.Data.Capabilities
 	if c.Core.WebDAVRoot != "remote.php/webdav" || c.Core.Status.Installed != "1" ||
-		!reflect.DeepEqual(c.Files.Blacklisted, []string{".htaccess"}) || c.Files.Chunking != "0" ||
+		!reflect.DeepEqual(c.Files.Blacklisted, []string{".htaccess"}) || c.Files.Chunking != "1" || c.DAV.Chunking != "1.0" ||
 		c.Files.TUS.Resumable != "1.0.0" || !reflect.DeepEqual(c.Checksums.Types, []string{"SHA1", "MD5", "ADLER32"}) ||
 		c.Spaces.Enabled != "1" {
 		t.Errorf("capabilities %+v from %s", c, w.Body)

@@ -31,6 +31,10 @@ type Config struct {
 	// TUSMaxChunkSize is the largest PATCH the client should send; 0 leaves
 	// it to the client, as nothing but the quota limits a PATCH here.
 	TUSMaxChunkSize int64
+	// ChunkedUploads says the WebDAV handler assembles chunked uploads
+	// (Nextcloud chunking NG, ownCloud v1 chunks); only then are they
+	// advertised, as dav.chunking and files.bigfilechunking.
+	ChunkedUploads bool
 	// PollInterval is core.pollinterval. Default: 60, what ownCloud
 	// sends; the ownCloud client reads milliseconds and keeps its own
 	// default for values below 5000.

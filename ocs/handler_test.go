@@ -15,14 +15,22 @@ import (
 // header, standing in for Caddy's authentication.
 func newTestHandler(t *testing.T, tus bool) *Handler {
 	t.Helper()
+	return newUploadsHandler(t, tus, false)
+}
+
+// newUploadsHandler is newTestHandler for a WebDAV handler that serves TUS,
+// chunked uploads, both or neither.
+func newUploadsHandler(t *testing.T, tus, chunked bool) *Handler {
+	t.Helper()
 	h, err := New(Config{
 		User: func(r *http.Request) (storage.User, bool) {
 			id := r.Header.Get("X-User")
 			return storage.User{ID: id, DisplayName: r.Header.Get("X-Name")}, id != ""
 		},
-		Email:  func(r *http.Request) string { return r.Header.Get("X-Email") },
-		Status: DefaultStatus("1.2.3"),
-		TUS:    tus,
+		Email:          func(r *http.Request) string { return r.Header.Get("X-Email") },
+		Status:         DefaultStatus("1.2.3"),
+		TUS:            tus,
+		ChunkedUploads: chunked,
 	})
 	if err != nil {
 		t.Fatal(err)

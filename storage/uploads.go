@@ -77,8 +77,10 @@ type UploadSessions interface {
 	// locks are the lock tokens the completing request submitted, the
 	// Conditions.Locks of its commit (nil: not checked); the Target's own
 	// Locks are not kept with the session, since tokens submitted when the
-	// upload started say nothing about locks taken since.
-	CompleteSession(ctx context.Context, id string, locks *LockTokens) (Node, bool, error)
+	// upload started say nothing about locks taken since. A non-zero
+	// modTime replaces the Target's ModTime: a client may name the file's
+	// modification time only with its last bytes.
+	CompleteSession(ctx context.Context, id string, locks *LockTokens, modTime time.Time) (Node, bool, error)
 	// RemoveSession ends a session and drops its bytes. ErrNotFound when
 	// unknown or expired.
 	RemoveSession(ctx context.Context, id string) error

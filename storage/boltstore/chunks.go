@@ -45,9 +45,6 @@ const (
 	chunksDir           = "chunks"
 	chunkedUploadFormat = 1
 	chunkFormat         = 1
-	// openChunkAttempts bounds how often OpenChunk looks a part up again
-	// when it was replaced between the lookup and the open of its file.
-	openChunkAttempts = 3
 )
 
 // chunkedUploadRec is a chunked upload as stored.
@@ -212,7 +209,11 @@ func (s *Store) writableChunkedUpload(id, name string) (chunkedUploadRec, error)
 		if err != nil {
 			return err
 		}
-		return t.roomForChunk(u, name)
+		parts, err := t.partsOf(id)
+		if err != nil {
+			return err
+		}
+		return roomForChunk(u, parts, name)
 	})
 	return u, err
 }
@@ -222,12 +223,8 @@ func (s *Store) writableChunkedUpload(id, name string) (chunkedUploadRec, error)
 // returned wrapped.
 func (s *Store) writeChunkFile(path string, r io.Reader) (int64, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrNotExist) {
-		// The directory went with its upload.
-		return 0, storage.ErrNotFound
-	}
 	if err != nil {
-		return 0, diskFull(err)
+		return 0, chunkDirGone(err)
 	}
 	n, err := s.copyChunk(f, r)
 	if err == nil {
@@ -237,13 +234,23 @@ func (s *Store) writeChunkFile(path string, r io.Reader) (int64, error) {
 		err = cerr
 	}
 	if err == nil {
-		err = s.syncDir(filepath.Dir(path))
+		err = chunkDirGone(s.syncDir(filepath.Dir(path)))
 	}
 	if err != nil {
 		os.Remove(path)
 		return 0, err
 	}
 	return n, nil
+}
+
+// chunkDirGone marks the error of a file operation in the directory of an
+// upload that was removed meanwhile (the directory went with it) as
+// ErrNotFound.
+func chunkDirGone(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %w", storage.ErrNotFound, err)
+	}
+	return diskFull(err)
 }
 
 // copyChunk copies r to f through one buffer, so that memory stays flat
@@ -282,10 +289,13 @@ func (s *Store) recordChunk(id, dir, name string, part chunkRec) (replaced strin
 			// Removed and started again while the part was written.
 			return fmt.Errorf("chunked upload %.64q: %w", id, storage.ErrNotFound)
 		}
-		if err := t.roomForChunk(u, name); err != nil {
+		parts, err := t.partsOf(id)
+		if err != nil {
 			return err
 		}
-		parts := t.partsOf(id)
+		if err := roomForChunk(u, parts, name); err != nil {
+			return err
+		}
 		if old := parts.Get([]byte(name)); old != nil {
 			prev, err := decodeChunk(id, name, old)
 			if err != nil {
@@ -352,9 +362,12 @@ func (s *Store) ClaimChunkedUpload(ctx context.Context, id string) ([]storage.Ch
 }
 
 // OpenChunk opens the file of part name. A part replaced between the
-// lookup and the open had its old file removed: it is looked up again.
+// lookup and the open had its old file removed: it is looked up again, as
+// long as each lookup finds another file (each one a replacement that
+// completed). The same file missing twice was lost.
 func (s *Store) OpenChunk(ctx context.Context, id, name string) (io.ReadCloser, error) {
-	for attempt := 1; ; attempt++ {
+	missing := ""
+	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -366,9 +379,10 @@ func (s *Store) OpenChunk(ctx context.Context, id, name string) (io.ReadCloser, 
 		if err == nil {
 			return f, nil
 		}
-		if !errors.Is(err, fs.ErrNotExist) || attempt == openChunkAttempts {
+		if !errors.Is(err, fs.ErrNotExist) || path == missing {
 			return nil, fmt.Errorf("open part %.64q of chunked upload %.64q: %w", name, id, err)
 		}
+		missing = path
 	}
 }
 
@@ -380,7 +394,11 @@ func (s *Store) chunkFile(id, name string) (string, error) {
 		if err != nil {
 			return err
 		}
-		v := t.partsOf(id).Get([]byte(name))
+		parts, err := t.partsOf(id)
+		if err != nil {
+			return err
+		}
+		v := parts.Get([]byte(name))
 		if v == nil {
 			return fmt.Errorf("part %.64q of %.64q: %w", name, id, storage.ErrNotFound)
 		}
@@ -523,14 +541,14 @@ func (s *Store) recoverChunkedUploads() error {
 	return nil
 }
 
-// recoverChunkDir settles the directory dir of upload id: files no part
-// names are removed, parts without their whole file are dropped.
+// recoverChunkDir settles the directory dir of upload id: parts without
+// their whole file are dropped, then files no part names are removed.
 func (s *Store) recoverChunkDir(id, dir string) error {
 	entries, err := os.ReadDir(s.chunkDirPath(dir))
 	if err != nil {
 		return err
 	}
-	sizes := make(map[string]int64, len(entries))
+	sizes := make(map[string]int64, len(entries)) // file → size
 	for _, e := range entries {
 		info, err := e.Info()
 		if err != nil {
@@ -538,23 +556,17 @@ func (s *Store) recoverChunkDir(id, dir string) error {
 		}
 		sizes[e.Name()] = info.Size()
 	}
-	return s.update(func(t *txn) error {
+	err = s.update(func(t *txn) error {
 		u, ok, err := t.chunkedUpload(id)
 		if err != nil || !ok {
 			return err
 		}
-		parts := t.partsOf(id)
-		var lost []string
-		err = parts.ForEach(func(k, v []byte) error {
-			part, err := decodeChunk(id, string(k), v)
-			size, found := sizes[part.File]
-			if err != nil || !found || size != part.Size {
-				lost = append(lost, string(k))
-			}
-			delete(sizes, part.File)
-			return nil
-		})
+		parts, err := t.partsOf(id)
 		if err != nil {
+			return err
+		}
+		lost, err := lostChunks(id, parts, sizes)
+		if err != nil || len(lost) == 0 {
 			return err
 		}
 		for _, name := range lost {
@@ -563,15 +575,33 @@ func (s *Store) recoverChunkDir(id, dir string) error {
 				return err
 			}
 		}
-		for file := range sizes { // no part names it
-			s.removeChunkFile(s.chunkPath(dir, file))
-		}
-		if len(lost) == 0 {
-			return nil
-		}
 		u.Parts -= len(lost)
 		return t.putChunkedUpload(&u)
 	})
+	if err != nil {
+		return err
+	}
+	for file := range sizes {
+		s.removeChunkFile(s.chunkPath(dir, file))
+	}
+	return nil
+}
+
+// lostChunks returns the names of the parts whose file is missing from
+// sizes or has another size, and takes the files of all parts out of
+// sizes, leaving those no part names.
+func lostChunks(id string, parts *bolt.Bucket, sizes map[string]int64) ([]string, error) {
+	var lost []string
+	err := parts.ForEach(func(k, v []byte) error {
+		part, err := decodeChunk(id, string(k), v)
+		size, found := sizes[part.File]
+		if err != nil || !found || size != part.Size {
+			lost = append(lost, string(k))
+		}
+		delete(sizes, part.File)
+		return nil
+	})
+	return lost, err
 }
 
 func (s *Store) chunkDirPath(dir string) string { return filepath.Join(s.chunkDir, dir) }
@@ -619,7 +649,13 @@ func (t *txn) chunkParts() *bolt.Bucket { return t.tx.Bucket(bucketChunkParts) }
 
 // partsOf returns the bucket of the parts of upload id, which exists as
 // long as the upload's record.
-func (t *txn) partsOf(id string) *bolt.Bucket { return t.chunkParts().Bucket([]byte(id)) }
+func (t *txn) partsOf(id string) (*bolt.Bucket, error) {
+	b := t.chunkParts().Bucket([]byte(id))
+	if b == nil {
+		return nil, fmt.Errorf("chunked upload %.64q without parts bucket: %w", id, errCorrupt)
+	}
+	return b, nil
+}
 
 // chunkedUpload returns upload id, live or not, and whether it exists.
 func (t *txn) chunkedUpload(id string) (chunkedUploadRec, bool, error) {
@@ -649,12 +685,13 @@ func (t *txn) liveChunkedUpload(id string, now time.Time) (chunkedUploadRec, err
 	return r, nil
 }
 
-// roomForChunk says why part name may not be put into u, or nil.
-func (t *txn) roomForChunk(u chunkedUploadRec, name string) error {
+// roomForChunk says why part name may not be put into u, whose parts are
+// in the bucket parts, or nil.
+func roomForChunk(u chunkedUploadRec, parts *bolt.Bucket, name string) error {
 	if u.Claimed {
 		return fmt.Errorf("chunked upload %.64q is being assembled: %w", u.ID, storage.ErrConflict)
 	}
-	if u.Parts >= storage.MaxChunksPerUpload && t.partsOf(u.ID).Get([]byte(name)) == nil {
+	if u.Parts >= storage.MaxChunksPerUpload && parts.Get([]byte(name)) == nil {
 		return fmt.Errorf("chunked upload %.64q has %d parts: %w", u.ID, u.Parts, storage.ErrInvalid)
 	}
 	return nil
@@ -662,8 +699,12 @@ func (t *txn) roomForChunk(u chunkedUploadRec, name string) error {
 
 // chunks lists the parts of upload id; bolt keeps keys in byte order.
 func (t *txn) chunks(id string) ([]storage.Chunk, error) {
+	parts, err := t.partsOf(id)
+	if err != nil {
+		return nil, err
+	}
 	var chunks []storage.Chunk
-	err := t.partsOf(id).ForEach(func(k, v []byte) error {
+	err = parts.ForEach(func(k, v []byte) error {
 		part, err := decodeChunk(id, string(k), v)
 		if err != nil {
 			return err

@@ -332,20 +332,20 @@ func (p *partWriter) write(b []byte) error {
 // session whose commit fails (a condition, the quota) ends too: its bytes
 // went into the commit. A context ended before the commit starts leaves the
 // session as it was.
-func (s *Store) CompleteSession(ctx context.Context, id string, locks *storage.LockTokens) (storage.Node, bool, error) {
+func (s *Store) CompleteSession(ctx context.Context, id string, locks *storage.LockTokens, modTime time.Time) (storage.Node, bool, error) {
 	unlock, err := s.sessionLocks.lock(ctx, id)
 	if err != nil {
 		return storage.Node{}, false, fmt.Errorf("complete session %s: %w", id, err)
 	}
 	defer unlock()
-	n, created, err := s.completeLocked(ctx, id, locks)
+	n, created, err := s.completeLocked(ctx, id, locks, modTime)
 	if err != nil {
 		return storage.Node{}, false, fmt.Errorf("complete session %s: %w", id, err)
 	}
 	return n, created, nil
 }
 
-func (s *Store) completeLocked(ctx context.Context, id string, locks *storage.LockTokens) (storage.Node, bool, error) {
+func (s *Store) completeLocked(ctx context.Context, id string, locks *storage.LockTokens, modTime time.Time) (storage.Node, bool, error) {
 	r, err := s.lockedSession(id)
 	if err != nil {
 		return storage.Node{}, false, err
@@ -373,6 +373,9 @@ func (s *Store) completeLocked(ctx context.Context, id string, locks *storage.Lo
 	}
 	target := r.Target
 	target.Locks = locks
+	if !modTime.IsZero() {
+		target.ModTime = modTime
+	}
 	n, created, err := s.commit(r.SpaceID, s.sessionPath(id), r.Length, sums, target, func(t *txn) error {
 		return t.sessions().Delete([]byte(id))
 	})

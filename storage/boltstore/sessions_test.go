@@ -82,7 +82,7 @@ func TestSessionSurvivesRestart(t *testing.T) {
 		t.Fatalf("offset after restart = %d, want 5", got)
 	}
 	f.appendPart(t, us.ID, 5, "world")
-	n, _, err := f.s.CompleteSession(ctx, us.ID, nil)
+	n, _, err := f.s.CompleteSession(ctx, us.ID, nil, time.Time{})
 	if err != nil {
 		t.Fatalf("CompleteSession: %v", err)
 	}
@@ -127,7 +127,7 @@ func TestSessionCrashSurplusIsCut(t *testing.T) {
 				t.Fatalf("offset = %d, want 4", got)
 			}
 			f.appendPart(t, us.ID, 4, "efgh")
-			n, _, err := f.s.CompleteSession(ctx, us.ID, nil)
+			n, _, err := f.s.CompleteSession(ctx, us.ID, nil, time.Time{})
 			if err != nil {
 				t.Fatalf("CompleteSession: %v", err)
 			}
@@ -334,7 +334,7 @@ func (f *fixture) uploadInParts(name string, content []byte, partSize int) error
 			return fmt.Errorf("%s at %d: %w", name, off, err)
 		}
 	}
-	_, _, err = f.s.CompleteSession(ctx, us.ID, nil)
+	_, _, err = f.s.CompleteSession(ctx, us.ID, nil, time.Time{})
 	return err
 }
 
@@ -382,7 +382,7 @@ func BenchmarkAppendSession64MiB(b *testing.B) {
 		if _, err := f.s.AppendSession(ctx, us.ID, 0, io.LimitReader(zeroReader{}, benchUploadSize), nil); err != nil {
 			b.Fatal(err)
 		}
-		if _, _, err := f.s.CompleteSession(ctx, us.ID, nil); err != nil {
+		if _, _, err := f.s.CompleteSession(ctx, us.ID, nil, time.Time{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -524,7 +524,7 @@ func TestSessionCrashRecovery(t *testing.T) {
 	if _, err := f.s.AppendSession(ctx, id, offset, bytes.NewReader(content[offset:]), nil); err != nil {
 		t.Fatalf("resume at %d: %v", offset, err)
 	}
-	n, _, err := f.s.CompleteSession(ctx, id, nil)
+	n, _, err := f.s.CompleteSession(ctx, id, nil, time.Time{})
 	if err != nil {
 		t.Fatalf("CompleteSession: %v", err)
 	}
@@ -544,7 +544,7 @@ func TestCompleteSessionDiskFull(t *testing.T) {
 	f.s.rename = func(oldpath, newpath string) error {
 		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: syscall.ENOSPC}
 	}
-	_, _, err := f.s.CompleteSession(ctx, us.ID, nil)
+	_, _, err := f.s.CompleteSession(ctx, us.ID, nil, time.Time{})
 	wantErr(t, err, storage.ErrInsufficientStorage)
 	f.wantSessionGone(t, us.ID)
 	if names := f.names(t, f.root()); len(names) != 0 {
@@ -582,7 +582,7 @@ func TestSessionIDsAreNotPaths(t *testing.T) {
 		_, err := f.s.AppendSession(ctx, id, 0, strings.NewReader("x"), nil)
 		wantErr(t, err, storage.ErrNotFound)
 		wantErr(t, f.s.RemoveSession(ctx, id), storage.ErrNotFound)
-		_, _, err = f.s.CompleteSession(ctx, id, nil)
+		_, _, err = f.s.CompleteSession(ctx, id, nil, time.Time{})
 		wantErr(t, err, storage.ErrNotFound)
 		_, err = f.s.Session(ctx, id)
 		wantErr(t, err, storage.ErrNotFound)

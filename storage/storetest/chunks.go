@@ -22,6 +22,7 @@ var chunkTests = []struct {
 	{"ChunkPutListOpen", testChunkPutListOpen},
 	{"ChunkNames", testChunkNames},
 	{"ChunkReplace", testChunkReplace},
+	{"ChunkReadersDuringReplacements", testChunkReadersDuringReplacements},
 	{"ChunkReadFailure", testChunkReadFailure},
 	{"ChunkedUploadNotFound", testChunkedUploadNotFound},
 	{"ChunkedUploadsAreApart", testChunkedUploadsAreApart},
@@ -237,6 +238,72 @@ func testChunkReplace(t *testing.T, f *fixture) {
 	f.wantChunks(t, u.ID, map[string]string{"1": "new", "2": "untouched"})
 	f.putChunk(t, u.ID, "1", "")
 	f.wantChunks(t, u.ID, map[string]string{"1": "", "2": "untouched"})
+}
+
+// Readers of a part being replaced over and over each read one whole
+// version of it.
+func testChunkReadersDuringReplacements(t *testing.T, f *fixture) {
+	const (
+		replacements = 50
+		readers      = 4
+	)
+	u := f.newChunkedUpload(t, "einstein/ng/replacements")
+	versions := []string{strings.Repeat("a", 32<<10), strings.Repeat("b", 16<<10)}
+	f.putChunk(t, u.ID, "1", versions[0])
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan error, readers+1)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(done)
+		for i := range replacements {
+			if _, err := f.s.PutChunk(f.ctx, u.ID, "1", strings.NewReader(versions[(i+1)%2])); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	for range readers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if err := readWholeVersion(f, u.ID, "1", versions); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// readWholeVersion reads part name of upload id and says how it is not
+// one of versions.
+func readWholeVersion(f *fixture, id, name string, versions []string) error {
+	rc, err := f.s.OpenChunk(f.ctx, id, name)
+	if err != nil {
+		return fmt.Errorf("OpenChunk during replacements: %w", err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		return fmt.Errorf("read part during replacements: %w", err)
+	}
+	if !slices.Contains(versions, string(b)) {
+		return fmt.Errorf("read %d bytes that are no version of the part", len(b))
+	}
+	return nil
 }
 
 // failingReader (sessions.go) fails once its content is read.

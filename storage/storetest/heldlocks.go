@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/davspaces/davspaces/storage"
 )
@@ -60,7 +61,7 @@ func completeTo(name string) heldChange {
 		if _, err := f.s.AppendSession(f.ctx, us.ID, 0, strings.NewReader("new"), nil); err != nil {
 			return fmt.Errorf("AppendSession: %w", err)
 		}
-		_, _, err = f.s.CompleteSession(f.ctx, us.ID, lt)
+		_, _, err = f.s.CompleteSession(f.ctx, us.ID, lt, time.Time{})
 		return err
 	}
 }

@@ -30,6 +30,7 @@ var sessionTests = []struct {
 	{"SessionReadFailure", testSessionReadFailure},
 	{"SessionConcurrentAppends", testSessionConcurrentAppends},
 	{"SessionQuotaAtCommit", testSessionQuotaAtCommit},
+	{"SessionModTimeAtCommit", testSessionModTimeAtCommit},
 }
 
 // sessionTTL is the lifetime of the sessions the tests start.
@@ -126,7 +127,7 @@ func testSessionCreateAppendComplete(t *testing.T, f *fixture) {
 	f.wantNoFile(t, "f.txt")
 	f.appendPart(t, us.ID, 5, " world")
 	f.wantNoFile(t, "f.txt")
-	n, created, err := f.s.CompleteSession(f.ctx, us.ID, nil)
+	n, created, err := f.s.CompleteSession(f.ctx, us.ID, nil, time.Time{})
 	if err != nil || !created {
 		t.Fatalf("CompleteSession = %v, %v", created, err)
 	}
@@ -143,7 +144,7 @@ func testSessionCreateAppendComplete(t *testing.T, f *fixture) {
 	if _, err := f.s.Session(f.ctx, us.ID); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("Session after completion: err %v, want ErrNotFound", err)
 	}
-	if _, _, err := f.s.CompleteSession(f.ctx, us.ID, nil); !errors.Is(err, storage.ErrNotFound) {
+	if _, _, err := f.s.CompleteSession(f.ctx, us.ID, nil, time.Time{}); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("CompleteSession twice: err %v, want ErrNotFound", err)
 	}
 }
@@ -205,12 +206,12 @@ func testSessionOffsets(t *testing.T, f *fixture) {
 			f.wantOffset(t, us.ID, 3)
 		})
 	}
-	if _, _, err := f.s.CompleteSession(f.ctx, us.ID, nil); !errors.Is(err, storage.ErrConflict) {
+	if _, _, err := f.s.CompleteSession(f.ctx, us.ID, nil, time.Time{}); !errors.Is(err, storage.ErrConflict) {
 		t.Fatalf("CompleteSession of a partial upload: err %v, want ErrConflict", err)
 	}
 	f.wantNoFile(t, "f")
 	f.appendPart(t, us.ID, 3, "def")
-	n, _, err := f.s.CompleteSession(f.ctx, us.ID, nil)
+	n, _, err := f.s.CompleteSession(f.ctx, us.ID, nil, time.Time{})
 	if err != nil {
 		t.Fatalf("CompleteSession: %v", err)
 	}
@@ -234,7 +235,7 @@ func testSessionPartChecksum(t *testing.T, f *fixture) {
 	wantErr(t, "second part mismatching", err, storage.ErrChecksum)
 	f.wantOffset(t, us.ID, 4)
 	f.appendPart(t, us.ID, 4, "more")
-	n, _, err := f.s.CompleteSession(f.ctx, us.ID, nil)
+	n, _, err := f.s.CompleteSession(f.ctx, us.ID, nil, time.Time{})
 	if err != nil {
 		t.Fatalf("CompleteSession: %v", err)
 	}
@@ -254,7 +255,7 @@ func testSessionExpected(t *testing.T, f *fixture) {
 				t.Fatalf("CreateSession: %v", err)
 			}
 			f.appendPart(t, us.ID, 0, "wrong")
-			_, _, err = f.s.CompleteSession(f.ctx, us.ID, nil)
+			_, _, err = f.s.CompleteSession(f.ctx, us.ID, nil, time.Time{})
 			wantErr(t, "CompleteSession", err, storage.ErrChecksum)
 			f.wantNoFile(t, "f-"+string(alg))
 			if _, err := f.s.Session(f.ctx, us.ID); !errors.Is(err, storage.ErrNotFound) {
@@ -276,7 +277,7 @@ func testSessionExpiry(t *testing.T, f *fixture) {
 	}
 	_, err := f.s.AppendSession(f.ctx, us.ID, 2, strings.NewReader("cd"), nil)
 	wantErr(t, "AppendSession after expiry", err, storage.ErrNotFound)
-	_, _, err = f.s.CompleteSession(f.ctx, us.ID, nil)
+	_, _, err = f.s.CompleteSession(f.ctx, us.ID, nil, time.Time{})
 	wantErr(t, "CompleteSession after expiry", err, storage.ErrNotFound)
 	wantErr(t, "RemoveSession after expiry", f.s.RemoveSession(f.ctx, us.ID), storage.ErrNotFound)
 	f.wantNoFile(t, "f")
@@ -307,7 +308,7 @@ func testSessionEmpty(t *testing.T, f *fixture) {
 	}
 	_, err = f.s.AppendSession(f.ctx, us.ID, 0, strings.NewReader("x"), nil)
 	wantErr(t, "AppendSession to a full session", err, storage.ErrInvalid)
-	n, created, err := f.s.CompleteSession(f.ctx, us.ID, nil)
+	n, created, err := f.s.CompleteSession(f.ctx, us.ID, nil, time.Time{})
 	if err != nil || !created || n.Size != 0 || n.Checksums != sums("") {
 		t.Fatalf("CompleteSession = %+v, %v, %v", n, created, err)
 	}
@@ -354,7 +355,7 @@ func testSessionCommitTargets(t *testing.T, f *fixture) {
 				t.Fatalf("CreateSession: %v", err)
 			}
 			f.appendPart(t, us.ID, 0, "new")
-			n, created, err := f.s.CompleteSession(f.ctx, us.ID, nil)
+			n, created, err := f.s.CompleteSession(f.ctx, us.ID, nil, time.Time{})
 			wantErr(t, "CompleteSession", err, tt.want)
 			if _, serr := f.s.Session(f.ctx, us.ID); !errors.Is(serr, storage.ErrNotFound) {
 				t.Fatalf("Session after CompleteSession: err %v, want ErrNotFound", serr)
@@ -405,7 +406,7 @@ func testSessionReadFailure(t *testing.T, f *fixture) {
 	}
 	f.wantOffset(t, us.ID, 3)
 	f.appendPart(t, us.ID, 3, "def")
-	n, _, err := f.s.CompleteSession(f.ctx, us.ID, nil)
+	n, _, err := f.s.CompleteSession(f.ctx, us.ID, nil, time.Time{})
 	if err != nil || f.read(t, n.ID) != "abcdef" || n.Checksums != sums("abcdef") {
 		t.Fatalf("CompleteSession = %+v, %v", n, err)
 	}
@@ -443,7 +444,7 @@ func testSessionConcurrentAppends(t *testing.T, f *fixture) {
 	if len(failures) > 0 || len(won) != 1 {
 		t.Fatalf("winners %v, unexpected errors %v", won, failures)
 	}
-	n, _, err := f.s.CompleteSession(f.ctx, us.ID, nil)
+	n, _, err := f.s.CompleteSession(f.ctx, us.ID, nil, time.Time{})
 	if err != nil {
 		t.Fatalf("CompleteSession: %v", err)
 	}
@@ -459,7 +460,7 @@ func testSessionQuotaAtCommit(t *testing.T, f *fixture) {
 	big := f.newSession(t, "big", 8)
 	f.appendPart(t, big.ID, 0, "12345678")
 	f.put(t, f.root(), "small", "12345") // the open session reserved nothing
-	_, _, err := f.s.CompleteSession(f.ctx, big.ID, nil)
+	_, _, err := f.s.CompleteSession(f.ctx, big.ID, nil, time.Time{})
 	wantErr(t, "CompleteSession over the quota", err, storage.ErrInsufficientStorage)
 	f.wantNoFile(t, "big")
 	if _, err := f.s.Session(f.ctx, big.ID); !errors.Is(err, storage.ErrNotFound) {
@@ -467,10 +468,34 @@ func testSessionQuotaAtCommit(t *testing.T, f *fixture) {
 	}
 	fits := f.newSession(t, "fits", 5)
 	f.appendPart(t, fits.ID, 0, "abcde")
-	if _, _, err := f.s.CompleteSession(f.ctx, fits.ID, nil); err != nil {
+	if _, _, err := f.s.CompleteSession(f.ctx, fits.ID, nil, time.Time{}); err != nil {
 		t.Fatalf("CompleteSession within the quota: %v", err)
 	}
 	if got := f.node(t, f.root()).Size; got != 10 {
 		t.Fatalf("space root size = %d, want 10", got)
+	}
+}
+
+// testSessionModTimeAtCommit: a modification time given at completion
+// replaces the one the session started with; none keeps it.
+func testSessionModTimeAtCommit(t *testing.T, f *fixture) {
+	started := time.Unix(1500000000, 0).UTC()
+	completed := time.Unix(1700000000, 0).UTC()
+	for name, want := range map[string]time.Time{"kept": started, "replaced": completed} {
+		s := f.sessionFor(name, 2)
+		s.Target.ModTime = started
+		us, err := f.s.CreateSession(f.ctx, s)
+		if err != nil {
+			t.Fatalf("CreateSession: %v", err)
+		}
+		f.appendPart(t, us.ID, 0, "ab")
+		var at time.Time
+		if name == "replaced" {
+			at = completed
+		}
+		n, _, err := f.s.CompleteSession(f.ctx, us.ID, nil, at)
+		if err != nil || !n.ModTime.Equal(want) {
+			t.Fatalf("%s: CompleteSession = %v (mtime %v), want mtime %v", name, err, n.ModTime, want)
+		}
 	}
 }
