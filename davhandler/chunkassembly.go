@@ -1,0 +1,195 @@
+package davhandler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/davspaces/davspaces/checksum"
+	"github.com/davspaces/davspaces/storage"
+)
+
+// Assembly of chunked uploads, shared by chunking NG and v1 chunks: the
+// parts, claimed so that one request assembles them, become one file
+// through the commit path of PUT.
+
+// handleNGAssemble assembles an upload at its Destination (MOVE .file):
+// a PUT of the parts' bytes, in the natural order of their names, with the
+// MOVE's conditions, OC-Checksum and X-OC-Mtime. OC-Total-Length, when
+// sent, must be their size. Whether it works or not, the upload ends: the
+// client starts again.
+func (h *Handler) handleNGAssemble(w http.ResponseWriter, r *http.Request, req *request, id string) error {
+	a, err := parseAssembly(r)
+	if err != nil {
+		return err
+	}
+	if a.overwrite, err = parseOverwrite(r); err != nil {
+		return err
+	}
+	dst, err := parseFileDestination(r)
+	if err != nil {
+		return err
+	}
+	if _, err := h.ownChunkedUpload(r.Context(), req, id); err != nil {
+		return err
+	}
+	a.parts, err = h.claimChunkedUpload(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	defer h.dropChunkedUpload(r, id)
+	a.id = id
+	slices.SortFunc(a.parts, func(x, y storage.Chunk) int { return naturalCompare(x.Name, y.Name) })
+	return h.assemble(w, r, req, dst, a)
+}
+
+// assembly is a claimed chunked upload to commit as one file.
+type assembly struct {
+	id string
+	// parts in the order of their bytes in the file.
+	parts []storage.Chunk
+	// total is the size the client announced, -1 when it did not.
+	total     int64
+	expected  *checksum.Expected
+	mtime     time.Time
+	overwrite bool
+}
+
+// parseAssembly reads what an assembling request says about the whole file.
+func parseAssembly(r *http.Request) (assembly, error) {
+	a := assembly{overwrite: true}
+	var err error
+	if a.total, err = parseTotalLength(r); err != nil {
+		return a, err
+	}
+	if a.expected, err = parseExpectedChecksum(r); err != nil {
+		return a, err
+	}
+	a.mtime, err = parseMtime(r)
+	return a, err
+}
+
+// claimChunkedUpload takes upload id for assembling: of two requests
+// assembling it, one gets its parts, the other 409.
+func (h *Handler) claimChunkedUpload(ctx context.Context, id string) ([]storage.Chunk, error) {
+	parts, err := h.chunks.ClaimChunkedUpload(ctx, id)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return nil, errNotFound
+	case errors.Is(err, storage.ErrConflict):
+		return nil, &davError{status: http.StatusConflict, message: errAssembling.message, cause: err}
+	case err != nil:
+		return nil, fmt.Errorf("claiming chunked upload %s: %w", id, err)
+	}
+	return parts, nil
+}
+
+// dropChunkedUpload ends an upload once assembled or refused, even when
+// the request that assembled it is cancelled.
+func (h *Handler) dropChunkedUpload(r *http.Request, id string) {
+	err := h.chunks.RemoveChunkedUpload(context.WithoutCancel(r.Context()), id)
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		h.logger.Warn("removing an assembled chunked upload", zap.String("upload", id), zap.Error(err))
+	}
+}
+
+// assemble commits the parts of a as the file dst names, checked as a PUT
+// of their size would be (If header and locks, If-Match, permissions,
+// quota), then verified against the announced total and checksum.
+func (h *Handler) assemble(w http.ResponseWriter, r *http.Request, req *request, dst davPath, a assembly) error {
+	size := partsSize(a.parts)
+	if a.total >= 0 && size != a.total {
+		return errorf(http.StatusBadRequest, "OC-Total-Length is %d bytes, but the upload's parts hold %d: a part is missing or incomplete", a.total, size)
+	}
+	t, err := h.resolve(r.Context(), req.user, dst)
+	if err != nil {
+		return err
+	}
+	if t.exists && !a.overwrite {
+		return errorf(http.StatusPreconditionFailed, "The destination exists and Overwrite is F")
+	}
+	place, err := h.checkWrite(r, req, t, size)
+	if err != nil {
+		return err
+	}
+	return h.commitFile(w, r, t, place, fileContent{
+		fill:     func(up storage.Upload) error { return h.copyParts(r.Context(), up, a.id, a.parts) },
+		expected: a.expected,
+		mtime:    a.mtime,
+	})
+}
+
+// copyParts streams the parts into up one after the other, holding no more
+// of them than a copy buffer.
+func (h *Handler) copyParts(ctx context.Context, up storage.Upload, id string, parts []storage.Chunk) error {
+	for _, p := range parts {
+		if err := h.copyPart(ctx, up, id, p.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (h *Handler) copyPart(ctx context.Context, up storage.Upload, id, name string) error {
+	rc, err := h.chunks.OpenChunk(ctx, id, name)
+	if err != nil {
+		return fmt.Errorf("opening part %q of chunked upload %s: %w", name, id, err)
+	}
+	defer rc.Close()
+	src := &bodyReader{r: rc}
+	if _, err := io.Copy(up, src); err != nil {
+		if src.err != nil {
+			return fmt.Errorf("reading part %q of chunked upload %s: %w", name, id, err)
+		}
+		return storeWriteError(err)
+	}
+	return nil
+}
+
+// naturalCompare orders part names as people count: runs of digits by
+// their value, whatever their padding, the rest byte by byte; names equal
+// so far are ordered by their text.
+func naturalCompare(a, b string) int {
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		if isDigit(a[i]) && isDigit(b[j]) {
+			na, nb := digitRun(a[i:]), digitRun(b[j:])
+			if c := compareNumbers(na, nb); c != 0 {
+				return c
+			}
+			i, j = i+len(na), j+len(nb)
+			continue
+		}
+		if a[i] != b[j] {
+			return int(a[i]) - int(b[j])
+		}
+		i, j = i+1, j+1
+	}
+	return strings.Compare(a, b)
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// digitRun is the run of digits s starts with.
+func digitRun(s string) string {
+	n := 0
+	for n < len(s) && isDigit(s[n]) {
+		n++
+	}
+	return s[:n]
+}
+
+// compareNumbers compares decimal numbers of any length by value.
+func compareNumbers(a, b string) int {
+	a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
+	if len(a) != len(b) {
+		return len(a) - len(b)
+	}
+	return strings.Compare(a, b)
+}
