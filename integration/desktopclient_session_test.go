@@ -135,6 +135,30 @@ func (d *desktopSession) syncAndCheck(step, local string) {
 	d.stopOnFailure(step)
 }
 
+// desktopPropagation is what both clients log for each action of a sync
+// pass (an upload, a download, a folder made, a rename, a deletion, new
+// metadata): a pass with nothing to do logs none.
+var desktopPropagation = regexp.MustCompile(`Starting \S+ propagation of "[^"]*"`)
+
+// syncExpectingNothing runs a sync pass of local, already in step with the
+// server, and checks that the client found nothing to do: etags, file ids
+// and permissions it recorded are stable, and it does not take its own
+// uploads or downloads for changes.
+func (d *desktopSession) syncExpectingNothing(step, local string) {
+	d.t.Helper()
+	d.sync(step, local)
+	err := scanLog(d.lastLog, func(line string) {
+		if action := desktopPropagation.FindString(line); action != "" {
+			d.t.Errorf("%s: a pass with nothing to do did: %s", step, action)
+		}
+	})
+	if err != nil {
+		d.t.Error(err)
+	}
+	d.checkConverged(step, local)
+	d.stopOnFailure(step)
+}
+
 // sync runs one sync pass of the client over local within
 // desktopSyncTimeout, its debug log saved in the test's log folder.
 func (d *desktopSession) sync(step, local string) {
@@ -205,12 +229,26 @@ var desktopLogLine = regexp.MustCompile(`FINISHED WITH STATUS|\[ (warning|critic
 // desktopLogExcerpt is the tail of the interesting lines of a client's
 // debug log, then the log's last lines.
 func desktopLogExcerpt(logPath string) string {
-	f, err := os.Open(logPath)
+	var picked, last []string
+	err := scanLog(logPath, func(line string) {
+		last = keepLast(append(last, line), 15)
+		if desktopLogLine.MatchString(line) && !(strings.Contains(line, "LSCOL of") && strings.Contains(line, `STATUS "OK"`)) {
+			picked = keepLast(append(picked, line), 80)
+		}
+	})
 	if err != nil {
 		return err.Error()
 	}
+	return strings.Join(picked, "\n") + "\n--- last lines ---\n" + strings.Join(last, "\n")
+}
+
+// scanLog calls fn with each line of a client's log, cut to 300 bytes.
+func scanLog(logPath string, fn func(line string)) error {
+	f, err := os.Open(logPath)
+	if err != nil {
+		return err
+	}
 	defer f.Close()
-	var picked, last []string
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -218,12 +256,12 @@ func desktopLogExcerpt(logPath string) string {
 		if len(line) > 300 {
 			line = line[:300] + "…"
 		}
-		last = keepLast(append(last, line), 15)
-		if desktopLogLine.MatchString(line) && !(strings.Contains(line, "LSCOL of") && strings.Contains(line, `STATUS "OK"`)) {
-			picked = keepLast(append(picked, line), 80)
-		}
+		fn(line)
 	}
-	return strings.Join(picked, "\n") + "\n--- last lines ---\n" + strings.Join(last, "\n")
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reading %s: %w", logPath, err)
+	}
+	return nil
 }
 
 func keepLast(lines []string, n int) []string {

@@ -17,7 +17,8 @@ import (
 // pieces), local changes, renames and deletions go up, a change made on the
 // server comes down, and a second, empty folder gets the same tree. After
 // every step the server holds exactly the local tree, and neither side has
-// conflict files, chunk pieces, upload folders or temporary names.
+// conflict files, chunk pieces, upload folders or temporary names; at the
+// end, another pass over either folder finds nothing to do.
 func TestDesktopClients(t *testing.T) {
 	for _, dc := range desktopClients {
 		t.Run(dc.program, func(t *testing.T) {
@@ -71,6 +72,10 @@ func desktopScenario(t *testing.T, d *desktopSession) {
 		t.Errorf("second folder: %s", diff)
 	}
 	d.stopOnFailure("second folder")
+
+	// 5. Both folders have settled: one more pass finds nothing to do.
+	d.syncExpectingNothing("settled first", first)
+	d.syncExpectingNothing("settled second", second)
 }
 
 // desktopTree is the local tree the clients sync: slash-separated relative

@@ -50,11 +50,15 @@ var desktopLeftovers = []struct{ part, what string }{
 	{".sync_", "client journal"},
 }
 
-// leftovers lists the entries of tree whose names hold a desktopLeftovers
-// part.
+// leftovers lists the entries of tree that are clients' journals or whose
+// names hold a desktopLeftovers part.
 func leftovers(tree syncedTree) []string {
 	var found []string
 	for name := range tree {
+		if isDesktopJournal(path.Base(name)) {
+			found = append(found, fmt.Sprintf("client journal %q", name))
+			continue
+		}
 		for _, l := range desktopLeftovers {
 			if strings.Contains(path.Base(name), l.part) {
 				found = append(found, fmt.Sprintf("%s %q", l.what, name))
@@ -238,6 +242,40 @@ func (d *desktopSession) checkNoUploadFolders(step string) {
 	for _, r := range responses {
 		if name := d.hrefName(r.href, home); name != "" {
 			d.t.Errorf("%s: upload folder %q left in %s", step, name, home)
+		}
+	}
+}
+
+// TestDesktopNames pins which names the desktop client test takes for the
+// clients' journals (left out locally) and for leftovers (failures).
+func TestDesktopNames(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		journal  bool
+		leftover string
+	}{
+		{"._sync_1a2b3c.db", true, "client journal"},
+		{".sync_7a17c19e5b59.db-wal", true, "client journal"},
+		{".sync_journal.db", true, "client journal"},
+		{".owncloudsync.log", true, "client journal"},
+		{".sync_conflict.tmp", false, "client journal"},
+		{"blob-12MB.bin-chunking-2053171614-2-0", false, "v1 chunk piece"},
+		{".blob-50MB.bin.~5f3a", false, "temporary name"},
+		{"notes.txt.part", false, "temporary name"},
+		{"notes (conflicted copy 2026-11-23 071000).txt", false, "conflict file"},
+		{"notes_conflict-20261123-071000.txt", false, "conflict file"},
+		{"Ünïcødé – ✓.txt", false, ""},
+		{"blob-12MB.bin", false, ""},
+	} {
+		if got := isDesktopJournal(tc.name); got != tc.journal {
+			t.Errorf("isDesktopJournal(%q) = %v, want %v", tc.name, got, tc.journal)
+		}
+		found := leftovers(syncedTree{"folder/" + tc.name: {}})
+		switch {
+		case tc.leftover == "" && len(found) != 0:
+			t.Errorf("%q is taken for a leftover: %v", tc.name, found)
+		case tc.leftover != "" && (len(found) != 1 || !strings.HasPrefix(found[0], tc.leftover)):
+			t.Errorf("%q: leftovers %v, want one %s", tc.name, found, tc.leftover)
 		}
 	}
 }
