@@ -35,11 +35,16 @@ type desktopClient struct {
 	// capabilities name, nextcloudcmd the folder given with --path (which
 	// must exist).
 	folder string
+	// bigUploader is the client's uploader (its log names the class) for
+	// files larger than its chunk size, picked from the capabilities: TUS
+	// for the ownCloud client, chunking NG for the Nextcloud client, so
+	// that the big files cannot pass as single PUTs or v1 chunks.
+	bigUploader string
 }
 
 var desktopClients = []desktopClient{
-	{program: "owncloudcmd"},
-	{program: "nextcloudcmd", folder: "Documents"},
+	{program: "owncloudcmd", bigUploader: "PropagateUploadFileTUS"},
+	{program: "nextcloudcmd", folder: "Documents", bigUploader: "PropagateUploadFileNG"},
 }
 
 // args are the command-line arguments of one sync pass of local against
@@ -75,6 +80,8 @@ type desktopSession struct {
 	logDir  string
 	runs    int
 	lastLog string
+	// broken is set by fail: the steps after this one cannot run.
+	broken bool
 }
 
 func newDesktopSession(t *testing.T, s *server, c desktopClient, binary string) *desktopSession {
@@ -125,14 +132,16 @@ func (d *desktopSession) davPath(name string) string {
 	return (&url.URL{Path: path.Join("/remote.php/webdav", d.client.folder, name)}).EscapedPath()
 }
 
-// syncAndCheck runs one sync pass of local and checks what it left behind;
-// a failed step ends the test with an excerpt of the client's log, since
-// the later steps build on it.
-func (d *desktopSession) syncAndCheck(step, local string) {
+// syncAndCheck runs one sync pass of local and checks what it left behind,
+// and that it uploaded bigUploads with the client's bigUploader; a failed
+// step ends the test with an excerpt of the client's log, since the later
+// steps build on it.
+func (d *desktopSession) syncAndCheck(step, local string, bigUploads ...string) {
 	d.t.Helper()
 	d.sync(step, local)
+	d.checkBigUploads(step, bigUploads...)
 	d.checkConverged(step, local)
-	d.stopOnFailure(step)
+	d.stopIfBroken(step)
 }
 
 // desktopPropagation is what both clients log for each action of a sync
@@ -156,8 +165,32 @@ func (d *desktopSession) syncExpectingNothing(step, local string) {
 		d.t.Error(err)
 	}
 	d.checkConverged(step, local)
-	d.stopOnFailure(step)
+	d.stopIfBroken(step)
 }
+
+// checkBigUploads checks that the last pass uploaded each of names with
+// the client's bigUploader.
+func (d *desktopSession) checkBigUploads(step string, names ...string) {
+	d.t.Helper()
+	uploaders := map[string]string{}
+	err := scanLog(d.lastLog, func(line string) {
+		if m := desktopUploader.FindStringSubmatch(line); m != nil {
+			uploaders[m[1]] = m[2]
+		}
+	})
+	if err != nil {
+		d.t.Error(err)
+	}
+	for _, name := range names {
+		if got := uploaders[name]; got != d.client.bigUploader {
+			d.t.Errorf("%s: %s uploaded %q with %q, want %s", step, d.client.program, name, got, d.client.bigUploader)
+		}
+	}
+}
+
+// desktopUploader is the line both clients log when they start to upload
+// a file, with the file and the uploader's class.
+var desktopUploader = regexp.MustCompile(`Starting \S+ propagation of "([^"]*)" by OCC::(PropagateUploadFile\w*)\(`)
 
 // sync runs one sync pass of the client over local within
 // desktopSyncTimeout, its debug log saved in the test's log folder.
@@ -183,9 +216,9 @@ func (d *desktopSession) sync(step, local string) {
 	took := time.Since(start).Round(time.Millisecond)
 	switch {
 	case ctx.Err() != nil:
-		d.t.Errorf("%s: %s did not finish within %v", step, d.client.program, desktopSyncTimeout)
+		d.fail("%s: %s did not finish within %v", step, d.client.program, desktopSyncTimeout)
 	case err != nil:
-		d.t.Errorf("%s: %s failed after %v: %v", step, d.client.program, took, err)
+		d.fail("%s: %s failed after %v: %v", step, d.client.program, took, err)
 	default:
 		d.t.Logf("%s: %s synced in %v", step, d.client.program, took)
 	}
@@ -209,11 +242,19 @@ func (d *desktopSession) environment() []string {
 	)
 }
 
-// stopOnFailure ends the test after a failed step, with what the client
-// did in its last pass.
-func (d *desktopSession) stopOnFailure(step string) {
+// fail reports a failure that leaves the client's folder or the server in
+// a state the later steps cannot build on.
+func (d *desktopSession) fail(format string, args ...any) {
 	d.t.Helper()
-	if !d.t.Failed() {
+	d.t.Errorf(format, args...)
+	d.broken = true
+}
+
+// stopIfBroken ends the test after a step that failed, with what the
+// client did in its last pass.
+func (d *desktopSession) stopIfBroken(step string) {
+	d.t.Helper()
+	if !d.broken {
 		return
 	}
 	if d.lastLog != "" {

@@ -35,8 +35,8 @@ func desktopScenario(t *testing.T, d *desktopSession) {
 	first := filepath.Join(t.TempDir(), "first")
 	writeDesktopTree(t, first, tree)
 
-	// 1. The whole tree goes up.
-	d.syncAndCheck("upload", first)
+	// 1. The whole tree goes up, the big files in pieces.
+	d.syncAndCheck("upload", first, "blobs/blob-12MB.bin", "blob-50MB.bin")
 
 	// 2. Local changes go up: a small file and a big one change (the big
 	// one keeps its size, so only its modification time tells), a file and
@@ -49,7 +49,7 @@ func desktopScenario(t *testing.T, d *desktopSession) {
 	renameLocal(t, first, "rename folder", "renamed folder")
 	removeLocal(t, first, "delete-me.txt")
 	removeLocal(t, first, "to delete")
-	d.syncAndCheck("local changes", first)
+	d.syncAndCheck("local changes", first, "blobs/blob-12MB.bin")
 
 	// 3. A file three levels deep changes on the server, written with a
 	// plain PUT as curl would, and comes down.
@@ -58,8 +58,8 @@ func desktopScenario(t *testing.T, d *desktopSession) {
 	d.dav.expectOneOf("PUT", d.davPath(deep), serverText, http.StatusOK, http.StatusNoContent, http.StatusCreated)
 	d.syncAndCheck("server change", first)
 	if got, err := os.ReadFile(filepath.Join(first, filepath.FromSlash(deep))); err != nil || !bytes.Equal(got, serverText) {
-		t.Errorf("server change: local %s is %q (%v), want the server's %q", deep, got, err, serverText)
-		d.stopOnFailure("server change")
+		d.fail("server change: local %s is %q (%v), want the server's %q", deep, got, err, serverText)
+		d.stopIfBroken("server change")
 	}
 
 	// 4. A second, empty folder gets the same tree, byte for byte.
@@ -69,9 +69,9 @@ func desktopScenario(t *testing.T, d *desktopSession) {
 	}
 	d.syncAndCheck("second folder", second)
 	for _, diff := range diffTrees(readLocalTree(t, first), readLocalTree(t, second), "first folder", "second folder") {
-		t.Errorf("second folder: %s", diff)
+		d.fail("second folder: %s", diff)
 	}
-	d.stopOnFailure("second folder")
+	d.stopIfBroken("second folder")
 
 	// 5. Both folders have settled: one more pass finds nothing to do.
 	d.syncExpectingNothing("settled first", first)

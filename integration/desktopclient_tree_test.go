@@ -207,19 +207,19 @@ func (d *desktopSession) checkConverged(step, local string) {
 	if d.client.folder != "" {
 		for name := range space {
 			if name != d.client.folder && !strings.HasPrefix(name, d.client.folder+"/") {
-				d.t.Errorf("%s: %q is in the space outside the synced folder %q", step, name, d.client.folder)
+				d.fail("%s: %q is in the space outside the synced folder %q", step, name, d.client.folder)
 			}
 		}
 	}
 	localTree := readLocalTree(d.t, local)
 	for _, diff := range diffTrees(localTree, subtree(space, d.client.folder), "local folder", "server") {
-		d.t.Errorf("%s: %s", step, diff)
+		d.fail("%s: %s", step, diff)
 	}
 	for _, l := range leftovers(space) {
-		d.t.Errorf("%s: %s in the user's space", step, l)
+		d.fail("%s: %s in the user's space", step, l)
 	}
 	for _, l := range leftovers(localTree) {
-		d.t.Errorf("%s: %s in the local folder", step, l)
+		d.fail("%s: %s in the local folder", step, l)
 	}
 	d.checkNoUploadFolders(step)
 }
@@ -236,12 +236,12 @@ func (d *desktopSession) checkNoUploadFolders(step string) {
 	}
 	responses, err := parseMultistatus(body)
 	if err != nil {
-		d.t.Errorf("%s: PROPFIND %s: %v", step, home, err)
+		d.fail("%s: PROPFIND %s: %v", step, home, err)
 		return
 	}
 	for _, r := range responses {
 		if name := d.hrefName(r.href, home); name != "" {
-			d.t.Errorf("%s: upload folder %q left in %s", step, name, home)
+			d.fail("%s: upload folder %q left in %s", step, name, home)
 		}
 	}
 }
