@@ -5,6 +5,7 @@ package integration
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -50,10 +51,13 @@ var users = map[string]string{
 
 // server is a running Caddy.
 type server struct {
-	URL  string // http://127.0.0.1:port
+	URL  string // http://127.0.0.1:port, or https://localhost:port with tls
 	Root string // the davspaces data directory
-	cmd  *exec.Cmd
-	log  *os.File
+	// CACert is the PEM file of the root of Caddy's local CA, which signs
+	// the certificate of a server started with tls; empty otherwise.
+	CACert string
+	cmd    *exec.Cmd
+	log    *os.File
 }
 
 // serverOptions adjust Caddyfile.example for a test.
@@ -70,6 +74,10 @@ type serverOptions struct {
 	// admin is the admin endpoint's address (reload tests); empty turns it
 	// off
 	admin string
+	// tls keeps the example's HTTPS with Caddy's local CA, on
+	// https://localhost:port (desktop sync clients want a host name and
+	// TLS), without the HTTP redirect listener.
+	tls bool
 }
 
 // startServer runs Caddy on Caddyfile.example, moved to plain HTTP on a free
@@ -101,6 +109,10 @@ func startServer(t testing.TB, opts serverOptions) *server {
 		t.Fatal(err)
 	}
 	s := &server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), Root: root, cmd: cmd, log: logFile}
+	if opts.tls {
+		s.URL = fmt.Sprintf("https://localhost:%d", port)
+		s.CACert = filepath.Join(dir, "xdg-data", "caddy", "pki", "authorities", "local", "root.crt")
+	}
 	t.Cleanup(func() {
 		s.stop()
 		if t.Failed() {
@@ -139,7 +151,7 @@ func (s *server) waitReady(t testing.TB) {
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		req, _ := http.NewRequest(http.MethodOptions, s.URL+"/webdav/", nil)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := readinessClient.Do(req)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusNoContent {
@@ -154,8 +166,16 @@ func (s *server) waitReady(t testing.TB) {
 	t.Fatalf("caddy did not become ready on %s", s.URL)
 }
 
-// exampleCaddyfile rewrites Caddyfile.example for a test: plain HTTP on port,
-// no admin endpoint, the given data directory and extra lines.
+// readinessClient only asks whether Caddy answers yet: the certificate of a
+// tls server is checked by the tests that use it (server.CACert).
+var readinessClient = &http.Client{
+	Timeout:   5 * time.Second,
+	Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
+}
+
+// exampleCaddyfile rewrites Caddyfile.example for a test: plain HTTP on port
+// (or HTTPS with opts.tls), no admin endpoint, the given data directory and
+// extra lines.
 func exampleCaddyfile(t testing.TB, port int, root string, opts serverOptions) string {
 	t.Helper()
 	b, err := os.ReadFile("../Caddyfile.example")
@@ -167,10 +187,15 @@ func exampleCaddyfile(t testing.TB, port int, root string, opts serverOptions) s
 	if opts.admin != "" {
 		admin = opts.admin
 	}
+	site, tlsLine, global := fmt.Sprintf("http://127.0.0.1:%d {", port), "", "\tadmin "+admin+"\n"
+	if opts.tls {
+		// Without the redirect listener Caddy leaves port 80 alone.
+		site, tlsLine, global = fmt.Sprintf("https://localhost:%d {", port), "\ttls internal\n", global+"\tauto_https disable_redirects\n"
+	}
 	for old, repl := range map[string]string{
-		"https://localhost:9200 {":                  fmt.Sprintf("http://127.0.0.1:%d {", port),
-		"\ttls internal\n":                          "",
-		"\tskip_install_trust\n":                    "\tskip_install_trust\n\tadmin " + admin + "\n",
+		"https://localhost:9200 {":                  site,
+		"\ttls internal\n":                          tlsLine,
+		"\tskip_install_trust\n":                    "\tskip_install_trust\n" + global,
 		"\t\t\t# root /var/lib/davspaces\n":         "\t\t\troot " + root + "\n" + indent(opts.davspaces, "\t\t\t"),
 		"\t\tplatform_url https://localhost:9200\n": "\t\tplatform_url https://localhost:9200\n" + indent(opts.webfinger, "\t\t"),
 	} {
