@@ -24,8 +24,9 @@ import (
 //
 // Chunking NG: MKCOL /dav/uploads/{user}/{transfer} starts an upload,
 // PUT …/{transfer}/{part} stores a part, PROPFIND lists the parts to a
-// client that resumes, MOVE …/{transfer}/.file assembles them at the
-// Destination in the natural order of their names, DELETE drops them.
+// client that resumes, DELETE …/{transfer}/{part} drops one it will not
+// reuse, MOVE …/{transfer}/.file assembles them at the Destination in the
+// natural order of their names, DELETE …/{transfer} drops them all.
 
 // assembleName is the part name a MOVE names to assemble an upload.
 const assembleName = ".file"
@@ -33,7 +34,7 @@ const assembleName = ".file"
 // The methods allowed on an NG upload's folder and on its parts.
 const (
 	allowedOnChunkedUpload = "OPTIONS, PROPFIND, MKCOL, DELETE"
-	allowedOnChunk         = "OPTIONS, PROPFIND, PUT"
+	allowedOnChunk         = "OPTIONS, PROPFIND, PUT, DELETE"
 	allowedOnAssemble      = "OPTIONS, MOVE"
 )
 
@@ -73,6 +74,8 @@ func (h *Handler) serveNGPart(w http.ResponseWriter, r *http.Request, req *reque
 		return h.handleNGPut(w, r, req, id, part)
 	case "PROPFIND":
 		return h.handleNGPropfind(w, r, req, id, part)
+	case http.MethodDelete:
+		return h.handleNGPartDelete(w, r, req, id, part)
 	}
 	return methodNotAllowed(allowedOnChunk, r.Method+" is not allowed on a part of a chunked upload")
 }
@@ -195,6 +198,12 @@ func (h *Handler) handleNGDelete(w http.ResponseWriter, r *http.Request, req *re
 
 var errAssembling = errorf(http.StatusConflict, "The upload is being assembled: it takes no more changes")
 
+// assemblingError answers a change the store refused because the upload
+// has been claimed meanwhile.
+func assemblingError(err error) *davError {
+	return &davError{status: errAssembling.status, message: errAssembling.message, cause: err}
+}
+
 // ownChunkedUpload loads upload id if the user started it.
 func (h *Handler) ownChunkedUpload(ctx context.Context, req *request, id string) (storage.ChunkedUpload, error) {
 	u, err := h.chunks.ChunkedUpload(ctx, id)
@@ -207,6 +216,27 @@ func (h *Handler) ownChunkedUpload(ctx context.Context, req *request, id string)
 		return u, errNotFound
 	}
 	return u, nil
+}
+
+// handleNGPartDelete drops one part. A Nextcloud client resuming an upload
+// deletes the parts it will not reuse (after a gap, or stale ones), and
+// gives up on the file if it cannot; the store refuses it once the upload
+// is claimed, so a part being assembled never vanishes.
+func (h *Handler) handleNGPartDelete(w http.ResponseWriter, r *http.Request, req *request, id, name string) error {
+	if _, err := h.ownChunkedUpload(r.Context(), req, id); err != nil {
+		return err
+	}
+	err := h.chunks.RemoveChunk(r.Context(), id, name)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return errNotFound
+	case errors.Is(err, storage.ErrConflict):
+		return assemblingError(err)
+	case err != nil:
+		return fmt.Errorf("removing part %.64q of chunked upload %s: %w", name, id, err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // handleNGPut stores a part. It may carry its own OC-Checksum, which the
@@ -375,7 +405,7 @@ func putPartError(err error) error {
 	case errors.Is(err, storage.ErrNotFound):
 		return errNotFound
 	case errors.Is(err, storage.ErrConflict):
-		return &davError{status: http.StatusConflict, message: errAssembling.message, cause: err}
+		return assemblingError(err)
 	case errors.Is(err, storage.ErrInvalid):
 		return &davError{status: http.StatusBadRequest, cause: err, message: fmt.Sprintf(
 			"A part name must be at most %d bytes, and an upload hold at most %d parts",

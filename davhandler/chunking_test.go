@@ -204,6 +204,34 @@ func TestChunkingNG(t *testing.T) {
 	wantTree(t, personalTree(t, e, "einstein"), "big.bin")
 }
 
+// TestChunkingNGResume: a Nextcloud client resuming an upload lists its
+// parts, deletes those it will not reuse (after a gap, or stale), sends
+// the missing ones and assembles the file without the deleted ones.
+func TestChunkingNGResume(t *testing.T) {
+	e := newEnv(t, withChunks)
+	upload := ngPath("einstein", "1")
+	// The first attempt stopped with a gap where part 2 belongs.
+	ngUpload(t, e, "1", "1", "hello ", "3", "stale", "4", "left over")
+	for _, part := range []string{"3", "4"} {
+		wantStatus(t, e.do("einstein", "DELETE", upload+"/"+part, ""), http.StatusNoContent)
+		wantStatus(t, e.do("einstein", "PROPFIND", upload+"/"+part, "", "Depth", "0"), http.StatusNotFound)
+	}
+	wantError(t, e.do("einstein", "DELETE", upload+"/4", ""), http.StatusNotFound, "NotFound", msgNotFound)
+	if got := partSizes(t, e, "einstein", "1"); len(got) != 1 || got["1"] != "6" {
+		t.Fatalf("parts after the deletes %v, want 1 alone", got)
+	}
+	for _, p := range []struct{ name, content string }{{"2", "chunked "}, {"3", "world"}} {
+		wantStatus(t, e.do("einstein", http.MethodPut, upload+"/"+p.name, p.content, "OC-Total-Length", "19"), http.StatusCreated)
+	}
+	content := "hello chunked world"
+	rec := e.do("einstein", "MOVE", upload+"/.file", "",
+		"Destination", "/remote.php/dav/files/einstein/big.bin",
+		"OC-Total-Length", "19", "OC-Checksum", sha1Header(content))
+	wantStatus(t, rec, http.StatusCreated)
+	wantContent(t, e, "/webdav/big.bin", content)
+	wantTree(t, personalTree(t, e, "einstein"), "big.bin")
+}
+
 // TestChunkingNGIntoProjectSpace: any WebDAV path the user may write to
 // takes an assembled file.
 func TestChunkingNGIntoProjectSpace(t *testing.T) {
@@ -306,6 +334,21 @@ func TestChunkingNGRefusals(t *testing.T) {
 			}
 			return e.do("einstein", "PUT", ngPath("einstein", "1", "4"), "!").Code
 		}, status: http.StatusConflict, kept: true},
+		{name: "DELETE of an unknown part", request: func(e *env) int {
+			return e.do("einstein", "DELETE", ngPath("einstein", "1", "4"), "").Code
+		}, status: http.StatusNotFound, kept: true},
+		{name: "DELETE of a part of an unknown upload", request: func(e *env) int {
+			return e.do("einstein", "DELETE", ngPath("einstein", "404", "1"), "").Code
+		}, status: http.StatusNotFound, kept: true},
+		{name: "DELETE of a part below a part", request: func(e *env) int {
+			return e.do("einstein", "DELETE", ngPath("einstein", "1", "1", "2"), "").Code
+		}, status: http.StatusNotFound, kept: true},
+		{name: "DELETE of a part being assembled", request: func(e *env) int {
+			if _, err := e.h.chunks.ClaimChunkedUpload(context.Background(), ngUploadID("einstein", "1")); err != nil {
+				t.Fatal(err)
+			}
+			return e.do("einstein", "DELETE", ngPath("einstein", "1", "1"), "").Code
+		}, status: http.StatusConflict, kept: true},
 		{name: "MKCOL past the quota", setup: func(e *env) { e.store.SetPersonalQuota(20) }, request: func(e *env) int {
 			return e.do("einstein", "MKCOL", ngPath("einstein", "2"), "", "OC-Total-Length", "19").Code
 		}, status: http.StatusInsufficientStorage, kept: true},
@@ -360,11 +403,13 @@ func TestChunkingNGOtherUsers(t *testing.T) {
 		{"PROPFIND", ngPath("einstein", "1", "1"), ""},
 		{"MOVE", ngPath("einstein", "1", ".file"), ""},
 		{"DELETE", ngPath("einstein", "1"), ""},
+		{"DELETE", ngPath("einstein", "1", "1"), ""},
 		// marie's own namespace has no upload 1.
 		{"PUT", ngPath("marie", "1", "2"), "x"},
 		{"PROPFIND", ngPath("marie", "1"), ""},
 		{"MOVE", ngPath("marie", "1", ".file"), ""},
 		{"DELETE", ngPath("marie", "1"), ""},
+		{"DELETE", ngPath("marie", "1", "1"), ""},
 	}
 	for _, rq := range requests {
 		rec := e.do("marie", rq.method, rq.path, rq.body, "Depth", "1", "Destination", "/remote.php/dav/files/marie/stolen.bin")
@@ -421,7 +466,8 @@ func TestChunkingNGAllow(t *testing.T) {
 		{"PUT", ngPath("einstein", "1"), allowedOnChunkedUpload},
 		{"LOCK", ngPath("einstein", "1"), allowedOnChunkedUpload},
 		{"GET", ngPath("einstein", "1", "1"), allowedOnChunk},
-		{"DELETE", ngPath("einstein", "1", "1"), allowedOnChunk},
+		{"PROPPATCH", ngPath("einstein", "1", "1"), allowedOnChunk},
+		{"DELETE", ngPath("einstein", "1", ".file"), allowedOnAssemble},
 		{"PROPFIND", ngPath("einstein", "1", ".file"), allowedOnAssemble},
 	}
 	for _, tt := range tests {

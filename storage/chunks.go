@@ -80,6 +80,15 @@ type ChunkedUploads interface {
 	// OpenChunk reads part name of upload id. ErrNotFound when the upload
 	// or the part is unknown, or the upload has expired.
 	OpenChunk(ctx context.Context, id, name string) (io.ReadCloser, error)
+	// RemoveChunk drops part name of upload id, so that a client resuming
+	// an upload can discard the parts it will not reuse. A reader that
+	// opened the part keeps reading it; a PutChunk of the same name racing
+	// the removal leaves either the new part or none. The part no longer
+	// counts against MaxChunksPerUpload. ErrNotFound when the upload or the
+	// part is unknown (a name no part can have is unknown), or the upload
+	// has expired; ErrConflict when the upload has been claimed, whether
+	// the part exists or not: the parts being assembled stay as they are.
+	RemoveChunk(ctx context.Context, id, name string) error
 	// RemoveChunkedUpload ends upload id and drops its parts. ErrNotFound
 	// when unknown or expired.
 	RemoveChunkedUpload(ctx context.Context, id string) error

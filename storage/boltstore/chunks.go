@@ -34,8 +34,10 @@ var _ storage.ChunkedUploads = (*Store)(nil)
 // the old one's files. A part's file is written and synced before the
 // record that names it and never changed after: a replaced part gets a new
 // file, the record switches to it in one transaction, and a reader of the
-// old part keeps its open file. Files no record names (a crash between
-// writing and recording) are removed when the store opens.
+// old part keeps its open file; a removed part loses its record first and
+// its file after. Files no record names (a crash between writing and
+// recording, or between a removal's two steps) are removed when the store
+// opens.
 var (
 	bucketChunkedUploads = []byte("chunked_uploads")
 	bucketChunkParts     = []byte("chunk_parts")
@@ -410,6 +412,59 @@ func (s *Store) chunkFile(id, name string) (string, error) {
 		return nil
 	})
 	return path, err
+}
+
+// RemoveChunk drops the record of part name in one transaction, which
+// finds the upload live and unclaimed, and then the part's file: a reader
+// that opened it keeps its open file, and a crash in between leaves a file
+// no record names, which the next open removes.
+func (s *Store) RemoveChunk(ctx context.Context, id, name string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var path string
+	err := s.update(func(t *txn) (err error) {
+		path, err = s.dropChunk(t, id, name)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("remove part %.64q of chunked upload: %w", name, err)
+	}
+	s.removeChunkFile(path)
+	return nil
+}
+
+// dropChunk deletes the record of part name of the live, unclaimed upload
+// id, counting it out of the upload's parts, and returns the path of the
+// part's file.
+func (s *Store) dropChunk(t *txn, id, name string) (string, error) {
+	u, err := t.liveChunkedUpload(id, t.now)
+	if err != nil {
+		return "", err
+	}
+	if u.Claimed {
+		return "", fmt.Errorf("chunked upload %.64q is being assembled: %w", id, storage.ErrConflict)
+	}
+	parts, err := t.partsOf(id)
+	if err != nil {
+		return "", err
+	}
+	v := parts.Get([]byte(name))
+	if v == nil {
+		return "", fmt.Errorf("part %.64q of %.64q: %w", name, id, storage.ErrNotFound)
+	}
+	part, err := decodeChunk(id, name, v)
+	if err != nil {
+		return "", err
+	}
+	if err := parts.Delete([]byte(name)); err != nil {
+		return "", err
+	}
+	u.Parts--
+	if err := t.putChunkedUpload(&u); err != nil {
+		return "", err
+	}
+	return s.chunkPath(u.Dir, part.File), nil
 }
 
 // RemoveChunkedUpload drops the records of the live upload id, then its

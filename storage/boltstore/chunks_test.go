@@ -291,6 +291,27 @@ func TestChunkedUploadRemovedWhilePut(t *testing.T) {
 	}
 }
 
+// A removed part takes its file with it and is counted out of its
+// upload, for good.
+func TestRemoveChunkDropsFileAndCount(t *testing.T) {
+	f := newFixture(t)
+	u := f.newChunkedUpload(t, "einstein/ng/remove", time.Hour)
+	f.putChunk(t, u.ID, "1", "one")
+	f.putChunk(t, u.ID, "2", "two")
+	path := f.chunkFilePath(t, u.ID, "2")
+	if err := f.s.RemoveChunk(ctx, u.ID, "2"); err != nil {
+		t.Fatalf("RemoveChunk: %v", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the removed part's file survived (%v)", err)
+	}
+	f.reopen(t)
+	f.wantChunks(t, u.ID, map[string]string{"1": "one"})
+	if r := f.chunkRecord(t, u.ID); r.Parts != 1 {
+		t.Fatalf("recorded parts = %d, want 1", r.Parts)
+	}
+}
+
 // repeatReader yields n bytes of a pattern without holding them.
 type repeatReader struct{ n int64 }
 

@@ -24,11 +24,14 @@ var chunkTests = []struct {
 	{"ChunkReplace", testChunkReplace},
 	{"ChunkReadersDuringReplacements", testChunkReadersDuringReplacements},
 	{"ChunkReadFailure", testChunkReadFailure},
+	{"ChunkRemove", testChunkRemove},
+	{"ChunkRemoveRacingPut", testChunkRemoveRacingPut},
 	{"ChunkedUploadNotFound", testChunkedUploadNotFound},
 	{"ChunkedUploadsAreApart", testChunkedUploadsAreApart},
 	{"ChunkClaim", testChunkClaim},
 	{"ChunkConcurrentClaims", testChunkConcurrentClaims},
 	{"ChunkPutsRacingClaim", testChunkPutsRacingClaim},
+	{"ChunkRemovesRacingClaim", testChunkRemovesRacingClaim},
 	{"ChunkParallelPuts", testChunkParallelPuts},
 	{"ChunkedUploadExpiry", testChunkedUploadExpiry},
 	{"ChunkedUploadRemove", testChunkedUploadRemove},
@@ -330,6 +333,139 @@ func testChunkReadFailure(t *testing.T, f *fixture) {
 	}
 }
 
+// A removed part is gone from the list and cannot be opened, while a
+// reader that opened it reads it to its end; its name can be put again.
+func testChunkRemove(t *testing.T, f *fixture) {
+	u := f.newChunkedUpload(t, "einstein/ng/remove-part")
+	stale := strings.Repeat("stale ", 128<<10) // 768 KiB
+	f.putChunk(t, u.ID, "1", "first")
+	f.putChunk(t, u.ID, "2", stale)
+	f.putChunk(t, u.ID, "3", "third")
+	rc, err := f.s.OpenChunk(f.ctx, u.ID, "2")
+	if err != nil {
+		t.Fatalf("OpenChunk: %v", err)
+	}
+	defer rc.Close()
+	head := make([]byte, 6)
+	if _, err := io.ReadFull(rc, head); err != nil {
+		t.Fatalf("read the part: %v", err)
+	}
+	if err := f.s.RemoveChunk(f.ctx, u.ID, "2"); err != nil {
+		t.Fatalf("RemoveChunk: %v", err)
+	}
+	rest, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatalf("read the part after its removal: %v", err)
+	}
+	if got := string(head) + string(rest); got != stale {
+		t.Fatalf("a reader of the removed part read %d bytes of %d", len(got), len(stale))
+	}
+	f.wantChunks(t, u.ID, map[string]string{"1": "first", "3": "third"})
+	_, err = f.s.OpenChunk(f.ctx, u.ID, "2")
+	wantErr(t, "OpenChunk of a removed part", err, storage.ErrNotFound)
+	for _, name := range []string{"2", "4", "", "a/b", "nul\x00", strings.Repeat("n", storage.MaxChunkNameBytes+1)} {
+		wantErr(t, fmt.Sprintf("RemoveChunk %.16q", name), f.s.RemoveChunk(f.ctx, u.ID, name), storage.ErrNotFound)
+	}
+	f.putChunk(t, u.ID, "2", "again")
+	f.wantChunks(t, u.ID, map[string]string{"1": "first", "2": "again", "3": "third"})
+	for _, name := range []string{"1", "2", "3"} {
+		if err := f.s.RemoveChunk(f.ctx, u.ID, name); err != nil {
+			t.Fatalf("RemoveChunk %q: %v", name, err)
+		}
+	}
+	f.wantChunks(t, u.ID, map[string]string{})
+	if got, err := f.s.ChunkedUpload(f.ctx, u.ID); err != nil || got.Claimed {
+		t.Fatalf("upload without parts = %+v, %v; want it open", got, err)
+	}
+}
+
+// A removal racing a put of the same name ends in one of the two orders:
+// the new part, or none. Of a new name, the removal finds the part only
+// once it is in.
+func testChunkRemoveRacingPut(t *testing.T, f *fixture) {
+	const rounds = 20
+	tests := []struct {
+		name    string
+		earlier bool // a part of that name was there before the race
+	}{
+		{"replaced part", true},
+		{"new part", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u := f.newChunkedUpload(t, "einstein/ng/remove-race/"+tt.name)
+			for round := range rounds {
+				name := fmt.Sprint(round)
+				if tt.earlier {
+					f.putChunk(t, u.ID, name, "earlier")
+				}
+				putErr, removeErr := raceRemoveWithPut(f, u.ID, name, strings.Repeat("new ", 8<<10))
+				if putErr != nil {
+					t.Fatalf("PutChunk racing a removal: %v", putErr)
+				}
+				if removeErr != nil && (tt.earlier || !errors.Is(removeErr, storage.ErrNotFound)) {
+					t.Fatalf("RemoveChunk racing a put: %v", removeErr)
+				}
+				if err := wantRacedPart(f, u.ID, name, strings.Repeat("new ", 8<<10), removeErr != nil); err != nil {
+					t.Fatalf("round %d: %v", round, err)
+				}
+			}
+		})
+	}
+}
+
+// raceRemoveWithPut puts content as part name of upload id while removing
+// that part, and returns both errors.
+func raceRemoveWithPut(f *fixture, id, name, content string) (putErr, removeErr error) {
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		<-start
+		_, putErr = f.s.PutChunk(f.ctx, id, name, strings.NewReader(content))
+	}()
+	go func() {
+		defer wg.Done()
+		<-start
+		removeErr = f.s.RemoveChunk(f.ctx, id, name)
+	}()
+	close(start)
+	wg.Wait()
+	return putErr, removeErr
+}
+
+// wantRacedPart says how part name of upload id, after a put of content
+// raced its removal, is not in one of the states the race may end in: the
+// new part, when the removal came first, or none. A removal that found
+// nothing came first.
+func wantRacedPart(f *fixture, id, name, content string, removalFirst bool) error {
+	parts, err := f.s.Chunks(f.ctx, id)
+	if err != nil {
+		return fmt.Errorf("Chunks: %w", err)
+	}
+	listed := slices.ContainsFunc(parts, func(c storage.Chunk) bool { return c.Name == name })
+	rc, err := f.s.OpenChunk(f.ctx, id, name)
+	if errors.Is(err, storage.ErrNotFound) {
+		if listed || removalFirst {
+			return fmt.Errorf("part %q listed %v, but cannot be opened", name, listed)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("OpenChunk: %w", err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		return fmt.Errorf("read part: %w", err)
+	}
+	if !listed || string(b) != content {
+		return fmt.Errorf("part %q listed %v, holds %d bytes that are not the new part", name, listed, len(b))
+	}
+	return nil
+}
+
 func testChunkedUploadNotFound(t *testing.T, f *fixture) {
 	f.newChunkedUpload(t, "einstein/ng/known")
 	for _, id := range []string{"einstein/ng/unknown", "einstein/ng/know", "einstein/ng/known/", "", strings.Repeat("i", storage.MaxChunkedUploadIDBytes+1)} {
@@ -344,6 +480,7 @@ func testChunkedUploadNotFound(t *testing.T, f *fixture) {
 			wantErr(t, "ClaimChunkedUpload", err, storage.ErrNotFound)
 			_, err = f.s.OpenChunk(f.ctx, id, "1")
 			wantErr(t, "OpenChunk", err, storage.ErrNotFound)
+			wantErr(t, "RemoveChunk", f.s.RemoveChunk(f.ctx, id, "1"), storage.ErrNotFound)
 			wantErr(t, "RemoveChunkedUpload", f.s.RemoveChunkedUpload(f.ctx, id), storage.ErrNotFound)
 		})
 	}
@@ -385,6 +522,9 @@ func testChunkClaim(t *testing.T, f *fixture) {
 	for _, name := range []string{"a", "d"} {
 		_, err := f.s.PutChunk(f.ctx, u.ID, name, strings.NewReader("late"))
 		wantErr(t, fmt.Sprintf("PutChunk %q after the claim", name), err, storage.ErrConflict)
+	}
+	for _, name := range []string{"a", "d"} {
+		wantErr(t, fmt.Sprintf("RemoveChunk %q after the claim", name), f.s.RemoveChunk(f.ctx, u.ID, name), storage.ErrConflict)
 	}
 	_, err = f.s.ClaimChunkedUpload(f.ctx, u.ID)
 	wantErr(t, "ClaimChunkedUpload twice", err, storage.ErrConflict)
@@ -483,6 +623,63 @@ func testChunkPutsRacingClaim(t *testing.T, f *fixture) {
 	f.wantChunks(t, u.ID, put)
 }
 
+// Parts removed while the upload is claimed are either gone from the
+// claim's list (removed before it) or refused and kept: a part being
+// assembled never vanishes.
+func testChunkRemovesRacingClaim(t *testing.T, f *fixture) {
+	const parts = 16
+	u := f.newChunkedUpload(t, "einstein/ng/remove-claim-race")
+	all := map[string]string{}
+	for i := range parts {
+		name := fmt.Sprintf("part-%02d", i)
+		all[name] = strings.Repeat(fmt.Sprint(i%10), 4<<10)
+		f.putChunk(t, u.ID, name, all[name])
+	}
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		kept    = map[string]string{}
+		claimed []storage.Chunk
+		errs    []error
+	)
+	start := make(chan struct{})
+	for name, content := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			err := f.s.RemoveChunk(f.ctx, u.ID, name)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case errors.Is(err, storage.ErrConflict):
+				kept[name] = content
+			case err != nil:
+				errs = append(errs, err)
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		<-start
+		c, err := f.s.ClaimChunkedUpload(f.ctx, u.ID)
+		mu.Lock()
+		defer mu.Unlock()
+		claimed = c
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}()
+	close(start)
+	wg.Wait()
+	if len(errs) > 0 {
+		t.Fatalf("unexpected errors: %v", errs)
+	}
+	wantChunkList(t, "ClaimChunkedUpload", claimed, kept)
+	f.wantChunks(t, u.ID, kept)
+}
+
 func testChunkParallelPuts(t *testing.T, f *fixture) {
 	const (
 		parts    = 16
@@ -536,6 +733,7 @@ func testChunkedUploadExpiry(t *testing.T, f *fixture) {
 	wantErr(t, "Chunks after expiry", err, storage.ErrNotFound)
 	_, err = f.s.OpenChunk(f.ctx, u.ID, "1")
 	wantErr(t, "OpenChunk after expiry", err, storage.ErrNotFound)
+	wantErr(t, "RemoveChunk after expiry", f.s.RemoveChunk(f.ctx, u.ID, "1"), storage.ErrNotFound)
 	_, err = f.s.ClaimChunkedUpload(f.ctx, u.ID)
 	wantErr(t, "ClaimChunkedUpload after expiry", err, storage.ErrNotFound)
 	wantErr(t, "RemoveChunkedUpload after expiry", f.s.RemoveChunkedUpload(f.ctx, u.ID), storage.ErrNotFound)
@@ -560,6 +758,7 @@ func testChunkedUploadRemove(t *testing.T, f *fixture) {
 	wantErr(t, "PutChunk after the removal", err, storage.ErrNotFound)
 	_, err = f.s.OpenChunk(f.ctx, u.ID, "1")
 	wantErr(t, "OpenChunk after the removal", err, storage.ErrNotFound)
+	wantErr(t, "RemoveChunk after the removal", f.s.RemoveChunk(f.ctx, u.ID, "1"), storage.ErrNotFound)
 	f.newChunkedUpload(t, u.ID)
 	f.wantChunks(t, u.ID, map[string]string{})
 }
@@ -594,11 +793,19 @@ func testChunkLimit(t *testing.T, f *fixture) {
 	_, err := f.s.PutChunk(f.ctx, u.ID, "one too many", strings.NewReader("x"))
 	wantErr(t, "PutChunk past the limit", err, storage.ErrInvalid)
 	f.putChunk(t, u.ID, "00000", "replaced")
+	// A removed part makes room for one, and for one only.
+	if err := f.s.RemoveChunk(f.ctx, u.ID, "09999"); err != nil {
+		t.Fatalf("RemoveChunk: %v", err)
+	}
+	f.putChunk(t, u.ID, "one more", "x")
+	_, err = f.s.PutChunk(f.ctx, u.ID, "09999", strings.NewReader("x"))
+	wantErr(t, "PutChunk past the limit after a removal", err, storage.ErrInvalid)
 	parts, err := f.s.Chunks(f.ctx, u.ID)
 	if err != nil || len(parts) != storage.MaxChunksPerUpload {
 		t.Fatalf("Chunks = %d parts, %v; want %d", len(parts), err, storage.MaxChunksPerUpload)
 	}
-	if parts[0] != (storage.Chunk{Name: "00000", Size: 8}) {
-		t.Fatalf("first part = %+v", parts[0])
+	first, last := parts[0], parts[len(parts)-1]
+	if first != (storage.Chunk{Name: "00000", Size: 8}) || last != (storage.Chunk{Name: "one more", Size: 1}) {
+		t.Fatalf("first part = %+v, last = %+v", first, last)
 	}
 }
