@@ -84,7 +84,7 @@ func (h *Handler) claimChunkedUpload(ctx context.Context, id string) ([]storage.
 	case errors.Is(err, storage.ErrNotFound):
 		return nil, errNotFound
 	case errors.Is(err, storage.ErrConflict):
-		return nil, &davError{status: http.StatusConflict, message: errAssembling.message, cause: err}
+		return nil, assemblingError(err)
 	case err != nil:
 		return nil, fmt.Errorf("claiming chunked upload %s: %w", id, err)
 	}
