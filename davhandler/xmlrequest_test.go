@@ -162,3 +162,29 @@ func TestLongPropertyNames(t *testing.T) {
 		t.Fatal("a refused property was stored")
 	}
 }
+
+// TestParsePropfindToleratesStrayText: sync clients send PROPFIND bodies
+// with text where RFC 4918 has none (owncloudcmd 2.11 among them); the
+// names asked for are what counts.
+func TestParsePropfindToleratesStrayText(t *testing.T) {
+	want := []xml.Name{{Space: nsDAV, Local: "getetag"}, {Space: "http://owncloud.org/ns", Local: "permissions"}}
+	bodies := map[string]string{
+		"text in prop": `<?xml version="1.0" ?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop>stray<d:getetag/> text <oc:permissions/>
+</d:prop></d:propfind>`,
+		"text in propfind":     `<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns">stray<d:prop><d:getetag/><oc:permissions/></d:prop>more</d:propfind>`,
+		"text before the root": `stray<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><d:getetag/><oc:permissions/></d:prop></d:propfind>`,
+		"text after the root": `<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><d:getetag/><oc:permissions/></d:prop></d:propfind>
+stray`,
+	}
+	for name, body := range bodies {
+		t.Run(name, func(t *testing.T) {
+			pf, err := parsePropfind([]byte(body))
+			if err != nil {
+				t.Fatalf("parsePropfind: %v", err)
+			}
+			if pf.kind != findProp || !slices.Equal(pf.names, want) {
+				t.Fatalf("got kind %v names %v, want prop %v", pf.kind, pf.names, want)
+			}
+		})
+	}
+}
