@@ -133,6 +133,7 @@ func TestChunkAnonymousRequests(t *testing.T) {
 		{name: "PROPFIND of a part", method: "PROPFIND", path: upload + "/00001", header: []string{"Depth", "0"}},
 		{name: "MOVE .file", method: "MOVE", path: upload + "/.file", header: []string{"Destination", dest, "OC-Total-Length", "4"}},
 		{name: "DELETE of the upload", method: http.MethodDelete, path: upload},
+		{name: "PUT of a part below /dav", method: http.MethodPut, path: strings.TrimPrefix(upload, "/remote.php") + "/00003", body: "stolen"},
 		{name: "v1 chunk", method: http.MethodPut, path: "/remote.php/webdav/v1.bin-chunking-4711-2-0", body: "half", header: []string{"OC-Chunked", "1", "OC-Total-Length", "8"}},
 	}
 	for _, tt := range tests {
