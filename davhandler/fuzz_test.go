@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -38,7 +39,7 @@ func wantClientError(t *testing.T, err error, extra ...int) {
 // wantValidSegments checks what a parser let through.
 func wantValidSegments(t *testing.T, dp davPath) {
 	t.Helper()
-	for _, s := range append([]string{dp.user, dp.ref}, dp.segments...) {
+	for _, s := range append([]string{dp.user, dp.ref, dp.upload}, dp.segments...) {
 		if s == "" {
 			continue
 		}
@@ -54,8 +55,21 @@ var pathSeeds = []string{
 	"/webdav/\uFFFE", "/dav/spaces/\xed\xa0\x80", "/remote.php", "/remote.phpx/webdav", "/dav/files/./x",
 }
 
+// chunkedPathSeeds are chunked uploads' paths: NG uploads, their parts and
+// .file, and v1 chunks' names, well formed or not.
+var chunkedPathSeeds = []string{
+	"/remote.php/dav/uploads/einstein/1001/", "/remote.php/dav/uploads/einstein/1001/00001",
+	"/dav/uploads/einstein/1001/.file", "/dav/uploads/einstein/1001/.file/x", "/dav/uploads/EINSTEIN/1001/00002",
+	"/dav/uploads/marie/1001/00001", "/dav/uploads/einstein//00001", "/dav/uploads/einstein/../1001",
+	"/dav/uploads/einstein/1001/..", "/dav/uploads/einstein/1001/00001/00002", "/dav/uploads/", "/dav/uploads/einstein",
+	"/dav/uploads/einstein/web-file-upload-0123456789abcdef-1700000000000/0-1048576",
+	"/webdav/big.bin-chunking-4711-3-0", "/remote.php/webdav/a/b.bin-chunking-1-9999-9998",
+	"/webdav/-chunking-x-1-0", "/webdav/f-chunking--1-0", "/webdav/f-chunking-1-99999999999999999999-0",
+	"/webdav/f-chunking-1-2-2", "/webdav/f-chunking-\xff-2-0", "/webdav/.file-chunking-1-1-0",
+}
+
 func FuzzParseDAVPath(f *testing.F) {
-	for _, s := range pathSeeds {
+	for _, s := range append(pathSeeds, chunkedPathSeeds...) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, p string) {
@@ -86,10 +100,12 @@ func utf8Printable(s string) bool {
 
 // FuzzRequestPath sends read-only requests for fuzzed paths and resource ids
 // through the handler: nothing is a server error, and every body parses.
+// An NG upload with parts exists, so that its listings are reached.
 func FuzzRequestPath(f *testing.F) {
-	e := newEnv(f)
+	e := newEnv(f, withChunks)
 	wantStatus(f, e.do("einstein", "MKCOL", "/webdav/folder", ""), http.StatusCreated)
 	wantStatus(f, e.do("einstein", "PUT", "/webdav/folder/f.txt", "content"), http.StatusCreated)
+	ngUpload(f, e, "1001", "00001", "hello ", "00002", "world")
 	space := strings.TrimPrefix(e.personalSpacePath("einstein"), "/dav/spaces/")
 	for _, ref := range []string{space, testStorageID + "$physics", "physics", "other$physics", space + "!nope", "$!", "!", "$", space + "!" + space} {
 		f.Add(ref, "folder/f.txt", uint8(0))
@@ -97,6 +113,9 @@ func FuzzRequestPath(f *testing.F) {
 	}
 	for _, s := range pathSeeds {
 		f.Add("", s, uint8(2))
+	}
+	for _, s := range chunkedPathSeeds {
+		f.Add("", s, uint8(0))
 	}
 	methods := []string{"PROPFIND", "GET", "HEAD", "OPTIONS"}
 	f.Fuzz(func(t *testing.T, ref, rest string, method uint8) {
@@ -224,7 +243,9 @@ func FuzzParseMtime(f *testing.F) {
 }
 
 func FuzzParseDestination(f *testing.F) {
-	for _, s := range []string{"http://example.com/webdav/b", "/dav/spaces/S$P!N/x", "https://other/webdav/x", "/webdav/a%5Cb", "/webdav/%FE", "http://example.com/index.html", "::", "http://[::1/", "/dav/files/%2e%2e/x", "/webdav/a%00b"} {
+	for _, s := range []string{"http://example.com/webdav/b", "/dav/spaces/S$P!N/x", "https://other/webdav/x", "/webdav/a%5Cb", "/webdav/%FE", "http://example.com/index.html", "::", "http://[::1/", "/dav/files/%2e%2e/x", "/webdav/a%00b",
+		"/remote.php/dav/uploads/einstein/1001/.file", "http://example.com/dav/uploads/einstein/1001/00001", "/dav/uploads/1001",
+		"http://example.com/remote.php/dav/files/einstein/big.bin", "/webdav/big.bin-chunking-4711-3-0"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, dest string) {
@@ -376,6 +397,47 @@ func FuzzParseUploadChecksum(f *testing.F) {
 		}
 		if _, err := hex.DecodeString(e.Digest); err != nil || e.Digest == "" {
 			t.Fatalf("%q: digest %q is no hex", header, e.Digest)
+		}
+	})
+}
+
+func FuzzParseTotalLength(f *testing.F) {
+	for _, s := range []string{"", "0", "19", "005", "-1", "+5", " 5", "5 ", "1e3", "0x10", "9223372036854775807", "9223372036854775808", "\u0663", "1_000"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		r := &http.Request{Header: http.Header{"Oc-Total-Length": {v}}}
+		n, err := parseTotalLength(r)
+		wantClientError(t, err)
+		switch {
+		case err != nil:
+		case v == "" && n != -1:
+			t.Fatalf("no OC-Total-Length gave %d, want -1", n)
+		case v != "" && (n < 0 || strings.TrimLeft(v, "0") != strings.TrimLeft(strconv.FormatInt(n, 10), "0")):
+			t.Fatalf("OC-Total-Length %q gave %d", v, n)
+		}
+	})
+}
+
+func FuzzParseV1Chunk(f *testing.F) {
+	for _, s := range []string{
+		"big.bin-chunking-4711-3-0", "a-chunking-b-chunking-1-2-1", "f-chunking-1-9999-9998", "f-chunking-1-10000-0",
+		"f-chunking-1-2-2", "f-chunking-1-0-0", "f-chunking-x y-2-0", "-chunking-1-1-0", "..-chunking-1-1-0",
+		"f-chunking-1-99999999999999999999-0", "f-chunking-1-02-01", "f-chunking-\u00e9-2-0", "f.txt",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		c, err := parseV1Chunk(name)
+		wantClientError(t, err)
+		if err != nil {
+			return
+		}
+		if c.count < 1 || c.count > maxV1Chunks || c.index < 0 || c.index >= c.count {
+			t.Fatalf("%q: chunk %d of %d passed", name, c.index, c.count)
+		}
+		if validateName(c.file) != nil || c.transfer == "" || !strings.HasPrefix(name, c.file+"-chunking-"+c.transfer+"-") {
+			t.Fatalf("%q: file %q, transfer %q passed", name, c.file, c.transfer)
 		}
 	})
 }
