@@ -19,10 +19,11 @@
 //	mkcol-delete  -concurrency workers MKCOL and DELETE folders for -duration
 //	              or -count pairs (each MKCOL and each DELETE counts as an
 //	              operation)
-//	sync          a sync client's mix: -concurrency workers each repeat
+//	sync          sync clients' mix: -concurrency workers each repeat
 //	              PROPFIND Depth: 1 of a folder of 200 files, GET of one of
-//	              them, PUT of a new 4 KiB file and MOVE of it into a
-//	              subfolder, for -duration or -count requests (each counts)
+//	              them, PUT of a new 4 KiB file under a temporary name in the
+//	              worker's subfolder and MOVE of it to its final name, for
+//	              -duration or -count requests (each counts)
 //
 // Each scenario works in its own folder under -url (MKCOL first, DELETE at
 // the end). Every loop stops by count or by deadline, and any failed request
@@ -182,7 +183,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.user, "user", "", "Basic auth user (none when empty)")
 	fs.StringVar(&cfg.pass, "pass", "", "Basic auth password")
 	scen := fs.String("scenario", "all", "comma list of scenarios: "+strings.Join(scenarioNames, ", ")+", or all")
-	fs.IntVar(&cfg.concurrency, "concurrency", 16, "workers for put-small, mkcol-delete and propfind's seeding")
+	fs.IntVar(&cfg.concurrency, "concurrency", 16, "workers for put-small, mkcol-delete, sync and the seeding of folders")
 	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "length of each timed scenario")
 	fs.IntVar(&cfg.files, "files", 10000, "files in propfind's folder")
 	fs.IntVar(&cfg.count, "count", 0, "stop each timed loop after this many requests (0: only -duration)")
