@@ -130,15 +130,14 @@ func (h *Handler) setCommittedHeaders(w http.ResponseWriter, t *target, node sto
 // receiveBody copies a request body into an upload. A body that cannot be
 // read is the client's fault; bytes that cannot be stored are the server's.
 func receiveBody(up storage.Upload, body io.Reader) error {
-	src := &bodyReader{r: body}
-	_, err := io.Copy(up, src)
+	readErr, writeErr := copyReadingAhead(up, body)
 	switch {
-	case err == nil:
-		return nil
-	case src.err != nil:
-		return bodyReadError(src.err)
+	case writeErr != nil:
+		return storeWriteError(writeErr)
+	case readErr != nil:
+		return bodyReadError(readErr)
 	}
-	return storeWriteError(err)
+	return nil
 }
 
 // bodyReader remembers why reading the request body failed, so that the
