@@ -130,14 +130,15 @@ func (h *Handler) setCommittedHeaders(w http.ResponseWriter, t *target, node sto
 // receiveBody copies a request body into an upload. A body that cannot be
 // read is the client's fault; bytes that cannot be stored are the server's.
 func receiveBody(up storage.Upload, body io.Reader) error {
-	readErr, writeErr := copyReadingAhead(up, body)
+	src := &bodyReader{r: body}
+	_, err := io.Copy(up, src)
 	switch {
-	case writeErr != nil:
-		return storeWriteError(writeErr)
-	case readErr != nil:
-		return bodyReadError(readErr)
+	case err == nil:
+		return nil
+	case src.err != nil:
+		return bodyReadError(src.err)
 	}
-	return nil
+	return storeWriteError(err)
 }
 
 // bodyReader remembers why reading the request body failed, so that the
