@@ -58,6 +58,11 @@ func (u *upload) Write(p []byte) (int, error) {
 	if u.failed != nil {
 		return 0, u.failed
 	}
+	return u.write(p)
+}
+
+// write is Write with u.mu held.
+func (u *upload) write(p []byte) (int, error) {
 	n, err := writeHashed(u.f, u.size, p, u.sum)
 	u.size += int64(n)
 	u.wb.wrote(u.size)
