@@ -1,0 +1,244 @@
+package integration
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// crash is the moment the durability test kills Caddy, as the uploading
+// goroutines see it: they count the PUT body bytes they send, Caddy dies
+// once the count reaches at, and whatever they send is cut off there.
+type crash struct {
+	at       int64
+	progress atomic.Int64
+	reached  chan struct{} // closed when progress reaches at
+	killed   atomic.Bool   // set just before the kill: later errors are the kill's
+	down     chan struct{} // closed once Caddy is dead: the uploaders stop
+	downOnce sync.Once
+}
+
+// never is a progress no upload reaches: a round that is not cut off.
+const never = -1
+
+func newCrash(at int64) *crash {
+	return &crash{at: at, reached: make(chan struct{}), down: make(chan struct{})}
+}
+
+// sent counts n more bytes sent.
+func (cr *crash) sent(n int64) {
+	v := cr.progress.Add(n)
+	if cr.at != never && v >= cr.at && v-n < cr.at {
+		close(cr.reached)
+	}
+}
+
+// isDown closes down; it is safe to call more than once.
+func (cr *crash) isDown() { cr.downOnce.Do(func() { close(cr.down) }) }
+
+// await waits until progress reaches n; it is false when Caddy went down
+// first, and waits for that when n is never.
+func (cr *crash) await(n int64) bool {
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for n == never || cr.progress.Load() < n {
+		select {
+		case <-cr.down:
+			return false
+		case <-tick.C:
+		}
+	}
+	return true
+}
+
+// expected says whether a failed request may have failed because of the
+// kill.
+func (cr *crash) expected(err error) bool { return err != nil && cr.killed.Load() }
+
+// errCrashed ends the body of a request that waited for bytes the crash
+// cut off.
+var errCrashed = errors.New("caddy went down while the body was held back")
+
+// gate is an empty part of a request body that holds the rest back until
+// the PUTs have sent at bytes.
+type gate struct {
+	cr *crash
+	at int64
+}
+
+func (g gate) Read([]byte) (int, error) {
+	if !g.cr.await(g.at) {
+		return 0, errCrashed
+	}
+	return 0, io.EOF
+}
+
+// countedBody is a PUT body that counts what the transport has read of it
+// towards the crash and digests it: only a body sent whole can have
+// landed.
+type countedBody struct {
+	r  io.Reader
+	cr *crash
+
+	mu   sync.Mutex
+	sent int64
+	hash hash.Hash
+}
+
+func newCountedBody(r io.Reader, cr *crash) *countedBody {
+	return &countedBody{r: r, cr: cr, hash: sha1.New()}
+}
+
+func (b *countedBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.mu.Lock()
+	b.sent += int64(n)
+	b.hash.Write(p[:n])
+	b.mu.Unlock()
+	b.cr.sent(int64(n))
+	return n, err
+}
+
+// whole is the digest of the bytes sent so far.
+func (b *countedBody) whole() digest {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return digest{size: b.sent, sha1: hex.EncodeToString(b.hash.Sum(nil))}
+}
+
+// putJob is one PUT of a round: a new file, or a new version of a file
+// whose acknowledged content is was.
+type putJob struct {
+	path    string // escaped
+	was     *digest
+	content stream
+
+	// Set by the uploader; read once the round has ended.
+	body   *countedBody // nil when the PUT was never sent
+	status int          // 0 when no answer came
+	failed error        // a failure the crash does not explain
+}
+
+// wantStatus is the acknowledgement of the PUT.
+func (j *putJob) wantStatus() int {
+	if j.was != nil {
+		return http.StatusNoContent
+	}
+	return http.StatusCreated
+}
+
+func (j *putJob) acknowledged() bool { return j.status == j.wantStatus() }
+
+// sentWhole is the digest of the new version when all of it was sent, so
+// the server may have stored it without answering.
+func (j *putJob) sentWhole() (digest, bool) {
+	if j.body == nil {
+		return digest{}, false
+	}
+	d := j.body.whole()
+	return d, d.size == j.content.size
+}
+
+// allowed is what the file may hold after the crash: exactly the new
+// version once acknowledged; otherwise the old one (or nothing, for a new
+// file), or the new one if it was sent whole.
+func (j *putJob) allowed() (contents []digest, absent bool) {
+	if j.acknowledged() {
+		d, _ := j.sentWhole()
+		return []digest{d}, false
+	}
+	if j.was != nil {
+		contents = append(contents, *j.was)
+	}
+	if d, ok := j.sentWhole(); ok {
+		contents = append(contents, d)
+	}
+	return contents, j.was == nil
+}
+
+// stored is a file with acknowledged content.
+type stored struct {
+	path    string // escaped
+	content digest
+}
+
+// planPuts prepares n PUTs of random sizes from minSize to maxSize below
+// folder (escaped, ending in /) named prefix-NNN.bin; the files to replace
+// are spread evenly among them.
+func planPuts(t testing.TB, folder, prefix string, n int, minSize, maxSize int64, replace []stored) []*putJob {
+	jobs := make([]*putJob, n)
+	for i := range jobs {
+		jobs[i] = &putJob{path: fmt.Sprintf("%s%s-%03d.bin", folder, prefix, i), content: newStream(t, minSize+rand.Int64N(maxSize-minSize+1))}
+	}
+	for k, old := range replace {
+		j := jobs[k*n/len(replace)]
+		j.path, j.was = old.path, &old.content
+	}
+	return jobs
+}
+
+// totalSize is the number of body bytes of jobs.
+func totalSize(jobs []*putJob) int64 {
+	var n int64
+	for _, j := range jobs {
+		n += j.content.size
+	}
+	return n
+}
+
+// runPuts sends jobs, uploaders at a time, until all are sent or Caddy
+// goes down; the returned channel is closed when every uploader has
+// returned.
+func runPuts(c *client, cr *crash, jobs []*putJob, uploaders int) <-chan struct{} {
+	queue := make(chan *putJob, len(jobs))
+	for _, j := range jobs {
+		queue <- j
+	}
+	close(queue)
+	var wg sync.WaitGroup
+	for range uploaders {
+		wg.Go(func() {
+			for j := range queue {
+				select {
+				case <-cr.down:
+					return
+				default:
+				}
+				j.put(c, cr)
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	return done
+}
+
+// put sends the PUT and records its outcome.
+func (j *putJob) put(c *client, cr *crash) {
+	j.body = newCountedBody(j.content.section(0, j.content.size), cr)
+	resp, err := c.stream(http.MethodPut, j.path, nil, j.body, j.content.size)
+	if err != nil {
+		if !cr.expected(err) {
+			j.failed = err
+		}
+		return
+	}
+	body := finish(resp)
+	j.status = resp.StatusCode
+	// A dead server answers nothing: any other answer is a failure.
+	if !j.acknowledged() {
+		j.failed = fmt.Errorf("PUT %s: %d, want %d\n%s", j.path, resp.StatusCode, j.wantStatus(), body)
+	}
+}

@@ -1,0 +1,122 @@
+package integration
+
+import (
+	"fmt"
+	"maps"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// The kill -9 durability test: parallel PUTs of random 1–8 MiB files, some
+// over acknowledged files, with a TUS and a chunking NG upload in flight;
+// Caddy is killed once the PUTs have sent a given share of their bytes and
+// started again on the same data. What was acknowledged must be there,
+// whole; nothing else may show but whole versions.
+const (
+	durabilityPuts = 100
+	// durabilityUploaders is how many of the PUTs are in flight at once:
+	// few enough that some are acknowledged before even an early kill.
+	durabilityUploaders = 25
+	// durabilityReplaced of the PUTs replace an acknowledged file.
+	durabilityReplaced = 20
+	durabilityMinSize  = 1 << 20
+	durabilityMaxSize  = 8 << 20
+	durabilityFolder   = "/webdav/dur/"
+)
+
+func TestDurabilityKill9(t *testing.T) {
+	for _, percent := range []int64{10, 50, 90} {
+		t.Run(fmt.Sprintf("kill after %d%% of the bytes", percent), func(t *testing.T) {
+			testKillDuringUploads(t, percent)
+		})
+	}
+}
+
+// testKillDuringUploads kills Caddy once the PUTs have sent percent of
+// their bytes, then checks the restarted server and writes to it again.
+func testKillDuringUploads(t *testing.T, percent int64) {
+	opts := serverOptions{root: filepath.Join(t.TempDir(), "data"), davspaces: []string{"depth_infinity"}}
+	s := startServer(t, opts)
+	c := newDurabilityClient(t, s.URL)
+	c.expect(http.StatusCreated, "MKCOL", durabilityFolder, "")
+	originals := putAll(t, c, planPuts(t, durabilityFolder, "original", durabilityReplaced, 64<<10, 64<<10, nil))
+	jobs := planPuts(t, durabilityFolder, "put", durabilityPuts, durabilityMinSize, durabilityMaxSize, originals)
+	tus := startTusRun(t, c, durabilityFolder, "tus.bin")
+	ng := startNGRun(t, c, "durability")
+
+	total := totalSize(jobs)
+	cr := newCrash(total * percent / 100)
+	t.Cleanup(cr.isDown)
+	puts := runPuts(c, cr, jobs, durabilityUploaders)
+	uploads := []<-chan struct{}{puts, tus.duringCrash(c, cr), ng.duringCrash(c, cr)}
+	select {
+	case <-cr.reached:
+	case <-puts:
+		for _, j := range jobs {
+			if j.failed != nil {
+				t.Error(j.failed)
+			}
+		}
+		t.Fatalf("the PUTs ended after %d of %d bytes, before the kill at %d", cr.progress.Load(), total, cr.at)
+	}
+	cr.killed.Store(true)
+	s.kill()
+	cr.isDown()
+	for _, done := range uploads {
+		<-done
+	}
+	t.Logf("killed Caddy after the PUTs had sent %d of %d bytes", cr.progress.Load(), total)
+	checkMetadata(t, opts.root)
+
+	s = startServer(t, opts)
+	c = newDurabilityClient(t, s.URL)
+	present := checkPuts(t, c, jobs)
+	checkWalk(t, c, "/webdav/", []string{"/webdav/", durabilityFolder}, present)
+	tus.resume(t, c, durabilityFolder+"tus.bin")
+	ng.resume(t, c, "/remote.php/dav/files/"+c.user+"/dur/ng.bin", durabilityFolder+"ng.bin")
+	writeAgain(t, c, present)
+}
+
+// writeAgain sends a second round of PUTs to the restarted server, new
+// files and new versions of files that survived the kill: each is
+// acknowledged and reads back.
+func writeAgain(t *testing.T, c *client, present map[string]digest) {
+	t.Helper()
+	var replace []stored
+	for _, p := range slices.Sorted(maps.Keys(present)) {
+		if len(replace) == 5 {
+			break
+		}
+		replace = append(replace, stored{path: p, content: present[p]})
+	}
+	for _, s := range putAll(t, c, planPuts(t, durabilityFolder, "again", 10, 64<<10, 2<<20, replace)) {
+		wantContent(t, c, s.path, s.content)
+	}
+}
+
+// putAll sends jobs, a few at a time, to a server that is not killed:
+// each must be acknowledged. It returns what they stored.
+func putAll(t *testing.T, c *client, jobs []*putJob) []stored {
+	t.Helper()
+	<-runPuts(c, newCrash(never), jobs, 4)
+	var out []stored
+	for _, j := range jobs {
+		if !j.acknowledged() {
+			t.Fatalf("%s: %v", j.describe(), j.failed)
+		}
+		d, _ := j.sentWhole()
+		out = append(out, stored{path: j.path, content: d})
+	}
+	return out
+}
+
+// newDurabilityClient is a client of einstein's with a transport of its
+// own: the connections the kill breaks stay out of other tests' way.
+func newDurabilityClient(t *testing.T, base string) *client {
+	tr := &http.Transport{MaxIdleConnsPerHost: durabilityUploaders}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &client{t: t, base: base, user: "einstein", http: &http.Client{Transport: tr, Timeout: time.Minute}}
+}
