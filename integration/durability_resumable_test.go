@@ -27,7 +27,7 @@ func (cr *crash) pace(content stream, send func(k int, body io.Reader) bool) {
 	const halves = 2 * (resumableChunks - 2)
 	release := func(h int) int64 {
 		if h == halves-1 {
-			return never
+			return neverReached
 		}
 		return cr.at * int64(h) / (halves - 1)
 	}
@@ -75,7 +75,7 @@ func startTusRun(t testing.TB, c *client, collection, name string) *tusRun {
 
 // patch sends n bytes at off and records the offset acknowledged.
 func (u *tusRun) patch(c *client, off, n int64, body io.Reader) error {
-	resp, err := c.stream(http.MethodPatch, u.path, map[string]string{
+	resp, err := c.sendStream(http.MethodPatch, u.path, map[string]string{
 		"Tus-Resumable": tusResumable,
 		"Upload-Offset": strconv.FormatInt(off, 10),
 		"Content-Type":  "application/offset+octet-stream",
@@ -83,7 +83,7 @@ func (u *tusRun) patch(c *client, off, n int64, body io.Reader) error {
 	if err != nil {
 		return err
 	}
-	b := finish(resp)
+	b := drainAnswer(resp)
 	want := strconv.FormatInt(off+n, 10)
 	if got := resp.Header.Get("Upload-Offset"); resp.StatusCode != http.StatusNoContent || got != want {
 		return fmt.Errorf("PATCH %s at %d: %d, Upload-Offset %q, want 204 and %s\n%s", u.path, off, resp.StatusCode, got, want, b)
@@ -169,11 +169,11 @@ func startNGRun(t testing.TB, c *client, transfer string) *ngRun {
 // putPart sends part k and records it once acknowledged.
 func (u *ngRun) putPart(c *client, k int, body io.Reader) error {
 	path := u.upload + "/" + ngPartName(k)
-	resp, err := c.stream(http.MethodPut, path, nil, body, resumableChunk)
+	resp, err := c.sendStream(http.MethodPut, path, nil, body, resumableChunk)
 	if err != nil {
 		return err
 	}
-	if b := finish(resp); resp.StatusCode != http.StatusCreated {
+	if b := drainAnswer(resp); resp.StatusCode != http.StatusCreated {
 		return fmt.Errorf("PUT %s: %d, want 201\n%s", path, resp.StatusCode, b)
 	}
 	u.mu.Lock()

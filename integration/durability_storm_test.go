@@ -16,41 +16,62 @@ import (
 )
 
 // crash is the moment the durability test kills Caddy, as the uploading
-// goroutines see it: they count the PUT body bytes they send, Caddy dies
-// once the count reaches at, and whatever they send is cut off there.
+// goroutines see it: they count the PUT body bytes they send and the PUTs
+// acknowledged; Caddy dies once the bytes reach at and at least one PUT
+// was acknowledged (without that an early kill would only find uploads in
+// flight), and whatever they send is cut off there.
 type crash struct {
 	at       int64
 	progress atomic.Int64
-	reached  chan struct{} // closed when progress reaches at
+	acks     atomic.Int64
+	due      chan struct{} // closed when it is time to kill
+	dueOnce  sync.Once
 	killed   atomic.Bool   // set just before the kill: later errors are the kill's
 	down     chan struct{} // closed once Caddy is dead: the uploaders stop
 	downOnce sync.Once
 }
 
-// never is a progress no upload reaches: a round that is not cut off.
-const never = -1
+// neverReached is a progress no upload reaches: a round that is not cut off.
+const neverReached = -1
 
 func newCrash(at int64) *crash {
-	return &crash{at: at, reached: make(chan struct{}), down: make(chan struct{})}
+	return &crash{at: at, due: make(chan struct{}), down: make(chan struct{})}
 }
 
 // sent counts n more bytes sent.
 func (cr *crash) sent(n int64) {
-	v := cr.progress.Add(n)
-	if cr.at != never && v >= cr.at && v-n < cr.at {
-		close(cr.reached)
+	cr.progress.Add(n)
+	cr.checkDue()
+}
+
+// acknowledged counts a PUT acknowledged.
+func (cr *crash) acknowledged() {
+	cr.acks.Add(1)
+	cr.checkDue()
+}
+
+func (cr *crash) checkDue() {
+	if cr.at != neverReached && cr.progress.Load() >= cr.at && cr.acks.Load() > 0 {
+		cr.dueOnce.Do(func() { close(cr.due) })
 	}
 }
 
-// isDown closes down; it is safe to call more than once.
-func (cr *crash) isDown() { cr.downOnce.Do(func() { close(cr.down) }) }
+// kill kills Caddy, as a crash would, and stops the uploaders.
+func (cr *crash) kill(s *server) {
+	cr.killed.Store(true)
+	s.kill()
+	cr.stopUploaders()
+}
+
+// stopUploaders closes down; it is safe to call more than once.
+func (cr *crash) stopUploaders() { cr.downOnce.Do(func() { close(cr.down) }) }
 
 // await waits until progress reaches n; it is false when Caddy went down
-// first, and waits for that when n is never.
+// first, and waits for that when n is neverReached.
 func (cr *crash) await(n int64) bool {
 	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()
-	for n == never || cr.progress.Load() < n {
+	for n == neverReached || cr.progress.Load() < n {
 		select {
 		case <-cr.down:
 			return false
@@ -228,17 +249,19 @@ func runPuts(c *client, cr *crash, jobs []*putJob, uploaders int) <-chan struct{
 // put sends the PUT and records its outcome.
 func (j *putJob) put(c *client, cr *crash) {
 	j.body = newCountedBody(j.content.section(0, j.content.size), cr)
-	resp, err := c.stream(http.MethodPut, j.path, nil, j.body, j.content.size)
+	resp, err := c.sendStream(http.MethodPut, j.path, nil, j.body, j.content.size)
 	if err != nil {
 		if !cr.expected(err) {
 			j.failed = err
 		}
 		return
 	}
-	body := finish(resp)
+	body := drainAnswer(resp)
 	j.status = resp.StatusCode
 	// A dead server answers nothing: any other answer is a failure.
 	if !j.acknowledged() {
 		j.failed = fmt.Errorf("PUT %s: %d, want %d\n%s", j.path, resp.StatusCode, j.wantStatus(), body)
+		return
 	}
+	cr.acknowledged()
 }

@@ -79,9 +79,9 @@ func digestOf(r io.Reader) (digest, error) {
 	return digest{size: n, sha1: hex.EncodeToString(h.Sum(nil))}, err
 }
 
-// stream sends a request whose body is size bytes of body and returns the
+// sendStream sends a request whose body is size bytes of body and returns the
 // answer with its body unread: the caller closes it.
-func (c *client) stream(method, path string, header map[string]string, body io.Reader, size int64) (*http.Response, error) {
+func (c *client) sendStream(method, path string, header map[string]string, body io.Reader, size int64) (*http.Response, error) {
 	req, err := http.NewRequest(method, c.base+path, body)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)
@@ -103,9 +103,9 @@ func (c *client) stream(method, path string, header map[string]string, body io.R
 	return resp, nil
 }
 
-// finish reads and closes the body of an answer to a request whose body
+// drainAnswer reads and closes the body of an answer to a request whose body
 // it does not need, keeping at most the start of it for error messages.
-func finish(resp *http.Response) string {
+func drainAnswer(resp *http.Response) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	io.Copy(io.Discard, resp.Body)
@@ -115,7 +115,7 @@ func finish(resp *http.Response) string {
 // getDigest downloads path (escaped) and digests it: ok is false for a
 // 404.
 func (c *client) getDigest(path string) (d digest, ok bool, err error) {
-	resp, err := c.stream(http.MethodGet, path, nil, nil, 0)
+	resp, err := c.sendStream(http.MethodGet, path, nil, nil, 0)
 	if err != nil {
 		return digest{}, false, err
 	}
@@ -125,7 +125,7 @@ func (c *client) getDigest(path string) (d digest, ok bool, err error) {
 		return digest{}, false, nil
 	case http.StatusOK:
 	default:
-		return digest{}, false, fmt.Errorf("GET %s: %d\n%s", path, resp.StatusCode, finish(resp))
+		return digest{}, false, fmt.Errorf("GET %s: %d\n%s", path, resp.StatusCode, drainAnswer(resp))
 	}
 	d, err = digestOf(resp.Body)
 	if err != nil {

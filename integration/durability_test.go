@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -40,43 +41,70 @@ func TestDurabilityKill9(t *testing.T) {
 func testKillDuringUploads(t *testing.T, percent int64) {
 	opts := serverOptions{root: filepath.Join(t.TempDir(), "data"), davspaces: []string{"depth_infinity"}}
 	s := startServer(t, opts)
-	c := newDurabilityClient(t, s.URL)
+	r := prepareUploads(t, newDurabilityClient(t, s.URL))
+	r.sendUntilKilled(t, newDurabilityClient(t, s.URL), s, percent)
+	checkMetadata(t, opts.root)
+
+	s = startServer(t, opts)
+	r.checkRestarted(t, newDurabilityClient(t, s.URL))
+}
+
+// uploadsToKill are the uploads sent to the Caddy that is killed.
+type uploadsToKill struct {
+	puts []*putJob
+	tus  *tusRun
+	ng   *ngRun
+}
+
+// prepareUploads makes the folder and the files the PUTs replace, starts
+// the resumable uploads and plans the PUTs.
+func prepareUploads(t *testing.T, c *client) *uploadsToKill {
+	t.Helper()
 	c.expect(http.StatusCreated, "MKCOL", durabilityFolder, "")
 	originals := putAll(t, c, planPuts(t, durabilityFolder, "original", durabilityReplaced, 64<<10, 64<<10, nil))
-	jobs := planPuts(t, durabilityFolder, "put", durabilityPuts, durabilityMinSize, durabilityMaxSize, originals)
-	tus := startTusRun(t, c, durabilityFolder, "tus.bin")
-	ng := startNGRun(t, c, "durability")
+	return &uploadsToKill{
+		puts: planPuts(t, durabilityFolder, "put", durabilityPuts, durabilityMinSize, durabilityMaxSize, originals),
+		tus:  startTusRun(t, c, durabilityFolder, "tus.bin"),
+		ng:   startNGRun(t, c, "durability"),
+	}
+}
 
-	total := totalSize(jobs)
+// sendUntilKilled sends the PUTs and more of the resumable uploads, and
+// kills s once the PUTs have sent percent of their bytes.
+func (u *uploadsToKill) sendUntilKilled(t *testing.T, c *client, s *server, percent int64) {
+	t.Helper()
+	total := totalSize(u.puts)
 	cr := newCrash(total * percent / 100)
-	t.Cleanup(cr.isDown)
-	puts := runPuts(c, cr, jobs, durabilityUploaders)
-	uploads := []<-chan struct{}{puts, tus.duringCrash(c, cr), ng.duringCrash(c, cr)}
+	t.Cleanup(cr.stopUploaders)
+	puts := runPuts(c, cr, u.puts, durabilityUploaders)
+	senders := []<-chan struct{}{puts, u.tus.duringCrash(c, cr), u.ng.duringCrash(c, cr)}
 	select {
-	case <-cr.reached:
+	case <-cr.due:
 	case <-puts:
-		for _, j := range jobs {
+		for _, j := range u.puts {
 			if j.failed != nil {
 				t.Error(j.failed)
 			}
 		}
 		t.Fatalf("the PUTs ended after %d of %d bytes, before the kill at %d", cr.progress.Load(), total, cr.at)
 	}
-	cr.killed.Store(true)
-	s.kill()
-	cr.isDown()
-	for _, done := range uploads {
+	cr.kill(s)
+	for _, done := range senders {
 		<-done
 	}
-	t.Logf("killed Caddy after the PUTs had sent %d of %d bytes", cr.progress.Load(), total)
-	checkMetadata(t, opts.root)
+	t.Logf("killed Caddy after the PUTs had sent %d of %d bytes (due at %d)", cr.progress.Load(), total, cr.at)
+}
 
-	s = startServer(t, opts)
-	c = newDurabilityClient(t, s.URL)
-	present := checkPuts(t, c, jobs)
+// checkRestarted checks what the restarted server holds: the PUTs' files,
+// a PROPFIND walk that agrees with them, the resumable uploads, which it
+// then finishes; and that it takes new writes.
+func (u *uploadsToKill) checkRestarted(t *testing.T, c *client) {
+	t.Helper()
+	present := checkPuts(t, c, u.puts)
 	checkWalk(t, c, "/webdav/", []string{"/webdav/", durabilityFolder}, present)
-	tus.resume(t, c, durabilityFolder+"tus.bin")
-	ng.resume(t, c, "/remote.php/dav/files/"+c.user+"/dur/ng.bin", durabilityFolder+"ng.bin")
+	u.tus.resume(t, c, durabilityFolder+"tus.bin")
+	inFiles := "/remote.php/dav/files/" + c.user + strings.TrimPrefix(durabilityFolder, "/webdav")
+	u.ng.resume(t, c, inFiles+"ng.bin", durabilityFolder+"ng.bin")
 	writeAgain(t, c, present)
 }
 
@@ -101,7 +129,7 @@ func writeAgain(t *testing.T, c *client, present map[string]digest) {
 // each must be acknowledged. It returns what they stored.
 func putAll(t *testing.T, c *client, jobs []*putJob) []stored {
 	t.Helper()
-	<-runPuts(c, newCrash(never), jobs, 4)
+	<-runPuts(c, newCrash(neverReached), jobs, 4)
 	var out []stored
 	for _, j := range jobs {
 		if !j.acknowledged() {
