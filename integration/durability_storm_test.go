@@ -170,12 +170,15 @@ func (j *putJob) sentWhole() (digest, bool) {
 }
 
 // allowed is what the file may hold after the crash: exactly the new
-// version once acknowledged; otherwise the old one (or nothing, for a new
-// file), or the new one if it was sent whole.
+// version once acknowledged (and nothing is right if that was before all
+// of it was sent); otherwise the old one (or nothing, for a new file), or
+// the new one if it was sent whole.
 func (j *putJob) allowed() (contents []digest, absent bool) {
 	if j.acknowledged() {
-		d, _ := j.sentWhole()
-		return []digest{d}, false
+		if d, whole := j.sentWhole(); whole {
+			return []digest{d}, false
+		}
+		return nil, false
 	}
 	if j.was != nil {
 		contents = append(contents, *j.was)
