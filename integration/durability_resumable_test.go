@@ -18,7 +18,8 @@ const (
 	resumableChunk  = 512 << 10
 )
 
-// pace sends chunks 1 to n-2 of a resumable upload while the PUTs run, in
+// pace sends the middle chunks of a resumable upload while the PUTs run
+// (the first went before them, the last goes after the restart), in
 // halves released evenly over the bytes the PUTs send before the kill.
 // The last half never is: the last of these requests is cut off in the
 // middle of its body when Caddy dies. send sends chunk k with the body
