@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -13,11 +14,10 @@ import (
 )
 
 // checkPuts downloads the file of every job and checks that it holds what
-// the job allows after the crash; it returns the digest of every file
-// there, by path.
-func checkPuts(t testing.TB, c *client, jobs []*putJob) map[string]digest {
+// the job allows after the crash; it adds the digest of every file there
+// to present, by path.
+func checkPuts(t testing.TB, c *client, jobs []*putJob, present map[string]digest) {
 	t.Helper()
-	present := map[string]digest{}
 	var acknowledged, landed int
 	for _, j := range jobs {
 		if j.failed != nil {
@@ -44,9 +44,11 @@ func checkPuts(t testing.TB, c *client, jobs []*putJob) map[string]digest {
 			landed++
 		}
 	}
-	t.Logf("%d of %d PUTs acknowledged before the kill, %d more landed unacknowledged", acknowledged, len(jobs), landed)
-	return present
+	t.Logf("%d of %d PUTs (up to %d bytes) acknowledged before the kill, %d more landed unacknowledged",
+		acknowledged, len(jobs), slices.MaxFunc(jobs, bySize).content.size, landed)
 }
+
+func bySize(a, b *putJob) int { return cmp.Compare(a.content.size, b.content.size) }
 
 // describe tells what became of the PUT, for a failure report.
 func (j *putJob) describe() string {

@@ -220,24 +220,51 @@ func totalSize(jobs []*putJob) int64 {
 }
 
 // runPuts sends jobs, uploaders at a time, until all are sent or Caddy
-// goes down; the returned channel is closed when every uploader has
-// returned.
+// goes down; their acknowledgements count towards the crash. The returned
+// channel is closed when every uploader has returned.
 func runPuts(c *client, cr *crash, jobs []*putJob, uploaders int) <-chan struct{} {
-	queue := make(chan *putJob, len(jobs))
-	for _, j := range jobs {
-		queue <- j
+	return sendJobs(jobs, uploaders, func(i int) bool {
+		select {
+		case <-cr.down:
+			return false
+		default:
+		}
+		if jobs[i].put(c, cr) {
+			cr.acknowledged()
+		}
+		return true
+	})
+}
+
+// runPacedPuts sends jobs, uploaders at a time, each once the crash's
+// progress reached its share of the bytes before the kill: they are
+// spread over the time before it, and some are in flight at the kill.
+func runPacedPuts(c *client, cr *crash, jobs []*putJob, uploaders int) <-chan struct{} {
+	return sendJobs(jobs, uploaders, func(i int) bool {
+		if !cr.await(cr.at * int64(i) / int64(len(jobs))) {
+			return false
+		}
+		jobs[i].put(c, cr)
+		return true
+	})
+}
+
+// sendJobs calls send with the index of each job in turn, uploaders at a
+// time, until it returns false; the returned channel is closed when every
+// uploader has returned.
+func sendJobs(jobs []*putJob, uploaders int, send func(i int) bool) <-chan struct{} {
+	queue := make(chan int, len(jobs))
+	for i := range jobs {
+		queue <- i
 	}
 	close(queue)
 	var wg sync.WaitGroup
 	for range uploaders {
 		wg.Go(func() {
-			for j := range queue {
-				select {
-				case <-cr.down:
+			for i := range queue {
+				if !send(i) {
 					return
-				default:
 				}
-				j.put(c, cr)
 			}
 		})
 	}
@@ -249,22 +276,23 @@ func runPuts(c *client, cr *crash, jobs []*putJob, uploaders int) <-chan struct{
 	return done
 }
 
-// put sends the PUT and records its outcome.
-func (j *putJob) put(c *client, cr *crash) {
+// put sends the PUT, records its outcome and says whether it was
+// acknowledged.
+func (j *putJob) put(c *client, cr *crash) bool {
 	j.body = newCountedBody(j.content.section(0, j.content.size), cr)
 	resp, err := c.sendStream(http.MethodPut, j.path, nil, j.body, j.content.size)
 	if err != nil {
 		if !cr.expected(err) {
 			j.failed = err
 		}
-		return
+		return false
 	}
 	body := drainAnswer(resp)
 	j.status = resp.StatusCode
 	// A dead server answers nothing: any other answer is a failure.
 	if !j.acknowledged() {
 		j.failed = fmt.Errorf("PUT %s: %d, want %d\n%s", j.path, resp.StatusCode, j.wantStatus(), body)
-		return
+		return false
 	}
-	cr.acknowledged()
+	return true
 }

@@ -12,7 +12,9 @@ import (
 )
 
 // The kill -9 durability test: parallel PUTs of random 1–8 MiB files, some
-// over acknowledged files, with a TUS and a chunking NG upload in flight;
+// over acknowledged files, with small PUTs spread over the same time (the
+// store may keep those inline and commit them in groups) and a TUS and a
+// chunking NG upload in flight;
 // Caddy is killed once the PUTs have sent a given share of their bytes and
 // started again on the same data. What was acknowledged must be there,
 // whole; nothing else may show but whole versions.
@@ -26,6 +28,12 @@ const (
 	durabilityMinSize  = 1 << 20
 	durabilityMaxSize  = 8 << 20
 	durabilityFolder   = "/webdav/dur/"
+	// The small PUTs: sizes on both sides of the store's inline limit
+	// (boltstore's default, 16 KiB), some over acknowledged small files.
+	durabilitySmallPuts      = 200
+	durabilitySmallUploaders = 8
+	durabilitySmallReplaced  = 20
+	durabilitySmallMaxSize   = 32 << 10
 )
 
 func TestDurabilityKill9(t *testing.T) {
@@ -51,9 +59,10 @@ func testKillDuringUploads(t *testing.T, percent int64) {
 
 // uploadsToKill are the uploads sent to the Caddy that is killed.
 type uploadsToKill struct {
-	puts []*putJob
-	tus  *tusRun
-	ng   *ngRun
+	puts      []*putJob
+	smallPuts []*putJob
+	tus       *tusRun
+	ng        *ngRun
 }
 
 // prepareUploads makes the folder and the files the PUTs replace, starts
@@ -62,10 +71,12 @@ func prepareUploads(t *testing.T, c *client) *uploadsToKill {
 	t.Helper()
 	c.expect(http.StatusCreated, "MKCOL", durabilityFolder, "")
 	originals := putAll(t, c, planPuts(t, durabilityFolder, "original", durabilityReplaced, 64<<10, 64<<10, nil))
+	smallOriginals := putAll(t, c, planPuts(t, durabilityFolder, "small-original", durabilitySmallReplaced, 1, durabilitySmallMaxSize, nil))
 	return &uploadsToKill{
-		puts: planPuts(t, durabilityFolder, "put", durabilityPuts, durabilityMinSize, durabilityMaxSize, originals),
-		tus:  startTusRun(t, c, durabilityFolder, "tus.bin"),
-		ng:   startNGRun(t, c, "durability"),
+		puts:      planPuts(t, durabilityFolder, "put", durabilityPuts, durabilityMinSize, durabilityMaxSize, originals),
+		smallPuts: planPuts(t, durabilityFolder, "small", durabilitySmallPuts, 1, durabilitySmallMaxSize, smallOriginals),
+		tus:       startTusRun(t, c, durabilityFolder, "tus.bin"),
+		ng:        startNGRun(t, c, "durability"),
 	}
 }
 
@@ -77,7 +88,12 @@ func (u *uploadsToKill) sendUntilKilled(t *testing.T, c *client, s *server, perc
 	cr := newCrash(total * percent / 100)
 	t.Cleanup(cr.stopUploaders)
 	puts := runPuts(c, cr, u.puts, durabilityUploaders)
-	senders := []<-chan struct{}{puts, u.tus.duringCrash(c, cr), u.ng.duringCrash(c, cr)}
+	senders := []<-chan struct{}{
+		puts,
+		runPacedPuts(c, cr, u.smallPuts, durabilitySmallUploaders),
+		u.tus.duringCrash(c, cr),
+		u.ng.duringCrash(c, cr),
+	}
 	select {
 	case <-cr.due:
 	case <-puts:
@@ -100,7 +116,9 @@ func (u *uploadsToKill) sendUntilKilled(t *testing.T, c *client, s *server, perc
 // then finishes; and that it takes new writes.
 func (u *uploadsToKill) checkRestarted(t *testing.T, c *client) {
 	t.Helper()
-	present := checkPuts(t, c, u.puts)
+	present := map[string]digest{}
+	checkPuts(t, c, u.puts, present)
+	checkPuts(t, c, u.smallPuts, present)
 	checkWalk(t, c, "/webdav/", []string{"/webdav/", durabilityFolder}, present)
 	u.tus.resume(t, c, durabilityFolder+"tus.bin")
 	inFiles := "/remote.php/dav/files/" + c.user + strings.TrimPrefix(durabilityFolder, "/webdav")
