@@ -12,12 +12,12 @@ import (
 )
 
 // The kill -9 durability test: parallel PUTs of random 1–8 MiB files, some
-// over acknowledged files, with small PUTs spread over the same time (the
+// over acknowledged files, with small PUTs spread over the same time (a
 // store may keep those inline and commit them in groups) and a TUS and a
-// chunking NG upload in flight;
-// Caddy is killed once the PUTs have sent a given share of their bytes and
-// started again on the same data. What was acknowledged must be there,
-// whole; nothing else may show but whole versions.
+// chunking NG upload in flight. Caddy is killed once the large PUTs have
+// sent a given share of their bytes and started again on the same data.
+// What was acknowledged must be there, whole; nothing else may show but
+// whole versions.
 const (
 	durabilityPuts = 100
 	// durabilityUploaders is how many of the PUTs are in flight at once:
@@ -28,8 +28,8 @@ const (
 	durabilityMinSize  = 1 << 20
 	durabilityMaxSize  = 8 << 20
 	durabilityFolder   = "/webdav/dur/"
-	// The small PUTs: sizes on both sides of the store's inline limit
-	// (boltstore's default, 16 KiB), some over acknowledged small files.
+	// The small PUTs: sizes on both sides of 16 KiB, up to which the
+	// store may keep a file inline, some over acknowledged small files.
 	durabilitySmallPuts      = 200
 	durabilitySmallUploaders = 8
 	durabilitySmallReplaced  = 20
