@@ -103,20 +103,20 @@ func (g gate) Read([]byte) (int, error) {
 	return 0, io.EOF
 }
 
-// countedBody is a PUT body that counts what the transport has read of it
-// towards the crash and digests it: only a body sent whole can have
-// landed.
+// countedBody is a PUT body that digests what the transport has read of
+// it, since only a body sent whole can have landed, and reports how much
+// to progress when set.
 type countedBody struct {
-	r  io.Reader
-	cr *crash
+	r        io.Reader
+	progress func(n int64)
 
 	mu   sync.Mutex
 	sent int64
 	hash hash.Hash
 }
 
-func newCountedBody(r io.Reader, cr *crash) *countedBody {
-	return &countedBody{r: r, cr: cr, hash: sha1.New()}
+func newCountedBody(r io.Reader, progress func(n int64)) *countedBody {
+	return &countedBody{r: r, progress: progress, hash: sha1.New()}
 }
 
 func (b *countedBody) Read(p []byte) (int, error) {
@@ -125,7 +125,9 @@ func (b *countedBody) Read(p []byte) (int, error) {
 	b.sent += int64(n)
 	b.hash.Write(p[:n])
 	b.mu.Unlock()
-	b.cr.sent(int64(n))
+	if b.progress != nil {
+		b.progress(int64(n))
+	}
 	return n, err
 }
 
@@ -220,7 +222,7 @@ func totalSize(jobs []*putJob) int64 {
 }
 
 // runPuts sends jobs, uploaders at a time, until all are sent or Caddy
-// goes down; their acknowledgements count towards the crash. The returned
+// goes down; their bytes and acknowledgements count towards the crash. The returned
 // channel is closed when every uploader has returned.
 func runPuts(c *client, cr *crash, jobs []*putJob, uploaders int) <-chan struct{} {
 	return sendJobs(jobs, uploaders, func(i int) bool {
@@ -229,7 +231,7 @@ func runPuts(c *client, cr *crash, jobs []*putJob, uploaders int) <-chan struct{
 			return false
 		default:
 		}
-		if jobs[i].put(c, cr) {
+		if jobs[i].put(c, cr, cr.sent) {
 			cr.acknowledged()
 		}
 		return true
@@ -244,7 +246,7 @@ func runPacedPuts(c *client, cr *crash, jobs []*putJob, uploaders int) <-chan st
 		if !cr.await(cr.at * int64(i) / int64(len(jobs))) {
 			return false
 		}
-		jobs[i].put(c, cr)
+		jobs[i].put(c, cr, nil)
 		return true
 	})
 }
@@ -277,9 +279,9 @@ func sendJobs(jobs []*putJob, uploaders int, send func(i int) bool) <-chan struc
 }
 
 // put sends the PUT, records its outcome and says whether it was
-// acknowledged.
-func (j *putJob) put(c *client, cr *crash) bool {
-	j.body = newCountedBody(j.content.section(0, j.content.size), cr)
+// acknowledged; progress, when set, counts the bytes sent.
+func (j *putJob) put(c *client, cr *crash, progress func(n int64)) bool {
+	j.body = newCountedBody(j.content.section(0, j.content.size), progress)
 	resp, err := c.sendStream(http.MethodPut, j.path, nil, j.body, j.content.size)
 	if err != nil {
 		if !cr.expected(err) {

@@ -108,7 +108,7 @@ func (u *uploadsToKill) sendUntilKilled(t *testing.T, c *client, s *server, perc
 	for _, done := range senders {
 		<-done
 	}
-	t.Logf("killed Caddy after the PUTs had sent %d of %d bytes (due at %d)", cr.progress.Load(), total, cr.at)
+	t.Logf("killed Caddy after the large PUTs had sent %d of %d bytes (due at %d)", cr.progress.Load(), total, cr.at)
 }
 
 // checkRestarted checks what the restarted server holds: the PUTs' files,
