@@ -116,13 +116,6 @@ func (ms *multistatus) qname(n xml.Name, declare bool) {
 	ms.w.WriteString(n.Local)
 }
 
-// element writes a property with an escaped text value.
-func (ms *multistatus) element(n xml.Name, value string) {
-	ms.openTag(n)
-	ms.text(value)
-	ms.closeTag(n)
-}
-
 // rawElement writes a property whose value is already XML.
 func (ms *multistatus) rawElement(n xml.Name, xmlValue string) {
 	ms.openTag(n)
