@@ -62,8 +62,7 @@ func (h *Handler) handlePropfind(w http.ResponseWriter, r *http.Request, req *re
 			return err
 		}
 	}
-	pc := h.newPropContext(r, req, t)
-	pc.withDeadProps = needsDeadProps(pf)
+	pc := h.newPropContext(r, req, t, pf)
 	target, err := pc.targetView(t)
 	if err != nil {
 		// Nothing is sent yet: a target gone meanwhile is still a 404.
@@ -95,7 +94,7 @@ func (h *Handler) handlePropfind(w http.ResponseWriter, r *http.Request, req *re
 	return nil
 }
 
-func (h *Handler) newPropContext(r *http.Request, req *request, t *target) *propContext {
+func (h *Handler) newPropContext(r *http.Request, req *request, t *target, pf propfindRequest) *propContext {
 	scheme := "https"
 	if r.TLS == nil {
 		scheme = "http"
@@ -109,6 +108,9 @@ func (h *Handler) newPropContext(r *http.Request, req *request, t *target) *prop
 		user:      req.user,
 		linkBase:  scheme + "://" + r.Host,
 		locking:   h.locks != nil,
+
+		withDeadProps: needsDeadProps(pf),
+		requested:     resolveProps(pf.names),
 	}
 }
 
@@ -168,12 +170,10 @@ func (h *Handler) writeChildren(pc *propContext, ms *multistatus, pf propfindReq
 		if err != nil {
 			return err
 		}
-		for _, child := range page {
+		for i := range page {
+			child := &page[i]
 			child.locks = pc.locks.covering(inherited, child.node.ID)
-			href := parentHref + escapePath("/"+child.node.Name)
-			if child.node.IsFolder() {
-				href += "/"
-			}
+			href := childHref(parentHref, child.node)
 			if err := pc.writeNode(ms, pf, child, href); err != nil {
 				return err
 			}
@@ -193,15 +193,15 @@ func (h *Handler) writeChildren(pc *propContext, ms *multistatus, pf propfindReq
 // readChildren reads a page of a folder's children, with their dead
 // properties from the same snapshot when the listing needs them, so that a
 // child deleted meanwhile is either complete or absent.
-func (pc *propContext) readChildren(folder storage.Node, after string) ([]*nodeView, error) {
+func (pc *propContext) readChildren(folder storage.Node, after string) ([]nodeView, error) {
 	if !pc.withDeadProps {
 		nodes, err := pc.store.ReadDir(pc.ctx, folder.SpaceID, folder.ID, after, readDirPage)
 		if err != nil {
 			return nil, fmt.Errorf("listing folder %s: %w", folder.ID, err)
 		}
-		views := make([]*nodeView, len(nodes))
+		views := make([]nodeView, len(nodes))
 		for i, n := range nodes {
-			views[i] = &nodeView{node: n}
+			views[i] = nodeView{node: n}
 		}
 		return views, nil
 	}
@@ -209,9 +209,37 @@ func (pc *propContext) readChildren(folder storage.Node, after string) ([]*nodeV
 	if err != nil {
 		return nil, fmt.Errorf("listing folder %s with properties: %w", folder.ID, err)
 	}
-	views := make([]*nodeView, len(entries))
+	views := make([]nodeView, len(entries))
 	for i, e := range entries {
-		views[i] = &nodeView{node: e.Node, props: e.Props, loaded: true}
+		views[i] = nodeView{node: e.Node, props: e.Props, loaded: true}
 	}
 	return views, nil
+}
+
+// childHref is the href of a child of the folder at parentHref, which is
+// escaped already: a folder's ends with a slash.
+func childHref(parentHref string, n storage.Node) string {
+	slash := ""
+	if n.IsFolder() {
+		slash = "/"
+	}
+	if isPlainSegment(n.Name) {
+		// Most names escape to themselves: one string, built once.
+		return parentHref + "/" + n.Name + slash
+	}
+	return parentHref + escapePath("/"+n.Name) + slash
+}
+
+// isPlainSegment reports whether escaping leaves name as it is: it holds
+// only the unreserved characters of RFC 3986, which no URL escaping
+// touches.
+func isPlainSegment(name string) bool {
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_', c == '.', c == '~':
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -329,3 +329,20 @@ func TestPropfindRootQuotaFromOneRead(t *testing.T) {
 		t.Fatalf("used %s + available %s is not the quota 10", used, avail)
 	}
 }
+
+// TestChildHref checks the shortcut for plain names against escaping the
+// whole path.
+func TestChildHref(t *testing.T) {
+	for _, name := range []string{"file-00001.txt", "a_b~c.d", "with space", "100%", "ü", "a&b", "a;b,c=d", "*", "a?b", "a#b", "..", "UPPER"} {
+		for _, kind := range []storage.Kind{storage.KindFile, storage.KindFolder} {
+			n := storage.Node{Name: name, Kind: kind}
+			want := "/remote.php/webdav/dir" + escapePath("/"+name)
+			if kind == storage.KindFolder {
+				want += "/"
+			}
+			if got := childHref("/remote.php/webdav/dir", n); got != want {
+				t.Errorf("%q (%v): %q, want %q", name, kind, got, want)
+			}
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 
 	"github.com/davspaces/davspaces/storage"
@@ -89,8 +90,26 @@ type propContext struct {
 	// when the request asks for d:lockdiscovery; nil otherwise.
 	locking bool
 	locks   *lockIndex
+	// requested are the names of the request, resolved.
+	requested []requestedProp
 	// props is reused by every response of the request.
 	props propSet
+}
+
+// requestedProp is a property a PROPFIND names, resolved once per request
+// rather than once per resource: how it is computed, and its tags.
+type requestedProp struct {
+	name xml.Name
+	live liveProp // nil for a dead property
+	tags elementTags
+}
+
+func resolveProps(names []xml.Name) []requestedProp {
+	out := make([]requestedProp, len(names))
+	for i, n := range names {
+		out[i] = requestedProp{name: n, live: liveProps[n], tags: tagsOf(n)}
+	}
+	return out
 }
 
 // propSet holds the properties found for one response: their names, and
@@ -102,7 +121,10 @@ type propSet struct {
 
 // foundProp is a property and where its content is in propSet.values.
 type foundProp struct {
-	name       xml.Name
+	name xml.Name
+	// tags are the element's tags when known beforehand; written from
+	// name otherwise.
+	tags       elementTags
 	start, end int
 }
 
@@ -114,22 +136,18 @@ func (ps *propSet) reset() {
 // keep records n with the content appended to ps.values since start, when
 // ok; otherwise it drops what was appended. It returns ok.
 func (ps *propSet) keep(n xml.Name, start int, out []byte, ok bool) bool {
+	return ps.keepTagged(n, elementTags{}, start, out, ok)
+}
+
+// keepTagged is keep for a property whose tags are known.
+func (ps *propSet) keepTagged(n xml.Name, tags elementTags, start int, out []byte, ok bool) bool {
 	if !ok {
 		ps.values = out[:start]
 		return false
 	}
 	ps.values = out
-	ps.found = append(ps.found, foundProp{name: n, start: start, end: len(out)})
+	ps.found = append(ps.found, foundProp{name: n, tags: tags, start: start, end: len(out)})
 	return true
-}
-
-func (ps *propSet) contains(n xml.Name) bool {
-	for _, f := range ps.found {
-		if f.name == n {
-			return true
-		}
-	}
-	return false
 }
 
 // write writes the 200 propstat of the properties found, if any, with
@@ -144,9 +162,7 @@ func (ps *propSet) write(ms *multistatus, namesOnly bool) {
 			ms.emptyElement(f.name)
 			continue
 		}
-		ms.openTag(f.name)
-		ms.w.Write(ps.values[f.start:f.end])
-		ms.closeTag(f.name)
+		ms.elementBytes(f.name, f.tags, ps.values[f.start:f.end])
 	}
 	ms.endPropstat(http.StatusOK)
 }
@@ -171,11 +187,12 @@ func (pc *propContext) deadProps(v *nodeView) ([]storage.Property, error) {
 }
 
 // lookup appends the content of one property of a node to dst.
-func (pc *propContext) lookup(v *nodeView, n xml.Name, dst []byte) ([]byte, bool, error) {
-	if live, ok := liveProps[n]; ok {
-		out, ok := live(pc, v, dst)
+func (pc *propContext) lookup(v *nodeView, rp *requestedProp, dst []byte) ([]byte, bool, error) {
+	if rp.live != nil {
+		out, ok := rp.live(pc, v, dst)
 		return out, ok, v.propsErr
 	}
+	n := rp.name
 	props, err := pc.deadProps(v)
 	if err != nil {
 		return dst, false, err
@@ -397,9 +414,9 @@ func (pc *propContext) writeNode(ms *multistatus, pf propfindRequest, v *nodeVie
 	var err error
 	switch pf.kind {
 	case findProp:
-		err = pc.collect(ms, v, pf.names)
+		err = pc.collect(ms, v, pc.requested)
 	case findAllprop:
-		err = pc.collectAll(ms, v, pf.names)
+		err = pc.collectAll(ms, v, pc.requested)
 	case findPropname:
 		err = pc.collectAll(nil, v, nil)
 	}
@@ -411,25 +428,33 @@ func (pc *propContext) writeNode(ms *multistatus, pf propfindRequest, v *nodeVie
 	return nil
 }
 
-// collect looks up the requested names; missing ones go to the 404 propstat.
-func (pc *propContext) collect(ms *multistatus, v *nodeView, names []xml.Name) error {
-	ps := &pc.props
-	for _, n := range names {
-		start := len(ps.values)
-		out, ok, err := pc.lookup(v, n, ps.values)
-		if err != nil {
+// collect looks up the requested properties; missing ones go to the 404
+// propstat.
+func (pc *propContext) collect(ms *multistatus, v *nodeView, props []requestedProp) error {
+	for i := range props {
+		if err := pc.collectOne(ms, v, &props[i]); err != nil {
 			return err
 		}
-		if !ps.keep(n, start, out, ok) {
-			ms.notFound(n)
-		}
+	}
+	return nil
+}
+
+func (pc *propContext) collectOne(ms *multistatus, v *nodeView, rp *requestedProp) error {
+	ps := &pc.props
+	start := len(ps.values)
+	out, ok, err := pc.lookup(v, rp, ps.values)
+	if err != nil {
+		return err
+	}
+	if !ps.keepTagged(rp.name, rp.tags, start, out, ok) {
+		ms.notFound(rp.name)
 	}
 	return nil
 }
 
 // collectAll gathers the allprop set: live properties that apply, all shared
 // dead properties, and the names of a d:include.
-func (pc *propContext) collectAll(ms *multistatus, v *nodeView, include []xml.Name) error {
+func (pc *propContext) collectAll(ms *multistatus, v *nodeView, include []requestedProp) error {
 	ps := &pc.props
 	for _, n := range allpropNames {
 		start := len(ps.values)
@@ -446,11 +471,14 @@ func (pc *propContext) collectAll(ms *multistatus, v *nodeView, include []xml.Na
 			ps.keep(xml.Name{Space: p.Name.Space, Local: p.Name.Local}, start, appendXMLMarkup(ps.values, p.Value), true)
 		}
 	}
-	var extra []xml.Name
-	for _, n := range include {
-		if !ps.contains(n) {
-			extra = append(extra, n)
+	shown := len(ps.found)
+	for i := range include {
+		if slices.ContainsFunc(ps.found[:shown], func(f foundProp) bool { return f.name == include[i].name }) {
+			continue
+		}
+		if err := pc.collectOne(ms, v, &include[i]); err != nil {
+			return err
 		}
 	}
-	return pc.collect(ms, v, extra)
+	return nil
 }

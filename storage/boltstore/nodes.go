@@ -90,9 +90,10 @@ func (s *Store) ReadDirProps(ctx context.Context, spaceID, folderID, user, after
 	}
 	var out []storage.Entry
 	err := s.view(func(t *txn) error {
+		props := t.newPropReader()
 		return t.readDir(spaceID, folderID, after, limit, func(r rec) error {
-			props, err := t.nodeProps(r.ID, user)
-			out = append(out, storage.Entry{Node: r.Node, Props: props})
+			p, err := props.read(r.ID, user)
+			out = append(out, storage.Entry{Node: r.Node, Props: p})
 			return err
 		})
 	})
