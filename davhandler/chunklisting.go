@@ -98,7 +98,7 @@ func lookupUploadProp(v *nodeView, n xml.Name, dst []byte) (out []byte, ok bool)
 
 // writeUploadEntry writes the d:response of an upload or a part.
 func writeUploadEntry(ms *multistatus, pf propfindRequest, n storage.Node, href string) {
-	v := &nodeView{node: n, loaded: true}
+	v := &nodeView{node: &n, loaded: true}
 	ms.beginResponse(href)
 	var props propSet
 	names := pf.names

@@ -140,7 +140,7 @@ func needsDeadProps(pf propfindRequest) bool {
 // targetView is the node a PROPFIND names, with its dead properties read
 // before the 207 goes out, when they are needed.
 func (pc *propContext) targetView(t *target) (*nodeView, error) {
-	v := &nodeView{node: t.node}
+	v := &nodeView{node: &t.node}
 	if t.node.ParentID == "" {
 		// The space root's size and its quota-available-bytes come from
 		// the same read.
@@ -162,8 +162,12 @@ func (h *Handler) writeChildren(pc *propContext, ms *multistatus, pf propfindReq
 	inherited := deepLocks(parent.locks)
 	parentHref := escapePath(folderPath)
 	after := ""
+	// The views of a page are kept for the next: a sub-folder's listing,
+	// for Depth: infinity, has its own.
+	var page []nodeView
 	for {
-		page, err := pc.readChildren(folder, after)
+		var err error
+		page, err = pc.readChildren(page[:0], *folder, after)
 		if errors.Is(err, storage.ErrNotFound) {
 			return nil
 		}
@@ -173,7 +177,7 @@ func (h *Handler) writeChildren(pc *propContext, ms *multistatus, pf propfindReq
 		for i := range page {
 			child := &page[i]
 			child.locks = pc.locks.covering(inherited, child.node.ID)
-			href := childHref(parentHref, child.node)
+			href := childHref(parentHref, *child.node)
 			if err := pc.writeNode(ms, pf, child, href); err != nil {
 				return err
 			}
@@ -190,18 +194,17 @@ func (h *Handler) writeChildren(pc *propContext, ms *multistatus, pf propfindReq
 	}
 }
 
-// readChildren reads a page of a folder's children, with their dead
-// properties from the same snapshot when the listing needs them, so that a
-// child deleted meanwhile is either complete or absent.
-func (pc *propContext) readChildren(folder storage.Node, after string) ([]nodeView, error) {
+// readChildren appends to views a page of a folder's children, with their
+// dead properties from the same snapshot when the listing needs them, so
+// that a child deleted meanwhile is either complete or absent.
+func (pc *propContext) readChildren(views []nodeView, folder storage.Node, after string) ([]nodeView, error) {
 	if !pc.withDeadProps {
 		nodes, err := pc.store.ReadDir(pc.ctx, folder.SpaceID, folder.ID, after, readDirPage)
 		if err != nil {
 			return nil, fmt.Errorf("listing folder %s: %w", folder.ID, err)
 		}
-		views := make([]nodeView, len(nodes))
-		for i, n := range nodes {
-			views[i] = nodeView{node: n}
+		for i := range nodes {
+			views = append(views, nodeView{node: &nodes[i]})
 		}
 		return views, nil
 	}
@@ -209,9 +212,8 @@ func (pc *propContext) readChildren(folder storage.Node, after string) ([]nodeVi
 	if err != nil {
 		return nil, fmt.Errorf("listing folder %s with properties: %w", folder.ID, err)
 	}
-	views := make([]nodeView, len(entries))
-	for i, e := range entries {
-		views[i] = nodeView{node: e.Node, props: e.Props, loaded: true}
+	for i := range entries {
+		views = append(views, nodeView{node: &entries[i].Node, props: entries[i].Props, loaded: true})
 	}
 	return views, nil
 }

@@ -107,10 +107,24 @@ type requestedProp struct {
 func resolveProps(names []xml.Name) []requestedProp {
 	out := make([]requestedProp, len(names))
 	for i, n := range names {
-		out[i] = requestedProp{name: n, live: liveProps[n], tags: tagsOf(n)}
+		tags, live := liveTags[n]
+		if !live {
+			tags = tagsOf(n)
+		}
+		out[i] = requestedProp{name: n, live: liveProps[n], tags: tags}
 	}
 	return out
 }
+
+// liveTags are the tags of the live properties, built once so that a
+// request for a few properties of one resource does not build them.
+var liveTags = func() map[xml.Name]elementTags {
+	tags := make(map[xml.Name]elementTags, len(liveProps))
+	for n := range liveProps {
+		tags[n] = tagsOf(n)
+	}
+	return tags
+}()
 
 // propSet holds the properties found for one response: their names, and
 // their XML content one after the other in one buffer.
@@ -167,9 +181,11 @@ func (ps *propSet) write(ms *multistatus, namesOnly bool) {
 	ms.endPropstat(http.StatusOK)
 }
 
-// nodeView is a node with its dead properties loaded on first need.
+// nodeView is a node with its dead properties loaded on first need. The
+// node is not copied: a listing's views point into the page the store
+// returned.
 type nodeView struct {
-	node     storage.Node
+	node     *storage.Node
 	props    []storage.Property
 	propsErr error
 	loaded   bool
@@ -258,7 +274,7 @@ func appendNodeRef(dst []byte, storageID, spaceID, nodeID string) []byte {
 }
 
 func propName(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
-	return text(dst, displayName(pc.space, v.node))
+	return text(dst, displayName(pc.space, *v.node))
 }
 
 // displayName is a node's name; a space root is called like its space.
@@ -308,7 +324,7 @@ func propSize(_ *propContext, v *nodeView, dst []byte) ([]byte, bool) {
 }
 
 func propContentType(_ *propContext, v *nodeView, dst []byte) ([]byte, bool) {
-	return text(dst, contentType(v.node))
+	return text(dst, contentType(*v.node))
 }
 
 // contentType is the stored type of a file, or one guessed from its name.
@@ -401,7 +417,7 @@ func propSupportedLock(pc *propContext, _ *nodeView, dst []byte) ([]byte, bool) 
 }
 
 func propPrivateLink(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
-	u := url.URL{Path: "/f/" + resourceID(pc.storageID, v.node)}
+	u := url.URL{Path: "/f/" + resourceID(pc.storageID, *v.node)}
 	return text(dst, pc.linkBase+u.EscapedPath())
 }
 
