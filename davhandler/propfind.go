@@ -15,9 +15,14 @@ import (
 // depthInfinity stands for Depth: infinity.
 const depthInfinity = -1
 
-// readDirPage is how many children are read from the store at a time, which
-// bounds the memory a listing holds whatever the folder's size.
-const readDirPage = 512
+// Children are read from the store a page at a time, which bounds the
+// memory a listing holds whatever the folder's size. The first page is
+// small, enough for most folders; the next ones are larger, so that a big
+// folder costs few pages.
+const (
+	firstReadDirPage = 128
+	readDirPage      = 512
+)
 
 // parseDepth reads the Depth header; def applies when it is absent.
 func parseDepth(r *http.Request, def int) (int, error) {
@@ -165,9 +170,9 @@ func (h *Handler) writeChildren(pc *propContext, ms *multistatus, pf propfindReq
 	// The views of a page are kept for the next: a sub-folder's listing,
 	// for Depth: infinity, has its own.
 	var page []nodeView
-	for {
+	for limit := firstReadDirPage; ; limit = readDirPage {
 		var err error
-		page, err = pc.readChildren(page[:0], *folder, after)
+		page, err = pc.readChildren(page[:0], *folder, after, limit)
 		if errors.Is(err, storage.ErrNotFound) {
 			return nil
 		}
@@ -187,7 +192,7 @@ func (h *Handler) writeChildren(pc *propContext, ms *multistatus, pf propfindReq
 				}
 			}
 		}
-		if len(page) < readDirPage {
+		if len(page) < limit {
 			return nil
 		}
 		after = page[len(page)-1].node.Name
@@ -197,9 +202,9 @@ func (h *Handler) writeChildren(pc *propContext, ms *multistatus, pf propfindReq
 // readChildren appends to views a page of a folder's children, with their
 // dead properties from the same snapshot when the listing needs them, so
 // that a child deleted meanwhile is either complete or absent.
-func (pc *propContext) readChildren(views []nodeView, folder storage.Node, after string) ([]nodeView, error) {
+func (pc *propContext) readChildren(views []nodeView, folder storage.Node, after string, limit int) ([]nodeView, error) {
 	if !pc.withDeadProps {
-		nodes, err := pc.store.ReadDir(pc.ctx, folder.SpaceID, folder.ID, after, readDirPage)
+		nodes, err := pc.store.ReadDir(pc.ctx, folder.SpaceID, folder.ID, after, limit)
 		if err != nil {
 			return nil, fmt.Errorf("listing folder %s: %w", folder.ID, err)
 		}
@@ -208,7 +213,7 @@ func (pc *propContext) readChildren(views []nodeView, folder storage.Node, after
 		}
 		return views, nil
 	}
-	entries, err := pc.store.ReadDirProps(pc.ctx, folder.SpaceID, folder.ID, pc.user.ID, after, readDirPage)
+	entries, err := pc.store.ReadDirProps(pc.ctx, folder.SpaceID, folder.ID, pc.user.ID, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("listing folder %s with properties: %w", folder.ID, err)
 	}

@@ -103,15 +103,15 @@ func (s *Store) ReadDirProps(ctx context.Context, spaceID, folderID, user, after
 	return out, nil
 }
 
-// pageCapacity is the room a page of up to limit children starts with:
-// enough for most folders, without reserving a listing's full page for
-// the many small ones.
+// pageCapacity is the room a page of up to limit children starts with: the
+// whole page, up to a size beyond which growing costs less than reserving
+// what a page of all remaining children might not use.
 func pageCapacity(limit int) int {
-	const small = 128
-	if limit > 0 && limit < small {
+	const most = 1024
+	if limit > 0 && limit < most {
 		return limit
 	}
-	return small
+	return most
 }
 
 // readDir calls fn for up to limit children of a folder, in name order,
