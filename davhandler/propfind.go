@@ -114,6 +114,7 @@ func (h *Handler) newPropContext(r *http.Request, req *request, t *target, pf pr
 		linkBase:  scheme + "://" + r.Host,
 		locking:   h.locks != nil,
 
+		spaceRef:      appendSpaceRef(nil, h.store.StorageID(), t.space.ID),
 		withDeadProps: needsDeadProps(pf),
 		requested:     resolveProps(pf.names),
 	}

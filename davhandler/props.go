@@ -78,9 +78,11 @@ type propContext struct {
 	store     storage.Store
 	storageID string
 	space     storage.Space
-	role      storage.Role
-	user      storage.User
-	linkBase  string // scheme://host of the request, for private links
+	// spaceRef is the id of space, escaped.
+	spaceRef []byte
+	role     storage.Role
+	user     storage.User
+	linkBase string // scheme://host of the request, for private links
 	// withDeadProps: the request needs dead properties or favourites, so
 	// they are read with the nodes.
 	withDeadProps bool
@@ -245,32 +247,42 @@ func folderOnly(p liveProp) liveProp {
 func text(dst []byte, s string) ([]byte, bool) { return appendXMLText(dst, s), true }
 
 func propID(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
-	return appendNodeRef(dst, pc.storageID, v.node.SpaceID, v.node.ID), true
+	return pc.appendNodeRef(dst, v.node.SpaceID, v.node.ID), true
 }
 
 func propSpaceID(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
-	return appendNodeRef(dst, pc.storageID, v.node.SpaceID, ""), true
+	return pc.appendNodeRef(dst, v.node.SpaceID, ""), true
 }
 
 func propFileParent(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
 	if v.node.ParentID == "" {
 		return dst, false
 	}
-	return appendNodeRef(dst, pc.storageID, v.node.SpaceID, v.node.ParentID), true
+	return pc.appendNodeRef(dst, v.node.SpaceID, v.node.ParentID), true
 }
 
 // appendNodeRef appends, as XML text, the resource id of a node
 // (<storage>$<space>!<node>; see resourceID), or of a space when nodeID is
-// empty (see spaceRef), without building the id first.
-func appendNodeRef(dst []byte, storageID, spaceID, nodeID string) []byte {
-	dst = appendXMLText(dst, storageID)
-	dst = append(dst, '$')
-	dst = appendXMLText(dst, spaceID)
+// empty (see spaceRef), without building the id first. The request's
+// space, which every node of a listing is in, is escaped once.
+func (pc *propContext) appendNodeRef(dst []byte, spaceID, nodeID string) []byte {
+	if spaceID == pc.space.ID && pc.spaceRef != nil {
+		dst = append(dst, pc.spaceRef...)
+	} else {
+		dst = appendSpaceRef(dst, pc.storageID, spaceID)
+	}
 	if nodeID == "" {
 		return dst
 	}
 	dst = append(dst, '!')
 	return appendXMLText(dst, nodeID)
+}
+
+// appendSpaceRef appends the id of a space (see spaceRef) as XML text.
+func appendSpaceRef(dst []byte, storageID, spaceID string) []byte {
+	dst = appendXMLText(dst, storageID)
+	dst = append(dst, '$')
+	return appendXMLText(dst, spaceID)
 }
 
 func propName(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {

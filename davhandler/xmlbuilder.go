@@ -94,8 +94,9 @@ func appendXML(dst []byte, s string, ctx xmlContext) []byte {
 // the first character that needs replacing in ctx, that character's
 // replacement ("" when there is none) and the rest.
 func nextEscape(s string, ctx xmlContext) (plain, esc, rest string) {
+	safe := &plainASCII[ctx]
 	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf && plainASCII(c, ctx) {
+		if c := s[i]; c < utf8.RuneSelf && safe[c] {
 			// Most text is ASCII that needs nothing: no rune decoding.
 			i++
 			continue
@@ -115,14 +116,23 @@ func nextEscape(s string, ctx xmlContext) (plain, esc, rest string) {
 	return s, "", ""
 }
 
-// plainASCII reports whether the ASCII byte c is written as is in ctx; it
-// errs towards false, leaving the decision to the full check.
-func plainASCII(c byte, ctx xmlContext) bool {
-	switch c {
-	case '&', '<', '>', '"':
-		return ctx == inMarkup || (c == '"' && ctx == inText)
+// plainASCII tells, for each context, the ASCII bytes written as they are:
+// a table, because escaping runs over every byte of a listing. It errs
+// towards false, leaving the decision to the full check. It is never
+// changed.
+var plainASCII = [inMarkup + 1][utf8.RuneSelf]bool{
+	inText:      plainBytes(func(c byte) bool { return c != '&' && c != '<' && c != '>' }),
+	inAttribute: plainBytes(func(c byte) bool { return c != '&' && c != '<' && c != '>' && c != '"' }),
+	inMarkup:    plainBytes(func(byte) bool { return true }),
+}
+
+// plainBytes is the table of printable ASCII bytes for which plain holds;
+// control characters are always left to the full check.
+func plainBytes(plain func(c byte) bool) (t [utf8.RuneSelf]bool) {
+	for c := byte(0x20); c < utf8.RuneSelf; c++ {
+		t[c] = plain(c)
 	}
-	return c >= 0x20
+	return t
 }
 
 // escapeFor returns the reference r needs in text or an attribute, or "".
