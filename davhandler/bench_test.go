@@ -88,10 +88,30 @@ const clientProps = `<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="h
 // folder size because the multistatus is streamed page by page.
 func BenchmarkPropfindDepth1_10000(b *testing.B) {
 	h, store := benchEnv(b, false)
-	fillBigFolder(b, store)
+	fillBigFolder(b, store, 10000)
 	b.ReportAllocs()
 	b.ResetTimer()
-	benchPropfind(b, h, clientProps)
+	benchPropfind(b, h, clientProps, "1")
+}
+
+// BenchmarkPropfindDepth1_1000 lists a folder of 1,000 files: a listing
+// that fits in two pages.
+func BenchmarkPropfindDepth1_1000(b *testing.B) {
+	h, store := benchEnv(b, false)
+	fillBigFolder(b, store, 1000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	benchPropfind(b, h, clientProps, "1")
+}
+
+// BenchmarkPropfindDepth0 asks for the folder alone, as clients poll for
+// changes: its cost must not grow with the folder's size.
+func BenchmarkPropfindDepth0(b *testing.B) {
+	h, store := benchEnv(b, false)
+	fillBigFolder(b, store, 1000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	benchPropfind(b, h, clientProps, "0")
 }
 
 // lockProps are the sync client's properties and the lock properties.
@@ -111,21 +131,21 @@ func BenchmarkPropfindDepth1_10000WithLocks(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	space := fillBigFolder(b, store)
+	space := fillBigFolder(b, store, 10000)
 	b.Run("no locks", func(b *testing.B) {
 		b.ReportAllocs()
-		benchPropfind(b, h, lockProps)
+		benchPropfind(b, h, lockProps, "1")
 	})
 	holdLocksElsewhere(b, store, space, 20)
 	b.Run("20 locks", func(b *testing.B) {
 		b.ReportAllocs()
-		benchPropfind(b, h, lockProps)
+		benchPropfind(b, h, lockProps, "1")
 	})
 }
 
-// fillBigFolder puts 10,000 small files into the folder "big" of
-// einstein's personal space and returns the space.
-func fillBigFolder(b *testing.B, store *boltstore.Store) storage.Space {
+// fillBigFolder puts n small files into the folder "big" of einstein's
+// personal space and returns the space.
+func fillBigFolder(b *testing.B, store *boltstore.Store, n int) storage.Space {
 	b.Helper()
 	ctx := context.Background()
 	space, err := store.PersonalSpace(ctx, storage.User{ID: "einstein"})
@@ -136,7 +156,7 @@ func fillBigFolder(b *testing.B, store *boltstore.Store) storage.Space {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for i := range 10000 {
+	for i := range n {
 		putBenchFile(b, store, space.ID, folder.ID, fmt.Sprintf("file-%05d.txt", i))
 	}
 	return space
@@ -183,14 +203,20 @@ func holdLocksElsewhere(b *testing.B, store *boltstore.Store, space storage.Spac
 	}
 }
 
-// benchPropfind lists "big" with Depth 1 and props, b.N times.
-func benchPropfind(b *testing.B, h *Handler, props string) {
+// benchPropfind asks for props of "big" with depth, b.N times, and reports
+// the CPU time per listing (garbage collection included) beside the wall
+// time.
+func benchPropfind(b *testing.B, h *Handler, props, depth string) {
+	cpuBefore, measured := processCPUTime()
 	for b.Loop() {
-		w := serveBench(b, h, "PROPFIND", "/webdav/big", strings.NewReader(props), "Depth", "1")
+		w := serveBench(b, h, "PROPFIND", "/webdav/big", strings.NewReader(props), "Depth", depth)
 		if w.status != http.StatusMultiStatus {
 			b.Fatalf("status %d", w.status)
 		}
 		b.SetBytes(w.n)
+	}
+	if cpuAfter, _ := processCPUTime(); measured {
+		b.ReportMetric(float64((cpuAfter-cpuBefore).Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }
 

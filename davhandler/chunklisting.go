@@ -87,20 +87,20 @@ var uploadProps = []uploadProperty{
 	{davName("getlastmodified"), folderOnly(propLastModified)},
 }
 
-// lookupUploadProp computes property n of v; ok=false when v has none.
-func lookupUploadProp(v *nodeView, n xml.Name) (val propValue, ok bool) {
+// lookupUploadProp appends property n of v to dst; ok=false when v has none.
+func lookupUploadProp(v *nodeView, n xml.Name, dst []byte) (out []byte, ok bool) {
 	i := slices.IndexFunc(uploadProps, func(p uploadProperty) bool { return p.name == n })
 	if i < 0 {
-		return val, false
+		return dst, false
 	}
-	return uploadProps[i].prop(nil, v)
+	return uploadProps[i].prop(nil, v, dst)
 }
 
 // writeUploadEntry writes the d:response of an upload or a part.
 func writeUploadEntry(ms *multistatus, pf propfindRequest, n storage.Node, href string) {
-	v := &nodeView{node: n, loaded: true}
+	v := &nodeView{node: &n, loaded: true}
 	ms.beginResponse(href)
-	var found []foundProp
+	var props propSet
 	names := pf.names
 	if pf.kind != findProp {
 		names = nil
@@ -109,28 +109,13 @@ func writeUploadEntry(ms *multistatus, pf propfindRequest, n storage.Node, href 
 		}
 	}
 	for _, name := range names {
-		val, ok := lookupUploadProp(v, name)
-		switch {
-		case ok:
-			found = append(found, foundProp{name, val})
-		case pf.kind == findProp:
+		start := len(props.values)
+		out, ok := lookupUploadProp(v, name, props.values)
+		if !props.keep(name, start, out, ok) && pf.kind == findProp {
 			ms.notFound(name)
 		}
 	}
-	if len(found) > 0 {
-		ms.beginPropstat()
-		for _, f := range found {
-			switch {
-			case pf.kind == findPropname:
-				ms.emptyElement(f.name)
-			case f.val.raw:
-				ms.rawElement(f.name, f.val.text)
-			default:
-				ms.element(f.name, f.val.text)
-			}
-		}
-		ms.endPropstat(http.StatusOK)
-	}
+	props.write(ms, pf.kind == findPropname)
 	ms.endResponse()
 }
 

@@ -3,7 +3,9 @@ package davhandler
 import (
 	"bufio"
 	"encoding/xml"
+	"io"
 	"net/http"
+	"strings"
 )
 
 // multistatus streams a 207 response: each d:response is written as soon as
@@ -75,52 +77,80 @@ func statusLine(status int) string {
 	return itoa(int64(status)) + " " + http.StatusText(status)
 }
 
-// openTag writes <name> with the shortest prefix the namespaces allow.
-func (ms *multistatus) openTag(n xml.Name) {
-	ms.w.WriteByte('<')
-	ms.qname(n, true)
-	ms.w.WriteByte('>')
+// xmlWriter is where tags are written: the response, or a builder.
+type xmlWriter interface {
+	io.StringWriter
+	io.ByteWriter
 }
 
-func (ms *multistatus) closeTag(n xml.Name) {
-	ms.w.WriteString("</")
-	ms.qname(n, false)
-	ms.w.WriteByte('>')
-}
+// openTag writes <name> with the shortest prefix the namespaces allow.
+func (ms *multistatus) openTag(n xml.Name) { writeOpenTag(ms.w, n) }
+
+func (ms *multistatus) closeTag(n xml.Name) { writeCloseTag(ms.w, n) }
 
 func (ms *multistatus) emptyElement(n xml.Name) {
 	ms.w.WriteByte('<')
-	ms.qname(n, true)
+	writeQName(ms.w, n, true)
 	ms.w.WriteString("/>")
 }
 
-// qname writes a prefixed element name. Foreign namespaces get the prefix
-// "x", declared on the element itself.
-func (ms *multistatus) qname(n xml.Name, declare bool) {
+// elementBytes writes the element n with content, which is XML already,
+// with tags when they are given.
+func (ms *multistatus) elementBytes(n xml.Name, tags elementTags, content []byte) {
+	if tags.open == "" {
+		ms.openTag(n)
+		ms.w.Write(content)
+		ms.closeTag(n)
+		return
+	}
+	ms.w.WriteString(tags.open)
+	ms.w.Write(content)
+	ms.w.WriteString(tags.close)
+}
+
+// elementTags are the opening and closing tags of an element, built once
+// for a property every response of a listing writes.
+type elementTags struct{ open, close string }
+
+func tagsOf(n xml.Name) elementTags {
+	var open, close strings.Builder
+	writeOpenTag(&open, n)
+	writeCloseTag(&close, n)
+	return elementTags{open: open.String(), close: close.String()}
+}
+
+func writeOpenTag(w xmlWriter, n xml.Name) {
+	w.WriteByte('<')
+	writeQName(w, n, true)
+	w.WriteByte('>')
+}
+
+func writeCloseTag(w xmlWriter, n xml.Name) {
+	w.WriteString("</")
+	writeQName(w, n, false)
+	w.WriteByte('>')
+}
+
+// writeQName writes a prefixed element name. Foreign namespaces get the
+// prefix "x", declared on the element itself.
+func writeQName(w xmlWriter, n xml.Name, declare bool) {
 	switch n.Space {
 	case nsDAV:
-		ms.w.WriteString("d:")
+		w.WriteString("d:")
 	case nsOC:
-		ms.w.WriteString("oc:")
+		w.WriteString("oc:")
 	case "":
 	default:
-		ms.w.WriteString("x:")
-		ms.w.WriteString(n.Local)
+		w.WriteString("x:")
+		w.WriteString(n.Local)
 		if declare {
-			ms.w.WriteString(` xmlns:x="`)
-			writeXMLAttr(ms.w, n.Space)
-			ms.w.WriteByte('"')
+			w.WriteString(` xmlns:x="`)
+			writeXMLAttr(w, n.Space)
+			w.WriteByte('"')
 		}
 		return
 	}
-	ms.w.WriteString(n.Local)
-}
-
-// element writes a property with an escaped text value.
-func (ms *multistatus) element(n xml.Name, value string) {
-	ms.openTag(n)
-	ms.text(value)
-	ms.closeTag(n)
+	w.WriteString(n.Local)
 }
 
 // rawElement writes a property whose value is already XML.

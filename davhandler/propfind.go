@@ -15,9 +15,14 @@ import (
 // depthInfinity stands for Depth: infinity.
 const depthInfinity = -1
 
-// readDirPage is how many children are read from the store at a time, which
-// bounds the memory a listing holds whatever the folder's size.
-const readDirPage = 512
+// Children are read from the store a page at a time, which bounds the
+// memory a listing holds whatever the folder's size. The first page is
+// small, enough for most folders; the next ones are larger, so that a big
+// folder costs few pages.
+const (
+	firstReadDirPage = 128
+	readDirPage      = 512
+)
 
 // parseDepth reads the Depth header; def applies when it is absent.
 func parseDepth(r *http.Request, def int) (int, error) {
@@ -62,8 +67,7 @@ func (h *Handler) handlePropfind(w http.ResponseWriter, r *http.Request, req *re
 			return err
 		}
 	}
-	pc := h.newPropContext(r, req, t)
-	pc.withDeadProps = needsDeadProps(pf)
+	pc := h.newPropContext(r, req, t, pf)
 	target, err := pc.targetView(t)
 	if err != nil {
 		// Nothing is sent yet: a target gone meanwhile is still a 404.
@@ -95,7 +99,7 @@ func (h *Handler) handlePropfind(w http.ResponseWriter, r *http.Request, req *re
 	return nil
 }
 
-func (h *Handler) newPropContext(r *http.Request, req *request, t *target) *propContext {
+func (h *Handler) newPropContext(r *http.Request, req *request, t *target, pf propfindRequest) *propContext {
 	scheme := "https"
 	if r.TLS == nil {
 		scheme = "http"
@@ -109,6 +113,10 @@ func (h *Handler) newPropContext(r *http.Request, req *request, t *target) *prop
 		user:      req.user,
 		linkBase:  scheme + "://" + r.Host,
 		locking:   h.locks != nil,
+
+		spaceRef:      appendSpaceRef(nil, h.store.StorageID(), t.space.ID),
+		withDeadProps: needsDeadProps(pf),
+		requested:     resolveProps(pf.names),
 	}
 }
 
@@ -138,7 +146,7 @@ func needsDeadProps(pf propfindRequest) bool {
 // targetView is the node a PROPFIND names, with its dead properties read
 // before the 207 goes out, when they are needed.
 func (pc *propContext) targetView(t *target) (*nodeView, error) {
-	v := &nodeView{node: t.node}
+	v := &nodeView{node: &t.node}
 	if t.node.ParentID == "" {
 		// The space root's size and its quota-available-bytes come from
 		// the same read.
@@ -160,20 +168,22 @@ func (h *Handler) writeChildren(pc *propContext, ms *multistatus, pf propfindReq
 	inherited := deepLocks(parent.locks)
 	parentHref := escapePath(folderPath)
 	after := ""
-	for {
-		page, err := pc.readChildren(folder, after)
+	// The views of a page are kept for the next: a sub-folder's listing,
+	// for Depth: infinity, has its own.
+	var page []nodeView
+	for limit := firstReadDirPage; ; limit = readDirPage {
+		var err error
+		page, err = pc.readChildren(page[:0], *folder, after, limit)
 		if errors.Is(err, storage.ErrNotFound) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		for _, child := range page {
+		for i := range page {
+			child := &page[i]
 			child.locks = pc.locks.covering(inherited, child.node.ID)
-			href := parentHref + escapePath("/"+child.node.Name)
-			if child.node.IsFolder() {
-				href += "/"
-			}
+			href := childHref(parentHref, *child.node)
 			if err := pc.writeNode(ms, pf, child, href); err != nil {
 				return err
 			}
@@ -183,35 +193,61 @@ func (h *Handler) writeChildren(pc *propContext, ms *multistatus, pf propfindReq
 				}
 			}
 		}
-		if len(page) < readDirPage {
+		if len(page) < limit {
 			return nil
 		}
 		after = page[len(page)-1].node.Name
 	}
 }
 
-// readChildren reads a page of a folder's children, with their dead
-// properties from the same snapshot when the listing needs them, so that a
-// child deleted meanwhile is either complete or absent.
-func (pc *propContext) readChildren(folder storage.Node, after string) ([]*nodeView, error) {
+// readChildren appends to views a page of a folder's children, with their
+// dead properties from the same snapshot when the listing needs them, so
+// that a child deleted meanwhile is either complete or absent.
+func (pc *propContext) readChildren(views []nodeView, folder storage.Node, after string, limit int) ([]nodeView, error) {
 	if !pc.withDeadProps {
-		nodes, err := pc.store.ReadDir(pc.ctx, folder.SpaceID, folder.ID, after, readDirPage)
+		nodes, err := pc.store.ReadDir(pc.ctx, folder.SpaceID, folder.ID, after, limit)
 		if err != nil {
 			return nil, fmt.Errorf("listing folder %s: %w", folder.ID, err)
 		}
-		views := make([]*nodeView, len(nodes))
-		for i, n := range nodes {
-			views[i] = &nodeView{node: n}
+		for i := range nodes {
+			views = append(views, nodeView{node: &nodes[i]})
 		}
 		return views, nil
 	}
-	entries, err := pc.store.ReadDirProps(pc.ctx, folder.SpaceID, folder.ID, pc.user.ID, after, readDirPage)
+	entries, err := pc.store.ReadDirProps(pc.ctx, folder.SpaceID, folder.ID, pc.user.ID, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("listing folder %s with properties: %w", folder.ID, err)
 	}
-	views := make([]*nodeView, len(entries))
-	for i, e := range entries {
-		views[i] = &nodeView{node: e.Node, props: e.Props, loaded: true}
+	for i := range entries {
+		views = append(views, nodeView{node: &entries[i].Node, props: entries[i].Props, loaded: true})
 	}
 	return views, nil
+}
+
+// childHref is the href of a child of the folder at parentHref, which is
+// escaped already: a folder's ends with a slash.
+func childHref(parentHref string, n storage.Node) string {
+	slash := ""
+	if n.IsFolder() {
+		slash = "/"
+	}
+	if isPlainSegment(n.Name) {
+		// Most names escape to themselves: one string, built once.
+		return parentHref + "/" + n.Name + slash
+	}
+	return parentHref + escapePath("/"+n.Name) + slash
+}
+
+// isPlainSegment reports whether escaping leaves name as it is: it holds
+// only the unreserved characters of RFC 3986, which no URL escaping
+// touches.
+func isPlainSegment(name string) bool {
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_', c == '.', c == '~':
+		default:
+			return false
+		}
+	}
+	return true
 }

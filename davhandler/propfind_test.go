@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/davspaces/davspaces/storage"
+	"github.com/davspaces/davspaces/storage/boltstore"
 )
 
 func TestPropfindDepth(t *testing.T) {
@@ -327,5 +329,82 @@ func TestPropfindRootQuotaFromOneRead(t *testing.T) {
 	used, avail := res[0].Props["DAV: quota-used-bytes"], res[0].Props["DAV: quota-available-bytes"]
 	if used+"+"+avail != "6+4" && used+"+"+avail != "9+1" {
 		t.Fatalf("used %s + available %s is not the quota 10", used, avail)
+	}
+}
+
+// TestChildHref checks the shortcut for plain names against escaping the
+// whole path.
+func TestChildHref(t *testing.T) {
+	for _, name := range []string{"file-00001.txt", "a_b~c.d", "with space", "100%", "ü", "a&b", "a;b,c=d", "*", "a?b", "a#b", "..", "UPPER"} {
+		for _, kind := range []storage.Kind{storage.KindFile, storage.KindFolder} {
+			n := storage.Node{Name: name, Kind: kind}
+			want := "/remote.php/webdav/dir" + escapePath("/"+name)
+			if kind == storage.KindFolder {
+				want += "/"
+			}
+			if got := childHref("/remote.php/webdav/dir", n); got != want {
+				t.Errorf("%q (%v): %q, want %q", name, kind, got, want)
+			}
+		}
+	}
+}
+
+// TestPropfindListsEveryPage lists folders whose sizes fall on either side
+// of the page boundaries: every child comes once, in name order, whether
+// the page is read with properties or without.
+func TestPropfindListsEveryPage(t *testing.T) {
+	e := newEnvWith(t, boltstore.Options{NoSync: true})
+	ctx := context.Background()
+	space, err := e.store.PersonalSpace(ctx, storage.User{ID: "einstein"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := []int{0, 1, firstReadDirPage - 1, firstReadDirPage, firstReadDirPage + 1,
+		firstReadDirPage + readDirPage, firstReadDirPage + readDirPage + 1}
+	for _, size := range sizes {
+		folder, err := e.store.Mkdir(ctx, space.ID, space.ID, fmt.Sprint("n", size))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range size {
+			putFile(t, e.store, space.ID, folder.ID, fmt.Sprintf("f%04d", i))
+		}
+	}
+	for _, body := range []struct{ name, xml string }{
+		{"with properties", desktopPropfind},
+		{"live only", fmt.Sprintf(propfindBody, "<d:getetag/>")},
+	} {
+		for _, size := range sizes {
+			t.Run(fmt.Sprint(body.name, " ", size), func(t *testing.T) {
+				folder := fmt.Sprint("/webdav/n", size, "/")
+				res := parseMultistatus(t, e.do("einstein", "PROPFIND", folder, body.xml, "Depth", "1"))
+				want := []string{folder}
+				for i := range size {
+					want = append(want, fmt.Sprintf("%sf%04d", folder, i))
+				}
+				var got []string
+				for _, r := range res {
+					got = append(got, r.Href)
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("%d hrefs, want %d: first %q, last %q", len(got), len(want), got[:min(2, len(got))], got[max(0, len(got)-2):])
+				}
+			})
+		}
+	}
+}
+
+func putFile(t testing.TB, store storage.Store, spaceID, parentID, name string) {
+	t.Helper()
+	ctx := context.Background()
+	up, err := store.NewUpload(ctx, spaceID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(up, name); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := up.Commit(ctx, storage.Commit{ParentID: parentID, Name: name}); err != nil {
+		t.Fatal(err)
 	}
 }

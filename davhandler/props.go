@@ -7,20 +7,17 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 
 	"github.com/davspaces/davspaces/storage"
 )
 
-// propValue is the content of a property element.
-type propValue struct {
-	text string
-	raw  bool // text is XML, written as is
-}
-
-// liveProp computes a property from the node; ok=false when it does not
-// apply to this node (it is then reported in the 404 propstat).
-type liveProp func(pc *propContext, v *nodeView) (val propValue, ok bool)
+// liveProp appends the XML content of a property computed from the node to
+// dst; ok=false when it does not apply to this node (it is then reported in
+// the 404 propstat). Values are appended to one buffer that each response
+// reuses, so a listing does not allocate per property.
+type liveProp func(pc *propContext, v *nodeView, dst []byte) (out []byte, ok bool)
 
 func davName(local string) xml.Name { return xml.Name{Space: nsDAV, Local: local} }
 func ocName(local string) xml.Name  { return xml.Name{Space: nsOC, Local: local} }
@@ -81,9 +78,11 @@ type propContext struct {
 	store     storage.Store
 	storageID string
 	space     storage.Space
-	role      storage.Role
-	user      storage.User
-	linkBase  string // scheme://host of the request, for private links
+	// spaceRef is the id of space, escaped.
+	spaceRef []byte
+	role     storage.Role
+	user     storage.User
+	linkBase string // scheme://host of the request, for private links
 	// withDeadProps: the request needs dead properties or favourites, so
 	// they are read with the nodes.
 	withDeadProps bool
@@ -93,17 +92,102 @@ type propContext struct {
 	// when the request asks for d:lockdiscovery; nil otherwise.
 	locking bool
 	locks   *lockIndex
-	found   []foundProp
+	// requested are the names of the request, resolved.
+	requested []requestedProp
+	// props is reused by every response of the request.
+	props propSet
 }
 
+// requestedProp is a property a PROPFIND names, resolved once per request
+// rather than once per resource: how it is computed, and its tags.
+type requestedProp struct {
+	name xml.Name
+	live liveProp // nil for a dead property
+	tags elementTags
+}
+
+func resolveProps(names []xml.Name) []requestedProp {
+	out := make([]requestedProp, len(names))
+	for i, n := range names {
+		tags, live := liveTags[n]
+		if !live {
+			tags = tagsOf(n)
+		}
+		out[i] = requestedProp{name: n, live: liveProps[n], tags: tags}
+	}
+	return out
+}
+
+// liveTags are the tags of the live properties, built once so that a
+// request for a few properties of one resource does not build them.
+var liveTags = func() map[xml.Name]elementTags {
+	tags := make(map[xml.Name]elementTags, len(liveProps))
+	for n := range liveProps {
+		tags[n] = tagsOf(n)
+	}
+	return tags
+}()
+
+// propSet holds the properties found for one response: their names, and
+// their XML content one after the other in one buffer.
+type propSet struct {
+	found  []foundProp
+	values []byte
+}
+
+// foundProp is a property and where its content is in propSet.values.
 type foundProp struct {
 	name xml.Name
-	val  propValue
+	// tags are the element's tags when known beforehand; written from
+	// name otherwise.
+	tags       elementTags
+	start, end int
 }
 
-// nodeView is a node with its dead properties loaded on first need.
+func (ps *propSet) reset() {
+	ps.found = ps.found[:0]
+	ps.values = ps.values[:0]
+}
+
+// keep records n with the content appended to ps.values since start, when
+// ok; otherwise it drops what was appended. It returns ok.
+func (ps *propSet) keep(n xml.Name, start int, out []byte, ok bool) bool {
+	return ps.keepTagged(n, elementTags{}, start, out, ok)
+}
+
+// keepTagged is keep for a property whose tags are known.
+func (ps *propSet) keepTagged(n xml.Name, tags elementTags, start int, out []byte, ok bool) bool {
+	if !ok {
+		ps.values = out[:start]
+		return false
+	}
+	ps.values = out
+	ps.found = append(ps.found, foundProp{name: n, tags: tags, start: start, end: len(out)})
+	return true
+}
+
+// write writes the 200 propstat of the properties found, if any, with
+// their names alone when namesOnly.
+func (ps *propSet) write(ms *multistatus, namesOnly bool) {
+	if len(ps.found) == 0 {
+		return
+	}
+	ms.beginPropstat()
+	for _, f := range ps.found {
+		if namesOnly {
+			ms.emptyElement(f.name)
+			continue
+		}
+		ms.elementBytes(f.name, f.tags, ps.values[f.start:f.end])
+	}
+	ms.endPropstat(http.StatusOK)
+}
+
+// nodeView is a node with its dead properties loaded on first need. The
+// node is not copied: a listing's views point into the page the store
+// returned.
 type nodeView struct {
-	node     storage.Node
+	node     *storage.Node
 	props    []storage.Property
 	propsErr error
 	loaded   bool
@@ -120,63 +204,89 @@ func (pc *propContext) deadProps(v *nodeView) ([]storage.Property, error) {
 	return v.props, v.propsErr
 }
 
-// lookup finds one property of a node.
-func (pc *propContext) lookup(v *nodeView, n xml.Name) (propValue, bool, error) {
-	if live, ok := liveProps[n]; ok {
-		val, ok := live(pc, v)
-		return val, ok, v.propsErr
+// lookup appends the content of one property of a node to dst.
+func (pc *propContext) lookup(v *nodeView, rp *requestedProp, dst []byte) ([]byte, bool, error) {
+	if rp.live != nil {
+		out, ok := rp.live(pc, v, dst)
+		return out, ok, v.propsErr
 	}
+	n := rp.name
 	props, err := pc.deadProps(v)
 	if err != nil {
-		return propValue{}, false, err
+		return dst, false, err
 	}
 	for _, p := range props {
 		if p.User == "" && p.Name.Space == n.Space && p.Name.Local == n.Local {
-			return propValue{text: p.Value, raw: true}, true, nil
+			return appendXMLMarkup(dst, p.Value), true, nil
 		}
 	}
-	return propValue{}, false, nil
+	return dst, false, nil
 }
 
-func absent(*propContext, *nodeView) (propValue, bool) { return propValue{}, false }
+func absent(_ *propContext, _ *nodeView, dst []byte) ([]byte, bool) { return dst, false }
 
 func fileOnly(p liveProp) liveProp {
-	return func(pc *propContext, v *nodeView) (propValue, bool) {
+	return func(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
 		if v.node.IsFolder() {
-			return propValue{}, false
+			return dst, false
 		}
-		return p(pc, v)
+		return p(pc, v, dst)
 	}
 }
 
 func folderOnly(p liveProp) liveProp {
-	return func(pc *propContext, v *nodeView) (propValue, bool) {
+	return func(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
 		if !v.node.IsFolder() {
-			return propValue{}, false
+			return dst, false
 		}
-		return p(pc, v)
+		return p(pc, v, dst)
 	}
 }
 
-func text(s string) (propValue, bool) { return propValue{text: s}, true }
+// text appends s as the character data of a property.
+func text(dst []byte, s string) ([]byte, bool) { return appendXMLText(dst, s), true }
 
-func propID(pc *propContext, v *nodeView) (propValue, bool) {
-	return text(resourceID(pc.storageID, v.node))
+func propID(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
+	return pc.appendNodeRef(dst, v.node.SpaceID, v.node.ID), true
 }
 
-func propSpaceID(pc *propContext, v *nodeView) (propValue, bool) {
-	return text(spaceRef(pc.storageID, v.node.SpaceID))
+func propSpaceID(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
+	return pc.appendNodeRef(dst, v.node.SpaceID, ""), true
 }
 
-func propFileParent(pc *propContext, v *nodeView) (propValue, bool) {
+func propFileParent(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
 	if v.node.ParentID == "" {
-		return propValue{}, false
+		return dst, false
 	}
-	return text(pc.storageID + "$" + v.node.SpaceID + "!" + v.node.ParentID)
+	return pc.appendNodeRef(dst, v.node.SpaceID, v.node.ParentID), true
 }
 
-func propName(pc *propContext, v *nodeView) (propValue, bool) {
-	return text(displayName(pc.space, v.node))
+// appendNodeRef appends, as XML text, the resource id of a node
+// (<storage>$<space>!<node>; see resourceID), or of a space when nodeID is
+// empty (see spaceRef), without building the id first. The request's
+// space, which every node of a listing is in, is escaped once.
+func (pc *propContext) appendNodeRef(dst []byte, spaceID, nodeID string) []byte {
+	if spaceID == pc.space.ID && pc.spaceRef != nil {
+		dst = append(dst, pc.spaceRef...)
+	} else {
+		dst = appendSpaceRef(dst, pc.storageID, spaceID)
+	}
+	if nodeID == "" {
+		return dst
+	}
+	dst = append(dst, '!')
+	return appendXMLText(dst, nodeID)
+}
+
+// appendSpaceRef appends the id of a space (see spaceRef) as XML text.
+func appendSpaceRef(dst []byte, storageID, spaceID string) []byte {
+	dst = appendXMLText(dst, storageID)
+	dst = append(dst, '$')
+	return appendXMLText(dst, spaceID)
+}
+
+func propName(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
+	return text(dst, displayName(pc.space, *v.node))
 }
 
 // displayName is a node's name; a space root is called like its space.
@@ -187,14 +297,16 @@ func displayName(s storage.Space, n storage.Node) string {
 	return n.Name
 }
 
-func propETag(_ *propContext, v *nodeView) (propValue, bool) {
-	return text(quoteETag(v.node.ETag))
+func propETag(_ *propContext, v *nodeView, dst []byte) ([]byte, bool) {
+	dst = append(dst, '"')
+	dst = appendXMLText(dst, v.node.ETag)
+	return append(dst, '"'), true
 }
 
 func quoteETag(etag string) string { return `"` + etag + `"` }
 
-func propPermissions(pc *propContext, v *nodeView) (propValue, bool) {
-	return text(permissions(pc.role, v.node.IsFolder()))
+func propPermissions(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
+	return append(dst, permissions(pc.role, v.node.IsFolder())...), true
 }
 
 // permissions are the oc:permissions letters of a role.
@@ -212,19 +324,19 @@ func permissions(r storage.Role, folder bool) string {
 	return ""
 }
 
-func propResourceType(_ *propContext, v *nodeView) (propValue, bool) {
+func propResourceType(_ *propContext, v *nodeView, dst []byte) ([]byte, bool) {
 	if v.node.IsFolder() {
-		return propValue{text: "<d:collection/>", raw: true}, true
+		return append(dst, "<d:collection/>"...), true
 	}
-	return text("")
+	return dst, true
 }
 
-func propSize(_ *propContext, v *nodeView) (propValue, bool) {
-	return text(itoa(v.node.Size))
+func propSize(_ *propContext, v *nodeView, dst []byte) ([]byte, bool) {
+	return strconv.AppendInt(dst, v.node.Size, 10), true
 }
 
-func propContentType(_ *propContext, v *nodeView) (propValue, bool) {
-	return text(contentType(v.node))
+func propContentType(_ *propContext, v *nodeView, dst []byte) ([]byte, bool) {
+	return text(dst, contentType(*v.node))
 }
 
 // contentType is the stored type of a file, or one guessed from its name.
@@ -238,89 +350,87 @@ func contentType(n storage.Node) string {
 	return "application/octet-stream"
 }
 
-func propLastModified(_ *propContext, v *nodeView) (propValue, bool) {
-	return text(v.node.ModTime.UTC().Format(http.TimeFormat))
+func propLastModified(_ *propContext, v *nodeView, dst []byte) ([]byte, bool) {
+	// The date format has nothing to escape.
+	return v.node.ModTime.UTC().AppendFormat(dst, http.TimeFormat), true
 }
 
-func propChecksums(_ *propContext, v *nodeView) (propValue, bool) {
-	sums := v.node.Checksums.String()
-	if v.node.IsFolder() || sums == "" {
-		return propValue{}, false
+func propChecksums(_ *propContext, v *nodeView, dst []byte) ([]byte, bool) {
+	if v.node.IsFolder() || v.node.Checksums.IsZero() {
+		return dst, false
 	}
-	var b xmlBuilder
-	b.WriteString("<oc:checksum>")
-	b.text(sums)
-	b.WriteString("</oc:checksum>")
-	return propValue{text: b.String(), raw: true}, true
+	dst = append(dst, "<oc:checksum>"...)
+	dst = appendXMLText(dst, v.node.Checksums.String())
+	return append(dst, "</oc:checksum>"...), true
 }
 
-func propTags(*propContext, *nodeView) (propValue, bool) { return text("") }
+func propTags(_ *propContext, _ *nodeView, dst []byte) ([]byte, bool) { return dst, true }
 
-func propFavorite(pc *propContext, v *nodeView) (propValue, bool) {
+func propFavorite(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
 	props, err := pc.deadProps(v)
 	if err != nil {
-		return propValue{}, false
+		return dst, false
 	}
 	for _, p := range props {
 		if p.User == pc.user.ID && p.Name == (storage.PropName{Space: nsOC, Local: "favorite"}) {
-			return text("1")
+			return append(dst, '1'), true
 		}
 	}
-	return text("0")
+	return append(dst, '0'), true
 }
 
 // quotaUnlimited is what ownCloud clients read as "no quota".
 const quotaUnlimited = "-3"
 
-func propQuotaAvailable(pc *propContext, _ *nodeView) (propValue, bool) {
+func propQuotaAvailable(pc *propContext, _ *nodeView, dst []byte) ([]byte, bool) {
 	if pc.space.Quota < 0 {
-		return text(quotaUnlimited)
+		return append(dst, quotaUnlimited...), true
 	}
 	if !pc.rootRead {
 		root, err := pc.store.Node(pc.ctx, pc.space.ID, pc.space.ID)
 		if err != nil {
-			return propValue{}, false
+			return dst, false
 		}
 		pc.rootSize, pc.rootRead = root.Size, true
 	}
-	return text(itoa(max(pc.space.Quota-pc.rootSize, 0)))
+	return strconv.AppendInt(dst, max(pc.space.Quota-pc.rootSize, 0), 10), true
 }
 
-func propOwnerID(pc *propContext, _ *nodeView) (propValue, bool) {
+func propOwnerID(pc *propContext, _ *nodeView, dst []byte) ([]byte, bool) {
 	if pc.space.Owner == "" {
-		return propValue{}, false
+		return dst, false
 	}
-	return text(pc.space.Owner)
+	return text(dst, pc.space.Owner)
 }
 
-func propOwnerDisplayName(pc *propContext, _ *nodeView) (propValue, bool) {
+func propOwnerDisplayName(pc *propContext, _ *nodeView, dst []byte) ([]byte, bool) {
 	if pc.space.Owner == "" {
-		return propValue{}, false
+		return dst, false
 	}
 	name := pc.space.OwnerDisplayName
 	if name == "" {
 		name = pc.space.Owner
 	}
-	return text(name)
+	return text(dst, name)
 }
 
-func propLockDiscovery(pc *propContext, v *nodeView) (propValue, bool) {
+func propLockDiscovery(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
 	if pc.locks == nil {
-		return propValue{}, false
+		return dst, false
 	}
-	return propValue{text: lockDiscoveryXML(v.locks, pc.locks.now), raw: true}, true
+	return appendXMLMarkup(dst, lockDiscoveryXML(v.locks, pc.locks.now)), true
 }
 
-func propSupportedLock(pc *propContext, _ *nodeView) (propValue, bool) {
+func propSupportedLock(pc *propContext, _ *nodeView, dst []byte) ([]byte, bool) {
 	if !pc.locking {
-		return propValue{}, false
+		return dst, false
 	}
-	return propValue{text: supportedLockXML, raw: true}, true
+	return append(dst, supportedLockXML...), true
 }
 
-func propPrivateLink(pc *propContext, v *nodeView) (propValue, bool) {
-	u := url.URL{Path: "/f/" + resourceID(pc.storageID, v.node)}
-	return text(pc.linkBase + u.EscapedPath())
+func propPrivateLink(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
+	u := url.URL{Path: "/f/" + resourceID(pc.storageID, *v.node)}
+	return text(dst, pc.linkBase+u.EscapedPath())
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
@@ -328,91 +438,75 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // writeNode writes the d:response of one node.
 func (pc *propContext) writeNode(ms *multistatus, pf propfindRequest, v *nodeView, href string) error {
 	ms.beginResponse(href)
-	found := pc.found[:0]
+	pc.props.reset()
 	var err error
 	switch pf.kind {
 	case findProp:
-		found, err = pc.collect(ms, v, pf.names, found)
+		err = pc.collect(ms, v, pc.requested)
 	case findAllprop:
-		found, err = pc.collectAll(ms, v, pf.names, found)
+		err = pc.collectAll(ms, v, pc.requested)
 	case findPropname:
-		found, err = pc.collectNames(v, found)
+		err = pc.collectAll(nil, v, nil)
 	}
 	if err != nil {
 		return err
 	}
-	if len(found) > 0 {
-		ms.beginPropstat()
-		for _, f := range found {
-			switch {
-			case pf.kind == findPropname:
-				ms.emptyElement(f.name)
-			case f.val.raw:
-				ms.rawElement(f.name, f.val.text)
-			default:
-				ms.element(f.name, f.val.text)
-			}
-		}
-		ms.endPropstat(http.StatusOK)
-	}
+	pc.props.write(ms, pf.kind == findPropname)
 	ms.endResponse()
-	pc.found = found
 	return nil
 }
 
-// collect looks up the requested names; missing ones go to the 404 propstat.
-func (pc *propContext) collect(ms *multistatus, v *nodeView, names []xml.Name, found []foundProp) ([]foundProp, error) {
-	for _, n := range names {
-		val, ok, err := pc.lookup(v, n)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			found = append(found, foundProp{n, val})
-		} else {
-			ms.notFound(n)
+// collect looks up the requested properties; missing ones go to the 404
+// propstat.
+func (pc *propContext) collect(ms *multistatus, v *nodeView, props []requestedProp) error {
+	for i := range props {
+		if err := pc.collectOne(ms, v, &props[i]); err != nil {
+			return err
 		}
 	}
-	return found, nil
+	return nil
+}
+
+func (pc *propContext) collectOne(ms *multistatus, v *nodeView, rp *requestedProp) error {
+	ps := &pc.props
+	start := len(ps.values)
+	out, ok, err := pc.lookup(v, rp, ps.values)
+	if err != nil {
+		return err
+	}
+	if !ps.keepTagged(rp.name, rp.tags, start, out, ok) {
+		ms.notFound(rp.name)
+	}
+	return nil
 }
 
 // collectAll gathers the allprop set: live properties that apply, all shared
 // dead properties, and the names of a d:include.
-func (pc *propContext) collectAll(ms *multistatus, v *nodeView, include []xml.Name, found []foundProp) ([]foundProp, error) {
+func (pc *propContext) collectAll(ms *multistatus, v *nodeView, include []requestedProp) error {
+	ps := &pc.props
 	for _, n := range allpropNames {
-		if val, ok := liveProps[n](pc, v); ok {
-			found = append(found, foundProp{n, val})
-		}
+		start := len(ps.values)
+		out, ok := liveProps[n](pc, v, ps.values)
+		ps.keep(n, start, out, ok)
 	}
 	props, err := pc.deadProps(v)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, p := range props {
 		if p.User == "" {
-			found = append(found, foundProp{xml.Name{Space: p.Name.Space, Local: p.Name.Local}, propValue{text: p.Value, raw: true}})
+			start := len(ps.values)
+			ps.keep(xml.Name{Space: p.Name.Space, Local: p.Name.Local}, start, appendXMLMarkup(ps.values, p.Value), true)
 		}
 	}
-	var extra []xml.Name
-	for _, n := range include {
-		if !containsName(found, n) {
-			extra = append(extra, n)
+	shown := len(ps.found)
+	for i := range include {
+		if slices.ContainsFunc(ps.found[:shown], func(f foundProp) bool { return f.name == include[i].name }) {
+			continue
+		}
+		if err := pc.collectOne(ms, v, &include[i]); err != nil {
+			return err
 		}
 	}
-	return pc.collect(ms, v, extra, found)
-}
-
-// collectNames gathers the names of every property the node has.
-func (pc *propContext) collectNames(v *nodeView, found []foundProp) ([]foundProp, error) {
-	found, err := pc.collectAll(nil, v, nil, found)
-	return found, err
-}
-
-func containsName(found []foundProp, n xml.Name) bool {
-	for _, f := range found {
-		if f.name == n {
-			return true
-		}
-	}
-	return false
+	return nil
 }

@@ -56,36 +56,83 @@ func writeXMLAttr(w io.StringWriter, s string) { writeXML(w, s, inAttribute) }
 // writeXMLMarkup writes s, which is already XML.
 func writeXMLMarkup(w io.StringWriter, s string) { writeXML(w, s, inMarkup) }
 
-// writeXML is the one XML escaper: it writes s for the context ctx without
-// copying it, and replaces invalid UTF-8 and characters XML cannot carry
-// with U+FFFD, as encoding/xml does. Replacing rather than refusing keeps a
-// streamed multistatus readable: its status is sent before the text is, so
-// refusing could only cut the document short for every reader. Names
-// holding such characters are refused on the way in; this guards whatever
-// got in otherwise.
+// appendXMLText appends s as XML character data to dst.
+func appendXMLText(dst []byte, s string) []byte { return appendXML(dst, s, inText) }
+
+// appendXMLMarkup appends s, which is already XML, to dst.
+func appendXMLMarkup(dst []byte, s string) []byte { return appendXML(dst, s, inMarkup) }
+
+// writeXML writes s for the context ctx without copying it, and replaces
+// invalid UTF-8 and characters XML cannot carry with U+FFFD, as
+// encoding/xml does. Replacing rather than refusing keeps a streamed
+// multistatus readable: its status is sent before the text is, so refusing
+// could only cut the document short for every reader. Names holding such
+// characters are refused on the way in; this guards whatever got in
+// otherwise.
 func writeXML(w io.StringWriter, s string, ctx xmlContext) {
-	start := 0
+	for s != "" {
+		plain, esc, rest := nextEscape(s, ctx)
+		w.WriteString(plain)
+		w.WriteString(esc)
+		s = rest
+	}
+}
+
+// appendXML is writeXML appending to dst, for values computed into one
+// buffer.
+func appendXML(dst []byte, s string, ctx xmlContext) []byte {
+	for s != "" {
+		plain, esc, rest := nextEscape(s, ctx)
+		dst = append(dst, plain...)
+		dst = append(dst, esc...)
+		s = rest
+	}
+	return dst
+}
+
+// nextEscape is the one XML escaper: it splits s into the plain text up to
+// the first character that needs replacing in ctx, that character's
+// replacement ("" when there is none) and the rest.
+func nextEscape(s string, ctx xmlContext) (plain, esc, rest string) {
+	safe := &plainASCII[ctx]
 	for i := 0; i < len(s); {
-		r, width := rune(s[i]), 1
-		if r >= utf8.RuneSelf {
-			r, width = utf8.DecodeRuneInString(s[i:])
-		}
-		esc := ""
-		if (r == utf8.RuneError && width == 1) || !isXMLChar(r) {
-			esc = "\uFFFD"
-		} else if ctx != inMarkup {
-			esc = escapeFor(r, ctx)
-		}
-		if esc == "" {
-			i += width
+		if c := s[i]; c < utf8.RuneSelf && safe[c] {
+			// Most text is ASCII that needs nothing: no rune decoding.
+			i++
 			continue
 		}
-		w.WriteString(s[start:i])
-		w.WriteString(esc)
+		r, width := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case (r == utf8.RuneError && width == 1) || !isXMLChar(r):
+			esc = "\uFFFD"
+		case ctx != inMarkup:
+			esc = escapeFor(r, ctx)
+		}
+		if esc != "" {
+			return s[:i], esc, s[i+width:]
+		}
 		i += width
-		start = i
 	}
-	w.WriteString(s[start:])
+	return s, "", ""
+}
+
+// plainASCII tells, for each context, the ASCII bytes written as they are:
+// a table, because escaping runs over every byte of a listing. It errs
+// towards false, leaving the decision to the full check. It is never
+// changed.
+var plainASCII = [inMarkup + 1][utf8.RuneSelf]bool{
+	inText:      plainBytes(func(c byte) bool { return c != '&' && c != '<' && c != '>' }),
+	inAttribute: plainBytes(func(c byte) bool { return c != '&' && c != '<' && c != '>' && c != '"' }),
+	inMarkup:    plainBytes(func(byte) bool { return true }),
+}
+
+// plainBytes is the table of printable ASCII bytes for which plain holds;
+// control characters are always left to the full check.
+func plainBytes(plain func(c byte) bool) (t [utf8.RuneSelf]bool) {
+	for c := byte(0x20); c < utf8.RuneSelf; c++ {
+		t[c] = plain(c)
+	}
+	return t
 }
 
 // escapeFor returns the reference r needs in text or an attribute, or "".

@@ -26,6 +26,9 @@ func TestWriteXMLText(t *testing.T) {
 		if text.String() != tt.text || attr.String() != tt.attr {
 			t.Errorf("%q: text %q, attribute %q; want %q, %q", tt.in, text.String(), attr.String(), tt.text, tt.attr)
 		}
+		if appended := appendXMLText([]byte("<"), tt.in); string(appended) != "<"+tt.text {
+			t.Errorf("%q: appended as text %q; want %q", tt.in, appended, "<"+tt.text)
+		}
 		wantReadBack(t, tt.in, text.String(), attr.String())
 	}
 }
@@ -58,6 +61,9 @@ func TestWriteXMLMarkup(t *testing.T) {
 	writeXMLMarkup(&b, "<a x=\"\uFFFF\">&amp;\uFFFE\x01\xff</a>")
 	if want := "<a x=\"\uFFFD\">&amp;\uFFFD\uFFFD\uFFFD</a>"; b.String() != want {
 		t.Fatalf("got %q, want %q", b.String(), want)
+	}
+	if appended := appendXMLMarkup(nil, "<a x=\"\uFFFF\">&amp;\uFFFE\x01\xff</a>"); b.String() != string(appended) {
+		t.Fatalf("appended %q, written %q", appended, b.String())
 	}
 }
 

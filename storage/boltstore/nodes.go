@@ -66,7 +66,7 @@ func (s *Store) ReadDir(ctx context.Context, spaceID, folderID, after string, li
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var out []storage.Node
+	out := make([]storage.Node, 0, pageCapacity(limit))
 	err := s.view(func(t *txn) error {
 		return t.readDir(spaceID, folderID, after, limit, func(r rec) error {
 			out = append(out, r.Node)
@@ -88,11 +88,12 @@ func (s *Store) ReadDirProps(ctx context.Context, spaceID, folderID, user, after
 	if err := validUser(user); err != nil {
 		return nil, fmt.Errorf("read dir %s: %w", folderID, err)
 	}
-	var out []storage.Entry
+	out := make([]storage.Entry, 0, pageCapacity(limit))
 	err := s.view(func(t *txn) error {
+		props := t.newPropReader()
 		return t.readDir(spaceID, folderID, after, limit, func(r rec) error {
-			props, err := t.nodeProps(r.ID, user)
-			out = append(out, storage.Entry{Node: r.Node, Props: props})
+			p, err := props.read(r.ID, user)
+			out = append(out, storage.Entry{Node: r.Node, Props: p})
 			return err
 		})
 	})
@@ -100,6 +101,17 @@ func (s *Store) ReadDirProps(ctx context.Context, spaceID, folderID, user, after
 		return nil, err
 	}
 	return out, nil
+}
+
+// pageCapacity is the room a page of up to limit children starts with: the
+// whole page, up to a size beyond which growing costs less than reserving
+// what a page of all remaining children might not use.
+func pageCapacity(limit int) int {
+	const most = 1024
+	if limit > 0 && limit < most {
+		return limit
+	}
+	return most
 }
 
 // readDir calls fn for up to limit children of a folder, in name order,

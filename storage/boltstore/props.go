@@ -80,27 +80,53 @@ func validUser(user string) error {
 
 // nodeProps reads the shared dead properties of a node, then those of user.
 func (t *txn) nodeProps(nodeID, user string) ([]storage.Property, error) {
-	var out []storage.Property
-	users := []string{""}
-	if user != "" {
-		users = append(users, user)
+	return t.newPropReader().read(nodeID, user)
+}
+
+// propReader reads the properties of node after node with one cursor and
+// one key buffer, as a listing does.
+type propReader struct {
+	c   *bolt.Cursor
+	key []byte
+}
+
+func (t *txn) newPropReader() *propReader {
+	return &propReader{c: t.props.Cursor()}
+}
+
+// read returns the shared dead properties of a node, then those of user.
+// Shared keys sort first among a node's, so a node without properties
+// costs one seek, and the user's are sought only when the node has others.
+func (pr *propReader) read(nodeID, user string) ([]storage.Property, error) {
+	node := append(append(pr.key[:0], nodeID...), 0)
+	shared := append(node, 0)
+	out, next, err := pr.scan(nil, shared, "")
+	if err != nil || user == "" || !bytes.HasPrefix(next, node) {
+		pr.key = shared
+		return out, err
 	}
-	c := t.props.Cursor()
-	for _, u := range users {
-		prefix := propPrefix(nodeID, u)
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			ns, local, ok := bytes.Cut(k[len(prefix):], []byte{0})
-			if !ok {
-				return nil, fmt.Errorf("property key %q: %w", k, errCorrupt)
-			}
-			out = append(out, storage.Property{
-				Name:  storage.PropName{Space: string(ns), Local: string(local)},
-				User:  u,
-				Value: string(v),
-			})
+	mine := append(append(shared[:len(node)], user...), 0)
+	pr.key = mine
+	out, _, err = pr.scan(out, mine, user)
+	return out, err
+}
+
+// scan appends the properties of user under prefix and returns the first
+// key past them.
+func (pr *propReader) scan(out []storage.Property, prefix []byte, user string) ([]storage.Property, []byte, error) {
+	k, v := pr.c.Seek(prefix)
+	for ; k != nil && bytes.HasPrefix(k, prefix); k, v = pr.c.Next() {
+		ns, local, ok := bytes.Cut(k[len(prefix):], []byte{0})
+		if !ok {
+			return nil, nil, fmt.Errorf("property key %q: %w", k, errCorrupt)
 		}
+		out = append(out, storage.Property{
+			Name:  storage.PropName{Space: string(ns), Local: string(local)},
+			User:  user,
+			Value: string(v),
+		})
 	}
-	return out, nil
+	return out, k, nil
 }
 
 // PatchProps applies all patches in one transaction, or none. Dead

@@ -122,3 +122,66 @@ func TestPropsPrefixIsolation(t *testing.T) {
 		t.Fatalf("children of a = %+v, %v", nodes, err)
 	}
 }
+
+// TestPropReaderAcrossNodes reads the properties of several nodes with one
+// reader, as a listing does: each node's are its own, whatever the
+// neighbours, the order of reading and users whose ids share a prefix.
+func TestPropReaderAcrossNodes(t *testing.T) {
+	f := newFixture(t)
+	dir := f.mkdir(t, f.root(), "dir")
+	const oc = "http://owncloud.org/ns"
+	color := prop("urn:x", "color", "", "red")
+	favE := prop(oc, "favorite", "einstein", "1")
+	favEin := prop(oc, "favorite", "ein", "1")
+	favM := prop(oc, "favorite", "marie", "1")
+	nodes := map[string][]storage.Property{
+		"none":        nil,
+		"shared":      {color},
+		"mine":        {favE},
+		"both":        {color, favE, favM},
+		"others only": {favEin, favM},
+	}
+	ids := map[string]string{}
+	for name, props := range nodes {
+		n := f.put(t, dir.ID, name, "x")
+		ids[name] = n.ID
+		var patches []storage.PropPatch
+		for _, p := range props {
+			patches = append(patches, set(p))
+		}
+		if err := f.s.PatchProps(ctx, f.space.ID, n.ID, patches); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		node, user string
+		want       []storage.Property
+	}{
+		{"none", "einstein", nil},
+		{"both", "einstein", []storage.Property{color, favE}},
+		{"shared", "einstein", []storage.Property{color}},
+		{"mine", "einstein", []storage.Property{favE}},
+		{"others only", "einstein", nil},
+		{"others only", "ein", []storage.Property{favEin}},
+		{"both", "", []storage.Property{color}},
+		{"both", "marie", []storage.Property{color, favM}},
+		{"mine", "", nil},
+		{"none", "marie", nil},
+	}
+	err := f.s.view(func(tx *txn) error {
+		r := tx.newPropReader()
+		for _, tt := range tests {
+			got, err := r.read(ids[tt.node], tt.user)
+			if err != nil {
+				return err
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("%s as %q: %+v, want %+v", tt.node, tt.user, got, tt.want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
