@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -138,6 +139,8 @@ func (u *upload) Commit(ctx context.Context, c storage.Commit) (storage.Node, bo
 	}
 	f := u.f
 	u.f = nil
+	inline := u.s.keepsInline(u.size)
+	var data []byte
 	err := u.failed
 	if err == nil {
 		err = validCommit(c)
@@ -145,17 +148,30 @@ func (u *upload) Commit(ctx context.Context, c storage.Commit) (storage.Node, bo
 	if err == nil {
 		err = ctx.Err()
 	}
-	if err == nil {
+	switch {
+	case err != nil:
+	case inline:
+		// The bytes go into the database, so the file needs no fsync.
+		data, err = readInline(f, u.size)
+	default:
 		err = u.s.sync(f)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
+	if err != nil || inline {
 		os.Remove(u.path)
+	}
+	if err != nil {
 		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), diskFull(err))
 	}
-	n, created, err := u.s.commit(u.spaceID, u.path, u.size, u.sum.Sums(), c, nil)
+	var n storage.Node
+	var created bool
+	if inline {
+		n, created, err = u.s.commitInline(u.spaceID, data, u.sum.Sums(), c, nil)
+	} else {
+		n, created, err = u.s.commitContentFile(u.spaceID, u.path, u.size, u.sum.Sums(), c, nil)
+	}
 	if err != nil {
 		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), err)
 	}
@@ -178,18 +194,50 @@ func commitTarget(c storage.Commit) string {
 	return strconv.Quote(c.Name)
 }
 
-// commit puts the complete, synced file at tmp in place as a new content
-// file and records it as the content of the target node. Both a plain
-// upload and a resumable one end here; also, when set, runs in the
-// transaction that records the content (a session ends with it). The file
-// at tmp is gone afterwards, whether commit succeeded or not.
+// commit records the complete, synced file at tmp as the content of the
+// target node: inline when it is small, else as a new content file. A
+// resumable upload ends here; also, when set, runs in the transaction that
+// records the content (a session ends with it) and may run more than once
+// (updateGrouped). The file at tmp is gone afterwards, whether commit
+// succeeded or not.
 func (s *Store) commit(spaceID, tmp string, size int64, sums checksum.Sums, c storage.Commit, also func(*txn) error) (storage.Node, bool, error) {
+	if !s.keepsInline(size) {
+		return s.commitContentFile(spaceID, tmp, size, sums, c, also)
+	}
+	data, err := readInlineFile(tmp, size)
+	os.Remove(tmp)
+	if err != nil {
+		return storage.Node{}, false, err
+	}
+	return s.commitInline(spaceID, data, sums, c, also)
+}
+
+// commitInline records data as the content of the target node, inline.
+func (s *Store) commitInline(spaceID string, data []byte, sums checksum.Sums, c storage.Commit, also func(*txn) error) (storage.Node, bool, error) {
+	if data == nil {
+		// Only non-nil content is inline content (newContent).
+		data = []byte{}
+	}
+	n, created, oldBlob, err := s.recordContent(spaceID, newContent{inline: data}, int64(len(data)), sums, c, also)
+	if err != nil {
+		return storage.Node{}, false, err
+	}
+	if oldBlob != "" {
+		s.removeBlobs([]string{oldBlob})
+	}
+	return n.Node, created, nil
+}
+
+// commitContentFile puts the complete, synced file at tmp in place as a new
+// content file and records it as the content of the target node. The file
+// at tmp is gone afterwards, whether it succeeded or not.
+func (s *Store) commitContentFile(spaceID, tmp string, size int64, sums checksum.Sums, c storage.Commit, also func(*txn) error) (storage.Node, bool, error) {
 	blob, err := s.placeContent(tmp)
 	if err != nil {
 		return storage.Node{}, false, err
 	}
 	defer s.pending.done(blob)
-	n, created, oldBlob, err := s.recordContent(spaceID, blob, size, sums, c, also)
+	n, created, oldBlob, err := s.recordContent(spaceID, newContent{blob: blob}, size, sums, c, also)
 	if err != nil {
 		s.removeBlobs([]string{blob})
 		return storage.Node{}, false, err
@@ -224,17 +272,38 @@ func (s *Store) placeContent(tmp string) (string, error) {
 	return blob, nil
 }
 
-// recordContent makes blob the content of the file c names, creating the
-// file if needed, in one transaction, with also when set. It returns the
-// file, whether it was created, and the content file it replaced, to be
-// removed.
-func (s *Store) recordContent(spaceID, blob string, size int64, sums checksum.Sums, c storage.Commit, also func(*txn) error) (rec, bool, string, error) {
+// newContent is the content a commit records: a content file put in place
+// (blob), or the bytes themselves, to be kept inline (inline, non-nil).
+type newContent struct {
+	blob   string
+	inline []byte
+}
+
+// store records c as the content of the file r in t.
+func (c newContent) store(t *txn, r *rec) error {
+	r.Blob, r.Inline = "", 0
+	if c.inline != nil {
+		k, err := t.putInline(c.inline)
+		r.Inline = k
+		return err
+	}
+	r.Blob = c.blob
+	return t.blobs.Put([]byte(c.blob), []byte(r.ID))
+}
+
+// recordContent makes content the content of the file c names, creating
+// the file if needed, in one transaction, with also when set. It returns
+// the file, whether it was created, and the content file it replaced, to
+// be removed. The transaction is grouped with concurrent ones, so that many
+// small files are made durable by one commit.
+func (s *Store) recordContent(spaceID string, content newContent, size int64, sums checksum.Sums, c storage.Commit, also func(*txn) error) (rec, bool, string, error) {
 	var (
 		n       rec
 		created bool
 		oldBlob string
 	)
-	err := s.update(func(t *txn) error {
+	err := s.updateGrouped(func(t *txn) error {
+		n, created, oldBlob = rec{}, false, ""
 		parentID, old, exists, err := t.commitTarget(spaceID, c)
 		if err != nil {
 			return err
@@ -263,8 +332,8 @@ func (s *Store) recordContent(spaceID, blob string, size int64, sums checksum.Su
 			return err
 		}
 		if exists {
-			n, oldBlob = old, old.Blob
-			if err := t.blobs.Delete([]byte(oldBlob)); err != nil {
+			n = old
+			if oldBlob, err = t.dropContent(old); err != nil {
 				return err
 			}
 		} else {
@@ -288,8 +357,7 @@ func (s *Store) recordContent(spaceID, blob string, size int64, sums checksum.Su
 		n.ETag = t.etag(n.ID)
 		n.ContentType = c.ContentType
 		n.Checksums = sums
-		n.Blob = blob
-		if err := t.blobs.Put([]byte(blob), []byte(n.ID)); err != nil {
+		if err := content.store(t, &n); err != nil {
 			return err
 		}
 		if err := t.putNode(&n); err != nil {
@@ -340,9 +408,15 @@ func (s *Store) Open(ctx context.Context, spaceID, nodeID string) (storage.Node,
 	}
 	prev := ""
 	for attempt := 0; ; attempt++ {
-		var r rec
+		var (
+			r    rec
+			data []byte
+		)
 		err := s.view(func(t *txn) (err error) {
-			r, err = t.nodeIn(spaceID, nodeID)
+			if r, err = t.nodeIn(spaceID, nodeID); err != nil || !r.inlined() {
+				return err
+			}
+			data, err = t.inlineContent(r)
 			return err
 		})
 		if err != nil {
@@ -350,6 +424,10 @@ func (s *Store) Open(ctx context.Context, spaceID, nodeID string) (storage.Node,
 		}
 		if r.IsFolder() {
 			return storage.Node{}, nil, fmt.Errorf("open %s: is a folder: %w", nodeID, storage.ErrInvalid)
+		}
+		if r.inlined() {
+			// Read in the snapshot that holds the node: the pair matches.
+			return r.Node, inlineReader{bytes.NewReader(data)}, nil
 		}
 		f, err := os.Open(s.blobPath(r.Blob))
 		if err == nil {
