@@ -98,26 +98,17 @@ type inlineReader struct{ *bytes.Reader }
 
 func (inlineReader) Close() error { return nil }
 
-// readInline reads the first size bytes of f, the bytes of an upload to be
-// kept inline.
-func readInline(f *os.File, size int64) ([]byte, error) {
-	p := make([]byte, size)
-	n, err := f.ReadAt(p, 0)
-	if n == len(p) {
-		return p, nil
-	}
-	if err == nil || err == io.EOF {
-		err = io.ErrUnexpectedEOF
-	}
-	return nil, fmt.Errorf("read back %d of %d bytes: %w", n, size, err)
-}
-
-// readInlineFile reads the size bytes of the file at path to be kept inline.
+// readInlineFile reads the size bytes of the file at path, the content of
+// a resumable upload to be kept inline.
 func readInlineFile(path string, size int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return readInline(f, size)
+	p := make([]byte, size)
+	if _, err := io.ReadFull(f, p); err != nil {
+		return nil, fmt.Errorf("read back %d bytes: %w", size, err)
+	}
+	return p, nil
 }

@@ -1,10 +1,13 @@
 package boltstore
 
 import (
+	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/davspaces/davspaces/checksum"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -241,5 +244,87 @@ func TestCodecInline(t *testing.T) {
 	both.Blob = newBlobID()
 	if _, err := decodeNode(r.ID, encodeNode(&both)); err == nil {
 		t.Fatal("a file with both a content file and inline content decoded")
+	}
+}
+
+// An upload stays in memory while it fits the limit and moves to a
+// temporary file the moment it does not; either way the file has all the
+// bytes, in order, and their checksums.
+func TestUploadSpillsPastInlineLimit(t *testing.T) {
+	tests := []struct {
+		name   string
+		writes []int
+		inline bool
+	}{
+		{"nothing", nil, true},
+		{"two writes up to the limit", []int{60, 40}, true},
+		{"the second write crosses it", []int{60, 41}, false},
+		{"one write past it", []int{101}, false},
+		{"writes after crossing it", []int{99, 2, 1, 50}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newInlineFixture(t, 100)
+			u, err := f.s.NewUpload(ctx, f.space.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var all strings.Builder
+			for i, n := range tc.writes {
+				p := strings.Repeat(string(rune('a'+i)), n)
+				all.WriteString(p)
+				if _, err := u.Write([]byte(p)); err != nil {
+					t.Fatalf("write %d: %v", i, err)
+				}
+			}
+			n, _, err := u.Commit(ctx, storage.Commit{ParentID: f.root(), Name: "f"})
+			if err != nil {
+				t.Fatalf("Commit: %v", err)
+			}
+			if r := f.rec(t, n.ID); r.inlined() != tc.inline {
+				t.Fatalf("inline = %v, want %v", r.inlined(), tc.inline)
+			}
+			w := checksum.NewWriter()
+			w.Write([]byte(all.String()))
+			if n.Checksums != w.Sums() || n.Size != int64(all.Len()) {
+				t.Fatalf("node = %+v, want %d bytes with %v", n, all.Len(), w.Sums())
+			}
+			if got := f.read(t, n.ID); got != all.String() {
+				t.Fatalf("content = %q", got)
+			}
+			if got := countFiles(t, filepath.Join(f.dir, "uploads")); got != 0 {
+				t.Fatalf("%d files left in uploads/", got)
+			}
+		})
+	}
+}
+
+// Discarding an upload, in memory or spilled, leaves nothing behind and
+// finishes it.
+func TestUploadDiscardInlineOrSpilled(t *testing.T) {
+	for _, size := range []int{10, 200} {
+		t.Run(fmt.Sprint(size, " bytes"), func(t *testing.T) {
+			f := newInlineFixture(t, 100)
+			u, err := f.s.NewUpload(ctx, f.space.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := u.Write(make([]byte, size)); err != nil {
+				t.Fatal(err)
+			}
+			if err := u.Discard(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := u.Write([]byte("x")); !errors.Is(err, errFinished) {
+				t.Fatalf("Write after Discard = %v", err)
+			}
+			if _, _, err := u.Commit(ctx, storage.Commit{ParentID: f.root(), Name: "f"}); !errors.Is(err, errFinished) {
+				t.Fatalf("Commit after Discard = %v", err)
+			}
+			if got := countFiles(t, filepath.Join(f.dir, "uploads")); got != 0 {
+				t.Fatalf("%d files left in uploads/", got)
+			}
+			f.wantStorage(t, 0, 0)
+		})
 	}
 }

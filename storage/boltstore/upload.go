@@ -18,30 +18,38 @@ import (
 	"github.com/davspaces/davspaces/storage"
 )
 
-// NewUpload starts receiving the content of a file in the space, into a
-// temporary file under uploads/.
+// NewUpload starts receiving the content of a file in the space: in memory
+// while it can still be kept inline, then into a temporary file under
+// uploads/.
 func (s *Store) NewUpload(ctx context.Context, spaceID string) (storage.Upload, error) {
 	if _, err := s.Space(ctx, spaceID); err != nil {
 		return nil, fmt.Errorf("new upload: %w", err)
 	}
-	f, err := os.CreateTemp(s.uploadDir, "upload-*")
-	if err != nil {
-		return nil, fmt.Errorf("new upload: %w", err)
+	u := &upload{s: s, spaceID: spaceID, sum: checksum.NewWriter()}
+	if !s.keepsInline(0) {
+		if err := u.spill(); err != nil {
+			return nil, fmt.Errorf("new upload: %w", err)
+		}
 	}
-	return &upload{s: s, spaceID: spaceID, f: f, path: f.Name(), sum: checksum.NewWriter(), wb: s.newWriteback(f, 0)}, nil
+	return u, nil
 }
 
-// upload is a storage.Upload writing to a temporary file.
+// upload is a storage.Upload. Its content stays in memory (mem) while it is
+// small enough to be kept inline: a small file then costs no temporary
+// file, whose creation and removal would wait for the file system's
+// journal. Past that it moves to a temporary file (f, at path).
 type upload struct {
 	s       *Store
 	spaceID string
-	path    string
 	sum     *checksum.Writer
 
-	mu   sync.Mutex
-	f    *os.File // nil once committed or discarded
-	size int64
-	wb   writeback
+	mu       sync.Mutex
+	finished bool // committed or discarded
+	mem      []byte
+	f        *os.File // nil while the content is in mem
+	path     string
+	size     int64
+	wb       writeback
 	// failed is the error of a failed write: the checksums may then cover
 	// bytes the file lacks, so the upload can only be discarded.
 	failed error
@@ -53,13 +61,13 @@ var errFinished = errors.New("upload is finished")
 func (u *upload) Write(p []byte) (int, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.f == nil {
+	if u.finished {
 		return 0, fmt.Errorf("write: %w", errFinished)
 	}
 	if u.failed != nil {
 		return 0, u.failed
 	}
-	n, err := writeHashed(u.f, u.size, p, u.sum)
+	n, err := u.write(p)
 	u.size += int64(n)
 	u.wb.wrote(u.size)
 	if err != nil {
@@ -67,6 +75,39 @@ func (u *upload) Write(p []byte) (int, error) {
 		return n, u.failed
 	}
 	return n, nil
+}
+
+// write adds p to the content and the checksums: in memory while the
+// content can still be kept inline, else in the temporary file, created
+// when first needed.
+func (u *upload) write(p []byte) (int, error) {
+	if u.f == nil && u.s.keepsInline(u.size+int64(len(p))) {
+		u.mem = append(u.mem, p...)
+		u.sum.Write(p)
+		return len(p), nil
+	}
+	if u.f == nil {
+		if err := u.spill(); err != nil {
+			return 0, err
+		}
+	}
+	return writeHashed(u.f, u.size, p, u.sum)
+}
+
+// spill moves the content held in memory to a new temporary file.
+func (u *upload) spill() error {
+	f, err := os.CreateTemp(u.s.uploadDir, "upload-*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(u.mem); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	u.f, u.path, u.mem = f, f.Name(), nil
+	u.wb = u.s.newWriteback(f, u.size)
+	return nil
 }
 
 // parallelWriteMin is the smallest write hashed on another goroutine
@@ -117,6 +158,10 @@ func (u *upload) Checksums() checksum.Sums {
 func (u *upload) Discard() error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	if u.finished {
+		return nil
+	}
+	u.finished, u.mem = true, nil
 	if u.f == nil {
 		return nil
 	}
@@ -134,13 +179,12 @@ func (u *upload) Discard() error {
 func (u *upload) Commit(ctx context.Context, c storage.Commit) (storage.Node, bool, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.f == nil {
+	if u.finished {
 		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), errFinished)
 	}
-	f := u.f
-	u.f = nil
-	inline := u.s.keepsInline(u.size)
-	var data []byte
+	u.finished = true
+	f, data := u.f, u.mem
+	u.f, u.mem = nil, nil
 	err := u.failed
 	if err == nil {
 		err = validCommit(c)
@@ -148,26 +192,15 @@ func (u *upload) Commit(ctx context.Context, c storage.Commit) (storage.Node, bo
 	if err == nil {
 		err = ctx.Err()
 	}
-	switch {
-	case err != nil:
-	case inline:
-		// The bytes go into the database, so the file needs no fsync.
-		data, err = readInline(f, u.size)
-	default:
-		err = u.s.sync(f)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil || inline {
-		os.Remove(u.path)
+	if f != nil {
+		err = u.closeFile(f, err)
 	}
 	if err != nil {
 		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), diskFull(err))
 	}
 	var n storage.Node
 	var created bool
-	if inline {
+	if f == nil {
 		n, created, err = u.s.commitInline(u.spaceID, data, u.sum.Sums(), c, nil)
 	} else {
 		n, created, err = u.s.commitContentFile(u.spaceID, u.path, u.size, u.sum.Sums(), c, nil)
@@ -176,6 +209,21 @@ func (u *upload) Commit(ctx context.Context, c storage.Commit) (storage.Node, bo
 		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), err)
 	}
 	return n, created, nil
+}
+
+// closeFile syncs and closes the temporary file f of a commit that has not
+// failed so far (err), and removes it when the commit fails.
+func (u *upload) closeFile(f *os.File, err error) error {
+	if err == nil {
+		err = u.s.sync(f)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(u.path)
+	}
+	return err
 }
 
 // validCommit checks the name a commit creates; a node id is only looked up.
