@@ -4,7 +4,8 @@
 //
 // Layout under the data directory:
 //
-//	meta.db              bbolt database (spaces, nodes, children index, properties)
+//	meta.db              bbolt database (spaces, nodes, children index, properties,
+//	                     the content of small files)
 //	blobs/<xx>/<blobid>  immutable content files, xx = first two hex digits of the id
 //	uploads/             content being received, renamed into blobs/ on commit
 //	sessions/<id>        bytes of resumable uploads (sessions.go), kept across restarts
@@ -14,7 +15,11 @@
 // transaction that references them commits, and are never modified
 // afterwards, so a crash leaves every committed write intact and no partial
 // content visible. Files a crash leaves behind (unfinished uploads,
-// unreferenced blobs) are removed when the store is opened again.
+// unreferenced blobs) are removed when the store is opened again. Files up
+// to Options.InlineLimit keep their content in the database instead
+// (inline.go), written by the transaction that records them, and commits
+// that arrive together share one transaction (groupcommit.go): a small file
+// is durable with one bolt commit, shared with its concurrent peers.
 package boltstore
 
 import (
