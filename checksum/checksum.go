@@ -13,7 +13,10 @@ import (
 	"fmt"
 	"hash"
 	"hash/adler32"
+	"io"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Algorithm names a supported checksum algorithm.
@@ -100,6 +103,74 @@ func (w *Writer) Write(p []byte) (int, error) {
 	w.adler32.Write(p)
 	<-done
 	return len(p), nil
+}
+
+// Pipeline feeds a stream of blocks to the digests of a Writer, each
+// digest on its own goroutine with its own queue. Unlike Write, which
+// waits for the slowest digest on every call, it lets the faster digests
+// and the caller run ahead while MD5, the slowest, works through the queue
+// without pause, so hashing a large upload costs the time of MD5 alone.
+type Pipeline struct {
+	lanes []chan pipelineBlock
+	wg    sync.WaitGroup
+}
+
+// pipelineBlock is one block in every digest's queue; left counts the
+// digests that have still to read it.
+type pipelineBlock struct {
+	b    []byte
+	left *atomic.Int32
+	done func()
+}
+
+// Pipeline starts hashing blocks written to the returned Pipeline into w,
+// and writing them to each of also (the file the stream is stored in),
+// each on a goroutine of its own; errors from also are theirs to keep.
+// depth is how many blocks each queue holds before Write waits. Nothing
+// else may write to w or also until the Pipeline is closed.
+func (w *Writer) Pipeline(depth int, also ...io.Writer) *Pipeline {
+	p := &Pipeline{}
+	for _, h := range w.writers(also) {
+		lane := make(chan pipelineBlock, depth)
+		p.lanes = append(p.lanes, lane)
+		p.wg.Go(func() {
+			for blk := range lane {
+				h.Write(blk.b)
+				if blk.left.Add(-1) == 0 {
+					blk.done()
+				}
+			}
+		})
+	}
+	return p
+}
+
+// writers lists the digests of w, then also.
+func (w *Writer) writers(also []io.Writer) []io.Writer {
+	ws := make([]io.Writer, 0, 3+len(also))
+	for _, h := range w.digests() {
+		ws = append(ws, h)
+	}
+	return append(ws, also...)
+}
+
+// Write queues b for every digest and writer and calls done, on another
+// goroutine, once all of them have read it: b must not change until then.
+func (p *Pipeline) Write(b []byte, done func()) {
+	left := new(atomic.Int32)
+	left.Store(int32(len(p.lanes)))
+	for _, lane := range p.lanes {
+		lane <- pipelineBlock{b: b, left: left, done: done}
+	}
+}
+
+// Close waits until every queued block is hashed; the Writer's Sums then
+// cover them all.
+func (p *Pipeline) Close() {
+	for _, lane := range p.lanes {
+		close(lane)
+	}
+	p.wg.Wait()
 }
 
 // Sums returns the digests of the bytes written so far.

@@ -1,6 +1,7 @@
 package checksum
 
 import (
+	"bytes"
 	"crypto/md5"
 	"crypto/sha1"
 	"errors"
@@ -191,5 +192,57 @@ func TestVerifier(t *testing.T) {
 	}
 	if _, err := (Expected{Algorithm: "CRC32"}).NewVerifier(); !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("CRC32 verifier: err %v, want ErrUnsupported", err)
+	}
+}
+
+// TestPipeline: blocks fed through a Pipeline give the sums of writing
+// them in order, every extra writer gets the same bytes, and done is
+// called once per block, after every digest has read it.
+func TestPipeline(t *testing.T) {
+	tests := []struct {
+		name   string
+		blocks []int // block sizes
+		depth  int
+	}{
+		{"no block", nil, 2},
+		{"one small block", []int{5}, 1},
+		{"more blocks than the queue holds", []int{1, 64 << 10, 3, 100 << 10, 0, 7}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var all []byte
+			for i, size := range tt.blocks {
+				all = append(all, bytes.Repeat([]byte{byte('a' + i)}, size)...)
+			}
+			want := NewWriter()
+			want.Write(all)
+			w := NewWriter()
+			var copied bytes.Buffer
+			p := w.Pipeline(tt.depth, &copied)
+			done := make(chan int, len(tt.blocks))
+			off := 0
+			for i, size := range tt.blocks {
+				p.Write(all[off:off+size], func() { done <- i })
+				off += size
+			}
+			p.Close()
+			if w.Sums() != want.Sums() {
+				t.Fatalf("sums %v, want %v", w.Sums(), want.Sums())
+			}
+			if !bytes.Equal(copied.Bytes(), all) {
+				t.Fatalf("the extra writer got %d bytes, want %d", copied.Len(), len(all))
+			}
+			close(done)
+			seen := map[int]bool{}
+			for i := range done {
+				if seen[i] {
+					t.Fatalf("done called twice for block %d", i)
+				}
+				seen[i] = true
+			}
+			if len(seen) != len(tt.blocks) {
+				t.Fatalf("done called for %d blocks, want %d", len(seen), len(tt.blocks))
+			}
+		})
 	}
 }

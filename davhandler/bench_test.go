@@ -17,6 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
 	"github.com/davspaces/davspaces/storage"
 	"github.com/davspaces/davspaces/storage/boltstore"
 )
@@ -403,5 +406,46 @@ func tusOnce(b *testing.B, h *Handler, n, chunk int64) {
 		if w.status != http.StatusNoContent {
 			b.Fatalf("PATCH at %d: status %d", off, w.status)
 		}
+	}
+}
+
+// BenchmarkGet1GiBLoopback downloads a 1 GiB file over loopback TCP
+// through Caddy's write idle timeout wrapper, which limits every ReadFrom
+// to 64 KiB as Caddy does by default: the path a real GET takes, where the
+// body must still reach the kernel's sendfile (BenchmarkGetLarge, with no
+// connection, cannot tell).
+func BenchmarkGet1GiBLoopback(b *testing.B) {
+	h, _ := benchEnv(b, false)
+	putOnceAt(b, h, "/webdav/large", gib)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.SetBasicAuth("einstein", "x")
+		h.ServeHTTP(&caddyhttp.IdleTimeoutWriter{
+			ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w},
+			Ctrl:                  http.NewResponseController(w),
+			Deadline:              caddyhttp.IdleDeadline{Timeout: time.Minute},
+			Logger:                zap.NewNop(),
+		}, r)
+	}))
+	defer srv.Close()
+	b.SetBytes(gib)
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := http.Get(srv.URL + "/webdav/large")
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK || n != gib {
+			b.Fatalf("status %d, %d bytes, %v", resp.StatusCode, n, err)
+		}
+	}
+}
+
+// putOnceAt stores n bytes at path.
+func putOnceAt(b *testing.B, h *Handler, path string, n int64) {
+	w := serveSized(b, h, "PUT", path, newPatternReader(b, n), n)
+	if w.status != http.StatusCreated && w.status != http.StatusNoContent {
+		b.Fatalf("PUT: status %d", w.status)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 
 	"github.com/davspaces/davspaces/storage"
@@ -91,7 +92,39 @@ func (e *errorBodyWriter) ReadFrom(src io.Reader) (int64, error) {
 	if e.intercepted {
 		return io.Copy(io.Discard, src)
 	}
+	// Calling ReadFrom directly, not io.Copy: io.Copy would prefer the
+	// file's own WriteTo, which hands the writer a reader that is no
+	// longer an *os.File, and sendfile is lost.
+	if rf, ok := e.ResponseWriter.(io.ReaderFrom); ok {
+		return rf.ReadFrom(fileToEnd(src))
+	}
 	return io.Copy(e.ResponseWriter, src)
+}
+
+// fileToEnd returns the file under src when src is a limit that reaches
+// the end of that file anyway, and src otherwise. The kernel's sendfile
+// sees through one *io.LimitedReader, not two: http.ServeContent limits
+// the file to the bytes it sends, and a wrapping ResponseWriter may
+// limit it once more (Caddy's write idle timeout sends in chunks), which
+// would leave the body to a 32 KiB copy through user space.
+func fileToEnd(src io.Reader) io.Reader {
+	limited, ok := src.(*io.LimitedReader)
+	if !ok {
+		return src
+	}
+	f, ok := limited.R.(*os.File)
+	if !ok {
+		return src
+	}
+	pos, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return src
+	}
+	info, err := f.Stat()
+	if err != nil || info.Size()-pos > limited.N {
+		return src
+	}
+	return f
 }
 
 func (e *errorBodyWriter) Unwrap() http.ResponseWriter { return e.ResponseWriter }

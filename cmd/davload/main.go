@@ -1,20 +1,29 @@
 // Command davload drives a running WebDAV server with bounded, concurrent
-// request loops and prints one result line per scenario, then one JSON line.
-// It speaks plain WebDAV, so the same run can measure other servers (Apache
-// mod_dav, nginx dav, rclone serve webdav) for comparison.
+// request loops and prints one result line per scenario, then one JSON line
+// per scenario. It speaks plain WebDAV, so the same run can measure other
+// servers (Apache mod_dav, nginx dav, rclone serve webdav) for comparison.
 //
 //	davload -url http://127.0.0.1:9280/remote.php/webdav/ -user einstein -pass relativity
+//	davload report results.jsonl...   # medians and ratios of many runs, see report.go
 //
 // Scenarios (-scenario, a comma list; default all, in this order):
 //
-//	propfind      seed -files small files into one folder, then PROPFIND
+//	propfind      seed -files 64-byte files into one folder with -concurrency
+//	              workers (the seeding rate is reported too), then PROPFIND
 //	              Depth: 1 with the ownCloud client's properties, one request
-//	              at a time, for -duration
-//	put-small     -concurrency workers PUT 4 KiB files for -duration
+//	              at a time, for -duration or -count requests
+//	put-small     -concurrency workers PUT -size files for -duration or
+//	              -count requests
 //	put-large     one PUT of -large bytes, generated while sent
 //	get-large     GET that file back and check its length
 //	mkcol-delete  -concurrency workers MKCOL and DELETE folders for -duration
-//	              (each MKCOL and each DELETE counts as one operation)
+//	              or -count pairs (each MKCOL and each DELETE counts as an
+//	              operation)
+//	sync          sync clients' mix: -concurrency workers each repeat
+//	              PROPFIND Depth: 1 of a folder of 200 files, GET of one of
+//	              them, PUT of a new 4 KiB file under a temporary name in the
+//	              worker's subfolder and MOVE of it to its final name, for
+//	              -duration or -count requests (each counts)
 //
 // Each scenario works in its own folder under -url (MKCOL first, DELETE at
 // the end). Every loop stops by count or by deadline, and any failed request
@@ -56,11 +65,12 @@ import (
 )
 
 // scenarioNames lists the scenarios in the order they run.
-var scenarioNames = []string{"propfind", "put-small", "put-large", "get-large", "mkcol-delete"}
+var scenarioNames = []string{"propfind", "put-small", "put-large", "get-large", "mkcol-delete", "sync"}
 
 const (
-	smallFileSize = 4 << 10 // put-small body
-	seedFileSize  = 128     // propfind's seeded files
+	// seedFileSize is propfind's seeded files: seeding 10,000 of them is
+	// the "64 B × 10,000" small-PUT workload of the benchmark.
+	seedFileSize = 64
 	// maxErrors stops a scenario's loops once this many requests failed.
 	maxErrors = 100
 	// logErrors is how many failures per scenario are described on stderr.
@@ -93,6 +103,9 @@ type config struct {
 	concurrency int
 	duration    time.Duration
 	files       int
+	count       int   // requests per timed loop, 0 for no limit
+	size        int64 // put-small's body
+	round       int   // recorded in the JSON lines for davload report
 	large       int64
 	insecure    bool
 	timeout     time.Duration
@@ -104,6 +117,9 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "report" {
+		return runReport(args[1:], os.Stdin, stdout, stderr)
+	}
 	cfg, err := parseFlags(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -134,9 +150,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	printTable(stdout, results)
-	line, _ := json.Marshal(report{Label: cfg.label, URL: redact(cfg.base), Concurrency: cfg.concurrency,
-		DurationSeconds: cfg.duration.Seconds(), Files: cfg.files, LargeBytes: cfg.large, Results: results})
-	fmt.Fprintln(stdout, string(line))
+	for _, res := range results {
+		line, err := json.Marshal(res)
+		if err != nil {
+			fmt.Fprintln(stderr, "davload:", err)
+			return 2
+		}
+		fmt.Fprintln(stdout, string(line))
+	}
 
 	failed := false
 	for _, res := range results {
@@ -157,14 +178,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("davload", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cfg := &config{large: 256 << 20}
+	cfg := &config{large: 256 << 20, size: 4 << 10}
 	rawURL := fs.String("url", "", "WebDAV collection URL to work under, e.g. http://127.0.0.1:9280/remote.php/webdav/ (loopback hosts only)")
 	fs.StringVar(&cfg.user, "user", "", "Basic auth user (none when empty)")
 	fs.StringVar(&cfg.pass, "pass", "", "Basic auth password")
 	scen := fs.String("scenario", "all", "comma list of scenarios: "+strings.Join(scenarioNames, ", ")+", or all")
-	fs.IntVar(&cfg.concurrency, "concurrency", 16, "workers for put-small, mkcol-delete and propfind's seeding")
+	fs.IntVar(&cfg.concurrency, "concurrency", 16, "workers for put-small, mkcol-delete, sync and the seeding of folders")
 	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "length of each timed scenario")
 	fs.IntVar(&cfg.files, "files", 10000, "files in propfind's folder")
+	fs.IntVar(&cfg.count, "count", 0, "stop each timed loop after this many requests (0: only -duration)")
+	fs.Var((*sizeFlag)(&cfg.size), "size", "size of put-small's files, e.g. 4KiB or 64")
+	fs.IntVar(&cfg.round, "round", 0, "round number to record in the JSON lines (for davload report)")
 	fs.Var((*sizeFlag)(&cfg.large), "large", "size of put-large's file, e.g. 256MiB or 1GB (bytes without a unit)")
 	fs.BoolVar(&cfg.insecure, "insecure", false, "skip TLS certificate verification")
 	fs.DurationVar(&cfg.timeout, "timeout", time.Minute, "limit for one request (large transfers get another second per MB)")
@@ -197,6 +221,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, errors.New("-duration must be positive")
 	case cfg.files < 0:
 		return nil, errors.New("-files must not be negative")
+	case cfg.count < 0:
+		return nil, errors.New("-count must not be negative")
+	case cfg.size < 0:
+		return nil, errors.New("-size must not be negative")
 	case cfg.large <= 0:
 		return nil, errors.New("-large must be positive")
 	case cfg.timeout <= 0:
@@ -370,7 +398,7 @@ func (p *patternReader) Read(b []byte) (int, error) {
 
 // stats summarises request latencies.
 type stats struct {
-	mean, p50, p95, max time.Duration
+	mean, p50, p90, p95, max time.Duration
 }
 
 func summarize(d []time.Duration) stats {
@@ -386,6 +414,7 @@ func summarize(d []time.Duration) stats {
 	return stats{
 		mean: sum / time.Duration(len(s)),
 		p50:  percentile(s, 50),
+		p90:  percentile(s, 90),
 		p95:  percentile(s, 95),
 		max:  s[len(s)-1],
 	}
@@ -403,7 +432,16 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 
 // result is one scenario's outcome; the JSON line carries these fields.
 type result struct {
+	Label    string `json:"label"`
+	Round    int    `json:"round,omitempty"`
 	Scenario string `json:"scenario"`
+	// Concurrency is the number of workers (1 for the large transfers).
+	Concurrency int `json:"concurrency"`
+	// Size is the body of one PUT: -size for put-small, 64 for propfind's
+	// seeding, 4096 for sync, -large for the large transfers.
+	Size int64 `json:"size,omitempty"`
+	// Files is the number of files propfind seeded and listed.
+	Files int `json:"files,omitempty"`
 	// N counts the measured requests that succeeded.
 	N      int     `json:"n"`
 	Errors int     `json:"errors"`
@@ -412,6 +450,7 @@ type result struct {
 	OpsPerSec float64 `json:"ops_per_sec,omitempty"`
 	MeanMs    float64 `json:"mean_ms,omitempty"`
 	P50Ms     float64 `json:"p50_ms,omitempty"`
+	P90Ms     float64 `json:"p90_ms,omitempty"`
 	P95Ms     float64 `json:"p95_ms,omitempty"`
 	MaxMs     float64 `json:"max_ms,omitempty"`
 	// Bytes: response bytes for propfind, body bytes for the large
@@ -426,13 +465,18 @@ type result struct {
 	// SetupSecs is the time spent seeding (propfind's files, or get-large's
 	// file when put-large did not leave one).
 	SetupSecs float64 `json:"setup_seconds,omitempty"`
-	// SetupOpsPerSec is propfind's seeding rate.
+	// SetupOpsPerSec and SetupP50Ms are propfind's seeding rate and the
+	// median latency of its PUTs.
 	SetupOpsPerSec float64 `json:"setup_ops_per_sec,omitempty"`
+	SetupP50Ms     float64 `json:"setup_p50_ms,omitempty"`
+	// PeakRSSKB is not davload's: scripts/bench adds a "peak-rss" line
+	// with the server's VmHWM for davload report.
+	PeakRSSKB int64 `json:"peak_rss_kb,omitempty"`
 }
 
 func (res *result) setLatency(d []time.Duration) {
 	s := summarize(d)
-	res.MeanMs, res.P50Ms, res.P95Ms, res.MaxMs = ms(s.mean), ms(s.p50), ms(s.p95), ms(s.max)
+	res.MeanMs, res.P50Ms, res.P90Ms, res.P95Ms, res.MaxMs = ms(s.mean), ms(s.p50), ms(s.p90), ms(s.p95), ms(s.max)
 }
 
 func ms(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
@@ -442,28 +486,18 @@ func round(v float64, digits int) float64 {
 	return math.Round(v*p) / p
 }
 
-type report struct {
-	Label           string    `json:"label"`
-	URL             string    `json:"url"`
-	Concurrency     int       `json:"concurrency"`
-	DurationSeconds float64   `json:"duration_seconds"`
-	Files           int       `json:"files"`
-	LargeBytes      int64     `json:"large_bytes"`
-	Results         []*result `json:"results"`
-}
-
 // printTable writes one aligned key=value line per scenario.
 func printTable(w io.Writer, results []*result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, r := range results {
 		f := []string{r.Scenario, fmt.Sprintf("n=%d", r.N), fmt.Sprintf("errors=%d", r.Errors)}
-		lat := []string{"mean=" + fmtMs(r.MeanMs), "p50=" + fmtMs(r.P50Ms), "p95=" + fmtMs(r.P95Ms)}
+		lat := []string{"mean=" + fmtMs(r.MeanMs), "p50=" + fmtMs(r.P50Ms), "p90=" + fmtMs(r.P90Ms), "p95=" + fmtMs(r.P95Ms)}
 		switch r.Scenario {
 		case "propfind":
 			f = append(f, lat...)
 			f = append(f, fmt.Sprintf("bytes=%d", r.BytesPerResponse), fmt.Sprintf("entries=%d", r.Entries),
 				fmt.Sprintf("seed=%.0f/s", r.SetupOpsPerSec))
-		case "put-small", "mkcol-delete":
+		case "put-small", "mkcol-delete", "sync":
 			f = append(f, lat...)
 			f = append(f, fmt.Sprintf("ops/s=%.1f", r.OpsPerSec))
 		case "put-large", "get-large":
@@ -558,13 +592,15 @@ type call struct {
 	body   io.Reader
 	size   int64 // Content-Length when body is set
 	want   []int // accepted statuses
-	keep   bool  // return the response body instead of discarding it
-	large  bool  // allow the large-transfer timeout
+	// read, when set, consumes a successful response body as it streams
+	// in (what it leaves is discarded).
+	read  func(io.Reader) error
+	large bool // allow the large-transfer timeout
 }
 
 // do sends c, reads the whole response and checks its status. It returns
 // the number of body bytes received.
-func (r *runner) do(ctx context.Context, c call) (int64, []byte, error) {
+func (r *runner) do(ctx context.Context, c call) (int64, error) {
 	timeout := r.cfg.timeout
 	if c.large {
 		timeout += time.Duration(r.cfg.large/1e6) * time.Second
@@ -573,7 +609,7 @@ func (r *runner) do(ctx context.Context, c call) (int64, []byte, error) {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, c.method, c.url, nil)
 	if err != nil {
-		return 0, nil, err
+		return 0, err
 	}
 	if c.body != nil {
 		req.Body = io.NopCloser(c.body)
@@ -590,24 +626,35 @@ func (r *runner) do(ctx context.Context, c call) (int64, []byte, error) {
 	}
 	resp, err := r.client.Do(req)
 	if err != nil {
-		return 0, nil, err
+		return 0, err
 	}
 	defer resp.Body.Close()
-	var n int64
-	var body []byte
-	if c.keep || !slices.Contains(c.want, resp.StatusCode) {
-		body, err = io.ReadAll(resp.Body)
-		n = int64(len(body))
-	} else {
-		n, err = io.Copy(io.Discard, resp.Body)
-	}
 	if !slices.Contains(c.want, resp.StatusCode) {
-		return n, body, fmt.Errorf("%s %s: status %s, want %v%s", c.method, c.url, resp.Status, c.want, excerpt(body))
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		return int64(len(body)), fmt.Errorf("%s %s: status %s, want %v%s", c.method, c.url, resp.Status, c.want, excerpt(body))
 	}
-	if err != nil {
-		return n, body, fmt.Errorf("%s %s: reading response: %v", c.method, c.url, err)
+	body := &countingReader{r: resp.Body}
+	if c.read != nil {
+		if err := c.read(body); err != nil {
+			return body.n, fmt.Errorf("%s %s: %w", c.method, c.url, err)
+		}
 	}
-	return n, body, nil
+	if _, err := io.Copy(io.Discard, body); err != nil {
+		return body.n, fmt.Errorf("%s %s: reading response: %w", c.method, c.url, err)
+	}
+	return body.n, nil
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // excerpt shows the start of an error body.
@@ -634,7 +681,7 @@ func child(base, name string, dir bool) string {
 
 // preflight checks that the URL is a collection the credentials can read.
 func (r *runner) preflight(ctx context.Context) error {
-	_, _, err := r.do(ctx, call{
+	_, err := r.do(ctx, call{
 		method: "PROPFIND", url: r.cfg.base.String(),
 		header: map[string]string{"Depth": "0", "Content-Type": "application/xml; charset=utf-8"},
 		body:   strings.NewReader(propfindBody), size: int64(len(propfindBody)),
@@ -676,19 +723,26 @@ func (s *scenario) ok() bool {
 
 func (r *runner) runScenario(ctx context.Context, name string) *result {
 	s := &scenario{r: r, name: name, ctx: ctx}
-	res := &result{Scenario: name}
+	res := &result{Label: r.cfg.label, Round: r.cfg.round, Scenario: name, Concurrency: r.cfg.concurrency}
 	r.logf("%s: starting", name)
 	switch name {
 	case "propfind":
+		res.Size, res.Files = seedFileSize, r.cfg.files
 		r.propfind(s, res)
 	case "put-small":
+		res.Size = r.cfg.size
 		r.putSmall(s, res)
 	case "put-large":
+		res.Size, res.Concurrency = r.cfg.large, 1
 		r.putLarge(s, res)
 	case "get-large":
+		res.Size, res.Concurrency = r.cfg.large, 1
 		r.getLarge(s, res)
 	case "mkcol-delete":
 		r.mkcolDelete(s, res)
+	case "sync":
+		res.Size, res.Files = syncFileSize, syncFiles
+		r.syncMix(s, res)
 	}
 	res.Errors = int(s.errors.Load())
 	res.Secs = round(res.Secs, 3)
@@ -704,14 +758,20 @@ func (r *runner) folderName(scenario string) string {
 	return "davload-" + r.runID + "-" + scenario
 }
 
-// mkcol creates the scenario's folder and returns its URL.
-func (r *runner) mkcol(s *scenario, name string) (string, bool) {
-	u := child(r.cfg.base.String(), name, true)
-	if _, _, err := r.do(s.ctx, call{method: "MKCOL", url: u, want: []int{http.StatusCreated}}); err != nil {
+// mkcol creates a folder at URL u (ending in a slash).
+func (r *runner) mkcol(s *scenario, u string) bool {
+	if _, err := r.do(s.ctx, call{method: "MKCOL", url: u, want: []int{http.StatusCreated}}); err != nil {
 		s.fail(err)
-		return u, false
+		return false
 	}
-	return u, true
+	return true
+}
+
+// scenarioFolder creates the scenario's folder under -url and returns its
+// URL.
+func (r *runner) scenarioFolder(s *scenario, name string) (string, bool) {
+	u := child(r.cfg.base.String(), name, true)
+	return u, r.mkcol(s, u)
 }
 
 // remove deletes a folder at the end of a scenario, even after an
@@ -719,7 +779,7 @@ func (r *runner) mkcol(s *scenario, name string) (string, bool) {
 func (r *runner) remove(s *scenario, u string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), 10*r.cfg.timeout)
 	defer cancel()
-	_, _, err := r.do(ctx, call{method: "DELETE", url: u, want: []int{http.StatusNoContent, http.StatusOK}})
+	_, err := r.do(ctx, call{method: "DELETE", url: u, want: []int{http.StatusNoContent, http.StatusOK}})
 	if err != nil {
 		s.errors.Add(1)
 		r.logf("%s: cleanup: %v", s.name, err)
@@ -728,6 +788,14 @@ func (r *runner) remove(s *scenario, u string) {
 
 // putStatuses are the answers to a successful PUT.
 var putStatuses = []int{http.StatusCreated, http.StatusNoContent, http.StatusOK}
+
+// put uploads content to u.
+func (r *runner) put(ctx context.Context, u string, content []byte) error {
+	_, err := r.do(ctx, call{method: "PUT", url: u,
+		header: map[string]string{"Content-Type": "application/octet-stream"},
+		body:   bytes.NewReader(content), size: int64(len(content)), want: putStatuses})
+	return err
+}
 
 // workers runs fn on n goroutines until each returns and gives back their
 // latencies.
@@ -741,71 +809,106 @@ func workers(n int, fn func(w int, lat *[]time.Duration)) []time.Duration {
 	return slices.Concat(lats...)
 }
 
+// budget hands out the requests of a timed loop: it ends at the deadline,
+// after -count requests (when set) or when the scenario stops, whichever
+// comes first. It is shared by all of a loop's workers.
+type budget struct {
+	s        *scenario
+	deadline time.Time
+	limited  bool
+	left     atomic.Int64
+}
+
+func (r *runner) newBudget(s *scenario) *budget {
+	b := &budget{s: s, deadline: time.Now().Add(r.cfg.duration), limited: r.cfg.count > 0}
+	b.left.Store(int64(r.cfg.count))
+	return b
+}
+
+// take reports whether one more request may be sent.
+func (b *budget) take() bool {
+	if !b.s.ok() || !time.Now().Before(b.deadline) {
+		return false
+	}
+	return !b.limited || b.left.Add(-1) >= 0
+}
+
+// seed PUTs n files of content into dir with the scenario's workers and
+// returns how many were stored and how long it took. The file names are
+// handed out by count, so every file is written once.
+func (r *runner) seed(s *scenario, dir string, n int, content []byte, name func(int64) string) (int64, []time.Duration, time.Duration) {
+	var next, stored atomic.Int64
+	start := time.Now()
+	lat := workers(r.cfg.concurrency, func(_ int, lat *[]time.Duration) {
+		for s.ok() {
+			i := next.Add(1) - 1
+			if i >= int64(n) {
+				return
+			}
+			t := time.Now()
+			if err := r.put(s.ctx, child(dir, name(i), false), content); err != nil {
+				s.fail(err)
+				continue
+			}
+			*lat = append(*lat, time.Since(t))
+			stored.Add(1)
+		}
+	})
+	return stored.Load(), lat, time.Since(start)
+}
+
+// propfindCall lists dir with the ownCloud client's properties; read, when
+// set, gets the multistatus as it streams in.
+func propfindCall(dir string, read func(io.Reader) error) call {
+	return call{method: "PROPFIND", url: dir,
+		header: map[string]string{"Depth": "1", "Content-Type": "application/xml; charset=utf-8"},
+		body:   strings.NewReader(propfindBody), size: int64(len(propfindBody)),
+		want: []int{http.StatusMultiStatus}, read: read}
+}
+
 func (r *runner) propfind(s *scenario, res *result) {
-	dir, ok := r.mkcol(s, r.folderName("propfind"))
+	dir, ok := r.scenarioFolder(s, r.folderName("propfind"))
 	if !ok {
 		return
 	}
 	defer r.remove(s, dir)
 
-	// Seed: the file indexes are handed out by count.
 	content := bytes.Repeat([]byte("davload\n"), seedFileSize/8)
-	var next atomic.Int64
-	start := time.Now()
-	var seeded atomic.Int64
-	workers(r.cfg.concurrency, func(int, *[]time.Duration) {
-		for s.ok() {
-			i := next.Add(1) - 1
-			if i >= int64(r.cfg.files) {
-				return
-			}
-			_, _, err := r.do(s.ctx, call{method: "PUT", url: child(dir, fmt.Sprintf("f%07d.txt", i), false),
-				header: map[string]string{"Content-Type": "text/plain"},
-				body:   bytes.NewReader(content), size: int64(len(content)), want: putStatuses})
-			if err != nil {
-				s.fail(err)
-				continue
-			}
-			seeded.Add(1)
-		}
-	})
-	res.SetupSecs = time.Since(start).Seconds()
+	seeded, seedLat, took := r.seed(s, dir, r.cfg.files, content, func(i int64) string { return fmt.Sprintf("f%07d.txt", i) })
+	res.SetupSecs = took.Seconds()
 	if res.SetupSecs > 0 {
-		res.SetupOpsPerSec = float64(seeded.Load()) / res.SetupSecs
+		res.SetupOpsPerSec = float64(seeded) / res.SetupSecs
 	}
-	r.logf("propfind: seeded %d files in %.2fs", seeded.Load(), res.SetupSecs)
+	res.SetupP50Ms = ms(summarize(seedLat).p50)
+	r.logf("propfind: seeded %d files in %.2fs", seeded, res.SetupSecs)
 	if !s.ok() {
 		return
 	}
 
-	// List, one request at a time, until the deadline.
+	// List, one request at a time. The first answer is counted as it
+	// streams, to check that every file is listed.
 	var lat []time.Duration
-	deadline := time.Now().Add(r.cfg.duration)
-	start = time.Now()
-	first := true
-	for s.ok() && time.Now().Before(deadline) {
+	b := r.newBudget(s)
+	start := time.Now()
+	for first := true; b.take(); first = false {
+		var read func(io.Reader) error
+		if first {
+			read = func(body io.Reader) error {
+				n, err := countResponses(body)
+				res.Entries = n
+				if err == nil && n != int(seeded)+1 {
+					err = fmt.Errorf("%d responses, want %d", n, seeded+1)
+				}
+				return err
+			}
+		}
 		t := time.Now()
-		n, body, err := r.do(s.ctx, call{method: "PROPFIND", url: dir,
-			header: map[string]string{"Depth": "1", "Content-Type": "application/xml; charset=utf-8"},
-			body:   strings.NewReader(propfindBody), size: int64(len(propfindBody)),
-			want: []int{http.StatusMultiStatus}, keep: first})
-		d := time.Since(t)
+		n, err := r.do(s.ctx, propfindCall(dir, read))
 		if err != nil {
 			s.fail(err)
 			continue
 		}
-		if first {
-			first = false
-			entries, err := countResponses(body)
-			res.Entries = entries
-			want := int(seeded.Load()) + 1
-			if err != nil {
-				s.fail(fmt.Errorf("PROPFIND %s: %v", dir, err))
-			} else if entries != want {
-				s.fail(fmt.Errorf("PROPFIND %s: %d responses, want %d", dir, entries, want))
-			}
-		}
-		lat = append(lat, d)
+		lat = append(lat, time.Since(t))
 		res.Bytes += n
 	}
 	res.Secs = time.Since(start).Seconds()
@@ -817,8 +920,8 @@ func (r *runner) propfind(s *scenario, res *result) {
 }
 
 // countResponses counts the DAV:response elements of a multistatus body.
-func countResponses(body []byte) (int, error) {
-	dec := xml.NewDecoder(bytes.NewReader(body))
+func countResponses(body io.Reader) (int, error) {
+	dec := xml.NewDecoder(body)
 	n := 0
 	for {
 		tok, err := dec.Token()
@@ -835,22 +938,19 @@ func countResponses(body []byte) (int, error) {
 }
 
 func (r *runner) putSmall(s *scenario, res *result) {
-	dir, ok := r.mkcol(s, r.folderName("put-small"))
+	dir, ok := r.scenarioFolder(s, r.folderName("put-small"))
 	if !ok {
 		return
 	}
 	defer r.remove(s, dir)
-	content := make([]byte, smallFileSize)
-	io.ReadFull(newPatternReader(smallFileSize, 1), content)
-	deadline := time.Now().Add(r.cfg.duration)
+	content := make([]byte, r.cfg.size)
+	io.ReadFull(newPatternReader(r.cfg.size, 1), content)
+	b := r.newBudget(s)
 	start := time.Now()
 	lat := workers(r.cfg.concurrency, func(w int, lat *[]time.Duration) {
-		for i := 0; s.ok() && time.Now().Before(deadline); i++ {
+		for i := 0; b.take(); i++ {
 			t := time.Now()
-			_, _, err := r.do(s.ctx, call{method: "PUT", url: child(dir, fmt.Sprintf("w%03d-%07d.bin", w, i), false),
-				header: map[string]string{"Content-Type": "application/octet-stream"},
-				body:   bytes.NewReader(content), size: smallFileSize, want: putStatuses})
-			if err != nil {
+			if err := r.put(s.ctx, child(dir, fmt.Sprintf("w%03d-%07d.bin", w, i), false), content); err != nil {
 				s.fail(err)
 				continue
 			}
@@ -859,7 +959,7 @@ func (r *runner) putSmall(s *scenario, res *result) {
 	})
 	res.Secs = time.Since(start).Seconds()
 	res.N = len(lat)
-	res.Bytes = int64(res.N) * smallFileSize
+	res.Bytes = int64(res.N) * r.cfg.size
 	res.OpsPerSec = float64(res.N) / res.Secs
 	res.setLatency(lat)
 }
@@ -867,14 +967,14 @@ func (r *runner) putSmall(s *scenario, res *result) {
 // uploadLarge PUTs -large generated bytes and returns the time it took.
 func (r *runner) uploadLarge(s *scenario, u string) (time.Duration, error) {
 	t := time.Now()
-	_, _, err := r.do(s.ctx, call{method: "PUT", url: u,
+	_, err := r.do(s.ctx, call{method: "PUT", url: u,
 		header: map[string]string{"Content-Type": "application/octet-stream"},
 		body:   newPatternReader(r.cfg.large, 42), size: r.cfg.large, want: putStatuses, large: true})
 	return time.Since(t), err
 }
 
 func (r *runner) putLarge(s *scenario, res *result) {
-	dir, ok := r.mkcol(s, r.folderName("put-large"))
+	dir, ok := r.scenarioFolder(s, r.folderName("put-large"))
 	if !ok {
 		return
 	}
@@ -900,7 +1000,7 @@ func (r *runner) getLarge(s *scenario, res *result) {
 	lf := r.large
 	r.large = nil
 	if lf == nil { // put-large did not run or failed: upload untimed
-		dir, ok := r.mkcol(s, r.folderName("get-large"))
+		dir, ok := r.scenarioFolder(s, r.folderName("get-large"))
 		if !ok {
 			return
 		}
@@ -915,7 +1015,7 @@ func (r *runner) getLarge(s *scenario, res *result) {
 	}
 	defer r.remove(s, lf.folder)
 	t := time.Now()
-	n, _, err := r.do(s.ctx, call{method: "GET", url: lf.file, want: []int{http.StatusOK}, large: true})
+	n, err := r.do(s.ctx, call{method: "GET", url: lf.file, want: []int{http.StatusOK}, large: true})
 	d := time.Since(t)
 	if err != nil {
 		s.fail(err)
@@ -932,24 +1032,24 @@ func (r *runner) getLarge(s *scenario, res *result) {
 }
 
 func (r *runner) mkcolDelete(s *scenario, res *result) {
-	dir, ok := r.mkcol(s, r.folderName("mkcol-delete"))
+	dir, ok := r.scenarioFolder(s, r.folderName("mkcol-delete"))
 	if !ok {
 		return
 	}
 	defer r.remove(s, dir)
-	deadline := time.Now().Add(r.cfg.duration)
+	b := r.newBudget(s)
 	start := time.Now()
 	lat := workers(r.cfg.concurrency, func(w int, lat *[]time.Duration) {
-		for i := 0; s.ok() && time.Now().Before(deadline); i++ {
+		for i := 0; b.take(); i++ {
 			u := child(dir, fmt.Sprintf("w%03d-%07d", w, i), true)
 			t := time.Now()
-			if _, _, err := r.do(s.ctx, call{method: "MKCOL", url: u, want: []int{http.StatusCreated}}); err != nil {
+			if _, err := r.do(s.ctx, call{method: "MKCOL", url: u, want: []int{http.StatusCreated}}); err != nil {
 				s.fail(err)
 				continue
 			}
 			*lat = append(*lat, time.Since(t))
 			t = time.Now()
-			if _, _, err := r.do(s.ctx, call{method: "DELETE", url: u, want: []int{http.StatusNoContent, http.StatusOK}}); err != nil {
+			if _, err := r.do(s.ctx, call{method: "DELETE", url: u, want: []int{http.StatusNoContent, http.StatusOK}}); err != nil {
 				s.fail(err)
 				continue
 			}

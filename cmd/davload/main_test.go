@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"slices"
+	"strings"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -188,10 +189,56 @@ func TestPercentile(t *testing.T) {
 func TestCountResponses(t *testing.T) {
 	body := []byte(`<?xml version="1.0"?><D:multistatus xmlns:D="DAV:" xmlns:x="urn:x">
 <D:response><D:href>/a/</D:href></D:response><D:response><D:href>/a/b</D:href><x:response/></D:response></D:multistatus>`)
-	if n, err := countResponses(body); err != nil || n != 2 {
+	if n, err := countResponses(bytes.NewReader(body)); err != nil || n != 2 {
 		t.Errorf("countResponses = %d, %v", n, err)
 	}
-	if _, err := countResponses([]byte("<d:multistatus xmlns:d='DAV:'><d:response>")); err == nil {
+	if _, err := countResponses(strings.NewReader("<d:multistatus xmlns:d='DAV:'><d:response>")); err == nil {
 		t.Error("truncated body accepted")
+	}
+}
+
+func TestBudget(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		count    int
+		duration time.Duration
+		want     int
+	}{
+		{"count", 5, time.Hour, 5},
+		{"deadline passed", 5, -time.Second, 0},
+		{"no count", 0, time.Hour, 20}, // stopped by the test's cap
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &runner{cfg: &config{count: tc.count, duration: tc.duration}}
+			s := &scenario{r: r, ctx: t.Context()}
+			b := r.newBudget(s)
+			n := 0
+			for n < 20 && b.take() {
+				n++
+			}
+			if n != tc.want {
+				t.Errorf("took %d, want %d", n, tc.want)
+			}
+		})
+	}
+}
+
+func TestBudgetStopsAfterErrors(t *testing.T) {
+	r := &runner{cfg: &config{duration: time.Hour}, stderr: io.Discard}
+	s := &scenario{r: r, ctx: t.Context()}
+	b := r.newBudget(s)
+	s.errors.Store(maxErrors)
+	if b.take() {
+		t.Error("budget handed out a request after maxErrors failures")
+	}
+}
+
+func TestSyncCycle(t *testing.T) {
+	ops := syncCycle("http://127.0.0.1/d/", "http://127.0.0.1/d/w001/", 1, 5, nil)
+	if len(ops) != 4 {
+		t.Fatalf("%d requests per cycle, want 4 (PROPFIND, GET, PUT, MOVE)", len(ops))
+	}
+	if seedName(199) != "s00199.bin" {
+		t.Errorf("seedName(199) = %q", seedName(199))
 	}
 }

@@ -493,16 +493,9 @@ func (s *Store) RemoveChunkedUpload(ctx context.Context, id string) error {
 // reports how many it ended. The background sweep calls it.
 func (s *Store) purgeChunkedUploads(limit int) (int, error) {
 	now := s.now()
-	var expired []string
-	err := s.view(func(t *txn) error {
-		c := t.chunkedUploads().Cursor()
-		for k, v := c.First(); k != nil && len(expired) < limit; k, v = c.Next() {
-			r, err := decodeChunkedUpload(string(k), v)
-			if err != nil || !isLiveChunkedUpload(r, now) {
-				expired = append(expired, string(k))
-			}
-		}
-		return nil
+	expired, err := s.expiredKeys((*txn).chunkedUploads, limit, func(k, v []byte) bool {
+		r, err := decodeChunkedUpload(string(k), v)
+		return err != nil || !isLiveChunkedUpload(r, now)
 	})
 	if err != nil {
 		return 0, err

@@ -444,20 +444,29 @@ func (s *Store) endSession(id string) error {
 	return nil
 }
 
+// expiredKeys returns up to limit keys of the records of a bucket that
+// expired says are to be ended (expired, or unreadable).
+func (s *Store) expiredKeys(bucket func(*txn) *bolt.Bucket, limit int, expired func(k, v []byte) bool) ([]string, error) {
+	var keys []string
+	err := s.view(func(t *txn) error {
+		c := bucket(t).Cursor()
+		for k, v := c.First(); k != nil && len(keys) < limit; k, v = c.Next() {
+			if expired(k, v) {
+				keys = append(keys, string(k))
+			}
+		}
+		return nil
+	})
+	return keys, err
+}
+
 // purgeSessions ends up to limit expired sessions that no call is using
 // and reports how many it ended. The background sweep calls it.
 func (s *Store) purgeSessions(limit int) (int, error) {
 	now := s.now()
-	var expired []string
-	err := s.view(func(t *txn) error {
-		c := t.sessions().Cursor()
-		for k, v := c.First(); k != nil && len(expired) < limit; k, v = c.Next() {
-			r, err := decodeSession(string(k), v)
-			if err != nil || !isLiveSession(r, now) {
-				expired = append(expired, string(k))
-			}
-		}
-		return nil
+	expired, err := s.expiredKeys((*txn).sessions, limit, func(k, v []byte) bool {
+		r, err := decodeSession(string(k), v)
+		return err != nil || !isLiveSession(r, now)
 	})
 	if err != nil {
 		return 0, err

@@ -57,7 +57,7 @@ type upload struct {
 
 var errFinished = errors.New("upload is finished")
 
-// Write writes p to the temporary file and the checksums.
+// Write adds p to the content and the checksums.
 func (u *upload) Write(p []byte) (int, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -67,7 +67,23 @@ func (u *upload) Write(p []byte) (int, error) {
 	if u.failed != nil {
 		return 0, u.failed
 	}
-	n, err := u.write(p)
+	return u.write(p)
+}
+
+// write is Write with u.mu held. The content goes to memory while it can
+// still be kept inline, else to the temporary file, created when first
+// needed.
+func (u *upload) write(p []byte) (int, error) {
+	if u.f == nil && u.s.keepsInline(u.size+int64(len(p))) {
+		u.mem = append(u.mem, p...)
+		u.sum.Write(p)
+		u.size += int64(len(p))
+		return len(p), nil
+	}
+	if err := u.ensureFile(); err != nil {
+		return 0, err
+	}
+	n, err := writeHashed(u.f, u.size, p, u.sum)
 	u.size += int64(n)
 	u.wb.wrote(u.size)
 	if err != nil {
@@ -77,21 +93,17 @@ func (u *upload) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// write adds p to the content and the checksums: in memory while the
-// content can still be kept inline, else in the temporary file, created
-// when first needed.
-func (u *upload) write(p []byte) (int, error) {
-	if u.f == nil && u.s.keepsInline(u.size+int64(len(p))) {
-		u.mem = append(u.mem, p...)
-		u.sum.Write(p)
-		return len(p), nil
+// ensureFile moves the content to the temporary file unless it is there
+// already; a failure fails the upload.
+func (u *upload) ensureFile() error {
+	if u.f != nil {
+		return nil
 	}
-	if u.f == nil {
-		if err := u.spill(); err != nil {
-			return 0, err
-		}
+	if err := u.spill(); err != nil {
+		u.failed = fmt.Errorf("write upload: %w", diskFull(err))
+		return u.failed
 	}
-	return writeHashed(u.f, u.size, p, u.sum)
+	return nil
 }
 
 // spill moves the content held in memory to a new temporary file.

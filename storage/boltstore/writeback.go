@@ -15,6 +15,11 @@ const writebackChunk = 8 << 20
 type writeback struct {
 	f     *os.File // nil when the store runs without fsync
 	start int64    // the first byte whose writeback has not started
+	// busy holds a token while a writeback runs. Starting one can block
+	// while the disk's queue is full; it runs on its own goroutine so
+	// that receiving and hashing go on meanwhile, and one at a time, so
+	// that a slow disk costs one waiting thread, not one per chunk.
+	busy chan struct{}
 }
 
 // newWriteback tracks the writeback of f from off, where writing starts.
@@ -23,15 +28,28 @@ func (s *Store) newWriteback(f *os.File, off int64) writeback {
 		// Nothing will be synced; starting writeback would only cost.
 		return writeback{}
 	}
-	return writeback{f: f, start: off}
+	return writeback{f: f, start: off, busy: make(chan struct{}, 1)}
 }
 
 // wrote notes that the bytes before end are written, starting their
-// writeback once a chunk of them has collected.
+// writeback once a chunk of them has collected and the last one started
+// has returned; until then the bytes keep collecting.
 func (w *writeback) wrote(end int64) {
 	if w.f == nil || end-w.start < writebackChunk {
 		return
 	}
-	startWriteback(w.f, w.start, end-w.start)
+	select {
+	case w.busy <- struct{}{}:
+	default:
+		return
+	}
+	busy := w.busy
+	go func(f *os.File, off, n int64) {
+		defer func() { <-busy }()
+		// The file may be closed by now (committed or discarded); the
+		// call then fails harmlessly, as it holds the descriptor while it
+		// runs.
+		startWriteback(f, off, n)
+	}(w.f, w.start, end-w.start)
 	w.start = end
 }

@@ -599,18 +599,7 @@ func testChunkPutsRacingClaim(t *testing.T, f *fixture) {
 			}
 		}()
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		<-start
-		c, err := f.s.ClaimChunkedUpload(f.ctx, u.ID)
-		mu.Lock()
-		defer mu.Unlock()
-		claimed = c
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}()
+	f.claimOnStart(&wg, start, &mu, u.ID, &claimed, &errs)
 	close(start)
 	wg.Wait()
 	if len(errs) > 0 {
@@ -659,18 +648,7 @@ func testChunkRemovesRacingClaim(t *testing.T, f *fixture) {
 			}
 		}()
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		<-start
-		c, err := f.s.ClaimChunkedUpload(f.ctx, u.ID)
-		mu.Lock()
-		defer mu.Unlock()
-		claimed = c
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}()
+	f.claimOnStart(&wg, start, &mu, u.ID, &claimed, &errs)
 	close(start)
 	wg.Wait()
 	if len(errs) > 0 {
@@ -808,4 +786,21 @@ func testChunkLimit(t *testing.T, f *fixture) {
 	if first != (storage.Chunk{Name: "00000", Size: 8}) || last != (storage.Chunk{Name: "one more", Size: 1}) {
 		t.Fatalf("first part = %+v, last = %+v", first, last)
 	}
+}
+
+// claimOnStart claims upload id on a goroutine of wg once start is closed,
+// and records under mu what the claim returned.
+func (f *fixture) claimOnStart(wg *sync.WaitGroup, start <-chan struct{}, mu *sync.Mutex, id string, claimed *[]storage.Chunk, errs *[]error) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		<-start
+		c, err := f.s.ClaimChunkedUpload(f.ctx, id)
+		mu.Lock()
+		defer mu.Unlock()
+		*claimed = c
+		if err != nil {
+			*errs = append(*errs, err)
+		}
+	}()
 }
