@@ -65,13 +65,17 @@ func spaceRef(storageID, spaceID string) string {
 
 // resolve finds the space and node a DAV path names, as seen by user.
 func (h *Handler) resolve(ctx context.Context, user storage.User, dp davPath) (*target, error) {
-	space, base, err := h.resolveBase(ctx, user, dp)
+	space, baseID, err := h.resolveBase(ctx, user, dp)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := h.walk(ctx, space.ID, baseID, dp.segments)
 	if err != nil {
 		return nil, err
 	}
 	t := &target{space: space, role: space.RoleOf(user), hrefPath: dp.base}
-	t.node, t.exists, t.isBase = base, true, len(dp.segments) == 0
-	for _, seg := range dp.segments {
+	t.node, t.exists, t.isBase = nodes[0], true, len(dp.segments) == 0
+	for i, seg := range dp.segments {
 		t.hrefPath += "/" + seg
 		t.name = seg
 		if !t.exists || !t.node.IsFolder() {
@@ -80,17 +84,50 @@ func (h *Handler) resolve(ctx context.Context, user storage.User, dp davPath) (*
 			continue
 		}
 		t.parent, t.hasParent = t.node, true
-		child, err := h.store.Child(ctx, space.ID, t.node.ID, seg)
-		switch {
-		case errors.Is(err, storage.ErrNotFound):
+		if i+1 < len(nodes) {
+			t.node = nodes[i+1]
+		} else {
 			t.exists = false
-		case err != nil:
-			return nil, err
-		default:
-			t.node = child
 		}
 	}
 	return t, nil
+}
+
+// pathWalker is a store that resolves the segments of a path in one
+// snapshot, as boltstore's does, instead of a lookup per segment.
+type pathWalker interface {
+	// Walk returns the node nodeID, then the child called names[0] of it,
+	// the child called names[1] of that, and so on, stopping before the
+	// first name that does not exist or is below a file.
+	Walk(ctx context.Context, spaceID, nodeID string, names []string) ([]storage.Node, error)
+}
+
+// walk returns the node nodeID and the nodes names lead to below it, as
+// pathWalker.Walk does, looking up one segment at a time where the store
+// cannot do it at once.
+func (h *Handler) walk(ctx context.Context, spaceID, nodeID string, names []string) ([]storage.Node, error) {
+	if w, ok := h.store.(pathWalker); ok {
+		return w.Walk(ctx, spaceID, nodeID, names)
+	}
+	n, err := h.store.Node(ctx, spaceID, nodeID)
+	if err != nil {
+		return nil, err
+	}
+	nodes := []storage.Node{n}
+	for _, name := range names {
+		if !n.IsFolder() {
+			break
+		}
+		n, err = h.store.Child(ctx, spaceID, n.ID, name)
+		if errors.Is(err, storage.ErrNotFound) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, n)
+	}
+	return nodes, nil
 }
 
 // resolveExisting resolves a path that must name an existing node.
@@ -102,8 +139,9 @@ func (h *Handler) resolveExisting(ctx context.Context, user storage.User, dp dav
 	return t, err
 }
 
-// resolveBase finds the space and the node the base of a DAV path names.
-func (h *Handler) resolveBase(ctx context.Context, user storage.User, dp davPath) (storage.Space, storage.Node, error) {
+// resolveBase finds the space and the id of the node the base of a DAV
+// path names.
+func (h *Handler) resolveBase(ctx context.Context, user storage.User, dp davPath) (storage.Space, string, error) {
 	var space storage.Space
 	var err error
 	nodeID := ""
@@ -112,23 +150,22 @@ func (h *Handler) resolveBase(ctx context.Context, user storage.User, dp davPath
 		space, err = h.store.PersonalSpace(ctx, user)
 	case baseFiles:
 		if !strings.EqualFold(dp.user, user.ID) {
-			return space, storage.Node{}, errNotFound
+			return space, "", errNotFound
 		}
 		space, err = h.store.PersonalSpace(ctx, user)
 	case baseSpaces:
 		space, nodeID, err = h.spaceByRef(ctx, dp.ref)
 	}
 	if err != nil {
-		return space, storage.Node{}, err
+		return space, "", err
 	}
 	if !h.visible(space, user) {
-		return space, storage.Node{}, errNotFound
+		return space, "", errNotFound
 	}
 	if nodeID == "" {
 		nodeID = space.ID
 	}
-	node, err := h.store.Node(ctx, space.ID, nodeID)
-	return space, node, err
+	return space, nodeID, nil
 }
 
 // visible reports whether user may learn that space exists: it is served

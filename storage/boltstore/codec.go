@@ -18,20 +18,30 @@ const (
 
 var errCorrupt = errors.New("corrupt record")
 
-// rec is a node as stored: the public node plus the id of its content blob.
+// rec is a node as stored: the public node plus where its content is, a
+// content file (Blob) or, for small files, a value in the inline bucket
+// (Inline). Every file has exactly one of the two.
 type rec struct {
 	storage.Node
-	Blob string // files only
+	Blob   string // files with a content file only
+	Inline uint64 // files kept inline only: the key of their content
 }
+
+// inlined reports whether r is a file whose content is kept inline.
+func (r *rec) inlined() bool { return r.Inline != 0 }
 
 // encodeNode encodes r without its id (the id is the key). Layout:
 //
 //	format, kind,
 //	space, parent, name (uvarint length + bytes each),
 //	size (varint), mtime seconds (varint), mtime nanoseconds (uvarint),
-//	etag, content type, sha1, md5, adler32, blob (uvarint length + bytes each).
+//	etag, content type, sha1, md5, adler32, blob (uvarint length + bytes each),
+//	inline key (uvarint, only when the content is inline).
+//
+// The inline key is a trailing field so that records written before inline
+// content existed decode unchanged.
 func encodeNode(r *rec) []byte {
-	n := 2 + 3*binary.MaxVarintLen64 + 9*binary.MaxVarintLen16 +
+	n := 2 + 4*binary.MaxVarintLen64 + 9*binary.MaxVarintLen16 +
 		len(r.SpaceID) + len(r.ParentID) + len(r.Name) + len(r.ETag) + len(r.ContentType) +
 		len(r.Checksums.SHA1) + len(r.Checksums.MD5) + len(r.Checksums.Adler32) + len(r.Blob)
 	b := make([]byte, 0, n)
@@ -48,6 +58,9 @@ func encodeNode(r *rec) []byte {
 	b = appendString(b, r.Checksums.MD5)
 	b = appendString(b, r.Checksums.Adler32)
 	b = appendString(b, r.Blob)
+	if r.inlined() {
+		b = binary.AppendUvarint(b, r.Inline)
+	}
 	return b
 }
 
@@ -76,11 +89,25 @@ func decodeNode(id string, v []byte) (rec, error) {
 	r.ContentType = d.str()
 	r.Checksums = checksum.Sums{SHA1: d.str(), MD5: d.str(), Adler32: d.str()}
 	r.Blob = d.str()
-	if d.err != nil || (r.Kind != storage.KindFile && r.Kind != storage.KindFolder) ||
-		(r.Kind == storage.KindFile && len(r.Blob) < 2) {
+	if d.more() {
+		r.Inline = d.uvarint()
+	}
+	if d.err != nil || !validContent(&r) {
 		return rec{}, fmt.Errorf("node %s: %w", id, errCorrupt)
 	}
 	return r, nil
+}
+
+// validContent reports whether a decoded record has a known kind and, if a
+// file, exactly one place for its content.
+func validContent(r *rec) bool {
+	switch r.Kind {
+	case storage.KindFolder:
+		return true
+	case storage.KindFile:
+		return (len(r.Blob) >= 2) != r.inlined()
+	}
+	return false
 }
 
 // encodeSpace encodes s without its id (the id is the key). Layout: format,
@@ -148,6 +175,9 @@ func (d *decoder) fail() {
 		d.err = errCorrupt
 	}
 }
+
+// more reports whether bytes are left to read.
+func (d *decoder) more() bool { return d.err == nil && d.off < len(d.b) }
 
 func (d *decoder) byte() byte {
 	if d.err != nil || d.off >= len(d.b) {

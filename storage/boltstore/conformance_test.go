@@ -8,17 +8,29 @@ import (
 	"github.com/davspaces/davspaces/storage/storetest"
 )
 
+// TestConformance runs the store contract with small files kept inline, as
+// by default, and with every file in a content file.
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) storetest.Store {
-		clk := &offsetClock{}
-		// The conformance tests are about behaviour, not durability.
-		s, err := Open(t.TempDir(), Options{NoSync: true, Now: clk.Now})
-		if err != nil {
-			t.Fatalf("Open: %v", err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return clockedStore{s, clk}
-	})
+	for _, tc := range []struct {
+		name        string
+		inlineLimit int64
+	}{
+		{"inline", 0},
+		{"content files", -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T) storetest.Store {
+				clk := &offsetClock{}
+				// The conformance tests are about behaviour, not durability.
+				s, err := Open(t.TempDir(), Options{NoSync: true, Now: clk.Now, InlineLimit: tc.inlineLimit})
+				if err != nil {
+					t.Fatalf("Open: %v", err)
+				}
+				t.Cleanup(func() { s.Close() })
+				return clockedStore{s, clk}
+			})
+		})
+	}
 }
 
 // clockedStore is a Store whose clock the conformance tests can move on

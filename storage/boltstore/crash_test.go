@@ -17,8 +17,15 @@ import (
 
 const crashDirEnv = "BOLTSTORE_CRASH_DIR"
 
+// crashContent is what the writer puts in name: a few KiB, kept inline,
+// except f3 and f4, which are beyond DefaultInlineLimit and so are content
+// files.
 func crashContent(name string, version int) string {
-	return strings.Repeat(fmt.Sprintf("%s version %d\n", name, version), 200+version%50)
+	n := 200 + version%50
+	if name >= "f3" {
+		n *= 10
+	}
+	return strings.Repeat(fmt.Sprintf("%s version %d\n", name, version), n)
 }
 
 // crashWriter is the child process of TestCrashRecovery: it replaces files
@@ -146,11 +153,38 @@ func TestCrashRecovery(t *testing.T) {
 		if got := countFiles(t, filepath.Join(dir, "uploads")); got != 0 {
 			t.Fatalf("round %d: %d files left in uploads/", round, got)
 		}
-		if got := countFiles(t, filepath.Join(dir, "blobs")); got != len(nodes) {
-			t.Fatalf("round %d: %d content files for %d files", round, got, len(nodes))
+		want := withContentFile(t, s, nodes)
+		if want == 0 || want == len(nodes) {
+			t.Fatalf("round %d: %d of %d files have a content file, want both kinds", round, want, len(nodes))
+		}
+		if got := countFiles(t, filepath.Join(dir, "blobs")); got != want {
+			t.Fatalf("round %d: %d content files for %d files that have one", round, got, want)
 		}
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// withContentFile counts the files of nodes whose content is a content
+// file, not inline.
+func withContentFile(t *testing.T, s *Store, nodes []storage.Node) int {
+	t.Helper()
+	n := 0
+	err := s.view(func(tx *txn) error {
+		for _, node := range nodes {
+			r, err := tx.nodeIn(node.SpaceID, node.ID)
+			if err != nil {
+				return err
+			}
+			if r.Blob != "" {
+				n++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -39,10 +39,12 @@ func (c *clock) Advance(d time.Duration) time.Time {
 var ctx = context.Background()
 
 // openStore opens a store in dir with a fake clock and closes it at the end
-// of the test.
+// of the test. It keeps every file in a content file: most tests here are
+// about content files; inline_test.go and the conformance suite cover
+// inline content.
 func openStore(t testing.TB, dir string, clk *clock) *Store {
 	t.Helper()
-	opts := Options{}
+	opts := Options{InlineLimit: -1}
 	if clk != nil {
 		opts.Now = clk.Now
 	}

@@ -264,10 +264,13 @@ func (t *txn) removeTree(r rec) ([]string, error) {
 					return nil, err
 				}
 			}
-		} else if n.Blob != "" {
-			blobs = append(blobs, n.Blob)
-			if err := t.blobs.Delete([]byte(n.Blob)); err != nil {
+		} else {
+			blob, err := t.dropContent(n)
+			if err != nil {
 				return nil, err
+			}
+			if blob != "" {
+				blobs = append(blobs, blob)
 			}
 		}
 		if err := t.deleteProps(n.ID); err != nil {
@@ -522,6 +525,9 @@ func replacedSize(x transfer) int64 {
 // files below it.
 func (t *txn) subtreeBlobs(top rec, shallow bool) ([]string, error) {
 	if !top.IsFolder() {
+		if top.inlined() {
+			return nil, nil
+		}
 		return []string{top.Blob}, nil
 	}
 	if shallow {
@@ -542,9 +548,10 @@ func (t *txn) subtreeBlobs(top rec, shallow bool) ([]string, error) {
 			if !ok {
 				return nil, fmt.Errorf("dangling entry %q: %w", k, errCorrupt)
 			}
-			if child.IsFolder() {
+			switch {
+			case child.IsFolder():
 				stack = append(stack, child.ID)
-			} else {
+			case !child.inlined():
 				blobs = append(blobs, child.Blob)
 			}
 		}
@@ -688,6 +695,13 @@ func (t *txn) copyTree(src rec, parentID, name string, shallow bool, blobs map[s
 					queue = append(queue, item{child, n.ID, child.Name})
 				}
 			}
+		} else if it.src.inlined() {
+			// Small: copied in the transaction, nothing to prepare.
+			k, err := t.copyInline(it.src)
+			if err != nil {
+				return rec{}, err
+			}
+			n.Inline = k
 		} else {
 			dup, ok := blobs[it.src.Blob]
 			if !ok {

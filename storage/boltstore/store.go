@@ -4,7 +4,8 @@
 //
 // Layout under the data directory:
 //
-//	meta.db              bbolt database (spaces, nodes, children index, properties)
+//	meta.db              bbolt database (spaces, nodes, children index, properties,
+//	                     the content of small files)
 //	blobs/<xx>/<blobid>  immutable content files, xx = first two hex digits of the id
 //	uploads/             content being received, renamed into blobs/ on commit
 //	sessions/<id>        bytes of resumable uploads (sessions.go), kept across restarts
@@ -14,7 +15,11 @@
 // transaction that references them commits, and are never modified
 // afterwards, so a crash leaves every committed write intact and no partial
 // content visible. Files a crash leaves behind (unfinished uploads,
-// unreferenced blobs) are removed when the store is opened again.
+// unreferenced blobs) are removed when the store is opened again. Files up
+// to Options.InlineLimit keep their content in the database instead
+// (inline.go), written by the transaction that records them, and commits
+// that arrive together share one transaction (groupcommit.go): a small file
+// is durable with one bolt commit, shared with its concurrent peers.
 package boltstore
 
 import (
@@ -62,6 +67,11 @@ type Options struct {
 	// uploads are removed in the background; 0 means every minute. Expired
 	// ones are never returned meanwhile.
 	SessionSweep time.Duration
+	// InlineLimit is the size in bytes up to which a file's content is kept
+	// in the database instead of a content file of its own (see inline.go);
+	// 0 means DefaultInlineLimit, a negative value keeps every file in a
+	// content file.
+	InlineLimit int64
 }
 
 // Bucket names.
@@ -73,6 +83,7 @@ var (
 	bucketChildren = []byte("children") // parent id + "/" + name → child id
 	bucketProps    = []byte("props")    // node id \0 user \0 namespace \0 local → value
 	bucketBlobs    = []byte("blobs")    // blob id → node id (references of content files)
+	bucketInline   = []byte("inline")   // inline key → content of a small file
 
 	keyStorageID = []byte("storage_id")
 )
@@ -97,6 +108,11 @@ type Store struct {
 	link      func(oldname, newname string) error // os.Link; tests replace it
 	rename    func(oldpath, newpath string) error // os.Rename; tests replace it
 	noSync    bool
+
+	// inlineLimit is the largest content kept inline; negative: none is.
+	inlineLimit int64
+	// group lets concurrent commits share one bolt commit.
+	group groupCommit
 
 	personalQuota atomic.Int64 // 0: personal spaces have no quota
 
@@ -141,6 +157,9 @@ func Open(dir string, opts Options) (*Store, error) {
 		link:      os.Link,
 		rename:    os.Rename,
 		noSync:    opts.NoSync,
+
+		inlineLimit: inlineLimit(opts.InlineLimit),
+
 		pending:   pendingBlobs{ids: map[string]struct{}{}},
 		closing:   make(chan struct{}),
 		sweepDone: make(chan struct{}),
@@ -175,6 +194,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open store: database %s: %w", dbPath, err)
 	}
 	s.db = db
+	s.group.db = db
 	if err := s.init(opts.StorageID); err != nil {
 		db.Close()
 		return nil, err
@@ -201,7 +221,7 @@ func Open(dir string, opts Options) (*Store, error) {
 // init creates the buckets and settles the storage id.
 func (s *Store) init(storageID string) error {
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketMeta, bucketSpaces, bucketPersonal, bucketNodes, bucketChildren, bucketProps, bucketBlobs, bucketLocks, bucketLockTokens, bucketSessions, bucketChunkedUploads, bucketChunkParts} {
+		for _, name := range [][]byte{bucketMeta, bucketSpaces, bucketPersonal, bucketNodes, bucketChildren, bucketProps, bucketBlobs, bucketInline, bucketLocks, bucketLockTokens, bucketSessions, bucketChunkedUploads, bucketChunkParts} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
@@ -500,6 +520,7 @@ type txn struct {
 	children *bolt.Bucket
 	props    *bolt.Bucket
 	blobs    *bolt.Bucket
+	inline   *bolt.Bucket
 	// locks holds the lock records by space, lockTokens the space of
 	// each token.
 	locks      *bolt.Bucket
@@ -517,6 +538,7 @@ func (s *Store) newTxn(tx *bolt.Tx) *txn {
 		children: tx.Bucket(bucketChildren),
 		props:    tx.Bucket(bucketProps),
 		blobs:    tx.Bucket(bucketBlobs),
+		inline:   tx.Bucket(bucketInline),
 
 		locks:      tx.Bucket(bucketLocks),
 		lockTokens: tx.Bucket(bucketLockTokens),
@@ -532,7 +554,21 @@ func (s *Store) view(fn func(t *txn) error) error {
 // update runs fn in a write transaction. The change time and the sequence
 // number that makes etags unique are taken once the write lock is held.
 func (s *Store) update(fn func(t *txn) error) error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	return diskFull(s.db.Update(s.writeTxn(fn)))
+}
+
+// updateGrouped runs fn like update, but in a transaction it may share with
+// other concurrent updateGrouped calls (groupcommit.go), so that they are
+// made durable together. fn may run more than once and must leave nothing
+// behind outside the transaction but what its last run sets.
+func (s *Store) updateGrouped(fn func(t *txn) error) error {
+	return diskFull(s.group.update(s.writeTxn(fn)))
+}
+
+// writeTxn turns fn into a bolt write function with the store's buckets,
+// its own etag sequence number and the change time.
+func (s *Store) writeTxn(fn func(t *txn) error) func(*bolt.Tx) error {
+	return func(tx *bolt.Tx) error {
 		t := s.newTxn(tx)
 		seq, err := t.nodes.NextSequence()
 		if err != nil {
@@ -541,8 +577,7 @@ func (s *Store) update(fn func(t *txn) error) error {
 		t.seq = seq
 		t.now = s.now()
 		return fn(t)
-	})
-	return diskFull(err)
+	}
 }
 
 // etag returns the etag of node id changed in this transaction: hex md5 of

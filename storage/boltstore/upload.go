@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,30 +18,38 @@ import (
 	"github.com/davspaces/davspaces/storage"
 )
 
-// NewUpload starts receiving the content of a file in the space, into a
-// temporary file under uploads/.
+// NewUpload starts receiving the content of a file in the space: in memory
+// while it can still be kept inline, then into a temporary file under
+// uploads/.
 func (s *Store) NewUpload(ctx context.Context, spaceID string) (storage.Upload, error) {
 	if _, err := s.Space(ctx, spaceID); err != nil {
 		return nil, fmt.Errorf("new upload: %w", err)
 	}
-	f, err := os.CreateTemp(s.uploadDir, "upload-*")
-	if err != nil {
-		return nil, fmt.Errorf("new upload: %w", err)
+	u := &upload{s: s, spaceID: spaceID, sum: checksum.NewWriter()}
+	if !s.keepsInline(0) {
+		if err := u.spill(); err != nil {
+			return nil, fmt.Errorf("new upload: %w", err)
+		}
 	}
-	return &upload{s: s, spaceID: spaceID, f: f, path: f.Name(), sum: checksum.NewWriter(), wb: s.newWriteback(f, 0)}, nil
+	return u, nil
 }
 
-// upload is a storage.Upload writing to a temporary file.
+// upload is a storage.Upload. Its content stays in memory (mem) while it is
+// small enough to be kept inline: a small file then costs no temporary
+// file, whose creation and removal would wait for the file system's
+// journal. Past that it moves to a temporary file (f, at path).
 type upload struct {
 	s       *Store
 	spaceID string
-	path    string
 	sum     *checksum.Writer
 
-	mu   sync.Mutex
-	f    *os.File // nil once committed or discarded
-	size int64
-	wb   writeback
+	mu       sync.Mutex
+	finished bool // committed or discarded
+	mem      []byte
+	f        *os.File // nil while the content is in mem
+	path     string
+	size     int64
+	wb       writeback
 	// failed is the error of a failed write: the checksums may then cover
 	// bytes the file lacks, so the upload can only be discarded.
 	failed error
@@ -48,11 +57,11 @@ type upload struct {
 
 var errFinished = errors.New("upload is finished")
 
-// Write writes p to the temporary file and the checksums.
+// Write adds p to the content and the checksums.
 func (u *upload) Write(p []byte) (int, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.f == nil {
+	if u.finished {
 		return 0, fmt.Errorf("write: %w", errFinished)
 	}
 	if u.failed != nil {
@@ -61,8 +70,19 @@ func (u *upload) Write(p []byte) (int, error) {
 	return u.write(p)
 }
 
-// write is Write with u.mu held.
+// write is Write with u.mu held. The content goes to memory while it can
+// still be kept inline, else to the temporary file, created when first
+// needed.
 func (u *upload) write(p []byte) (int, error) {
+	if u.f == nil && u.s.keepsInline(u.size+int64(len(p))) {
+		u.mem = append(u.mem, p...)
+		u.sum.Write(p)
+		u.size += int64(len(p))
+		return len(p), nil
+	}
+	if err := u.ensureFile(); err != nil {
+		return 0, err
+	}
 	n, err := writeHashed(u.f, u.size, p, u.sum)
 	u.size += int64(n)
 	u.wb.wrote(u.size)
@@ -71,6 +91,35 @@ func (u *upload) write(p []byte) (int, error) {
 		return n, u.failed
 	}
 	return n, nil
+}
+
+// ensureFile moves the content to the temporary file unless it is there
+// already; a failure fails the upload.
+func (u *upload) ensureFile() error {
+	if u.f != nil {
+		return nil
+	}
+	if err := u.spill(); err != nil {
+		u.failed = fmt.Errorf("write upload: %w", diskFull(err))
+		return u.failed
+	}
+	return nil
+}
+
+// spill moves the content held in memory to a new temporary file.
+func (u *upload) spill() error {
+	f, err := os.CreateTemp(u.s.uploadDir, "upload-*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(u.mem); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	u.f, u.path, u.mem = f, f.Name(), nil
+	u.wb = u.s.newWriteback(f, u.size)
+	return nil
 }
 
 // parallelWriteMin is the smallest write hashed on another goroutine
@@ -121,6 +170,10 @@ func (u *upload) Checksums() checksum.Sums {
 func (u *upload) Discard() error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	if u.finished {
+		return nil
+	}
+	u.finished, u.mem = true, nil
 	if u.f == nil {
 		return nil
 	}
@@ -138,11 +191,12 @@ func (u *upload) Discard() error {
 func (u *upload) Commit(ctx context.Context, c storage.Commit) (storage.Node, bool, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.f == nil {
+	if u.finished {
 		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), errFinished)
 	}
-	f := u.f
-	u.f = nil
+	u.finished = true
+	f, data := u.f, u.mem
+	u.f, u.mem = nil, nil
 	err := u.failed
 	if err == nil {
 		err = validCommit(c)
@@ -150,6 +204,28 @@ func (u *upload) Commit(ctx context.Context, c storage.Commit) (storage.Node, bo
 	if err == nil {
 		err = ctx.Err()
 	}
+	if f != nil {
+		err = u.closeFile(f, err)
+	}
+	if err != nil {
+		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), diskFull(err))
+	}
+	var n storage.Node
+	var created bool
+	if f == nil {
+		n, created, err = u.s.commitInline(u.spaceID, data, u.sum.Sums(), c, nil)
+	} else {
+		n, created, err = u.s.commitContentFile(u.spaceID, u.path, u.size, u.sum.Sums(), c, nil)
+	}
+	if err != nil {
+		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), err)
+	}
+	return n, created, nil
+}
+
+// closeFile syncs and closes the temporary file f of a commit that has not
+// failed so far (err), and removes it when the commit fails.
+func (u *upload) closeFile(f *os.File, err error) error {
 	if err == nil {
 		err = u.s.sync(f)
 	}
@@ -158,13 +234,8 @@ func (u *upload) Commit(ctx context.Context, c storage.Commit) (storage.Node, bo
 	}
 	if err != nil {
 		os.Remove(u.path)
-		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), diskFull(err))
 	}
-	n, created, err := u.s.commit(u.spaceID, u.path, u.size, u.sum.Sums(), c, nil)
-	if err != nil {
-		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), err)
-	}
-	return n, created, nil
+	return err
 }
 
 // validCommit checks the name a commit creates; a node id is only looked up.
@@ -183,18 +254,50 @@ func commitTarget(c storage.Commit) string {
 	return strconv.Quote(c.Name)
 }
 
-// commit puts the complete, synced file at tmp in place as a new content
-// file and records it as the content of the target node. Both a plain
-// upload and a resumable one end here; also, when set, runs in the
-// transaction that records the content (a session ends with it). The file
-// at tmp is gone afterwards, whether commit succeeded or not.
+// commit records the complete, synced file at tmp as the content of the
+// target node: inline when it is small, else as a new content file. A
+// resumable upload ends here; also, when set, runs in the transaction that
+// records the content (a session ends with it) and may run more than once
+// (updateGrouped). The file at tmp is gone afterwards, whether commit
+// succeeded or not.
 func (s *Store) commit(spaceID, tmp string, size int64, sums checksum.Sums, c storage.Commit, also func(*txn) error) (storage.Node, bool, error) {
+	if !s.keepsInline(size) {
+		return s.commitContentFile(spaceID, tmp, size, sums, c, also)
+	}
+	data, err := readInlineFile(tmp, size)
+	os.Remove(tmp)
+	if err != nil {
+		return storage.Node{}, false, err
+	}
+	return s.commitInline(spaceID, data, sums, c, also)
+}
+
+// commitInline records data as the content of the target node, inline.
+func (s *Store) commitInline(spaceID string, data []byte, sums checksum.Sums, c storage.Commit, also func(*txn) error) (storage.Node, bool, error) {
+	if data == nil {
+		// Only non-nil content is inline content (newContent).
+		data = []byte{}
+	}
+	n, created, oldBlob, err := s.recordContent(spaceID, newContent{inline: data}, int64(len(data)), sums, c, also)
+	if err != nil {
+		return storage.Node{}, false, err
+	}
+	if oldBlob != "" {
+		s.removeBlobs([]string{oldBlob})
+	}
+	return n.Node, created, nil
+}
+
+// commitContentFile puts the complete, synced file at tmp in place as a new
+// content file and records it as the content of the target node. The file
+// at tmp is gone afterwards, whether it succeeded or not.
+func (s *Store) commitContentFile(spaceID, tmp string, size int64, sums checksum.Sums, c storage.Commit, also func(*txn) error) (storage.Node, bool, error) {
 	blob, err := s.placeContent(tmp)
 	if err != nil {
 		return storage.Node{}, false, err
 	}
 	defer s.pending.done(blob)
-	n, created, oldBlob, err := s.recordContent(spaceID, blob, size, sums, c, also)
+	n, created, oldBlob, err := s.recordContent(spaceID, newContent{blob: blob}, size, sums, c, also)
 	if err != nil {
 		s.removeBlobs([]string{blob})
 		return storage.Node{}, false, err
@@ -229,17 +332,38 @@ func (s *Store) placeContent(tmp string) (string, error) {
 	return blob, nil
 }
 
-// recordContent makes blob the content of the file c names, creating the
-// file if needed, in one transaction, with also when set. It returns the
-// file, whether it was created, and the content file it replaced, to be
-// removed.
-func (s *Store) recordContent(spaceID, blob string, size int64, sums checksum.Sums, c storage.Commit, also func(*txn) error) (rec, bool, string, error) {
+// newContent is the content a commit records: a content file put in place
+// (blob), or the bytes themselves, to be kept inline (inline, non-nil).
+type newContent struct {
+	blob   string
+	inline []byte
+}
+
+// store records c as the content of the file r in t.
+func (c newContent) store(t *txn, r *rec) error {
+	r.Blob, r.Inline = "", 0
+	if c.inline != nil {
+		k, err := t.putInline(c.inline)
+		r.Inline = k
+		return err
+	}
+	r.Blob = c.blob
+	return t.blobs.Put([]byte(c.blob), []byte(r.ID))
+}
+
+// recordContent makes content the content of the file c names, creating
+// the file if needed, in one transaction, with also when set. It returns
+// the file, whether it was created, and the content file it replaced, to
+// be removed. The transaction is grouped with concurrent ones, so that many
+// small files are made durable by one commit.
+func (s *Store) recordContent(spaceID string, content newContent, size int64, sums checksum.Sums, c storage.Commit, also func(*txn) error) (rec, bool, string, error) {
 	var (
 		n       rec
 		created bool
 		oldBlob string
 	)
-	err := s.update(func(t *txn) error {
+	err := s.updateGrouped(func(t *txn) error {
+		n, created, oldBlob = rec{}, false, ""
 		parentID, old, exists, err := t.commitTarget(spaceID, c)
 		if err != nil {
 			return err
@@ -268,8 +392,8 @@ func (s *Store) recordContent(spaceID, blob string, size int64, sums checksum.Su
 			return err
 		}
 		if exists {
-			n, oldBlob = old, old.Blob
-			if err := t.blobs.Delete([]byte(oldBlob)); err != nil {
+			n = old
+			if oldBlob, err = t.dropContent(old); err != nil {
 				return err
 			}
 		} else {
@@ -293,8 +417,7 @@ func (s *Store) recordContent(spaceID, blob string, size int64, sums checksum.Su
 		n.ETag = t.etag(n.ID)
 		n.ContentType = c.ContentType
 		n.Checksums = sums
-		n.Blob = blob
-		if err := t.blobs.Put([]byte(blob), []byte(n.ID)); err != nil {
+		if err := content.store(t, &n); err != nil {
 			return err
 		}
 		if err := t.putNode(&n); err != nil {
@@ -345,9 +468,15 @@ func (s *Store) Open(ctx context.Context, spaceID, nodeID string) (storage.Node,
 	}
 	prev := ""
 	for attempt := 0; ; attempt++ {
-		var r rec
+		var (
+			r    rec
+			data []byte
+		)
 		err := s.view(func(t *txn) (err error) {
-			r, err = t.nodeIn(spaceID, nodeID)
+			if r, err = t.nodeIn(spaceID, nodeID); err != nil || !r.inlined() {
+				return err
+			}
+			data, err = t.inlineContent(r)
 			return err
 		})
 		if err != nil {
@@ -355,6 +484,10 @@ func (s *Store) Open(ctx context.Context, spaceID, nodeID string) (storage.Node,
 		}
 		if r.IsFolder() {
 			return storage.Node{}, nil, fmt.Errorf("open %s: is a folder: %w", nodeID, storage.ErrInvalid)
+		}
+		if r.inlined() {
+			// Read in the snapshot that holds the node: the pair matches.
+			return r.Node, inlineReader{bytes.NewReader(data)}, nil
 		}
 		f, err := os.Open(s.blobPath(r.Blob))
 		if err == nil {

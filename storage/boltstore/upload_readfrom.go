@@ -32,7 +32,7 @@ var blocks = sync.Pool{New: func() any {
 func (u *upload) ReadFrom(r io.Reader) (int64, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.f == nil {
+	if u.finished {
 		return 0, fmt.Errorf("write: %w", errFinished)
 	}
 	if u.failed != nil {
@@ -40,10 +40,16 @@ func (u *upload) ReadFrom(r io.Reader) (int64, error) {
 	}
 	first := blocks.Get().(*[]byte)
 	n, err := readBlock(r, *first)
-	if err != nil && n < parallelWriteMin {
-		// A small body, read whole: not worth any goroutine.
+	if err != nil && (n < parallelWriteMin || u.s.keepsInline(u.size+int64(n))) {
+		// A small body, read whole: not worth any goroutine, and kept in
+		// memory when it can be kept inline.
 		defer blocks.Put(first)
 		return u.writeLast((*first)[:n], err)
+	}
+	// The pipeline writes to the temporary file.
+	if ferr := u.ensureFile(); ferr != nil {
+		blocks.Put(first)
+		return 0, ferr
 	}
 	return u.pipeline(r, first, n, err)
 }
