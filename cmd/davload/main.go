@@ -469,9 +469,11 @@ type result struct {
 	// median latency of its PUTs.
 	SetupOpsPerSec float64 `json:"setup_ops_per_sec,omitempty"`
 	SetupP50Ms     float64 `json:"setup_p50_ms,omitempty"`
-	// PeakRSSKB is not davload's: scripts/bench adds a "peak-rss" line
-	// with the server's VmHWM for davload report.
-	PeakRSSKB int64 `json:"peak_rss_kb,omitempty"`
+	// PeakRSSKB and PeakAnonRSSKB are not davload's: scripts/bench adds a
+	// "peak-rss" line with the server's VmHWM and the largest RssAnon it
+	// saw, for davload report.
+	PeakRSSKB     int64 `json:"peak_rss_kb,omitempty"`
+	PeakAnonRSSKB int64 `json:"peak_anon_rss_kb,omitempty"`
 }
 
 func (res *result) setLatency(d []time.Duration) {

@@ -80,7 +80,12 @@ func measures(res *result) []measure {
 	case "mkcol-delete":
 		return []measure{{work: "MKCOL + DELETE, " + clients(res.Concurrency), unit: "op/s", value: res.OpsPerSec, failed: failed}}
 	case "peak-rss":
-		return []measure{{work: "peak RSS (VmHWM)", unit: "MB", value: float64(res.PeakRSSKB) / 1024, lowerBetter: true}}
+		peaks := []measure{{work: "peak RSS (VmHWM)", unit: "MB", value: float64(res.PeakRSSKB) / 1024, lowerBetter: true}}
+		if res.PeakAnonRSSKB > 0 {
+			peaks = append(peaks, measure{work: "peak anonymous RSS (heap, stacks)", unit: "MB",
+				value: float64(res.PeakAnonRSSKB) / 1024, lowerBetter: true})
+		}
+		return peaks
 	}
 	return nil
 }
@@ -213,7 +218,10 @@ func describeTargets(goals []target, lowerBetter bool, value float64, ratios map
 	for _, g := range goals {
 		got := value
 		if g.peer != "" {
-			got = ratios[g.peer]
+			got = math.NaN() // the peer did not run
+			if r, ok := ratios[g.peer]; ok {
+				got = r
+			}
 			parts = append(parts, fmt.Sprintf("%s %g × %s", cmp, g.bound, g.peer))
 		} else {
 			parts = append(parts, fmt.Sprintf("%s %g", cmp, g.bound))

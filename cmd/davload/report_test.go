@@ -19,6 +19,8 @@ func TestMeasures(t *testing.T) {
 		{result{Scenario: "put-large", Size: 1 << 30}, []string{"PUT 1.0 GiB"}},
 		{result{Scenario: "get-large", Size: 1 << 30}, []string{"GET 1.0 GiB"}},
 		{result{Scenario: "peak-rss", PeakRSSKB: 1024}, []string{"peak RSS (VmHWM)"}},
+		{result{Scenario: "peak-rss", PeakRSSKB: 1024, PeakAnonRSSKB: 512},
+			[]string{"peak RSS (VmHWM)", "peak anonymous RSS (heap, stacks)"}},
 		{result{Scenario: "unknown"}, nil},
 	} {
 		var got []string
@@ -81,6 +83,7 @@ func TestDescribeTargets(t *testing.T) {
 			map[string]float64{"apache": 0.1, "nginx": 1.2}, "≤ 0.2 × apache, ≤ 1 × nginx", "✗"},
 		{"absolute", []target{{bound: 80}}, true, 79, nil, "≤ 80", "✓"},
 		{"no figure", []target{{peer: "nginx", bound: 0.9}}, false, 0, map[string]float64{"nginx": math.NaN()}, "≥ 0.9 × nginx", ""},
+		{"peer did not run", []target{{peer: "apache", bound: 0.2}}, true, 0, map[string]float64{}, "≤ 0.2 × apache", ""},
 	} {
 		goal, met := describeTargets(tc.goals, tc.lowerBetter, tc.value, tc.ratios)
 		if goal != tc.want || met != tc.met {
