@@ -60,10 +60,7 @@ func (r *runner) syncMix(s *scenario, res *result) {
 			}
 		}
 	})
-	res.Secs = time.Since(start).Seconds()
-	res.N = len(lat)
-	res.OpsPerSec = float64(res.N) / res.Secs
-	res.setLatency(lat)
+	res.finish(start, lat)
 }
 
 // seedName names the sync scenario's seeded files.
