@@ -98,20 +98,9 @@ func (u *tusRun) patch(c *client, off, n int64, body io.Reader) error {
 // duringCrash sends more chunks while the PUTs run, until Caddy is
 // killed; the channel is closed when it has stopped.
 func (u *tusRun) duringCrash(c *client, cr *crash) <-chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		cr.pace(u.content, func(k int, body io.Reader) bool {
-			err := u.patch(c, int64(k)*resumableChunk, resumableChunk, body)
-			if err != nil && !cr.expected(err) {
-				u.mu.Lock()
-				u.failed = err
-				u.mu.Unlock()
-			}
-			return err == nil
-		})
-	}()
-	return done
+	return cr.sendUntilKilled(u.content, &u.mu, &u.failed, func(k int, body io.Reader) error {
+		return u.patch(c, int64(k)*resumableChunk, resumableChunk, body)
+	})
 }
 
 // resume checks the upload on the restarted server: HEAD reports the
@@ -186,15 +175,24 @@ func (u *ngRun) putPart(c *client, k int, body io.Reader) error {
 // duringCrash sends more parts while the PUTs run, until Caddy is killed;
 // the channel is closed when it has stopped.
 func (u *ngRun) duringCrash(c *client, cr *crash) <-chan struct{} {
+	return cr.sendUntilKilled(u.content, &u.mu, &u.failed, func(k int, body io.Reader) error {
+		return u.putPart(c, k, body)
+	})
+}
+
+// sendUntilKilled paces send over the chunks of content on a goroutine
+// until Caddy is killed, keeping in *failed (under mu) an error the kill
+// does not explain; the channel is closed when it has stopped.
+func (cr *crash) sendUntilKilled(content stream, mu *sync.Mutex, failed *error, send func(k int, body io.Reader) error) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		cr.pace(u.content, func(k int, body io.Reader) bool {
-			err := u.putPart(c, k, body)
+		cr.pace(content, func(k int, body io.Reader) bool {
+			err := send(k, body)
 			if err != nil && !cr.expected(err) {
-				u.mu.Lock()
-				u.failed = err
-				u.mu.Unlock()
+				mu.Lock()
+				*failed = err
+				mu.Unlock()
 			}
 			return err == nil
 		})
