@@ -251,7 +251,8 @@ func BenchmarkPutSmallClients(b *testing.B) {
 }
 
 // benchPutConcurrent stores b.N durable files of size bytes with clients
-// concurrent PUTs.
+// concurrent PUTs, and the CPU time per PUT (fsyncs and garbage collection
+// included).
 func benchPutConcurrent(b *testing.B, size, clients int) {
 	h, _ := benchEnv(b, true)
 	body := bytes.Repeat([]byte("x"), size)
@@ -260,6 +261,7 @@ func benchPutConcurrent(b *testing.B, size, clients int) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	b.ResetTimer()
+	cpuBefore, measured := processCPUTime()
 	for range clients {
 		wg.Go(func() {
 			for i := next.Add(1) - 1; i < int64(b.N); i = next.Add(1) - 1 {
@@ -273,6 +275,9 @@ func benchPutConcurrent(b *testing.B, size, clients int) {
 	}
 	wg.Wait()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "PUT/s")
+	if cpuAfter, _ := processCPUTime(); measured {
+		b.ReportMetric(float64((cpuAfter-cpuBefore).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
 }
 
 const largeSize = 64 << 20

@@ -38,7 +38,7 @@ func (f *fixture) seedFiles(t testing.TB, parent string, n int) {
 			if err := tx.putNode(&r); err != nil {
 				return err
 			}
-			if err := tx.children.Put(childKey(parent, r.Name), []byte(r.ID)); err != nil {
+			if err := tx.children().Put(childKey(parent, r.Name), []byte(r.ID)); err != nil {
 				return err
 			}
 		}
@@ -170,4 +170,37 @@ func commitSmall(f *fixture, parent, name string, data []byte) error {
 func pageWrites(s *Store) int64 {
 	st := s.db.Stats()
 	return st.TxStats.GetWrite()
+}
+
+// BenchmarkRequestLookups measures the read transactions every request
+// makes before it does its work: its space, the path walk, a node, the
+// locks on it. Each is one transaction touching one or two buckets, so
+// allocs/op is mostly the cost of a transaction and the buckets it opens.
+func BenchmarkRequestLookups(b *testing.B) {
+	f := newFixture(b)
+	dir := f.mkdir(b, f.mkdir(b, f.root(), "a").ID, "b")
+	file := f.put(b, dir.ID, "c.txt", "content")
+	user := storage.User{ID: "einstein", DisplayName: "Albert Einstein"}
+	for _, bc := range []struct {
+		name   string
+		lookup func() error
+	}{
+		{"PersonalSpace", func() error { _, err := f.s.PersonalSpace(ctx, user); return err }},
+		{"Space", func() error { _, err := f.s.Space(ctx, f.space.ID); return err }},
+		{"Walk", func() error {
+			_, err := f.s.Walk(ctx, f.space.ID, f.root(), []string{"a", "b", "c.txt"})
+			return err
+		}},
+		{"Node", func() error { _, err := f.s.Node(ctx, f.space.ID, file.ID); return err }},
+		{"LocksOn", func() error { _, err := f.s.LocksOn(ctx, f.space.ID, file.ID, false); return err }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := bc.lookup(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

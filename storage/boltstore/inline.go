@@ -48,11 +48,11 @@ func inlineKey(k uint64) []byte { return binary.BigEndian.AppendUint64(nil, k) }
 // putInline stores p as new inline content and returns its key. p must not
 // change until the transaction has ended.
 func (t *txn) putInline(p []byte) (uint64, error) {
-	k, err := t.inline.NextSequence()
+	k, err := t.inline().NextSequence()
 	if err != nil {
 		return 0, err
 	}
-	return k, t.inline.Put(inlineKey(k), p)
+	return k, t.inline().Put(inlineKey(k), p)
 }
 
 // inlineContent returns a copy of the inline content of the file r, which
@@ -61,7 +61,7 @@ func (t *txn) inlineContent(r rec) ([]byte, error) {
 	if r.Size == 0 {
 		return nil, nil
 	}
-	v := t.inline.Get(inlineKey(r.Inline))
+	v := t.inline().Get(inlineKey(r.Inline))
 	if int64(len(v)) != r.Size {
 		return nil, fmt.Errorf("inline content of %s: %d bytes for a size of %d: %w", r.ID, len(v), r.Size, errCorrupt)
 	}
@@ -85,9 +85,9 @@ func (t *txn) copyInline(r rec) (uint64, error) {
 func (t *txn) dropContent(r rec) (string, error) {
 	switch {
 	case r.inlined():
-		return "", t.inline.Delete(inlineKey(r.Inline))
+		return "", t.inline().Delete(inlineKey(r.Inline))
 	case r.Blob != "":
-		return r.Blob, t.blobs.Delete([]byte(r.Blob))
+		return r.Blob, t.blobs().Delete([]byte(r.Blob))
 	}
 	return "", nil
 }

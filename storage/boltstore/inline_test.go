@@ -42,7 +42,7 @@ func (f *fixture) rec(t testing.TB, id string) rec {
 func (f *fixture) inlineValues(t testing.TB) int {
 	t.Helper()
 	n := 0
-	if err := f.s.view(func(tx *txn) error { n = tx.inline.Stats().KeyN; return nil }); err != nil {
+	if err := f.s.view(func(tx *txn) error { n = tx.inline().Stats().KeyN; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -216,7 +216,7 @@ func TestInlineMissingValueIsCorrupt(t *testing.T) {
 	f := newInlineFixture(t, 0)
 	n := f.put(t, f.root(), "f", "content")
 	key := inlineKey(f.rec(t, n.ID).Inline)
-	err := f.s.update(func(tx *txn) error { return tx.inline.Delete(key) })
+	err := f.s.update(func(tx *txn) error { return tx.inline().Delete(key) })
 	if err != nil {
 		t.Fatal(err)
 	}

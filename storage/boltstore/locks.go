@@ -115,7 +115,7 @@ func expiry(now time.Time, timeout time.Duration) time.Time {
 // claimToken fails with ErrExists when a live lock holds token, and drops
 // an expired one that does.
 func (t *txn) claimToken(token string, now time.Time) error {
-	spaceID := t.lockTokens.Get([]byte(token))
+	spaceID := t.lockTokens().Get([]byte(token))
 	if spaceID == nil {
 		return nil
 	}
@@ -324,10 +324,8 @@ func (s *Store) SpaceLocks(ctx context.Context, spaceID string) ([]storage.Lock,
 	}
 	now := s.now()
 	var out []storage.Lock
-	// Only the locks bucket: a listing asks for every request, and a full
-	// txn would look up every bucket.
-	err := s.db.View(func(tx *bolt.Tx) (err error) {
-		out, _, err = readSpaceLocks(tx.Bucket(bucketLocks), spaceID, now)
+	err := s.view(func(t *txn) (err error) {
+		out, err = t.liveLocks(spaceID, now, false)
 		return err
 	})
 	if err != nil {
@@ -339,7 +337,7 @@ func (s *Store) SpaceLocks(ctx context.Context, spaceID string) ([]storage.Lock,
 // liveLocks returns the live locks of a space; with purge (in a write
 // transaction) it deletes the expired ones.
 func (t *txn) liveLocks(spaceID string, now time.Time, purge bool) ([]storage.Lock, error) {
-	out, expired, err := readSpaceLocks(t.locks, spaceID, now)
+	out, expired, err := readSpaceLocks(t.locks(), spaceID, now)
 	if err != nil || !purge {
 		return out, err
 	}
@@ -399,7 +397,7 @@ func (t *txn) dropLocksBelow(top rec) error {
 func (t *txn) purgeLocks(now time.Time, log *zap.Logger) error {
 	var stale [][]byte
 	damaged := 0
-	c := t.locks.Cursor()
+	c := t.locks().Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		spaceID, token, _ := strings.Cut(string(k), "/")
 		l, err := decodeLock(spaceID, token, v)
@@ -425,7 +423,7 @@ func (t *txn) purgeLocks(now time.Time, log *zap.Logger) error {
 // lock returns the lock of the space with token, live or not, and whether
 // it exists.
 func (t *txn) lock(spaceID, token string) (storage.Lock, bool, error) {
-	v := t.locks.Get(lockKey(spaceID, token))
+	v := t.locks().Get(lockKey(spaceID, token))
 	if v == nil {
 		return storage.Lock{}, false, nil
 	}
@@ -434,17 +432,17 @@ func (t *txn) lock(spaceID, token string) (storage.Lock, bool, error) {
 }
 
 func (t *txn) putLock(l storage.Lock) error {
-	if err := t.locks.Put(lockKey(l.SpaceID, l.Token), encodeLock(l)); err != nil {
+	if err := t.locks().Put(lockKey(l.SpaceID, l.Token), encodeLock(l)); err != nil {
 		return err
 	}
-	return t.lockTokens.Put([]byte(l.Token), []byte(l.SpaceID))
+	return t.lockTokens().Put([]byte(l.Token), []byte(l.SpaceID))
 }
 
 func (t *txn) deleteLock(spaceID, token string) error {
-	if err := t.locks.Delete(lockKey(spaceID, token)); err != nil {
+	if err := t.locks().Delete(lockKey(spaceID, token)); err != nil {
 		return err
 	}
-	return t.lockTokens.Delete([]byte(token))
+	return t.lockTokens().Delete([]byte(token))
 }
 
 // encodeLock encodes l without its space and token (they are the key).

@@ -25,7 +25,7 @@ func (f *fixture) lock(t testing.TB, spaceID, node string, deep bool, scope stor
 func (f *fixture) lockRecords(t testing.TB) (locks, tokens int) {
 	t.Helper()
 	err := f.s.view(func(tx *txn) error {
-		locks, tokens = tx.locks.Stats().KeyN, tx.lockTokens.Stats().KeyN
+		locks, tokens = tx.locks().Stats().KeyN, tx.lockTokens().Stats().KeyN
 		return nil
 	})
 	if err != nil {
@@ -267,10 +267,10 @@ func TestOpenDropsDamagedLocks(t *testing.T) {
 	file := f.put(t, f.root(), "f", "x")
 	l := f.lock(t, f.space.ID, file.ID, false, storage.LockShared, time.Hour)
 	err := f.s.update(func(tx *txn) error {
-		if err := tx.locks.Put(lockKey(f.space.ID, "urn:x:damaged"), []byte{lockFormat, 9}); err != nil {
+		if err := tx.locks().Put(lockKey(f.space.ID, "urn:x:damaged"), []byte{lockFormat, 9}); err != nil {
 			return err
 		}
-		return tx.lockTokens.Put([]byte("urn:x:damaged"), []byte(f.space.ID))
+		return tx.lockTokens().Put([]byte("urn:x:damaged"), []byte(f.space.ID))
 	})
 	if err != nil {
 		t.Fatal(err)

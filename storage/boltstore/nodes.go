@@ -126,8 +126,8 @@ func (t *txn) readDir(spaceID, folderID, after string, limit int, fn func(rec) e
 	}
 	prefix := childKey(folderID, "")
 	start := childKey(folderID, after)
-	c := t.children.Cursor()
-	nc := t.nodes.Cursor() // reused: cheaper than a Get per child
+	c := t.children().Cursor()
+	nc := t.nodes().Cursor() // reused: cheaper than a Get per child
 	k, v := c.Seek(start)
 	if after != "" && bytes.Equal(k, start) {
 		k, v = c.Next()
@@ -184,7 +184,7 @@ func (s *Store) Mkdir(ctx context.Context, spaceID, parentID, name string) (stor
 		if err := t.putNode(&n); err != nil {
 			return err
 		}
-		if err := t.children.Put(childKey(p.ID, name), []byte(id)); err != nil {
+		if err := t.children().Put(childKey(p.ID, name), []byte(id)); err != nil {
 			return err
 		}
 		return t.propagate(p.ID, 0)
@@ -236,7 +236,7 @@ func (t *txn) removeTree(r rec) ([]string, error) {
 	if err := t.dropLocksBelow(r); err != nil {
 		return nil, err
 	}
-	if err := t.children.Delete(childKey(r.ParentID, r.Name)); err != nil {
+	if err := t.children().Delete(childKey(r.ParentID, r.Name)); err != nil {
 		return nil, err
 	}
 	var blobs []string
@@ -247,7 +247,7 @@ func (t *txn) removeTree(r rec) ([]string, error) {
 		if n.IsFolder() {
 			var keys [][]byte
 			prefix := childKey(n.ID, "")
-			c := t.children.Cursor()
+			c := t.children().Cursor()
 			for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 				keys = append(keys, bytes.Clone(k))
 				child, ok, err := t.node(string(v))
@@ -260,7 +260,7 @@ func (t *txn) removeTree(r rec) ([]string, error) {
 				stack = append(stack, child)
 			}
 			for _, k := range keys {
-				if err := t.children.Delete(k); err != nil {
+				if err := t.children().Delete(k); err != nil {
 					return nil, err
 				}
 			}
@@ -276,7 +276,7 @@ func (t *txn) removeTree(r rec) ([]string, error) {
 		if err := t.deleteProps(n.ID); err != nil {
 			return nil, err
 		}
-		if err := t.nodes.Delete([]byte(n.ID)); err != nil {
+		if err := t.nodes().Delete([]byte(n.ID)); err != nil {
 			return nil, err
 		}
 	}
@@ -397,10 +397,10 @@ func (s *Store) Move(ctx context.Context, spaceID string, tr storage.Transfer) (
 		if err := t.dropLocksBelow(n); err != nil {
 			return err
 		}
-		if err := t.children.Delete(childKey(n.ParentID, n.Name)); err != nil {
+		if err := t.children().Delete(childKey(n.ParentID, n.Name)); err != nil {
 			return err
 		}
-		if err := t.children.Put(childKey(x.dst.ID, tr.NewName), []byte(n.ID)); err != nil {
+		if err := t.children().Put(childKey(x.dst.ID, tr.NewName), []byte(n.ID)); err != nil {
 			return err
 		}
 		oldParent := n.ParentID
@@ -539,7 +539,7 @@ func (t *txn) subtreeBlobs(top rec, shallow bool) ([]string, error) {
 		id := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		prefix := childKey(id, "")
-		c := t.children.Cursor()
+		c := t.children().Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			child, ok, err := t.node(string(v))
 			if err != nil {
@@ -683,7 +683,7 @@ func (t *txn) copyTree(src rec, parentID, name string, shallow bool, blobs map[s
 				n.Size = 0
 			} else {
 				prefix := childKey(it.src.ID, "")
-				c := t.children.Cursor()
+				c := t.children().Cursor()
 				for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 					child, ok, err := t.node(string(v))
 					if err != nil {
@@ -709,14 +709,14 @@ func (t *txn) copyTree(src rec, parentID, name string, shallow bool, blobs map[s
 			}
 			n.Blob = dup
 			used[dup] = true
-			if err := t.blobs.Put([]byte(n.Blob), []byte(n.ID)); err != nil {
+			if err := t.blobs().Put([]byte(n.Blob), []byte(n.ID)); err != nil {
 				return rec{}, err
 			}
 		}
 		if err := t.putNode(&n); err != nil {
 			return rec{}, err
 		}
-		if err := t.children.Put(childKey(n.ParentID, n.Name), []byte(n.ID)); err != nil {
+		if err := t.children().Put(childKey(n.ParentID, n.Name), []byte(n.ID)); err != nil {
 			return rec{}, err
 		}
 		if err := t.copyProps(it.src.ID, n.ID); err != nil {

@@ -384,16 +384,16 @@ func TestRemove(t *testing.T) {
 	}
 	// Nothing is left in the database but the root and a.
 	f.s.view(func(tx *txn) error {
-		if n := tx.nodes.Stats().KeyN; n != 2 {
+		if n := tx.nodes().Stats().KeyN; n != 2 {
 			t.Errorf("%d node records, want 2", n)
 		}
-		if n := tx.children.Stats().KeyN; n != 1 {
+		if n := tx.children().Stats().KeyN; n != 1 {
 			t.Errorf("%d children entries, want 1", n)
 		}
-		if n := tx.props.Stats().KeyN; n != 0 {
+		if n := tx.props().Stats().KeyN; n != 0 {
 			t.Errorf("%d properties, want 0", n)
 		}
-		if n := tx.blobs.Stats().KeyN; n != 0 {
+		if n := tx.blobs().Stats().KeyN; n != 0 {
 			t.Errorf("%d blob references, want 0", n)
 		}
 		return nil
@@ -530,7 +530,7 @@ func (f *fixture) snapshot(t testing.TB, ids []string) map[string][]byte {
 	out := map[string][]byte{}
 	f.s.view(func(tx *txn) error {
 		for _, id := range ids {
-			out[id] = bytes.Clone(tx.nodes.Get([]byte(id)))
+			out[id] = bytes.Clone(tx.nodes().Get([]byte(id)))
 		}
 		return nil
 	})
@@ -560,7 +560,7 @@ func TestMoveIsIndependentOfSubtreeSize(t *testing.T) {
 	dest := f.mkdir(t, f.root(), "dest")
 	before := f.snapshot(t, ids)
 	var childrenBefore int
-	f.s.view(func(tx *txn) error { childrenBefore = tx.children.Stats().KeyN; return nil })
+	f.s.view(func(tx *txn) error { childrenBefore = tx.children().Stats().KeyN; return nil })
 
 	start := time.Now()
 	moved, _, err := f.s.Move(ctx, f.space.ID, storage.Transfer{NodeID: big.ID, NewParentID: dest.ID, NewName: "big"})
@@ -575,7 +575,7 @@ func TestMoveIsIndependentOfSubtreeSize(t *testing.T) {
 		}
 	}
 	var childrenAfter int
-	f.s.view(func(tx *txn) error { childrenAfter = tx.children.Stats().KeyN; return nil })
+	f.s.view(func(tx *txn) error { childrenAfter = tx.children().Stats().KeyN; return nil })
 	if childrenAfter != childrenBefore {
 		t.Fatalf("children entries %d → %d", childrenBefore, childrenAfter)
 	}

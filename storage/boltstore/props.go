@@ -91,7 +91,7 @@ type propReader struct {
 }
 
 func (t *txn) newPropReader() *propReader {
-	return &propReader{c: t.props.Cursor()}
+	return &propReader{c: t.props().Cursor()}
 }
 
 // read returns the shared dead properties of a node, then those of user.
@@ -184,17 +184,17 @@ func (t *txn) patchProps(nodeID string, patches []storage.PropPatch) error {
 		}
 		u := after[p.User]
 		k := propKey(nodeID, p.User, p.Name)
-		if old := t.props.Get(k); old != nil {
+		if old := t.props().Get(k); old != nil {
 			u.count--
 			u.bytes -= propSize(p.Name, old)
 		}
 		var err error
 		if p.Remove {
-			err = t.props.Delete(k)
+			err = t.props().Delete(k)
 		} else {
 			u.count++
 			u.bytes += propSize(p.Name, []byte(p.Value))
-			err = t.props.Put(k, []byte(p.Value))
+			err = t.props().Put(k, []byte(p.Value))
 		}
 		if err != nil {
 			return err
@@ -214,7 +214,7 @@ func (t *txn) patchProps(nodeID string, patches []storage.PropPatch) error {
 func (t *txn) propUsage(nodeID, user string) propUsage {
 	var u propUsage
 	prefix := propPrefix(nodeID, user)
-	c := t.props.Cursor()
+	c := t.props().Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		u.count++
 		u.bytes += len(k) - len(prefix) - 1 + len(v) // namespace \0 local
@@ -226,12 +226,12 @@ func (t *txn) propUsage(nodeID, user string) propUsage {
 func (t *txn) deleteProps(nodeID string) error {
 	prefix := propPrefix(nodeID)
 	var keys [][]byte
-	c := t.props.Cursor()
+	c := t.props().Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 		keys = append(keys, bytes.Clone(k))
 	}
 	for _, k := range keys {
-		if err := t.props.Delete(k); err != nil {
+		if err := t.props().Delete(k); err != nil {
 			return err
 		}
 	}
@@ -243,13 +243,13 @@ func (t *txn) copyProps(from, to string) error {
 	prefix := propPrefix(from, "")
 	type kv struct{ k, v []byte }
 	var copies []kv
-	c := t.props.Cursor()
+	c := t.props().Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		nk := append([]byte(to), k[len(from):]...)
 		copies = append(copies, kv{nk, bytes.Clone(v)})
 	}
 	for _, p := range copies {
-		if err := t.props.Put(p.k, p.v); err != nil {
+		if err := t.props().Put(p.k, p.v); err != nil {
 			return err
 		}
 	}

@@ -84,7 +84,7 @@ func TestProps(t *testing.T) {
 	_, err = f.s.Props(ctx, f.space.ID, file.ID, "")
 	wantErr(t, err, storage.ErrNotFound)
 	f.s.view(func(tx *txn) error {
-		if n := tx.props.Stats().KeyN; n != 1 {
+		if n := tx.props().Stats().KeyN; n != 1 {
 			t.Errorf("%d properties stored, want 1", n)
 		}
 		return nil

@@ -71,7 +71,7 @@ func (s *Store) CreateSession(ctx context.Context, us storage.UploadSession) (st
 		return storage.UploadSession{}, fmt.Errorf("create session: %w", diskFull(err))
 	}
 	err = s.update(func(t *txn) error {
-		if t.spaces.Get([]byte(us.SpaceID)) == nil {
+		if t.spaces().Get([]byte(us.SpaceID)) == nil {
 			return fmt.Errorf("space %s: %w", us.SpaceID, storage.ErrNotFound)
 		}
 		r.Created = t.now.Round(0).UTC()
@@ -570,7 +570,7 @@ func isLiveSession(r sessionRec, now time.Time) bool {
 	return r.Expires.IsZero() || now.Before(r.Expires)
 }
 
-func (t *txn) sessions() *bolt.Bucket { return t.tx.Bucket(bucketSessions) }
+func (t *txn) sessions() *bolt.Bucket { return t.bucket(&t.open.sessions, bucketSessions) }
 
 // liveSession returns session id unless it is unknown or expired at now.
 func (t *txn) liveSession(id string, now time.Time) (sessionRec, error) {

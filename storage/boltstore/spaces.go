@@ -23,7 +23,7 @@ func (s *Store) PersonalSpace(ctx context.Context, u storage.User) (storage.Spac
 	var sp storage.Space
 	found := false
 	err := s.view(func(t *txn) error {
-		id := t.personal.Get([]byte(u.ID))
+		id := t.personal().Get([]byte(u.ID))
 		if id == nil {
 			return nil
 		}
@@ -41,7 +41,7 @@ func (s *Store) PersonalSpace(ctx context.Context, u storage.User) (storage.Spac
 	// Create or update in one write transaction, so concurrent first
 	// requests of a user end up with the same space.
 	err = s.update(func(t *txn) error {
-		if id := t.personal.Get([]byte(u.ID)); id != nil {
+		if id := t.personal().Get([]byte(u.ID)); id != nil {
 			var err error
 			if sp, err = t.space(string(id)); err != nil {
 				return err
@@ -51,7 +51,7 @@ func (s *Store) PersonalSpace(ctx context.Context, u storage.User) (storage.Spac
 			}
 			sp.OwnerDisplayName = u.DisplayName
 			sp.Name = personalName(u)
-			return t.spaces.Put([]byte(sp.ID), encodeSpace(&sp))
+			return t.spaces().Put([]byte(sp.ID), encodeSpace(&sp))
 		}
 		sp = storage.Space{
 			ID:               uuid.NewString(),
@@ -62,7 +62,7 @@ func (s *Store) PersonalSpace(ctx context.Context, u storage.User) (storage.Spac
 			Quota:            storage.NoQuota,
 			Members:          map[string]storage.Role{},
 		}
-		if err := t.personal.Put([]byte(u.ID), []byte(sp.ID)); err != nil {
+		if err := t.personal().Put([]byte(u.ID), []byte(sp.ID)); err != nil {
 			return err
 		}
 		return t.createSpace(&sp)
@@ -99,7 +99,7 @@ func (s *Store) PutSpace(ctx context.Context, sp storage.Space) (storage.Space, 
 	}
 	var out storage.Space
 	err := s.update(func(t *txn) error {
-		if v := t.spaces.Get([]byte(sp.ID)); v != nil {
+		if v := t.spaces().Get([]byte(sp.ID)); v != nil {
 			old, err := decodeSpace(sp.ID, v)
 			if err != nil {
 				return err
@@ -109,14 +109,14 @@ func (s *Store) PutSpace(ctx context.Context, sp storage.Space) (storage.Space, 
 			}
 			old.Name, old.Quota, old.Members = sp.Name, sp.Quota, sp.Members
 			out = old
-			return t.spaces.Put([]byte(sp.ID), encodeSpace(&out))
+			return t.spaces().Put([]byte(sp.ID), encodeSpace(&out))
 		}
 		switch sp.Type {
 		case "", storage.SpaceProject:
 		default:
 			return fmt.Errorf("space type %q cannot be put: %w", sp.Type, storage.ErrInvalid)
 		}
-		if t.nodes.Get([]byte(sp.ID)) != nil {
+		if t.nodes().Get([]byte(sp.ID)) != nil {
 			return fmt.Errorf("id %s is taken by a node: %w", sp.ID, storage.ErrConflict)
 		}
 		out = storage.Space{ID: sp.ID, Type: storage.SpaceProject, Name: sp.Name, Quota: sp.Quota, Members: sp.Members}
@@ -147,7 +147,7 @@ func (s *Store) Space(ctx context.Context, id string) (storage.Space, error) {
 // space returns the space as stored: a personal space's quota is NoQuota
 // unless it has one of its own.
 func (t *txn) space(id string) (storage.Space, error) {
-	v := t.spaces.Get([]byte(id))
+	v := t.spaces().Get([]byte(id))
 	if v == nil {
 		return storage.Space{}, fmt.Errorf("space %s: %w", id, storage.ErrNotFound)
 	}
@@ -157,7 +157,7 @@ func (t *txn) space(id string) (storage.Space, error) {
 // createSpace stores a new space and its root folder, whose id is the space
 // id.
 func (t *txn) createSpace(sp *storage.Space) error {
-	if err := t.spaces.Put([]byte(sp.ID), encodeSpace(sp)); err != nil {
+	if err := t.spaces().Put([]byte(sp.ID), encodeSpace(sp)); err != nil {
 		return err
 	}
 	root := rec{Node: storage.Node{

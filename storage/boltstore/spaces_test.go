@@ -35,7 +35,7 @@ func TestPersonalSpaceCreatedOnceConcurrently(t *testing.T) {
 	}
 	count := 0
 	s.view(func(tx *txn) error {
-		return tx.spaces.ForEach(func(k, v []byte) error { count++; return nil })
+		return tx.spaces().ForEach(func(k, v []byte) error { count++; return nil })
 	})
 	if count != 1 {
 		t.Fatalf("%d spaces stored, want 1", count)

@@ -509,43 +509,52 @@ func validID(what, v string) error {
 	return nil
 }
 
-// txn is a bolt transaction with the store's buckets at hand.
+// txn is a bolt transaction with the store's buckets at hand. A bucket is
+// opened on first use and kept for the rest of the transaction: most
+// transactions touch two or three of the store's buckets, and opening one
+// costs a search of the root and a few allocations (a read-only bolt
+// transaction does not keep the buckets it opened).
 type txn struct {
-	tx       *bolt.Tx
-	now      time.Time
-	seq      uint64
-	spaces   *bolt.Bucket
-	personal *bolt.Bucket
-	nodes    *bolt.Bucket
-	children *bolt.Bucket
-	props    *bolt.Bucket
-	blobs    *bolt.Bucket
-	inline   *bolt.Bucket
-	// locks holds the lock records by space, lockTokens the space of
-	// each token.
-	locks      *bolt.Bucket
-	lockTokens *bolt.Bucket
+	tx   *bolt.Tx
+	now  time.Time
+	seq  uint64
+	open openBuckets
 	// personalQuota is the store's default quota of personal spaces.
 	personalQuota int64
 }
 
-func (s *Store) newTxn(tx *bolt.Tx) *txn {
-	return &txn{
-		tx:       tx,
-		spaces:   tx.Bucket(bucketSpaces),
-		personal: tx.Bucket(bucketPersonal),
-		nodes:    tx.Bucket(bucketNodes),
-		children: tx.Bucket(bucketChildren),
-		props:    tx.Bucket(bucketProps),
-		blobs:    tx.Bucket(bucketBlobs),
-		inline:   tx.Bucket(bucketInline),
-
-		locks:      tx.Bucket(bucketLocks),
-		lockTokens: tx.Bucket(bucketLockTokens),
-
-		personalQuota: s.personalQuota.Load(),
-	}
+// openBuckets are the buckets a txn has opened so far; nil is not yet.
+type openBuckets struct {
+	spaces, personal, nodes, children, props, blobs, inline *bolt.Bucket
+	locks, lockTokens                                       *bolt.Bucket
+	sessions, chunkedUploads, chunkParts                    *bolt.Bucket
 }
+
+func (s *Store) newTxn(tx *bolt.Tx) *txn {
+	return &txn{tx: tx, personalQuota: s.personalQuota.Load()}
+}
+
+// bucket returns the bucket called name, opening it into *open on first
+// use.
+func (t *txn) bucket(open **bolt.Bucket, name []byte) *bolt.Bucket {
+	if *open == nil {
+		*open = t.tx.Bucket(name)
+	}
+	return *open
+}
+
+func (t *txn) spaces() *bolt.Bucket   { return t.bucket(&t.open.spaces, bucketSpaces) }
+func (t *txn) personal() *bolt.Bucket { return t.bucket(&t.open.personal, bucketPersonal) }
+func (t *txn) nodes() *bolt.Bucket    { return t.bucket(&t.open.nodes, bucketNodes) }
+func (t *txn) children() *bolt.Bucket { return t.bucket(&t.open.children, bucketChildren) }
+func (t *txn) props() *bolt.Bucket    { return t.bucket(&t.open.props, bucketProps) }
+func (t *txn) blobs() *bolt.Bucket    { return t.bucket(&t.open.blobs, bucketBlobs) }
+func (t *txn) inline() *bolt.Bucket   { return t.bucket(&t.open.inline, bucketInline) }
+
+// locks holds the lock records by space, lockTokens the space of each
+// token.
+func (t *txn) locks() *bolt.Bucket      { return t.bucket(&t.open.locks, bucketLocks) }
+func (t *txn) lockTokens() *bolt.Bucket { return t.bucket(&t.open.lockTokens, bucketLockTokens) }
 
 func (s *Store) view(fn func(t *txn) error) error {
 	return s.db.View(func(tx *bolt.Tx) error { return fn(s.newTxn(tx)) })
@@ -570,7 +579,7 @@ func (s *Store) updateGrouped(fn func(t *txn) error) error {
 func (s *Store) writeTxn(fn func(t *txn) error) func(*bolt.Tx) error {
 	return func(tx *bolt.Tx) error {
 		t := s.newTxn(tx)
-		seq, err := t.nodes.NextSequence()
+		seq, err := t.nodes().NextSequence()
 		if err != nil {
 			return err
 		}
@@ -593,7 +602,7 @@ func (t *txn) etag(id string) string {
 
 // node returns the node with id, and whether it exists.
 func (t *txn) node(id string) (rec, bool, error) {
-	v := t.nodes.Get([]byte(id))
+	v := t.nodes().Get([]byte(id))
 	if v == nil {
 		return rec{}, false, nil
 	}
@@ -633,7 +642,7 @@ func (t *txn) folderIn(spaceID, id string, otherSpace error) (rec, error) {
 }
 
 func (t *txn) putNode(r *rec) error {
-	return t.nodes.Put([]byte(r.ID), encodeNode(r))
+	return t.nodes().Put([]byte(r.ID), encodeNode(r))
 }
 
 func childKey(parentID, name string) []byte {
@@ -645,7 +654,7 @@ func childKey(parentID, name string) []byte {
 
 // child returns the child called name of parentID, and whether it exists.
 func (t *txn) child(parentID, name string) (rec, bool, error) {
-	id := t.children.Get(childKey(parentID, name))
+	id := t.children().Get(childKey(parentID, name))
 	if id == nil {
 		return rec{}, false, nil
 	}

@@ -348,7 +348,7 @@ func (c newContent) store(t *txn, r *rec) error {
 		return err
 	}
 	r.Blob = c.blob
-	return t.blobs.Put([]byte(c.blob), []byte(r.ID))
+	return t.blobs().Put([]byte(c.blob), []byte(r.ID))
 }
 
 // recordContent makes content the content of the file c names, creating
@@ -404,7 +404,7 @@ func (s *Store) recordContent(spaceID string, content newContent, size int64, su
 				Name:     c.Name,
 				Kind:     storage.KindFile,
 			}}
-			if err := t.children.Put(childKey(parentID, c.Name), []byte(n.ID)); err != nil {
+			if err := t.children().Put(childKey(parentID, c.Name), []byte(n.ID)); err != nil {
 				return err
 			}
 		}
