@@ -19,11 +19,15 @@ type multistatus struct {
 const multistatusOpen = `<?xml version="1.0" encoding="UTF-8"?>` + "\n" +
 	`<d:multistatus xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns" xmlns:oc="http://owncloud.org/ns">`
 
+// multistatusBuffer is the size of the writes a multistatus makes: large
+// enough that a big listing costs few writes through the server's layers.
+const multistatusBuffer = 64 << 10
+
 // startMultistatus sends the 207 status line and the document head.
 func startMultistatus(w http.ResponseWriter) *multistatus {
 	w.Header().Set("Content-Type", "application/xml; charset=utf-8")
 	w.WriteHeader(http.StatusMultiStatus)
-	ms := &multistatus{w: bufio.NewWriterSize(w, 32<<10)}
+	ms := &multistatus{w: bufio.NewWriterSize(w, multistatusBuffer)}
 	ms.w.WriteString(multistatusOpen)
 	return ms
 }
@@ -36,8 +40,20 @@ func (ms *multistatus) close() error {
 
 // beginResponse opens a d:response with its href and the 200 propstat.
 func (ms *multistatus) beginResponse(href string) {
+	ms.beginResponseAt(responseHref{base: href})
+}
+
+// beginResponseAt is beginResponse for an href in parts.
+func (ms *multistatus) beginResponseAt(href responseHref) {
 	ms.w.WriteString("<d:response><d:href>")
-	ms.text(href)
+	ms.text(href.base)
+	if href.segment != "" {
+		ms.w.WriteByte('/')
+		ms.text(href.segment)
+	}
+	if href.slash {
+		ms.w.WriteByte('/')
+	}
 	ms.w.WriteString("</d:href>")
 	ms.missing = ms.missing[:0]
 }

@@ -359,8 +359,14 @@ func propChecksums(_ *propContext, v *nodeView, dst []byte) ([]byte, bool) {
 	if v.node.IsFolder() || v.node.Checksums.IsZero() {
 		return dst, false
 	}
-	dst = append(dst, "<oc:checksum>"...)
-	dst = appendXMLText(dst, v.node.Checksums.String())
+	// As checksum.Sums.String writes them, without building the string.
+	sums := &v.node.Checksums
+	dst = append(dst, "<oc:checksum>SHA1:"...)
+	dst = appendXMLText(dst, sums.SHA1)
+	dst = append(dst, " MD5:"...)
+	dst = appendXMLText(dst, sums.MD5)
+	dst = append(dst, " ADLER32:"...)
+	dst = appendXMLText(dst, sums.Adler32)
 	return append(dst, "</oc:checksum>"...), true
 }
 
@@ -436,8 +442,8 @@ func propPrivateLink(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // writeNode writes the d:response of one node.
-func (pc *propContext) writeNode(ms *multistatus, pf propfindRequest, v *nodeView, href string) error {
-	ms.beginResponse(href)
+func (pc *propContext) writeNode(ms *multistatus, pf propfindRequest, v *nodeView, href responseHref) error {
+	ms.beginResponseAt(href)
 	pc.props.reset()
 	var err error
 	switch pf.kind {
