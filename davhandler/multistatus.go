@@ -74,8 +74,25 @@ func (ms *multistatus) endResponse() {
 // notFound records a property the resource does not have.
 func (ms *multistatus) notFound(n xml.Name) { ms.missing = append(ms.missing, n) }
 
+const propstatOpen = "<d:propstat><d:prop>"
+
 // beginPropstat / endPropstat wrap properties with a status.
-func (ms *multistatus) beginPropstat() { ms.w.WriteString("<d:propstat><d:prop>") }
+func (ms *multistatus) beginPropstat() { ms.w.WriteString(propstatOpen) }
+
+// minAvailable is the room a property is appended into without growing a
+// slice of its own: more than most properties take.
+const minAvailable = 4 << 10
+
+// available is the empty tail of the buffer, for appending a property
+// to and writing it without a copy (see bufio.Writer.AvailableBuffer). The
+// buffer is flushed first when little room is left; an error in flushing
+// stays in the writer and comes out of close.
+func (ms *multistatus) available() []byte {
+	if ms.w.Available() < minAvailable {
+		ms.w.Flush()
+	}
+	return ms.w.AvailableBuffer()
+}
 
 func (ms *multistatus) endPropstat(status int) {
 	ms.w.WriteString("</d:prop><d:status>HTTP/1.1 ")

@@ -444,11 +444,16 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // writeNode writes the d:response of one node.
 func (pc *propContext) writeNode(ms *multistatus, pf propfindRequest, v *nodeView, href responseHref) error {
 	ms.beginResponseAt(href)
+	if pf.kind == findProp {
+		if err := pc.writeRequested(ms, v); err != nil {
+			return err
+		}
+		ms.endResponse()
+		return nil
+	}
 	pc.props.reset()
 	var err error
 	switch pf.kind {
-	case findProp:
-		err = pc.collect(ms, v, pc.requested)
 	case findAllprop:
 		err = pc.collectAll(ms, v, pc.requested)
 	case findPropname:
@@ -462,13 +467,32 @@ func (pc *propContext) writeNode(ms *multistatus, pf propfindRequest, v *nodeVie
 	return nil
 }
 
-// collect looks up the requested properties; missing ones go to the 404
-// propstat.
-func (pc *propContext) collect(ms *multistatus, v *nodeView, props []requestedProp) error {
-	for i := range props {
-		if err := pc.collectOne(ms, v, &props[i]); err != nil {
+// writeRequested writes the 200 propstat of the requested properties a node
+// has, each appended straight into the response's buffer, and records the
+// others for the 404 propstat. The propstat opens with the first property
+// found: one that is not found was never written, so it needs no undoing.
+func (pc *propContext) writeRequested(ms *multistatus, v *nodeView) error {
+	opened := false
+	for i := range pc.requested {
+		rp := &pc.requested[i]
+		buf := ms.available()
+		if !opened {
+			buf = append(buf, propstatOpen...)
+		}
+		buf = append(buf, rp.tags.open...)
+		out, ok, err := pc.lookup(v, rp, buf)
+		if err != nil {
 			return err
 		}
+		if !ok {
+			ms.notFound(rp.name)
+			continue
+		}
+		ms.w.Write(append(out, rp.tags.close...))
+		opened = true
+	}
+	if opened {
+		ms.endPropstat(http.StatusOK)
 	}
 	return nil
 }
