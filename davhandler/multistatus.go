@@ -19,15 +19,24 @@ type multistatus struct {
 const multistatusOpen = `<?xml version="1.0" encoding="UTF-8"?>` + "\n" +
 	`<d:multistatus xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns" xmlns:oc="http://owncloud.org/ns">`
 
-// multistatusBuffer is the size of the writes a multistatus makes: large
-// enough that a big listing costs few writes through the server's layers.
-const multistatusBuffer = 64 << 10
+// The buffer of a multistatus sizes the writes it makes: a listing's is
+// larger, so that a big folder costs fewer writes through the server's
+// layers, without a one-resource answer holding as much.
+const (
+	multistatusBuffer = 32 << 10
+	listingBuffer     = 64 << 10
+)
 
 // startMultistatus sends the 207 status line and the document head.
 func startMultistatus(w http.ResponseWriter) *multistatus {
+	return startMultistatusSize(w, multistatusBuffer)
+}
+
+// startMultistatusSize is startMultistatus with a buffer of size bytes.
+func startMultistatusSize(w http.ResponseWriter, size int) *multistatus {
 	w.Header().Set("Content-Type", "application/xml; charset=utf-8")
 	w.WriteHeader(http.StatusMultiStatus)
-	ms := &multistatus{w: bufio.NewWriterSize(w, multistatusBuffer)}
+	ms := &multistatus{w: bufio.NewWriterSize(w, size)}
 	ms.w.WriteString(multistatusOpen)
 	return ms
 }

@@ -78,9 +78,14 @@ func (h *Handler) handlePropfind(w http.ResponseWriter, r *http.Request, req *re
 			return err
 		}
 	}
-	ms := startMultistatus(w)
+	listing := t.node.IsFolder() && depth != 0
+	buffer := multistatusBuffer
+	if listing {
+		buffer = listingBuffer
+	}
+	ms := startMultistatusSize(w, buffer)
 	err = pc.writeNode(ms, pf, target, responseHref{base: t.href()})
-	if err == nil && t.node.IsFolder() && depth != 0 {
+	if err == nil && listing {
 		err = h.writeChildren(pc, ms, pf, target, t.hrefPath, depth)
 	}
 	if err == nil {
