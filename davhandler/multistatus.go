@@ -19,11 +19,24 @@ type multistatus struct {
 const multistatusOpen = `<?xml version="1.0" encoding="UTF-8"?>` + "\n" +
 	`<d:multistatus xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns" xmlns:oc="http://owncloud.org/ns">`
 
+// The buffer of a multistatus sizes the writes it makes: a listing's is
+// larger, so that a big folder costs fewer writes through the server's
+// layers, without a one-resource answer holding as much.
+const (
+	multistatusBuffer = 32 << 10
+	listingBuffer     = 64 << 10
+)
+
 // startMultistatus sends the 207 status line and the document head.
 func startMultistatus(w http.ResponseWriter) *multistatus {
+	return startMultistatusSize(w, multistatusBuffer)
+}
+
+// startMultistatusSize is startMultistatus with a buffer of size bytes.
+func startMultistatusSize(w http.ResponseWriter, size int) *multistatus {
 	w.Header().Set("Content-Type", "application/xml; charset=utf-8")
 	w.WriteHeader(http.StatusMultiStatus)
-	ms := &multistatus{w: bufio.NewWriterSize(w, 32<<10)}
+	ms := &multistatus{w: bufio.NewWriterSize(w, size)}
 	ms.w.WriteString(multistatusOpen)
 	return ms
 }
@@ -36,8 +49,20 @@ func (ms *multistatus) close() error {
 
 // beginResponse opens a d:response with its href and the 200 propstat.
 func (ms *multistatus) beginResponse(href string) {
+	ms.beginResponseAt(responseHref{base: href})
+}
+
+// beginResponseAt is beginResponse for an href in parts.
+func (ms *multistatus) beginResponseAt(href responseHref) {
 	ms.w.WriteString("<d:response><d:href>")
-	ms.text(href)
+	ms.text(href.base)
+	if href.segment != "" {
+		ms.w.WriteByte('/')
+		ms.text(href.segment)
+	}
+	if href.slash {
+		ms.w.WriteByte('/')
+	}
 	ms.w.WriteString("</d:href>")
 	ms.missing = ms.missing[:0]
 }
@@ -58,8 +83,25 @@ func (ms *multistatus) endResponse() {
 // notFound records a property the resource does not have.
 func (ms *multistatus) notFound(n xml.Name) { ms.missing = append(ms.missing, n) }
 
+const propstatOpen = "<d:propstat><d:prop>"
+
 // beginPropstat / endPropstat wrap properties with a status.
-func (ms *multistatus) beginPropstat() { ms.w.WriteString("<d:propstat><d:prop>") }
+func (ms *multistatus) beginPropstat() { ms.w.WriteString(propstatOpen) }
+
+// minAvailable is the room a property is appended into without growing a
+// slice of its own: more than most properties take.
+const minAvailable = 4 << 10
+
+// available is the empty tail of the buffer, for appending a property
+// to and writing it without a copy (see bufio.Writer.AvailableBuffer). The
+// buffer is flushed first when little room is left; an error in flushing
+// stays in the writer and comes out of close.
+func (ms *multistatus) available() []byte {
+	if ms.w.Available() < minAvailable {
+		ms.w.Flush()
+	}
+	return ms.w.AvailableBuffer()
+}
 
 func (ms *multistatus) endPropstat(status int) {
 	ms.w.WriteString("</d:prop><d:status>HTTP/1.1 ")

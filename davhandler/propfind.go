@@ -78,9 +78,14 @@ func (h *Handler) handlePropfind(w http.ResponseWriter, r *http.Request, req *re
 			return err
 		}
 	}
-	ms := startMultistatus(w)
-	err = pc.writeNode(ms, pf, target, t.href())
-	if err == nil && t.node.IsFolder() && depth != 0 {
+	listing := t.node.IsFolder() && depth != 0
+	buffer := multistatusBuffer
+	if listing {
+		buffer = listingBuffer
+	}
+	ms := startMultistatusSize(w, buffer)
+	err = pc.writeNode(ms, pf, target, responseHref{base: t.href()})
+	if err == nil && listing {
 		err = h.writeChildren(pc, ms, pf, target, t.hrefPath, depth)
 	}
 	if err == nil {
@@ -224,18 +229,41 @@ func (pc *propContext) readChildren(views []nodeView, folder storage.Node, after
 	return views, nil
 }
 
+// responseHref is the href of a response, escaped, in the parts it is
+// written from: a listing writes each child's without building it.
+type responseHref struct {
+	// base is the href of the resource, or of a child's folder.
+	base string
+	// segment is a child's escaped name, written after a slash; "" for
+	// the resource itself.
+	segment string
+	// slash ends the href of a child folder.
+	slash bool
+}
+
+// String is the href as one string.
+func (h responseHref) String() string {
+	s := h.base
+	if h.segment != "" {
+		s += "/" + h.segment
+	}
+	if h.slash {
+		s += "/"
+	}
+	return s
+}
+
 // childHref is the href of a child of the folder at parentHref, which is
-// escaped already: a folder's ends with a slash.
-func childHref(parentHref string, n storage.Node) string {
-	slash := ""
-	if n.IsFolder() {
-		slash = "/"
-	}
+// escaped already.
+func childHref(parentHref string, n storage.Node) responseHref {
+	h := responseHref{base: parentHref, slash: n.IsFolder()}
 	if isPlainSegment(n.Name) {
-		// Most names escape to themselves: one string, built once.
-		return parentHref + "/" + n.Name + slash
+		// Most names escape to themselves: nothing to build.
+		h.segment = n.Name
+		return h
 	}
-	return parentHref + escapePath("/"+n.Name) + slash
+	h.segment = escapePath("/" + n.Name)[1:]
+	return h
 }
 
 // isPlainSegment reports whether escaping leaves name as it is: it holds

@@ -342,7 +342,7 @@ func TestChildHref(t *testing.T) {
 			if kind == storage.KindFolder {
 				want += "/"
 			}
-			if got := childHref("/remote.php/webdav/dir", n); got != want {
+			if got := childHref("/remote.php/webdav/dir", n).String(); got != want {
 				t.Errorf("%q (%v): %q, want %q", name, kind, got, want)
 			}
 		}

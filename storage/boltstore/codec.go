@@ -68,7 +68,23 @@ func encodeNode(r *rec) []byte {
 // and every string field is a substring of it, so decoding costs one
 // allocation (plus the id, which the caller provides).
 func decodeNode(id string, v []byte) (rec, error) {
-	d := decoder{b: v, s: string(v)}
+	return decodeNodeFrom(id, decoder{b: v, s: string(v)})
+}
+
+// listingDecoder decodes the children of a listing: each child's key (its
+// id) and record are joined in a buffer kept from child to child and
+// converted to one string, so a child costs one allocation where decodeNode
+// and its id cost two.
+type listingDecoder struct{ joined []byte }
+
+func (ld *listingDecoder) decode(k, v []byte) (rec, error) {
+	ld.joined = append(append(ld.joined[:0], k...), v...)
+	s := string(ld.joined)
+	return decodeNodeFrom(s[:len(k)], decoder{b: v, s: s[len(k):]})
+}
+
+// decodeNodeFrom decodes the node record d holds.
+func decodeNodeFrom(id string, d decoder) (rec, error) {
 	if d.byte() != nodeFormat {
 		return rec{}, fmt.Errorf("node %s: unknown format: %w", id, errCorrupt)
 	}

@@ -128,6 +128,7 @@ func (t *txn) readDir(spaceID, folderID, after string, limit int, fn func(rec) e
 	start := childKey(folderID, after)
 	c := t.children().Cursor()
 	nc := t.nodes().Cursor() // reused: cheaper than a Get per child
+	var dec listingDecoder
 	k, v := c.Seek(start)
 	if after != "" && bytes.Equal(k, start) {
 		k, v = c.Next()
@@ -140,7 +141,7 @@ func (t *txn) readDir(spaceID, folderID, after string, limit int, fn func(rec) e
 		if !bytes.Equal(nk, v) {
 			return fmt.Errorf("read dir %s: dangling entry %q: %w", folderID, k, errCorrupt)
 		}
-		r, err := decodeNode(string(v), val)
+		r, err := dec.decode(v, val)
 		if err != nil {
 			return err
 		}
