@@ -88,32 +88,24 @@ const clientProps = `<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="h
 // BenchmarkPropfindDepth1_10000 lists a folder of 10,000 files with the
 // properties a sync client asks for. Memory per op stays flat with the
 // folder size because the multistatus is streamed page by page.
-func BenchmarkPropfindDepth1_10000(b *testing.B) {
-	h, store := benchEnv(b, false)
-	fillBigFolder(b, store, 10000)
-	b.ReportAllocs()
-	b.ResetTimer()
-	benchPropfind(b, h, clientProps, "1")
-}
+func BenchmarkPropfindDepth1_10000(b *testing.B) { benchFolderListing(b, 10000, "1") }
 
 // BenchmarkPropfindDepth1_1000 lists a folder of 1,000 files: a listing
 // that fits in two pages.
-func BenchmarkPropfindDepth1_1000(b *testing.B) {
-	h, store := benchEnv(b, false)
-	fillBigFolder(b, store, 1000)
-	b.ReportAllocs()
-	b.ResetTimer()
-	benchPropfind(b, h, clientProps, "1")
-}
+func BenchmarkPropfindDepth1_1000(b *testing.B) { benchFolderListing(b, 1000, "1") }
 
 // BenchmarkPropfindDepth0 asks for the folder alone, as clients poll for
 // changes: its cost must not grow with the folder's size.
-func BenchmarkPropfindDepth0(b *testing.B) {
+func BenchmarkPropfindDepth0(b *testing.B) { benchFolderListing(b, 1000, "0") }
+
+// benchFolderListing times PROPFINDs of a folder of files entries, at
+// depth, with the sync client's properties.
+func benchFolderListing(b *testing.B, files int, depth string) {
 	h, store := benchEnv(b, false)
-	fillBigFolder(b, store, 1000)
+	fillBigFolder(b, store, files)
 	b.ReportAllocs()
 	b.ResetTimer()
-	benchPropfind(b, h, clientProps, "0")
+	benchPropfind(b, h, clientProps, depth)
 }
 
 // lockProps are the sync client's properties and the lock properties.
