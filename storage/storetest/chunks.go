@@ -221,23 +221,7 @@ func testChunkReplace(t *testing.T, f *fixture) {
 	old := strings.Repeat("old ", 256<<10) // 1 MiB
 	f.putChunk(t, u.ID, "1", old)
 	f.putChunk(t, u.ID, "2", "untouched")
-	rc, err := f.s.OpenChunk(f.ctx, u.ID, "1")
-	if err != nil {
-		t.Fatalf("OpenChunk: %v", err)
-	}
-	defer rc.Close()
-	head := make([]byte, 4)
-	if _, err := io.ReadFull(rc, head); err != nil {
-		t.Fatalf("read the old part: %v", err)
-	}
-	f.putChunk(t, u.ID, "1", "new")
-	rest, err := io.ReadAll(rc)
-	if err != nil {
-		t.Fatalf("read the old part after its replacement: %v", err)
-	}
-	if got := string(head) + string(rest); got != old {
-		t.Fatalf("a reader of the replaced part read %d bytes, not the old part alone", len(got))
-	}
+	f.wantReadAcross(t, u.ID, "1", old, "replacement", func() { f.putChunk(t, u.ID, "1", "new") })
 	f.wantChunks(t, u.ID, map[string]string{"1": "new", "2": "untouched"})
 	f.putChunk(t, u.ID, "1", "")
 	f.wantChunks(t, u.ID, map[string]string{"1": "", "2": "untouched"})
@@ -341,27 +325,13 @@ func testChunkRemove(t *testing.T, f *fixture) {
 	f.putChunk(t, u.ID, "1", "first")
 	f.putChunk(t, u.ID, "2", stale)
 	f.putChunk(t, u.ID, "3", "third")
-	rc, err := f.s.OpenChunk(f.ctx, u.ID, "2")
-	if err != nil {
-		t.Fatalf("OpenChunk: %v", err)
-	}
-	defer rc.Close()
-	head := make([]byte, 6)
-	if _, err := io.ReadFull(rc, head); err != nil {
-		t.Fatalf("read the part: %v", err)
-	}
-	if err := f.s.RemoveChunk(f.ctx, u.ID, "2"); err != nil {
-		t.Fatalf("RemoveChunk: %v", err)
-	}
-	rest, err := io.ReadAll(rc)
-	if err != nil {
-		t.Fatalf("read the part after its removal: %v", err)
-	}
-	if got := string(head) + string(rest); got != stale {
-		t.Fatalf("a reader of the removed part read %d bytes of %d", len(got), len(stale))
-	}
+	f.wantReadAcross(t, u.ID, "2", stale, "removal", func() {
+		if err := f.s.RemoveChunk(f.ctx, u.ID, "2"); err != nil {
+			t.Fatalf("RemoveChunk: %v", err)
+		}
+	})
 	f.wantChunks(t, u.ID, map[string]string{"1": "first", "3": "third"})
-	_, err = f.s.OpenChunk(f.ctx, u.ID, "2")
+	_, err := f.s.OpenChunk(f.ctx, u.ID, "2")
 	wantErr(t, "OpenChunk of a removed part", err, storage.ErrNotFound)
 	for _, name := range []string{"2", "4", "", "a/b", "nul\x00", strings.Repeat("n", storage.MaxChunkNameBytes+1)} {
 		wantErr(t, fmt.Sprintf("RemoveChunk %.16q", name), f.s.RemoveChunk(f.ctx, u.ID, name), storage.ErrNotFound)
@@ -803,4 +773,28 @@ func (f *fixture) claimOnStart(wg *sync.WaitGroup, start <-chan struct{}, mu *sy
 			*errs = append(*errs, err)
 		}
 	}()
+}
+
+// wantReadAcross opens part name of upload id, reads its first bytes, runs
+// change (a replacement or removal of the part), and wants the reader to
+// go on to the end of the part as it was when opened.
+func (f *fixture) wantReadAcross(t *testing.T, id, name, want, change string, do func()) {
+	t.Helper()
+	rc, err := f.s.OpenChunk(f.ctx, id, name)
+	if err != nil {
+		t.Fatalf("OpenChunk: %v", err)
+	}
+	defer rc.Close()
+	head := make([]byte, 4)
+	if _, err := io.ReadFull(rc, head); err != nil {
+		t.Fatalf("read the part: %v", err)
+	}
+	do()
+	rest, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatalf("read the part after its %s: %v", change, err)
+	}
+	if got := string(head) + string(rest); got != want {
+		t.Fatalf("a reader of the part read %d bytes across its %s, want the %d it had when opened", len(got), change, len(want))
+	}
 }
