@@ -105,10 +105,6 @@ func (h *Handler) handlePropfind(w http.ResponseWriter, r *http.Request, req *re
 }
 
 func (h *Handler) newPropContext(r *http.Request, req *request, t *target, pf propfindRequest) *propContext {
-	scheme := "https"
-	if r.TLS == nil {
-		scheme = "http"
-	}
 	return &propContext{
 		ctx:       r.Context(),
 		store:     h.store,
@@ -116,7 +112,7 @@ func (h *Handler) newPropContext(r *http.Request, req *request, t *target, pf pr
 		space:     t.space,
 		role:      t.role,
 		user:      req.user,
-		linkBase:  scheme + "://" + r.Host,
+		linkBase:  requestOrigin(r),
 		locking:   h.locks != nil,
 
 		spaceRef:      appendSpaceRef(nil, h.store.StorageID(), t.space.ID),

@@ -202,3 +202,12 @@ func validateName(s string) *davError {
 func escapePath(p string) string {
 	return (&url.URL{Path: p}).EscapedPath()
 }
+
+// requestOrigin is the scheme and host the client reached the server at.
+func requestOrigin(r *http.Request) string {
+	scheme := "https"
+	if r.TLS == nil {
+		scheme = "http"
+	}
+	return scheme + "://" + r.Host
+}

@@ -437,15 +437,6 @@ func uploadLocation(r *http.Request, dp davPath, id string) string {
 	return requestOrigin(r) + prefix + "/dav" + uploadsPath + url.PathEscape(id)
 }
 
-// requestOrigin is the scheme and host the client reached the server at.
-func requestOrigin(r *http.Request) string {
-	scheme := "https"
-	if r.TLS == nil {
-		scheme = "http"
-	}
-	return scheme + "://" + r.Host
-}
-
 // descendantPath is dp with names appended.
 func descendantPath(dp davPath, names []string) davPath {
 	dp.segments = append(slices.Clip(dp.segments), names...)
