@@ -25,6 +25,8 @@ type davError struct {
 	// condition is a DAV: precondition or postcondition element, as XML
 	// with the d: prefix, sent inside d:error (RFC 4918 §16).
 	condition string
+	// retryAfter, when set, is the Retry-After of a 503 in seconds.
+	retryAfter int
 }
 
 // serverFault reports whether the error is the server's fault rather than
@@ -118,6 +120,12 @@ func errorBody(status int, message, condition string) string {
 
 const msgQuotaExceeded = "The space quota would be exceeded"
 
+const msgUnavailable = "The storage is temporarily unavailable, please retry shortly"
+
+// unavailableRetryAfter is the Retry-After, in seconds, of a 503 for a
+// backend outage: short, since most outages are a failover or a restart.
+const unavailableRetryAfter = 5
+
 const msgDiskFull = "There is not enough space on the server to store the file"
 
 // storageError maps a store error to the protocol error a client sees.
@@ -149,6 +157,10 @@ func storageError(err error) *davError {
 		return &davError{status: http.StatusInsufficientStorage, message: msgQuotaExceeded, cause: err}
 	case errors.Is(err, storage.ErrCrossSpace):
 		return &davError{status: http.StatusBadGateway, message: "cannot move across spaces", cause: err}
+	case errors.Is(err, storage.ErrUnavailable):
+		// A backend outage is the operator's to hear about, and a client
+		// should come back rather than treat the request as failed.
+		return &davError{status: http.StatusServiceUnavailable, message: msgUnavailable, cause: err, fault: true, retryAfter: unavailableRetryAfter}
 	case errors.Is(err, storage.ErrInvalid):
 		return &davError{status: http.StatusBadRequest, message: "invalid request: " + err.Error(), cause: err}
 	}

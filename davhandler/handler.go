@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
 	"go.uber.org/zap"
@@ -220,6 +221,9 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if de.status == http.StatusMethodNotAllowed {
 		// RFC 9110 §15.5.6: a 405 must say what is allowed.
 		w.Header().Set("Allow", h.withLocks(cmp.Or(de.allow, allowedOnVirtual)))
+	}
+	if de.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(de.retryAfter))
 	}
 	writeErrorBody(w, r, de.status, de.message, de.condition)
 }

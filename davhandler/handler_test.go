@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"testing"
 
 	"go.uber.org/zap"
@@ -68,6 +70,7 @@ func TestFailureLogLevels(t *testing.T) {
 		{name: "disk full", method: "PUT", path: "/webdav/g.txt", body: "x", fail: failingStore{uploadWriteErr: fmt.Errorf("write: %w", storage.ErrNoSpace)}, status: http.StatusInsufficientStorage, level: zapcore.ErrorLevel},
 		{name: "store full", method: "PUT", path: "/webdav/g.txt", body: "x", fail: failingStore{uploadWriteErr: fmt.Errorf("write: %w", storage.ErrInsufficientStorage)}, status: http.StatusInsufficientStorage, level: zapcore.ErrorLevel},
 		{name: "upload write failure", method: "PUT", path: "/webdav/g.txt", body: "x", fail: failingStore{uploadWriteErr: errDiskOnFire}, status: http.StatusInternalServerError, level: zapcore.ErrorLevel},
+		{name: "backend outage", method: "PUT", path: "/webdav/g.txt", body: "x", fail: failingStore{uploadWriteErr: fmt.Errorf("write: %w", storage.ErrUnavailable)}, status: http.StatusServiceUnavailable, level: zapcore.ErrorLevel},
 		{name: "store failure", method: "PROPFIND", path: "/webdav/", hdr: []string{"Depth", "1"}, fail: failingStore{readDirErr: errDiskOnFire}, status: http.StatusMultiStatus, level: zapcore.ErrorLevel},
 	}
 	for _, tt := range tests {
@@ -90,6 +93,25 @@ func TestFailureLogLevels(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBackendOutageAsksToRetry: a store whose backend is unreachable is
+// answered 503 with a Retry-After and the XML error body, and changes
+// nothing, so that a client retries instead of giving up or seeing a 500.
+func TestBackendOutageAsksToRetry(t *testing.T) {
+	fs := &failingStore{}
+	e := newEnv(t, withFailingStore(fs))
+	fs.uploadWriteErr = fmt.Errorf("s3: %w", storage.ErrUnavailable)
+	rec := e.do("einstein", "PUT", "/webdav/g.txt", "x")
+	wantStatus(t, rec, http.StatusServiceUnavailable)
+	if got := rec.Header().Get("Retry-After"); got != strconv.Itoa(unavailableRetryAfter) {
+		t.Errorf("Retry-After %q, want %d", got, unavailableRetryAfter)
+	}
+	if !strings.Contains(rec.Body.String(), `Sabre\DAV\Exception\ServiceUnavailable`) {
+		t.Errorf("body is not the XML error: %s", rec.Body)
+	}
+	fs.uploadWriteErr = nil
+	wantStatus(t, e.do("einstein", "GET", "/webdav/g.txt", ""), http.StatusNotFound)
 }
 
 // setQuota gives the Physics space a quota.

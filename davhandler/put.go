@@ -167,11 +167,15 @@ func bodyReadError(err error) error {
 }
 
 // storeWriteError answers bytes the store could not write: 507 when its
-// storage is full, 500 otherwise; both are the server's fault.
+// storage is full, 503 when its backend is unreachable, 500 otherwise; all
+// are the server's fault.
 func storeWriteError(err error) error {
 	err = fmt.Errorf("storing the request body: %w", err)
-	if errors.Is(err, storage.ErrInsufficientStorage) {
+	switch {
+	case errors.Is(err, storage.ErrInsufficientStorage):
 		return &davError{status: http.StatusInsufficientStorage, message: msgDiskFull, cause: err, fault: true}
+	case errors.Is(err, storage.ErrUnavailable):
+		return storageError(err)
 	}
 	return &davError{status: http.StatusInternalServerError, message: "internal server error", cause: err, fault: true}
 }

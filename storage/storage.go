@@ -40,6 +40,10 @@ var (
 	ErrCrossSpace = errors.New("cannot move across spaces")
 	// ErrInvalid: a malformed name or argument.
 	ErrInvalid = errors.New("invalid argument")
+	// ErrUnavailable: a backend the store depends on (a database, an object
+	// store) cannot be reached right now. Nothing was changed; the same
+	// request may succeed once the backend is back.
+	ErrUnavailable = errors.New("storage backend temporarily unavailable")
 )
 
 // Kind tells files from folders.
