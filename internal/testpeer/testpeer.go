@@ -1,0 +1,108 @@
+// Package testpeer starts the real servers that the tests of the
+// distributed store need, PostgreSQL and MinIO, on free loopback ports with
+// data directories of their own. A test binary shares one server of each
+// kind (started on first use) and gives every test a fresh database or
+// bucket; a test that takes a server down (an outage) starts its own.
+//
+// A package using it runs its tests through Main, which stops the servers
+// when the tests are done:
+//
+//	func TestMain(m *testing.M) { os.Exit(testpeer.Main(m)) }
+//
+// A missing server binary skips the test, or fails it under CI=true, so
+// that CI cannot go green without the distributed store's tests.
+package testpeer
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+)
+
+// shared are the servers of this test binary, started on first use.
+var shared struct {
+	mu       sync.Mutex
+	postgres *Postgres
+	minio    *MinIO
+}
+
+// Main runs the tests of m and then stops the shared servers.
+func Main(m *testing.M) int {
+	code := m.Run()
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.postgres != nil {
+		shared.postgres.Close()
+	}
+	if shared.minio != nil {
+		shared.minio.Close()
+	}
+	return code
+}
+
+// PostgreSQL returns the DSN of a fresh, empty database on the shared
+// PostgreSQL server.
+func PostgreSQL(t testing.TB) string {
+	t.Helper()
+	shared.mu.Lock()
+	if shared.postgres == nil {
+		pg, err := StartPostgres()
+		if err != nil {
+			shared.mu.Unlock()
+			unavailable(t, err)
+		}
+		shared.postgres = pg
+	}
+	pg := shared.postgres
+	shared.mu.Unlock()
+	return pg.NewDatabase(t)
+}
+
+// S3Bucket returns a fresh, empty bucket on the shared MinIO server.
+func S3Bucket(t testing.TB) S3 {
+	t.Helper()
+	shared.mu.Lock()
+	if shared.minio == nil {
+		m, err := StartMinIO()
+		if err != nil {
+			shared.mu.Unlock()
+			unavailable(t, err)
+		}
+		shared.minio = m
+	}
+	m := shared.minio
+	shared.mu.Unlock()
+	return m.NewBucket(t)
+}
+
+// errMissing marks a server binary that is not installed.
+var errMissing = errors.New("not installed")
+
+// unavailable ends a test whose server could not be had: a skip, unless CI
+// must run it.
+func unavailable(t testing.TB, err error) {
+	t.Helper()
+	if errors.Is(err, errMissing) && os.Getenv("CI") != "true" {
+		t.Skipf("%v (scripts/test installs it)", err)
+	}
+	t.Fatal(err)
+}
+
+// freePort returns a loopback TCP port nobody listens on right now.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// hostPort joins the loopback address and port.
+func hostPort(port int) string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+}

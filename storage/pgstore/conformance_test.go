@@ -1,0 +1,37 @@
+package pgstore
+
+import (
+	"os"
+	"testing"
+
+	"github.com/davspaces/davspaces/internal/testpeer"
+	"github.com/davspaces/davspaces/storage/s3content"
+	"github.com/davspaces/davspaces/storage/storetest"
+)
+
+func TestMain(m *testing.M) { os.Exit(testpeer.Main(m)) }
+
+// openTestStore opens a store on a fresh database and bucket of the test
+// servers, closed when the test ends.
+func openTestStore(t testing.TB, opts Options) *Store {
+	t.Helper()
+	if opts.DSN == "" {
+		opts.DSN = testpeer.PostgreSQL(t)
+	}
+	if opts.S3.Endpoint == "" {
+		b := testpeer.S3Bucket(t)
+		opts.S3 = s3content.Config{Endpoint: b.Endpoint, Bucket: b.Bucket, AccessKey: b.AccessKey, SecretKey: b.SecretKey}
+	}
+	s, err := Open(t.Context(), opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestConformance runs the table every store passes.
+func TestConformance(t *testing.T) {
+	t.Skip("the node, lock and session methods land next")
+	storetest.Run(t, func(t *testing.T) storetest.Store { return openTestStore(t, Options{}) })
+}

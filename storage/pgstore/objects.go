@@ -1,0 +1,78 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"io"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/davspaces/davspaces/storage/s3content"
+)
+
+// An object's life: recordPending before its first byte is sent (so that
+// a crash mid-upload leaves a row for the sweep), adopt in the transaction
+// that makes a node, session or chunk reference it, release in the one
+// that drops its last reference. The sweep deletes what is due.
+
+// newObjectKey returns a fresh object key under prefix.
+func newObjectKey(prefix string) string {
+	u := uuid.New()
+	return prefix + hex.EncodeToString(u[:])
+}
+
+// The key prefixes, one per kind of content, so that a bucket listing
+// tells them apart.
+const (
+	prefixFile    = "files/"
+	prefixSession = "sessions/"
+	prefixChunk   = "chunks/"
+)
+
+// recordPending notes that key is about to be written; the sweep removes
+// it after UploadGrace unless a commit adopts it first.
+func (s *Store) recordPending(ctx context.Context, key string) error {
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO object_sweep (key, sweep_after) VALUES ($1, $2)`,
+			key, s.now().Add(s.uploadGrace))
+		return err
+	})
+}
+
+// putObject records key as pending and writes the bytes of r to it (size
+// -1 when unknown). It returns the number of bytes stored.
+func (s *Store) putObject(ctx context.Context, key string, r io.Reader, size int64) (int64, error) {
+	if err := s.recordPending(ctx, key); err != nil {
+		return 0, fmt.Errorf("recording object %s: %w", key, err)
+	}
+	return s.objects.Put(ctx, key, r, size)
+}
+
+// adopt takes keys off the sweep's list, in the transaction that makes
+// something reference them.
+func adopt(ctx context.Context, tx pgx.Tx, keys ...string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `DELETE FROM object_sweep WHERE key = ANY($1)`, keys)
+	return err
+}
+
+// release hands the objects of segments that no node references any more
+// to the sweep, in the transaction that dropped a reference; the sweep
+// deletes them after ObjectGrace, so that readers who opened them finish.
+func (s *Store) release(ctx context.Context, tx pgx.Tx, segments []s3content.Segment) error {
+	for _, seg := range segments {
+		_, err := tx.Exec(ctx, `
+			INSERT INTO object_sweep (key, sweep_after)
+			SELECT $1, $2
+			WHERE NOT EXISTS (SELECT 1 FROM nodes WHERE content @> jsonb_build_array(jsonb_build_object('k', $1::text)))
+			ON CONFLICT (key) DO NOTHING`, seg.Key, s.now().Add(s.objectGrace))
+		if err != nil {
+			return fmt.Errorf("releasing object %s: %w", seg.Key, err)
+		}
+	}
+	return nil
+}

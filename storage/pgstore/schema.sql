@@ -1,0 +1,115 @@
+-- The davspaces metadata schema, version 1. Every statement is idempotent:
+-- migrate runs this file in one transaction under an advisory lock, so
+-- nodes starting together create it once.
+
+CREATE TABLE IF NOT EXISTS meta (
+	key   text PRIMARY KEY,
+	value text NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS spaces (
+	id                 text PRIMARY KEY,
+	type               text NOT NULL,
+	name               text NOT NULL,
+	owner              text NOT NULL DEFAULT '',
+	owner_display_name text NOT NULL DEFAULT '',
+	quota              bigint NOT NULL,
+	-- user or "group:<name>" -> role (storage.Role as a number)
+	members            jsonb NOT NULL DEFAULT '{}'
+);
+CREATE UNIQUE INDEX IF NOT EXISTS spaces_personal ON spaces (owner) WHERE type = 'personal';
+
+-- A space's root node has the space's id, no parent and an empty name.
+-- Names sort in byte order (COLLATE "C"), as ReadDir pages by name.
+CREATE TABLE IF NOT EXISTS nodes (
+	id           text PRIMARY KEY,
+	space_id     text NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
+	parent_id    text REFERENCES nodes (id) ON DELETE CASCADE,
+	name         text COLLATE "C" NOT NULL,
+	kind         smallint NOT NULL,
+	size         bigint NOT NULL DEFAULT 0,
+	mtime        timestamptz NOT NULL,
+	etag         text NOT NULL,
+	content_type text NOT NULL DEFAULT '',
+	sha1         text NOT NULL DEFAULT '',
+	md5          text NOT NULL DEFAULT '',
+	adler32      text NOT NULL DEFAULT '',
+	-- a file's content: the objects it is made of, in order, as
+	-- [{"k": key, "n": size}] (s3content.Segment)
+	content      jsonb NOT NULL DEFAULT '[]'
+);
+CREATE UNIQUE INDEX IF NOT EXISTS nodes_children ON nodes (parent_id, name);
+-- A COPY shares its source's objects; an object is released only when no
+-- node's content holds it any more.
+CREATE INDEX IF NOT EXISTS nodes_content ON nodes USING gin (content jsonb_path_ops);
+
+-- Dead properties; user_id is empty for shared ones and a user's id for
+-- those scoped to that user (favourites).
+CREATE TABLE IF NOT EXISTS props (
+	node_id text NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
+	user_id text COLLATE "C" NOT NULL DEFAULT '',
+	ns      text COLLATE "C" NOT NULL,
+	local   text COLLATE "C" NOT NULL,
+	value   text NOT NULL,
+	PRIMARY KEY (node_id, user_id, ns, local)
+);
+
+CREATE TABLE IF NOT EXISTS locks (
+	token      text PRIMARY KEY,
+	space_id   text NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
+	node_id    text NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
+	root       text NOT NULL,
+	deep       boolean NOT NULL,
+	scope      smallint NOT NULL,
+	owner      text NOT NULL,
+	user_id    text NOT NULL,
+	user_name  text NOT NULL,
+	created    timestamptz NOT NULL,
+	timeout_ms bigint NOT NULL,
+	expires    timestamptz -- NULL: never
+);
+CREATE INDEX IF NOT EXISTS locks_space ON locks (space_id);
+
+-- Resumable (TUS) uploads. The bytes received so far are the objects in
+-- parts; hash_state carries the checksums of those bytes from append to
+-- append (checksum.Writer's MarshalBinary), so no node reads them back.
+CREATE TABLE IF NOT EXISTS upload_sessions (
+	id         text PRIMARY KEY,
+	space_id   text NOT NULL,
+	user_id    text NOT NULL,
+	length     bigint NOT NULL,
+	received   bigint NOT NULL DEFAULT 0,
+	target     jsonb NOT NULL,
+	expected   jsonb,
+	hash_state bytea NOT NULL,
+	parts      jsonb NOT NULL DEFAULT '[]',
+	created    timestamptz NOT NULL,
+	expires    timestamptz -- NULL: never
+);
+
+-- Chunked uploads (chunking NG, v1 chunks) and their parts.
+CREATE TABLE IF NOT EXISTS chunked_uploads (
+	id      text PRIMARY KEY,
+	user_id text NOT NULL,
+	claimed boolean NOT NULL DEFAULT false,
+	created timestamptz NOT NULL,
+	expires timestamptz -- NULL: never
+);
+CREATE TABLE IF NOT EXISTS chunks (
+	upload_id text NOT NULL REFERENCES chunked_uploads (id) ON DELETE CASCADE,
+	name      text COLLATE "C" NOT NULL,
+	size      bigint NOT NULL,
+	object    text NOT NULL,
+	PRIMARY KEY (upload_id, name)
+);
+
+-- Objects no row references, to be deleted from the bucket once sweep_after
+-- has passed: an object being written (recorded before its first byte is
+-- sent, removed from here by the commit that references it, so a crash
+-- mid-upload leaves a row that the sweep acts on), and an object whose last
+-- reference went (kept a grace period for readers that opened it).
+CREATE TABLE IF NOT EXISTS object_sweep (
+	key         text PRIMARY KEY,
+	sweep_after timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS object_sweep_due ON object_sweep (sweep_after);

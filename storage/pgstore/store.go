@@ -1,0 +1,296 @@
+// Package pgstore is the distributed storage.Store: metadata, dead
+// properties, locks and upload sessions in PostgreSQL (through pgx), file
+// content as immutable objects in an S3-compatible bucket (s3content).
+// Several Caddy nodes open the same database and bucket and behave as one
+// server: every change is one PostgreSQL transaction, and a node keeps no
+// state that another would need.
+//
+// Changes to the tree of a space serialise on the space's row (SELECT …
+// FOR UPDATE), so that size, etag and mtime propagation to the root never
+// loses an update when two nodes write into one folder, and no two
+// transactions lock rows in different orders.
+package pgstore
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
+
+	"github.com/davspaces/davspaces/storage"
+	"github.com/davspaces/davspaces/storage/s3content"
+)
+
+// Options configure a Store.
+type Options struct {
+	// DSN is the PostgreSQL connection string (pgx's format: a URL or
+	// key=value pairs; pool_max_conns and the like apply).
+	DSN string
+	// S3 names the bucket holding file content.
+	S3 s3content.Config
+	// StorageID prefixes resource ids; when empty, a UUID is generated once
+	// and kept in the database, so every node agrees on it.
+	StorageID string
+	// Logger for background problems (the object sweep); nil discards.
+	Logger *zap.Logger
+	// Now returns the current time (tests inject it); nil means time.Now.
+	Now func() time.Time
+	// PersonalQuota is the quota in bytes of every personal space without
+	// a quota of its own; 0 means none.
+	PersonalQuota int64
+	// Sweep is how often expired sessions, chunked uploads and
+	// unreferenced objects are removed in the background; 0 means every
+	// minute.
+	Sweep time.Duration
+	// ObjectGrace is how long an object no node references any more stays
+	// readable, for readers that opened it before it was replaced or
+	// removed; 0 means 15 minutes.
+	ObjectGrace time.Duration
+	// UploadGrace is how long an object being written may stay
+	// unreferenced before the sweep takes it for the orphan of a crashed
+	// upload; 0 means 24 hours.
+	UploadGrace time.Duration
+}
+
+// The interfaces the protocol layer takes from a store.
+var (
+	_ storage.Store          = (*Store)(nil)
+	_ storage.LockStore      = (*Store)(nil)
+	_ storage.UploadSessions = (*Store)(nil)
+	_ storage.ChunkedUploads = (*Store)(nil)
+)
+
+// Store is the PostgreSQL + S3 storage.Store. It is safe for concurrent
+// use, by any number of processes sharing the database and bucket.
+type Store struct {
+	pool    *pgxpool.Pool
+	objects *s3content.Bucket
+	id      string
+	log     *zap.Logger
+	now     func() time.Time
+
+	objectGrace time.Duration
+	uploadGrace time.Duration
+	sweepEvery  time.Duration
+
+	personalQuota atomic.Int64
+
+	closing   chan struct{}
+	sweepDone chan struct{}
+	closeOnce sync.Once
+}
+
+//go:embed schema.sql
+var schema string
+
+// Open connects to the database and the bucket, creates or migrates the
+// schema, and starts the background sweep.
+func Open(ctx context.Context, opts Options) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(opts.DSN)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w: %w", storage.ErrInvalid, err)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		// A database that does not answer is an outage to report (503),
+		// not a request to hold.
+		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", classify(err))
+	}
+	s := &Store{
+		pool:        pool,
+		log:         opts.Logger,
+		now:         opts.Now,
+		objectGrace: orDefault(opts.ObjectGrace, 15*time.Minute),
+		uploadGrace: orDefault(opts.UploadGrace, 24*time.Hour),
+		sweepEvery:  orDefault(opts.Sweep, time.Minute),
+		closing:     make(chan struct{}),
+		sweepDone:   make(chan struct{}),
+	}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	s.personalQuota.Store(max(opts.PersonalQuota, 0))
+	if err := s.open(ctx, opts); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	go s.sweepLoop()
+	return s, nil
+}
+
+func (s *Store) open(ctx context.Context, opts Options) error {
+	if err := s.migrate(ctx); err != nil {
+		return err
+	}
+	id, err := s.storageID(ctx, opts.StorageID)
+	if err != nil {
+		return err
+	}
+	s.id = id
+	s.objects, err = s3content.Open(ctx, opts.S3)
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	return nil
+}
+
+// schemaLock is the advisory lock key under which nodes migrate the
+// schema one at a time.
+const schemaLock = 0x64617673 // "davs"
+
+// migrate creates the schema, or brings an older one up to date.
+func (s *Store) migrate(ctx context.Context) error {
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", schemaLock); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, schema)
+		return err
+	})
+}
+
+// storageID returns the id kept in the database, recording want (or a new
+// UUID) when there is none yet. A different want is refused: resource ids
+// clients hold would break.
+func (s *Store) storageID(ctx context.Context, want string) (string, error) {
+	var id string
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		candidate := want
+		if candidate == "" {
+			candidate = uuid.NewString()
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO meta (key, value) VALUES ('storage_id', $1) ON CONFLICT (key) DO NOTHING`, candidate)
+		if err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `SELECT value FROM meta WHERE key = 'storage_id'`).Scan(&id)
+	})
+	if err != nil {
+		return "", fmt.Errorf("open store: storage id: %w", err)
+	}
+	if want != "" && id != want {
+		return "", fmt.Errorf("open store: storage id %q differs from %q kept in the database: %w", want, id, storage.ErrInvalid)
+	}
+	return id, nil
+}
+
+// Close stops the sweep and closes the connections. The database and the
+// bucket are untouched.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		<-s.sweepDone
+		s.pool.Close()
+	})
+	return nil
+}
+
+// StorageID is the id that prefixes resource ids of this store.
+func (s *Store) StorageID() string { return s.id }
+
+// SetPersonalQuota sets the quota of every personal space without one of
+// its own, in bytes; 0 means none. It applies to this process only: every
+// node of a cluster is configured alike.
+func (s *Store) SetPersonalQuota(bytes int64) { s.personalQuota.Store(max(bytes, 0)) }
+
+// tx runs fn in a read-committed transaction and commits it, retrying the
+// whole of it when PostgreSQL aborts it for a serialisation failure or a
+// deadlock.
+func (s *Store) tx(ctx context.Context, fn func(pgx.Tx) error) error {
+	return s.run(ctx, pgx.TxOptions{}, fn)
+}
+
+// read runs fn in a read-only transaction that sees one snapshot of the
+// whole database, for answers that must agree with themselves (a listing
+// page and its properties).
+func (s *Store) read(ctx context.Context, fn func(pgx.Tx) error) error {
+	return s.run(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
+}
+
+// inSpace runs fn in a transaction holding the space's row lock: every
+// change of a space's tree, locks or quota goes through it. ErrNotFound
+// when the space does not exist.
+func (s *Store) inSpace(ctx context.Context, spaceID string, fn func(pgx.Tx) error) error {
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		var one int
+		err := tx.QueryRow(ctx, `SELECT 1 FROM spaces WHERE id = $1 FOR UPDATE`, spaceID).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("space %s: %w", spaceID, storage.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+}
+
+// maxAttempts bounds the retries of a transaction PostgreSQL aborted.
+const maxAttempts = 5
+
+func (s *Store) run(ctx context.Context, opts pgx.TxOptions, fn func(pgx.Tx) error) error {
+	var err error
+	for range maxAttempts {
+		err = pgx.BeginTxFunc(ctx, s.pool, opts, fn)
+		if !retryable(err) {
+			break
+		}
+	}
+	return classify(err)
+}
+
+// retryable reports a transaction aborted only because of a concurrent one.
+func retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
+}
+
+// classify makes a database that cannot be reached a storage.ErrUnavailable
+// (answered 503, retry later) and leaves storage errors as they are.
+func classify(err error) error {
+	if err == nil || errors.Is(err, storage.ErrUnavailable) {
+		return err
+	}
+	if unreachable(err) {
+		return fmt.Errorf("%w: %w", storage.ErrUnavailable, err)
+	}
+	return err
+}
+
+func unreachable(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		// Class 08: connection exceptions; 57P01-03: shutting down or
+		// starting up; 53300: too many connections.
+		return pgErr.Code[:2] == "08" || pgErr.Code == "57P01" || pgErr.Code == "57P02" ||
+			pgErr.Code == "57P03" || pgErr.Code == "53300"
+	}
+	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
+		return true
+	}
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	return errors.As(err, &connectErr) || errors.As(err, &netErr) || errors.Is(err, net.ErrClosed)
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}

@@ -1,0 +1,128 @@
+package s3content
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Segment is one object of a file's content. A file is usually one
+// segment; a resumable upload completed from parts is several, so that
+// finishing it needs no copy.
+type Segment struct {
+	Key  string `json:"k"`
+	Size int64  `json:"n"`
+}
+
+// Size is the total size of segments.
+func Size(segments []Segment) int64 {
+	var n int64
+	for _, s := range segments {
+		n += s.Size
+	}
+	return n
+}
+
+// Reader reads the content made of segments as one seekable stream. It
+// asks the server for the bytes from the current offset to the end of a
+// segment on the first Read after a Seek, and streams them, so neither a
+// Range request nor a whole file is ever held in memory.
+type Reader struct {
+	ctx      context.Context
+	bucket   *Bucket
+	segments []Segment
+	size     int64
+
+	offset int64
+	body   io.ReadCloser // open at offset, or nil
+	left   int64         // bytes of the current segment left in body
+}
+
+// NewReader returns a reader of the content made of segments. ctx bounds
+// its requests.
+func (b *Bucket) NewReader(ctx context.Context, segments []Segment) *Reader {
+	return &Reader{ctx: ctx, bucket: b, segments: segments, size: Size(segments)}
+}
+
+// Read reads from the current offset.
+func (r *Reader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for r.body == nil || r.left == 0 {
+		if r.offset >= r.size {
+			return 0, io.EOF
+		}
+		if err := r.open(); err != nil {
+			return 0, err
+		}
+	}
+	if int64(len(p)) > r.left {
+		p = p[:r.left]
+	}
+	n, err := r.body.Read(p)
+	r.offset += int64(n)
+	r.left -= int64(n)
+	switch {
+	case err == io.EOF && r.left > 0:
+		return n, fmt.Errorf("object ended %d bytes early: %w", r.left, io.ErrUnexpectedEOF)
+	case err == io.EOF:
+		err = nil
+	case err != nil:
+		err = classify(err)
+	}
+	return n, err
+}
+
+// open starts reading the segment that holds the current offset.
+func (r *Reader) open() error {
+	r.closeBody()
+	start := int64(0)
+	for _, s := range r.segments {
+		if r.offset < start+s.Size {
+			body, err := r.bucket.Get(r.ctx, s.Key, r.offset-start, -1)
+			if err != nil {
+				return err
+			}
+			r.body, r.left = body, start+s.Size-r.offset
+			return nil
+		}
+		start += s.Size
+	}
+	return io.EOF
+}
+
+// Seek moves the offset; the next Read opens the segment there.
+func (r *Reader) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekCurrent:
+		offset += r.offset
+	case io.SeekEnd:
+		offset += r.size
+	case io.SeekStart:
+	default:
+		return 0, errors.New("seek: invalid whence")
+	}
+	if offset < 0 {
+		return 0, errors.New("seek: negative offset")
+	}
+	if offset != r.offset {
+		r.closeBody()
+		r.offset = offset
+	}
+	return offset, nil
+}
+
+// Close ends the reader's request.
+func (r *Reader) Close() error {
+	r.closeBody()
+	return nil
+}
+
+func (r *Reader) closeBody() {
+	if r.body != nil {
+		r.body.Close()
+		r.body, r.left = nil, 0
+	}
+}
