@@ -79,5 +79,5 @@ func (s *Store) ClaimChunkedUpload(ctx context.Context, id string) ([]storage.Ch
 func (s *Store) OpenChunk(ctx context.Context, id, name string) (io.ReadCloser, error) {
 	return nil, errTODO
 }
-func (s *Store) RemoveChunk(ctx context.Context, id, name string) error     { return errTODO }
+func (s *Store) RemoveChunk(ctx context.Context, id, name string) error   { return errTODO }
 func (s *Store) RemoveChunkedUpload(ctx context.Context, id string) error { return errTODO }
