@@ -343,7 +343,7 @@ func (t *txn) prepareTransfer(spaceID string, tr storage.Transfer) (transfer, er
 }
 
 // Move renames or moves a node within its space. It only rewrites the
-// node's record, its children index entry and the ancestor chains, so its
+// node's record and index entry and the ancestor chains, so its
 // cost does not depend on the size of the subtree. The node keeps its id and
 // modification time and gets a new etag.
 func (s *Store) Move(ctx context.Context, spaceID string, tr storage.Transfer) (storage.Node, bool, error) {

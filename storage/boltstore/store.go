@@ -4,7 +4,7 @@
 //
 // Layout under the data directory:
 //
-//	meta.db              bbolt database (spaces, nodes, children index, properties,
+//	meta.db              bbolt database (spaces, nodes by place in the tree, properties,
 //	                     the content of small files)
 //	blobs/<xx>/<blobid>  immutable content files, xx = first two hex digits of the id
 //	uploads/             content being received, renamed into blobs/ on commit

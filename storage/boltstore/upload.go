@@ -417,11 +417,12 @@ func (s *Store) recordContent(spaceID string, content newContent, size int64, su
 		if err := content.store(t, &n); err != nil {
 			return err
 		}
-		place := t.placeNode
 		if exists {
-			place = t.putNode // where it was: its index entry stays
+			err = t.putNode(&n) // where it was: its index entry stays
+		} else {
+			err = t.placeNode(&n)
 		}
-		if err := place(&n); err != nil {
+		if err != nil {
 			return err
 		}
 		created = !exists
