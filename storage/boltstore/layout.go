@@ -1,5 +1,11 @@
 package boltstore
 
+import (
+	"bytes"
+
+	bolt "go.etcd.io/bbolt"
+)
+
 // The node records live in the children bucket under their place in the
 // tree, parent id + "/" + name, and the nodes bucket maps a node id to that
 // key. A listing is then one cursor scan over the folder's key range: the
@@ -53,4 +59,24 @@ func (t *txn) removeNode(r *rec) error {
 		return err
 	}
 	return t.nodes().Delete([]byte(r.ID))
+}
+
+// lookups are the cursors a txn looks records up with, one per bucket,
+// kept for the transaction: a bolt Get makes a cursor each time, whose
+// stack costs an allocation per level of the tree, and a lookup by id takes
+// two of them.
+type lookups struct{ nodes, children *bolt.Cursor }
+
+// get returns the value of key in the bucket open returns, or nil, seeking
+// with the cursor *c (made on first use). A seek starts from the bucket's
+// root, so the cursor stays usable across changes to the bucket.
+func (l *lookups) get(c **bolt.Cursor, open func() *bolt.Bucket, key []byte) []byte {
+	if *c == nil {
+		*c = open().Cursor()
+	}
+	k, v := (*c).Seek(key)
+	if !bytes.Equal(k, key) {
+		return nil
+	}
+	return v
 }

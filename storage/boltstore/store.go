@@ -522,6 +522,7 @@ type txn struct {
 	now  time.Time
 	seq  uint64
 	open openBuckets
+	look lookups // layout.go
 	// personalQuota is the store's default quota of personal spaces.
 	personalQuota int64
 }
@@ -605,11 +606,11 @@ func (t *txn) etag(id string) string {
 
 // node returns the node with id, and whether it exists.
 func (t *txn) node(id string) (rec, bool, error) {
-	k := t.nodes().Get([]byte(id))
+	k := t.look.get(&t.look.nodes, t.nodes, []byte(id))
 	if k == nil {
 		return rec{}, false, nil
 	}
-	v := t.children().Get(k)
+	v := t.look.get(&t.look.children, t.children, k)
 	if v == nil {
 		return rec{}, false, fmt.Errorf("node %s: dangling index entry: %w", id, errCorrupt)
 	}
@@ -663,7 +664,7 @@ func childKey(parentID, name string) []byte {
 
 // child returns the child called name of parentID, and whether it exists.
 func (t *txn) child(parentID, name string) (rec, bool, error) {
-	v := t.children().Get(childKey(parentID, name))
+	v := t.look.get(&t.look.children, t.children, childKey(parentID, name))
 	if v == nil {
 		return rec{}, false, nil
 	}
