@@ -35,10 +35,7 @@ func (f *fixture) seedFiles(t testing.TB, parent string, n int) {
 				Checksums:   w.Sums(),
 			}, Blob: newBlobID()}
 			r.ETag = tx.etag(r.ID)
-			if err := tx.putNode(&r); err != nil {
-				return err
-			}
-			if err := tx.children().Put(childKey(parent, r.Name), []byte(r.ID)); err != nil {
+			if err := tx.placeNode(&r); err != nil {
 				return err
 			}
 		}

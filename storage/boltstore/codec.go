@@ -10,10 +10,13 @@ import (
 	"github.com/davspaces/davspaces/storage"
 )
 
-// Record format versions, the first byte of every encoded value.
+// Record format versions, the first byte of every encoded value. Node
+// records of format 1 are keyed by node id and do not hold it; they exist
+// only in databases of layout 1, which Open migrates (migrate.go).
 const (
-	nodeFormat  = 1
-	spaceFormat = 1
+	nodeFormatByID = 1
+	nodeFormat     = 2
+	spaceFormat    = 1
 )
 
 var errCorrupt = errors.New("corrupt record")
@@ -30,22 +33,22 @@ type rec struct {
 // inlined reports whether r is a file whose content is kept inline.
 func (r *rec) inlined() bool { return r.Inline != 0 }
 
-// encodeNode encodes r without its id (the id is the key). Layout:
+// encodeNode encodes r, id included: the record is keyed by its place in
+// the tree (layout.go), so a listing reads it without knowing the id.
+// Layout:
 //
 //	format, kind,
-//	space, parent, name (uvarint length + bytes each),
+//	id, space, parent, name (uvarint length + bytes each),
 //	size (varint), mtime seconds (varint), mtime nanoseconds (uvarint),
 //	etag, content type, sha1, md5, adler32, blob (uvarint length + bytes each),
 //	inline key (uvarint, only when the content is inline).
-//
-// The inline key is a trailing field so that records written before inline
-// content existed decode unchanged.
 func encodeNode(r *rec) []byte {
-	n := 2 + 4*binary.MaxVarintLen64 + 9*binary.MaxVarintLen16 +
-		len(r.SpaceID) + len(r.ParentID) + len(r.Name) + len(r.ETag) + len(r.ContentType) +
+	n := 2 + 4*binary.MaxVarintLen64 + 10*binary.MaxVarintLen16 +
+		len(r.ID) + len(r.SpaceID) + len(r.ParentID) + len(r.Name) + len(r.ETag) + len(r.ContentType) +
 		len(r.Checksums.SHA1) + len(r.Checksums.MD5) + len(r.Checksums.Adler32) + len(r.Blob)
 	b := make([]byte, 0, n)
 	b = append(b, nodeFormat, byte(r.Kind))
+	b = appendString(b, r.ID)
 	b = appendString(b, r.SpaceID)
 	b = appendString(b, r.ParentID)
 	b = appendString(b, r.Name)
@@ -66,31 +69,33 @@ func encodeNode(r *rec) []byte {
 
 // decodeNode decodes a node record. The value is converted to a string once
 // and every string field is a substring of it, so decoding costs one
-// allocation (plus the id, which the caller provides).
-func decodeNode(id string, v []byte) (rec, error) {
-	return decodeNodeFrom(id, decoder{b: v, s: string(v)})
-}
-
-// listingDecoder decodes the children of a listing: each child's key (its
-// id) and record are joined in a buffer kept from child to child and
-// converted to one string, so a child costs one allocation where decodeNode
-// and its id cost two.
-type listingDecoder struct{ joined []byte }
-
-func (ld *listingDecoder) decode(k, v []byte) (rec, error) {
-	ld.joined = append(append(ld.joined[:0], k...), v...)
-	s := string(ld.joined)
-	return decodeNodeFrom(s[:len(k)], decoder{b: v, s: s[len(k):]})
-}
-
-// decodeNodeFrom decodes the node record d holds.
-func decodeNodeFrom(id string, d decoder) (rec, error) {
+// allocation.
+func decodeNode(v []byte) (rec, error) {
+	d := decoder{b: v, s: string(v)}
 	if d.byte() != nodeFormat {
+		return rec{}, fmt.Errorf("node record: unknown format: %w", errCorrupt)
+	}
+	var r rec
+	r.Kind = storage.Kind(d.byte())
+	r.ID = d.str()
+	return decodeNodeFields(r, &d)
+}
+
+// decodeNodeByID decodes a record of format 1, which the id keyed.
+func decodeNodeByID(id string, v []byte) (rec, error) {
+	d := decoder{b: v, s: string(v)}
+	if d.byte() != nodeFormatByID {
 		return rec{}, fmt.Errorf("node %s: unknown format: %w", id, errCorrupt)
 	}
 	var r rec
-	r.ID = id
 	r.Kind = storage.Kind(d.byte())
+	r.ID = id
+	return decodeNodeFields(r, &d)
+}
+
+// decodeNodeFields decodes the fields both formats share, which follow the
+// kind and, in format 2, the id.
+func decodeNodeFields(r rec, d *decoder) (rec, error) {
 	r.SpaceID = d.str()
 	r.ParentID = d.str()
 	r.Name = d.str()
@@ -108,8 +113,8 @@ func decodeNodeFrom(id string, d decoder) (rec, error) {
 	if d.more() {
 		r.Inline = d.uvarint()
 	}
-	if d.err != nil || !validContent(&r) {
-		return rec{}, fmt.Errorf("node %s: %w", id, errCorrupt)
+	if d.err != nil || r.ID == "" || !validContent(&r) {
+		return rec{}, fmt.Errorf("node %s: %w", r.ID, errCorrupt)
 	}
 	return r, nil
 }

@@ -231,18 +231,18 @@ func TestCodecInline(t *testing.T) {
 		t.Fatalf("record = %+v", r)
 	}
 	enc := encodeNode(&r)
-	got, err := decodeNode(r.ID, enc)
+	got, err := decodeNode(enc)
 	if err != nil || got != r {
 		t.Fatalf("round trip = %+v, %v; want %+v", got, err, r)
 	}
 	for i := range enc {
-		if _, err := decodeNode("x", enc[:i]); err == nil {
+		if _, err := decodeNode(enc[:i]); err == nil {
 			t.Fatalf("decoding a record cut at %d succeeded", i)
 		}
 	}
 	both := r
 	both.Blob = newBlobID()
-	if _, err := decodeNode(r.ID, encodeNode(&both)); err == nil {
+	if _, err := decodeNode(encodeNode(&both)); err == nil {
 		t.Fatal("a file with both a content file and inline content decoded")
 	}
 }

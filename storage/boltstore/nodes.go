@@ -127,8 +127,6 @@ func (t *txn) readDir(spaceID, folderID, after string, limit int, fn func(rec) e
 	prefix := childKey(folderID, "")
 	start := childKey(folderID, after)
 	c := t.children().Cursor()
-	nc := t.nodes().Cursor() // reused: cheaper than a Get per child
-	var dec listingDecoder
 	k, v := c.Seek(start)
 	if after != "" && bytes.Equal(k, start) {
 		k, v = c.Next()
@@ -137,11 +135,7 @@ func (t *txn) readDir(spaceID, folderID, after string, limit int, fn func(rec) e
 		if limit > 0 && n >= limit {
 			break
 		}
-		nk, val := nc.Seek(v)
-		if !bytes.Equal(nk, v) {
-			return fmt.Errorf("read dir %s: dangling entry %q: %w", folderID, k, errCorrupt)
-		}
-		r, err := dec.decode(v, val)
+		r, err := decodeNode(v)
 		if err != nil {
 			return err
 		}
@@ -182,10 +176,7 @@ func (s *Store) Mkdir(ctx context.Context, spaceID, parentID, name string) (stor
 			ModTime:  t.now,
 			ETag:     t.etag(id),
 		}}
-		if err := t.putNode(&n); err != nil {
-			return err
-		}
-		if err := t.children().Put(childKey(p.ID, name), []byte(id)); err != nil {
+		if err := t.placeNode(&n); err != nil {
 			return err
 		}
 		return t.propagate(p.ID, 0)
@@ -237,34 +228,17 @@ func (t *txn) removeTree(r rec) ([]string, error) {
 	if err := t.dropLocksBelow(r); err != nil {
 		return nil, err
 	}
-	if err := t.children().Delete(childKey(r.ParentID, r.Name)); err != nil {
-		return nil, err
-	}
 	var blobs []string
 	stack := []rec{r}
 	for len(stack) > 0 {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if n.IsFolder() {
-			var keys [][]byte
-			prefix := childKey(n.ID, "")
-			c := t.children().Cursor()
-			for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-				keys = append(keys, bytes.Clone(k))
-				child, ok, err := t.node(string(v))
-				if err != nil {
-					return nil, err
-				}
-				if !ok {
-					return nil, fmt.Errorf("dangling entry %q: %w", k, errCorrupt)
-				}
-				stack = append(stack, child)
+			children, err := t.childRecords(n.ID)
+			if err != nil {
+				return nil, err
 			}
-			for _, k := range keys {
-				if err := t.children().Delete(k); err != nil {
-					return nil, err
-				}
-			}
+			stack = append(stack, children...)
 		} else {
 			blob, err := t.dropContent(n)
 			if err != nil {
@@ -277,11 +251,27 @@ func (t *txn) removeTree(r rec) ([]string, error) {
 		if err := t.deleteProps(n.ID); err != nil {
 			return nil, err
 		}
-		if err := t.nodes().Delete([]byte(n.ID)); err != nil {
+		if err := t.removeNode(&n); err != nil {
 			return nil, err
 		}
 	}
 	return blobs, nil
+}
+
+// childRecords returns the children of folder id, decoded before any of
+// them is changed: a bolt cursor must not run over keys being deleted.
+func (t *txn) childRecords(id string) ([]rec, error) {
+	var out []rec
+	prefix := childKey(id, "")
+	c := t.children().Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		r, err := decodeNode(v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // checkConditions applies c to the existing node n.
@@ -353,7 +343,7 @@ func (t *txn) prepareTransfer(spaceID string, tr storage.Transfer) (transfer, er
 }
 
 // Move renames or moves a node within its space. It only rewrites the
-// node's record, its children index entry and the ancestor chains, so its
+// node's record and index entry and the ancestor chains, so its
 // cost does not depend on the size of the subtree. The node keeps its id and
 // modification time and gets a new etag.
 func (s *Store) Move(ctx context.Context, spaceID string, tr storage.Transfer) (storage.Node, bool, error) {
@@ -398,15 +388,12 @@ func (s *Store) Move(ctx context.Context, spaceID string, tr storage.Transfer) (
 		if err := t.dropLocksBelow(n); err != nil {
 			return err
 		}
-		if err := t.children().Delete(childKey(n.ParentID, n.Name)); err != nil {
-			return err
-		}
-		if err := t.children().Put(childKey(x.dst.ID, tr.NewName), []byte(n.ID)); err != nil {
+		if err := t.removeNode(&n); err != nil {
 			return err
 		}
 		oldParent := n.ParentID
 		n.ParentID, n.Name, n.ETag = x.dst.ID, tr.NewName, t.etag(n.ID)
-		if err := t.putNode(&n); err != nil {
+		if err := t.placeNode(&n); err != nil {
 			return err
 		}
 		if err := t.propagate(oldParent, -n.Size); err != nil {
@@ -542,12 +529,9 @@ func (t *txn) subtreeBlobs(top rec, shallow bool) ([]string, error) {
 		prefix := childKey(id, "")
 		c := t.children().Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			child, ok, err := t.node(string(v))
+			child, err := decodeNode(v)
 			if err != nil {
 				return nil, err
-			}
-			if !ok {
-				return nil, fmt.Errorf("dangling entry %q: %w", k, errCorrupt)
 			}
 			switch {
 			case child.IsFolder():
@@ -683,16 +667,11 @@ func (t *txn) copyTree(src rec, parentID, name string, shallow bool, blobs map[s
 			if i == 0 && shallow {
 				n.Size = 0
 			} else {
-				prefix := childKey(it.src.ID, "")
-				c := t.children().Cursor()
-				for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-					child, ok, err := t.node(string(v))
-					if err != nil {
-						return rec{}, err
-					}
-					if !ok {
-						return rec{}, fmt.Errorf("dangling entry %q: %w", k, errCorrupt)
-					}
+				children, err := t.childRecords(it.src.ID)
+				if err != nil {
+					return rec{}, err
+				}
+				for _, child := range children {
 					queue = append(queue, item{child, n.ID, child.Name})
 				}
 			}
@@ -714,10 +693,7 @@ func (t *txn) copyTree(src rec, parentID, name string, shallow bool, blobs map[s
 				return rec{}, err
 			}
 		}
-		if err := t.putNode(&n); err != nil {
-			return rec{}, err
-		}
-		if err := t.children().Put(childKey(n.ParentID, n.Name), []byte(n.ID)); err != nil {
+		if err := t.placeNode(&n); err != nil {
 			return rec{}, err
 		}
 		if err := t.copyProps(it.src.ID, n.ID); err != nil {

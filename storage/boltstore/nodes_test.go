@@ -385,10 +385,10 @@ func TestRemove(t *testing.T) {
 	// Nothing is left in the database but the root and a.
 	f.s.view(func(tx *txn) error {
 		if n := tx.nodes().Stats().KeyN; n != 2 {
-			t.Errorf("%d node records, want 2", n)
+			t.Errorf("%d node index entries, want 2", n)
 		}
-		if n := tx.children().Stats().KeyN; n != 1 {
-			t.Errorf("%d children entries, want 1", n)
+		if n := tx.children().Stats().KeyN; n != 2 {
+			t.Errorf("%d node records, want 2", n)
 		}
 		if n := tx.props().Stats().KeyN; n != 0 {
 			t.Errorf("%d properties, want 0", n)
@@ -530,7 +530,7 @@ func (f *fixture) snapshot(t testing.TB, ids []string) map[string][]byte {
 	out := map[string][]byte{}
 	f.s.view(func(tx *txn) error {
 		for _, id := range ids {
-			out[id] = bytes.Clone(tx.nodes().Get([]byte(id)))
+			out[id] = bytes.Clone(tx.children().Get(tx.nodes().Get([]byte(id))))
 		}
 		return nil
 	})

@@ -167,5 +167,5 @@ func (t *txn) createSpace(sp *storage.Space) error {
 		ModTime: t.now,
 		ETag:    t.etag(sp.ID),
 	}}
-	return t.putNode(&root)
+	return t.placeNode(&root)
 }

@@ -4,7 +4,7 @@
 //
 // Layout under the data directory:
 //
-//	meta.db              bbolt database (spaces, nodes, children index, properties,
+//	meta.db              bbolt database (spaces, nodes by place in the tree, properties,
 //	                     the content of small files)
 //	blobs/<xx>/<blobid>  immutable content files, xx = first two hex digits of the id
 //	uploads/             content being received, renamed into blobs/ on commit
@@ -79,8 +79,8 @@ var (
 	bucketMeta     = []byte("meta")     // settings: storage id
 	bucketSpaces   = []byte("spaces")   // space id → encoded space
 	bucketPersonal = []byte("personal") // user id → personal space id
-	bucketNodes    = []byte("nodes")    // node id → encoded node
-	bucketChildren = []byte("children") // parent id + "/" + name → child id
+	bucketNodes    = []byte("places")   // node id → key of its record in bucketChildren (layout.go)
+	bucketChildren = []byte("tree")     // parent id + "/" + name → encoded node; a space root: "\x00" + id
 	bucketProps    = []byte("props")    // node id \0 user \0 namespace \0 local → value
 	bucketBlobs    = []byte("blobs")    // blob id → node id (references of content files)
 	bucketInline   = []byte("inline")   // inline key → content of a small file
@@ -225,6 +225,9 @@ func (s *Store) init(storageID string) error {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
+		}
+		if err := migrateLayout(tx); err != nil {
+			return err
 		}
 		// Locks that expired while the store was closed would otherwise
 		// stay until their space takes or changes locks again.
@@ -519,6 +522,7 @@ type txn struct {
 	now  time.Time
 	seq  uint64
 	open openBuckets
+	look lookups // layout.go
 	// personalQuota is the store's default quota of personal spaces.
 	personalQuota int64
 }
@@ -602,11 +606,15 @@ func (t *txn) etag(id string) string {
 
 // node returns the node with id, and whether it exists.
 func (t *txn) node(id string) (rec, bool, error) {
-	v := t.nodes().Get([]byte(id))
-	if v == nil {
+	k := t.look.get(&t.look.nodes, t.nodes, []byte(id))
+	if k == nil {
 		return rec{}, false, nil
 	}
-	r, err := decodeNode(id, v)
+	v := t.look.get(&t.look.children, t.children, k)
+	if v == nil {
+		return rec{}, false, fmt.Errorf("node %s: dangling index entry: %w", id, errCorrupt)
+	}
+	r, err := decodeNode(v)
 	return r, err == nil, err
 }
 
@@ -641,8 +649,10 @@ func (t *txn) folderIn(spaceID, id string, otherSpace error) (rec, error) {
 	return r, nil
 }
 
+// putNode rewrites the record of r, which stays where it is: its parent
+// and name are those it was stored with (placeNode puts it elsewhere).
 func (t *txn) putNode(r *rec) error {
-	return t.nodes().Put([]byte(r.ID), encodeNode(r))
+	return t.children().Put(recordKey(r), encodeNode(r))
 }
 
 func childKey(parentID, name string) []byte {
@@ -654,15 +664,12 @@ func childKey(parentID, name string) []byte {
 
 // child returns the child called name of parentID, and whether it exists.
 func (t *txn) child(parentID, name string) (rec, bool, error) {
-	id := t.children().Get(childKey(parentID, name))
-	if id == nil {
+	v := t.look.get(&t.look.children, t.children, childKey(parentID, name))
+	if v == nil {
 		return rec{}, false, nil
 	}
-	r, ok, err := t.node(string(id))
-	if err == nil && !ok {
-		err = fmt.Errorf("child %q of %s: dangling entry: %w", name, parentID, errCorrupt)
-	}
-	return r, ok, err
+	r, err := decodeNode(v)
+	return r, err == nil, err
 }
 
 // propagate records a change below parentID: every folder from parentID up

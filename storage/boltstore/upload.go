@@ -404,9 +404,6 @@ func (s *Store) recordContent(spaceID string, content newContent, size int64, su
 				Name:     c.Name,
 				Kind:     storage.KindFile,
 			}}
-			if err := t.children().Put(childKey(parentID, c.Name), []byte(n.ID)); err != nil {
-				return err
-			}
 		}
 		mtime := c.ModTime
 		if mtime.IsZero() {
@@ -420,7 +417,12 @@ func (s *Store) recordContent(spaceID string, content newContent, size int64, su
 		if err := content.store(t, &n); err != nil {
 			return err
 		}
-		if err := t.putNode(&n); err != nil {
+		if exists {
+			err = t.putNode(&n) // where it was: its index entry stays
+		} else {
+			err = t.placeNode(&n)
+		}
+		if err != nil {
 			return err
 		}
 		created = !exists

@@ -1,0 +1,82 @@
+package boltstore
+
+import (
+	"bytes"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// The node records live in the children bucket under their place in the
+// tree, parent id + "/" + name, and the nodes bucket maps a node id to that
+// key. A listing is then one cursor scan over the folder's key range: the
+// records come in name order next to each other, where a children index of
+// ids would cost a random lookup per child (ids are random UUIDs, so the
+// lookups have no locality). The whole record sits there, rather than a
+// copy of the fields a listing shows, so that every change still writes one
+// record: a folder's size, etag and modification time change with every
+// write below it. A lookup by id costs two gets; a move rewrites the moved
+// node's record and index entry only, since the keys of its descendants
+// hold its id, not its path.
+//
+// A space root has no parent: its record is under "\x00" + its id, which
+// no child key equals (keys of children contain "/", ids do not) and no
+// folder's key range holds.
+
+// layoutVersion is the layout this code reads and writes. Layout 1 kept
+// the records in the nodes bucket keyed by id and the children bucket as
+// an index of ids; Open migrates it (migrate.go). The version is recorded
+// under keyLayout in the meta bucket; a database without it is of layout 1.
+const layoutVersion = 2
+
+var keyLayout = []byte("layout")
+
+// recordKey returns the key of r's record in the children bucket.
+func recordKey(r *rec) []byte {
+	if r.ParentID == "" {
+		return rootKey(r.ID)
+	}
+	return childKey(r.ParentID, r.Name)
+}
+
+func rootKey(id string) []byte {
+	return append([]byte{0}, id...)
+}
+
+// placeNode writes the record of r, new or moved, at the place its parent
+// and name give, and points its id there. A moved node's old record must
+// have been removed with removeNode.
+func (t *txn) placeNode(r *rec) error {
+	k := recordKey(r)
+	if err := t.children().Put(k, encodeNode(r)); err != nil {
+		return err
+	}
+	return t.nodes().Put([]byte(r.ID), k)
+}
+
+// removeNode deletes the record of r and its index entry.
+func (t *txn) removeNode(r *rec) error {
+	if err := t.children().Delete(recordKey(r)); err != nil {
+		return err
+	}
+	return t.nodes().Delete([]byte(r.ID))
+}
+
+// lookups are the cursors a txn looks records up with, one per bucket,
+// kept for the transaction: a bolt Get makes a cursor each time, whose
+// stack costs an allocation per level of the tree, and a lookup by id takes
+// two of them.
+type lookups struct{ nodes, children *bolt.Cursor }
+
+// get returns the value of key in the bucket open returns, or nil, seeking
+// with the cursor *c (made on first use). A seek starts from the bucket's
+// root, so the cursor stays usable across changes to the bucket.
+func (l *lookups) get(c **bolt.Cursor, open func() *bolt.Bucket, key []byte) []byte {
+	if *c == nil {
+		*c = open().Cursor()
+	}
+	k, v := (*c).Seek(key)
+	if !bytes.Equal(k, key) {
+		return nil
+	}
+	return v
+}
