@@ -217,7 +217,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	go s.sweep()
 	go s.sweepSessions()
-	go s.trimLoop(trimInterval)
+	go s.trimLoop()
 	return s, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/davspaces/davspaces/storage"
 )
@@ -139,6 +140,43 @@ func TestTrimUnderLoad(t *testing.T) {
 	for _, file := range written.files {
 		if err := f.checkContent(file); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+func TestTrimDue(t *testing.T) {
+	tests := []struct {
+		name    string
+		used    dbUse
+		elapsed time.Duration
+		want    bool
+	}{
+		{"unused", dbUse{}, time.Hour, false},
+		{"read within the interval", dbUse{reads: 100}, trimInterval / 2, false},
+		{"read for an interval", dbUse{reads: 1}, trimInterval, true},
+		{"written a little within the interval", dbUse{written: trimWritten - 1}, trimInterval / 2, false},
+		{"written a little for an interval", dbUse{written: 4096}, trimInterval, true},
+		{"written much at once", dbUse{written: trimWritten}, trimBusyCheck, true},
+	}
+	for _, tt := range tests {
+		if got := trimDue(tt.used, tt.elapsed); got != tt.want {
+			t.Errorf("%s: trimDue(%+v, %v) = %v, want %v", tt.name, tt.used, tt.elapsed, got, tt.want)
+		}
+	}
+}
+
+func TestNextTrimCheck(t *testing.T) {
+	tests := []struct {
+		used dbUse
+		want time.Duration
+	}{
+		{dbUse{}, trimIdleCheck},
+		{dbUse{reads: 10}, trimIdleCheck},
+		{dbUse{reads: 10, written: 4096}, trimBusyCheck},
+	}
+	for _, tt := range tests {
+		if got := nextTrimCheck(tt.used); got != tt.want {
+			t.Errorf("nextTrimCheck(%+v) = %v, want %v", tt.used, got, tt.want)
 		}
 	}
 }
