@@ -138,6 +138,7 @@ type Store struct {
 
 	closing   chan struct{} // closed by Close to stop the sweeps
 	sweepDone chan struct{} // closed when the sweep has ended
+	trimDone  chan struct{} // closed when trimming the mapping has ended (trim.go)
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -163,6 +164,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		pending:   pendingBlobs{ids: map[string]struct{}{}},
 		closing:   make(chan struct{}),
 		sweepDone: make(chan struct{}),
+		trimDone:  make(chan struct{}),
 
 		sessionDir:       filepath.Join(dir, sessionsDir),
 		sessionSweep:     opts.SessionSweep,
@@ -215,6 +217,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	go s.sweep()
 	go s.sweepSessions()
+	go s.trimLoop()
 	return s, nil
 }
 
@@ -401,6 +404,7 @@ func (s *Store) Close() error {
 		close(s.closing)
 		<-s.sweepDone
 		<-s.sessionSweepDone
+		<-s.trimDone
 		if err := s.db.Close(); err != nil {
 			s.closeErr = fmt.Errorf("close store: %w", err)
 		}

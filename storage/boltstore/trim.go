@@ -1,0 +1,116 @@
+package boltstore
+
+import (
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	"go.uber.org/zap"
+)
+
+// When the database mapping is trimmed. Between two trims the process
+// maps at most what it touches in the meantime, so the mapped part stays
+// bounded by the throughput, not by the size of the database. Each fault
+// maps the neighbouring pages too, and writing maps fastest: every
+// transaction reads the pages the previous one wrote, so written bytes
+// call for a trim before the interval is over. An idle store looks less
+// often.
+const (
+	trimInterval  = 250 * time.Millisecond // a used database is trimmed at least this often
+	trimWritten   = 1 << 20                // bytes written that call for a trim at once
+	trimBusyCheck = 20 * time.Millisecond  // how often the use is looked at while written to
+	trimIdleCheck = trimInterval           // and otherwise
+)
+
+// trimMapping unmaps from this process the database pages it has touched.
+//
+// bbolt reads the database through a read-only shared mapping of the file,
+// and every page it touches stays in the process's resident set: as small
+// files live in the database, that would grow with the data stored. Dropping
+// the page-table entries leaves the pages in the page cache, shared and
+// clean, so the next access faults them back in from memory and readers
+// see the same bytes.
+//
+// The trim runs in a read transaction: bbolt remaps a growing file only
+// under a lock that read transactions hold shared, so the address and the
+// size taken here are those of the live mapping for as long as it lasts.
+// The size is the database's as the transaction sees it, which it reads
+// through the mapping, so the mapping covers it; pages a later commit adds
+// beyond it are left to the next trim.
+func (s *Store) trimMapping() error {
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return dropMapped(s.db.Info().Data, tx.Size())
+	})
+	if err != nil {
+		return fmt.Errorf("trim database mapping: %w", err)
+	}
+	return nil
+}
+
+// trimLoop trims the database mapping while the database is used, until
+// the store closes.
+func (s *Store) trimLoop() {
+	defer close(s.trimDone)
+	check := time.NewTimer(trimIdleCheck)
+	defer check.Stop()
+	lastTrim := time.Now()
+	atTrim := s.dbUse() // the use at the last trim
+	atCheck := atTrim   // and at the last check
+	for {
+		select {
+		case <-s.closing:
+			return
+		case <-check.C:
+		}
+		now := s.dbUse()
+		check.Reset(nextTrimCheck(now.since(atCheck)))
+		atCheck = now
+		if !trimDue(now.since(atTrim), time.Since(lastTrim)) {
+			continue
+		}
+		if err := s.trimMapping(); err != nil {
+			s.log.Warn("cannot trim the database mapping", zap.Error(err))
+		}
+		// The trim's own read transaction is not a use.
+		atTrim, lastTrim = s.dbUse(), time.Now()
+		atCheck = atTrim
+	}
+}
+
+// nextTrimCheck returns when to look at the use again, given what was done
+// since the last look.
+func nextTrimCheck(used dbUse) time.Duration {
+	if used.written > 0 {
+		return trimBusyCheck
+	}
+	return trimIdleCheck
+}
+
+// dbUse counts what was done with the database so far.
+type dbUse struct {
+	reads   int   // read transactions started
+	written int64 // bytes of pages written
+}
+
+func (s *Store) dbUse() dbUse {
+	st := s.db.Stats()
+	return dbUse{reads: st.TxN, written: st.TxStats.GetPageAlloc()}
+}
+
+// since returns what was done after prev.
+func (u dbUse) since(prev dbUse) dbUse {
+	return dbUse{reads: u.reads - prev.reads, written: u.written - prev.written}
+}
+
+// trimDue reports whether the mapping is to be trimmed after used, done in
+// the time elapsed since the last trim.
+func trimDue(used dbUse, elapsed time.Duration) bool {
+	switch {
+	case used.written >= trimWritten:
+		return true
+	case used == dbUse{}:
+		return false
+	default:
+		return elapsed >= trimInterval
+	}
+}
