@@ -1,0 +1,30 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+// Open returns the content of a file and the node as of that content: one
+// read of the node's row names both, and objects never change, so the
+// node's size, etag and checksums describe exactly the bytes read even
+// while the file is replaced. A replaced object stays readable for
+// ObjectGrace.
+func (s *Store) Open(ctx context.Context, spaceID, nodeID string) (storage.Node, storage.Content, error) {
+	var r nodeRow
+	err := s.read(ctx, func(tx pgx.Tx) (err error) {
+		r, err = nodeIn(ctx, tx, spaceID, nodeID)
+		return err
+	})
+	if err != nil {
+		return storage.Node{}, nil, fmt.Errorf("open: %w", err)
+	}
+	if r.isFolder() {
+		return storage.Node{}, nil, fmt.Errorf("open %s: is a folder: %w", nodeID, storage.ErrInvalid)
+	}
+	return r.node(), s.objects.NewReader(ctx, r.Content), nil
+}
