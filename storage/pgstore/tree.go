@@ -129,8 +129,8 @@ func (s *Store) checkQuota(ctx context.Context, tx pgx.Tx, spaceID string, delta
 		return nil
 	}
 	var (
-		typ          string
-		quota, used  int64
+		typ         string
+		quota, used int64
 	)
 	err := tx.QueryRow(ctx, `SELECT s.type, s.quota, r.size FROM spaces s JOIN nodes r ON r.id = s.id WHERE s.id = $1`,
 		spaceID).Scan(&typ, &quota, &used)
