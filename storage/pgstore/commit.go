@@ -18,10 +18,8 @@ import (
 // the content it replaces to the sweep. It reports whether the file was
 // created. An upload ends here, and so does a resumable upload session.
 func (s *Store) commitContent(ctx context.Context, spaceID string, segments []s3content.Segment, size int64, sums checksum.Sums, c storage.Commit) (storage.Node, bool, error) {
-	if c.NodeID == "" {
-		if err := validName(c.Name); err != nil {
-			return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), err)
-		}
+	if err := validCommit(c); err != nil {
+		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), err)
 	}
 	if segments == nil {
 		segments = []s3content.Segment{} // jsonb '[]', not null
@@ -114,6 +112,14 @@ func commitTargetIn(ctx context.Context, ch *change, spaceID string, c storage.C
 		return "", nodeRow{}, false, err
 	}
 	return p.ID, old, exists, nil
+}
+
+// validCommit checks the name a commit creates; a node id is only looked up.
+func validCommit(c storage.Commit) error {
+	if c.NodeID != "" {
+		return nil
+	}
+	return validName(c.Name)
 }
 
 // commitTarget names the target of c in errors.

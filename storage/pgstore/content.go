@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -15,13 +13,9 @@ import (
 // while the file is replaced. A replaced object stays readable for
 // ObjectGrace.
 func (s *Store) Open(ctx context.Context, spaceID, nodeID string) (storage.Node, storage.Content, error) {
-	var r nodeRow
-	err := s.read(ctx, func(tx pgx.Tx) (err error) {
-		r, err = nodeIn(ctx, tx, spaceID, nodeID)
-		return err
-	})
+	r, err := nodeIn(ctx, s.pool, spaceID, nodeID)
 	if err != nil {
-		return storage.Node{}, nil, fmt.Errorf("open: %w", err)
+		return storage.Node{}, nil, fmt.Errorf("open: %w", classify(err))
 	}
 	if r.isFolder() {
 		return storage.Node{}, nil, fmt.Errorf("open %s: is a folder: %w", nodeID, storage.ErrInvalid)

@@ -34,17 +34,16 @@ func (s *Store) ReadDirProps(ctx context.Context, spaceID, folderID, user, after
 	if err := validUser(user); err != nil {
 		return nil, fmt.Errorf("read dir %s: %w", folderID, err)
 	}
-	var out []storage.Entry
+	out := []storage.Entry{}
 	err := s.read(ctx, func(tx pgx.Tx) error {
 		rows, err := readDir(ctx, tx, spaceID, folderID, after, limit)
 		if err != nil {
 			return err
 		}
-		ids := make([]string, len(rows))
-		for i, r := range rows {
-			ids[i] = r.ID
+		if len(rows) == 0 {
+			return nil
 		}
-		props, err := propsOf(ctx, tx, ids, user)
+		props, err := childProps(ctx, tx, folderID, after, rows[len(rows)-1].Name, user)
 		if err != nil {
 			return err
 		}
@@ -74,7 +73,7 @@ func readDir(ctx context.Context, tx pgx.Tx, spaceID, folderID, after string, li
 	if limit > 0 {
 		max = &limit
 	}
-	return queryNodes(ctx, tx, `SELECT `+nodeColumns+` FROM nodes
+	return listNodes(ctx, tx, `SELECT `+listColumns+` FROM nodes
 		WHERE parent_id = $1 AND name > $2 ORDER BY name LIMIT $3`, folderID, after, max)
 }
 

@@ -19,6 +19,11 @@ import (
 const nodeColumns = `id, space_id, coalesce(parent_id, '') AS parent_id, name, kind, size, mtime, etag,
 	content_type, sha1, md5, adler32, content`
 
+// listColumns are nodeColumns but content, which listings do not need
+// and which would cost a JSON decoding per child.
+const listColumns = `id, space_id, coalesce(parent_id, '') AS parent_id, name, kind, size, mtime, etag,
+	content_type, sha1, md5, adler32`
+
 // nodeRow is a row of nodes.
 type nodeRow struct {
 	ID          string              `db:"id"`
@@ -57,10 +62,16 @@ func (r nodeRow) node() storage.Node {
 	return n
 }
 
+// querier runs statements: a transaction, or the pool for a lookup that
+// is one statement, and so one snapshot, on its own.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
 // queryNode returns the one node the query selects (with nodeColumns), and
 // whether there is one.
-func queryNode(ctx context.Context, tx pgx.Tx, sql string, args ...any) (nodeRow, bool, error) {
-	rows, _ := tx.Query(ctx, sql, args...)
+func queryNode(ctx context.Context, q querier, sql string, args ...any) (nodeRow, bool, error) {
+	rows, _ := q.Query(ctx, sql, args...)
 	r, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[nodeRow])
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nodeRow{}, false, nil
@@ -68,20 +79,21 @@ func queryNode(ctx context.Context, tx pgx.Tx, sql string, args ...any) (nodeRow
 	return r, err == nil, err
 }
 
-// queryNodes returns the nodes the query selects (with nodeColumns).
-func queryNodes(ctx context.Context, tx pgx.Tx, sql string, args ...any) ([]nodeRow, error) {
+// listNodes returns the nodes the query selects (with listColumns),
+// without their content.
+func listNodes(ctx context.Context, tx pgx.Tx, sql string, args ...any) ([]nodeRow, error) {
 	rows, _ := tx.Query(ctx, sql, args...)
-	return pgx.CollectRows(rows, pgx.RowToStructByName[nodeRow])
+	return pgx.CollectRows(rows, pgx.RowToStructByNameLax[nodeRow])
 }
 
 // nodeByID returns the node with id, and whether it exists.
-func nodeByID(ctx context.Context, tx pgx.Tx, id string) (nodeRow, bool, error) {
-	return queryNode(ctx, tx, `SELECT `+nodeColumns+` FROM nodes WHERE id = $1`, id)
+func nodeByID(ctx context.Context, q querier, id string) (nodeRow, bool, error) {
+	return queryNode(ctx, q, `SELECT `+nodeColumns+` FROM nodes WHERE id = $1`, id)
 }
 
 // nodeIn returns node id of the space, or a wrapped ErrNotFound.
-func nodeIn(ctx context.Context, tx pgx.Tx, spaceID, id string) (nodeRow, error) {
-	r, ok, err := nodeByID(ctx, tx, id)
+func nodeIn(ctx context.Context, q querier, spaceID, id string) (nodeRow, error) {
+	r, ok, err := nodeByID(ctx, q, id)
 	if err != nil {
 		return nodeRow{}, err
 	}
@@ -94,8 +106,8 @@ func nodeIn(ctx context.Context, tx pgx.Tx, spaceID, id string) (nodeRow, error)
 // folderIn returns the folder id of the space to put something in; a
 // missing parent or a file is a wrapped ErrConflict, a node of another
 // space a wrapped otherSpace.
-func folderIn(ctx context.Context, tx pgx.Tx, spaceID, id string, otherSpace error) (nodeRow, error) {
-	r, ok, err := nodeByID(ctx, tx, id)
+func folderIn(ctx context.Context, q querier, spaceID, id string, otherSpace error) (nodeRow, error) {
+	r, ok, err := nodeByID(ctx, q, id)
 	switch {
 	case err != nil:
 		return nodeRow{}, err
@@ -110,19 +122,15 @@ func folderIn(ctx context.Context, tx pgx.Tx, spaceID, id string, otherSpace err
 }
 
 // child returns the child called name of parentID, and whether it exists.
-func child(ctx context.Context, tx pgx.Tx, parentID, name string) (nodeRow, bool, error) {
-	return queryNode(ctx, tx, `SELECT `+nodeColumns+` FROM nodes WHERE parent_id = $1 AND name = $2`, parentID, name)
+func child(ctx context.Context, q querier, parentID, name string) (nodeRow, bool, error) {
+	return queryNode(ctx, q, `SELECT `+nodeColumns+` FROM nodes WHERE parent_id = $1 AND name = $2`, parentID, name)
 }
 
 // Node returns a node of the space.
 func (s *Store) Node(ctx context.Context, spaceID, nodeID string) (storage.Node, error) {
-	var r nodeRow
-	err := s.read(ctx, func(tx pgx.Tx) (err error) {
-		r, err = nodeIn(ctx, tx, spaceID, nodeID)
-		return err
-	})
+	r, err := nodeIn(ctx, s.pool, spaceID, nodeID)
 	if err != nil {
-		return storage.Node{}, err
+		return storage.Node{}, classify(err)
 	}
 	return r.node(), nil
 }
@@ -132,22 +140,13 @@ func (s *Store) Child(ctx context.Context, spaceID, parentID, name string) (stor
 	if err := validName(name); err != nil {
 		return storage.Node{}, fmt.Errorf("child: %w", err)
 	}
-	var r nodeRow
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		var ok bool
-		var err error
-		r, ok, err = child(ctx, tx, parentID, name)
-		if err != nil {
-			return err
-		}
-		// A child is in the space exactly when its parent is.
-		if !ok || r.SpaceID != spaceID {
-			return fmt.Errorf("child %q of %s: %w", name, parentID, storage.ErrNotFound)
-		}
-		return nil
-	})
+	r, ok, err := child(ctx, s.pool, parentID, name)
 	if err != nil {
-		return storage.Node{}, err
+		return storage.Node{}, classify(err)
+	}
+	// A child is in the space exactly when its parent is.
+	if !ok || r.SpaceID != spaceID {
+		return storage.Node{}, fmt.Errorf("child %q of %s: %w", name, parentID, storage.ErrNotFound)
 	}
 	return r.node(), nil
 }

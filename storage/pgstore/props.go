@@ -44,12 +44,33 @@ func validUser(user string) error {
 	return nil
 }
 
-// propsOf returns the shared dead properties of each of nodes, then those
-// of user, each in name order (namespace, then local name, bytewise).
-func propsOf(ctx context.Context, tx pgx.Tx, nodes []string, user string) (map[string][]storage.Property, error) {
-	rows, _ := tx.Query(ctx, `SELECT node_id, user_id, ns, local, value FROM props
-		WHERE node_id = ANY($1) AND (user_id = '' OR user_id = $2)
-		ORDER BY node_id, user_id, ns, local`, nodes, user)
+// propOrder orders the properties of nodes: shared ones first, then each
+// in name order (namespace, then local name, bytewise).
+const propOrder = ` ORDER BY p.node_id, p.user_id, p.ns, p.local`
+
+// nodeProps returns the shared dead properties of a node, then those of
+// user.
+func nodeProps(ctx context.Context, tx pgx.Tx, nodeID, user string) ([]storage.Property, error) {
+	rows, _ := tx.Query(ctx, `SELECT p.node_id, p.user_id, p.ns, p.local, p.value FROM props p
+		WHERE p.node_id = $1 AND (p.user_id = '' OR p.user_id = $2)`+propOrder, nodeID, user)
+	props, err := collectProps(rows)
+	return props[nodeID], err
+}
+
+// childProps returns the properties nodeProps would of each child of a
+// folder whose name is in (after, last]: a page of a listing. It selects
+// by the page's range, not by a list of ids, which PostgreSQL would plan
+// element by element.
+func childProps(ctx context.Context, tx pgx.Tx, folderID, after, last, user string) (map[string][]storage.Property, error) {
+	rows, _ := tx.Query(ctx, `SELECT p.node_id, p.user_id, p.ns, p.local, p.value
+		FROM nodes n JOIN props p ON p.node_id = n.id
+		WHERE n.parent_id = $1 AND n.name > $2 AND n.name <= $3 AND (p.user_id = '' OR p.user_id = $4)`+propOrder,
+		folderID, after, last, user)
+	return collectProps(rows)
+}
+
+// collectProps groups rows of properties by node.
+func collectProps(rows pgx.Rows) (map[string][]storage.Property, error) {
 	out := map[string][]storage.Property{}
 	var r propRow
 	_, err := pgx.ForEachRow(rows, []any{&r.NodeID, &r.User, &r.Space, &r.Local, &r.Value}, func() error {
@@ -70,8 +91,8 @@ func (s *Store) Props(ctx context.Context, spaceID, nodeID, user string) ([]stor
 		if _, err := nodeIn(ctx, tx, spaceID, nodeID); err != nil {
 			return err
 		}
-		props, err := propsOf(ctx, tx, []string{nodeID}, user)
-		out = props[nodeID]
+		var err error
+		out, err = nodeProps(ctx, tx, nodeID, user)
 		return err
 	})
 	if err != nil {

@@ -47,8 +47,8 @@ func (r spaceRow) space() storage.Space {
 
 // querySpace returns the one space the query selects (with spaceColumns),
 // and whether there is one.
-func querySpace(ctx context.Context, tx pgx.Tx, sql string, args ...any) (storage.Space, bool, error) {
-	rows, _ := tx.Query(ctx, sql, args...)
+func querySpace(ctx context.Context, q querier, sql string, args ...any) (storage.Space, bool, error) {
+	rows, _ := q.Query(ctx, sql, args...)
 	r, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[spaceRow])
 	if errors.Is(err, pgx.ErrNoRows) {
 		return storage.Space{}, false, nil
@@ -77,12 +77,8 @@ func (s *Store) PersonalSpace(ctx context.Context, u storage.User) (storage.Spac
 		return storage.Space{}, fmt.Errorf("personal space: empty user id: %w", storage.ErrInvalid)
 	}
 	const byOwner = `SELECT ` + spaceColumns + ` FROM spaces WHERE type = 'personal' AND owner = $1`
-	var sp storage.Space
-	found := false
-	err := s.read(ctx, func(tx pgx.Tx) (err error) {
-		sp, found, err = querySpace(ctx, tx, byOwner, u.ID)
-		return err
-	})
+	sp, found, err := querySpace(ctx, s.pool, byOwner, u.ID)
+	err = classify(err)
 	if err == nil && (!found || sp.OwnerDisplayName != u.DisplayName) {
 		err = s.tx(ctx, func(tx pgx.Tx) (err error) {
 			sp, err = createOrRenamePersonal(ctx, tx, u, s.now().UTC())
@@ -200,18 +196,12 @@ func (s *Store) putSpace(ctx context.Context, tx pgx.Tx, sp storage.Space) (stor
 
 // Space returns the space with the given id.
 func (s *Store) Space(ctx context.Context, id string) (storage.Space, error) {
-	var sp storage.Space
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		var found bool
-		var err error
-		sp, found, err = querySpace(ctx, tx, `SELECT `+spaceColumns+` FROM spaces WHERE id = $1`, id)
-		if err == nil && !found {
-			err = fmt.Errorf("space %s: %w", id, storage.ErrNotFound)
-		}
-		return err
-	})
+	sp, found, err := querySpace(ctx, s.pool, `SELECT `+spaceColumns+` FROM spaces WHERE id = $1`, id)
 	if err != nil {
-		return storage.Space{}, err
+		return storage.Space{}, classify(err)
+	}
+	if !found {
+		return storage.Space{}, fmt.Errorf("space %s: %w", id, storage.ErrNotFound)
 	}
 	return effectiveQuota(sp, s.personalQuota.Load()), nil
 }

@@ -31,10 +31,6 @@ func (s *Store) change(ctx context.Context, spaceID string, fn func(*change) err
 	})
 }
 
-// etagSQL computes in SQL what etag computes in Go, for the node whose id
-// is the column id and the tag $tagParam.
-func etagSQL(tagParam string) string { return `md5(id || ':' || ` + tagParam + `)` }
-
 // etag is the etag node id gets in this change: distinct for every node
 // and every change, and the same for a node changed twice in one change.
 func (c *change) etag(id string) string {

@@ -139,6 +139,17 @@ func (u *upload) Commit(ctx context.Context, c storage.Commit) (storage.Node, bo
 		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), errFinished)
 	}
 	u.finished = true
+	err := u.failed
+	if err == nil {
+		err = validCommit(c)
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		u.drop()
+		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), err)
+	}
 	segments, err := u.finishObject(ctx)
 	if err != nil {
 		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), err)
@@ -159,12 +170,6 @@ func (u *upload) finishObject(ctx context.Context) ([]s3content.Segment, error) 
 	defer u.releaseMem()
 	if u.stream != nil {
 		n, err := u.stream.finish()
-		if err == nil {
-			err = u.failed
-		}
-		if err == nil {
-			err = ctx.Err()
-		}
 		if err == nil && n != u.size {
 			err = fmt.Errorf("stored %d of %d bytes", n, u.size)
 		}
@@ -194,12 +199,18 @@ func (u *upload) Discard() error {
 		return nil
 	}
 	u.finished = true
+	u.drop()
+	return nil
+}
+
+// drop lets go of the content: the memory, and the object it was
+// streaming to.
+func (u *upload) drop() {
 	u.releaseMem()
 	if u.stream != nil {
 		u.stream.abort()
 		u.s.removeObjects([]s3content.Segment{{Key: u.stream.key}})
 	}
-	return nil
 }
 
 // removeObjects deletes objects nothing references, best effort: the
