@@ -2,8 +2,11 @@ package pgstore
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/davspaces/davspaces/storage"
 )
@@ -113,5 +116,38 @@ func TestMoveRewritesOneRow(t *testing.T) {
 		if n, _ := s.Node(ctx, sp.ID, id); n.Size != want {
 			t.Fatalf("%q size %d, want %d", n.Name, n.Size, want)
 		}
+	}
+}
+
+// A MOVE drops the locks on the moved node and below it (RFC 4918 §7.6),
+// and keeps every other lock of the space.
+func TestMoveDropsLocksBelow(t *testing.T) {
+	s := openTestStore(t, Options{})
+	sp := personal(t, s)
+	ctx := t.Context()
+	a, _ := s.Mkdir(ctx, sp.ID, sp.ID, "a")
+	b, _ := s.Mkdir(ctx, sp.ID, a.ID, "b")
+	inner := put(t, s, sp.ID, b.ID, "inner", "x")
+	beside := put(t, s, sp.ID, a.ID, "beside", "x")
+	dest, _ := s.Mkdir(ctx, sp.ID, sp.ID, "dest")
+	for _, id := range []string{sp.ID, a.ID, b.ID, inner.ID, beside.ID, dest.ID} {
+		_, err := s.pool.Exec(ctx, `INSERT INTO locks (token, space_id, node_id, root, deep, scope, owner, user_id, user_name, created, timeout_ms)
+			VALUES ($1, $2, $1, '', false, 1, '', 'einstein', 'einstein', now(), 0)`, id, sp.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := s.Move(ctx, sp.ID, storage.Transfer{NodeID: b.ID, NewParentID: dest.ID, NewName: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	rows, _ := s.pool.Query(ctx, `SELECT node_id FROM locks ORDER BY node_id`)
+	kept, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{sp.ID, a.ID, beside.ID, dest.ID}
+	slices.Sort(want)
+	if !slices.Equal(kept, want) {
+		t.Fatalf("locks left on %v, want %v", kept, want)
 	}
 }

@@ -36,10 +36,11 @@ func (s *Store) NewUpload(ctx context.Context, spaceID string) (storage.Upload, 
 	if _, err := s.Space(ctx, spaceID); err != nil {
 		return nil, fmt.Errorf("new upload: %w", err)
 	}
-	return &upload{s: s, ctx: ctx, spaceID: spaceID, sum: checksum.NewWriter(), mem: firstBytes.Get().(*[]byte)}, nil
+	return &upload{s: s, ctx: ctx, spaceID: spaceID, sum: checksum.NewWriter()}, nil
 }
 
-// upload is a storage.Upload. Its first bytes stay in memory (mem); past
+// upload is a storage.Upload. Its first bytes stay in memory (mem, nil
+// until the first write and once streaming); past
 // memLimit they and all that follow stream to a new object as they come
 // (stream), so no upload holds more than memLimit and a part in memory.
 type upload struct {
@@ -65,7 +66,7 @@ func (u *upload) Write(p []byte) (int, error) {
 	if err := u.writable(); err != nil {
 		return 0, err
 	}
-	if u.stream == nil && len(*u.mem)+len(p) <= memLimit {
+	if u.stream == nil && len(*u.memory())+len(p) <= memLimit {
 		*u.mem = append(*u.mem, p...)
 		u.sum.Write(p)
 		u.size += int64(len(p))
@@ -99,12 +100,21 @@ func (u *upload) startStream() error {
 		return nil
 	}
 	u.stream = u.s.newObjectStream(u.ctx, newObjectKey(prefixFile))
-	_, err := u.stream.Write(*u.mem)
+	_, err := u.stream.Write(*u.memory())
 	u.releaseMem()
 	if err != nil {
 		u.failed = fmt.Errorf("write upload: %w", err)
 	}
 	return u.failed
+}
+
+// memory is the memory holding the first bytes, taken from the pool on
+// first use, so that an upload that stays empty holds none.
+func (u *upload) memory() *[]byte {
+	if u.mem == nil {
+		u.mem = firstBytes.Get().(*[]byte)
+	}
+	return u.mem
 }
 
 func (u *upload) releaseMem() {

@@ -58,7 +58,7 @@ func (u *upload) ReadFrom(r io.Reader) (int64, error) {
 // fillMem reads into the memory the upload holds until it is full or r
 // ends; done reports that r ended.
 func (u *upload) fillMem(r io.Reader) (done bool, err error) {
-	mem := *u.mem
+	mem := *u.memory()
 	for len(mem) < cap(mem) {
 		n, err := r.Read(mem[len(mem):cap(mem)])
 		u.sum.Write(mem[len(mem) : len(mem)+n])
