@@ -165,10 +165,10 @@ func (u *upload) Commit(ctx context.Context, c storage.Commit) (storage.Node, bo
 		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), err)
 	}
 	n, created, err := u.s.commitContent(ctx, u.spaceID, segments, u.size, u.sum.Sums(), c)
-	if err != nil && !errors.Is(err, storage.ErrUnavailable) {
+	if err != nil && !errors.Is(err, storage.ErrUnavailable) && ctx.Err() == nil {
 		// The transaction surely rolled back: nothing references the
-		// object. After an outage it may have committed; the sweep
-		// decides then.
+		// object. Cut off by an outage or a cancellation, it may have
+		// committed; the sweep decides then.
 		u.s.removeObjects(segments)
 	}
 	return n, created, err
