@@ -32,6 +32,5 @@ func openTestStore(t testing.TB, opts Options) *Store {
 
 // TestConformance runs the table every store passes.
 func TestConformance(t *testing.T) {
-	t.Skip("the node, lock and session methods land next")
 	storetest.Run(t, func(t *testing.T) storetest.Store { return openTestStore(t, Options{}) })
 }

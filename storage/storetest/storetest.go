@@ -42,6 +42,9 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"PersonalQuota", testPersonalQuota},
 		{"TransferConditions", testTransferConditions},
 	}
+	tests = append(tests, spaceTests...)
+	tests = append(tests, treeTests...)
+	tests = append(tests, contentTests...)
 	tests = append(tests, lockTests...)
 	tests = append(tests, sessionTests...)
 	tests = append(tests, chunkTests...)

@@ -1,0 +1,24 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+// Open returns the content of a file and the node as of that content: one
+// read of the node's row names both, and objects never change, so the
+// node's size, etag and checksums describe exactly the bytes read even
+// while the file is replaced. A replaced object stays readable for
+// ObjectGrace.
+func (s *Store) Open(ctx context.Context, spaceID, nodeID string) (storage.Node, storage.Content, error) {
+	r, err := nodeIn(ctx, s.pool, spaceID, nodeID)
+	if err != nil {
+		return storage.Node{}, nil, fmt.Errorf("open: %w", classify(err))
+	}
+	if r.isFolder() {
+		return storage.Node{}, nil, fmt.Errorf("open %s: is a folder: %w", nodeID, storage.ErrInvalid)
+	}
+	return r.node(), s.objects.NewReader(ctx, r.Content), nil
+}

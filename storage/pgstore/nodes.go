@@ -1,0 +1,176 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/davspaces/davspaces/checksum"
+	"github.com/davspaces/davspaces/storage"
+	"github.com/davspaces/davspaces/storage/s3content"
+)
+
+// nodeColumns are the columns nodeRow scans, in a form every query of
+// nodes can select.
+const nodeColumns = `id, space_id, coalesce(parent_id, '') AS parent_id, name, kind, size, mtime, etag,
+	content_type, sha1, md5, adler32, content`
+
+// listColumns are nodeColumns but content, which listings do not need
+// and which would cost a JSON decoding per child.
+const listColumns = `id, space_id, coalesce(parent_id, '') AS parent_id, name, kind, size, mtime, etag,
+	content_type, sha1, md5, adler32`
+
+// nodeRow is a row of nodes.
+type nodeRow struct {
+	ID          string              `db:"id"`
+	SpaceID     string              `db:"space_id"`
+	ParentID    string              `db:"parent_id"`
+	Name        string              `db:"name"`
+	Kind        int16               `db:"kind"`
+	Size        int64               `db:"size"`
+	ModTime     time.Time           `db:"mtime"`
+	ETag        string              `db:"etag"`
+	ContentType string              `db:"content_type"`
+	SHA1        string              `db:"sha1"`
+	MD5         string              `db:"md5"`
+	Adler32     string              `db:"adler32"`
+	Content     []s3content.Segment `db:"content"`
+}
+
+func (r nodeRow) isFolder() bool { return storage.Kind(r.Kind) == storage.KindFolder }
+
+// node is the storage.Node the row describes.
+func (r nodeRow) node() storage.Node {
+	n := storage.Node{
+		ID:       r.ID,
+		SpaceID:  r.SpaceID,
+		ParentID: r.ParentID,
+		Name:     r.Name,
+		Kind:     storage.Kind(r.Kind),
+		Size:     r.Size,
+		ModTime:  r.ModTime.UTC(),
+		ETag:     r.ETag,
+	}
+	if !r.isFolder() {
+		n.ContentType = r.ContentType
+		n.Checksums = checksum.Sums{SHA1: r.SHA1, MD5: r.MD5, Adler32: r.Adler32}
+	}
+	return n
+}
+
+// querier runs statements: a transaction, or the pool for a lookup that
+// is one statement, and so one snapshot, on its own.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// queryNode returns the one node the query selects (with nodeColumns), and
+// whether there is one.
+func queryNode(ctx context.Context, q querier, sql string, args ...any) (nodeRow, bool, error) {
+	rows, _ := q.Query(ctx, sql, args...)
+	r, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[nodeRow])
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nodeRow{}, false, nil
+	}
+	return r, err == nil, err
+}
+
+// listNodes returns the nodes the query selects (with listColumns),
+// without their content.
+func listNodes(ctx context.Context, tx pgx.Tx, sql string, args ...any) ([]nodeRow, error) {
+	rows, _ := tx.Query(ctx, sql, args...)
+	return pgx.CollectRows(rows, pgx.RowToStructByNameLax[nodeRow])
+}
+
+// nodeByID returns the node with id, and whether it exists.
+func nodeByID(ctx context.Context, q querier, id string) (nodeRow, bool, error) {
+	return queryNode(ctx, q, `SELECT `+nodeColumns+` FROM nodes WHERE id = $1`, id)
+}
+
+// nodeIn returns node id of the space, or a wrapped ErrNotFound.
+func nodeIn(ctx context.Context, q querier, spaceID, id string) (nodeRow, error) {
+	r, ok, err := nodeByID(ctx, q, id)
+	if err != nil {
+		return nodeRow{}, err
+	}
+	if !ok || r.SpaceID != spaceID {
+		return nodeRow{}, fmt.Errorf("node %s in space %s: %w", id, spaceID, storage.ErrNotFound)
+	}
+	return r, nil
+}
+
+// folderIn returns the folder id of the space to put something in; a
+// missing parent or a file is a wrapped ErrConflict, a node of another
+// space a wrapped otherSpace.
+func folderIn(ctx context.Context, q querier, spaceID, id string, otherSpace error) (nodeRow, error) {
+	r, ok, err := nodeByID(ctx, q, id)
+	switch {
+	case err != nil:
+		return nodeRow{}, err
+	case !ok:
+		return nodeRow{}, fmt.Errorf("parent %s does not exist: %w", id, storage.ErrConflict)
+	case r.SpaceID != spaceID:
+		return nodeRow{}, fmt.Errorf("parent %s is in another space: %w", id, otherSpace)
+	case !r.isFolder():
+		return nodeRow{}, fmt.Errorf("parent %s is not a folder: %w", id, storage.ErrConflict)
+	}
+	return r, nil
+}
+
+// child returns the child called name of parentID, and whether it exists.
+func child(ctx context.Context, q querier, parentID, name string) (nodeRow, bool, error) {
+	return queryNode(ctx, q, `SELECT `+nodeColumns+` FROM nodes WHERE parent_id = $1 AND name = $2`, parentID, name)
+}
+
+// Node returns a node of the space.
+func (s *Store) Node(ctx context.Context, spaceID, nodeID string) (storage.Node, error) {
+	r, err := nodeIn(ctx, s.pool, spaceID, nodeID)
+	if err != nil {
+		return storage.Node{}, classify(err)
+	}
+	return r.node(), nil
+}
+
+// Child returns the child called name of folder parentID.
+func (s *Store) Child(ctx context.Context, spaceID, parentID, name string) (storage.Node, error) {
+	if err := validName(name); err != nil {
+		return storage.Node{}, fmt.Errorf("child: %w", err)
+	}
+	r, ok, err := child(ctx, s.pool, parentID, name)
+	if err != nil {
+		return storage.Node{}, classify(err)
+	}
+	// A child is in the space exactly when its parent is.
+	if !ok || r.SpaceID != spaceID {
+		return storage.Node{}, fmt.Errorf("child %q of %s: %w", name, parentID, storage.ErrNotFound)
+	}
+	return r.node(), nil
+}
+
+// maxNameLen caps node names and caller-chosen ids, as boltstore does.
+const maxNameLen = 255
+
+// validName checks a node name at the store boundary.
+func validName(name string) error {
+	switch {
+	case name == "", name == ".", name == "..", len(name) > maxNameLen, strings.ContainsAny(name, "/\x00"):
+		if len(name) > 64 {
+			name = name[:64] + "…"
+		}
+		return fmt.Errorf("name %q: %w", name, storage.ErrInvalid)
+	}
+	return nil
+}
+
+// validID checks a caller-chosen id (a space id, which is also the id of
+// the space's root node).
+func validID(what, v string) error {
+	if v == "" || len(v) > maxNameLen || strings.ContainsAny(v, "/\x00") {
+		return fmt.Errorf("%s %q: %w", what, v, storage.ErrInvalid)
+	}
+	return nil
+}

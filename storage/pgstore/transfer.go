@@ -1,0 +1,174 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+// transfer holds what Move and Copy check alike about their target.
+type transfer struct {
+	src      nodeRow
+	dst      nodeRow // the new parent
+	noop     bool    // onto itself
+	target   nodeRow // the existing node at the target, if any
+	replaced bool
+}
+
+// prepareTransfer resolves and checks source and target of a move or copy.
+// It does not change anything.
+func prepareTransfer(ctx context.Context, c *change, spaceID string, tr storage.Transfer) (transfer, error) {
+	var x transfer
+	var err error
+	if x.src, err = nodeIn(ctx, c.tx, spaceID, tr.NodeID); err != nil {
+		return x, err
+	}
+	if err := checkConditions(x.src, tr.Conditions); err != nil {
+		return x, err
+	}
+	if x.dst, err = folderIn(ctx, c.tx, spaceID, tr.NewParentID, storage.ErrCrossSpace); err != nil {
+		return x, err
+	}
+	if x.dst.ID == x.src.ParentID && tr.NewName == x.src.Name {
+		x.noop = true
+		return x, nil
+	}
+	if x.src.isFolder() {
+		inside, err := isAncestor(ctx, c.tx, x.src.ID, x.dst.ID)
+		if err != nil {
+			return x, err
+		}
+		if inside {
+			return x, fmt.Errorf("destination is inside the source: %w", storage.ErrConflict)
+		}
+	}
+	var exists bool
+	if x.target, exists, err = child(ctx, c.tx, x.dst.ID, tr.NewName); err != nil || !exists {
+		return x, err
+	}
+	if !tr.Overwrite {
+		return x, fmt.Errorf("%q: %w", tr.NewName, storage.ErrExists)
+	}
+	// Replacing an ancestor of the source would remove the source.
+	above, err := isAncestor(ctx, c.tx, x.target.ID, x.src.ParentID)
+	if err != nil {
+		return x, err
+	}
+	if above {
+		return x, fmt.Errorf("destination contains the source: %w", storage.ErrConflict)
+	}
+	x.replaced = true
+	return x, nil
+}
+
+// lockedNodes are the nodes a move or copy changes: an existing target
+// and everything below it, or else the target's folder; for a move also
+// the source, everything below it and its folder.
+func (x transfer) lockedNodes(move bool) []lockedNode {
+	var out []lockedNode
+	if move {
+		out = append(out, lockedNode{id: x.src.ID, below: x.src.isFolder()}, lockedNode{id: x.src.ParentID})
+	}
+	if x.replaced {
+		return append(out, lockedNode{id: x.target.ID, below: x.target.isFolder()})
+	}
+	return append(out, lockedNode{id: x.dst.ID})
+}
+
+// replacedSize is the size of the node a transfer replaces.
+func (x transfer) replacedSize() int64 {
+	if x.replaced {
+		return x.target.Size
+	}
+	return 0
+}
+
+// copySize is the size a copy adds at its target.
+func (x transfer) copySize(shallow bool) int64 {
+	if x.src.isFolder() && shallow {
+		return 0
+	}
+	return x.src.Size
+}
+
+// Copy duplicates a node, and unless Shallow everything below it, with new
+// ids, in one transaction. Content objects are immutable, so the copies
+// share them; shared dead properties are copied too. Copying a node onto
+// itself changes nothing.
+func (s *Store) Copy(ctx context.Context, spaceID string, tr storage.Transfer) (storage.Node, bool, error) {
+	if err := validName(tr.NewName); err != nil {
+		return storage.Node{}, false, fmt.Errorf("copy: %w", err)
+	}
+	var (
+		out      nodeRow
+		replaced bool
+	)
+	err := s.change(ctx, spaceID, func(c *change) error {
+		x, err := prepareTransfer(ctx, c, spaceID, tr)
+		if err != nil {
+			return err
+		}
+		out, replaced = x.src, false
+		if x.noop {
+			return nil
+		}
+		if err := s.checkHeld(ctx, c.tx, spaceID, tr.Locks, x.lockedNodes(false)...); err != nil {
+			return err
+		}
+		if err := s.checkQuota(ctx, c.tx, spaceID, x.copySize(tr.Shallow)-x.replacedSize()); err != nil {
+			return err
+		}
+		if x.replaced {
+			if err := s.removeTree(ctx, c.tx, x.target); err != nil {
+				return err
+			}
+		}
+		if out, err = c.copyTree(ctx, x.src, x.dst.ID, tr.NewName, tr.Shallow); err != nil {
+			return err
+		}
+		replaced = x.replaced
+		return c.propagate(ctx, x.dst.ID, x.copySize(tr.Shallow)-x.replacedSize())
+	})
+	if err != nil {
+		return storage.Node{}, false, fmt.Errorf("copy %s to %q: %w", tr.NodeID, tr.NewName, err)
+	}
+	return out.node(), replaced, nil
+}
+
+// copyTree copies src as child name of parentID, with its subtree unless
+// shallow, and its shared properties, in one statement; it returns the new
+// top node.
+func (c *change) copyTree(ctx context.Context, src nodeRow, parentID, name string, shallow bool) (nodeRow, error) {
+	topID := uuid.NewString()
+	_, err := c.tx.Exec(ctx, `
+		WITH RECURSIVE sub AS (
+			SELECT id FROM nodes WHERE id = $1
+			UNION ALL
+			SELECT n.id FROM nodes n JOIN sub ON n.parent_id = sub.id WHERE NOT $5
+		), ids AS MATERIALIZED (
+			SELECT id AS old, CASE WHEN id = $1 THEN $2 ELSE gen_random_uuid()::text END AS new FROM sub
+		), copied AS (
+			INSERT INTO nodes (id, space_id, parent_id, name, kind, size, mtime, etag,
+				content_type, sha1, md5, adler32, content)
+			SELECT ids.new, n.space_id,
+				CASE WHEN n.id = $1 THEN $3 ELSE parent.new END,
+				CASE WHEN n.id = $1 THEN $4 ELSE n.name END,
+				n.kind,
+				CASE WHEN n.id = $1 AND $5 AND n.kind = $6 THEN 0 ELSE n.size END,
+				n.mtime, md5(ids.new || ':' || $7::text),
+				n.content_type, n.sha1, n.md5, n.adler32, n.content
+			FROM ids JOIN nodes n ON n.id = ids.old LEFT JOIN ids parent ON parent.old = n.parent_id
+		)
+		INSERT INTO props (node_id, user_id, ns, local, value)
+		SELECT ids.new, '', p.ns, p.local, p.value FROM props p JOIN ids ON p.node_id = ids.old
+		WHERE p.user_id = ''`,
+		src.ID, topID, parentID, name, shallow, storage.KindFolder, c.tag)
+	if err != nil {
+		return nodeRow{}, fmt.Errorf("copying %s: %w", src.ID, err)
+	}
+	top, _, err := nodeByID(ctx, c.tx, topID)
+	return top, err
+}

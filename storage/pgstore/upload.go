@@ -1,0 +1,290 @@
+package pgstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/davspaces/davspaces/checksum"
+	"github.com/davspaces/davspaces/storage"
+	"github.com/davspaces/davspaces/storage/s3content"
+)
+
+// memLimit is how many bytes an upload keeps in memory before it starts
+// streaming them to an object of unknown size: a file up to this size
+// costs one PUT of known size, a larger one a multipart upload.
+const memLimit = 1 << 20
+
+// firstBytes recycles the memory of the first bytes of uploads.
+var firstBytes = sync.Pool{New: func() any {
+	b := make([]byte, 0, memLimit)
+	return &b
+}}
+
+var (
+	errFinished  = errors.New("upload is finished")
+	errDiscarded = errors.New("upload discarded")
+)
+
+// NewUpload starts receiving the content of a file in the space. ctx bounds
+// the upload's requests to the bucket until Commit or Discard.
+func (s *Store) NewUpload(ctx context.Context, spaceID string) (storage.Upload, error) {
+	if _, err := s.Space(ctx, spaceID); err != nil {
+		return nil, fmt.Errorf("new upload: %w", err)
+	}
+	return &upload{s: s, ctx: ctx, spaceID: spaceID, sum: checksum.NewWriter()}, nil
+}
+
+// upload is a storage.Upload. Its first bytes stay in memory (mem, nil
+// until the first write and once streaming); past
+// memLimit they and all that follow stream to a new object as they come
+// (stream), so no upload holds more than memLimit and a part in memory.
+type upload struct {
+	s       *Store
+	ctx     context.Context
+	spaceID string
+	sum     *checksum.Writer
+
+	mu       sync.Mutex
+	finished bool // committed or discarded
+	mem      *[]byte
+	stream   *objectStream // nil while the content fits in mem
+	size     int64
+	// failed is the error of a failed write: the checksums may then cover
+	// bytes the object lacks, so the upload can only be discarded.
+	failed error
+}
+
+// Write adds p to the content and the checksums.
+func (u *upload) Write(p []byte) (int, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if err := u.writable(); err != nil {
+		return 0, err
+	}
+	if u.stream == nil && len(*u.memory())+len(p) <= memLimit {
+		*u.mem = append(*u.mem, p...)
+		u.sum.Write(p)
+		u.size += int64(len(p))
+		return len(p), nil
+	}
+	if err := u.startStream(); err != nil {
+		return 0, err
+	}
+	n, err := u.stream.Write(p)
+	u.sum.Write(p[:n])
+	u.size += int64(n)
+	if err != nil {
+		u.failed = fmt.Errorf("write upload: %w", err)
+		return n, u.failed
+	}
+	return n, nil
+}
+
+// writable fails once the upload is finished or a write failed.
+func (u *upload) writable() error {
+	if u.finished {
+		return fmt.Errorf("write: %w", errFinished)
+	}
+	return u.failed
+}
+
+// startStream starts the object the content streams to, with the bytes
+// held in memory, unless it is started already.
+func (u *upload) startStream() error {
+	if u.stream != nil {
+		return nil
+	}
+	u.stream = u.s.newObjectStream(u.ctx, newObjectKey(prefixFile))
+	_, err := u.stream.Write(*u.memory())
+	u.releaseMem()
+	if err != nil {
+		u.failed = fmt.Errorf("write upload: %w", err)
+	}
+	return u.failed
+}
+
+// memory is the memory holding the first bytes, taken from the pool on
+// first use, so that an upload that stays empty holds none.
+func (u *upload) memory() *[]byte {
+	if u.mem == nil {
+		u.mem = firstBytes.Get().(*[]byte)
+	}
+	return u.mem
+}
+
+func (u *upload) releaseMem() {
+	if u.mem != nil {
+		*u.mem = (*u.mem)[:0]
+		firstBytes.Put(u.mem)
+		u.mem = nil
+	}
+}
+
+// Size is the number of bytes written so far.
+func (u *upload) Size() int64 {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.size
+}
+
+// Checksums of the bytes written so far.
+func (u *upload) Checksums() checksum.Sums {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.sum.Sums()
+}
+
+// Commit finishes the object and makes it the content of the file c.NodeID,
+// or else c.Name in folder c.ParentID. The upload is finished afterwards,
+// whether Commit succeeded or not.
+func (u *upload) Commit(ctx context.Context, c storage.Commit) (storage.Node, bool, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.finished {
+		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), errFinished)
+	}
+	u.finished = true
+	err := u.failed
+	if err == nil {
+		err = validCommit(c)
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		u.drop()
+		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), err)
+	}
+	segments, err := u.finishObject(ctx)
+	if err != nil {
+		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), err)
+	}
+	n, created, err := u.s.commitContent(ctx, u.spaceID, segments, u.size, u.sum.Sums(), c)
+	if err != nil && !errors.Is(err, storage.ErrUnavailable) && ctx.Err() == nil {
+		// The transaction surely rolled back: nothing references the
+		// object. Cut off by an outage or a cancellation, it may have
+		// committed; the sweep decides then.
+		u.s.removeObjects(segments)
+	}
+	return n, created, err
+}
+
+// finishObject ends the object the content went to, or writes the content
+// held in memory as one; an empty file needs no object.
+func (u *upload) finishObject(ctx context.Context) ([]s3content.Segment, error) {
+	defer u.releaseMem()
+	if u.stream != nil {
+		n, err := u.stream.finish()
+		if err == nil && n != u.size {
+			err = fmt.Errorf("stored %d of %d bytes", n, u.size)
+		}
+		seg := []s3content.Segment{{Key: u.stream.key, Size: u.size}}
+		if err != nil {
+			u.s.removeObjects(seg)
+			return nil, err
+		}
+		return seg, nil
+	}
+	if u.size == 0 {
+		return nil, ctx.Err()
+	}
+	seg := []s3content.Segment{{Key: newObjectKey(prefixFile), Size: u.size}}
+	if _, err := u.s.putObject(ctx, seg[0].Key, bytes.NewReader(*u.mem), u.size); err != nil {
+		return nil, err
+	}
+	return seg, nil
+}
+
+// Discard drops the content. It is safe to call more than once and after
+// Commit.
+func (u *upload) Discard() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.finished {
+		return nil
+	}
+	u.finished = true
+	u.drop()
+	return nil
+}
+
+// drop lets go of the content: the memory, and the object it was
+// streaming to.
+func (u *upload) drop() {
+	u.releaseMem()
+	if u.stream != nil {
+		u.stream.abort()
+		u.s.removeObjects([]s3content.Segment{{Key: u.stream.key}})
+	}
+}
+
+// removeObjects deletes objects nothing references, best effort: the
+// sweep removes what this leaves behind, as their pending rows remain.
+func (s *Store) removeObjects(segments []s3content.Segment) {
+	if len(segments) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.objects.Remove(ctx, segmentKeys(segments)...); err != nil {
+		s.log.Info("removing the objects of an upload that failed; the sweep will")
+	}
+}
+
+// objectStream writes an object of unknown size as its bytes come: Write
+// feeds a pipe the PUT reads from on its own goroutine.
+type objectStream struct {
+	key  string
+	pw   *io.PipeWriter
+	done chan struct{}
+	n    int64 // set when done is closed
+	err  error
+}
+
+// newObjectStream starts the PUT of object key.
+func (s *Store) newObjectStream(ctx context.Context, key string) *objectStream {
+	pr, pw := io.Pipe()
+	st := &objectStream{key: key, pw: pw, done: make(chan struct{})}
+	go func() {
+		defer close(st.done)
+		st.n, st.err = s.putObject(ctx, key, pr, -1)
+		// A PUT that ended early fails the writes still waiting.
+		pr.CloseWithError(cmpErr(st.err, io.ErrClosedPipe))
+	}()
+	return st
+}
+
+func cmpErr(err, otherwise error) error {
+	if err != nil {
+		return err
+	}
+	return otherwise
+}
+
+// Write sends p to the object.
+func (st *objectStream) Write(p []byte) (int, error) {
+	n, err := st.pw.Write(p)
+	if err != nil {
+		<-st.done
+		return n, cmpErr(st.err, err)
+	}
+	return n, nil
+}
+
+// finish ends the object and returns how many bytes it holds.
+func (st *objectStream) finish() (int64, error) {
+	st.pw.Close()
+	<-st.done
+	return st.n, st.err
+}
+
+// abort makes the PUT fail, leaving no object.
+func (st *objectStream) abort() {
+	st.pw.CloseWithError(errDiscarded)
+	<-st.done
+}
