@@ -87,17 +87,22 @@ CREATE TABLE IF NOT EXISTS upload_sessions (
 	expires    timestamptz -- NULL: never
 );
 
--- Chunked uploads (chunking NG, v1 chunks) and their parts.
+-- Chunked uploads (chunking NG, v1 chunks) and their parts. Upload ids
+-- and part names come from URLs and may hold any byte (a NUL, invalid
+-- UTF-8), which text cannot: they are bytea, which also sorts in byte
+-- order. incarnation tells an upload from one created again under its id
+-- while a part was being written for the first.
 CREATE TABLE IF NOT EXISTS chunked_uploads (
-	id      text PRIMARY KEY,
-	user_id text NOT NULL,
-	claimed boolean NOT NULL DEFAULT false,
-	created timestamptz NOT NULL,
-	expires timestamptz -- NULL: never
+	id          bytea PRIMARY KEY,
+	incarnation text NOT NULL,
+	user_id     text NOT NULL,
+	claimed     boolean NOT NULL DEFAULT false,
+	created     timestamptz NOT NULL,
+	expires     timestamptz -- NULL: never
 );
 CREATE TABLE IF NOT EXISTS chunks (
-	upload_id text NOT NULL REFERENCES chunked_uploads (id) ON DELETE CASCADE,
-	name      text COLLATE "C" NOT NULL,
+	upload_id bytea NOT NULL REFERENCES chunked_uploads (id) ON DELETE CASCADE,
+	name      bytea NOT NULL,
 	size      bigint NOT NULL,
 	object    text NOT NULL,
 	PRIMARY KEY (upload_id, name)
@@ -113,3 +118,7 @@ CREATE TABLE IF NOT EXISTS object_sweep (
 	sweep_after timestamptz NOT NULL
 );
 CREATE INDEX IF NOT EXISTS object_sweep_due ON object_sweep (sweep_after);
+
+-- The sweep finds expired sessions and chunked uploads by these.
+CREATE INDEX IF NOT EXISTS upload_sessions_expires ON upload_sessions (expires) WHERE expires IS NOT NULL;
+CREATE INDEX IF NOT EXISTS chunked_uploads_expires ON chunked_uploads (expires) WHERE expires IS NOT NULL;

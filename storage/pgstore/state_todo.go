@@ -8,45 +8,15 @@ import (
 	"io"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/davspaces/davspaces/checksum"
 	"github.com/davspaces/davspaces/storage"
 )
-
-// lockedNode is a node a change touches, with below also every node under
-// it (what a remove or a replacement destroys).
-type lockedNode struct {
-	id    string
-	below bool
-}
-
-// checkHeld fails with a *storage.LockedError unless lt holds a lock on
-// each of nodes, in the change's own transaction (which holds the space's
-// row lock). A nil lt checks nothing.
-func (s *Store) checkHeld(ctx context.Context, tx pgx.Tx, spaceID string, lt *storage.LockTokens, nodes ...lockedNode) error {
-	return nil
-}
 
 // sweepLoop removes expired sessions and chunked uploads and the objects
 // due in object_sweep, every sweepEvery, until Close.
 func (s *Store) sweepLoop() {
 	defer close(s.sweepDone)
 	<-s.closing
-}
-
-func (s *Store) CreateLock(ctx context.Context, l storage.Lock) (storage.Lock, error) {
-	return storage.Lock{}, errTODO
-}
-func (s *Store) RefreshLock(ctx context.Context, spaceID, token string, timeout time.Duration) (storage.Lock, error) {
-	return storage.Lock{}, errTODO
-}
-func (s *Store) RemoveLock(ctx context.Context, spaceID, token string) error { return errTODO }
-func (s *Store) LocksOn(ctx context.Context, spaceID, nodeID string, below bool) ([]storage.Lock, error) {
-	return nil, errTODO
-}
-func (s *Store) SpaceLocks(ctx context.Context, spaceID string) ([]storage.Lock, error) {
-	return nil, errTODO
 }
 
 func (s *Store) CreateSession(ctx context.Context, us storage.UploadSession) (storage.UploadSession, error) {
