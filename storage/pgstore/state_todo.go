@@ -6,10 +6,10 @@ package pgstore
 import (
 	"context"
 	"io"
-	"time"
 
 	"github.com/davspaces/davspaces/checksum"
 	"github.com/davspaces/davspaces/storage"
+	"github.com/davspaces/davspaces/storage/s3content"
 )
 
 // sweepLoop removes expired sessions and chunked uploads and the objects
@@ -19,19 +19,12 @@ func (s *Store) sweepLoop() {
 	<-s.closing
 }
 
-func (s *Store) CreateSession(ctx context.Context, us storage.UploadSession) (storage.UploadSession, error) {
-	return storage.UploadSession{}, errTODO
-}
-func (s *Store) Session(ctx context.Context, id string) (storage.UploadSession, error) {
-	return storage.UploadSession{}, errTODO
-}
-func (s *Store) AppendSession(ctx context.Context, id string, offset int64, r io.Reader, check *checksum.Expected) (storage.UploadSession, error) {
-	return storage.UploadSession{}, errTODO
-}
-func (s *Store) CompleteSession(ctx context.Context, id string, locks *storage.LockTokens, modTime time.Time) (storage.Node, bool, error) {
+// commitContent commits segments, objects already written, as the
+// content of the file c names, exactly as an Upload's commit does: pgcore
+// provides it, adopting the segments' objects in its transaction.
+func (s *Store) commitContent(ctx context.Context, spaceID string, segments []s3content.Segment, size int64, sums checksum.Sums, c storage.Commit) (storage.Node, bool, error) {
 	return storage.Node{}, false, errTODO
 }
-func (s *Store) RemoveSession(ctx context.Context, id string) error { return errTODO }
 
 func (s *Store) CreateChunkedUpload(ctx context.Context, u storage.ChunkedUpload) (storage.ChunkedUpload, error) {
 	return storage.ChunkedUpload{}, errTODO
