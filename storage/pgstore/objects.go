@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"fmt"
@@ -130,4 +131,24 @@ func (s *Store) abandon(ctx context.Context, segments []s3content.Segment) {
 	if err != nil {
 		s.log.Warn("cannot hand abandoned objects to the sweep now; they go after the upload grace", zap.Strings("keys", keys), zap.Error(err))
 	}
+}
+
+// smallObject is how much of a stream of unknown length is read ahead: a
+// stream that ends within it is stored with one request instead of a
+// multipart upload's three.
+const smallObject = 1 << 20
+
+// sizedStream reads ahead up to smallObject bytes of r and returns a
+// reader of all of r with its size, or -1 when r is longer. An error of r
+// before then is returned.
+func sizedStream(r io.Reader) (io.Reader, int64, error) {
+	buf := make([]byte, smallObject)
+	n, err := io.ReadFull(r, buf)
+	switch err {
+	case io.EOF, io.ErrUnexpectedEOF:
+		return bytes.NewReader(buf[:n]), int64(n), nil
+	case nil:
+		return io.MultiReader(bytes.NewReader(buf), r), -1, nil
+	}
+	return nil, 0, err
 }

@@ -269,7 +269,11 @@ func (s *Store) appendLocked(ctx context.Context, tx pgx.Tx, key, id string, off
 	if err != nil {
 		return storage.UploadSession{}, false, err
 	}
-	stored, err := s.objects.Put(ctx, key, part, -1)
+	body, size, err := sizedStream(part)
+	var stored int64
+	if err == nil {
+		stored, err = s.objects.Put(ctx, key, body, size)
+	}
 	if rerr := part.rejection(); rerr != nil {
 		return row.session(), false, rerr
 	}
