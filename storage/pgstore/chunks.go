@@ -24,23 +24,22 @@ import (
 // after the other.
 
 // chunkedUploadColumns are the columns chunkedUploadRow reads.
-const chunkedUploadColumns = `id, incarnation, user_id, claimed, created, expires`
+const chunkedUploadColumns = `id, incarnation, user_id, claimed, parts, created, expires_ns`
 
 // chunkedUploadRow is a row of chunked_uploads.
 type chunkedUploadRow struct {
-	ID          []byte     `db:"id"`
-	Incarnation string     `db:"incarnation"`
-	UserID      string     `db:"user_id"`
-	Claimed     bool       `db:"claimed"`
-	Created     time.Time  `db:"created"`
-	Expires     *time.Time `db:"expires"`
+	ID          []byte    `db:"id"`
+	Incarnation string    `db:"incarnation"`
+	UserID      string    `db:"user_id"`
+	Claimed     bool      `db:"claimed"`
+	Parts       int       `db:"parts"`
+	Created     time.Time `db:"created"`
+	ExpiresNS   *int64    `db:"expires_ns"`
 }
 
 func (r chunkedUploadRow) upload() storage.ChunkedUpload {
 	u := storage.ChunkedUpload{ID: string(r.ID), User: r.UserID, Claimed: r.Claimed, Created: r.Created.UTC()}
-	if r.Expires != nil {
-		u.Expires = r.Expires.UTC()
-	}
+	u.Expires = fromNanos(r.ExpiresNS)
 	return u
 }
 
@@ -56,9 +55,9 @@ func (s *Store) CreateChunkedUpload(ctx context.Context, u storage.ChunkedUpload
 			return err
 		}
 		tag, err := tx.Exec(ctx, `
-			INSERT INTO chunked_uploads (`+chunkedUploadColumns+`) VALUES ($1, $2, $3, false, $4, $5)
+			INSERT INTO chunked_uploads (`+chunkedUploadColumns+`) VALUES ($1, $2, $3, false, 0, $4, $5)
 			ON CONFLICT (id) DO NOTHING`,
-			[]byte(u.ID), uuid.NewString(), u.User, u.Created, nullTime(u.Expires))
+			[]byte(u.ID), uuid.NewString(), u.User, u.Created, unixNanos(u.Expires))
 		if err == nil && tag.RowsAffected() == 0 {
 			err = storage.ErrExists
 		}
@@ -68,6 +67,24 @@ func (s *Store) CreateChunkedUpload(ctx context.Context, u storage.ChunkedUpload
 		return storage.ChunkedUpload{}, fmt.Errorf("create chunked upload %.64q: %w", u.ID, err)
 	}
 	return u, nil
+}
+
+// unixNanos is an expiry as kept: nanoseconds since the epoch, so that a
+// caller reads back the very instant it gave; nil (NULL) for never.
+func unixNanos(t time.Time) *int64 {
+	if t.IsZero() {
+		return nil
+	}
+	n := t.UnixNano()
+	return &n
+}
+
+// fromNanos is the expiry unixNanos kept.
+func fromNanos(n *int64) time.Time {
+	if n == nil {
+		return time.Time{}
+	}
+	return time.Unix(0, *n).UTC()
 }
 
 // validChunkedUpload checks what a caller gives CreateChunkedUpload.
@@ -95,8 +112,8 @@ func validChunkName(name string) error {
 // dropExpiredChunkedUpload drops upload id if it exists and has expired.
 func (s *Store) dropExpiredChunkedUpload(ctx context.Context, tx pgx.Tx, id string) error {
 	var expired bool
-	err := tx.QueryRow(ctx, `SELECT expires <= $2 FROM chunked_uploads WHERE id = $1 AND expires IS NOT NULL FOR UPDATE`,
-		[]byte(id), s.dbNow()).Scan(&expired)
+	err := tx.QueryRow(ctx, `SELECT expires_ns <= $2 FROM chunked_uploads WHERE id = $1 AND expires_ns IS NOT NULL FOR UPDATE`,
+		[]byte(id), s.now().UnixNano()).Scan(&expired)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !expired) {
 		return nil
 	}
@@ -123,10 +140,14 @@ func (s *Store) dropChunkedUpload(ctx context.Context, tx pgx.Tx, id string) err
 	return s.release(ctx, tx, segmentsOf(keys))
 }
 
+// segmentsOf turns the objects of parts into segments to release; an
+// empty part has none.
 func segmentsOf(keys []string) []s3content.Segment {
-	segs := make([]s3content.Segment, len(keys))
-	for i, k := range keys {
-		segs[i] = s3content.Segment{Key: k}
+	segs := make([]s3content.Segment, 0, len(keys))
+	for _, k := range keys {
+		if k != "" {
+			segs = append(segs, s3content.Segment{Key: k})
+		}
 	}
 	return segs
 }
@@ -151,7 +172,7 @@ func (s *Store) liveChunkedUpload(ctx context.Context, tx pgx.Tx, id, lock strin
 		return chunkedUploadRow{}, fmt.Errorf("chunked upload %.64q: %w", id, storage.ErrNotFound)
 	}
 	rows, err := tx.Query(ctx, `SELECT `+chunkedUploadColumns+` FROM chunked_uploads
-		WHERE id = $1 AND (expires IS NULL OR expires > $2) `+lock, []byte(id), s.dbNow())
+		WHERE id = $1 AND (expires_ns IS NULL OR expires_ns > $2) `+lock, []byte(id), s.now().UnixNano())
 	if err != nil {
 		return chunkedUploadRow{}, err
 	}
@@ -168,17 +189,16 @@ func roomForChunk(ctx context.Context, tx pgx.Tx, u chunkedUploadRow, name strin
 	if u.Claimed {
 		return fmt.Errorf("chunked upload %.64q is being assembled: %w", u.ID, storage.ErrConflict)
 	}
-	var parts int
+	if u.Parts < storage.MaxChunksPerUpload {
+		return nil
+	}
 	var exists bool
-	err := tx.QueryRow(ctx, `SELECT count(*), coalesce(bool_or(name = $2), false) FROM chunks WHERE upload_id = $1`,
-		u.ID, []byte(name)).Scan(&parts, &exists)
-	if err != nil {
-		return err
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM chunks WHERE upload_id = $1 AND name = $2)`,
+		u.ID, []byte(name)).Scan(&exists)
+	if err == nil && !exists {
+		err = fmt.Errorf("chunked upload %.64q has %d parts: %w", u.ID, u.Parts, storage.ErrInvalid)
 	}
-	if parts >= storage.MaxChunksPerUpload && !exists {
-		return fmt.Errorf("chunked upload %.64q has %d parts: %w", u.ID, parts, storage.ErrInvalid)
-	}
-	return nil
+	return err
 }
 
 // PutChunk streams r into a new object and then records it as part name,
@@ -207,9 +227,8 @@ func (s *Store) putChunk(ctx context.Context, id, name string, r io.Reader) (sto
 	if err != nil {
 		return storage.Chunk{}, err
 	}
-	key := newObjectKey(prefixChunk)
 	body := &failureReader{r: r}
-	size, err := s.putStream(ctx, key, body)
+	key, size, err := s.putStream(ctx, prefixChunk, body)
 	if body.err != nil {
 		err = fmt.Errorf("read part: %w", body.err)
 	}
@@ -217,19 +236,24 @@ func (s *Store) putChunk(ctx context.Context, id, name string, r io.Reader) (sto
 		err = s.recordChunk(ctx, u.Incarnation, id, name, key, size)
 	}
 	if err != nil {
-		s.discardObject(ctx, key)
+		if key != "" {
+			s.discardObject(ctx, key)
+		}
 		return storage.Chunk{}, err
 	}
 	return storage.Chunk{Name: name, Size: size}, nil
 }
 
-// putStream records key as pending and stores the bytes of r there.
-func (s *Store) putStream(ctx context.Context, key string, r io.Reader) (int64, error) {
+// putStream stores the bytes of r as a new object under prefix, recorded
+// as pending, and returns its key; an empty r needs no object (key "").
+func (s *Store) putStream(ctx context.Context, prefix string, r io.Reader) (key string, size int64, err error) {
 	body, size, err := sizedStream(r)
-	if err != nil {
-		return 0, err
+	if err != nil || size == 0 {
+		return "", 0, err
 	}
-	return s.putObject(ctx, key, body, size)
+	key = newObjectKey(prefix)
+	size, err = s.putObject(ctx, key, body, size)
+	return key, size, err
 }
 
 // failureReader remembers the failure of r, which the bucket's client may
@@ -275,11 +299,16 @@ func (s *Store) recordChunk(ctx context.Context, incarnation, id, name, key stri
 			INSERT INTO chunks (upload_id, name, size, object) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (upload_id, name) DO UPDATE SET size = excluded.size, object = excluded.object`,
 			u.ID, []byte(name), size, key)
+		if err == nil && len(old) == 0 {
+			_, err = tx.Exec(ctx, `UPDATE chunked_uploads SET parts = parts + 1 WHERE id = $1`, u.ID)
+		}
 		if err != nil {
 			return err
 		}
-		if err := adopt(ctx, tx, key); err != nil {
-			return err
+		if key != "" {
+			if err := adopt(ctx, tx, key); err != nil {
+				return err
+			}
 		}
 		return s.release(ctx, tx, segmentsOf(old))
 	})
@@ -359,6 +388,9 @@ func (s *Store) OpenChunk(ctx context.Context, id, name string) (io.ReadCloser, 
 	if err != nil {
 		return nil, fmt.Errorf("open part %.64q of chunked upload: %w", name, err)
 	}
+	if key == "" {
+		return io.NopCloser(strings.NewReader("")), nil
+	}
 	rc, err := s.objects.Get(ctx, key, 0, -1)
 	if err != nil {
 		return nil, fmt.Errorf("open part %.64q of chunked upload %.64q: %w", name, id, err)
@@ -384,6 +416,9 @@ func (s *Store) RemoveChunk(ctx context.Context, id, name string) error {
 			return fmt.Errorf("part %.64q of %.64q: %w", name, id, storage.ErrNotFound)
 		}
 		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE chunked_uploads SET parts = parts - 1 WHERE id = $1`, u.ID); err != nil {
 			return err
 		}
 		return s.release(ctx, tx, segmentsOf([]string{key}))

@@ -102,7 +102,7 @@ func TestChunkedUploadParts(t *testing.T) {
 // TestChunkClaimAcrossNodes: of claims through two nodes exactly one wins,
 // and after it no part changes.
 func TestChunkClaimAcrossNodes(t *testing.T) {
-	a, b := openTwoNodes(t)
+	a, b := openTwoNodes(t, Options{})
 	ctx := t.Context()
 	newTestChunkedUpload(t, a, "u1")
 	a.PutChunk(ctx, "u1", "1", strings.NewReader("one"))

@@ -188,7 +188,7 @@ func TestLockExpiryFollowsStoreClock(t *testing.T) {
 // another at once, and of racing exclusive locks through both exactly one
 // is granted.
 func TestLocksAcrossNodes(t *testing.T) {
-	a, b := openTwoNodes(t)
+	a, b := openTwoNodes(t, Options{})
 	ctx := t.Context()
 	ids := insertTree(t, a, "sp", "d/", "d/f")
 	var wg sync.WaitGroup

@@ -31,7 +31,7 @@ import (
 const maxNameBytes = 255
 
 // sessionColumns are the columns sessionRow reads, in its order.
-const sessionColumns = `id, space_id, user_id, length, received, target, expected, hash_state, parts, created, expires`
+const sessionColumns = `id, space_id, user_id, length, received, target, expected, hash_state, parts, created, expires_ns`
 
 // sessionRow is a row of upload_sessions.
 type sessionRow struct {
@@ -45,7 +45,7 @@ type sessionRow struct {
 	HashState []byte              `db:"hash_state"`
 	Parts     []s3content.Segment `db:"parts"`
 	Created   time.Time           `db:"created"`
-	Expires   *time.Time          `db:"expires"`
+	ExpiresNS *int64              `db:"expires_ns"`
 }
 
 // sessionTarget is a session's storage.Commit as kept in the row, without
@@ -80,9 +80,7 @@ func (r sessionRow) session() storage.UploadSession {
 		ID: r.ID, SpaceID: r.SpaceID, User: r.UserID, Length: r.Length, Offset: r.Received,
 		Target: r.Target.commit(), Expected: r.Expected, Created: r.Created.UTC(),
 	}
-	if r.Expires != nil {
-		us.Expires = r.Expires.UTC()
-	}
+	us.Expires = fromNanos(r.ExpiresNS)
 	return us
 }
 
@@ -109,10 +107,10 @@ func (s *Store) CreateSession(ctx context.Context, us storage.UploadSession) (st
 	us.ID, us.Offset, us.Created = hex.EncodeToString(id[:]), 0, s.dbNow()
 	err = s.tx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `
-			INSERT INTO upload_sessions (id, space_id, user_id, length, target, expected, hash_state, created, expires)
+			INSERT INTO upload_sessions (id, space_id, user_id, length, target, expected, hash_state, created, expires_ns)
 			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9
 			WHERE EXISTS (SELECT 1 FROM spaces WHERE id = $2)`,
-			us.ID, us.SpaceID, us.User, us.Length, targetOf(us.Target), us.Expected, state, us.Created, nullTime(us.Expires))
+			us.ID, us.SpaceID, us.User, us.Length, targetOf(us.Target), us.Expected, state, us.Created, unixNanos(us.Expires))
 		if err == nil && tag.RowsAffected() == 0 {
 			err = fmt.Errorf("space %s: %w", us.SpaceID, storage.ErrNotFound)
 		}
@@ -204,7 +202,7 @@ func (s *Store) liveSession(ctx context.Context, tx pgx.Tx, id, lock string) (se
 		return sessionRow{}, fmt.Errorf("session %.64q: %w", id, storage.ErrNotFound)
 	}
 	rows, err := tx.Query(ctx, `SELECT `+sessionColumns+` FROM upload_sessions
-		WHERE id = $1 AND (expires IS NULL OR expires > $2) `+lock, id, s.dbNow())
+		WHERE id = $1 AND (expires_ns IS NULL OR expires_ns > $2) `+lock, id, s.now().UnixNano())
 	if err != nil {
 		return sessionRow{}, err
 	}

@@ -131,7 +131,7 @@ func TestAppendSession(t *testing.T) {
 // TestAppendSessionAcrossNodes: appends at one offset through two nodes
 // are serialised on the session's row: exactly one wins, alone.
 func TestAppendSessionAcrossNodes(t *testing.T) {
-	a, b := openTwoNodes(t)
+	a, b := openTwoNodes(t, Options{})
 	ctx := t.Context()
 	insertTree(t, a, "sp")
 	const size = 256 << 10
@@ -169,13 +169,11 @@ func TestAppendSessionAcrossNodes(t *testing.T) {
 
 // openTwoNodes opens two stores on one database and bucket, as two nodes
 // of a cluster.
-func openTwoNodes(t *testing.T) (*Store, *Store) {
+func openTwoNodes(t *testing.T, opts Options) (*Store, *Store) {
 	t.Helper()
 	b := testpeer.S3Bucket(t)
-	opts := Options{
-		DSN: testpeer.PostgreSQL(t),
-		S3:  s3content.Config{Endpoint: b.Endpoint, Bucket: b.Bucket, AccessKey: b.AccessKey, SecretKey: b.SecretKey},
-	}
+	opts.DSN = testpeer.PostgreSQL(t)
+	opts.S3 = s3content.Config{Endpoint: b.Endpoint, Bucket: b.Bucket, AccessKey: b.AccessKey, SecretKey: b.SecretKey}
 	return openTestStore(t, opts), openTestStore(t, opts)
 }
 

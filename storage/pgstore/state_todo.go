@@ -1,7 +1,7 @@
 package pgstore
 
-// Stubs of the lock, session and chunk methods not written yet; each goes
-// when its real implementation lands.
+// The stub of the commit of objects already written, which pgcore
+// provides with the node methods.
 
 import (
 	"context"
@@ -10,13 +10,6 @@ import (
 	"github.com/davspaces/davspaces/storage"
 	"github.com/davspaces/davspaces/storage/s3content"
 )
-
-// sweepLoop removes expired sessions and chunked uploads and the objects
-// due in object_sweep, every sweepEvery, until Close.
-func (s *Store) sweepLoop() {
-	defer close(s.sweepDone)
-	<-s.closing
-}
 
 // commitContent commits segments, objects already written, as the
 // content of the file c names, exactly as an Upload's commit does: pgcore
