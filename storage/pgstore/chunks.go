@@ -155,7 +155,7 @@ func segmentsOf(keys []string) []s3content.Segment {
 // ChunkedUpload returns the live upload id.
 func (s *Store) ChunkedUpload(ctx context.Context, id string) (storage.ChunkedUpload, error) {
 	var row chunkedUploadRow
-	err := s.tx(ctx, func(tx pgx.Tx) (err error) {
+	err := s.read(ctx, func(tx pgx.Tx) (err error) {
 		row, err = s.liveChunkedUpload(ctx, tx, id, "")
 		return err
 	})
@@ -218,7 +218,7 @@ func (s *Store) putChunk(ctx context.Context, id, name string, r io.Reader) (sto
 		return storage.Chunk{}, err
 	}
 	var u chunkedUploadRow
-	err := s.tx(ctx, func(tx pgx.Tx) (err error) {
+	err := s.read(ctx, func(tx pgx.Tx) (err error) {
 		if u, err = s.liveChunkedUpload(ctx, tx, id, ""); err != nil {
 			return err
 		}

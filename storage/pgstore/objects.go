@@ -79,22 +79,23 @@ func (s *Store) release(ctx context.Context, tx pgx.Tx, segments []s3content.Seg
 	return nil
 }
 
-// discardObject removes an object no row references after a failed write
-// (a refused part, a failed upload) and its sweep row. It does not use
-// ctx's cancellation, since a cancelled request is a common reason to
-// discard; what fails here is left to the sweep, which finds the row.
+// discardObject removes an object after a failed write (a refused part, a
+// failed record) with its sweep row, unless a commit adopted it after all
+// (one whose answer was lost with its connection): the row, locked while
+// the object goes, tells. It does not use ctx's cancellation, since a
+// cancelled request is a common reason to discard; what fails here stays
+// in object_sweep for the sweep.
 func (s *Store) discardObject(ctx context.Context, key string) {
 	ctx = context.WithoutCancel(ctx)
-	if err := s.objects.Remove(ctx, key); err != nil {
-		s.log.Warn("cannot remove discarded object; the sweep will", zap.String("key", key), zap.Error(err))
-		return
-	}
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `DELETE FROM object_sweep WHERE key = $1`, key)
-		return err
+		tag, err := tx.Exec(ctx, `DELETE FROM object_sweep WHERE key = $1`, key)
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		return s.objects.Remove(ctx, key)
 	})
 	if err != nil {
-		s.log.Warn("cannot forget discarded object", zap.String("key", key), zap.Error(err))
+		s.log.Warn("cannot remove a discarded object; the sweep will", zap.String("key", key), zap.Error(err))
 	}
 }
 

@@ -185,7 +185,7 @@ func isSessionID(id string) bool {
 // Session returns the live session id.
 func (s *Store) Session(ctx context.Context, id string) (storage.UploadSession, error) {
 	var row sessionRow
-	err := s.tx(ctx, func(tx pgx.Tx) (err error) {
+	err := s.read(ctx, func(tx pgx.Tx) (err error) {
 		row, err = s.liveSession(ctx, tx, id, "")
 		return err
 	})
