@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/davspaces/davspaces/checksum"
 	"github.com/davspaces/davspaces/storage"
@@ -228,18 +229,17 @@ func (s *Store) appendSession(ctx context.Context, id string, offset int64, r io
 		return storage.UploadSession{}, fmt.Errorf("session %.64q: %w", id, storage.ErrNotFound)
 	}
 	// The object is recorded before the row is locked: a node holding a
-	// session's row needs no second connection, so waiters holding theirs
-	// cannot starve it.
+	// session's row needs no second connection.
 	key := newObjectKey(prefixSession)
 	if err := s.recordPending(ctx, key); err != nil {
 		return storage.UploadSession{}, fmt.Errorf("recording object %s: %w", key, err)
 	}
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{})
+	tx, row, err := s.lockSession(ctx, id)
 	if err != nil {
 		s.discardObject(ctx, key)
-		return storage.UploadSession{}, classify(err)
+		return storage.UploadSession{}, err
 	}
-	us, keep, err := s.appendLocked(ctx, tx, key, id, offset, r, check)
+	us, keep, err := s.appendLocked(ctx, tx, row, key, offset, r, check)
 	if !keep {
 		tx.Rollback(context.WithoutCancel(ctx))
 		s.discardObject(ctx, key)
@@ -252,14 +252,51 @@ func (s *Store) appendSession(ctx context.Context, id string, offset int64, r io
 	return us, err
 }
 
-// appendLocked appends r as object key to session id in tx, which it
-// leaves to the caller to commit when keep is set. err is r's failure when
-// the bytes before it are kept.
-func (s *Store) appendLocked(ctx context.Context, tx pgx.Tx, key, id string, offset int64, r io.Reader, check *checksum.Expected) (us storage.UploadSession, keep bool, err error) {
-	row, err := s.liveSession(ctx, tx, id, "FOR UPDATE")
-	if err != nil {
-		return storage.UploadSession{}, false, err
+// Backoff bounds of lockSession.
+const (
+	sessionBusyFirst = 10 * time.Millisecond
+	sessionBusyMax   = 500 * time.Millisecond
+)
+
+// lockSession begins a transaction holding the row lock of the live
+// session id. It waits for another holder without holding a connection:
+// it asks with NOWAIT and backs off, so that appends queued behind a long
+// one do not take the node's connection pool.
+func (s *Store) lockSession(ctx context.Context, id string) (pgx.Tx, sessionRow, error) {
+	backoff := sessionBusyFirst
+	for {
+		tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{})
+		if err != nil {
+			return nil, sessionRow{}, classify(err)
+		}
+		row, err := s.liveSession(ctx, tx, id, "FOR UPDATE NOWAIT")
+		if err == nil {
+			return tx, row, nil
+		}
+		tx.Rollback(context.WithoutCancel(ctx))
+		if !rowLocked(err) {
+			return nil, sessionRow{}, classify(err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, sessionRow{}, ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, sessionBusyMax)
 	}
+}
+
+// rowLocked reports a NOWAIT lock request refused because another
+// transaction holds the row.
+func rowLocked(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "55P03"
+}
+
+// appendLocked appends r as object key to the session of row, locked in
+// tx, which it leaves to the caller to commit when keep is set. err is r's failure when
+// the bytes before it are kept.
+func (s *Store) appendLocked(ctx context.Context, tx pgx.Tx, row sessionRow, key string, offset int64, r io.Reader, check *checksum.Expected) (us storage.UploadSession, keep bool, err error) {
 	if offset != row.Received {
 		return storage.UploadSession{}, false, fmt.Errorf("offset %d, session is at %d: %w", offset, row.Received, storage.ErrConflict)
 	}
@@ -269,7 +306,7 @@ func (s *Store) appendLocked(ctx context.Context, tx pgx.Tx, key, id string, off
 	}
 	body, size, err := sizedStream(part)
 	var stored int64
-	if err == nil {
+	if err == nil && size != 0 { // an empty part needs no object
 		stored, err = s.objects.Put(ctx, key, body, size)
 	}
 	if rerr := part.rejection(); rerr != nil {
