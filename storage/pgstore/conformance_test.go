@@ -3,6 +3,7 @@ package pgstore
 import (
 	"os"
 	"testing"
+	"time"
 
 	"github.com/davspaces/davspaces/internal/testpeer"
 	"github.com/davspaces/davspaces/storage/s3content"
@@ -30,7 +31,19 @@ func openTestStore(t testing.TB, opts Options) *Store {
 	return s
 }
 
-// TestConformance runs the table every store passes.
+// TestConformance runs the table every store passes, on a clock the
+// tests can move on (storetest.Clock), so that expiry needs no waiting.
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) storetest.Store { return openTestStore(t, Options{}) })
+	storetest.Run(t, func(t *testing.T) storetest.Store {
+		clk := &testClock{}
+		return clockedStore{openTestStore(t, Options{Now: clk.Now}), clk}
+	})
 }
+
+// clockedStore is a Store whose clock the conformance tests can move on.
+type clockedStore struct {
+	*Store
+	clk *testClock
+}
+
+func (s clockedStore) Advance(d time.Duration) { s.clk.Advance(d) }

@@ -157,7 +157,7 @@ const maxNameLen = 255
 // validName checks a node name at the store boundary.
 func validName(name string) error {
 	switch {
-	case name == "", name == ".", name == "..", len(name) > maxNameLen, strings.ContainsAny(name, "/\x00"):
+	case name == "", name == ".", name == "..", len(name) > maxNameLen, strings.ContainsRune(name, '/'), !validText(name):
 		if len(name) > 64 {
 			name = name[:64] + "…"
 		}

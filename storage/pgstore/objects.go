@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
 
 	"github.com/davspaces/davspaces/storage/s3content"
 )
@@ -75,4 +77,79 @@ func (s *Store) release(ctx context.Context, tx pgx.Tx, segments []s3content.Seg
 		}
 	}
 	return nil
+}
+
+// discardObject removes an object after a failed write (a refused part, a
+// failed record) with its sweep row, unless a commit adopted it after all
+// (one whose answer was lost with its connection): the row, locked while
+// the object goes, tells. It does not use ctx's cancellation, since a
+// cancelled request is a common reason to discard; what fails here stays
+// in object_sweep for the sweep.
+func (s *Store) discardObject(ctx context.Context, key string) {
+	ctx = context.WithoutCancel(ctx)
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM object_sweep WHERE key = $1`, key)
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		return s.objects.Remove(ctx, key)
+	})
+	if err != nil {
+		s.log.Warn("cannot remove a discarded object; the sweep will", zap.String("key", key), zap.Error(err))
+	}
+}
+
+// inFlight hands objects that are passing from one owner to another (a
+// session's parts on their way into a file) back to the sweep's list as
+// pending, in the transaction that drops the old owner: the commit that
+// makes the new one adopts them, and a crash in between leaves them to the
+// sweep after UploadGrace.
+func (s *Store) inFlight(ctx context.Context, tx pgx.Tx, segments []s3content.Segment) error {
+	for _, seg := range segments {
+		_, err := tx.Exec(ctx, `
+			INSERT INTO object_sweep (key, sweep_after) VALUES ($1, $2)
+			ON CONFLICT (key) DO NOTHING`, seg.Key, s.now().Add(s.uploadGrace))
+		if err != nil {
+			return fmt.Errorf("object %s in flight: %w", seg.Key, err)
+		}
+	}
+	return nil
+}
+
+// abandon makes the objects of a transfer that failed (a commit that did
+// not adopt them) due for the sweep now. Objects the commit adopted after
+// all have no row and are left alone.
+func (s *Store) abandon(ctx context.Context, segments []s3content.Segment) {
+	keys := make([]string, len(segments))
+	for i, seg := range segments {
+		keys[i] = seg.Key
+	}
+	ctx = context.WithoutCancel(ctx)
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `UPDATE object_sweep SET sweep_after = $2 WHERE key = ANY($1)`, keys, s.now())
+		return err
+	})
+	if err != nil {
+		s.log.Warn("cannot hand abandoned objects to the sweep now; they go after the upload grace", zap.Strings("keys", keys), zap.Error(err))
+	}
+}
+
+// smallObject is how much of a stream of unknown length is read ahead: a
+// stream that ends within it is stored with one request instead of a
+// multipart upload's three.
+const smallObject = 1 << 20
+
+// sizedStream reads ahead up to smallObject bytes of r and returns a
+// reader of all of r with its size, or -1 when r is longer. An error of r
+// before then is returned.
+func sizedStream(r io.Reader) (io.Reader, int64, error) {
+	buf := make([]byte, smallObject)
+	n, err := io.ReadFull(r, buf)
+	switch err {
+	case io.EOF, io.ErrUnexpectedEOF:
+		return bytes.NewReader(buf[:n]), int64(n), nil
+	case nil:
+		return io.MultiReader(bytes.NewReader(buf), r), -1, nil
+	}
+	return nil, 0, err
 }

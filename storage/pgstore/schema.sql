@@ -84,22 +84,29 @@ CREATE TABLE IF NOT EXISTS upload_sessions (
 	hash_state bytea NOT NULL,
 	parts      jsonb NOT NULL DEFAULT '[]',
 	created    timestamptz NOT NULL,
-	expires    timestamptz -- NULL: never
+	expires_ns bigint -- Unix nanoseconds, exactly as the caller gave them; NULL: never
 );
 
--- Chunked uploads (chunking NG, v1 chunks) and their parts.
+-- Chunked uploads (chunking NG, v1 chunks) and their parts. Upload ids
+-- and part names come from URLs and may hold any byte (a NUL, invalid
+-- UTF-8), which text cannot: they are bytea, which also sorts in byte
+-- order. incarnation tells an upload from one created again under its id
+-- while a part was being written for the first.
 CREATE TABLE IF NOT EXISTS chunked_uploads (
-	id      text PRIMARY KEY,
-	user_id text NOT NULL,
-	claimed boolean NOT NULL DEFAULT false,
-	created timestamptz NOT NULL,
-	expires timestamptz -- NULL: never
+	id          bytea PRIMARY KEY,
+	incarnation text NOT NULL,
+	user_id     text NOT NULL,
+	claimed     boolean NOT NULL DEFAULT false,
+	-- number of rows in chunks, kept so that a PutChunk need not count them
+	parts       integer NOT NULL DEFAULT 0,
+	created     timestamptz NOT NULL,
+	expires_ns  bigint -- Unix nanoseconds, exactly as the caller gave them; NULL: never
 );
 CREATE TABLE IF NOT EXISTS chunks (
-	upload_id text NOT NULL REFERENCES chunked_uploads (id) ON DELETE CASCADE,
-	name      text COLLATE "C" NOT NULL,
+	upload_id bytea NOT NULL REFERENCES chunked_uploads (id) ON DELETE CASCADE,
+	name      bytea NOT NULL,
 	size      bigint NOT NULL,
-	object    text NOT NULL,
+	object    text NOT NULL, -- empty for an empty part, which needs none
 	PRIMARY KEY (upload_id, name)
 );
 
@@ -113,3 +120,7 @@ CREATE TABLE IF NOT EXISTS object_sweep (
 	sweep_after timestamptz NOT NULL
 );
 CREATE INDEX IF NOT EXISTS object_sweep_due ON object_sweep (sweep_after);
+
+-- The sweep finds expired sessions and chunked uploads by these.
+CREATE INDEX IF NOT EXISTS upload_sessions_expires ON upload_sessions (expires_ns) WHERE expires_ns IS NOT NULL;
+CREATE INDEX IF NOT EXISTS chunked_uploads_expires ON chunked_uploads (expires_ns) WHERE expires_ns IS NOT NULL;

@@ -1,0 +1,444 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/davspaces/davspaces/storage"
+	"github.com/davspaces/davspaces/storage/s3content"
+)
+
+// A chunked upload is a row of chunked_uploads, its parts rows of chunks,
+// each naming an immutable object under prefixChunk. A part is written
+// before the transaction that records it; a replaced or removed part's
+// object is released, so that a reader who opened it reads it to its end.
+// Every change of an upload's parts, and its claim, holds the upload's row
+// lock: a claim on one node and a PutChunk on another are decided one
+// after the other.
+
+// chunkedUploadColumns are the columns chunkedUploadRow reads.
+const chunkedUploadColumns = `id, incarnation, user_id, claimed, parts, created, expires_ns`
+
+// chunkedUploadRow is a row of chunked_uploads.
+type chunkedUploadRow struct {
+	ID          []byte    `db:"id"`
+	Incarnation string    `db:"incarnation"`
+	UserID      string    `db:"user_id"`
+	Claimed     bool      `db:"claimed"`
+	Parts       int       `db:"parts"`
+	Created     time.Time `db:"created"`
+	ExpiresNS   *int64    `db:"expires_ns"`
+}
+
+func (r chunkedUploadRow) upload() storage.ChunkedUpload {
+	u := storage.ChunkedUpload{ID: string(r.ID), User: r.UserID, Claimed: r.Claimed, Created: r.Created.UTC()}
+	u.Expires = fromNanos(r.ExpiresNS)
+	return u
+}
+
+// CreateChunkedUpload records u; an expired upload of the same id is
+// dropped with its parts.
+func (s *Store) CreateChunkedUpload(ctx context.Context, u storage.ChunkedUpload) (storage.ChunkedUpload, error) {
+	if err := validChunkedUpload(u); err != nil {
+		return storage.ChunkedUpload{}, fmt.Errorf("create chunked upload: %w", err)
+	}
+	u.Claimed, u.Created = false, s.dbNow()
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		if err := s.dropExpiredChunkedUpload(ctx, tx, u.ID); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `
+			INSERT INTO chunked_uploads (`+chunkedUploadColumns+`) VALUES ($1, $2, $3, false, 0, $4, $5)
+			ON CONFLICT (id) DO NOTHING`,
+			[]byte(u.ID), uuid.NewString(), u.User, u.Created, unixNanos(u.Expires))
+		if err == nil && tag.RowsAffected() == 0 {
+			err = storage.ErrExists
+		}
+		return err
+	})
+	if err != nil {
+		return storage.ChunkedUpload{}, fmt.Errorf("create chunked upload %.64q: %w", u.ID, err)
+	}
+	return u, nil
+}
+
+// unixNanos is an expiry as kept: nanoseconds since the epoch, so that a
+// caller reads back the very instant it gave; nil (NULL) for never.
+func unixNanos(t time.Time) *int64 {
+	if t.IsZero() {
+		return nil
+	}
+	n := t.UnixNano()
+	return &n
+}
+
+// fromNanos is the expiry unixNanos kept.
+func fromNanos(n *int64) time.Time {
+	if n == nil {
+		return time.Time{}
+	}
+	return time.Unix(0, *n).UTC()
+}
+
+// validChunkedUpload checks what a caller gives CreateChunkedUpload.
+func validChunkedUpload(u storage.ChunkedUpload) error {
+	switch {
+	case u.ID == "":
+		return fmt.Errorf("empty upload id: %w", storage.ErrInvalid)
+	case len(u.ID) > storage.MaxChunkedUploadIDBytes:
+		return fmt.Errorf("upload id %.64q… longer than %d bytes: %w", u.ID, storage.MaxChunkedUploadIDBytes, storage.ErrInvalid)
+	case u.User == "", !validText(u.User):
+		return fmt.Errorf("upload %.64q without a valid user: %w", u.ID, storage.ErrInvalid)
+	}
+	return nil
+}
+
+// validChunkName checks a part name: it is only a key, but clients must
+// not be able to make one no other store could keep.
+func validChunkName(name string) error {
+	if name == "" || len(name) > storage.MaxChunkNameBytes || strings.ContainsAny(name, "/\x00") {
+		return fmt.Errorf("part name %.64q: %w", name, storage.ErrInvalid)
+	}
+	return nil
+}
+
+// dropExpiredChunkedUpload drops upload id if it exists and has expired.
+func (s *Store) dropExpiredChunkedUpload(ctx context.Context, tx pgx.Tx, id string) error {
+	var expired bool
+	err := tx.QueryRow(ctx, `SELECT expires_ns <= $2 FROM chunked_uploads WHERE id = $1 AND expires_ns IS NOT NULL FOR UPDATE`,
+		[]byte(id), s.now().UnixNano()).Scan(&expired)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !expired) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return s.dropChunkedUpload(ctx, tx, id)
+}
+
+// dropChunkedUpload deletes upload id with its parts and releases their
+// objects.
+func (s *Store) dropChunkedUpload(ctx context.Context, tx pgx.Tx, id string) error {
+	rows, err := tx.Query(ctx, `SELECT object FROM chunks WHERE upload_id = $1`, []byte(id))
+	if err != nil {
+		return err
+	}
+	keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM chunked_uploads WHERE id = $1`, []byte(id)); err != nil {
+		return err
+	}
+	return s.release(ctx, tx, segmentsOf(keys))
+}
+
+// segmentsOf turns the objects of parts into segments to release; an
+// empty part has none.
+func segmentsOf(keys []string) []s3content.Segment {
+	segs := make([]s3content.Segment, 0, len(keys))
+	for _, k := range keys {
+		if k != "" {
+			segs = append(segs, s3content.Segment{Key: k})
+		}
+	}
+	return segs
+}
+
+// ChunkedUpload returns the live upload id.
+func (s *Store) ChunkedUpload(ctx context.Context, id string) (storage.ChunkedUpload, error) {
+	var row chunkedUploadRow
+	err := s.read(ctx, func(tx pgx.Tx) (err error) {
+		row, err = s.liveChunkedUpload(ctx, tx, id, "")
+		return err
+	})
+	if err != nil {
+		return storage.ChunkedUpload{}, fmt.Errorf("chunked upload: %w", err)
+	}
+	return row.upload(), nil
+}
+
+// liveChunkedUpload reads upload id unless it is unknown or expired; lock
+// is appended to the query ("FOR UPDATE" to hold its row).
+func (s *Store) liveChunkedUpload(ctx context.Context, tx pgx.Tx, id, lock string) (chunkedUploadRow, error) {
+	if id == "" || len(id) > storage.MaxChunkedUploadIDBytes {
+		return chunkedUploadRow{}, fmt.Errorf("chunked upload %.64q: %w", id, storage.ErrNotFound)
+	}
+	rows, err := tx.Query(ctx, `SELECT `+chunkedUploadColumns+` FROM chunked_uploads
+		WHERE id = $1 AND (expires_ns IS NULL OR expires_ns > $2) `+lock, []byte(id), s.now().UnixNano())
+	if err != nil {
+		return chunkedUploadRow{}, err
+	}
+	row, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[chunkedUploadRow])
+	if errors.Is(err, pgx.ErrNoRows) {
+		return chunkedUploadRow{}, fmt.Errorf("chunked upload %.64q: %w", id, storage.ErrNotFound)
+	}
+	return row, err
+}
+
+// roomForChunk says why part name may not be put into upload u now, or
+// nil.
+func roomForChunk(ctx context.Context, tx pgx.Tx, u chunkedUploadRow, name string) error {
+	if u.Claimed {
+		return fmt.Errorf("chunked upload %.64q is being assembled: %w", u.ID, storage.ErrConflict)
+	}
+	if u.Parts < storage.MaxChunksPerUpload {
+		return nil
+	}
+	var exists bool
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM chunks WHERE upload_id = $1 AND name = $2)`,
+		u.ID, []byte(name)).Scan(&exists)
+	if err == nil && !exists {
+		err = fmt.Errorf("chunked upload %.64q has %d parts: %w", u.ID, u.Parts, storage.ErrInvalid)
+	}
+	return err
+}
+
+// PutChunk streams r into a new object and then records it as part name,
+// releasing the object of the part it replaces in the same transaction.
+// That transaction checks again that the upload is the same one, live and
+// unclaimed, so after a claim no part changes.
+func (s *Store) PutChunk(ctx context.Context, id, name string, r io.Reader) (storage.Chunk, error) {
+	c, err := s.putChunk(ctx, id, name, r)
+	if err != nil {
+		return storage.Chunk{}, fmt.Errorf("put part %.64q of chunked upload %.64q: %w", name, id, err)
+	}
+	return c, nil
+}
+
+func (s *Store) putChunk(ctx context.Context, id, name string, r io.Reader) (storage.Chunk, error) {
+	if err := validChunkName(name); err != nil {
+		return storage.Chunk{}, err
+	}
+	var u chunkedUploadRow
+	err := s.read(ctx, func(tx pgx.Tx) (err error) {
+		if u, err = s.liveChunkedUpload(ctx, tx, id, ""); err != nil {
+			return err
+		}
+		return roomForChunk(ctx, tx, u, name)
+	})
+	if err != nil {
+		return storage.Chunk{}, err
+	}
+	body := &failureReader{r: r}
+	key, size, err := s.putStream(ctx, prefixChunk, body)
+	if body.err != nil {
+		err = fmt.Errorf("read part: %w", body.err)
+	}
+	if err == nil {
+		err = s.recordChunk(ctx, u.Incarnation, id, name, key, size)
+	}
+	if err != nil {
+		if key != "" {
+			s.discardObject(ctx, key)
+		}
+		return storage.Chunk{}, err
+	}
+	return storage.Chunk{Name: name, Size: size}, nil
+}
+
+// putStream stores the bytes of r as a new object under prefix, recorded
+// as pending, and returns its key; an empty r needs no object (key "").
+func (s *Store) putStream(ctx context.Context, prefix string, r io.Reader) (key string, size int64, err error) {
+	body, size, err := sizedStream(r)
+	if err != nil || size == 0 {
+		return "", 0, err
+	}
+	key = newObjectKey(prefix)
+	size, err = s.putObject(ctx, key, body, size)
+	return key, size, err
+}
+
+// failureReader remembers the failure of r, which the bucket's client may
+// report in its own words.
+type failureReader struct {
+	r   io.Reader
+	err error
+}
+
+func (f *failureReader) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err != nil && err != io.EOF {
+		f.err = err
+	}
+	return n, err
+}
+
+// recordChunk records object key as part name of upload id, which must be
+// the incarnation the part was written for, and releases the object of
+// the part it replaces.
+func (s *Store) recordChunk(ctx context.Context, incarnation, id, name, key string, size int64) error {
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		u, err := s.liveChunkedUpload(ctx, tx, id, "FOR UPDATE")
+		if err != nil {
+			return err
+		}
+		if u.Incarnation != incarnation {
+			// Removed and started again while the part was written.
+			return fmt.Errorf("chunked upload %.64q: %w", id, storage.ErrNotFound)
+		}
+		if err := roomForChunk(ctx, tx, u, name); err != nil {
+			return err
+		}
+		var old []string
+		rows, err := tx.Query(ctx, `SELECT object FROM chunks WHERE upload_id = $1 AND name = $2`, u.ID, []byte(name))
+		if err == nil {
+			old, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `
+			INSERT INTO chunks (upload_id, name, size, object) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (upload_id, name) DO UPDATE SET size = excluded.size, object = excluded.object`,
+			u.ID, []byte(name), size, key)
+		if err == nil && len(old) == 0 {
+			_, err = tx.Exec(ctx, `UPDATE chunked_uploads SET parts = parts + 1 WHERE id = $1`, u.ID)
+		}
+		if err != nil {
+			return err
+		}
+		if key != "" {
+			if err := adopt(ctx, tx, key); err != nil {
+				return err
+			}
+		}
+		return s.release(ctx, tx, segmentsOf(old))
+	})
+}
+
+// Chunks lists the parts of the live upload id in byte order of names.
+func (s *Store) Chunks(ctx context.Context, id string) ([]storage.Chunk, error) {
+	var chunks []storage.Chunk
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		u, err := s.liveChunkedUpload(ctx, tx, id, "")
+		if err != nil {
+			return err
+		}
+		chunks, err = listChunks(ctx, tx, u.ID)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("parts of chunked upload: %w", err)
+	}
+	return chunks, nil
+}
+
+// listChunks returns the parts of an upload; bytea sorts in byte order.
+func listChunks(ctx context.Context, tx pgx.Tx, id []byte) ([]storage.Chunk, error) {
+	rows, err := tx.Query(ctx, `SELECT name, size FROM chunks WHERE upload_id = $1 ORDER BY name`, id)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (storage.Chunk, error) {
+		var name []byte
+		var c storage.Chunk
+		err := row.Scan(&name, &c.Size)
+		c.Name = string(name)
+		return c, err
+	})
+}
+
+// ClaimChunkedUpload marks the live upload id claimed under its row lock:
+// of two claims, on any nodes, the second finds the mark.
+func (s *Store) ClaimChunkedUpload(ctx context.Context, id string) ([]storage.Chunk, error) {
+	var chunks []storage.Chunk
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		u, err := s.liveChunkedUpload(ctx, tx, id, "FOR UPDATE")
+		if err != nil {
+			return err
+		}
+		if u.Claimed {
+			return fmt.Errorf("chunked upload %.64q already claimed: %w", id, storage.ErrConflict)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE chunked_uploads SET claimed = true WHERE id = $1`, u.ID); err != nil {
+			return err
+		}
+		chunks, err = listChunks(ctx, tx, u.ID)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim chunked upload: %w", err)
+	}
+	return chunks, nil
+}
+
+// OpenChunk streams the object of part name. A part replaced or removed
+// after the lookup keeps its object for ObjectGrace.
+func (s *Store) OpenChunk(ctx context.Context, id, name string) (io.ReadCloser, error) {
+	var key string
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		u, err := s.liveChunkedUpload(ctx, tx, id, "")
+		if err != nil {
+			return err
+		}
+		err = tx.QueryRow(ctx, `SELECT object FROM chunks WHERE upload_id = $1 AND name = $2`, u.ID, []byte(name)).Scan(&key)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("part %.64q of %.64q: %w", name, id, storage.ErrNotFound)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open part %.64q of chunked upload: %w", name, err)
+	}
+	if key == "" {
+		return io.NopCloser(strings.NewReader("")), nil
+	}
+	rc, err := s.objects.Get(ctx, key, 0, -1)
+	if err != nil {
+		return nil, fmt.Errorf("open part %.64q of chunked upload %.64q: %w", name, id, err)
+	}
+	return rc, nil
+}
+
+// RemoveChunk drops part name of the live, unclaimed upload id and
+// releases its object.
+func (s *Store) RemoveChunk(ctx context.Context, id, name string) error {
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		u, err := s.liveChunkedUpload(ctx, tx, id, "FOR UPDATE")
+		if err != nil {
+			return err
+		}
+		if u.Claimed {
+			return fmt.Errorf("chunked upload %.64q is being assembled: %w", id, storage.ErrConflict)
+		}
+		var key string
+		err = tx.QueryRow(ctx, `DELETE FROM chunks WHERE upload_id = $1 AND name = $2 RETURNING object`,
+			u.ID, []byte(name)).Scan(&key)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("part %.64q of %.64q: %w", name, id, storage.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE chunked_uploads SET parts = parts - 1 WHERE id = $1`, u.ID); err != nil {
+			return err
+		}
+		return s.release(ctx, tx, segmentsOf([]string{key}))
+	})
+	if err != nil {
+		return fmt.Errorf("remove part %.64q of chunked upload: %w", name, err)
+	}
+	return nil
+}
+
+// RemoveChunkedUpload ends the live upload id and releases its parts.
+func (s *Store) RemoveChunkedUpload(ctx context.Context, id string) error {
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		if _, err := s.liveChunkedUpload(ctx, tx, id, "FOR UPDATE"); err != nil {
+			return err
+		}
+		return s.dropChunkedUpload(ctx, tx, id)
+	})
+	if err != nil {
+		return fmt.Errorf("remove chunked upload: %w", err)
+	}
+	return nil
+}

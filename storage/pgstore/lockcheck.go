@@ -1,0 +1,88 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+// A change whose Conditions carry Locks checks, in its own transaction
+// (which holds the space's row lock, as every lock change does), that the
+// submitter holds the locks on what it changes: the protocol layer checks
+// before the change, but a LOCK granted in between, through any node, must
+// not let the change through.
+
+// lockedNode is a node a change touches, with below also every node under
+// it (what a remove or a replacement destroys).
+type lockedNode struct {
+	id    string
+	below bool
+}
+
+// checkHeld fails with a *storage.LockedError unless lt holds a lock on
+// each of nodes, in the change's own transaction (which holds the space's
+// row lock). A nil lt checks nothing; a space without locks costs one
+// index lookup.
+func (s *Store) checkHeld(ctx context.Context, tx pgx.Tx, spaceID string, lt *storage.LockTokens, nodes ...lockedNode) error {
+	if lt == nil || len(nodes) == 0 {
+		return nil
+	}
+	locks, err := loadLiveLocks(ctx, tx, spaceID, s.dbNow())
+	if err != nil || len(locks) == 0 {
+		return err
+	}
+	for _, n := range nodes {
+		if err := checkHeldOn(ctx, tx, n, locks, lt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkHeldOn checks one node against the live locks of its space, as the
+// protocol layer does: one held lock among those covering it is enough,
+// and with below each locked node under it needs a held lock of its own
+// unless a held Deep lock covers n.
+func checkHeldOn(ctx context.Context, tx pgx.Tx, n lockedNode, locks []storage.Lock, lt *storage.LockTokens) error {
+	covering, err := locksCovering(ctx, tx, n.id, locks, false)
+	if err != nil {
+		return err
+	}
+	if len(covering) > 0 && !anyHeld(covering, lt, func(storage.Lock) bool { return true }) {
+		return lockedBy(covering[0])
+	}
+	if !n.below || anyHeld(covering, lt, func(l storage.Lock) bool { return l.Deep }) {
+		return nil
+	}
+	all, err := locksCovering(ctx, tx, n.id, locks, true)
+	if err != nil {
+		return err
+	}
+	for _, l := range all {
+		if slices.ContainsFunc(covering, func(c storage.Lock) bool { return c.Token == l.Token }) {
+			continue
+		}
+		if !anyHeld(all, lt, func(o storage.Lock) bool { return o.NodeID == l.NodeID }) {
+			return lockedBy(l)
+		}
+	}
+	return nil
+}
+
+// anyHeld reports whether lt holds one of the locks pred picks.
+func anyHeld(locks []storage.Lock, lt *storage.LockTokens, pred func(storage.Lock) bool) bool {
+	for _, l := range locks {
+		if pred(l) && lt.Holds(l) {
+			return true
+		}
+	}
+	return false
+}
+
+func lockedBy(l storage.Lock) error {
+	return fmt.Errorf("node %s: %w", l.NodeID, &storage.LockedError{Root: l.Root, Token: l.Token})
+}

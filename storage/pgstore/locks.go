@@ -1,0 +1,418 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+// Locks are rows of the locks table. Every change of a space's locks runs
+// in s.inSpace, holding the space's row lock, as every change of its tree
+// does: a lock granted through one node is seen at once by the next change
+// through any other, and a lock cannot be taken on a node a concurrent
+// remove is taking away. Expiry follows s.now(), not the database's clock,
+// so that every node (and a test's clock) agrees with the store's.
+
+// maxTokenBytes bounds a caller-chosen lock token, which becomes a key.
+const maxTokenBytes = 1024
+
+// lockColumns are the columns lockRow reads, in its order.
+const lockColumns = `token, space_id, node_id, root, deep, scope, owner, user_id, user_name, created, timeout_ms, expires`
+
+// lockRow is a row of the locks table.
+type lockRow struct {
+	Token     string     `db:"token"`
+	SpaceID   string     `db:"space_id"`
+	NodeID    string     `db:"node_id"`
+	Root      string     `db:"root"`
+	Deep      bool       `db:"deep"`
+	Scope     int16      `db:"scope"`
+	Owner     string     `db:"owner"`
+	UserID    string     `db:"user_id"`
+	UserName  string     `db:"user_name"`
+	Created   time.Time  `db:"created"`
+	TimeoutMS int64      `db:"timeout_ms"`
+	Expires   *time.Time `db:"expires"`
+}
+
+func (r lockRow) lock() storage.Lock {
+	l := storage.Lock{
+		Token: r.Token, SpaceID: r.SpaceID, NodeID: r.NodeID, Root: r.Root, Deep: r.Deep,
+		Scope: storage.LockScope(r.Scope), Owner: r.Owner, User: r.UserID, UserName: r.UserName,
+		Created: r.Created.UTC(), Timeout: time.Duration(r.TimeoutMS) * time.Millisecond,
+	}
+	if r.Expires != nil {
+		l.Expires = r.Expires.UTC()
+	}
+	return l
+}
+
+// CreateLock adds l unless it conflicts with a live lock of its space,
+// decided under the space's row lock. An empty token gets a fresh
+// "urn:uuid:" one; a token a live lock anywhere in the store holds is
+// ErrExists.
+func (s *Store) CreateLock(ctx context.Context, l storage.Lock) (storage.Lock, error) {
+	if err := validLock(l); err != nil {
+		return storage.Lock{}, fmt.Errorf("create lock: %w", err)
+	}
+	if l.Token == "" {
+		l.Token = "urn:uuid:" + uuid.NewString()
+	}
+	err := s.inSpace(ctx, l.SpaceID, func(tx pgx.Tx) error {
+		now := s.dbNow()
+		if err := nodeInSpace(ctx, tx, l.SpaceID, l.NodeID); err != nil {
+			return err
+		}
+		locks, err := purgeAndLoadLocks(ctx, tx, l.SpaceID, now)
+		if err != nil {
+			return err
+		}
+		if err := checkLockConflicts(ctx, tx, l, locks); err != nil {
+			return err
+		}
+		l.Created = now
+		l.Expires = expiry(now, l.Timeout)
+		return insertLock(ctx, tx, l, now)
+	})
+	if err != nil {
+		return storage.Lock{}, fmt.Errorf("create lock on %s: %w", l.NodeID, err)
+	}
+	return l, nil
+}
+
+// validLock checks what a caller gives CreateLock.
+func validLock(l storage.Lock) error {
+	if !validText(l.SpaceID) || l.SpaceID == "" {
+		return fmt.Errorf("space id %q: %w", l.SpaceID, storage.ErrInvalid)
+	}
+	if l.NodeID == "" {
+		return fmt.Errorf("empty node id: %w", storage.ErrInvalid)
+	}
+	if l.Scope != storage.LockExclusive && l.Scope != storage.LockShared {
+		return fmt.Errorf("lock scope %d: %w", l.Scope, storage.ErrInvalid)
+	}
+	if l.Timeout < 0 {
+		return fmt.Errorf("negative lock timeout %v: %w", l.Timeout, storage.ErrInvalid)
+	}
+	if len(l.Token) > maxTokenBytes || !validText(l.Token) {
+		return fmt.Errorf("lock token: %w", storage.ErrInvalid)
+	}
+	for _, v := range []string{l.Root, l.Owner, l.User, l.UserName} {
+		if !validText(v) {
+			return fmt.Errorf("lock of %q: text with a NUL or invalid UTF-8: %w", l.Root, storage.ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// validText reports whether PostgreSQL can keep v as text: valid UTF-8
+// without a NUL.
+func validText(v string) bool {
+	return utf8.ValidString(v) && !strings.ContainsRune(v, 0)
+}
+
+// dbNow is the store's clock as PostgreSQL keeps it (microseconds, UTC),
+// so that what a caller is given equals what it reads back.
+func (s *Store) dbNow() time.Time {
+	return s.now().Round(0).UTC().Truncate(time.Microsecond)
+}
+
+// expiry is when a lock taken or refreshed at now with timeout ends; zero
+// for no timeout.
+func expiry(now time.Time, timeout time.Duration) time.Time {
+	if timeout == 0 {
+		return time.Time{}
+	}
+	return now.Add(timeout)
+}
+
+// nullTime is t for a nullable timestamptz: NULL for the zero time.
+func nullTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// nodeInSpace fails with ErrNotFound unless node id is in the space.
+func nodeInSpace(ctx context.Context, tx pgx.Tx, spaceID, id string) error {
+	if !validText(id) {
+		return fmt.Errorf("node %.64q in space %s: %w", id, spaceID, storage.ErrNotFound)
+	}
+	var one int
+	err := tx.QueryRow(ctx, `SELECT 1 FROM nodes WHERE id = $1 AND space_id = $2`, id, spaceID).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("node %s in space %s: %w", id, spaceID, storage.ErrNotFound)
+	}
+	return err
+}
+
+// insertLock records l. Its token may be held by an expired lock of any
+// space, which is dropped; a live one makes it ErrExists.
+func insertLock(ctx context.Context, tx pgx.Tx, l storage.Lock, now time.Time) error {
+	if _, err := tx.Exec(ctx, `DELETE FROM locks WHERE token = $1 AND expires <= $2`, l.Token, now); err != nil {
+		return err
+	}
+	tag, err := tx.Exec(ctx, `
+		INSERT INTO locks (`+lockColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+		ON CONFLICT (token) DO NOTHING`,
+		l.Token, l.SpaceID, l.NodeID, l.Root, l.Deep, int16(l.Scope), l.Owner, l.User, l.UserName,
+		l.Created, l.Timeout.Milliseconds(), nullTime(l.Expires))
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("lock token %q: %w", l.Token, storage.ErrExists)
+	}
+	return nil
+}
+
+// checkLockConflicts fails with ErrLocked when one of the live locks of
+// the space conflicts with l: exclusive against anything, shared against
+// exclusive, where the two cover a common node.
+func checkLockConflicts(ctx context.Context, tx pgx.Tx, l storage.Lock, locks []storage.Lock) error {
+	var rivals []storage.Lock
+	for _, o := range locks {
+		if l.Scope == storage.LockExclusive || o.Scope == storage.LockExclusive {
+			rivals = append(rivals, o)
+		}
+	}
+	if len(rivals) == 0 {
+		return nil
+	}
+	above, err := ancestors(ctx, tx, l.NodeID)
+	if err != nil {
+		return err
+	}
+	var under map[string]bool
+	if l.Deep {
+		if under, err = lockNodesBelow(ctx, tx, l.NodeID, rivals); err != nil {
+			return err
+		}
+	}
+	for _, o := range rivals {
+		if o.NodeID == l.NodeID || (o.Deep && above[o.NodeID]) || under[o.NodeID] {
+			return fmt.Errorf("conflicts with lock on %s: %w", o.Root, storage.ErrLocked)
+		}
+	}
+	return nil
+}
+
+// RefreshLock restarts the timeout of the live lock with token.
+func (s *Store) RefreshLock(ctx context.Context, spaceID, token string, timeout time.Duration) (storage.Lock, error) {
+	if timeout < 0 {
+		return storage.Lock{}, fmt.Errorf("refresh lock: negative timeout %v: %w", timeout, storage.ErrInvalid)
+	}
+	if !validText(spaceID) || !validText(token) {
+		return storage.Lock{}, fmt.Errorf("refresh lock %.64q: %w", token, storage.ErrNotFound)
+	}
+	var l storage.Lock
+	err := s.inSpace(ctx, spaceID, func(tx pgx.Tx) error {
+		now := s.dbNow()
+		rows, err := tx.Query(ctx, `
+			UPDATE locks SET timeout_ms = $3, expires = $4
+			WHERE token = $1 AND space_id = $2 AND (expires IS NULL OR expires > $5)
+			RETURNING `+lockColumns,
+			token, spaceID, timeout.Milliseconds(), nullTime(expiry(now, timeout)), now)
+		if err != nil {
+			return err
+		}
+		row, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[lockRow])
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("no lock %q in space %s: %w", token, spaceID, storage.ErrNotFound)
+		}
+		l = row.lock()
+		return err
+	})
+	if err != nil {
+		return storage.Lock{}, fmt.Errorf("refresh lock %q: %w", token, err)
+	}
+	return l, nil
+}
+
+// RemoveLock deletes the live lock with token.
+func (s *Store) RemoveLock(ctx context.Context, spaceID, token string) error {
+	if !validText(spaceID) || !validText(token) {
+		return fmt.Errorf("remove lock %.64q: %w", token, storage.ErrNotFound)
+	}
+	err := s.inSpace(ctx, spaceID, func(tx pgx.Tx) error {
+		now := s.dbNow()
+		tag, err := tx.Exec(ctx, `
+			DELETE FROM locks WHERE token = $1 AND space_id = $2 AND (expires IS NULL OR expires > $3)`,
+			token, spaceID, now)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("no lock %q in space %s: %w", token, spaceID, storage.ErrNotFound)
+		}
+		return purgeExpiredLocks(ctx, tx, spaceID, now)
+	})
+	if err != nil {
+		return fmt.Errorf("remove lock %q: %w", token, err)
+	}
+	return nil
+}
+
+// LocksOn returns the live locks covering nodeID: its own and the Deep
+// locks of its ancestors, and with below also the locks of its subtree,
+// from one snapshot.
+func (s *Store) LocksOn(ctx context.Context, spaceID, nodeID string, below bool) ([]storage.Lock, error) {
+	if !validText(spaceID) {
+		return nil, fmt.Errorf("locks on %s: space %.64q: %w", nodeID, spaceID, storage.ErrNotFound)
+	}
+	now := s.dbNow()
+	var out []storage.Lock
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		if err := nodeInSpace(ctx, tx, spaceID, nodeID); err != nil {
+			return err
+		}
+		locks, err := loadLiveLocks(ctx, tx, spaceID, now)
+		if err != nil || len(locks) == 0 {
+			return err
+		}
+		out, err = locksCovering(ctx, tx, nodeID, locks, below)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("locks on %s: %w", nodeID, err)
+	}
+	return out, nil
+}
+
+// SpaceLocks returns the live locks of a space, ordered by token; an
+// unknown space has none.
+func (s *Store) SpaceLocks(ctx context.Context, spaceID string) ([]storage.Lock, error) {
+	if !validText(spaceID) {
+		return nil, nil
+	}
+	var out []storage.Lock
+	err := s.read(ctx, func(tx pgx.Tx) (err error) {
+		out, err = loadLiveLocks(ctx, tx, spaceID, s.dbNow())
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("locks of space %s: %w", spaceID, err)
+	}
+	return out, nil
+}
+
+// loadLiveLocks returns the live locks of a space at now, ordered by token
+// in byte order.
+func loadLiveLocks(ctx context.Context, tx pgx.Tx, spaceID string, now time.Time) ([]storage.Lock, error) {
+	rows, err := tx.Query(ctx, `
+		SELECT `+lockColumns+` FROM locks
+		WHERE space_id = $1 AND (expires IS NULL OR expires > $2)
+		ORDER BY token COLLATE "C"`, spaceID, now)
+	if err != nil {
+		return nil, err
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowToStructByName[lockRow])
+	if err != nil {
+		return nil, err
+	}
+	locks := make([]storage.Lock, len(found))
+	for i, r := range found {
+		locks[i] = r.lock()
+	}
+	return locks, nil
+}
+
+// purgeAndLoadLocks drops the expired locks of a space and returns its
+// live ones; the caller holds the space's row lock.
+func purgeAndLoadLocks(ctx context.Context, tx pgx.Tx, spaceID string, now time.Time) ([]storage.Lock, error) {
+	if err := purgeExpiredLocks(ctx, tx, spaceID, now); err != nil {
+		return nil, err
+	}
+	return loadLiveLocks(ctx, tx, spaceID, now)
+}
+
+func purgeExpiredLocks(ctx context.Context, tx pgx.Tx, spaceID string, now time.Time) error {
+	_, err := tx.Exec(ctx, `DELETE FROM locks WHERE space_id = $1 AND expires <= $2`, spaceID, now)
+	return err
+}
+
+// locksCovering picks from locks those covering nodeID: its own and the
+// Deep locks of its ancestors, and with below those of its subtree.
+func locksCovering(ctx context.Context, tx pgx.Tx, nodeID string, locks []storage.Lock, below bool) ([]storage.Lock, error) {
+	above, err := ancestors(ctx, tx, nodeID)
+	if err != nil {
+		return nil, err
+	}
+	var under map[string]bool
+	if below {
+		if under, err = lockNodesBelow(ctx, tx, nodeID, locks); err != nil {
+			return nil, err
+		}
+	}
+	var out []storage.Lock
+	for _, l := range locks {
+		if l.NodeID == nodeID || (l.Deep && above[l.NodeID]) || under[l.NodeID] {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// ancestors returns the set of id and its ancestors: coverage follows a
+// node's current place in the tree.
+func ancestors(ctx context.Context, tx pgx.Tx, id string) (map[string]bool, error) {
+	rows, err := tx.Query(ctx, `
+		WITH RECURSIVE up (id, parent_id) AS (
+			SELECT id, parent_id FROM nodes WHERE id = $1
+			UNION ALL
+			SELECT n.id, n.parent_id FROM nodes n JOIN up ON n.id = up.parent_id
+		)
+		SELECT id FROM up`, id)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	set := make(map[string]bool, len(ids))
+	for _, a := range ids {
+		set[a] = true
+	}
+	return set, nil
+}
+
+// lockNodesBelow returns the set of the nodes of locks that lie in the
+// subtree of top (top included), walking up from each: a space holds few
+// locks, and a walk up is as long as the tree is deep.
+func lockNodesBelow(ctx context.Context, tx pgx.Tx, top string, locks []storage.Lock) (map[string]bool, error) {
+	ids := make([]string, 0, len(locks))
+	for _, l := range locks {
+		ids = append(ids, l.NodeID)
+	}
+	rows, err := tx.Query(ctx, `
+		WITH RECURSIVE up (origin, id, parent_id) AS (
+			SELECT id, id, parent_id FROM nodes WHERE id = ANY($1)
+			UNION ALL
+			SELECT up.origin, n.id, n.parent_id FROM nodes n JOIN up ON n.id = up.parent_id
+			WHERE up.id <> $2
+		)
+		SELECT DISTINCT origin FROM up WHERE id = $2`, ids, top)
+	if err != nil {
+		return nil, err
+	}
+	inside, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	set := make(map[string]bool, len(inside))
+	for _, id := range inside {
+		set[id] = true
+	}
+	return set, nil
+}

@@ -1,0 +1,488 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/davspaces/davspaces/checksum"
+	"github.com/davspaces/davspaces/storage"
+	"github.com/davspaces/davspaces/storage/s3content"
+)
+
+// A resumable upload (TUS) is a row of upload_sessions; its bytes are
+// immutable objects, one per append, listed in the row's parts. The row
+// also carries the checksum state of the bytes received, so that an
+// append can land on any node and a completion commits the parts as the
+// file's segments without reading or copying them.
+//
+// Calls on one session serialise on its row (SELECT … FOR UPDATE), held
+// for the whole of an append: a second append, on any node, waits and then
+// finds the offset moved, and a node that dies mid-append drops its
+// connection and with it the row lock.
+
+// sessionColumns are the columns sessionRow reads, in its order.
+const sessionColumns = `id, space_id, user_id, length, received, target, expected, hash_state, parts, created, expires_ns`
+
+// sessionRow is a row of upload_sessions.
+type sessionRow struct {
+	ID        string              `db:"id"`
+	SpaceID   string              `db:"space_id"`
+	UserID    string              `db:"user_id"`
+	Length    int64               `db:"length"`
+	Received  int64               `db:"received"`
+	Target    sessionTarget       `db:"target"`
+	Expected  *checksum.Expected  `db:"expected"`
+	HashState []byte              `db:"hash_state"`
+	Parts     []s3content.Segment `db:"parts"`
+	Created   time.Time           `db:"created"`
+	ExpiresNS *int64              `db:"expires_ns"`
+}
+
+// sessionTarget is a session's storage.Commit as kept in the row, without
+// its Locks: tokens submitted when the upload started say nothing about
+// locks taken since.
+type sessionTarget struct {
+	NodeID      string    `json:"node,omitempty"`
+	ParentID    string    `json:"parent,omitempty"`
+	Name        string    `json:"name,omitempty"`
+	ModTime     time.Time `json:"mtime"`
+	ContentType string    `json:"type,omitempty"`
+	IfMatch     string    `json:"if_match,omitempty"`
+	IfNoneMatch bool      `json:"if_none_match,omitempty"`
+}
+
+func targetOf(c storage.Commit) sessionTarget {
+	return sessionTarget{
+		NodeID: c.NodeID, ParentID: c.ParentID, Name: c.Name, ModTime: c.ModTime,
+		ContentType: c.ContentType, IfMatch: c.IfMatch, IfNoneMatch: c.IfNoneMatch,
+	}
+}
+
+func (t sessionTarget) commit() storage.Commit {
+	return storage.Commit{
+		NodeID: t.NodeID, ParentID: t.ParentID, Name: t.Name, ModTime: t.ModTime, ContentType: t.ContentType,
+		Conditions: storage.Conditions{IfMatch: t.IfMatch, IfNoneMatch: t.IfNoneMatch},
+	}
+}
+
+func (r sessionRow) session() storage.UploadSession {
+	us := storage.UploadSession{
+		ID: r.ID, SpaceID: r.SpaceID, User: r.UserID, Length: r.Length, Offset: r.Received,
+		Target: r.Target.commit(), Expected: r.Expected, Created: r.Created.UTC(),
+	}
+	us.Expires = fromNanos(r.ExpiresNS)
+	return us
+}
+
+// sums returns the checksums of the bytes the session received.
+func (r sessionRow) sums() (*checksum.Writer, error) {
+	w := checksum.NewWriter()
+	if err := w.UnmarshalBinary(r.HashState); err != nil {
+		return nil, fmt.Errorf("session %s: checksum state: %w", r.ID, err)
+	}
+	return w, nil
+}
+
+// CreateSession records a session without bytes. Nothing is accounted
+// against the space's quota until the session is committed.
+func (s *Store) CreateSession(ctx context.Context, us storage.UploadSession) (storage.UploadSession, error) {
+	if err := validSession(us); err != nil {
+		return storage.UploadSession{}, fmt.Errorf("create session: %w", err)
+	}
+	state, err := checksum.NewWriter().MarshalBinary()
+	if err != nil {
+		return storage.UploadSession{}, fmt.Errorf("create session: %w", err)
+	}
+	id := uuid.New()
+	us.ID, us.Offset, us.Created = hex.EncodeToString(id[:]), 0, s.dbNow()
+	err = s.tx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `
+			INSERT INTO upload_sessions (id, space_id, user_id, length, target, expected, hash_state, created, expires_ns)
+			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9
+			WHERE EXISTS (SELECT 1 FROM spaces WHERE id = $2)`,
+			us.ID, us.SpaceID, us.User, us.Length, targetOf(us.Target), us.Expected, state, us.Created, unixNanos(us.Expires))
+		if err == nil && tag.RowsAffected() == 0 {
+			err = fmt.Errorf("space %s: %w", us.SpaceID, storage.ErrNotFound)
+		}
+		return err
+	})
+	if err != nil {
+		return storage.UploadSession{}, fmt.Errorf("create session: %w", err)
+	}
+	return us, nil
+}
+
+// validSession checks what a caller gives CreateSession: what a commit
+// would refuse is refused now, and so is text PostgreSQL cannot keep.
+func validSession(us storage.UploadSession) error {
+	if us.SpaceID == "" || !validText(us.SpaceID) {
+		return fmt.Errorf("space id %.64q: %w", us.SpaceID, storage.ErrInvalid)
+	}
+	if us.Length < 0 {
+		return fmt.Errorf("negative length %d: %w", us.Length, storage.ErrInvalid)
+	}
+	if us.Target.NodeID == "" {
+		if err := validName(us.Target.Name); err != nil {
+			return err
+		}
+	}
+	t := us.Target
+	for _, v := range []string{us.User, t.NodeID, t.ParentID, t.Name, t.ContentType, t.IfMatch} {
+		if !validText(v) {
+			return fmt.Errorf("session text %.64q: %w", v, storage.ErrInvalid)
+		}
+	}
+	if us.Expected != nil {
+		if _, err := us.Expected.NewVerifier(); err != nil {
+			return fmt.Errorf("%w: %w", storage.ErrInvalid, err)
+		}
+	}
+	return nil
+}
+
+// isSessionID reports whether id has the shape of the ids CreateSession
+// makes: 32 lower-case hex digits. Ids come from URLs; anything else is
+// unknown before it reaches the database.
+func isSessionID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for _, c := range []byte(id) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Session returns the live session id.
+func (s *Store) Session(ctx context.Context, id string) (storage.UploadSession, error) {
+	var row sessionRow
+	err := s.read(ctx, func(tx pgx.Tx) (err error) {
+		row, err = s.liveSession(ctx, tx, id, "")
+		return err
+	})
+	if err != nil {
+		return storage.UploadSession{}, fmt.Errorf("session: %w", err)
+	}
+	return row.session(), nil
+}
+
+// liveSession reads session id unless it is unknown or expired; lock is
+// appended to the query ("FOR UPDATE" to hold its row).
+func (s *Store) liveSession(ctx context.Context, tx pgx.Tx, id, lock string) (sessionRow, error) {
+	if !isSessionID(id) {
+		return sessionRow{}, fmt.Errorf("session %.64q: %w", id, storage.ErrNotFound)
+	}
+	rows, err := tx.Query(ctx, `SELECT `+sessionColumns+` FROM upload_sessions
+		WHERE id = $1 AND (expires_ns IS NULL OR expires_ns > $2) `+lock, id, s.now().UnixNano())
+	if err != nil {
+		return sessionRow{}, err
+	}
+	row, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[sessionRow])
+	if errors.Is(err, pgx.ErrNoRows) {
+		return sessionRow{}, fmt.Errorf("session %s: %w", id, storage.ErrNotFound)
+	}
+	return row, err
+}
+
+// AppendSession streams the bytes of r into a new object and records it
+// as the session's next part, holding the session's row lock throughout.
+func (s *Store) AppendSession(ctx context.Context, id string, offset int64, r io.Reader, check *checksum.Expected) (storage.UploadSession, error) {
+	us, err := s.appendSession(ctx, id, offset, r, check)
+	if err != nil {
+		return us, fmt.Errorf("append to session %s: %w", id, err)
+	}
+	return us, nil
+}
+
+func (s *Store) appendSession(ctx context.Context, id string, offset int64, r io.Reader, check *checksum.Expected) (storage.UploadSession, error) {
+	if !isSessionID(id) {
+		return storage.UploadSession{}, fmt.Errorf("session %.64q: %w", id, storage.ErrNotFound)
+	}
+	// The object is recorded before the row is locked: a node holding a
+	// session's row needs no second connection.
+	key := newObjectKey(prefixSession)
+	if err := s.recordPending(ctx, key); err != nil {
+		return storage.UploadSession{}, fmt.Errorf("recording object %s: %w", key, err)
+	}
+	tx, row, err := s.lockSession(ctx, id)
+	if err != nil {
+		s.discardObject(ctx, key)
+		return storage.UploadSession{}, err
+	}
+	us, keep, err := s.appendLocked(ctx, tx, row, key, offset, r, check)
+	if !keep {
+		tx.Rollback(context.WithoutCancel(ctx))
+		s.discardObject(ctx, key)
+		return us, classify(err)
+	}
+	if cerr := tx.Commit(ctx); cerr != nil {
+		s.discardObject(ctx, key)
+		return storage.UploadSession{}, classify(cerr)
+	}
+	return us, err
+}
+
+// Backoff bounds of lockSession.
+const (
+	sessionBusyFirst = 10 * time.Millisecond
+	sessionBusyMax   = 500 * time.Millisecond
+)
+
+// lockSession begins a transaction holding the row lock of the live
+// session id. It waits for another holder without holding a connection:
+// it asks with NOWAIT and backs off, so that appends queued behind a long
+// one do not take the node's connection pool.
+func (s *Store) lockSession(ctx context.Context, id string) (pgx.Tx, sessionRow, error) {
+	backoff := sessionBusyFirst
+	for {
+		tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{})
+		if err != nil {
+			return nil, sessionRow{}, classify(err)
+		}
+		row, err := s.liveSession(ctx, tx, id, "FOR UPDATE NOWAIT")
+		if err == nil {
+			return tx, row, nil
+		}
+		tx.Rollback(context.WithoutCancel(ctx))
+		if !rowLocked(err) {
+			return nil, sessionRow{}, classify(err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, sessionRow{}, ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, sessionBusyMax)
+	}
+}
+
+// rowLocked reports a NOWAIT lock request refused because another
+// transaction holds the row.
+func rowLocked(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "55P03"
+}
+
+// appendLocked appends r as object key to the session of row, locked in
+// tx, which it leaves to the caller to commit when keep is set. err is r's failure when
+// the bytes before it are kept.
+func (s *Store) appendLocked(ctx context.Context, tx pgx.Tx, row sessionRow, key string, offset int64, r io.Reader, check *checksum.Expected) (us storage.UploadSession, keep bool, err error) {
+	if offset != row.Received {
+		return storage.UploadSession{}, false, fmt.Errorf("offset %d, session is at %d: %w", offset, row.Received, storage.ErrConflict)
+	}
+	part, err := newPartReader(r, row, check)
+	if err != nil {
+		return storage.UploadSession{}, false, err
+	}
+	body, size, err := sizedStream(part)
+	var stored int64
+	if err == nil && size != 0 { // an empty part needs no object
+		stored, err = s.objects.Put(ctx, key, body, size)
+	}
+	if rerr := part.rejection(); rerr != nil {
+		return row.session(), false, rerr
+	}
+	if err != nil {
+		return row.session(), false, err
+	}
+	if stored != part.n {
+		return row.session(), false, fmt.Errorf("object %s holds %d bytes, %d sent", key, stored, part.n)
+	}
+	if part.n == 0 {
+		return row.session(), false, part.kept
+	}
+	if err := s.recordPart(ctx, tx, &row, s3content.Segment{Key: key, Size: part.n}, part.sum); err != nil {
+		return storage.UploadSession{}, false, err
+	}
+	return row.session(), true, part.kept
+}
+
+// recordPart adds seg to the parts of row with the checksum state after
+// it, updating row.
+func (s *Store) recordPart(ctx context.Context, tx pgx.Tx, row *sessionRow, seg s3content.Segment, sum *checksum.Writer) error {
+	state, err := sum.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	row.Parts = append(row.Parts, seg)
+	row.Received += seg.Size
+	row.HashState = state
+	_, err = tx.Exec(ctx, `UPDATE upload_sessions SET received = $2, parts = $3, hash_state = $4 WHERE id = $1`,
+		row.ID, row.Received, row.Parts, row.HashState)
+	if err != nil {
+		return err
+	}
+	return adopt(ctx, tx, seg.Key)
+}
+
+// partReader hands the bytes of one append to the bucket, at most what the
+// session lacks, feeding the session's checksums and, with a check, the
+// part's. It ends the stream where a part must not be kept (too long, or r
+// failing under a check), which makes the bucket drop the object; without
+// a check, a failure of r ends the part at the bytes read before it.
+type partReader struct {
+	r        io.Reader
+	left     int64 // bytes the session still lacks
+	n        int64 // bytes handed on
+	sum      *checksum.Writer
+	check    *checksum.Expected
+	verifier *checksum.Verifier
+
+	tooLong bool
+	failed  error // r's failure, for a part with a check
+	kept    error // r's failure, for a part kept up to it
+}
+
+// errPartRefused ends a part's stream so that the bucket keeps nothing.
+var errPartRefused = errors.New("part refused")
+
+func newPartReader(r io.Reader, row sessionRow, check *checksum.Expected) (*partReader, error) {
+	sum, err := row.sums()
+	if err != nil {
+		return nil, err
+	}
+	p := &partReader{r: r, left: row.Length - row.Received, sum: sum, check: check}
+	if check != nil {
+		if p.verifier, err = check.NewVerifier(); err != nil {
+			return nil, fmt.Errorf("%w: %w", storage.ErrInvalid, err)
+		}
+	}
+	return p, nil
+}
+
+func (p *partReader) Read(b []byte) (int, error) {
+	if p.n == p.left {
+		return 0, p.atLimit()
+	}
+	b = b[:min(int64(len(b)), p.left-p.n)]
+	n, err := p.r.Read(b)
+	p.sum.Write(b[:n])
+	if p.verifier != nil {
+		p.verifier.Write(b[:n])
+	}
+	p.n += int64(n)
+	switch {
+	case err == nil, err == io.EOF:
+		return n, err
+	case p.check != nil:
+		p.failed = fmt.Errorf("read part: %w", err)
+		return n, errPartRefused
+	default:
+		p.kept = fmt.Errorf("read part: %w", err)
+		return n, io.EOF
+	}
+}
+
+// atLimit ends a part that has every byte the session lacked: one more
+// byte from r is too many.
+func (p *partReader) atLimit() error {
+	var one [1]byte
+	n, _ := io.ReadFull(p.r, one[:])
+	if n > 0 {
+		p.tooLong = true
+		return errPartRefused
+	}
+	return io.EOF
+}
+
+// rejection says why the part must not be kept, or nil.
+func (p *partReader) rejection() error {
+	switch {
+	case p.tooLong:
+		return fmt.Errorf("part longer than the %d bytes left: %w", p.left, storage.ErrInvalid)
+	case p.failed != nil:
+		return p.failed
+	case p.verifier != nil && !p.verifier.Matches():
+		return fmt.Errorf("part does not match %s %s: %w", p.check.Algorithm, p.check.Digest, storage.ErrChecksum)
+	}
+	return nil
+}
+
+// CompleteSession ends a session that has all its bytes and commits its
+// parts as the content of its target, through the same commit as an
+// Upload. The session's row goes first, in a transaction that hands its
+// parts to the sweep as pending: of two completions one finds no session,
+// the commit adopts the parts, and a crash in between leaves them to the
+// sweep. A commit that fails makes them due at once.
+func (s *Store) CompleteSession(ctx context.Context, id string, locks *storage.LockTokens, modTime time.Time) (storage.Node, bool, error) {
+	n, created, err := s.completeSession(ctx, id, locks, modTime)
+	if err != nil {
+		return storage.Node{}, false, fmt.Errorf("complete session %s: %w", id, err)
+	}
+	return n, created, nil
+}
+
+func (s *Store) completeSession(ctx context.Context, id string, locks *storage.LockTokens, modTime time.Time) (storage.Node, bool, error) {
+	var (
+		row      sessionRow
+		sums     checksum.Sums
+		mismatch error
+	)
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var err error
+		if row, err = s.liveSession(ctx, tx, id, "FOR UPDATE"); err != nil {
+			return err
+		}
+		if row.Received != row.Length {
+			return fmt.Errorf("%d of %d bytes received: %w", row.Received, row.Length, storage.ErrConflict)
+		}
+		sum, err := row.sums()
+		if err != nil {
+			return err
+		}
+		sums = sum.Sums()
+		if _, err := tx.Exec(ctx, `DELETE FROM upload_sessions WHERE id = $1`, id); err != nil {
+			return err
+		}
+		if e := row.Expected; e != nil && !e.Matches(sums) {
+			mismatch = fmt.Errorf("%s %s announced, %s received: %w", e.Algorithm, e.Digest, sums, storage.ErrChecksum)
+			return s.release(ctx, tx, row.Parts)
+		}
+		return s.inFlight(ctx, tx, row.Parts)
+	})
+	if err != nil {
+		return storage.Node{}, false, err
+	}
+	if mismatch != nil {
+		return storage.Node{}, false, mismatch
+	}
+	target := row.Target.commit()
+	target.Locks = locks
+	if !modTime.IsZero() {
+		target.ModTime = modTime
+	}
+	n, created, err := s.commitContent(ctx, row.SpaceID, row.Parts, row.Length, sums, target)
+	if err != nil {
+		s.abandon(ctx, row.Parts)
+		return storage.Node{}, false, err
+	}
+	return n, created, nil
+}
+
+// RemoveSession ends the live session id and releases its parts.
+func (s *Store) RemoveSession(ctx context.Context, id string) error {
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		row, err := s.liveSession(ctx, tx, id, "FOR UPDATE")
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM upload_sessions WHERE id = $1`, id); err != nil {
+			return err
+		}
+		return s.release(ctx, tx, row.Parts)
+	})
+	if err != nil {
+		return fmt.Errorf("remove session %s: %w", id, err)
+	}
+	return nil
+}

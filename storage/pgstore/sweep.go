@@ -1,0 +1,167 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
+
+	"github.com/davspaces/davspaces/storage/s3content"
+)
+
+// The sweep runs on every node. Each pass takes its rows with FOR UPDATE
+// SKIP LOCKED, in batches: two nodes sweeping at once take different rows
+// instead of waiting for or fighting over the same, and a session or
+// upload a request holds is left for the next pass.
+
+// sweepBatch bounds the rows one transaction of the sweep takes.
+const sweepBatch = 100
+
+// sweepLoop removes expired sessions and chunked uploads and the objects
+// due in object_sweep, every sweepEvery, until Close.
+func (s *Store) sweepLoop() {
+	defer close(s.sweepDone)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-s.closing
+		cancel()
+	}()
+	tick := time.NewTicker(s.sweepEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.closing:
+			return
+		case <-tick.C:
+			if err := s.sweep(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("sweep", zap.Error(err))
+			}
+		}
+	}
+}
+
+// sweep makes one pass: expired sessions and chunked uploads first, so
+// that the objects they release are due in a later pass, then the objects
+// due now.
+func (s *Store) sweep(ctx context.Context) error {
+	steps := []struct {
+		what string
+		run  func(context.Context) (int, error)
+	}{
+		{"expired upload sessions", s.sweepSessions},
+		{"expired chunked uploads", s.sweepChunkedUploads},
+		{"objects", s.sweepObjects},
+	}
+	for _, step := range steps {
+		if err := drain(ctx, step.run); err != nil {
+			return fmt.Errorf("%s: %w", step.what, err)
+		}
+	}
+	return nil
+}
+
+// drain runs batch until it takes less than a whole batch.
+func drain(ctx context.Context, batch func(context.Context) (int, error)) error {
+	for {
+		n, err := batch(ctx)
+		if err != nil || n < sweepBatch {
+			return err
+		}
+	}
+}
+
+// sweepSessions ends a batch of expired sessions and releases their parts.
+func (s *Store) sweepSessions(ctx context.Context) (int, error) {
+	var n int
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `
+			DELETE FROM upload_sessions WHERE id IN (
+				SELECT id FROM upload_sessions WHERE expires_ns <= $1
+				LIMIT $2 FOR UPDATE SKIP LOCKED)
+			RETURNING parts`, s.now().UnixNano(), sweepBatch)
+		if err != nil {
+			return err
+		}
+		ended, err := pgx.CollectRows(rows, pgx.RowTo[[]s3content.Segment])
+		if err != nil {
+			return err
+		}
+		n = len(ended)
+		for _, parts := range ended {
+			if err := s.release(ctx, tx, parts); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return n, err
+}
+
+// sweepChunkedUploads ends a batch of expired chunked uploads and releases
+// their parts.
+func (s *Store) sweepChunkedUploads(ctx context.Context) (int, error) {
+	var n int
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `
+			SELECT id FROM chunked_uploads WHERE expires_ns <= $1
+			LIMIT $2 FOR UPDATE SKIP LOCKED`, s.now().UnixNano(), sweepBatch)
+		if err != nil {
+			return err
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+		if err != nil {
+			return err
+		}
+		n = len(ids)
+		for _, id := range ids {
+			if err := s.dropChunkedUpload(ctx, tx, string(id)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return n, err
+}
+
+// sweepObjects deletes a batch of due objects from the bucket and then
+// their rows, holding the rows meanwhile so that no other node takes them.
+// An object a node's content references after all (a commit that did not
+// adopt what it took over) is kept: only its row goes.
+func (s *Store) sweepObjects(ctx context.Context) (int, error) {
+	var n int
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `
+			SELECT key, EXISTS (
+				SELECT 1 FROM nodes WHERE content @> jsonb_build_array(jsonb_build_object('k', object_sweep.key))
+			) FROM object_sweep WHERE sweep_after <= $1
+			ORDER BY sweep_after LIMIT $2 FOR UPDATE OF object_sweep SKIP LOCKED`, s.dbNow(), sweepBatch)
+		if err != nil {
+			return err
+		}
+		var keys, unreferenced []string
+		var key string
+		var referenced bool
+		_, err = pgx.ForEachRow(rows, []any{&key, &referenced}, func() error {
+			keys = append(keys, key)
+			if !referenced {
+				unreferenced = append(unreferenced, key)
+			}
+			return nil
+		})
+		if err != nil || len(keys) == 0 {
+			return err
+		}
+		n = len(keys)
+		if len(unreferenced) > 0 {
+			if err := s.objects.Remove(ctx, unreferenced...); err != nil {
+				return err
+			}
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM object_sweep WHERE key = ANY($1)`, keys)
+		return err
+	})
+	return n, err
+}

@@ -1,0 +1,134 @@
+package pgstore
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/davspaces/davspaces/storage"
+	"github.com/davspaces/davspaces/storage/s3content"
+)
+
+// waitGone waits until object key is gone from the bucket and from
+// object_sweep.
+func waitGone(t *testing.T, s *Store, key string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := s.objects.Get(t.Context(), key, 0, -1)
+		var rows int
+		s.pool.QueryRow(t.Context(), `SELECT count(*) FROM object_sweep WHERE key = $1`, key).Scan(&rows)
+		if errors.Is(err, storage.ErrNotFound) && rows == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("object %s still there (%v, %d rows)", key, err, rows)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestSweepRemovesOrphans: the object of an upload that crashed before
+// its commit is removed once UploadGrace has passed.
+func TestSweepRemovesOrphans(t *testing.T) {
+	s := openTestStore(t, Options{Sweep: 20 * time.Millisecond, UploadGrace: time.Millisecond})
+	orphan := newObjectKey(prefixFile)
+	if _, err := s.putObject(t.Context(), orphan, strings.NewReader("crashed"), 7); err != nil {
+		t.Fatalf("putObject: %v", err)
+	}
+	waitGone(t, s, orphan)
+}
+
+// TestSweepKeepsReferencedObjects: an object a node references is kept,
+// whatever its row in object_sweep says; the row goes.
+func TestSweepKeepsReferencedObjects(t *testing.T) {
+	s := openTestStore(t, Options{Sweep: 20 * time.Millisecond})
+	ctx := t.Context()
+	referenced := newObjectKey(prefixFile)
+	if _, err := s.putObject(ctx, referenced, strings.NewReader("kept"), 4); err != nil {
+		t.Fatalf("putObject: %v", err)
+	}
+	ids := insertTree(t, s, "sp", "f")
+	content := []s3content.Segment{{Key: referenced, Size: 4}}
+	if _, err := s.pool.Exec(ctx, `UPDATE nodes SET content = $2 WHERE id = $1`, ids["f"], content); err != nil {
+		t.Fatalf("referencing the object: %v", err)
+	}
+	// As if a commit that did not adopt it had run an UploadGrace ago.
+	if _, err := s.pool.Exec(ctx, `UPDATE object_sweep SET sweep_after = now() - interval '1 second'`); err != nil {
+		t.Fatalf("making the object due: %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var rows int
+		s.pool.QueryRow(ctx, `SELECT count(*) FROM object_sweep`).Scan(&rows)
+		if rows == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("object_sweep keeps %d rows", rows)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	rc, err := s.objects.Get(ctx, referenced, 0, -1)
+	if err != nil {
+		t.Fatalf("referenced object swept: %v", err)
+	}
+	rc.Close()
+}
+
+// TestSweepEndsExpiredUploads: expired sessions and chunked uploads go
+// with their objects, through two nodes sweeping the same database.
+func TestSweepEndsExpiredUploads(t *testing.T) {
+	clk := &testClock{}
+	// The sweep ticks every minute: the test runs its passes itself.
+	a, b := openTwoNodes(t, Options{Now: clk.Now, ObjectGrace: time.Millisecond, UploadGrace: time.Millisecond})
+	ctx := t.Context()
+	insertTree(t, a, "sp")
+	var keys []string
+	for i := range 3 {
+		us := newTestSession(t, a, "sp", 10)
+		if _, err := a.AppendSession(ctx, us.ID, 0, strings.NewReader("abc"), nil); err != nil {
+			t.Fatalf("AppendSession: %v", err)
+		}
+		_, parts := sessionBytes(t, a, us.ID)
+		keys = append(keys, parts[0].Key)
+		id := fmt.Sprint("upload-", i)
+		newTestChunkedUpload(t, b, id)
+		if _, err := b.PutChunk(ctx, id, "1", strings.NewReader("x")); err != nil {
+			t.Fatalf("PutChunk: %v", err)
+		}
+		var key string
+		b.pool.QueryRow(ctx, `SELECT object FROM chunks WHERE upload_id = $1`, []byte(id)).Scan(&key)
+		keys = append(keys, key)
+	}
+	live := newTestSession(t, a, "sp", 10) // expires with the others, but is held
+	clk.Advance(2 * time.Hour)
+	done := make(chan error, 2)
+	for _, s := range []*Store{a, b} {
+		go func() {
+			err := s.sweep(ctx)
+			if err == nil {
+				err = s.sweep(ctx) // the objects released by the first pass
+			}
+			done <- err
+		}()
+	}
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatalf("sweep: %v", err)
+		}
+	}
+	for _, key := range keys {
+		waitGone(t, a, key)
+	}
+	var left int
+	a.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM upload_sessions) + (SELECT count(*) FROM chunked_uploads)`).Scan(&left)
+	if left != 0 {
+		t.Fatalf("%d expired sessions and uploads left", left)
+	}
+	if _, err := a.Session(ctx, live.ID); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("Session after expiry: %v", err)
+	}
+}
