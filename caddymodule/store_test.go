@@ -26,11 +26,11 @@ func TestUnmarshalStore(t *testing.T) {
 		want  string // the store's JSON (keys sorted, as Caddy writes a module object)
 	}{
 		{
-			name:  "bolt without block",
+			name: "bolt without block",
 			input: `davspaces {
 				store bolt
 			}`,
-			want:  `{"backend":"bolt"}`,
+			want: `{"backend":"bolt"}`,
 		},
 		{
 			name: "bolt with root",
