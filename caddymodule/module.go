@@ -265,6 +265,7 @@ func checkID(what, id string) error {
 // ServeHTTP serves the WebDAV, OCS and Graph paths and passes everything
 // else on.
 func (d *DAVSpaces) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	r = withForwardedScheme(r)
 	for _, route := range []func(*http.Request) (http.Handler, bool){d.handler.Route, d.ocs.Route, d.graph.Route} {
 		if h, ok := route(r); ok {
 			h.ServeHTTP(w, r)
