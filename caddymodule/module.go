@@ -4,9 +4,9 @@
 package caddymodule
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -42,9 +42,13 @@ func init() {
 // {http.auth.user.name} and {http.auth.user.groups} when set, as oidc_auth
 // does); requests without one are answered 401, except OPTIONS.
 type DAVSpaces struct {
-	// Root is the data directory of the embedded store.
+	// Root is the data directory of the embedded store, short for a bolt
+	// store module with this root; it cannot be set beside StoreRaw.
 	// Default: the "davspaces" folder in Caddy's data directory.
 	Root string `json:"root,omitempty"`
+	// StoreRaw is the store backend, a davspaces.stores module ("bolt" or
+	// "postgres" in its "backend" key). Default: bolt on Root.
+	StoreRaw json.RawMessage `json:"store,omitempty" caddy:"namespace=davspaces.stores inline_key=backend"`
 	// StorageID prefixes every resource id. Default: generated once and kept
 	// in the data directory.
 	StorageID string `json:"storage_id,omitempty"`
@@ -74,7 +78,7 @@ type DAVSpaces struct {
 	ocs      *ocs.Handler
 	graph    *graph.Handler
 	store    *pooledStore
-	storeKey string      // the root, the store's key in the pool
+	storeKey string      // the backend's key in the pool
 	quota    *quotaClaim // this handler's say in the store's personal quota
 	logger   *zap.Logger
 }
@@ -120,7 +124,7 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 	if err := d.Validate(); err != nil {
 		return err
 	}
-	store, err := d.takeStore()
+	store, err := d.takeStore(ctx)
 	if err != nil {
 		return err
 	}
@@ -129,7 +133,7 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 	// configuration from those of the configuration being replaced.
 	d.quota, err = store.claimPersonalQuota(ctx.Context, d.PersonalQuotaBytes)
 	if err != nil {
-		return fmt.Errorf("davspaces root %s: %w", d.storeKey, err)
+		return fmt.Errorf("davspaces store %s: %w", d.storeKey, err)
 	}
 	projectSpaces := make([]string, 0, len(d.Spaces))
 	for _, ps := range d.Spaces {
@@ -177,29 +181,24 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 	return err
 }
 
-// takeStore resolves the root and the storage id and takes the root's
-// store from the pool.
-func (d *DAVSpaces) takeStore() (*pooledStore, error) {
-	repl := caddy.NewReplacer()
-	root := repl.ReplaceAll(d.Root, "")
-	if root == "" {
-		root = filepath.Join(caddy.AppDataDir(), "davspaces")
-	}
-	root, err := filepath.Abs(root)
+// takeStore loads the store backend, resolves the storage id and takes the
+// backend's store from the pool.
+func (d *DAVSpaces) takeStore(ctx caddy.Context) (*pooledStore, error) {
+	backend, err := d.loadStoreBackend(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("davspaces root %q: %w", d.Root, err)
+		return nil, err
 	}
-	storageID := repl.ReplaceAll(d.StorageID, "")
+	storageID := caddy.NewReplacer().ReplaceAll(d.StorageID, "")
 	if err := checkID("storage_id", storageID); err != nil {
 		return nil, err
 	}
-	store, err := openStore(root, storageID, d.logger)
+	store, err := openStore(ctx, backend, storageID, d.logger)
 	if err != nil {
 		return nil, err
 	}
-	d.storeKey, d.store = root, store
+	d.storeKey, d.store = backend.StoreKey(), store
 	if storageID != "" && store.StorageID() != storageID {
-		return nil, fmt.Errorf("storage_id %q differs from %q, which the store in %s is open with: restart Caddy to change it", storageID, store.StorageID(), root)
+		return nil, fmt.Errorf("storage_id %q differs from %q, which the store %s is open with: restart Caddy to change it", storageID, store.StorageID(), d.storeKey)
 	}
 	return store, nil
 }
@@ -217,6 +216,9 @@ func (d *DAVSpaces) Validate() error {
 	}
 	if d.UploadTTL < 0 {
 		return fmt.Errorf("upload_ttl must not be negative")
+	}
+	if d.Root != "" && d.StoreRaw != nil {
+		return fmt.Errorf("root and store are both set: give the directory as the bolt store's root")
 	}
 	seen := map[string]bool{}
 	for _, ps := range d.Spaces {
@@ -263,6 +265,7 @@ func checkID(what, id string) error {
 // ServeHTTP serves the WebDAV, OCS and Graph paths and passes everything
 // else on.
 func (d *DAVSpaces) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	r = withForwardedScheme(r)
 	for _, route := range []func(*http.Request) (http.Handler, bool){d.handler.Route, d.ocs.Route, d.graph.Route} {
 		if h, ok := route(r); ok {
 			h.ServeHTTP(w, r)
@@ -354,6 +357,7 @@ func parseDAVSpaces(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //
 //	davspaces [<matcher>] {
 //		root           <directory>
+//		store          <backend> { … }
 //		storage_id     <id>
 //		depth_infinity
 //		max_xml_body   <size>
@@ -378,6 +382,8 @@ func (d *DAVSpaces) UnmarshalCaddyfile(disp *caddyfile.Dispenser) error {
 		switch disp.Val() {
 		case "root":
 			err = oneArg(disp, &d.Root)
+		case "store":
+			err = d.parseStore(disp)
 		case "storage_id":
 			err = oneArg(disp, &d.StorageID)
 		case "depth_infinity":
@@ -403,6 +409,9 @@ func (d *DAVSpaces) UnmarshalCaddyfile(disp *caddyfile.Dispenser) error {
 		if err != nil {
 			return err
 		}
+	}
+	if d.Root != "" && d.StoreRaw != nil {
+		return disp.Err("root and store are both set: write root inside `store bolt { … }`")
 	}
 	return nil
 }

@@ -87,7 +87,11 @@ func cleanup(t *testing.T, d *DAVSpaces) {
 // reference.
 func pooledStoreOf(t *testing.T, root string) *boltstore.Store {
 	t.Helper()
-	return pooledOf(t, root).Store
+	s, ok := pooledOf(t, root).Store.(*boltstore.Store)
+	if !ok {
+		t.Fatalf("the store of %s is %T, not bolt", root, pooledOf(t, root).Store)
+	}
+	return s
 }
 
 // pooledOf returns the pool's entry for root, without taking a reference.

@@ -8,20 +8,20 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
-
-	"github.com/davspaces/davspaces/storage/boltstore"
 )
 
-// stores shares one open store per data directory between configurations:
-// during a reload the new configuration is provisioned before the old one is
-// cleaned up, and the database's file lock allows only one opener.
+// stores shares one open store per backend (a bolt data directory; a
+// PostgreSQL database and bucket) between configurations: during a reload
+// the new configuration is provisioned before the old one is cleaned up,
+// bbolt's file lock allows only one opener, and a second PostgreSQL pool
+// would only double the connections.
 var stores = caddy.NewUsagePool()
 
 // pooledStore lets the usage pool close the store when its last user is
 // gone, and arbitrates the one personal quota of the store between the
 // configurations that use it.
 type pooledStore struct {
-	*boltstore.Store
+	Store
 
 	mu     sync.Mutex
 	quotas []*quotaClaim // in provisioning order; the newest applies
@@ -44,7 +44,7 @@ func (p *pooledStore) claimPersonalQuota(config context.Context, bytes int64) (*
 	defer p.mu.Unlock()
 	for _, c := range p.quotas {
 		if c.config == config && c.bytes != bytes {
-			return nil, fmt.Errorf("personal quota of %d bytes differs from the %d bytes another davspaces handler on this root sets: the store has one personal quota, set the same in every handler", bytes, c.bytes)
+			return nil, fmt.Errorf("personal quota of %d bytes differs from the %d bytes another davspaces handler on this store sets: the store has one personal quota, set the same in every handler", bytes, c.bytes)
 		}
 	}
 	c := &quotaClaim{config: config, bytes: bytes}
@@ -65,17 +65,17 @@ func (p *pooledStore) releasePersonalQuota(claim *quotaClaim) {
 	}
 }
 
-// openStore returns the store of root, opening it on first use.
-func openStore(root, storageID string, logger *zap.Logger) (*pooledStore, error) {
-	v, _, err := stores.LoadOrNew(root, func() (caddy.Destructor, error) {
-		s, err := boltstore.Open(root, boltstore.Options{StorageID: storageID, Logger: logger})
+// openStore returns the backend's store, opening it on first use.
+func openStore(ctx context.Context, backend StoreBackend, storageID string, logger *zap.Logger) (*pooledStore, error) {
+	v, _, err := stores.LoadOrNew(backend.StoreKey(), func() (caddy.Destructor, error) {
+		s, err := backend.OpenStore(ctx, storageID, logger)
 		if err != nil {
 			return nil, err
 		}
 		return &pooledStore{Store: s}, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("opening davspaces store in %s: %w", root, err)
+		return nil, err
 	}
 	return v.(*pooledStore), nil
 }

@@ -1,0 +1,95 @@
+package caddymodule
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"go.uber.org/zap"
+
+	"github.com/davspaces/davspaces/storage/boltstore"
+)
+
+func init() {
+	caddy.RegisterModule(BoltStore{})
+}
+
+// BoltStore is the embedded store, the default: bbolt metadata and
+// immutable content files in one data directory, which one Caddy process
+// opens at a time.
+type BoltStore struct {
+	// Root is the data directory. Placeholders are replaced at
+	// provisioning. Default: the "davspaces" folder in Caddy's data
+	// directory.
+	Root string `json:"root,omitempty"`
+
+	root string // absolute, placeholders replaced
+}
+
+// CaddyModule returns the Caddy module information.
+func (BoltStore) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  storeNamespace + ".bolt",
+		New: func() caddy.Module { return new(BoltStore) },
+	}
+}
+
+// Provision resolves the data directory to an absolute path, so that two
+// spellings of one directory share one open store.
+func (b *BoltStore) Provision(caddy.Context) error {
+	root := caddy.NewReplacer().ReplaceAll(b.Root, "")
+	if root == "" {
+		root = filepath.Join(caddy.AppDataDir(), "davspaces")
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return fmt.Errorf("davspaces root %q: %w", b.Root, err)
+	}
+	b.root = abs
+	return nil
+}
+
+// StoreKey is the data directory. It is a bare absolute path, which no
+// other backend's key is.
+func (b *BoltStore) StoreKey() string { return b.root }
+
+// OpenStore opens the database in the data directory.
+func (b *BoltStore) OpenStore(_ context.Context, storageID string, logger *zap.Logger) (Store, error) {
+	s, err := boltstore.Open(b.root, boltstore.Options{StorageID: storageID, Logger: logger})
+	if err != nil {
+		return nil, fmt.Errorf("opening davspaces store in %s: %w", b.root, err)
+	}
+	return s, nil
+}
+
+// UnmarshalCaddyfile reads the backend's block. Syntax:
+//
+//	store bolt {
+//		root <directory>
+//	}
+func (b *BoltStore) UnmarshalCaddyfile(disp *caddyfile.Dispenser) error {
+	disp.Next() // the backend name
+	if disp.NextArg() {
+		return disp.ArgErr()
+	}
+	for disp.NextBlock(0) {
+		switch disp.Val() {
+		case "root":
+			if err := oneArg(disp, &b.Root); err != nil {
+				return err
+			}
+		default:
+			return disp.Errf("unrecognized bolt store subdirective: %s", disp.Val())
+		}
+	}
+	return nil
+}
+
+// Interface guards
+var (
+	_ StoreBackend          = (*BoltStore)(nil)
+	_ caddy.Provisioner     = (*BoltStore)(nil)
+	_ caddyfile.Unmarshaler = (*BoltStore)(nil)
+)
