@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -119,16 +120,20 @@ func TestNewRequires(t *testing.T) {
 	}
 }
 
-// failingStore fails every space lookup, as a broken database would.
-type failingStore struct{ storage.Store }
+// failingStore fails every space lookup with err, as a broken database
+// would.
+type failingStore struct {
+	storage.Store
+	err error
+}
 
-func (failingStore) Space(context.Context, string) (storage.Space, error) {
-	return storage.Space{}, errors.New("disk on fire")
+func (s failingStore) Space(context.Context, string) (storage.Space, error) {
+	return storage.Space{}, s.err
 }
 
 func TestStoreFailureIs500(t *testing.T) {
 	e := newEnv(t)
-	h, err := New(Config{Store: failingStore{e.store}, User: testUser, ProjectSpaces: []string{"physics"}})
+	h, err := New(Config{Store: failingStore{e.store, errors.New("disk on fire")}, User: testUser, ProjectSpaces: []string{"physics"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,5 +142,21 @@ func TestStoreFailureIs500(t *testing.T) {
 	wantStatus(t, rec, http.StatusInternalServerError)
 	if contains(rec.Body.String(), "fire") || !contains(rec.Body.String(), `"generalException"`) {
 		t.Fatalf("500 body %s", rec.Body.String())
+	}
+}
+
+// TestStoreOutageIs503: a store whose backend cannot be reached is a 503
+// asking the client to retry, not a 500.
+func TestStoreOutageIs503(t *testing.T) {
+	e := newEnv(t)
+	h, err := New(Config{Store: failingStore{e.store, fmt.Errorf("dial: %w", storage.ErrUnavailable)}, User: testUser, ProjectSpaces: []string{"physics"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.h = h
+	rec := e.do("einstein", http.MethodGet, "/graph/v1.0/me/drives")
+	wantStatus(t, rec, http.StatusServiceUnavailable)
+	if rec.Header().Get("Retry-After") == "" || !contains(rec.Body.String(), `"serviceNotAvailable"`) {
+		t.Fatalf("503 headers %v body %s", rec.Header(), rec.Body.String())
 	}
 }

@@ -55,6 +55,10 @@ func Open(ctx context.Context, cfg Config) (*Bucket, error) {
 		Creds:  credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, ""),
 		Secure: cfg.TLS,
 		Region: cfg.Region,
+		// minio-go's default of ten retries with backoff holds a request
+		// for many seconds when the server is down; a short outage is
+		// better answered at once with 503 and Retry-After.
+		MaxRetries: 3,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("s3 client for %s: %w", cfg.Endpoint, err)
