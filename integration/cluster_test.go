@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -242,4 +243,26 @@ func mustGetFrom(t testing.TB, c *client, p string) []byte {
 	t.Helper()
 	_, body := c.expect(http.StatusOK, http.MethodGet, p, "")
 	return []byte(body)
+}
+
+// TestClusterLinksNameTheLoadBalancer: behind a load balancer that ends
+// TLS, a node sees plain HTTP, yet the absolute URLs it answers must name
+// what the client talks to: a TUS upload's Location is on the load
+// balancer's https origin (the node trusts its X-Forwarded-Proto).
+func TestClusterLinksNameTheLoadBalancer(t *testing.T) {
+	c := startCluster(t, clusterOptions{tls: true})
+	lb := &client{t: t, base: c.lb.URL, user: "einstein", http: caddyCAClient(t, c.lb)}
+	resp, body, err := lb.tusCreate("/webdav/", "linked.bin", 10, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("POST /webdav/ (TUS): %d, want 201\n%s", resp.StatusCode, body)
+	}
+	loc := resp.Header.Get("Location")
+	if strings.Contains(loc, "://") && !strings.HasPrefix(loc, c.lb.URL+"/") {
+		t.Errorf("TUS Location %q, want a URL on the load balancer, %s", loc, c.lb.URL)
+	}
+	lb.expect(http.StatusNoContent, http.MethodPatch, uploadPath(t, c.lb.URL, loc), "0123456789",
+		"Tus-Resumable", tusResumable, "Upload-Offset", "0", "Content-Type", "application/offset+octet-stream")
 }
