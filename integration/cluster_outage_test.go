@@ -17,7 +17,7 @@ import (
 const clusterRecovery = 30 * time.Second
 
 // TestClusterPostgresOutage stops PostgreSQL under a running cluster: every
-// node answers PROPFIND and PUT with 503 and Retry-After (never 500), and
+// node answers PROPFIND, GET and PUT with 503 and Retry-After (never 500), and
 // once PostgreSQL is back the same requests work, with Caddy never
 // restarted.
 func TestClusterPostgresOutage(t *testing.T) {
@@ -32,6 +32,7 @@ func TestClusterPostgresOutage(t *testing.T) {
 	for _, n := range c.nodes {
 		nc := newClient(t, n.URL, "einstein")
 		wantUnavailable(t, nc, "PROPFIND", "/webdav/", nil, "Depth", "1")
+		wantUnavailable(t, nc, http.MethodGet, "/webdav/before.txt", nil)
 		wantUnavailable(t, nc, http.MethodPut, "/webdav/during.txt", []byte("during the outage"))
 	}
 
