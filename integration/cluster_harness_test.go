@@ -42,6 +42,10 @@ type clusterOptions struct {
 	// nil means testpeer's shared ones.
 	postgres *testpeer.Postgres
 	minio    *testpeer.MinIO
+	// together starts the nodes at once, as the replicas of a deployment
+	// start, so that they set up the fresh database at the same time;
+	// otherwise each node is ready before the next starts.
+	together bool
 }
 
 // cluster is the scale-out deployment: two Caddy nodes sharing one
@@ -80,15 +84,20 @@ func startCluster(t testing.TB, opts clusterOptions) *cluster {
 	var upstreams []string
 	for range clusterSize {
 		port := freePort(t)
-		dir := t.TempDir()
 		n := &clusterNode{run: caddyRun{
-			dir:    dir,
+			dir:    t.TempDir(),
 			config: nodeCaddyfile(t, port, dsn, bucket, opts.davspaces),
 			url:    fmt.Sprintf("http://127.0.0.1:%d", port),
 		}}
-		n.start(t)
+		n.server = n.run.launch(t)
+		if !opts.together {
+			n.waitReady(t)
+		}
 		c.nodes = append(c.nodes, n)
 		upstreams = append(upstreams, fmt.Sprintf("127.0.0.1:%d", port))
+	}
+	for _, n := range c.nodes {
+		n.waitReady(t)
 	}
 	lbPort := freePort(t)
 	lb := caddyRun{dir: t.TempDir(), config: lbCaddyfile(lbPort, upstreams, opts.tls), url: fmt.Sprintf("http://127.0.0.1:%d", lbPort)}

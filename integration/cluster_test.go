@@ -266,3 +266,18 @@ func TestClusterLinksNameTheLoadBalancer(t *testing.T) {
 	lb.expect(http.StatusNoContent, http.MethodPatch, uploadPath(t, c.lb.URL, loc), "0123456789",
 		"Tus-Resumable", tusResumable, "Upload-Offset", "0", "Content-Type", "application/offset+octet-stream")
 }
+
+// TestClusterNodesStartTogether starts the nodes of fresh clusters at the
+// same moment, as a deployment starts its replicas: both set up the empty
+// database and declare the spaces of the configuration at once, and both
+// must come up. A few rounds, since a race shows only now and then.
+func TestClusterNodesStartTogether(t *testing.T) {
+	for round := range 3 {
+		t.Run(fmt.Sprint("round ", round), func(t *testing.T) {
+			c := startCluster(t, clusterOptions{together: true})
+			for _, n := range c.nodes {
+				newClient(t, n.URL, "einstein").expect(http.StatusMultiStatus, "PROPFIND", "/webdav/", "", "Depth", "0")
+			}
+		})
+	}
+}

@@ -113,9 +113,17 @@ type caddyRun struct {
 	env              []string
 }
 
-// start runs Caddy and waits until it answers on r.url. Its log is appended
-// to, so that a restarted server's log follows the previous one's.
+// start runs Caddy and waits until it answers on r.url.
 func (r caddyRun) start(t testing.TB) *server {
+	t.Helper()
+	s := r.launch(t)
+	s.waitReady(t)
+	return s
+}
+
+// launch runs Caddy without waiting for it. Its log is appended to, so
+// that a restarted server's log follows the previous one's.
+func (r caddyRun) launch(t testing.TB) *server {
 	t.Helper()
 	cfgPath := filepath.Join(r.dir, "Caddyfile")
 	if err := os.WriteFile(cfgPath, []byte(r.config), 0o600); err != nil {
@@ -143,7 +151,6 @@ func (r caddyRun) start(t testing.TB) *server {
 			t.Logf("caddy log (%s):\n%s", r.url, tail(string(out), 4000))
 		}
 	})
-	s.waitReady(t)
 	return s
 }
 
