@@ -19,10 +19,16 @@ import (
 
 // TestCadaver drives the interactive cadaver client with scripted sessions
 // (credentials from ~/.netrc) against the personal space at /webdav/, and
-// checks each step's output and the resulting server state over plain HTTP.
+// checks each step's output and the resulting server state over plain HTTP,
+// on every deployment.
 func TestCadaver(t *testing.T) {
 	cadaver := requirePeer(t, "cadaver")
-	s := startServer(t, serverOptions{})
+	for _, d := range deployments {
+		t.Run(d.name, func(t *testing.T) { cadaverScenario(t, cadaver, d.start(t, serverOptions{})) })
+	}
+}
+
+func cadaverScenario(t *testing.T, cadaver string, s *server) {
 	work := t.TempDir()
 	home := filepath.Join(work, "home")
 	if err := os.Mkdir(home, 0o700); err != nil {

@@ -18,13 +18,18 @@ import (
 // server comes down, and a second, empty folder gets the same tree. After
 // every step the server holds exactly the local tree, and neither side has
 // conflict files, chunk pieces, upload folders or temporary names; at the
-// end, another pass over either folder finds nothing to do.
+// end, another pass over either folder finds nothing to do. It runs on
+// every deployment.
 func TestDesktopClients(t *testing.T) {
-	for _, dc := range desktopClients {
-		t.Run(dc.program, func(t *testing.T) {
-			binary := requirePeer(t, dc.program)
-			s := startServer(t, serverOptions{tls: true})
-			desktopScenario(t, newDesktopSession(t, s, dc, binary))
+	for _, d := range deployments {
+		t.Run(d.name, func(t *testing.T) {
+			for _, dc := range desktopClients {
+				t.Run(dc.program, func(t *testing.T) {
+					binary := requirePeer(t, dc.program)
+					s := d.start(t, serverOptions{tls: true})
+					desktopScenario(t, newDesktopSession(t, s, dc, binary))
+				})
+			}
 		})
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/davspaces/davspaces/internal/testpeer"
 )
 
 // caddyBinary is built once by TestMain.
@@ -39,7 +41,8 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "building caddy:", err)
 		return 1
 	}
-	return m.Run()
+	// testpeer stops the PostgreSQL and MinIO servers of the cluster tests.
+	return testpeer.Main(m)
 }
 
 // The demo users of Caddyfile.example.
@@ -90,37 +93,64 @@ func startServer(t testing.TB, opts serverOptions) *server {
 		root = filepath.Join(dir, "data")
 	}
 	port := freePort(t)
-	cfg := exampleCaddyfile(t, port, root, opts)
-	cfgPath := filepath.Join(dir, "Caddyfile")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+	run := caddyRun{dir: dir, config: exampleCaddyfile(t, port, root, opts), url: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	if opts.issuer != "" {
+		run.env = append(run.env, "OIDC_ISSUER="+opts.issuer)
+	}
+	if opts.tls {
+		run.url = fmt.Sprintf("https://localhost:%d", port)
+	}
+	s := run.start(t)
+	s.Root = root
+	return s
+}
+
+// caddyRun is how to run one Caddy: its directory (Caddyfile, log, Caddy's
+// own data), its configuration, the URL it answers on and extra environment.
+// A run can be started again after its server stopped (a node's restart).
+type caddyRun struct {
+	dir, config, url string
+	env              []string
+}
+
+// start runs Caddy and waits until it answers on r.url.
+func (r caddyRun) start(t testing.TB) *server {
+	t.Helper()
+	s := r.launch(t)
+	s.waitReady(t)
+	return s
+}
+
+// launch runs Caddy without waiting for it. Its log is appended to, so
+// that a restarted server's log follows the previous one's.
+func (r caddyRun) launch(t testing.TB) *server {
+	t.Helper()
+	cfgPath := filepath.Join(r.dir, "Caddyfile")
+	if err := os.WriteFile(cfgPath, []byte(r.config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	logFile, err := os.Create(filepath.Join(dir, "caddy.log"))
+	logFile, err := os.OpenFile(filepath.Join(r.dir, "caddy.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(caddyBinary, "run", "--config", cfgPath, "--adapter", "caddyfile")
-	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(dir, "xdg-data"), "XDG_CONFIG_HOME="+filepath.Join(dir, "xdg-config"))
-	if opts.issuer != "" {
-		cmd.Env = append(cmd.Env, "OIDC_ISSUER="+opts.issuer)
-	}
+	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(r.dir, "xdg-data"), "XDG_CONFIG_HOME="+filepath.Join(r.dir, "xdg-config"))
+	cmd.Env = append(cmd.Env, r.env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), Root: root, cmd: cmd, log: logFile}
-	if opts.tls {
-		s.URL = fmt.Sprintf("https://localhost:%d", port)
-		s.CACert = filepath.Join(dir, "xdg-data", "caddy", "pki", "authorities", "local", "root.crt")
+	s := &server{URL: r.url, cmd: cmd, log: logFile}
+	if strings.HasPrefix(r.url, "https:") {
+		s.CACert = filepath.Join(r.dir, "xdg-data", "caddy", "pki", "authorities", "local", "root.crt")
 	}
 	t.Cleanup(func() {
 		s.stop()
 		if t.Failed() {
 			out, _ := os.ReadFile(logFile.Name())
-			t.Logf("caddy log:\n%s", tail(string(out), 4000))
+			t.Logf("caddy log (%s):\n%s", r.url, tail(string(out), 4000))
 		}
 	})
-	s.waitReady(t)
 	return s
 }
 

@@ -13,11 +13,17 @@ import (
 var litmusSuites = []string{"basic", "copymove", "props", "locks", "http"}
 
 // TestLitmus runs every litmus suite in one litmus run against the real
-// Caddy over plain HTTP (so http/expect100 runs too) and requires each suite
-// to run all its tests with no failure, no warning and nothing skipped.
+// Caddy over plain HTTP (so http/expect100 runs too), on every deployment,
+// and requires each suite to run all its tests with no failure, no warning
+// and nothing skipped.
 func TestLitmus(t *testing.T) {
 	litmus := requirePeer(t, "litmus")
-	s := startServer(t, serverOptions{})
+	for _, d := range deployments {
+		t.Run(d.name, func(t *testing.T) { litmusRun(t, litmus, d.start(t, serverOptions{})) })
+	}
+}
+
+func litmusRun(t *testing.T, litmus string, s *server) {
 	// --keep-going: a failing suite must not hide the ones after it.
 	out, err := runPeer(t, 5*time.Minute, "", "env", "TESTS="+strings.Join(litmusSuites, " "),
 		litmus, "--keep-going", s.URL+"/webdav/", "einstein", users["einstein"])

@@ -27,9 +27,15 @@ import (
 // modification times; server-side copies and moves; download; delete and
 // purge. It runs once per WebDAV base path that rclone may be configured with,
 // then on the project space Physics with each member role, and checks that
-// strangers and wrong passwords are refused.
+// strangers and wrong passwords are refused; all of it on every deployment.
 func TestRclone(t *testing.T) {
 	rclone := requirePeer(t, "rclone")
+	for _, d := range deployments {
+		t.Run(d.name, func(t *testing.T) { rcloneSessions(t, rclone, d) })
+	}
+}
+
+func rcloneSessions(t *testing.T, rclone string, d deployment) {
 	for _, base := range []struct {
 		name string
 		path func(spaceID string) string
@@ -42,21 +48,20 @@ func TestRclone(t *testing.T) {
 		{"files", func(string) string { return "/remote.php/dav/files/einstein/" }},
 	} {
 		t.Run(base.name, func(t *testing.T) {
-			s := startServer(t, serverOptions{})
+			s := d.start(t, serverOptions{})
 			spaceID := personalSpaceRef(t, s, "einstein")
 			r := newRcloneRunner(t, rclone, s.URL+base.path(spaceID), "einstein")
 			rcloneScenario(t, s, r)
 		})
 	}
-	t.Run("project", func(t *testing.T) { rcloneProject(t, rclone) })
-	t.Run("access", func(t *testing.T) { rcloneAccess(t, rclone) })
+	t.Run("project", func(t *testing.T) { rcloneProject(t, rclone, d.start(t, serverOptions{})) })
+	t.Run("access", func(t *testing.T) { rcloneAccess(t, rclone, d.start(t, serverOptions{})) })
 }
 
 // rcloneProject uses the project space Physics of Caddyfile.example through
 // its spaces URL with each member role: marie (editor) uploads, richard
 // (viewer) can read but not change anything, einstein (manager) purges.
-func rcloneProject(t *testing.T, rclone string) {
-	s := startServer(t, serverOptions{})
+func rcloneProject(t *testing.T, rclone string, s *server) {
 	spaceID := projectSpaceRef(personalSpaceRef(t, s, "einstein"), "Physics")
 	davURL := s.URL + "/remote.php/dav/spaces/" + spaceID + "/"
 	resp := sendAs(t, s, "richard", "PROPFIND", "/dav/spaces/"+spaceID+"/", map[string]string{"Depth": "0"},
@@ -120,8 +125,7 @@ func rcloneProject(t *testing.T, rclone string) {
 
 // rcloneAccess checks that rclone cannot reach a space with a wrong password
 // or as a user who is not a member.
-func rcloneAccess(t *testing.T, rclone string) {
-	s := startServer(t, serverOptions{})
+func rcloneAccess(t *testing.T, rclone string, s *server) {
 	davURL := s.URL + "/remote.php/dav/spaces/" + personalSpaceRef(t, s, "einstein") + "/"
 	owner := newRcloneRunner(t, rclone, davURL, "einstein")
 	owner.mustRun(t, "mkdir", "dav:private")
