@@ -5,11 +5,10 @@ import (
 	"strings"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-
-	"github.com/davspaces/davspaces/davhandler"
+	"github.com/davspaces/davspaces/internal/origin"
 )
 
-// withForwardedScheme tells davhandler the scheme the client used when a
+// withForwardedScheme tells the handlers the scheme the client used when a
 // proxy the server trusts (Caddy's trusted_proxies) says so in
 // X-Forwarded-Proto: behind a load balancer that terminates TLS the node
 // sees plain HTTP, yet the absolute URLs it answers (TUS Location) must
@@ -24,7 +23,7 @@ func withForwardedScheme(r *http.Request) *http.Request {
 	if scheme == "" {
 		return r
 	}
-	return r.WithContext(davhandler.WithClientScheme(r.Context(), scheme))
+	return r.WithContext(origin.WithScheme(r.Context(), scheme))
 }
 
 // forwardedScheme reads X-Forwarded-Proto: the first proxy's value (the

@@ -128,7 +128,7 @@ func (wf *WebFinger) ServeHTTP(w http.ResponseWriter, r *http.Request, next cadd
 	if r.URL.Path != webfinger.Path || r.Method == http.MethodOptions {
 		return next.ServeHTTP(w, r)
 	}
-	wf.handler.ServeHTTP(w, r)
+	wf.handler.ServeHTTP(w, withForwardedScheme(r))
 	return nil
 }
 

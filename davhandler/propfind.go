@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/davspaces/davspaces/internal/origin"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -112,7 +113,7 @@ func (h *Handler) newPropContext(r *http.Request, req *request, t *target, pf pr
 		space:     t.space,
 		role:      t.role,
 		user:      req.user,
-		linkBase:  requestOrigin(r),
+		linkBase:  origin.Of(r),
 		locking:   h.locks != nil,
 
 		spaceRef:      appendSpaceRef(nil, h.store.StorageID(), t.space.ID),

@@ -1,7 +1,6 @@
 package davhandler
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -202,29 +201,4 @@ func validateName(s string) *davError {
 // becomes %21, as ownCloud clients expect.
 func escapePath(p string) string {
 	return (&url.URL{Path: p}).EscapedPath()
-}
-
-// clientSchemeKey is the context key of WithClientScheme's scheme.
-type clientSchemeKey struct{}
-
-// WithClientScheme returns ctx telling the handler that the client reached
-// the server with scheme ("https" or "http"), for a server behind a
-// TLS-terminating proxy. The caller vouches for it: the handler itself
-// trusts no X-Forwarded-Proto header, which any client can send.
-func WithClientScheme(ctx context.Context, scheme string) context.Context {
-	return context.WithValue(ctx, clientSchemeKey{}, scheme)
-}
-
-// requestOrigin is the scheme and host the client reached the server at,
-// for the absolute URLs of answers (TUS Location, PROPFIND links). The Host
-// is the request's: a proxy in front passes the client's on.
-func requestOrigin(r *http.Request) string {
-	scheme, _ := r.Context().Value(clientSchemeKey{}).(string)
-	if scheme == "" {
-		scheme = "https"
-		if r.TLS == nil {
-			scheme = "http"
-		}
-	}
-	return scheme + "://" + r.Host
 }

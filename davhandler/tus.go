@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/davspaces/davspaces/checksum"
+	"github.com/davspaces/davspaces/internal/origin"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -434,7 +435,7 @@ func uploadLocation(r *http.Request, dp davPath, id string) string {
 	if strings.HasPrefix(dp.base, "/remote.php/") {
 		prefix = "/remote.php"
 	}
-	return requestOrigin(r) + prefix + "/dav" + uploadsPath + url.PathEscape(id)
+	return origin.Of(r) + prefix + "/dav" + uploadsPath + url.PathEscape(id)
 }
 
 // descendantPath is dp with names appended.

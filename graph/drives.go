@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/davspaces/davspaces/internal/origin"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -49,7 +50,7 @@ func (h *Handler) myDrives(w http.ResponseWriter, r *http.Request, u storage.Use
 	if err != nil {
 		return err
 	}
-	base := origin(r)
+	base := origin.Of(r)
 	body := drivesBody{Value: make([]drive, 0, len(spaces))}
 	for _, s := range spaces {
 		d, err := h.drive(r.Context(), base, s)
@@ -117,14 +118,4 @@ func (h *Handler) drive(ctx context.Context, base string, s storage.Space) (driv
 		d.DriveAlias = "project/" + slug(s.Name)
 	}
 	return d, nil
-}
-
-// origin is the scheme and host the request was sent to. The scheme comes
-// from the connection, not from forwarding headers anybody can send.
-func origin(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
 }

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/davspaces/davspaces/identity"
+	"github.com/davspaces/davspaces/internal/origin"
 )
 
 // Path is where RFC 7033 puts the lookup.
@@ -168,9 +169,5 @@ func (h *Handler) platform(r *http.Request) string {
 	if h.platformURL != "" {
 		return h.platformURL
 	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
+	return origin.Of(r)
 }

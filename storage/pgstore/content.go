@@ -20,5 +20,9 @@ func (s *Store) Open(ctx context.Context, spaceID, nodeID string) (storage.Node,
 	if r.isFolder() {
 		return storage.Node{}, nil, fmt.Errorf("open %s: is a folder: %w", nodeID, storage.ErrInvalid)
 	}
-	return r.node(), s.objects.NewReader(ctx, r.Content), nil
+	content := s.objects.NewReader(ctx, r.Content)
+	if err := content.Prefetch(); err != nil {
+		return storage.Node{}, nil, fmt.Errorf("open %s: %w", nodeID, err)
+	}
+	return r.node(), content, nil
 }

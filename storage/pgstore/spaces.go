@@ -176,8 +176,12 @@ func (s *Store) putSpace(ctx context.Context, tx pgx.Tx, sp storage.Space) (stor
 		default:
 			return storage.Space{}, fmt.Errorf("space type %q cannot be put: %w", sp.Type, storage.ErrInvalid)
 		}
-		if _, taken, err := nodeByID(ctx, tx, sp.ID); err != nil {
+		if n, taken, err := nodeByID(ctx, tx, sp.ID); err != nil {
 			return storage.Space{}, err
+		} else if taken && n.SpaceID == sp.ID {
+			// Another node created the space since this transaction
+			// looked (read committed sees its commit now): update it.
+			continue
 		} else if taken {
 			return storage.Space{}, fmt.Errorf("id %s is taken by a node: %w", sp.ID, storage.ErrConflict)
 		}

@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -149,5 +150,29 @@ func TestMoveDropsLocksBelow(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(kept, want) {
 		t.Fatalf("locks left on %v, want %v", kept, want)
+	}
+}
+
+// TestNodesDeclareSpacesTogether: nodes starting at once each declare the
+// configured project spaces; every declaration succeeds and one space
+// results.
+func TestNodesDeclareSpacesTogether(t *testing.T) {
+	nodes := openNodes(t, 2)
+	for round := range 10 {
+		id := fmt.Sprintf("physics-%d", round)
+		var wg sync.WaitGroup
+		errs := make([]error, len(nodes))
+		for i, s := range nodes {
+			wg.Go(func() {
+				_, errs[i] = s.PutSpace(t.Context(), storage.Space{ID: id, Name: "Physics", Quota: storage.NoQuota})
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if _, err := nodes[0].Node(t.Context(), id, id); err != nil {
+			t.Fatalf("round %d: root: %v", round, err)
+		}
 	}
 }

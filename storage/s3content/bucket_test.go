@@ -61,6 +61,16 @@ func TestSegmentsReadAsOneFile(t *testing.T) {
 	if end, _ := r.Seek(0, io.SeekEnd); end != int64(len(whole)) {
 		t.Errorf("SeekEnd = %d", end)
 	}
+	// Looking for the size and coming back reads on from the open body.
+	r.Seek(0, io.SeekStart)
+	if err := r.Prefetch(); err != nil {
+		t.Fatal(err)
+	}
+	r.Seek(0, io.SeekEnd)
+	r.Seek(0, io.SeekStart)
+	if got, err := io.ReadAll(r); err != nil || string(got) != whole {
+		t.Fatalf("after seeking to the end and back: %q, %v", got, err)
+	}
 }
 
 // TestMultipartUpload: content of unknown size larger than a part goes up
@@ -107,6 +117,9 @@ func TestOutageIsUnavailable(t *testing.T) {
 	}
 	defer m.Close()
 	b := openBucket(t, m.NewBucket(t))
+	if _, err := b.Put(t.Context(), "before", strings.NewReader("kept"), 4); err != nil {
+		t.Fatal(err)
+	}
 	m.Stop()
 	ctx, cancel := context.WithTimeout(t.Context(), 30e9)
 	defer cancel()
@@ -115,6 +128,10 @@ func TestOutageIsUnavailable(t *testing.T) {
 	}
 	if _, err := b.Get(ctx, "k", 0, -1); !errors.Is(err, storage.ErrUnavailable) {
 		t.Fatalf("Get during outage: %v", err)
+	}
+	// A reader prefetches, so a GET can answer 503 before it answers 200.
+	if err := b.NewReader(ctx, []Segment{{Key: "before", Size: 4}}).Prefetch(); !errors.Is(err, storage.ErrUnavailable) {
+		t.Fatalf("Prefetch during outage: %v", err)
 	}
 	if err := m.Start(); err != nil {
 		t.Fatal(err)

@@ -35,8 +35,9 @@ type Reader struct {
 	size     int64
 
 	offset int64
-	body   io.ReadCloser // open at offset, or nil
-	left   int64         // bytes of the current segment left in body
+	body   io.ReadCloser // open at bodyAt, or nil
+	bodyAt int64
+	left   int64 // bytes of the current segment left in body
 }
 
 // NewReader returns a reader of the content made of segments. ctx bounds
@@ -49,6 +50,9 @@ func (b *Bucket) NewReader(ctx context.Context, segments []Segment) *Reader {
 func (r *Reader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
+	}
+	if r.body != nil && r.bodyAt != r.offset {
+		r.closeBody()
 	}
 	for r.body == nil || r.left == 0 {
 		if r.offset >= r.size {
@@ -63,6 +67,7 @@ func (r *Reader) Read(p []byte) (int, error) {
 	}
 	n, err := r.body.Read(p)
 	r.offset += int64(n)
+	r.bodyAt = r.offset
 	r.left -= int64(n)
 	switch {
 	case err == io.EOF && r.left > 0:
@@ -85,7 +90,7 @@ func (r *Reader) open() error {
 			if err != nil {
 				return err
 			}
-			r.body, r.left = body, start+s.Size-r.offset
+			r.body, r.bodyAt, r.left = body, r.offset, start+s.Size-r.offset
 			return nil
 		}
 		start += s.Size
@@ -93,7 +98,8 @@ func (r *Reader) open() error {
 	return io.EOF
 }
 
-// Seek moves the offset; the next Read opens the segment there.
+// Seek moves the offset; the next Read opens the segment there unless the
+// body is already there.
 func (r *Reader) Seek(offset int64, whence int) (int64, error) {
 	switch whence {
 	case io.SeekCurrent:
@@ -107,11 +113,20 @@ func (r *Reader) Seek(offset int64, whence int) (int64, error) {
 	if offset < 0 {
 		return 0, errors.New("seek: negative offset")
 	}
-	if offset != r.offset {
-		r.closeBody()
-		r.offset = offset
-	}
+	// The body stays open: a caller that looks for the end (to learn the
+	// size) and comes back reads on from where the body is.
+	r.offset = offset
 	return offset, nil
+}
+
+// Prefetch starts reading at the current offset now, so that a missing
+// object or an unreachable server is an error before the caller commits to
+// an answer (a 200 whose body would break off) rather than in its middle.
+func (r *Reader) Prefetch() error {
+	if r.offset >= r.size || (r.body != nil && r.bodyAt == r.offset) {
+		return nil
+	}
+	return r.open()
 }
 
 // Close ends the reader's request.

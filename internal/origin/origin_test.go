@@ -1,4 +1,4 @@
-package davhandler
+package origin
 
 import (
 	"context"
@@ -7,11 +7,11 @@ import (
 	"testing"
 )
 
-func TestRequestOrigin(t *testing.T) {
+func TestOf(t *testing.T) {
 	tests := []struct {
 		name   string
 		tls    bool
-		scheme string // given with WithClientScheme when not empty
+		scheme string // given with WithScheme when not empty
 		header string // X-Forwarded-Proto, which alone changes nothing
 		want   string
 	}{
@@ -31,10 +31,10 @@ func TestRequestOrigin(t *testing.T) {
 				r.Header.Set("X-Forwarded-Proto", tt.header)
 			}
 			if tt.scheme != "" {
-				r = r.WithContext(WithClientScheme(context.Background(), tt.scheme))
+				r = r.WithContext(WithScheme(context.Background(), tt.scheme))
 			}
-			if got := requestOrigin(r); got != tt.want {
-				t.Errorf("requestOrigin = %q, want %q", got, tt.want)
+			if got := Of(r); got != tt.want {
+				t.Errorf("Of = %q, want %q", got, tt.want)
 			}
 		})
 	}
