@@ -1,11 +1,6 @@
 package boltstore
 
-import (
-	"fmt"
-	"slices"
-
-	"github.com/davspaces/davspaces/storage"
-)
+import "github.com/davspaces/davspaces/storage"
 
 // A change whose Conditions carry Locks checks, in its own write
 // transaction, that the submitter holds the locks on what it changes: the
@@ -39,47 +34,17 @@ func (t *txn) checkHeld(spaceID string, lt *storage.LockTokens, nodes ...lockedN
 }
 
 // checkHeldOn checks one node against the live locks of its space, as
-// the protocol layer does: one held lock among those covering it is
-// enough, and with below each locked node under it needs a held lock of its
-// own unless a held Deep lock covers n.
+// the protocol layer does (see storage.CheckHeld).
 func (t *txn) checkHeldOn(n lockedNode, locks []storage.Lock, lt *storage.LockTokens) error {
 	covering, err := t.locksCovering(n.id, locks, false)
 	if err != nil {
 		return err
 	}
-	if len(covering) > 0 && !anyHeld(covering, lt, func(storage.Lock) bool { return true }) {
-		return lockedBy(covering[0])
+	var below func() ([]storage.Lock, error)
+	if n.below {
+		below = func() ([]storage.Lock, error) { return t.locksCovering(n.id, locks, true) }
 	}
-	if !n.below || anyHeld(covering, lt, func(l storage.Lock) bool { return l.Deep }) {
-		return nil
-	}
-	all, err := t.locksCovering(n.id, locks, true)
-	if err != nil {
-		return err
-	}
-	for _, l := range all {
-		if slices.ContainsFunc(covering, func(c storage.Lock) bool { return c.Token == l.Token }) {
-			continue
-		}
-		if !anyHeld(all, lt, func(o storage.Lock) bool { return o.NodeID == l.NodeID }) {
-			return lockedBy(l)
-		}
-	}
-	return nil
-}
-
-// anyHeld reports whether lt holds one of the locks pred picks.
-func anyHeld(locks []storage.Lock, lt *storage.LockTokens, pred func(storage.Lock) bool) bool {
-	for _, l := range locks {
-		if pred(l) && lt.Holds(l) {
-			return true
-		}
-	}
-	return false
-}
-
-func lockedBy(l storage.Lock) error {
-	return fmt.Errorf("node %s: %w", l.NodeID, &storage.LockedError{Root: l.Root, Token: l.Token})
+	return storage.CheckHeld(lt, covering, below)
 }
 
 // lockedNodes are the nodes a move or copy changes: an existing target

@@ -2,9 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"fmt"
-	"slices"
-
 	"github.com/jackc/pgx/v5"
 
 	"github.com/davspaces/davspaces/storage"
@@ -43,46 +40,16 @@ func (s *Store) checkHeld(ctx context.Context, tx pgx.Tx, spaceID string, lt *st
 	return nil
 }
 
-// checkHeldOn checks one node against the live locks of its space, as the
-// protocol layer does: one held lock among those covering it is enough,
-// and with below each locked node under it needs a held lock of its own
-// unless a held Deep lock covers n.
+// checkHeldOn checks one node against the live locks of its space, as
+// the protocol layer does (see storage.CheckHeld).
 func checkHeldOn(ctx context.Context, tx pgx.Tx, n lockedNode, locks []storage.Lock, lt *storage.LockTokens) error {
 	covering, err := locksCovering(ctx, tx, n.id, locks, false)
 	if err != nil {
 		return err
 	}
-	if len(covering) > 0 && !anyHeld(covering, lt, func(storage.Lock) bool { return true }) {
-		return lockedBy(covering[0])
+	var below func() ([]storage.Lock, error)
+	if n.below {
+		below = func() ([]storage.Lock, error) { return locksCovering(ctx, tx, n.id, locks, true) }
 	}
-	if !n.below || anyHeld(covering, lt, func(l storage.Lock) bool { return l.Deep }) {
-		return nil
-	}
-	all, err := locksCovering(ctx, tx, n.id, locks, true)
-	if err != nil {
-		return err
-	}
-	for _, l := range all {
-		if slices.ContainsFunc(covering, func(c storage.Lock) bool { return c.Token == l.Token }) {
-			continue
-		}
-		if !anyHeld(all, lt, func(o storage.Lock) bool { return o.NodeID == l.NodeID }) {
-			return lockedBy(l)
-		}
-	}
-	return nil
-}
-
-// anyHeld reports whether lt holds one of the locks pred picks.
-func anyHeld(locks []storage.Lock, lt *storage.LockTokens, pred func(storage.Lock) bool) bool {
-	for _, l := range locks {
-		if pred(l) && lt.Holds(l) {
-			return true
-		}
-	}
-	return false
-}
-
-func lockedBy(l storage.Lock) error {
-	return fmt.Errorf("node %s: %w", l.NodeID, &storage.LockedError{Root: l.Root, Token: l.Token})
+	return storage.CheckHeld(lt, covering, below)
 }
