@@ -2,7 +2,9 @@ package storage
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -92,4 +94,14 @@ type ChunkedUploads interface {
 	// RemoveChunkedUpload ends upload id and drops its parts. ErrNotFound
 	// when unknown or expired.
 	RemoveChunkedUpload(ctx context.Context, id string) error
+}
+
+// ValidChunkName checks a part name as PutChunk documents: it is only a
+// key, but clients must not be able to make one no other store could keep.
+// A refused name fails with ErrInvalid.
+func ValidChunkName(name string) error {
+	if name == "" || len(name) > MaxChunkNameBytes || strings.ContainsAny(name, "/\x00") {
+		return fmt.Errorf("part name %.64q: %w", name, ErrInvalid)
+	}
+	return nil
 }

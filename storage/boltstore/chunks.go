@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -122,16 +121,6 @@ func validChunkedUpload(u storage.ChunkedUpload) error {
 	return nil
 }
 
-// validChunkName checks a part name: it is only a key, but clients must
-// not be able to make one no other store could keep.
-func validChunkName(name string) error {
-	switch {
-	case name == "", len(name) > storage.MaxChunkNameBytes, strings.ContainsAny(name, "/\x00"):
-		return fmt.Errorf("part name %.64q: %w", name, storage.ErrInvalid)
-	}
-	return nil
-}
-
 // ChunkedUpload returns the live upload id.
 func (s *Store) ChunkedUpload(ctx context.Context, id string) (storage.ChunkedUpload, error) {
 	if err := ctx.Err(); err != nil {
@@ -170,7 +159,7 @@ func (s *Store) putChunk(ctx context.Context, id, name string, r io.Reader) (sto
 	if err := ctx.Err(); err != nil {
 		return storage.Chunk{}, err
 	}
-	if err := validChunkName(name); err != nil {
+	if err := storage.ValidChunkName(name); err != nil {
 		return storage.Chunk{}, err
 	}
 	u, err := s.writableChunkedUpload(id, name)

@@ -31,11 +31,7 @@ var (
 	bucketLockTokens = []byte("lock_tokens")
 )
 
-const (
-	lockFormat = 1
-	// maxTokenLen bounds a caller-chosen lock token, which becomes a key.
-	maxTokenLen = 1024
-)
+const lockFormat = 1
 
 func lockKey(spaceID, token string) []byte {
 	return childKey(spaceID, token)
@@ -85,22 +81,10 @@ func (s *Store) CreateLock(ctx context.Context, l storage.Lock) (storage.Lock, e
 
 // validLock checks what a caller gives CreateLock.
 func validLock(l storage.Lock) error {
-	if err := validID("space id", l.SpaceID); err != nil {
+	if err := storage.ValidID("space id", l.SpaceID); err != nil {
 		return err
 	}
-	if l.NodeID == "" {
-		return fmt.Errorf("empty node id: %w", storage.ErrInvalid)
-	}
-	if l.Scope != storage.LockExclusive && l.Scope != storage.LockShared {
-		return fmt.Errorf("lock scope %d: %w", l.Scope, storage.ErrInvalid)
-	}
-	if l.Timeout < 0 {
-		return fmt.Errorf("negative lock timeout %v: %w", l.Timeout, storage.ErrInvalid)
-	}
-	if len(l.Token) > maxTokenLen || strings.ContainsRune(l.Token, 0) {
-		return fmt.Errorf("lock token: %w", storage.ErrInvalid)
-	}
-	return nil
+	return storage.ValidLockRequest(l)
 }
 
 // expiry is when a lock taken or refreshed at now with timeout ends; zero

@@ -36,7 +36,7 @@ func (s *Store) Child(ctx context.Context, spaceID, parentID, name string) (stor
 	if err := ctx.Err(); err != nil {
 		return storage.Node{}, err
 	}
-	if err := validName(name); err != nil {
+	if err := storage.ValidName(name, nil); err != nil {
 		return storage.Node{}, fmt.Errorf("child: %w", err)
 	}
 	var r rec
@@ -152,7 +152,7 @@ func (s *Store) Mkdir(ctx context.Context, spaceID, parentID, name string) (stor
 	if err := ctx.Err(); err != nil {
 		return storage.Node{}, err
 	}
-	if err := validName(name); err != nil {
+	if err := storage.ValidName(name, nil); err != nil {
 		return storage.Node{}, fmt.Errorf("mkdir: %w", err)
 	}
 	var n rec
@@ -350,7 +350,7 @@ func (s *Store) Move(ctx context.Context, spaceID string, tr storage.Transfer) (
 	if err := ctx.Err(); err != nil {
 		return storage.Node{}, false, err
 	}
-	if err := validName(tr.NewName); err != nil {
+	if err := storage.ValidName(tr.NewName, nil); err != nil {
 		return storage.Node{}, false, fmt.Errorf("move: %w", err)
 	}
 	var (
@@ -431,7 +431,7 @@ func (s *Store) Copy(ctx context.Context, spaceID string, tr storage.Transfer) (
 	if err := ctx.Err(); err != nil {
 		return storage.Node{}, false, err
 	}
-	if err := validName(tr.NewName); err != nil {
+	if err := storage.ValidName(tr.NewName, nil); err != nil {
 		return storage.Node{}, false, fmt.Errorf("copy: %w", err)
 	}
 	n, replaced, err := s.copy(ctx, spaceID, tr)

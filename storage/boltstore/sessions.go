@@ -86,7 +86,7 @@ func (s *Store) CreateSession(ctx context.Context, us storage.UploadSession) (st
 
 // validSession checks what a caller gives CreateSession.
 func validSession(us storage.UploadSession) error {
-	if err := validID("space id", us.SpaceID); err != nil {
+	if err := storage.ValidID("space id", us.SpaceID); err != nil {
 		return err
 	}
 	if us.Length < 0 {

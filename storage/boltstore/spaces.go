@@ -90,7 +90,7 @@ func (s *Store) PutSpace(ctx context.Context, sp storage.Space) (storage.Space, 
 	if err := ctx.Err(); err != nil {
 		return storage.Space{}, err
 	}
-	if err := validID("space id", sp.ID); err != nil {
+	if err := storage.ValidID("space id", sp.ID); err != nil {
 		return storage.Space{}, fmt.Errorf("put space: %w", err)
 	}
 	sp.Members = maps.Clone(sp.Members)

@@ -31,7 +31,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -93,7 +92,6 @@ const (
 	blobsDir    = "blobs"
 	uploadsDir  = "uploads"
 	lockTimeout = time.Second
-	maxNameLen  = 255
 )
 
 // Store is the embedded storage.Store. It is safe for concurrent use.
@@ -492,28 +490,6 @@ func (s *Store) syncDir(dir string) error {
 		err = cerr
 	}
 	return err
-}
-
-// validName checks a node name at the store boundary.
-func validName(name string) error {
-	switch {
-	case name == "", name == ".", name == "..", len(name) > maxNameLen, strings.ContainsAny(name, "/\x00"):
-		if len(name) > 64 {
-			name = name[:64] + "…"
-		}
-		return fmt.Errorf("name %q: %w", name, storage.ErrInvalid)
-	}
-	return nil
-}
-
-// validID checks a caller-chosen id (a space id, which is also the id of the
-// space's root node): it becomes part of composite keys, so it must not
-// contain their separators.
-func validID(what, v string) error {
-	if v == "" || len(v) > maxNameLen || strings.ContainsAny(v, "/\x00") {
-		return fmt.Errorf("%s %q: %w", what, v, storage.ErrInvalid)
-	}
-	return nil
 }
 
 // txn is a bolt transaction with the store's buckets at hand. A bucket is

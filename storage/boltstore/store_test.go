@@ -181,32 +181,6 @@ func TestReopenSweepsOrphanBlobs(t *testing.T) {
 	}
 }
 
-func TestValidName(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		ok   bool
-	}{
-		{"a", true},
-		{"file.txt", true},
-		{"..a", true},
-		{"with space", true},
-		{"ünïcödé", true},
-		{strings.Repeat("x", 255), true},
-		{"", false},
-		{".", false},
-		{"..", false},
-		{"a/b", false},
-		{"/", false},
-		{"a\x00b", false},
-		{strings.Repeat("x", 256), false},
-	} {
-		err := validName(tc.name)
-		if (err == nil) != tc.ok {
-			t.Errorf("validName(%q) = %v, want ok=%v", tc.name, err, tc.ok)
-		}
-	}
-}
-
 func TestNameValidationAtEveryEntry(t *testing.T) {
 	f := newFixture(t)
 	file := f.put(t, f.root(), "f", "x")

@@ -243,7 +243,7 @@ func validCommit(c storage.Commit) error {
 	if c.NodeID != "" {
 		return nil
 	}
-	return validName(c.Name)
+	return storage.ValidName(c.Name, nil)
 }
 
 // commitTarget names the target of c in errors.

@@ -29,7 +29,7 @@ func (s *Store) Walk(ctx context.Context, spaceID, nodeID string, names []string
 			if !r.IsFolder() {
 				return nil
 			}
-			if err := validName(name); err != nil {
+			if err := storage.ValidName(name, nil); err != nil {
 				return fmt.Errorf("walk: %w", err)
 			}
 			child, ok, err := t.child(r.ID, name)

@@ -100,15 +100,6 @@ func validChunkedUpload(u storage.ChunkedUpload) error {
 	return nil
 }
 
-// validChunkName checks a part name: it is only a key, but clients must
-// not be able to make one no other store could keep.
-func validChunkName(name string) error {
-	if name == "" || len(name) > storage.MaxChunkNameBytes || strings.ContainsAny(name, "/\x00") {
-		return fmt.Errorf("part name %.64q: %w", name, storage.ErrInvalid)
-	}
-	return nil
-}
-
 // dropExpiredChunkedUpload drops upload id if it exists and has expired.
 func (s *Store) dropExpiredChunkedUpload(ctx context.Context, tx pgx.Tx, id string) error {
 	var expired bool
@@ -214,7 +205,7 @@ func (s *Store) PutChunk(ctx context.Context, id, name string, r io.Reader) (sto
 }
 
 func (s *Store) putChunk(ctx context.Context, id, name string, r io.Reader) (storage.Chunk, error) {
-	if err := validChunkName(name); err != nil {
+	if err := storage.ValidChunkName(name); err != nil {
 		return storage.Chunk{}, err
 	}
 	var u chunkedUploadRow

@@ -21,9 +21,6 @@ import (
 // remove is taking away. Expiry follows s.now(), not the database's clock,
 // so that every node (and a test's clock) agrees with the store's.
 
-// maxTokenBytes bounds a caller-chosen lock token, which becomes a key.
-const maxTokenBytes = 1024
-
 // lockColumns are the columns lockRow reads, in its order.
 const lockColumns = `token, space_id, node_id, root, deep, scope, owner, user_id, user_name, created, timeout_ms, expires`
 
@@ -88,21 +85,16 @@ func (s *Store) CreateLock(ctx context.Context, l storage.Lock) (storage.Lock, e
 	return l, nil
 }
 
-// validLock checks what a caller gives CreateLock.
+// validLock checks what a caller gives CreateLock, and that PostgreSQL
+// can keep its text.
 func validLock(l storage.Lock) error {
 	if !validText(l.SpaceID) || l.SpaceID == "" {
 		return fmt.Errorf("space id %q: %w", l.SpaceID, storage.ErrInvalid)
 	}
-	if l.NodeID == "" {
-		return fmt.Errorf("empty node id: %w", storage.ErrInvalid)
+	if err := storage.ValidLockRequest(l); err != nil {
+		return err
 	}
-	if l.Scope != storage.LockExclusive && l.Scope != storage.LockShared {
-		return fmt.Errorf("lock scope %d: %w", l.Scope, storage.ErrInvalid)
-	}
-	if l.Timeout < 0 {
-		return fmt.Errorf("negative lock timeout %v: %w", l.Timeout, storage.ErrInvalid)
-	}
-	if len(l.Token) > maxTokenBytes || !validText(l.Token) {
+	if !validText(l.Token) {
 		return fmt.Errorf("lock token: %w", storage.ErrInvalid)
 	}
 	for _, v := range []string{l.Root, l.Owner, l.User, l.UserName} {

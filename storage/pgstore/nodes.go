@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -151,26 +151,8 @@ func (s *Store) Child(ctx context.Context, spaceID, parentID, name string) (stor
 	return r.node(), nil
 }
 
-// maxNameLen caps node names and caller-chosen ids, as boltstore does.
-const maxNameLen = 255
-
-// validName checks a node name at the store boundary.
+// validName checks a node name at the store boundary; PostgreSQL text
+// cannot hold invalid UTF-8.
 func validName(name string) error {
-	switch {
-	case name == "", name == ".", name == "..", len(name) > maxNameLen, strings.ContainsRune(name, '/'), !validText(name):
-		if len(name) > 64 {
-			name = name[:64] + "…"
-		}
-		return fmt.Errorf("name %q: %w", name, storage.ErrInvalid)
-	}
-	return nil
-}
-
-// validID checks a caller-chosen id (a space id, which is also the id of
-// the space's root node).
-func validID(what, v string) error {
-	if v == "" || len(v) > maxNameLen || strings.ContainsAny(v, "/\x00") {
-		return fmt.Errorf("%s %q: %w", what, v, storage.ErrInvalid)
-	}
-	return nil
+	return storage.ValidName(name, utf8.ValidString)
 }

@@ -139,7 +139,7 @@ func createRoot(ctx context.Context, tx pgx.Tx, spaceID string, now time.Time) e
 // members are replaced. Updating an existing personal space keeps its type
 // and owner.
 func (s *Store) PutSpace(ctx context.Context, sp storage.Space) (storage.Space, error) {
-	if err := validID("space id", sp.ID); err != nil {
+	if err := storage.ValidID("space id", sp.ID); err != nil {
 		return storage.Space{}, fmt.Errorf("put space: %w", err)
 	}
 	sp.Members = maps.Clone(sp.Members)

@@ -1,0 +1,32 @@
+package storage
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestValidChunkName(t *testing.T) {
+	tests := []struct {
+		name string
+		ok   bool
+	}{
+		{"1", true},
+		{"00000042", true},
+		{strings.Repeat("n", MaxChunkNameBytes), true},
+		{strings.Repeat("n", MaxChunkNameBytes+1), false},
+		{strings.Repeat("é", MaxChunkNameBytes/2+1), false}, // counted in bytes
+		{"", false},
+		{"a/b", false},
+		{"nul\x00", false},
+	}
+	for _, tt := range tests {
+		err := ValidChunkName(tt.name)
+		if tt.ok != (err == nil) {
+			t.Errorf("ValidChunkName(%.20q) = %v, want ok %v", tt.name, err, tt.ok)
+		}
+		if err != nil && !errors.Is(err, ErrInvalid) {
+			t.Errorf("ValidChunkName(%.20q) = %v, not an ErrInvalid", tt.name, err)
+		}
+	}
+}

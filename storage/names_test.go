@@ -1,0 +1,62 @@
+package storage
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestValidName(t *testing.T) {
+	tests := []struct {
+		name     string
+		storable func(string) bool
+		ok       bool
+	}{
+		{"report.pdf", nil, true},
+		{"é ü", nil, true},
+		{strings.Repeat("a", MaxNameLen), nil, true},
+		{strings.Repeat("a", MaxNameLen+1), nil, false},
+		{"", nil, false},
+		{".", nil, false},
+		{"..", nil, false},
+		{"...", nil, true},
+		{"a/b", nil, false},
+		{"a\x00b", nil, false},
+		{"\xff", nil, true},
+		{"\xff", utf8.ValidString, false},
+		{"ok", utf8.ValidString, true},
+	}
+	for _, tt := range tests {
+		err := ValidName(tt.name, tt.storable)
+		if tt.ok != (err == nil) {
+			t.Errorf("ValidName(%q) = %v, want ok %v", tt.name, err, tt.ok)
+		}
+		if err != nil && !errors.Is(err, ErrInvalid) {
+			t.Errorf("ValidName(%q) = %v, not an ErrInvalid", tt.name, err)
+		}
+	}
+}
+
+func TestValidID(t *testing.T) {
+	tests := []struct {
+		id string
+		ok bool
+	}{
+		{"space-1", true},
+		{strings.Repeat("a", MaxNameLen), true},
+		{strings.Repeat("a", MaxNameLen+1), false},
+		{"", false},
+		{"a/b", false},
+		{"a\x00b", false},
+	}
+	for _, tt := range tests {
+		err := ValidID("space id", tt.id)
+		if tt.ok != (err == nil) {
+			t.Errorf("ValidID(%q) = %v, want ok %v", tt.id, err, tt.ok)
+		}
+		if err != nil && !errors.Is(err, ErrInvalid) {
+			t.Errorf("ValidID(%q) = %v, not an ErrInvalid", tt.id, err)
+		}
+	}
+}
