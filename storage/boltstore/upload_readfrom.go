@@ -3,25 +3,9 @@ package boltstore
 import (
 	"fmt"
 	"io"
-	"sync"
-	"sync/atomic"
+
+	"github.com/davspaces/davspaces/storage"
 )
-
-// readFromBlockSize is the block a large body is read, written and hashed
-// in: large enough that hand-offs are rare, small enough to stay in the
-// CPU's cache while the write and the three digests read it.
-const readFromBlockSize = 256 << 10
-
-// readFromBlocks is how many blocks an upload has in flight: the write and
-// the faster digests can run this far ahead of MD5, the slowest.
-const readFromBlocks = 8
-
-// blocks recycles the blocks of uploads, so that a large upload costs a
-// few MiB of memory whatever its size.
-var blocks = sync.Pool{New: func() any {
-	b := make([]byte, readFromBlockSize)
-	return &b
-}}
 
 // ReadFrom writes everything r yields to the temporary file and the
 // checksums, as Write does, but with its own blocks: it can then hand each
@@ -38,17 +22,17 @@ func (u *upload) ReadFrom(r io.Reader) (int64, error) {
 	if u.failed != nil {
 		return 0, u.failed
 	}
-	first := blocks.Get().(*[]byte)
-	n, err := readBlock(r, *first)
+	first := storage.GetBlock()
+	n, err := storage.ReadBlock(r, *first)
 	if err != nil && (n < parallelWriteMin || u.s.keepsInline(u.size+int64(n))) {
 		// A small body, read whole: not worth any goroutine, and kept in
 		// memory when it can be kept inline.
-		defer blocks.Put(first)
+		defer storage.PutBlock(first)
 		return u.writeLast((*first)[:n], err)
 	}
 	// The pipeline writes to the temporary file.
 	if ferr := u.ensureFile(); ferr != nil {
-		blocks.Put(first)
+		storage.PutBlock(first)
 		return 0, ferr
 	}
 	return u.pipeline(r, first, n, err)
@@ -67,84 +51,28 @@ func (u *upload) writeLast(p []byte, readErr error) (int64, error) {
 	return int64(n), readErr
 }
 
-// pipeline copies r into the file and the digests block by block, starting
-// with first, which holds n bytes read with readErr. This goroutine only
-// reads; the write and each digest take the blocks on goroutines of their
-// own. It returns once every block is written, hashed and back in the
-// pool.
+// pipeline copies r into the file and the digests block by block,
+// starting with first, which holds n bytes read with readErr.
 func (u *upload) pipeline(r io.Reader, first *[]byte, n int, readErr error) (int64, error) {
-	free := make(chan *[]byte, readFromBlocks)
-	for range readFromBlocks - 1 {
-		free <- blocks.Get().(*[]byte)
-	}
-	file := &fileLane{u: u, start: u.size}
-	lanes := u.sum.Pipeline(readFromBlocks, file)
-	buf := first
-	for {
-		if n == 0 || file.failed.Load() {
-			free <- buf
-		} else {
-			block := buf // buf moves on to the next block before this one is done
-			lanes.Write((*block)[:n], func() { free <- block })
-		}
-		if readErr != nil || file.failed.Load() {
-			break
-		}
-		buf = <-free
-		n, readErr = readBlock(r, *buf)
-	}
-	lanes.Close()
-	for range readFromBlocks {
-		blocks.Put(<-free)
-	}
-	switch {
-	case file.err != nil:
+	start := u.size
+	werr, rerr := storage.PipeBlocks(u.sum, fileWriter{u}, r, first, n, readErr)
+	if werr != nil {
 		// The digests may have bytes the file lacks: the upload can only
 		// be discarded.
-		u.failed = fmt.Errorf("write upload: %w", diskFull(file.err))
-		return u.size - file.start, u.failed
-	case readErr == io.EOF:
-		return u.size - file.start, nil
+		u.failed = fmt.Errorf("write upload: %w", diskFull(werr))
+		return u.size - start, u.failed
 	}
-	return u.size - file.start, readErr
+	return u.size - start, rerr
 }
 
-// fileLane writes the blocks of a pipeline to the upload's file, on the
+// fileWriter writes the blocks of a pipeline to the upload's file, on the
 // pipeline's goroutine, which owns u.size and u.wb until the pipeline is
-// closed. After an error it drops the rest and says so in failed, for the
-// reader to stop.
-type fileLane struct {
-	u      *upload
-	start  int64
-	err    error
-	failed atomic.Bool
-}
+// done.
+type fileWriter struct{ u *upload }
 
-func (l *fileLane) Write(p []byte) (int, error) {
-	if l.err != nil {
-		return 0, l.err
-	}
-	n, err := l.u.f.WriteAt(p, l.u.size)
-	l.u.size += int64(n)
-	l.u.wb.wrote(l.u.size)
-	if err != nil {
-		l.err = err
-		l.failed.Store(true)
-	}
+func (w fileWriter) Write(p []byte) (int, error) {
+	n, err := w.u.f.WriteAt(p, w.u.size)
+	w.u.size += int64(n)
+	w.u.wb.wrote(w.u.size)
 	return n, err
-}
-
-// readBlock reads until buf is full or reading fails; unlike io.ReadFull
-// it keeps the reader's own error, so a body cut short
-// (io.ErrUnexpectedEOF) is never taken for one that ended.
-func readBlock(r io.Reader, buf []byte) (int, error) {
-	n := 0
-	for n < len(buf) {
-		m, err := r.Read(buf[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
 }

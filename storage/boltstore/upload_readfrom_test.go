@@ -15,7 +15,7 @@ import (
 // with its checksums, whatever the size against the blocks in flight and
 // however the reader splits it; a body cut short returns its own error.
 func TestUploadReadFrom(t *testing.T) {
-	content := make([]byte, (readFromBlocks+3)*readFromBlockSize+123)
+	content := make([]byte, (storage.BlocksInFlight+3)*storage.BlockSize+123)
 	for i := range content {
 		content[i] = byte(i*7 + i>>13)
 	}
@@ -28,12 +28,12 @@ func TestUploadReadFrom(t *testing.T) {
 		{name: "empty", size: 0},
 		{name: "small", size: 100},
 		{name: "below the parallel write", size: parallelWriteMin - 1},
-		{name: "one block", size: readFromBlockSize},
-		{name: "a block and a byte", size: readFromBlockSize + 1},
+		{name: "one block", size: storage.BlockSize},
+		{name: "a block and a byte", size: storage.BlockSize + 1},
 		{name: "more blocks than in flight", size: len(content)},
-		{name: "one byte a read", size: readFromBlockSize + 5, reader: iotest.OneByteReader},
+		{name: "one byte a read", size: storage.BlockSize + 5, reader: iotest.OneByteReader},
 		{name: "error with the last data", size: len(content), reader: iotest.DataErrReader},
-		{name: "cut short", size: 3*readFromBlockSize + 10, readErr: io.ErrUnexpectedEOF,
+		{name: "cut short", size: 3*storage.BlockSize + 10, readErr: io.ErrUnexpectedEOF,
 			reader: func(r io.Reader) io.Reader { return io.MultiReader(r, iotest.ErrReader(io.ErrUnexpectedEOF)) }},
 	}
 	for _, tt := range tests {
@@ -80,10 +80,10 @@ func TestUploadReadFrom(t *testing.T) {
 // can only be discarded.
 func TestUploadReadFromDiskFull(t *testing.T) {
 	f, u := uploadToFullDisk(t)
-	src := &countingReader{r: io.LimitReader(zeroes{}, 1000*readFromBlockSize)}
+	src := &countingReader{r: io.LimitReader(zeroes{}, 1000*storage.BlockSize)}
 	_, err := io.Copy(u, src)
 	wantErr(t, err, storage.ErrInsufficientStorage)
-	if src.n > 3*readFromBlocks*readFromBlockSize {
+	if src.n > 3*storage.BlocksInFlight*storage.BlockSize {
 		t.Fatalf("read %d bytes after the first write failed", src.n)
 	}
 	_, _, err = u.Commit(ctx, storage.Commit{ParentID: f.root(), Name: "f"})

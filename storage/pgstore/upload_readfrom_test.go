@@ -16,7 +16,7 @@ func TestUploadReadFrom(t *testing.T) {
 	s := openTestStore(t, Options{})
 	sp := personal(t, s)
 	ctx := t.Context()
-	for _, size := range []int{0, 10, memLimit - 1, memLimit, memLimit + 1, 3*memLimit + readFromBlockSize/3} {
+	for _, size := range []int{0, 10, memLimit - 1, memLimit, memLimit + 1, 3*memLimit + storage.BlockSize/3} {
 		content := make([]byte, size)
 		for i := range content {
 			content[i] = byte(i ^ i>>9)
