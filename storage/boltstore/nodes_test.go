@@ -73,49 +73,6 @@ func TestChildAndNode(t *testing.T) {
 	wantErr(t, err, storage.ErrNotFound)
 }
 
-// Every method refuses nodes of another space with ErrNotFound.
-func TestSpaceIsolation(t *testing.T) {
-	f := newFixture(t)
-	dir := f.mkdir(t, f.root(), "dir")
-	file := f.put(t, dir.ID, "f.txt", "abc")
-	other, err := f.s.PersonalSpace(ctx, storage.User{ID: "marie"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp := other.ID
-	checks := map[string]error{}
-	_, checks["Node"] = f.s.Node(ctx, sp, file.ID)
-	_, checks["Child"] = f.s.Child(ctx, sp, dir.ID, "f.txt")
-	_, checks["ReadDir"] = f.s.ReadDir(ctx, sp, dir.ID, "", 0)
-	checks["Remove"] = f.s.Remove(ctx, sp, file.ID, storage.Conditions{})
-	_, _, checks["Move"] = f.s.Move(ctx, sp, storage.Transfer{NodeID: file.ID, NewParentID: sp, NewName: "x"})
-	_, _, checks["Copy"] = f.s.Copy(ctx, sp, storage.Transfer{NodeID: file.ID, NewParentID: sp, NewName: "x"})
-	_, _, checks["Open"] = f.s.Open(ctx, sp, file.ID)
-	_, checks["Props"] = f.s.Props(ctx, sp, file.ID, "")
-	checks["PatchProps"] = f.s.PatchProps(ctx, sp, file.ID, []storage.PropPatch{{Property: storage.Property{Name: storage.PropName{Local: "x"}}}})
-	for name, err := range checks {
-		if !errors.Is(err, storage.ErrNotFound) {
-			t.Errorf("%s: error = %v, want not found", name, err)
-		}
-	}
-	// A destination in another space is a cross-space transfer.
-	otherDir, err := f.s.Mkdir(ctx, sp, sp, "d")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _, err = f.s.Move(ctx, f.space.ID, storage.Transfer{NodeID: file.ID, NewParentID: otherDir.ID, NewName: "x"})
-	wantErr(t, err, storage.ErrCrossSpace)
-	_, _, err = f.s.Copy(ctx, f.space.ID, storage.Transfer{NodeID: file.ID, NewParentID: otherDir.ID, NewName: "x"})
-	wantErr(t, err, storage.ErrCrossSpace)
-	// Uploads into another space's folder are conflicts (missing parent).
-	_, _, err = f.commit(otherDir.ID, "x", "y", storage.Commit{})
-	wantErr(t, err, storage.ErrConflict)
-	// And nothing happened to the file.
-	if got := f.read(t, file.ID); got != "abc" {
-		t.Fatalf("content = %q", got)
-	}
-}
-
 func TestReadDirPaging(t *testing.T) {
 	f := newFixture(t)
 	dir := f.mkdir(t, f.root(), "dir")
@@ -508,19 +465,6 @@ func TestMove(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestMoveOntoItself(t *testing.T) {
-	f := newFixture(t)
-	a := f.mkdir(t, f.root(), "a")
-	root := f.node(t, f.root())
-	n, replaced, err := f.s.Move(ctx, f.space.ID, storage.Transfer{NodeID: a.ID, NewParentID: f.root(), NewName: "a", Overwrite: true})
-	if err != nil || replaced || n != a {
-		t.Fatalf("move onto itself = %+v, %v, %v", n, replaced, err)
-	}
-	if got := f.node(t, f.root()); got != root {
-		t.Fatal("no-op move changed the root")
 	}
 }
 

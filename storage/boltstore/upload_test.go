@@ -64,17 +64,6 @@ func TestCommitChecksums(t *testing.T) {
 	}
 }
 
-func TestEmptyFile(t *testing.T) {
-	f := newFixture(t)
-	n := f.put(t, f.root(), "empty", "")
-	if n.Size != 0 || n.Checksums.SHA1 != "da39a3ee5e6b4b0d3255bfef95601890afd80709" {
-		t.Fatalf("empty = %+v", n)
-	}
-	if got := f.read(t, n.ID); got != "" {
-		t.Fatalf("content %q", got)
-	}
-}
-
 func TestCommitReplace(t *testing.T) {
 	f := newFixture(t)
 	first, created, err := f.commit(f.root(), "f", "old content", storage.Commit{ContentType: "text/plain"})
@@ -245,14 +234,6 @@ func TestDiscard(t *testing.T) {
 	if _, err := f.s.Child(ctx, f.space.ID, f.root(), "x"); err == nil {
 		t.Fatal("discarded upload became visible")
 	}
-}
-
-func TestOpenFolder(t *testing.T) {
-	f := newFixture(t)
-	_, _, err := f.s.Open(ctx, f.space.ID, f.root())
-	wantErr(t, err, storage.ErrInvalid)
-	_, _, err = f.s.Open(ctx, f.space.ID, "missing")
-	wantErr(t, err, storage.ErrNotFound)
 }
 
 // The content is an *os.File, so net/http can serve it with sendfile and
