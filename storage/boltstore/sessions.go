@@ -92,7 +92,7 @@ func validSession(us storage.UploadSession) error {
 	if us.Length < 0 {
 		return fmt.Errorf("negative length %d: %w", us.Length, storage.ErrInvalid)
 	}
-	if err := validCommit(us.Target); err != nil {
+	if err := storage.ValidCommit(us.Target, nil); err != nil {
 		return err
 	}
 	if us.Expected != nil {

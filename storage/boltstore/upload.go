@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 
 	"github.com/google/uuid"
@@ -192,14 +191,14 @@ func (u *upload) Commit(ctx context.Context, c storage.Commit) (storage.Node, bo
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.finished {
-		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), errFinished)
+		return storage.Node{}, false, fmt.Errorf("commit %s: %w", c.Target(), errFinished)
 	}
 	u.finished = true
 	f, data := u.f, u.mem
 	u.f, u.mem = nil, nil
 	err := u.failed
 	if err == nil {
-		err = validCommit(c)
+		err = storage.ValidCommit(c, nil)
 	}
 	if err == nil {
 		err = ctx.Err()
@@ -208,7 +207,7 @@ func (u *upload) Commit(ctx context.Context, c storage.Commit) (storage.Node, bo
 		err = u.closeFile(f, err)
 	}
 	if err != nil {
-		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), diskFull(err))
+		return storage.Node{}, false, fmt.Errorf("commit %s: %w", c.Target(), diskFull(err))
 	}
 	var n storage.Node
 	var created bool
@@ -218,7 +217,7 @@ func (u *upload) Commit(ctx context.Context, c storage.Commit) (storage.Node, bo
 		n, created, err = u.s.commitContentFile(u.spaceID, u.path, u.size, u.sum.Sums(), c, nil)
 	}
 	if err != nil {
-		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), err)
+		return storage.Node{}, false, fmt.Errorf("commit %s: %w", c.Target(), err)
 	}
 	return n, created, nil
 }
@@ -236,22 +235,6 @@ func (u *upload) closeFile(f *os.File, err error) error {
 		os.Remove(u.path)
 	}
 	return err
-}
-
-// validCommit checks the name a commit creates; a node id is only looked up.
-func validCommit(c storage.Commit) error {
-	if c.NodeID != "" {
-		return nil
-	}
-	return storage.ValidName(c.Name, nil)
-}
-
-// commitTarget names the target of c in errors.
-func commitTarget(c storage.Commit) string {
-	if c.NodeID != "" {
-		return "node " + c.NodeID
-	}
-	return strconv.Quote(c.Name)
 }
 
 // commit records the complete, synced file at tmp as the content of the

@@ -3,7 +3,7 @@ package pgstore
 import (
 	"context"
 	"fmt"
-	"strconv"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -18,8 +18,8 @@ import (
 // the content it replaces to the sweep. It reports whether the file was
 // created. An upload ends here, and so does a resumable upload session.
 func (s *Store) commitContent(ctx context.Context, spaceID string, segments []s3content.Segment, size int64, sums checksum.Sums, c storage.Commit) (storage.Node, bool, error) {
-	if err := validCommit(c); err != nil {
-		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), err)
+	if err := storage.ValidCommit(c, utf8.ValidString); err != nil {
+		return storage.Node{}, false, fmt.Errorf("commit %s: %w", c.Target(), err)
 	}
 	if segments == nil {
 		segments = []s3content.Segment{} // jsonb '[]', not null
@@ -33,7 +33,7 @@ func (s *Store) commitContent(ctx context.Context, spaceID string, segments []s3
 		return err
 	})
 	if err != nil {
-		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), err)
+		return storage.Node{}, false, fmt.Errorf("commit %s: %w", c.Target(), err)
 	}
 	return n.node(), created, nil
 }
@@ -112,22 +112,6 @@ func commitTargetIn(ctx context.Context, ch *change, spaceID string, c storage.C
 		return "", nodeRow{}, false, err
 	}
 	return p.ID, old, exists, nil
-}
-
-// validCommit checks the name a commit creates; a node id is only looked up.
-func validCommit(c storage.Commit) error {
-	if c.NodeID != "" {
-		return nil
-	}
-	return validName(c.Name)
-}
-
-// commitTarget names the target of c in errors.
-func commitTarget(c storage.Commit) string {
-	if c.NodeID != "" {
-		return "node " + c.NodeID
-	}
-	return strconv.Quote(c.Name)
 }
 
 func segmentKeys(segments []s3content.Segment) []string {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/davspaces/davspaces/checksum"
 	"github.com/davspaces/davspaces/storage"
@@ -146,23 +147,23 @@ func (u *upload) Commit(ctx context.Context, c storage.Commit) (storage.Node, bo
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.finished {
-		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), errFinished)
+		return storage.Node{}, false, fmt.Errorf("commit %s: %w", c.Target(), errFinished)
 	}
 	u.finished = true
 	err := u.failed
 	if err == nil {
-		err = validCommit(c)
+		err = storage.ValidCommit(c, utf8.ValidString)
 	}
 	if err == nil {
 		err = ctx.Err()
 	}
 	if err != nil {
 		u.drop()
-		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), err)
+		return storage.Node{}, false, fmt.Errorf("commit %s: %w", c.Target(), err)
 	}
 	segments, err := u.finishObject(ctx)
 	if err != nil {
-		return storage.Node{}, false, fmt.Errorf("commit %s: %w", commitTarget(c), err)
+		return storage.Node{}, false, fmt.Errorf("commit %s: %w", c.Target(), err)
 	}
 	n, created, err := u.s.commitContent(ctx, u.spaceID, segments, u.size, u.sum.Sums(), c)
 	if err != nil && !errors.Is(err, storage.ErrUnavailable) && ctx.Err() == nil {
