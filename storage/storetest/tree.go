@@ -153,6 +153,10 @@ func testReadDirPaging(t *testing.T, f *fixture) {
 	if err != nil || len(page) != 5 || page[0].Name != "entry-05" {
 		t.Fatalf("ReadDir after a missing name = %d entries, %v", len(page), err)
 	}
+	empty := f.mkdir(t, f.root(), "empty")
+	if page, err := f.s.ReadDir(f.ctx, f.space.ID, empty.ID, "", 10); err != nil || len(page) != 0 {
+		t.Fatalf("ReadDir of an empty folder = %v, %v", page, err)
+	}
 	// Names sort by their bytes.
 	bytewise := f.mkdir(t, f.root(), "bytewise")
 	for _, name := range []string{"b", "B", "ä", "a", "_", "Z"} {
