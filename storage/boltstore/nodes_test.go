@@ -14,37 +14,6 @@ import (
 	"github.com/davspaces/davspaces/storage"
 )
 
-func TestMkdir(t *testing.T) {
-	f := newFixture(t)
-	file := f.put(t, f.root(), "file", "x")
-	dir := f.mkdir(t, f.root(), "dir")
-	if dir.Kind != storage.KindFolder || dir.ParentID != f.root() || dir.SpaceID != f.space.ID ||
-		dir.Size != 0 || !dir.ModTime.Equal(f.clk.Now()) || dir.ETag == "" {
-		t.Fatalf("mkdir = %+v", dir)
-	}
-	other, err := f.s.PersonalSpace(ctx, storage.User{ID: "marie"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		name, parent, child string
-		want                error
-	}{
-		{"nested", dir.ID, "sub", nil},
-		{"parent missing", "no-such-node", "x", storage.ErrConflict},
-		{"parent is a file", file.ID, "x", storage.ErrConflict},
-		{"parent in another space", other.ID, "x", storage.ErrConflict},
-		{"folder exists", f.root(), "dir", storage.ErrExists},
-		{"file exists", f.root(), "file", storage.ErrExists},
-		{"invalid name", f.root(), "..", storage.ErrInvalid},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := f.s.Mkdir(ctx, f.space.ID, tc.parent, tc.child)
-			wantErr(t, err, tc.want)
-		})
-	}
-}
-
 func TestChildAndNode(t *testing.T) {
 	f := newFixture(t)
 	dir := f.mkdir(t, f.root(), "dir")
