@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"io"
 	"net/http"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -22,7 +20,9 @@ const clusterRecovery = 30 * time.Second
 // restarted.
 func TestClusterPostgresOutage(t *testing.T) {
 	pg, err := testpeer.StartPostgres()
-	ownPeer(t, err)
+	if err != nil {
+		testpeer.Unavailable(t, err)
+	}
 	t.Cleanup(pg.Close)
 	c := startCluster(t, clusterOptions{postgres: pg})
 	lb := newClient(t, c.lb.URL, "einstein")
@@ -53,7 +53,9 @@ func TestClusterPostgresOutage(t *testing.T) {
 // restarted.
 func TestClusterMinIOOutage(t *testing.T) {
 	m, err := testpeer.StartMinIO()
-	ownPeer(t, err)
+	if err != nil {
+		testpeer.Unavailable(t, err)
+	}
 	t.Cleanup(m.Close)
 	c := startCluster(t, clusterOptions{minio: m})
 	lb := newClient(t, c.lb.URL, "einstein")
@@ -82,20 +84,6 @@ func TestClusterMinIOOutage(t *testing.T) {
 	if got := mustGetFrom(t, newClient(t, c.nodes[1].URL, "einstein"), "/webdav/after.bin"); !bytes.Equal(got, content) {
 		t.Errorf("GET /webdav/after.bin: %d bytes, want the %d written after the outage", len(got), len(content))
 	}
-}
-
-// ownPeer ends a test whose own PostgreSQL or MinIO could not be started
-// as testpeer ends one whose shared server could not: a missing server
-// binary (testpeer's "not installed") skips it, except under CI=true.
-func ownPeer(t *testing.T, err error) {
-	t.Helper()
-	if err == nil {
-		return
-	}
-	if strings.Contains(err.Error(), "not installed") && os.Getenv("CI") != "true" {
-		t.Skipf("%v (scripts/test installs it)", err)
-	}
-	t.Fatal(err)
 }
 
 // wantUnavailable sends a request during an outage: it must be answered

@@ -53,7 +53,7 @@ func PostgreSQL(t testing.TB) string {
 		pg, err := StartPostgres()
 		if err != nil {
 			shared.mu.Unlock()
-			unavailable(t, err)
+			Unavailable(t, err)
 		}
 		shared.postgres = pg
 	}
@@ -70,7 +70,7 @@ func S3Bucket(t testing.TB) S3 {
 		m, err := StartMinIO()
 		if err != nil {
 			shared.mu.Unlock()
-			unavailable(t, err)
+			Unavailable(t, err)
 		}
 		shared.minio = m
 	}
@@ -82,9 +82,10 @@ func S3Bucket(t testing.TB) S3 {
 // errMissing marks a server binary that is not installed.
 var errMissing = errors.New("not installed")
 
-// unavailable ends a test whose server could not be had: a skip, unless CI
-// must run it.
-func unavailable(t testing.TB, err error) {
+// Unavailable ends a test whose server could not be had (the error of
+// StartPostgres or StartMinIO): a skip when the server is not installed,
+// unless CI must run it; a failure otherwise.
+func Unavailable(t testing.TB, err error) {
 	t.Helper()
 	if errors.Is(err, errMissing) && os.Getenv("CI") != "true" {
 		t.Skipf("%v (scripts/test installs it)", err)

@@ -40,7 +40,7 @@ func TestPostgreSQLDatabasesAreFresh(t *testing.T) {
 func TestPostgresOutage(t *testing.T) {
 	pg, err := StartPostgres()
 	if err != nil {
-		unavailable(t, err)
+		Unavailable(t, err)
 	}
 	defer pg.Close()
 	dsn := pg.NewDatabase(t)

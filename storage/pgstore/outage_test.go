@@ -17,7 +17,7 @@ func TestBucketOutage(t *testing.T) {
 	testpeer.S3Bucket(t) // skips or fails as the shared servers do when MinIO is missing
 	m, err := testpeer.StartMinIO()
 	if err != nil {
-		t.Fatal(err)
+		testpeer.Unavailable(t, err)
 	}
 	t.Cleanup(m.Close)
 	b := m.NewBucket(t)
@@ -75,7 +75,7 @@ func TestDatabaseOutage(t *testing.T) {
 	testpeer.PostgreSQL(t) // skips or fails as the shared servers do when PostgreSQL is missing
 	pg, err := testpeer.StartPostgres()
 	if err != nil {
-		t.Fatal(err)
+		testpeer.Unavailable(t, err)
 	}
 	t.Cleanup(pg.Close)
 	s := openTestStore(t, Options{DSN: pg.NewDatabase(t)})

@@ -113,7 +113,7 @@ func TestMissingObjectIsNotFound(t *testing.T) {
 func TestOutageIsUnavailable(t *testing.T) {
 	m, err := testpeer.StartMinIO()
 	if err != nil {
-		t.Fatal(err)
+		testpeer.Unavailable(t, err)
 	}
 	defer m.Close()
 	b := openBucket(t, m.NewBucket(t))
