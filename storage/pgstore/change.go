@@ -89,16 +89,13 @@ func (s *Store) Move(ctx context.Context, spaceID string, tr storage.Transfer) (
 		} else if n.ParentID == "" {
 			return fmt.Errorf("the space root cannot be moved: %w", storage.ErrInvalid)
 		}
-		x, err := prepareTransfer(ctx, c, spaceID, tr)
+		x, err := s.openTransfer(ctx, c, spaceID, tr, true)
 		if err != nil {
 			return err
 		}
 		out, replaced = x.src, false
 		if x.noop {
 			return nil
-		}
-		if err := s.checkHeld(ctx, c.tx, spaceID, tr.Locks, x.lockedNodes(true)...); err != nil {
-			return err
 		}
 		if x.replaced {
 			if err := s.removeTree(ctx, c.tx, x.target); err != nil {

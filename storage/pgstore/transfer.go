@@ -64,6 +64,16 @@ func prepareTransfer(ctx context.Context, c *change, spaceID string, tr storage.
 	return x, nil
 }
 
+// openTransfer prepares a move or copy and, unless it is a no-op, checks
+// that the request holds the locks on what it changes.
+func (s *Store) openTransfer(ctx context.Context, c *change, spaceID string, tr storage.Transfer, move bool) (transfer, error) {
+	x, err := prepareTransfer(ctx, c, spaceID, tr)
+	if err != nil || x.noop {
+		return x, err
+	}
+	return x, s.checkHeld(ctx, c.tx, spaceID, tr.Locks, x.lockedNodes(move)...)
+}
+
 // lockedNodes are the nodes a move or copy changes: an existing target
 // and everything below it, or else the target's folder; for a move also
 // the source, everything below it and its folder.
@@ -107,16 +117,13 @@ func (s *Store) Copy(ctx context.Context, spaceID string, tr storage.Transfer) (
 		replaced bool
 	)
 	err := s.change(ctx, spaceID, func(c *change) error {
-		x, err := prepareTransfer(ctx, c, spaceID, tr)
+		x, err := s.openTransfer(ctx, c, spaceID, tr, false)
 		if err != nil {
 			return err
 		}
 		out, replaced = x.src, false
 		if x.noop {
 			return nil
-		}
-		if err := s.checkHeld(ctx, c.tx, spaceID, tr.Locks, x.lockedNodes(false)...); err != nil {
-			return err
 		}
 		if err := s.checkQuota(ctx, c.tx, spaceID, x.copySize(tr.Shallow)-x.replacedSize()); err != nil {
 			return err
