@@ -29,6 +29,22 @@ func TestForwardedScheme(t *testing.T) {
 	}
 }
 
+// FuzzForwardedScheme: whatever a proxy forwards, the scheme is http, https
+// or none, so no header can put another scheme or a host into the URLs the
+// handlers build.
+func FuzzForwardedScheme(f *testing.F) {
+	for _, seed := range []string{"", "https", "HTTP", " https , http", "wss", "https://evil.example", "https\r\nX: y", "ht\x00tps"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		switch got := forwardedScheme(header); got {
+		case "", "http", "https":
+		default:
+			t.Fatalf("forwardedScheme(%q) = %q", header, got)
+		}
+	})
+}
+
 // TestTusLocationBehindProxy: the TUS upload URL says https when a trusted
 // proxy forwarded an https request over plain HTTP, and keeps the node's
 // own scheme when the sender is not trusted.
