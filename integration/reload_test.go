@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -66,9 +67,61 @@ func (r *reloadable) load(t *testing.T, oldnew ...string) {
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("POST /load: %d %s", resp.StatusCode, b)
 	}
+	r.waitOldListenerClosed(t)
 	// The replaced server closes its idle connections; a PROPFIND or PUT
 	// sent on one would fail instead of being retried, as GET would be.
 	http.DefaultClient.CloseIdleConnections()
+}
+
+// waitOldListenerClosed waits until the replaced server's socket is closed.
+// Caddy binds each configuration's socket with SO_REUSEPORT and closes the
+// old one after /load answers; until then the kernel hands some new
+// connections to the old socket, and they are reset when it closes.
+func (r *reloadable) waitOldListenerClosed(t *testing.T) {
+	t.Helper()
+	u, err := url.Parse(r.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := strconv.ParseUint(u.Port(), 10, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, err := listeningSockets(uint16(port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n <= 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sockets still listen on port %d after the reload", n, port)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// listeningSockets counts the TCP sockets in LISTEN state on port, from
+// Linux's /proc/net/tcp and tcp6.
+func listeningSockets(port uint16) (int, error) {
+	const listen = "0A"
+	local := fmt.Sprintf(":%04X", port)
+	n := 0
+	for _, name := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return 0, fmt.Errorf("counting listeners: %w", err)
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) > 3 && strings.HasSuffix(f[1], local) && f[3] == listen {
+				n++
+			}
+		}
+	}
+	return n, nil
 }
 
 // physicsPath is the Physics space's root by resource id.
