@@ -169,6 +169,15 @@ func lbCaddyfile(port int, upstreams []string, tls bool) string {
 	return fmt.Sprintf(`{
 	admin off
 	skip_install_trust
+	servers {
+		# Caddy 2.11 wraps request bodies for this idle timeout, which keeps
+		# net/http from seeing an Expect: 100-continue body that was never
+		# asked for: once a node refuses the request, the balancer would
+		# wait for a body the client never sends (litmus http expect100).
+		timeouts {
+			read_body_idle -1s
+		}
+	}
 %s}
 
 %s {
