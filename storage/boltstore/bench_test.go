@@ -91,6 +91,22 @@ func BenchmarkReadDir10000(b *testing.B) {
 	}
 }
 
+// BenchmarkRemoveFolder10000 removes a folder of 10,000 files (records
+// only: their content files do not exist).
+func BenchmarkRemoveFolder10000(b *testing.B) {
+	f := newFixture(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		dir := f.mkdir(b, f.root(), "big")
+		f.seedFiles(b, dir.ID, 10000)
+		b.StartTimer()
+		if err := f.s.Remove(ctx, f.space.ID, dir.ID, storage.Conditions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkSmallCommit commits 4 KiB files one after another, each in a
 // content file of its own (the fixture keeps no file inline).
 func BenchmarkSmallCommit(b *testing.B) {

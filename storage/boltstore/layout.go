@@ -71,12 +71,18 @@ type lookups struct{ nodes, children *bolt.Cursor }
 // with the cursor *c (made on first use). A seek starts from the bucket's
 // root, so the cursor stays usable across changes to the bucket.
 func (l *lookups) get(c **bolt.Cursor, open func() *bolt.Bucket, key []byte) []byte {
-	if *c == nil {
-		*c = open().Cursor()
-	}
-	k, v := (*c).Seek(key)
+	k, v := l.cursor(c, open).Seek(key)
 	if !bytes.Equal(k, key) {
 		return nil
 	}
 	return v
+}
+
+// cursor returns the cursor *c, made on first use. Whoever uses it seeks
+// first: the last user left it anywhere.
+func (l *lookups) cursor(c **bolt.Cursor, open func() *bolt.Bucket) *bolt.Cursor {
+	if *c == nil {
+		*c = open().Cursor()
+	}
+	return *c
 }

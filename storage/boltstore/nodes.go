@@ -224,54 +224,94 @@ func (s *Store) Remove(ctx context.Context, spaceID, nodeID string, c storage.Co
 // removeTree deletes r, its entry in its parent and everything below it,
 // with their properties and locks. It returns the content files to delete
 // once the transaction has committed.
+//
+// It goes depth first, one child at a time, so that what it holds is
+// bounded by the depth of the tree, not by the size of a folder. Each
+// folder's children go in name order and each seek starts after the last
+// one removed: from the folder's start, it would walk past the emptied
+// pages, which bbolt keeps until the commit.
 func (t *txn) removeTree(r rec) ([]string, error) {
 	if err := t.dropLocksBelow(r); err != nil {
 		return nil, err
 	}
 	var blobs []string
-	stack := []rec{r}
+	remove := func(n rec) error {
+		blob, err := t.removeLeaf(n)
+		if blob != "" {
+			blobs = append(blobs, blob)
+		}
+		return err
+	}
+	// A level is a node being removed and the name of its last child
+	// removed.
+	type level struct {
+		node  rec
+		after string
+	}
+	stack := []level{{node: r}}
 	for len(stack) > 0 {
-		n := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if n.IsFolder() {
-			children, err := t.childRecords(n.ID)
-			if err != nil {
+		l := &stack[len(stack)-1]
+		var child rec
+		ok := false
+		if l.node.IsFolder() {
+			var err error
+			if child, ok, err = t.childAfter(l.node.ID, l.after); err != nil {
 				return nil, err
 			}
-			stack = append(stack, children...)
-		} else {
-			blob, err := t.dropContent(n)
-			if err != nil {
+		}
+		switch {
+		case !ok: // l.node has no children left
+			n := l.node
+			stack = stack[:len(stack)-1]
+			if err := remove(n); err != nil {
 				return nil, err
 			}
-			if blob != "" {
-				blobs = append(blobs, blob)
+		case child.IsFolder():
+			l.after = child.Name
+			stack = append(stack, level{node: child})
+		default:
+			l.after = child.Name
+			if err := remove(child); err != nil {
+				return nil, err
 			}
-		}
-		if err := t.deleteProps(n.ID); err != nil {
-			return nil, err
-		}
-		if err := t.removeNode(&n); err != nil {
-			return nil, err
 		}
 	}
 	return blobs, nil
 }
 
-// childRecords returns the children of folder id, decoded before any of
-// them is changed: a bolt cursor must not run over keys being deleted.
-func (t *txn) childRecords(id string) ([]rec, error) {
-	var out []rec
-	prefix := childKey(id, "")
-	c := t.children().Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		r, err := decodeNode(v)
-		if err != nil {
-			return nil, err
+// removeLeaf deletes n, a file or an empty folder, with its properties and
+// its content. It returns the content file to delete once the transaction
+// has committed, if any.
+func (t *txn) removeLeaf(n rec) (string, error) {
+	blob := ""
+	if !n.IsFolder() {
+		var err error
+		if blob, err = t.dropContent(n); err != nil {
+			return "", err
 		}
-		out = append(out, r)
 	}
-	return out, nil
+	if err := t.deleteProps(n.ID); err != nil {
+		return "", err
+	}
+	return blob, t.removeNode(&n)
+}
+
+// childAfter returns the child of folder id whose name comes next after
+// after ("": the first), and whether there is one. It seeks afresh at each
+// call, so the bucket may change between two calls.
+func (t *txn) childAfter(id, after string) (rec, bool, error) {
+	prefix := childKey(id, "")
+	from := childKey(id, after)
+	c := t.look.cursor(&t.look.children, t.children)
+	k, v := c.Seek(from)
+	if after != "" && bytes.Equal(k, from) {
+		k, v = c.Next()
+	}
+	if k == nil || !bytes.HasPrefix(k, prefix) {
+		return rec{}, false, nil
+	}
+	r, err := decodeNode(v)
+	return r, err == nil, err
 }
 
 // checkConditions applies c to the existing node n.
@@ -646,64 +686,79 @@ func (b *copyBlobs) release() {
 	b.s.pending.done(all...)
 }
 
-// copyTree copies src as child name of parentID, breadth first, and returns
+// copyTree copies src as child name of parentID, depth first, and returns
 // the new top node. Files get the duplicates of their content in blobs,
-// which it marks used; a file without one is errSourceChanged.
+// which it marks used; a file without one is errSourceChanged. What it
+// holds is bounded by the depth of the tree, not by the size of a folder.
 func (t *txn) copyTree(src rec, parentID, name string, shallow bool, blobs map[string]string, used map[string]bool) (rec, error) {
-	type item struct {
-		src          rec
-		parent, name string
+	first := src
+	if shallow && src.IsFolder() {
+		first.Size = 0 // an empty folder
 	}
-	queue := []item{{src, parentID, name}}
-	var top rec
-	for i := 0; i < len(queue); i++ {
-		it := queue[i]
-		queue[i] = item{} // let the garbage collector have it
-		n := it.src
-		n.ID = uuid.NewString()
-		n.ParentID, n.Name = it.parent, it.name
-		n.ETag = t.etag(n.ID)
-		if n.IsFolder() {
-			if i == 0 && shallow {
-				n.Size = 0
-			} else {
-				children, err := t.childRecords(it.src.ID)
-				if err != nil {
-					return rec{}, err
-				}
-				for _, child := range children {
-					queue = append(queue, item{child, n.ID, child.Name})
-				}
-			}
-		} else if it.src.inlined() {
-			// Small: copied in the transaction, nothing to prepare.
-			k, err := t.copyInline(it.src)
-			if err != nil {
-				return rec{}, err
-			}
-			n.Inline = k
-		} else {
-			dup, ok := blobs[it.src.Blob]
-			if !ok {
-				return rec{}, errSourceChanged
-			}
-			n.Blob = dup
-			used[dup] = true
-			if err := t.blobs().Put([]byte(n.Blob), []byte(n.ID)); err != nil {
-				return rec{}, err
-			}
-		}
-		if err := t.placeNode(&n); err != nil {
+	top, err := t.copyNode(first, parentID, name, blobs, used)
+	if err != nil || !src.IsFolder() || shallow {
+		return top, err
+	}
+	// A level is a folder being copied: the source, its copy, and the name
+	// of the last child copied.
+	type level struct{ src, dst, after string }
+	stack := []level{{src: src.ID, dst: top.ID}}
+	for len(stack) > 0 {
+		l := &stack[len(stack)-1]
+		child, ok, err := t.childAfter(l.src, l.after)
+		if err != nil {
 			return rec{}, err
 		}
-		if err := t.copyProps(it.src.ID, n.ID); err != nil {
+		if !ok {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		l.after = child.Name
+		n, err := t.copyNode(child, l.dst, child.Name, blobs, used)
+		if err != nil {
 			return rec{}, err
 		}
-		if i == 0 {
-			top = n
+		if child.IsFolder() {
+			stack = append(stack, level{src: child.ID, dst: n.ID})
 		}
 	}
 	return top, nil
+}
+
+// copyNode places a copy of src, without its children, as child name of
+// parentID, with its properties and its content.
+func (t *txn) copyNode(src rec, parentID, name string, blobs map[string]string, used map[string]bool) (rec, error) {
+	n := src
+	n.ID = uuid.NewString()
+	n.ParentID, n.Name = parentID, name
+	n.ETag = t.etag(n.ID)
+	switch {
+	case src.IsFolder():
+	case src.inlined():
+		// Small: copied in the transaction, nothing to prepare.
+		k, err := t.copyInline(src)
+		if err != nil {
+			return rec{}, err
+		}
+		n.Inline = k
+	default:
+		dup, ok := blobs[src.Blob]
+		if !ok {
+			return rec{}, errSourceChanged
+		}
+		n.Blob = dup
+		used[dup] = true
+		if err := t.blobs().Put([]byte(n.Blob), []byte(n.ID)); err != nil {
+			return rec{}, err
+		}
+	}
+	if err := t.placeNode(&n); err != nil {
+		return rec{}, err
+	}
+	if err := t.copyProps(src.ID, n.ID); err != nil {
+		return rec{}, err
+	}
+	return n, nil
 }
 
 // duplicateBlob makes the content file dst with the content of src: a hard

@@ -266,6 +266,60 @@ func TestRemove(t *testing.T) {
 	}
 }
 
+// TestRemoveAndCopyWideTree copies and removes folders of many pages of
+// records, with sub-folders between the files, so that each folder is
+// walked across page boundaries and across records the walk has removed.
+func TestRemoveAndCopyWideTree(t *testing.T) {
+	f := newInlineFixture(t, 0)
+	wide := f.mkdir(t, f.root(), "wide")
+	var want []string
+	for i := range 300 {
+		name := fmt.Sprintf("f%03d", i)
+		if i%50 == 25 {
+			sub := f.mkdir(t, wide.ID, name)
+			for j := range 30 {
+				f.put(t, sub.ID, fmt.Sprintf("g%02d", j), name)
+			}
+		} else {
+			f.put(t, wide.ID, name, name)
+		}
+		want = append(want, name)
+	}
+	records := func() (n int) {
+		f.s.view(func(tx *txn) error {
+			n = tx.children().Stats().KeyN
+			return nil
+		})
+		return n
+	}
+	before := records()
+	top, _, err := f.s.Copy(ctx, f.space.ID, storage.Transfer{NodeID: wide.ID, NewParentID: f.root(), NewName: "copy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := f.names(t, top.ID); !slices.Equal(names, want) {
+		t.Fatalf("the copy lists %d names, want %d", len(names), len(want))
+	}
+	sub, err := f.s.Child(ctx, f.space.ID, top.ID, "f275")
+	if err != nil || len(f.names(t, sub.ID)) != 30 || top.Size != f.node(t, wide.ID).Size {
+		t.Fatalf("the copy's sub-folder: %v, %v; size %d", sub, err, top.Size)
+	}
+	if got := records(); got != 2*before-1 {
+		t.Fatalf("%d records after the copy, want %d", got, 2*before-1)
+	}
+	for _, id := range []string{wide.ID, top.ID} {
+		if err := f.s.Remove(ctx, f.space.ID, id, storage.Conditions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, inline := records(), f.inlineValues(t); got != 1 || inline != 0 {
+		t.Fatalf("%d records and %d inline values after removing both, want the root alone", got, inline)
+	}
+	if root := f.node(t, f.root()); root.Size != 0 {
+		t.Fatalf("root size %d", root.Size)
+	}
+}
+
 func TestMove(t *testing.T) {
 	type setup struct {
 		f                *fixture
