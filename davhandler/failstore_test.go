@@ -3,6 +3,7 @@ package davhandler
 import (
 	"context"
 	"errors"
+	"io"
 
 	"github.com/davspaces/davspaces/storage"
 )
@@ -20,6 +21,10 @@ type failingStore struct {
 	readDirErr error
 	// afterNode runs after each Node.
 	afterNode func()
+	// prefetches, if not nil, makes the content of Open a Prefetcher that
+	// records the offset of each prefetch and fails with prefetchErr.
+	prefetches  *[]int64
+	prefetchErr error
 	// calls counts the calls of the listing methods by name.
 	calls map[string]int
 }
@@ -69,6 +74,29 @@ func (s *failingStore) ReadDirProps(ctx context.Context, spaceID, folderID, user
 		return nil, s.readDirErr
 	}
 	return s.Store.ReadDirProps(ctx, spaceID, folderID, user, after, limit)
+}
+
+func (s *failingStore) Open(ctx context.Context, spaceID, nodeID string) (storage.Node, storage.Content, error) {
+	n, c, err := s.Store.Open(ctx, spaceID, nodeID)
+	if err != nil || s.prefetches == nil {
+		return n, c, err
+	}
+	return n, &prefetchingContent{Content: c, s: s}, nil
+}
+
+// prefetchingContent is content read from elsewhere, as an object store's.
+type prefetchingContent struct {
+	storage.Content
+	s *failingStore
+}
+
+func (c *prefetchingContent) Prefetch() error {
+	at, err := c.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return err
+	}
+	*c.s.prefetches = append(*c.s.prefetches, at)
+	return c.s.prefetchErr
 }
 
 // failingUpload is an upload whose writes fail.

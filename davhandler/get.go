@@ -42,7 +42,11 @@ func (h *Handler) handleGet(w http.ResponseWriter, r *http.Request, req *request
 	}
 	// ServeContent answers Range, If-None-Match and If-Modified-Since; its
 	// plain-text error bodies are replaced with the XML error shape.
-	http.ServeContent(&errorBodyWriter{ResponseWriter: w, r: r}, r, "", node.ModTime, content)
+	ew := &errorBodyWriter{ResponseWriter: w, r: r}
+	if p, ok := content.(storage.Prefetcher); ok && r.Method != http.MethodHead {
+		ew.prefetch, ew.fail = p, h.fail
+	}
+	http.ServeContent(ew, r, "", node.ModTime, content)
 	return nil
 }
 
@@ -65,14 +69,34 @@ func contentDisposition(name string) string {
 // errorBodyWriter replaces the body of an error status written by the
 // standard library with the XML error body, and otherwise passes everything
 // through (including ReadFrom, so file bodies can go out with sendfile).
+//
+// With prefetch, content from elsewhere starts to be read before a 200 or
+// 206 goes out, at the offset ServeContent has sought to (the range's
+// start): an outage of the object store is then answered by fail, not by
+// a success whose body breaks off.
 type errorBodyWriter struct {
 	http.ResponseWriter
 	r           *http.Request
 	intercepted bool
+	prefetch    storage.Prefetcher
+	fail        func(http.ResponseWriter, *http.Request, error)
+	// abort is the failed prefetch: the body is not read at all.
+	abort error
 }
+
+// contentHeaders describe a body that a failed prefetch does not send.
+var contentHeaders = []string{"Content-Range", "Accept-Ranges", "Content-Disposition", "OC-Checksum", "OC-ETag", "OC-FileId"}
 
 func (e *errorBodyWriter) WriteHeader(status int) {
 	if status < http.StatusBadRequest {
+		if err := e.startContent(status); err != nil {
+			e.intercepted, e.abort = true, err
+			for _, name := range contentHeaders {
+				e.Header().Del(name)
+			}
+			e.fail(e.ResponseWriter, e.r, err)
+			return
+		}
 		e.ResponseWriter.WriteHeader(status)
 		return
 	}
@@ -81,7 +105,18 @@ func (e *errorBodyWriter) WriteHeader(status int) {
 	writeErrorBody(e.ResponseWriter, e.r, status, http.StatusText(status), "")
 }
 
+// startContent prefetches the content before a status that promises it.
+func (e *errorBodyWriter) startContent(status int) error {
+	if e.prefetch == nil || (status != http.StatusOK && status != http.StatusPartialContent) {
+		return nil
+	}
+	return e.prefetch.Prefetch()
+}
+
 func (e *errorBodyWriter) Write(p []byte) (int, error) {
+	if e.abort != nil {
+		return 0, e.abort
+	}
 	if e.intercepted {
 		return len(p), nil
 	}
@@ -89,6 +124,9 @@ func (e *errorBodyWriter) Write(p []byte) (int, error) {
 }
 
 func (e *errorBodyWriter) ReadFrom(src io.Reader) (int64, error) {
+	if e.abort != nil {
+		return 0, e.abort
+	}
 	if e.intercepted {
 		return io.Copy(io.Discard, src)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -112,6 +113,60 @@ func TestBackendOutageAsksToRetry(t *testing.T) {
 	}
 	fs.uploadWriteErr = nil
 	wantStatus(t, e.do("einstein", "GET", "/webdav/g.txt", ""), http.StatusNotFound)
+}
+
+// TestGetPrefetchesContentFromElsewhere: content a store reads from
+// elsewhere is fetched once, from the first byte sent, and only when a body
+// follows; an outage then is a 503, not a success whose body breaks off.
+func TestGetPrefetchesContentFromElsewhere(t *testing.T) {
+	var prefetches []int64
+	fs := &failingStore{prefetches: &prefetches}
+	e := newEnv(t, withFailingStore(fs))
+	etag := e.do("einstein", "PUT", "/webdav/f.txt", "0123456789").Header().Get("ETag")
+	tests := []struct {
+		name, method string
+		hdr          []string
+		status       int
+		body         string
+		want         []int64
+	}{
+		{"whole", "GET", nil, http.StatusOK, "0123456789", []int64{0}},
+		{"range", "GET", []string{"Range", "bytes=4-"}, http.StatusPartialContent, "456789", []int64{4}},
+		{"suffix", "GET", []string{"Range", "bytes=-3"}, http.StatusPartialContent, "789", []int64{7}},
+		{"head", "HEAD", nil, http.StatusOK, "", nil},
+		{"not modified", "GET", []string{"If-None-Match", etag}, http.StatusNotModified, "", nil},
+		{"unsatisfiable", "GET", []string{"Range", "bytes=20-"}, http.StatusRequestedRangeNotSatisfiable, "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prefetches = nil
+			rec := e.do("einstein", tt.method, "/webdav/f.txt", "", tt.hdr...)
+			wantStatus(t, rec, tt.status)
+			if tt.body != "" && rec.Body.String() != tt.body {
+				t.Errorf("body %q, want %q", rec.Body, tt.body)
+			}
+			if !slices.Equal(prefetches, tt.want) {
+				t.Errorf("prefetched at %v, want %v", prefetches, tt.want)
+			}
+		})
+	}
+
+	fs.prefetchErr = fmt.Errorf("s3: %w", storage.ErrUnavailable)
+	for _, hdr := range [][]string{nil, {"Range", "bytes=4-"}} {
+		rec := e.do("einstein", "GET", "/webdav/f.txt", "", hdr...)
+		wantStatus(t, rec, http.StatusServiceUnavailable)
+		if got := rec.Header().Get("Retry-After"); got == "" {
+			t.Error("no Retry-After")
+		}
+		for _, name := range []string{"Content-Range", "OC-FileId", "ETag", "OC-Checksum"} {
+			if got := rec.Header().Get(name); got != "" {
+				t.Errorf("%s: %q on a 503", name, got)
+			}
+		}
+		if !strings.Contains(rec.Body.String(), `Sabre\DAV\Exception\ServiceUnavailable`) {
+			t.Errorf("body is not the XML error: %s", rec.Body)
+		}
+	}
 }
 
 // setQuota gives the Physics space a quota.

@@ -332,3 +332,11 @@ type Upload interface {
 type Content interface {
 	io.ReadSeekCloser
 }
+
+// A Prefetcher is Content that a store reads from elsewhere, such as an
+// object store. Prefetch starts reading at the current offset, so that the
+// reader learns of an outage (ErrUnavailable) before it answers that the
+// content follows; a later Read goes on from there.
+type Prefetcher interface {
+	Prefetch() error
+}

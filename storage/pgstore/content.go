@@ -11,7 +11,9 @@ import (
 // read of the node's row names both, and objects never change, so the
 // node's size, etag and checksums describe exactly the bytes read even
 // while the file is replaced. A replaced object stays readable for
-// ObjectGrace.
+// ObjectGrace. The content is a storage.Prefetcher and asks the bucket for
+// nothing until it is read or prefetched: a HEAD or a 304 costs no request,
+// and a range is fetched once, from its start.
 func (s *Store) Open(ctx context.Context, spaceID, nodeID string) (storage.Node, storage.Content, error) {
 	r, err := nodeIn(ctx, s.pool, spaceID, nodeID)
 	if err != nil {
@@ -20,9 +22,5 @@ func (s *Store) Open(ctx context.Context, spaceID, nodeID string) (storage.Node,
 	if r.isFolder() {
 		return storage.Node{}, nil, fmt.Errorf("open %s: is a folder: %w", nodeID, storage.ErrInvalid)
 	}
-	content := s.objects.NewReader(ctx, r.Content)
-	if err := content.Prefetch(); err != nil {
-		return storage.Node{}, nil, fmt.Errorf("open %s: %w", nodeID, err)
-	}
-	return r.node(), content, nil
+	return r.node(), s.objects.NewReader(ctx, r.Content), nil
 }

@@ -47,10 +47,15 @@ func TestBucketOutage(t *testing.T) {
 			t.Fatalf("upload of %d bytes during the outage: %v", size, err)
 		}
 	}
-	// Opening fetches the first bytes, so a GET answers 503 rather than
-	// a 200 whose body breaks off.
-	if _, _, err := s.Open(ctx, sp.ID, kept.ID); !errors.Is(err, storage.ErrUnavailable) {
+	// Prefetching fetches the first bytes, so a GET answers 503 rather
+	// than a 200 whose body breaks off.
+	_, during, err := s.Open(ctx, sp.ID, kept.ID)
+	if err != nil {
 		t.Fatalf("Open during the outage: %v", err)
+	}
+	defer during.Close()
+	if err := during.(storage.Prefetcher).Prefetch(); !errors.Is(err, storage.ErrUnavailable) {
+		t.Fatalf("Prefetch during the outage: %v", err)
 	}
 	if _, err := s.Child(ctx, sp.ID, sp.ID, "new"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("a failed upload left a file: %v", err)
