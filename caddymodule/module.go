@@ -5,6 +5,7 @@ package caddymodule
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -135,13 +136,9 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("davspaces store %s: %w", d.storeKey, err)
 	}
-	projectSpaces := make([]string, 0, len(d.Spaces))
-	for _, ps := range d.Spaces {
-		space, err := store.PutSpace(ctx, ps.space())
-		if err != nil {
-			return fmt.Errorf("declaring space %q: %w", ps.Name, err)
-		}
-		projectSpaces = append(projectSpaces, space.ID)
+	projectSpaces, err := d.declareSpaces(ctx, store)
+	if err != nil {
+		return err
 	}
 	d.handler, err = davhandler.New(davhandler.Config{
 		Store:              store.Store,
@@ -179,6 +176,59 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 		Logger:        d.logger,
 	})
 	return err
+}
+
+// declareSpaces puts the configured project spaces in the store and returns
+// their ids. A store whose backends cannot be reached yet (a database that
+// is down) gets them in the background once it can: until then it answers
+// 503, and Caddy's other sites start all the same.
+func (d *DAVSpaces) declareSpaces(ctx caddy.Context, store *pooledStore) ([]string, error) {
+	ids := make([]string, 0, len(d.Spaces))
+	var later []storage.Space
+	for _, ps := range d.Spaces {
+		space := ps.space()
+		ids = append(ids, space.ID)
+		_, err := store.PutSpace(ctx, space)
+		switch {
+		case errors.Is(err, storage.ErrUnavailable):
+			later = append(later, space)
+		case err != nil:
+			return nil, fmt.Errorf("declaring space %q: %w", ps.Name, err)
+		}
+	}
+	if len(later) > 0 {
+		d.logger.Warn("the store cannot be reached: its project spaces are declared once it can", zap.Int("spaces", len(later)))
+		go d.declareLater(ctx, store, later)
+	}
+	return ids, nil
+}
+
+// declareRetry is how often declareLater tries again.
+const declareRetry = 500 * time.Millisecond
+
+// declareLater puts spaces in the store once it can be reached, until the
+// configuration is unloaded.
+func (d *DAVSpaces) declareLater(ctx caddy.Context, store *pooledStore, spaces []storage.Space) {
+	tick := time.NewTicker(declareRetry)
+	defer tick.Stop()
+	for len(spaces) > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		for len(spaces) > 0 {
+			_, err := store.PutSpace(ctx, spaces[0])
+			if errors.Is(err, storage.ErrUnavailable) {
+				break
+			}
+			if err != nil {
+				d.logger.Error("declaring a project space", zap.String("space", spaces[0].Name), zap.Error(err))
+			}
+			spaces = spaces[1:]
+		}
+	}
+	d.logger.Info("the project spaces are declared")
 }
 
 // takeStore loads the store backend, resolves the storage id and takes the

@@ -5,14 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/davspaces/davspaces/internal/testpeer"
 	"github.com/davspaces/davspaces/storage"
+	"github.com/davspaces/davspaces/storage/pgstore"
+	"github.com/davspaces/davspaces/storage/s3content"
 )
 
 // The postgres store's tests share one PostgreSQL and one MinIO server,
@@ -264,28 +268,70 @@ func postgresStoreJSON(dsn string, s3 testpeer.S3) json.RawMessage {
 		dsn, s3.Endpoint, s3.Bucket, s3.AccessKey, s3.SecretKey))
 }
 
-// TestProvisionPostgresDown: a database that cannot be reached fails
-// Provision at once with a message naming it, and leaves nothing in the
-// pool; Caddy refuses to start rather than answer every request 503.
-func TestProvisionPostgresDown(t *testing.T) {
-	port := closedPort(t)
-	dsn := fmt.Sprintf("postgres://davspaces:secret@127.0.0.1:%d/davspaces?sslmode=disable", port)
-	d := &DAVSpaces{StoreRaw: postgresStoreJSON(dsn, testpeer.S3{Endpoint: "127.0.0.1:1", Bucket: "b", AccessKey: "k", SecretKey: "s"})}
+// TestProvisionBeforeTheDatabase: a database that cannot be reached when
+// Caddy starts does not fail Provision, so Caddy's other sites start: the
+// handler answers 503 with Retry-After, and once the database is up it
+// serves, with its project spaces declared, and no reload.
+func TestProvisionBeforeTheDatabase(t *testing.T) {
+	testpeer.PostgreSQL(t) // skips or fails as the shared servers do when PostgreSQL is missing
+	pg, err := testpeer.StartPostgres()
+	if err != nil {
+		testpeer.Unavailable(t, err)
+	}
+	t.Cleanup(pg.Close)
+	dsn := pg.NewDatabase(t)
+	pg.Stop()
+	physics := ProjectSpace{Name: "Physics", Managers: []string{"einstein"}}
+	d := &DAVSpaces{StoreRaw: postgresStoreJSON(dsn, testpeer.S3Bucket(t)), Spaces: []ProjectSpace{physics}}
+	mustProvision(t, d)
+	rec := serve(t, d, propfind("/webdav/", "einstein"))
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" {
+		t.Fatalf("PROPFIND before the database is up: %d, Retry-After %q", rec.Code, rec.Header().Get("Retry-After"))
+	}
+
+	if err := pg.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for serve(t, d, propfind("/webdav/", "einstein")).Code != http.StatusMultiStatus {
+		if time.Now().After(deadline) {
+			t.Fatal("the handler does not serve once the database is up")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	target := "/dav/spaces/" + d.store.StorageID() + "$" + physics.space().ID + "/"
+	for serve(t, d, propfind(target, "einstein")).Code != http.StatusMultiStatus {
+		if time.Now().After(deadline) {
+			t.Fatal("the project space is not declared once the database is up")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestProvisionPostgresRefused: a store the database refuses (another
+// storage id than the one it keeps) fails Provision with a message naming
+// the store, and leaves nothing in the pool.
+func TestProvisionPostgresRefused(t *testing.T) {
+	dsn, s3 := testpeer.PostgreSQL(t), testpeer.S3Bucket(t)
+	first := &DAVSpaces{StoreRaw: postgresStoreJSON(dsn, s3)}
+	mustProvision(t, first)
+	cleanup(t, first)
+	d := &DAVSpaces{StoreRaw: postgresStoreJSON(dsn, s3), StorageID: "another"}
 	err := provision(t, d)
 	if err == nil {
 		cleanup(t, d)
-		t.Fatal("Provision succeeded without a database")
+		t.Fatal("Provision succeeded with another storage id")
 	}
 	t.Logf("Provision: %v", err)
-	if !errors.Is(err, storage.ErrUnavailable) {
-		t.Errorf("error %q is not storage.ErrUnavailable", err)
+	if !errors.Is(err, storage.ErrInvalid) {
+		t.Errorf("error %q is not storage.ErrInvalid", err)
 	}
-	key := fmt.Sprintf("postgres://davspaces@127.0.0.1:%d/davspaces s3://127.0.0.1:1/b", port)
+	key, kerr := postgresStoreKey(pgstore.Options{DSN: dsn, S3: s3content.Config{Endpoint: s3.Endpoint, Bucket: s3.Bucket}})
+	if kerr != nil {
+		t.Fatal(kerr)
+	}
 	if !strings.Contains(err.Error(), key) {
 		t.Errorf("error %q does not name the store %s", err, key)
-	}
-	if strings.Contains(err.Error(), "secret") {
-		t.Errorf("error %q shows the password", err)
 	}
 	if _, ok := stores.References(key); ok {
 		t.Error("a failed open left an entry in the pool")

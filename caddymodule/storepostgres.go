@@ -138,7 +138,8 @@ func (p *PostgresStore) Validate() error {
 func (p *PostgresStore) StoreKey() string { return p.key }
 
 // OpenStore connects to the database and the bucket and brings the schema
-// up to date.
+// up to date; when they cannot be reached, the store it returns answers
+// 503 until it reaches them.
 func (p *PostgresStore) OpenStore(ctx context.Context, storageID string, logger *zap.Logger) (Store, error) {
 	ctx, cancel := context.WithTimeout(ctx, postgresOpenTimeout)
 	defer cancel()

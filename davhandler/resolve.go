@@ -189,9 +189,14 @@ func (h *Handler) spaceByRef(ctx context.Context, ref string) (storage.Space, st
 	if spaceID == "" {
 		return storage.Space{}, "", errorf(http.StatusBadRequest, "Invalid space id %q", ref)
 	}
+	// The space first: a store that has not reached its backends yet knows
+	// no storage id, and answers 503, not 404.
+	space, err := h.store.Space(ctx, spaceID)
+	if err != nil {
+		return storage.Space{}, "", err
+	}
 	if storageID != "" && storageID != h.store.StorageID() {
 		return storage.Space{}, "", errNotFound
 	}
-	space, err := h.store.Space(ctx, spaceID)
-	return space, nodeID, err
+	return space, nodeID, nil
 }

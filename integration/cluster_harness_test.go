@@ -46,6 +46,9 @@ type clusterOptions struct {
 	// start, so that they set up the fresh database at the same time;
 	// otherwise each node is ready before the next starts.
 	together bool
+	// beforeNodes, if set, runs once the database and the bucket are made
+	// and before the nodes start (to stop a server of the test's own).
+	beforeNodes func()
 }
 
 // cluster is the scale-out deployment: two Caddy nodes sharing one
@@ -80,6 +83,9 @@ const clusterSize = 2
 func startCluster(t testing.TB, opts clusterOptions) *cluster {
 	t.Helper()
 	dsn, bucket := clusterStorage(t, opts)
+	if opts.beforeNodes != nil {
+		opts.beforeNodes()
+	}
 	c := &cluster{}
 	var upstreams []string
 	for range clusterSize {

@@ -47,6 +47,33 @@ func TestClusterPostgresOutage(t *testing.T) {
 	lb.expect(http.StatusCreated, http.MethodPut, "/webdav/after.txt", "after the outage")
 }
 
+// TestClusterNodesStartBeforeTheDatabase: nodes started while PostgreSQL
+// is down start all the same (Caddy runs, WebDAV answers 503 with
+// Retry-After), and once PostgreSQL is up they serve, the project space of
+// their configuration included, with Caddy never restarted.
+func TestClusterNodesStartBeforeTheDatabase(t *testing.T) {
+	pg, err := testpeer.StartPostgres()
+	if err != nil {
+		testpeer.Unavailable(t, err)
+	}
+	t.Cleanup(pg.Close)
+	c := startCluster(t, clusterOptions{postgres: pg, beforeNodes: pg.Stop})
+	for _, n := range c.nodes {
+		wantUnavailable(t, newClient(t, n.URL, "einstein"), "PROPFIND", "/webdav/", nil, "Depth", "1")
+	}
+
+	if err := pg.Start(); err != nil {
+		t.Fatalf("starting PostgreSQL: %v", err)
+	}
+	lb := newClient(t, c.lb.URL, "einstein")
+	for _, n := range c.nodes {
+		nc := newClient(t, n.URL, "einstein")
+		awaitStatus(t, nc, http.StatusMultiStatus, "PROPFIND", "/webdav/", nil, "Depth", "1")
+		awaitStatus(t, nc, http.StatusMultiStatus, "PROPFIND", physicsPath(t, nc), nil, "Depth", "0")
+	}
+	lb.expect(http.StatusCreated, http.MethodPut, physicsPath(t, lb)+"notes.txt", "once the database is up")
+}
+
 // TestClusterMinIOOutage stops MinIO under a running cluster: every node
 // answers a download and an upload with 503 and Retry-After (never 500),
 // and once MinIO is back the same requests work, with Caddy never

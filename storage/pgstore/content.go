@@ -15,7 +15,11 @@ import (
 // nothing until it is read or prefetched: a HEAD or a 304 costs no request,
 // and a range is fetched once, from its start.
 func (s *Store) Open(ctx context.Context, spaceID, nodeID string) (storage.Node, storage.Content, error) {
-	r, err := nodeIn(ctx, s.pool, spaceID, nodeID)
+	pool, err := s.db()
+	if err != nil {
+		return storage.Node{}, nil, fmt.Errorf("open: %w", err)
+	}
+	r, err := nodeIn(ctx, pool, spaceID, nodeID)
 	if err != nil {
 		return storage.Node{}, nil, fmt.Errorf("open: %w", classify(err))
 	}

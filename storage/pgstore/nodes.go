@@ -128,7 +128,11 @@ func child(ctx context.Context, q querier, parentID, name string) (nodeRow, bool
 
 // Node returns a node of the space.
 func (s *Store) Node(ctx context.Context, spaceID, nodeID string) (storage.Node, error) {
-	r, err := nodeIn(ctx, s.pool, spaceID, nodeID)
+	pool, err := s.db()
+	if err != nil {
+		return storage.Node{}, err
+	}
+	r, err := nodeIn(ctx, pool, spaceID, nodeID)
 	if err != nil {
 		return storage.Node{}, classify(err)
 	}
@@ -140,7 +144,11 @@ func (s *Store) Child(ctx context.Context, spaceID, parentID, name string) (stor
 	if err := validName(name); err != nil {
 		return storage.Node{}, fmt.Errorf("child: %w", err)
 	}
-	r, ok, err := child(ctx, s.pool, parentID, name)
+	pool, err := s.db()
+	if err != nil {
+		return storage.Node{}, err
+	}
+	r, ok, err := child(ctx, pool, parentID, name)
 	if err != nil {
 		return storage.Node{}, classify(err)
 	}

@@ -243,9 +243,13 @@ const (
 // it asks with NOWAIT and backs off, so that appends queued behind a long
 // one do not take the node's connection pool.
 func (s *Store) lockSession(ctx context.Context, id string) (pgx.Tx, sessionRow, error) {
+	pool, err := s.db()
+	if err != nil {
+		return nil, sessionRow{}, err
+	}
 	backoff := sessionBusyFirst
 	for {
-		tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{})
+		tx, err := pool.BeginTx(ctx, pgx.TxOptions{})
 		if err != nil {
 			return nil, sessionRow{}, classify(err)
 		}

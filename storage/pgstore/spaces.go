@@ -77,7 +77,11 @@ func (s *Store) PersonalSpace(ctx context.Context, u storage.User) (storage.Spac
 		return storage.Space{}, fmt.Errorf("personal space: empty user id: %w", storage.ErrInvalid)
 	}
 	const byOwner = `SELECT ` + spaceColumns + ` FROM spaces WHERE type = 'personal' AND owner = $1`
-	sp, found, err := querySpace(ctx, s.pool, byOwner, u.ID)
+	pool, err := s.db()
+	if err != nil {
+		return storage.Space{}, fmt.Errorf("personal space: %w", err)
+	}
+	sp, found, err := querySpace(ctx, pool, byOwner, u.ID)
 	err = classify(err)
 	if err == nil && (!found || sp.OwnerDisplayName != u.DisplayName) {
 		err = s.tx(ctx, func(tx pgx.Tx) (err error) {
@@ -200,7 +204,11 @@ func (s *Store) putSpace(ctx context.Context, tx pgx.Tx, sp storage.Space) (stor
 
 // Space returns the space with the given id.
 func (s *Store) Space(ctx context.Context, id string) (storage.Space, error) {
-	sp, found, err := querySpace(ctx, s.pool, `SELECT `+spaceColumns+` FROM spaces WHERE id = $1`, id)
+	pool, err := s.db()
+	if err != nil {
+		return storage.Space{}, err
+	}
+	sp, found, err := querySpace(ctx, pool, `SELECT `+spaceColumns+` FROM spaces WHERE id = $1`, id)
 	if err != nil {
 		return storage.Space{}, classify(err)
 	}

@@ -73,9 +73,14 @@ var (
 // Store is the PostgreSQL + S3 storage.Store. It is safe for concurrent
 // use, by any number of processes sharing the database and bucket.
 type Store struct {
-	pool    *pgxpool.Pool
+	pool *pgxpool.Pool
+	// objects is set, with id, before reached turns true; nothing reads it
+	// before.
 	objects *s3content.Bucket
-	id      string
+	id      atomic.Pointer[string]
+	// reached is whether the database and the bucket have been reached and
+	// the schema is in place; until then every method is ErrUnavailable.
+	reached atomic.Bool
 	log     *zap.Logger
 	now     func() time.Time
 
@@ -86,7 +91,7 @@ type Store struct {
 	personalQuota atomic.Int64
 
 	closing   chan struct{}
-	sweepDone chan struct{}
+	loops     sync.WaitGroup // the sweep, and the attempts to reach the backends
 	closeOnce sync.Once
 }
 
@@ -95,6 +100,12 @@ var schema string
 
 // Open connects to the database and the bucket, creates or migrates the
 // schema, and starts the background sweep.
+//
+// A database or bucket that cannot be reached does not stop it: the store
+// answers ErrUnavailable (503) and tries again in the background until it
+// reaches both, so that a Caddy serving other sites starts with them, and
+// a node comes back by itself after its backends. Any other failure (a
+// malformed DSN, a storage id the database does not hold) is returned.
 func Open(ctx context.Context, opts Options) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(opts.DSN)
 	if err != nil {
@@ -117,7 +128,6 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		uploadGrace: orDefault(opts.UploadGrace, 24*time.Hour),
 		sweepEvery:  orDefault(opts.Sweep, time.Minute),
 		closing:     make(chan struct{}),
-		sweepDone:   make(chan struct{}),
 	}
 	if s.log == nil {
 		s.log = zap.NewNop()
@@ -126,14 +136,26 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		s.now = time.Now
 	}
 	s.personalQuota.Store(max(opts.PersonalQuota, 0))
-	if err := s.open(ctx, opts); err != nil {
+	if opts.StorageID != "" {
+		s.id.Store(&opts.StorageID)
+	}
+	switch err := s.open(ctx, opts); {
+	case err == nil:
+		s.reached.Store(true)
+	case errors.Is(err, storage.ErrUnavailable):
+		s.log.Warn("the store's backends cannot be reached: answering 503 and trying again", zap.Error(err))
+		s.loops.Add(1)
+		go s.reachLoop(opts)
+	default:
 		pool.Close()
 		return nil, err
 	}
+	s.loops.Add(1)
 	go s.sweepLoop()
 	return s, nil
 }
 
+// open reaches the database and the bucket and readies the schema.
 func (s *Store) open(ctx context.Context, opts Options) error {
 	if err := s.migrate(ctx); err != nil {
 		return err
@@ -142,12 +164,56 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	s.id = id
+	s.id.Store(&id)
 	s.objects, err = s3content.Open(ctx, opts.S3)
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)
 	}
 	return nil
+}
+
+// Bounds of the wait between two attempts to reach the backends.
+const (
+	reachFirstWait = 250 * time.Millisecond
+	reachMaxWait   = 5 * time.Second
+	reachTimeout   = 30 * time.Second // of one attempt
+)
+
+// reachLoop tries to open the store until it succeeds or the store closes.
+func (s *Store) reachLoop(opts Options) {
+	defer s.loops.Done()
+	wait := reachFirstWait
+	for {
+		select {
+		case <-s.closing:
+			return
+		case <-time.After(wait):
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), reachTimeout)
+		err := s.open(ctx, opts)
+		cancel()
+		if err == nil {
+			s.reached.Store(true)
+			s.log.Info("the store's backends are reached")
+			return
+		}
+		if !errors.Is(err, storage.ErrUnavailable) {
+			// Reached, but refused: only a new configuration mends it.
+			s.log.Error("the store cannot be opened", zap.Error(err))
+		}
+		wait = min(2*wait, reachMaxWait)
+	}
+}
+
+// errNotReached answers every method until the backends are reached.
+var errNotReached = fmt.Errorf("the store's database and bucket have not been reached yet: %w", storage.ErrUnavailable)
+
+// db returns the connection pool once the backends are reached.
+func (s *Store) db() (*pgxpool.Pool, error) {
+	if !s.reached.Load() {
+		return nil, errNotReached
+	}
+	return s.pool, nil
 }
 
 // schemaLock is the advisory lock key under which nodes migrate the
@@ -156,7 +222,7 @@ const schemaLock = 0x64617673 // "davs"
 
 // migrate creates the schema, or brings an older one up to date.
 func (s *Store) migrate(ctx context.Context) error {
-	return s.tx(ctx, func(tx pgx.Tx) error {
+	return runTx(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", schemaLock); err != nil {
 			return err
 		}
@@ -170,7 +236,7 @@ func (s *Store) migrate(ctx context.Context) error {
 // clients hold would break.
 func (s *Store) storageID(ctx context.Context, want string) (string, error) {
 	var id string
-	err := s.tx(ctx, func(tx pgx.Tx) error {
+	err := runTx(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		candidate := want
 		if candidate == "" {
 			candidate = uuid.NewString()
@@ -195,14 +261,20 @@ func (s *Store) storageID(ctx context.Context, want string) (string, error) {
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.closing)
-		<-s.sweepDone
+		s.loops.Wait()
 		s.pool.Close()
 	})
 	return nil
 }
 
-// StorageID is the id that prefixes resource ids of this store.
-func (s *Store) StorageID() string { return s.id }
+// StorageID is the id that prefixes resource ids of this store; "" while
+// the database that keeps it has not been reached.
+func (s *Store) StorageID() string {
+	if id := s.id.Load(); id != nil {
+		return *id
+	}
+	return ""
+}
 
 // SetPersonalQuota sets the quota of every personal space without one of
 // its own, in bytes; 0 means none. It applies to this process only: every
@@ -244,9 +316,18 @@ func (s *Store) inSpace(ctx context.Context, spaceID string, fn func(pgx.Tx) err
 const maxAttempts = 5
 
 func (s *Store) run(ctx context.Context, opts pgx.TxOptions, fn func(pgx.Tx) error) error {
+	pool, err := s.db()
+	if err != nil {
+		return err
+	}
+	return runTx(ctx, pool, opts, fn)
+}
+
+// runTx is run on pool, reached or not.
+func runTx(ctx context.Context, pool *pgxpool.Pool, opts pgx.TxOptions, fn func(pgx.Tx) error) error {
 	var err error
 	for range maxAttempts {
-		err = pgx.BeginTxFunc(ctx, s.pool, opts, fn)
+		err = pgx.BeginTxFunc(ctx, pool, opts, fn)
 		if !retryable(err) {
 			break
 		}

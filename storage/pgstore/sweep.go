@@ -22,7 +22,7 @@ const sweepBatch = 100
 // sweepLoop removes expired sessions and chunked uploads and the objects
 // due in object_sweep, every sweepEvery, until Close.
 func (s *Store) sweepLoop() {
-	defer close(s.sweepDone)
+	defer s.loops.Done()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -36,6 +36,9 @@ func (s *Store) sweepLoop() {
 		case <-s.closing:
 			return
 		case <-tick.C:
+			if !s.reached.Load() {
+				continue
+			}
 			if err := s.sweep(ctx); err != nil && ctx.Err() == nil {
 				s.log.Warn("sweep", zap.Error(err))
 			}
