@@ -274,11 +274,7 @@ func postgresStoreJSON(dsn string, s3 testpeer.S3) json.RawMessage {
 // serves, with its project spaces declared, and no reload.
 func TestProvisionBeforeTheDatabase(t *testing.T) {
 	testpeer.PostgreSQL(t) // skips or fails as the shared servers do when PostgreSQL is missing
-	pg, err := testpeer.StartPostgres()
-	if err != nil {
-		testpeer.Unavailable(t, err)
-	}
-	t.Cleanup(pg.Close)
+	pg := testpeer.OwnPostgres(t)
 	dsn := pg.NewDatabase(t)
 	pg.Stop()
 	physics := ProjectSpace{Name: "Physics", Managers: []string{"einstein"}}

@@ -19,11 +19,7 @@ const clusterRecovery = 30 * time.Second
 // once PostgreSQL is back the same requests work, with Caddy never
 // restarted.
 func TestClusterPostgresOutage(t *testing.T) {
-	pg, err := testpeer.StartPostgres()
-	if err != nil {
-		testpeer.Unavailable(t, err)
-	}
-	t.Cleanup(pg.Close)
+	pg := testpeer.OwnPostgres(t)
 	c := startCluster(t, clusterOptions{postgres: pg})
 	lb := newClient(t, c.lb.URL, "einstein")
 	lb.expect(http.StatusCreated, http.MethodPut, "/webdav/before.txt", "before the outage")
@@ -52,11 +48,7 @@ func TestClusterPostgresOutage(t *testing.T) {
 // Retry-After), and once PostgreSQL is up they serve, the project space of
 // their configuration included, with Caddy never restarted.
 func TestClusterNodesStartBeforeTheDatabase(t *testing.T) {
-	pg, err := testpeer.StartPostgres()
-	if err != nil {
-		testpeer.Unavailable(t, err)
-	}
-	t.Cleanup(pg.Close)
+	pg := testpeer.OwnPostgres(t)
 	c := startCluster(t, clusterOptions{postgres: pg, beforeNodes: pg.Stop})
 	for _, n := range c.nodes {
 		wantUnavailable(t, newClient(t, n.URL, "einstein"), "PROPFIND", "/webdav/", nil, "Depth", "1")
@@ -79,11 +71,7 @@ func TestClusterNodesStartBeforeTheDatabase(t *testing.T) {
 // and once MinIO is back the same requests work, with Caddy never
 // restarted.
 func TestClusterMinIOOutage(t *testing.T) {
-	m, err := testpeer.StartMinIO()
-	if err != nil {
-		testpeer.Unavailable(t, err)
-	}
-	t.Cleanup(m.Close)
+	m := testpeer.OwnMinIO(t)
 	c := startCluster(t, clusterOptions{minio: m})
 	lb := newClient(t, c.lb.URL, "einstein")
 	// Large enough that no store keeps it beside the metadata.

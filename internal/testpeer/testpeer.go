@@ -93,6 +93,30 @@ func Unavailable(t testing.TB, err error) {
 	t.Fatal(err)
 }
 
+// OwnPostgres starts a PostgreSQL server for t alone, for tests that stop
+// and start it, and closes it when t ends. A server that cannot be had
+// ends t as Unavailable does.
+func OwnPostgres(t testing.TB) *Postgres {
+	t.Helper()
+	pg, err := StartPostgres()
+	if err != nil {
+		Unavailable(t, err)
+	}
+	t.Cleanup(pg.Close)
+	return pg
+}
+
+// OwnMinIO is OwnPostgres for MinIO.
+func OwnMinIO(t testing.TB) *MinIO {
+	t.Helper()
+	m, err := StartMinIO()
+	if err != nil {
+		Unavailable(t, err)
+	}
+	t.Cleanup(m.Close)
+	return m
+}
+
 // freePort returns a loopback TCP port nobody listens on right now.
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")

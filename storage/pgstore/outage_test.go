@@ -15,11 +15,7 @@ import (
 // and leaves the tree as it was; the metadata keeps working.
 func TestBucketOutage(t *testing.T) {
 	testpeer.S3Bucket(t) // skips or fails as the shared servers do when MinIO is missing
-	m, err := testpeer.StartMinIO()
-	if err != nil {
-		testpeer.Unavailable(t, err)
-	}
-	t.Cleanup(m.Close)
+	m := testpeer.OwnMinIO(t)
 	b := m.NewBucket(t)
 	s := openTestStore(t, Options{S3: s3content.Config{Endpoint: b.Endpoint, Bucket: b.Bucket, AccessKey: b.AccessKey, SecretKey: b.SecretKey}})
 	sp := personal(t, s)
@@ -78,11 +74,7 @@ func TestBucketOutage(t *testing.T) {
 // An unreachable database makes every method fail with ErrUnavailable.
 func TestDatabaseOutage(t *testing.T) {
 	testpeer.PostgreSQL(t) // skips or fails as the shared servers do when PostgreSQL is missing
-	pg, err := testpeer.StartPostgres()
-	if err != nil {
-		testpeer.Unavailable(t, err)
-	}
-	t.Cleanup(pg.Close)
+	pg := testpeer.OwnPostgres(t)
 	s := openTestStore(t, Options{DSN: pg.NewDatabase(t)})
 	sp := personal(t, s)
 	ctx := t.Context()

@@ -32,11 +32,7 @@ func TestOpenMigratesOnceAndKeepsStorageID(t *testing.T) {
 func TestOpenBeforeTheBackends(t *testing.T) {
 	t.Run("database", func(t *testing.T) {
 		testpeer.PostgreSQL(t) // skips or fails as the shared servers do when PostgreSQL is missing
-		pg, err := testpeer.StartPostgres()
-		if err != nil {
-			testpeer.Unavailable(t, err)
-		}
-		t.Cleanup(pg.Close)
+		pg := testpeer.OwnPostgres(t)
 		dsn := pg.NewDatabase(t)
 		pg.Stop()
 		s := openTestStore(t, Options{DSN: dsn, StorageID: "kept"})
@@ -48,11 +44,7 @@ func TestOpenBeforeTheBackends(t *testing.T) {
 	})
 	t.Run("bucket", func(t *testing.T) {
 		testpeer.S3Bucket(t) // skips or fails as the shared servers do when MinIO is missing
-		m, err := testpeer.StartMinIO()
-		if err != nil {
-			testpeer.Unavailable(t, err)
-		}
-		t.Cleanup(m.Close)
+		m := testpeer.OwnMinIO(t)
 		b := m.NewBucket(t)
 		m.Stop()
 		s := openTestStore(t, Options{StorageID: "kept", S3: s3content.Config{Endpoint: b.Endpoint, Bucket: b.Bucket, AccessKey: b.AccessKey, SecretKey: b.SecretKey}})

@@ -111,11 +111,7 @@ func TestMissingObjectIsNotFound(t *testing.T) {
 // TestOutageIsUnavailable: a server that is down is storage.ErrUnavailable
 // (answered 503), and the bucket works again once it is back.
 func TestOutageIsUnavailable(t *testing.T) {
-	m, err := testpeer.StartMinIO()
-	if err != nil {
-		testpeer.Unavailable(t, err)
-	}
-	defer m.Close()
+	m := testpeer.OwnMinIO(t)
 	b := openBucket(t, m.NewBucket(t))
 	if _, err := b.Put(t.Context(), "before", strings.NewReader("kept"), 4); err != nil {
 		t.Fatal(err)
