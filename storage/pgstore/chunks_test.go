@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/davspaces/davspaces/storage"
@@ -73,7 +74,7 @@ func TestChunkedUploadParts(t *testing.T) {
 	}
 	broken := errors.New("connection reset")
 	for _, name := range []string{"2", "new"} {
-		_, err := s.PutChunk(ctx, "a", name, &brokenReader{strings.NewReader("half"), broken})
+		_, err := s.PutChunk(ctx, "a", name, io.MultiReader(strings.NewReader("half"), iotest.ErrReader(broken)))
 		if !errors.Is(err, broken) {
 			t.Fatalf("PutChunk with a failing body: %v, want %v", err, broken)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/davspaces/davspaces/checksum"
@@ -56,19 +57,6 @@ func expect(alg checksum.Algorithm, content string) *checksum.Expected {
 	return &checksum.Expected{Algorithm: alg, Digest: d}
 }
 
-type brokenReader struct {
-	r   io.Reader
-	err error
-}
-
-func (b *brokenReader) Read(p []byte) (int, error) {
-	n, err := b.r.Read(p)
-	if err == io.EOF {
-		return n, b.err
-	}
-	return n, err
-}
-
 // TestAppendSession: each append keeps its bytes as one part, or nothing
 // when it is refused, and the checksum state follows the kept bytes only.
 func TestAppendSession(t *testing.T) {
@@ -90,9 +78,9 @@ func TestAppendSession(t *testing.T) {
 		{"ahead", 4, strings.NewReader("x"), nil, storage.ErrConflict, 3},
 		{"too long", 3, strings.NewReader(strings.Repeat("x", 10)), nil, storage.ErrInvalid, 3},
 		{"checksum mismatch", 3, strings.NewReader("def"), expect(checksum.SHA1, "xyz"), storage.ErrChecksum, 3},
-		{"failing with a check", 3, &brokenReader{strings.NewReader("de"), broken}, expect(checksum.MD5, "de"), broken, 3},
-		{"failing without a check", 3, &brokenReader{strings.NewReader("de"), broken}, nil, broken, 5},
-		{"failing at once", 5, &brokenReader{strings.NewReader(""), broken}, nil, broken, 5},
+		{"failing with a check", 3, io.MultiReader(strings.NewReader("de"), iotest.ErrReader(broken)), expect(checksum.MD5, "de"), broken, 3},
+		{"failing without a check", 3, io.MultiReader(strings.NewReader("de"), iotest.ErrReader(broken)), nil, broken, 5},
+		{"failing at once", 5, io.MultiReader(strings.NewReader(""), iotest.ErrReader(broken)), nil, broken, 5},
 		{"checked", 5, strings.NewReader("fgh"), expect(checksum.Adler32, "fgh"), nil, 8},
 		{"empty", 8, strings.NewReader(""), nil, nil, 8},
 		{"to the end", 8, strings.NewReader("ijkl"), nil, nil, 12},

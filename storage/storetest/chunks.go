@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/davspaces/davspaces/storage"
@@ -293,7 +294,7 @@ func readWholeVersion(f *fixture, id, name string, versions []string) error {
 	return nil
 }
 
-// failingReader (sessions.go) fails once its content is read.
+// testChunkReadFailure: a body that fails once its content is read leaves no part behind.
 func testChunkReadFailure(t *testing.T, f *fixture) {
 	broken := errors.New("connection reset")
 	u := f.newChunkedUpload(t, "einstein/ng/failure")
@@ -308,7 +309,7 @@ func testChunkReadFailure(t *testing.T, f *fixture) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := f.s.PutChunk(f.ctx, u.ID, tt.part, &failingReader{strings.NewReader(tt.content), broken})
+			_, err := f.s.PutChunk(f.ctx, u.ID, tt.part, io.MultiReader(strings.NewReader(tt.content), iotest.ErrReader(broken)))
 			if !errors.Is(err, broken) {
 				t.Fatalf("PutChunk with a failing reader: err %v, want %v", err, broken)
 			}

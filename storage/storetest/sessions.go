@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/davspaces/davspaces/checksum"
@@ -376,31 +377,17 @@ func testSessionCommitTargets(t *testing.T, f *fixture) {
 	}
 }
 
-// failingReader returns its content, then an error.
-type failingReader struct {
-	r   io.Reader
-	err error
-}
-
-func (r *failingReader) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
-	if err == io.EOF {
-		return n, r.err
-	}
-	return n, err
-}
-
 // A part whose reader fails keeps the bytes read unless it had a checksum,
 // which cannot be checked then.
 func testSessionReadFailure(t *testing.T, f *fixture) {
 	broken := errors.New("connection reset")
 	us := f.newSession(t, "f", 6)
-	got, err := f.s.AppendSession(f.ctx, us.ID, 0, &failingReader{strings.NewReader("ab"), broken}, expected(checksum.SHA1, "ab"))
+	got, err := f.s.AppendSession(f.ctx, us.ID, 0, io.MultiReader(strings.NewReader("ab"), iotest.ErrReader(broken)), expected(checksum.SHA1, "ab"))
 	if !errors.Is(err, broken) {
 		t.Fatalf("AppendSession with a check and a failing reader: err %v, want %v", err, broken)
 	}
 	f.wantOffset(t, us.ID, 0)
-	got, err = f.s.AppendSession(f.ctx, us.ID, 0, &failingReader{strings.NewReader("abc"), broken}, nil)
+	got, err = f.s.AppendSession(f.ctx, us.ID, 0, io.MultiReader(strings.NewReader("abc"), iotest.ErrReader(broken)), nil)
 	if !errors.Is(err, broken) || got.Offset != 3 || got.ID != us.ID {
 		t.Fatalf("AppendSession with a failing reader = %+v, %v; want offset 3 and %v", got, err, broken)
 	}
