@@ -33,3 +33,19 @@ func TestRoleOf(t *testing.T) {
 		})
 	}
 }
+
+func TestIsHexID(t *testing.T) {
+	tests := map[string]bool{
+		"0123456789abcdef0123456789abcdef":  true,
+		"0123456789ABCDEF0123456789abcdef":  false, // upper case is not what the stores make
+		"0123456789abcdef0123456789abcde":   false,
+		"0123456789abcdef0123456789abcdef0": false,
+		"../../../../../../../../../etc/pa": false,
+		"":                                  false,
+	}
+	for id, want := range tests {
+		if got := IsHexID(id); got != want {
+			t.Errorf("IsHexID(%q) = %v, want %v", id, got, want)
+		}
+	}
+}

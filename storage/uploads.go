@@ -9,6 +9,22 @@ import (
 	"github.com/davspaces/davspaces/checksum"
 )
 
+// IsHexID reports whether id has the shape of the ids the stores make for
+// upload sessions (and boltstore for content files): 32 lower-case hex
+// digits, a UUID's bytes. Ids come from URLs and files; anything else
+// names nothing and need not reach a store's index or become a path.
+func IsHexID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for _, c := range []byte(id) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // ErrChecksum: bytes did not match the checksum announced for them.
 var ErrChecksum = errors.New("checksum mismatch")
 

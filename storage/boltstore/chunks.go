@@ -798,7 +798,7 @@ func decodeChunkedUpload(id string, v []byte) (chunkedUploadRec, error) {
 	r.Dir = d.str()
 	parts := d.uvarint()
 	// The directory becomes a path: only the shape the store makes.
-	if d.err != nil || !isSessionID(r.Dir) || parts > storage.MaxChunksPerUpload {
+	if d.err != nil || !storage.IsHexID(r.Dir) || parts > storage.MaxChunksPerUpload {
 		return chunkedUploadRec{}, fmt.Errorf("chunked upload %.64q: %w", id, errCorrupt)
 	}
 	r.Parts = int(parts)
@@ -819,7 +819,7 @@ func decodeChunk(id, name string, v []byte) (chunkRec, error) {
 		return chunkRec{}, fmt.Errorf("part %.64q of %.64q: unknown format: %w", name, id, errCorrupt)
 	}
 	c := chunkRec{Size: d.varint(), File: d.str()}
-	if d.err != nil || c.Size < 0 || !isSessionID(c.File) {
+	if d.err != nil || c.Size < 0 || !storage.IsHexID(c.File) {
 		return chunkRec{}, fmt.Errorf("part %.64q of %.64q: %w", name, id, errCorrupt)
 	}
 	return c, nil

@@ -550,20 +550,6 @@ func (s *Store) recoverSessionFile(e fs.DirEntry, offsets map[string]int64) erro
 	return nil
 }
 
-// isSessionID reports whether id has the shape of the ids CreateSession
-// makes: 32 lower-case hex digits.
-func isSessionID(id string) bool {
-	if len(id) != 32 {
-		return false
-	}
-	for _, c := range []byte(id) {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
-
 // isLiveSession reports whether r has not expired at now; a session
 // without an expiry lives until it ends.
 func isLiveSession(r sessionRec, now time.Time) bool {
@@ -574,7 +560,7 @@ func (t *txn) sessions() *bolt.Bucket { return t.bucket(&t.open.sessions, bucket
 
 // liveSession returns session id unless it is unknown or expired at now.
 func (t *txn) liveSession(id string, now time.Time) (sessionRec, error) {
-	if !isSessionID(id) {
+	if !storage.IsHexID(id) {
 		// Ids come from URLs and name files: anything but an id the store
 		// made is unknown, before it gets near a path.
 		return sessionRec{}, fmt.Errorf("session %.64q: %w", id, storage.ErrNotFound)

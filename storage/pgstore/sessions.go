@@ -148,21 +148,6 @@ func validSession(us storage.UploadSession) error {
 	return nil
 }
 
-// isSessionID reports whether id has the shape of the ids CreateSession
-// makes: 32 lower-case hex digits. Ids come from URLs; anything else is
-// unknown before it reaches the database.
-func isSessionID(id string) bool {
-	if len(id) != 32 {
-		return false
-	}
-	for _, c := range []byte(id) {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
-
 // Session returns the live session id.
 func (s *Store) Session(ctx context.Context, id string) (storage.UploadSession, error) {
 	var row sessionRow
@@ -179,7 +164,7 @@ func (s *Store) Session(ctx context.Context, id string) (storage.UploadSession, 
 // liveSession reads session id unless it is unknown or expired; lock is
 // appended to the query ("FOR UPDATE" to hold its row).
 func (s *Store) liveSession(ctx context.Context, tx pgx.Tx, id, lock string) (sessionRow, error) {
-	if !isSessionID(id) {
+	if !storage.IsHexID(id) {
 		return sessionRow{}, fmt.Errorf("session %.64q: %w", id, storage.ErrNotFound)
 	}
 	rows, err := tx.Query(ctx, `SELECT `+sessionColumns+` FROM upload_sessions
@@ -205,7 +190,7 @@ func (s *Store) AppendSession(ctx context.Context, id string, offset int64, r io
 }
 
 func (s *Store) appendSession(ctx context.Context, id string, offset int64, r io.Reader, check *checksum.Expected) (storage.UploadSession, error) {
-	if !isSessionID(id) {
+	if !storage.IsHexID(id) {
 		return storage.UploadSession{}, fmt.Errorf("session %.64q: %w", id, storage.ErrNotFound)
 	}
 	// The object is recorded before the row is locked: a node holding a
