@@ -15,6 +15,7 @@ import (
 	"github.com/dustin/go-humanize"
 )
 
+// config is a run's settings, read from the flags.
 type config struct {
 	base        *url.URL
 	user, pass  string
@@ -35,24 +36,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("davload", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg := &config{large: 256 << 20, size: 4 << 10}
-	rawURL := fs.String("url", "", "WebDAV collection URL to work under, e.g. http://127.0.0.1:9280/remote.php/webdav/ (loopback hosts only)")
-	fs.StringVar(&cfg.user, "user", "", "Basic auth user (none when empty)")
-	fs.StringVar(&cfg.pass, "pass", "", "Basic auth password")
-	scen := fs.String("scenario", "all", "comma list of scenarios: "+strings.Join(scenarioNames, ", ")+", or all")
-	fs.IntVar(&cfg.concurrency, "concurrency", 16, "workers for put-small, mkcol-delete, sync and the seeding of folders")
-	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "length of each timed scenario")
-	fs.IntVar(&cfg.files, "files", 10000, "files in propfind's folder")
-	fs.IntVar(&cfg.count, "count", 0, "stop each timed loop after this many requests (0: only -duration)")
-	fs.Var((*sizeFlag)(&cfg.size), "size", "size of put-small's files, e.g. 4KiB or 64")
-	fs.IntVar(&cfg.round, "round", 0, "round number to record in the JSON lines (for davload report)")
-	fs.Var((*sizeFlag)(&cfg.large), "large", "size of put-large's file, e.g. 256MiB or 1GB (bytes without a unit)")
-	fs.BoolVar(&cfg.insecure, "insecure", false, "skip TLS certificate verification")
-	fs.DurationVar(&cfg.timeout, "timeout", time.Minute, "limit for one request (large transfers get another second per MB)")
-	fs.StringVar(&cfg.label, "label", "", "name of the server under test in the output (default: the URL's host)")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: davload -url URL [-user U -pass P] [flags]")
-		fs.PrintDefaults()
-	}
+	rawURL, rawScenarios := cfg.define(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -67,29 +51,62 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, err
 	}
 	cfg.base = base
-	if cfg.scenarios, err = parseScenarios(*scen); err != nil {
+	if cfg.scenarios, err = parseScenarios(*rawScenarios); err != nil {
 		return nil, err
 	}
-	switch {
-	case cfg.concurrency < 1:
-		return nil, errors.New("-concurrency must be at least 1")
-	case cfg.duration <= 0:
-		return nil, errors.New("-duration must be positive")
-	case cfg.files < 0:
-		return nil, errors.New("-files must not be negative")
-	case cfg.count < 0:
-		return nil, errors.New("-count must not be negative")
-	case cfg.size < 0:
-		return nil, errors.New("-size must not be negative")
-	case cfg.large <= 0:
-		return nil, errors.New("-large must be positive")
-	case cfg.timeout <= 0:
-		return nil, errors.New("-timeout must be positive")
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	if cfg.label == "" {
 		cfg.label = base.Host
 	}
 	return cfg, nil
+}
+
+// define declares the flags on fs, with cfg's fields as their targets.
+// -url and -scenario need checking beyond their type, so their raw text is
+// returned for parseFlags to read.
+func (cfg *config) define(fs *flag.FlagSet) (rawURL, rawScenarios *string) {
+	rawURL = fs.String("url", "", "WebDAV collection URL to work under, e.g. http://127.0.0.1:9280/remote.php/webdav/ (loopback hosts only)")
+	fs.StringVar(&cfg.user, "user", "", "Basic auth user (none when empty)")
+	fs.StringVar(&cfg.pass, "pass", "", "Basic auth password")
+	rawScenarios = fs.String("scenario", "all", "comma list of scenarios: "+strings.Join(scenarioNames, ", ")+", or all")
+	fs.IntVar(&cfg.concurrency, "concurrency", 16, "workers for put-small, mkcol-delete, sync and the seeding of folders")
+	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "length of each timed scenario")
+	fs.IntVar(&cfg.files, "files", 10000, "files in propfind's folder")
+	fs.IntVar(&cfg.count, "count", 0, "stop each timed loop after this many requests (0: only -duration)")
+	fs.Var((*sizeFlag)(&cfg.size), "size", "size of put-small's files, e.g. 4KiB or 64")
+	fs.IntVar(&cfg.round, "round", 0, "round number to record in the JSON lines (for davload report)")
+	fs.Var((*sizeFlag)(&cfg.large), "large", "size of put-large's file, e.g. 256MiB or 1GB (bytes without a unit)")
+	fs.BoolVar(&cfg.insecure, "insecure", false, "skip TLS certificate verification")
+	fs.DurationVar(&cfg.timeout, "timeout", time.Minute, "limit for one request (large transfers get another second per MB)")
+	fs.StringVar(&cfg.label, "label", "", "name of the server under test in the output (default: the URL's host)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: davload -url URL [-user U -pass P] [flags]")
+		fs.PrintDefaults()
+	}
+	return rawURL, rawScenarios
+}
+
+// check refuses numbers no run can use.
+func (cfg *config) check() error {
+	switch {
+	case cfg.concurrency < 1:
+		return errors.New("-concurrency must be at least 1")
+	case cfg.duration <= 0:
+		return errors.New("-duration must be positive")
+	case cfg.files < 0:
+		return errors.New("-files must not be negative")
+	case cfg.count < 0:
+		return errors.New("-count must not be negative")
+	case cfg.size < 0:
+		return errors.New("-size must not be negative")
+	case cfg.large <= 0:
+		return errors.New("-large must be positive")
+	case cfg.timeout <= 0:
+		return errors.New("-timeout must be positive")
+	}
+	return nil
 }
 
 // parseBaseURL accepts http and https URLs on loopback hosts and makes the

@@ -73,39 +73,38 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	r.logf("target %s (%s), concurrency %d, duration %s, files %d, large %s",
 		redact(cfg.base), cfg.label, cfg.concurrency, cfg.duration, cfg.files, formatSize(cfg.large))
-
-	var results []*result
-	for _, name := range cfg.scenarios {
-		if ctx.Err() != nil {
-			break
-		}
-		res := r.runScenario(ctx, name)
-		r.logf("%s: done, %d errors", name, res.Errors)
-		results = append(results, res)
+	results := r.runScenarios(ctx)
+	if err := writeResults(stdout, results); err != nil {
+		fmt.Fprintln(stderr, "davload:", err)
+		return 2
 	}
+	return exitStatus(ctx, results, stderr)
+}
 
-	printTable(stdout, results)
+// writeResults prints the table for people, then one JSON line per
+// scenario for davload report.
+func writeResults(w io.Writer, results []*result) error {
+	printTable(w, results)
 	for _, res := range results {
 		line, err := json.Marshal(res)
 		if err != nil {
-			fmt.Fprintln(stderr, "davload:", err)
-			return 2
+			return err
 		}
-		fmt.Fprintln(stdout, string(line))
+		fmt.Fprintln(w, string(line))
 	}
+	return nil
+}
 
-	failed := false
-	for _, res := range results {
-		if res.Errors > 0 {
-			failed = true
-		}
-	}
-	switch {
-	case ctx.Err() != nil:
+// exitStatus is 130 after an interrupt, 1 when a request failed, else 0.
+func exitStatus(ctx context.Context, results []*result, stderr io.Writer) int {
+	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "davload: interrupted")
 		return 130
-	case failed:
-		return 1
+	}
+	for _, res := range results {
+		if res.Errors > 0 {
+			return 1
+		}
 	}
 	return 0
 }

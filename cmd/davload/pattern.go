@@ -18,6 +18,14 @@ func newPatternReader(n int64, seed uint64) *patternReader {
 	return &patternReader{left: n, state: seed, used: 8}
 }
 
+// patternBytes holds the first n bytes of seed's stream, for a body sent
+// many times.
+func patternBytes(n int64, seed uint64) []byte {
+	b := make([]byte, n)
+	io.ReadFull(newPatternReader(n, seed), b)
+	return b
+}
+
 func (p *patternReader) next() uint64 {
 	p.state ^= p.state >> 12
 	p.state ^= p.state << 25

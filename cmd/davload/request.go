@@ -48,15 +48,50 @@ type call struct {
 // do sends c, reads the whole response and checks its status. It returns
 // the number of body bytes received.
 func (r *runner) do(ctx context.Context, c call) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.timeoutFor(c))
+	defer cancel()
+	req, err := r.newRequest(ctx, c)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	return c.readResponse(resp)
+}
+
+// send is do for requests whose body size does not matter.
+func (r *runner) send(ctx context.Context, c call) error {
+	_, err := r.do(ctx, c)
+	return err
+}
+
+// fetch is do for a download that must have size bytes.
+func (r *runner) fetch(ctx context.Context, c call, size int64) error {
+	n, err := r.do(ctx, c)
+	if err == nil && n != size {
+		err = fmt.Errorf("%s %s: %d bytes, want %d", c.method, c.url, n, size)
+	}
+	return err
+}
+
+// timeoutFor is -timeout, and another second per MB of -large for the
+// large transfers.
+func (r *runner) timeoutFor(c call) time.Duration {
 	timeout := r.cfg.timeout
 	if c.large {
 		timeout += time.Duration(r.cfg.large/1e6) * time.Second
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	return timeout
+}
+
+// newRequest builds c's request with the run's credentials.
+func (r *runner) newRequest(ctx context.Context, c call) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, c.method, c.url, nil)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	if c.body != nil {
 		req.Body = io.NopCloser(c.body)
@@ -71,11 +106,12 @@ func (r *runner) do(ctx context.Context, c call) (int64, error) {
 	if r.cfg.user != "" {
 		req.SetBasicAuth(r.cfg.user, r.cfg.pass)
 	}
-	resp, err := r.client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
+	return req, nil
+}
+
+// readResponse checks the status of c's response and reads its whole
+// body, through c.read when set. It returns the number of body bytes.
+func (c call) readResponse(resp *http.Response) (int64, error) {
 	if !slices.Contains(c.want, resp.StatusCode) {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 		return int64(len(body)), fmt.Errorf("%s %s: status %s, want %v%s", c.method, c.url, resp.Status, c.want, excerpt(body))
@@ -126,57 +162,46 @@ func child(base, name string, dir bool) string {
 	return u
 }
 
+// propfindCall lists u to depth with the ownCloud client's properties;
+// read, when set, gets the multistatus as it streams in.
+func propfindCall(u, depth string, read func(io.Reader) error) call {
+	return call{method: "PROPFIND", url: u,
+		header: map[string]string{"Depth": depth, "Content-Type": "application/xml; charset=utf-8"},
+		body:   strings.NewReader(propfindBody), size: int64(len(propfindBody)),
+		want: []int{http.StatusMultiStatus}, read: read}
+}
+
+// putCall uploads size bytes of body to u.
+func putCall(u string, body io.Reader, size int64) call {
+	return call{method: "PUT", url: u,
+		header: map[string]string{"Content-Type": "application/octet-stream"},
+		body:   body, size: size, want: []int{http.StatusCreated, http.StatusNoContent, http.StatusOK}}
+}
+
+func getCall(u string) call { return call{method: "GET", url: u, want: []int{http.StatusOK}} }
+
+// mkcolCall creates a folder at u (ending in a slash).
+func mkcolCall(u string) call { return call{method: "MKCOL", url: u, want: []int{http.StatusCreated}} }
+
+func deleteCall(u string) call {
+	return call{method: "DELETE", url: u, want: []int{http.StatusNoContent, http.StatusOK}}
+}
+
+// largeTransfer gives c the longer timeout of -large bodies.
+func largeTransfer(c call) call {
+	c.large = true
+	return c
+}
+
 // preflight checks that the URL is a collection the credentials can read.
 func (r *runner) preflight(ctx context.Context) error {
-	_, err := r.do(ctx, call{
-		method: "PROPFIND", url: r.cfg.base.String(),
-		header: map[string]string{"Depth": "0", "Content-Type": "application/xml; charset=utf-8"},
-		body:   strings.NewReader(propfindBody), size: int64(len(propfindBody)),
-		want: []int{http.StatusMultiStatus},
-	})
-	if err != nil {
+	if err := r.send(ctx, propfindCall(r.cfg.base.String(), "0", nil)); err != nil {
 		return fmt.Errorf("server check failed: %v", err)
 	}
 	return nil
 }
 
-// mkcol creates a folder at URL u (ending in a slash).
-func (r *runner) mkcol(s *scenario, u string) bool {
-	if _, err := r.do(s.ctx, call{method: "MKCOL", url: u, want: []int{http.StatusCreated}}); err != nil {
-		s.fail(err)
-		return false
-	}
-	return true
-}
-
-// remove deletes a folder at the end of a scenario, even after an
-// interrupt.
-func (r *runner) remove(s *scenario, u string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), 10*r.cfg.timeout)
-	defer cancel()
-	_, err := r.do(ctx, call{method: "DELETE", url: u, want: []int{http.StatusNoContent, http.StatusOK}})
-	if err != nil {
-		s.errors.Add(1)
-		r.logf("%s: cleanup: %v", s.name, err)
-	}
-}
-
-// putStatuses are the answers to a successful PUT.
-var putStatuses = []int{http.StatusCreated, http.StatusNoContent, http.StatusOK}
-
 // put uploads content to u.
 func (r *runner) put(ctx context.Context, u string, content []byte) error {
-	_, err := r.do(ctx, call{method: "PUT", url: u,
-		header: map[string]string{"Content-Type": "application/octet-stream"},
-		body:   bytes.NewReader(content), size: int64(len(content)), want: putStatuses})
-	return err
-}
-
-// propfindCall lists dir with the ownCloud client's properties; read, when
-// set, gets the multistatus as it streams in.
-func propfindCall(dir string, read func(io.Reader) error) call {
-	return call{method: "PROPFIND", url: dir,
-		header: map[string]string{"Depth": "1", "Content-Type": "application/xml; charset=utf-8"},
-		body:   strings.NewReader(propfindBody), size: int64(len(propfindBody)),
-		want: []int{http.StatusMultiStatus}, read: read}
+	return r.send(ctx, putCall(u, bytes.NewReader(content), int64(len(content))))
 }

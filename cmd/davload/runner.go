@@ -36,15 +36,41 @@ type runner struct {
 	large *largeFile
 }
 
-type largeFile struct {
-	folder, file string
+func newRunner(cfg *config, stderr io.Writer) *runner {
+	return &runner{
+		cfg: cfg,
+		client: &http.Client{
+			Transport: newTransport(cfg),
+			// Redirects count as failures, and are never followed elsewhere.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		stderr: stderr,
+		runID:  newRunID(),
+	}
 }
 
-func newRunner(cfg *config, stderr io.Writer) *runner {
-	dialer := &net.Dialer{
+// newTransport keeps enough idle connections for -concurrency workers.
+func newTransport(cfg *config) *http.Transport {
+	return &http.Transport{
+		Proxy:                 nil, // never through a proxy: the load stays on this machine
+		DialContext:           loopbackDialer().DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          4 * cfg.concurrency,
+		MaxIdleConnsPerHost:   2 * cfg.concurrency,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		DisableCompression:    true, // measure the bytes the server sends
+		TLSClientConfig:       &tls.Config{InsecureSkipVerify: cfg.insecure},
+	}
+}
+
+// loopbackDialer connects to loopback addresses only, whatever a name
+// resolves to.
+func loopbackDialer() *net.Dialer {
+	return &net.Dialer{
 		Timeout:   10 * time.Second,
 		KeepAlive: 30 * time.Second,
-		// Whatever a name resolves to, connect to loopback addresses only.
 		Control: func(network, address string, _ syscall.RawConn) error {
 			host, _, err := net.SplitHostPort(address)
 			if err != nil {
@@ -56,30 +82,14 @@ func newRunner(cfg *config, stderr io.Writer) *runner {
 			return nil
 		},
 	}
-	tr := &http.Transport{
-		Proxy:                 nil, // never through a proxy: the load stays on this machine
-		DialContext:           dialer.DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          4 * cfg.concurrency,
-		MaxIdleConnsPerHost:   2 * cfg.concurrency,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		DisableCompression:    true, // measure the bytes the server sends
-		TLSClientConfig:       &tls.Config{InsecureSkipVerify: cfg.insecure},
-	}
+}
+
+// newRunID names a run's folders by its start and a random suffix, so that
+// two runs never work in the same folder.
+func newRunID() string {
 	var id [4]byte
 	rand.Read(id[:])
-	return &runner{
-		cfg: cfg,
-		client: &http.Client{
-			Transport: tr,
-			// Redirects count as failures, and are never followed elsewhere.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		},
-		stderr: stderr,
-		runID:  time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(id[:]),
-	}
+	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(id[:])
 }
 
 func (r *runner) logf(format string, args ...any) {
@@ -116,16 +126,45 @@ func (s *scenario) ok() bool {
 	return s.ctx.Err() == nil && s.errors.Load() < maxErrors
 }
 
-// folderName is the scenario's own folder under -url.
-func (r *runner) folderName(scenario string) string {
-	return "davload-" + r.runID + "-" + scenario
+// timed sends one measured request: its latency goes into lat when it
+// succeeds, its error is counted when it fails. It reports whether it
+// succeeded.
+func (s *scenario) timed(lat *[]time.Duration, send func() error) bool {
+	t := time.Now()
+	if err := send(); err != nil {
+		s.fail(err)
+		return false
+	}
+	*lat = append(*lat, time.Since(t))
+	return true
 }
 
-// scenarioFolder creates the scenario's folder under -url and returns its
-// URL.
-func (r *runner) scenarioFolder(s *scenario, name string) (string, bool) {
-	u := child(r.cfg.base.String(), name, true)
+// scenarioFolder creates the scenario's own folder under -url and returns
+// its URL.
+func (r *runner) scenarioFolder(s *scenario) (string, bool) {
+	u := child(r.cfg.base.String(), "davload-"+r.runID+"-"+s.name, true)
 	return u, r.mkcol(s, u)
+}
+
+// mkcol creates a folder at URL u (ending in a slash) and reports whether
+// it could.
+func (r *runner) mkcol(s *scenario, u string) bool {
+	if err := r.send(s.ctx, mkcolCall(u)); err != nil {
+		s.fail(err)
+		return false
+	}
+	return true
+}
+
+// remove deletes a folder at the end of a scenario, even after an
+// interrupt.
+func (r *runner) remove(s *scenario, u string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), 10*r.cfg.timeout)
+	defer cancel()
+	if err := r.send(ctx, deleteCall(u)); err != nil {
+		s.errors.Add(1)
+		r.logf("%s: cleanup: %v", s.name, err)
+	}
 }
 
 // workers runs fn on n goroutines until each returns and gives back their
@@ -138,6 +177,15 @@ func workers(n int, fn func(w int, lat *[]time.Duration)) []time.Duration {
 	}
 	wg.Wait()
 	return slices.Concat(lats...)
+}
+
+// runTimed runs loop on -concurrency workers that share one budget, and
+// records in res the requests they timed.
+func (r *runner) runTimed(s *scenario, res *result, loop func(w int, b *budget, lat *[]time.Duration)) {
+	b := r.newBudget(s)
+	start := time.Now()
+	lat := workers(r.cfg.concurrency, func(w int, lat *[]time.Duration) { loop(w, b, lat) })
+	res.finish(start, lat)
 }
 
 // budget hands out the requests of a timed loop: it ends at the deadline,

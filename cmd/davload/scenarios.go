@@ -6,7 +6,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"net/http"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -19,6 +18,21 @@ var scenarioNames = []string{"propfind", "put-small", "put-large", "get-large", 
 // "64 B × 10,000" small-PUT workload of the benchmark.
 const seedFileSize = 64
 
+// runScenarios runs the selected scenarios in order, until an interrupt.
+func (r *runner) runScenarios(ctx context.Context) []*result {
+	var results []*result
+	for _, name := range r.cfg.scenarios {
+		if ctx.Err() != nil {
+			break
+		}
+		res := r.runScenario(ctx, name)
+		r.logf("%s: done, %d errors", name, res.Errors)
+		results = append(results, res)
+	}
+	return results
+}
+
+// runScenario runs one scenario in its own folder and returns its result.
 func (r *runner) runScenario(ctx context.Context, name string) *result {
 	s := &scenario{r: r, name: name, ctx: ctx}
 	res := &result{Label: r.cfg.label, Round: r.cfg.round, Scenario: name, Concurrency: r.cfg.concurrency}
@@ -43,11 +57,7 @@ func (r *runner) runScenario(ctx context.Context, name string) *result {
 		r.syncMix(s, res)
 	}
 	res.Errors = int(s.errors.Load())
-	res.Secs = round(res.Secs, 3)
-	res.SetupSecs = round(res.SetupSecs, 3)
-	res.OpsPerSec = round(res.OpsPerSec, 1)
-	res.SetupOpsPerSec = round(res.SetupOpsPerSec, 1)
-	res.MBPerSec = round(res.MBPerSec, 1)
+	res.roundFigures()
 	return res
 }
 
@@ -63,25 +73,30 @@ func (r *runner) seed(s *scenario, dir string, n int, content []byte, name func(
 			if i >= int64(n) {
 				return
 			}
-			t := time.Now()
-			if err := r.put(s.ctx, child(dir, name(i), false), content); err != nil {
-				s.fail(err)
-				continue
+			if s.timed(lat, func() error { return r.put(s.ctx, child(dir, name(i), false), content) }) {
+				stored.Add(1)
 			}
-			*lat = append(*lat, time.Since(t))
-			stored.Add(1)
 		}
 	})
 	return stored.Load(), lat, time.Since(start)
 }
 
 func (r *runner) propfind(s *scenario, res *result) {
-	dir, ok := r.scenarioFolder(s, r.folderName("propfind"))
+	dir, ok := r.scenarioFolder(s)
 	if !ok {
 		return
 	}
 	defer r.remove(s, dir)
+	seeded := r.seedListing(s, dir, res)
+	if !s.ok() {
+		return
+	}
+	r.listRepeatedly(s, dir, int(seeded)+1, res)
+}
 
+// seedListing fills propfind's folder with -files small files and records
+// the rate and median latency of their PUTs, the many-small-PUTs workload.
+func (r *runner) seedListing(s *scenario, dir string, res *result) int64 {
 	content := bytes.Repeat([]byte("davload\n"), seedFileSize/8)
 	seeded, seedLat, took := r.seed(s, dir, r.cfg.files, content, func(i int64) string { return fmt.Sprintf("f%07d.txt", i) })
 	res.SetupSecs = took.Seconds()
@@ -90,35 +105,27 @@ func (r *runner) propfind(s *scenario, res *result) {
 	}
 	res.SetupP50Ms = ms(summarize(seedLat).p50)
 	r.logf("propfind: seeded %d files in %.2fs", seeded, res.SetupSecs)
-	if !s.ok() {
-		return
-	}
+	return seeded
+}
 
-	// List, one request at a time. The first answer is counted as it
-	// streams, to check that every file is listed.
+// listRepeatedly lists dir, one request at a time. The first answer is
+// counted as it streams, to check that it has all entries.
+func (r *runner) listRepeatedly(s *scenario, dir string, entries int, res *result) {
 	var lat []time.Duration
 	b := r.newBudget(s)
 	start := time.Now()
 	for first := true; b.take(); first = false {
 		var read func(io.Reader) error
 		if first {
-			read = func(body io.Reader) error {
-				n, err := countResponses(body)
-				res.Entries = n
-				if err == nil && n != int(seeded)+1 {
-					err = fmt.Errorf("%d responses, want %d", n, seeded+1)
-				}
-				return err
+			read = checkEntries(entries, &res.Entries)
+		}
+		s.timed(&lat, func() error {
+			n, err := r.do(s.ctx, propfindCall(dir, "1", read))
+			if err == nil {
+				res.Bytes += n
 			}
-		}
-		t := time.Now()
-		n, err := r.do(s.ctx, propfindCall(dir, read))
-		if err != nil {
-			s.fail(err)
-			continue
-		}
-		lat = append(lat, time.Since(t))
-		res.Bytes += n
+			return err
+		})
 	}
 	res.Secs = time.Since(start).Seconds()
 	res.N = len(lat)
@@ -126,6 +133,19 @@ func (r *runner) propfind(s *scenario, res *result) {
 		res.BytesPerResponse = res.Bytes / int64(res.N)
 	}
 	res.setLatency(lat)
+}
+
+// checkEntries reads a multistatus, stores its number of responses in
+// *got and fails unless it is want.
+func checkEntries(want int, got *int) func(io.Reader) error {
+	return func(body io.Reader) error {
+		n, err := countResponses(body)
+		*got = n
+		if err == nil && n != want {
+			err = fmt.Errorf("%d responses, want %d", n, want)
+		}
+		return err
+	}
 }
 
 // countResponses counts the DAV:response elements of a multistatus body.
@@ -147,120 +167,99 @@ func countResponses(body io.Reader) (int, error) {
 }
 
 func (r *runner) putSmall(s *scenario, res *result) {
-	dir, ok := r.scenarioFolder(s, r.folderName("put-small"))
+	dir, ok := r.scenarioFolder(s)
 	if !ok {
 		return
 	}
 	defer r.remove(s, dir)
-	content := make([]byte, r.cfg.size)
-	io.ReadFull(newPatternReader(r.cfg.size, 1), content)
-	b := r.newBudget(s)
-	start := time.Now()
-	lat := workers(r.cfg.concurrency, func(w int, lat *[]time.Duration) {
+	content := patternBytes(r.cfg.size, 1)
+	r.runTimed(s, res, func(w int, b *budget, lat *[]time.Duration) {
 		for i := 0; b.take(); i++ {
-			t := time.Now()
-			if err := r.put(s.ctx, child(dir, fmt.Sprintf("w%03d-%07d.bin", w, i), false), content); err != nil {
-				s.fail(err)
-				continue
-			}
-			*lat = append(*lat, time.Since(t))
+			u := child(dir, fmt.Sprintf("w%03d-%07d.bin", w, i), false)
+			s.timed(lat, func() error { return r.put(s.ctx, u, content) })
 		}
 	})
-	res.finish(start, lat)
 	res.Bytes = int64(res.N) * r.cfg.size
 }
 
-// uploadLarge PUTs -large generated bytes and returns the time it took.
-func (r *runner) uploadLarge(s *scenario, u string) (time.Duration, error) {
-	t := time.Now()
-	_, err := r.do(s.ctx, call{method: "PUT", url: u,
-		header: map[string]string{"Content-Type": "application/octet-stream"},
-		body:   newPatternReader(r.cfg.large, 42), size: r.cfg.large, want: putStatuses, large: true})
-	return time.Since(t), err
+// largeFile is the file put-large leaves for get-large, and its folder.
+type largeFile struct {
+	folder, file string
 }
 
-func (r *runner) putLarge(s *scenario, res *result) {
-	dir, ok := r.scenarioFolder(s, r.folderName("put-large"))
+// placeLarge creates the scenario's folder and PUTs -large generated bytes
+// into it. It returns the time the upload took; when the upload fails, it
+// removes the folder again.
+func (r *runner) placeLarge(s *scenario) (*largeFile, time.Duration, bool) {
+	dir, ok := r.scenarioFolder(s)
 	if !ok {
-		return
+		return nil, 0, false
 	}
-	file := child(dir, "large.bin", false)
-	d, err := r.uploadLarge(s, file)
+	lf := &largeFile{folder: dir, file: child(dir, "large.bin", false)}
+	t := time.Now()
+	err := r.send(s.ctx, largeTransfer(putCall(lf.file, newPatternReader(r.cfg.large, 42), r.cfg.large)))
+	d := time.Since(t)
 	if err != nil {
 		s.fail(err)
 		r.remove(s, dir)
+		return nil, d, false
+	}
+	return lf, d, true
+}
+
+func (r *runner) putLarge(s *scenario, res *result) {
+	lf, d, ok := r.placeLarge(s)
+	if !ok {
 		return
 	}
-	res.N = 1
-	res.Secs = d.Seconds()
-	res.Bytes = r.cfg.large
-	res.MBPerSec = float64(r.cfg.large) / 1e6 / res.Secs
+	res.transferred(d, r.cfg.large)
 	if slices.Contains(r.cfg.scenarios, "get-large") {
-		r.large = &largeFile{folder: dir, file: file} // get-large removes it
+		r.large = lf // get-large removes it
 		return
 	}
-	r.remove(s, dir)
+	r.remove(s, lf.folder)
 }
 
 func (r *runner) getLarge(s *scenario, res *result) {
-	lf := r.large
-	r.large = nil
-	if lf == nil { // put-large did not run or failed: upload untimed
-		dir, ok := r.scenarioFolder(s, r.folderName("get-large"))
-		if !ok {
-			return
-		}
-		lf = &largeFile{folder: dir, file: child(dir, "large.bin", false)}
-		d, err := r.uploadLarge(s, lf.file)
-		res.SetupSecs = d.Seconds()
-		if err != nil {
-			s.fail(err)
-			r.remove(s, dir)
-			return
-		}
+	lf, ok := r.largeToGet(s, res)
+	if !ok {
+		return
 	}
 	defer r.remove(s, lf.folder)
 	t := time.Now()
-	n, err := r.do(s.ctx, call{method: "GET", url: lf.file, want: []int{http.StatusOK}, large: true})
+	err := r.fetch(s.ctx, largeTransfer(getCall(lf.file)), r.cfg.large)
 	d := time.Since(t)
 	if err != nil {
 		s.fail(err)
 		return
 	}
-	if n != r.cfg.large {
-		s.fail(fmt.Errorf("GET %s: %d bytes, want %d", lf.file, n, r.cfg.large))
-		return
+	res.transferred(d, r.cfg.large)
+}
+
+// largeToGet takes the file put-large left. When put-large did not run or
+// failed, it uploads one, untimed: that is get-large's setup.
+func (r *runner) largeToGet(s *scenario, res *result) (*largeFile, bool) {
+	if lf := r.large; lf != nil {
+		r.large = nil
+		return lf, true
 	}
-	res.N = 1
-	res.Secs = d.Seconds()
-	res.Bytes = n
-	res.MBPerSec = float64(n) / 1e6 / res.Secs
+	lf, d, ok := r.placeLarge(s)
+	res.SetupSecs = d.Seconds()
+	return lf, ok
 }
 
 func (r *runner) mkcolDelete(s *scenario, res *result) {
-	dir, ok := r.scenarioFolder(s, r.folderName("mkcol-delete"))
+	dir, ok := r.scenarioFolder(s)
 	if !ok {
 		return
 	}
 	defer r.remove(s, dir)
-	b := r.newBudget(s)
-	start := time.Now()
-	lat := workers(r.cfg.concurrency, func(w int, lat *[]time.Duration) {
+	r.runTimed(s, res, func(w int, b *budget, lat *[]time.Duration) {
 		for i := 0; b.take(); i++ {
 			u := child(dir, fmt.Sprintf("w%03d-%07d", w, i), true)
-			t := time.Now()
-			if _, err := r.do(s.ctx, call{method: "MKCOL", url: u, want: []int{http.StatusCreated}}); err != nil {
-				s.fail(err)
-				continue
+			if s.timed(lat, func() error { return r.send(s.ctx, mkcolCall(u)) }) {
+				s.timed(lat, func() error { return r.send(s.ctx, deleteCall(u)) })
 			}
-			*lat = append(*lat, time.Since(t))
-			t = time.Now()
-			if _, err := r.do(s.ctx, call{method: "DELETE", url: u, want: []int{http.StatusNoContent, http.StatusOK}}); err != nil {
-				s.fail(err)
-				continue
-			}
-			*lat = append(*lat, time.Since(t))
 		}
 	})
-	res.finish(start, lat)
 }

@@ -103,6 +103,24 @@ func (res *result) setLatency(d []time.Duration) {
 	res.MeanMs, res.P50Ms, res.P90Ms, res.P95Ms, res.MaxMs = ms(s.mean), ms(s.p50), ms(s.p90), ms(s.p95), ms(s.max)
 }
 
+// transferred records one large transfer of n bytes that took d.
+func (res *result) transferred(d time.Duration, n int64) {
+	res.N = 1
+	res.Secs = d.Seconds()
+	res.Bytes = n
+	res.MBPerSec = float64(n) / 1e6 / res.Secs
+}
+
+// roundFigures drops the digits that are noise, to keep the JSON lines
+// short.
+func (res *result) roundFigures() {
+	res.Secs = round(res.Secs, 3)
+	res.SetupSecs = round(res.SetupSecs, 3)
+	res.OpsPerSec = round(res.OpsPerSec, 1)
+	res.SetupOpsPerSec = round(res.SetupOpsPerSec, 1)
+	res.MBPerSec = round(res.MBPerSec, 1)
+}
+
 func ms(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
 
 func round(v float64, digits int) float64 {
