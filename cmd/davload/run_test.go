@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -15,9 +16,7 @@ import (
 // golang.org/x/net/webdav on loopback and checks the JSON lines: the counts
 // bound the loops, the listing is complete and nothing failed.
 func TestRunAgainstWebDAVServer(t *testing.T) {
-	srv := httptest.NewServer(&webdav.Handler{FileSystem: webdav.NewMemFS(), LockSystem: webdav.NewMemLS()})
-	defer srv.Close()
-
+	srv := webdavServer(t)
 	var out, errs bytes.Buffer
 	code := run([]string{"-url", srv.URL + "/", "-label", "xnet", "-round", "2",
 		"-scenario", "all", "-files", "30", "-concurrency", "3", "-count", "20", "-duration", "10s",
@@ -25,18 +24,7 @@ func TestRunAgainstWebDAVServer(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errs.String())
 	}
-	results := map[string]result{}
-	sc := bufio.NewScanner(&out)
-	for sc.Scan() {
-		if !strings.HasPrefix(sc.Text(), "{") {
-			continue
-		}
-		var res result
-		if err := json.Unmarshal(sc.Bytes(), &res); err != nil {
-			t.Fatal(err)
-		}
-		results[res.Scenario] = res
-	}
+	results := resultLines(t, &out)
 	for _, name := range scenarioNames {
 		res, ok := results[name]
 		switch {
@@ -63,4 +51,43 @@ func TestRunAgainstWebDAVServer(t *testing.T) {
 	if res := results["get-large"]; res.Bytes != 1<<20 {
 		t.Errorf("get-large: %d bytes", res.Bytes)
 	}
+}
+
+// TestGetLargeAlone: without put-large before it, get-large uploads its
+// file untimed (the setup) and then times the download; the GET would fail
+// without that upload.
+func TestGetLargeAlone(t *testing.T) {
+	srv := webdavServer(t)
+	var out, errs bytes.Buffer
+	if code := run([]string{"-url", srv.URL + "/", "-scenario", "get-large", "-large", "1MiB"}, &out, &errs); code != 0 {
+		t.Fatalf("exit %d\n%s", code, errs.String())
+	}
+	if res := resultLines(t, &out)["get-large"]; res.N != 1 || res.Bytes != 1<<20 || res.Errors != 0 {
+		t.Errorf("get-large alone: %+v", res)
+	}
+}
+
+// webdavServer serves golang.org/x/net/webdav from memory on loopback.
+func webdavServer(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(&webdav.Handler{FileSystem: webdav.NewMemFS(), LockSystem: webdav.NewMemLS()})
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// resultLines reads the JSON lines of davload's output, by scenario.
+func resultLines(t *testing.T, out io.Reader) map[string]result {
+	t.Helper()
+	results := map[string]result{}
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if !strings.HasPrefix(sc.Text(), "{") {
+			continue
+		}
+		var res result
+		if err := json.Unmarshal(sc.Bytes(), &res); err != nil {
+			t.Fatal(err)
+		}
+		results[res.Scenario] = res
+	}
+	return results
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 )
@@ -23,7 +22,7 @@ const (
 // worker, so the listed folder does not change while it is listed: nginx
 // answers 500 to a PROPFIND that races with a MOVE out of the folder.
 func (r *runner) syncMix(s *scenario, res *result) {
-	dir, ok := r.scenarioFolder(s, r.folderName("sync"))
+	dir, ok := r.scenarioFolder(s)
 	if !ok {
 		return
 	}
@@ -35,32 +34,22 @@ func (r *runner) syncMix(s *scenario, res *result) {
 			return
 		}
 	}
-	content := make([]byte, syncFileSize)
-	io.ReadFull(newPatternReader(syncFileSize, 3), content)
+	content := patternBytes(syncFileSize, 3)
 	seeded, _, took := r.seed(s, dir, syncFiles, content, seedName)
 	res.SetupSecs = took.Seconds()
 	if seeded < syncFiles || !s.ok() {
 		return
 	}
-
-	b := r.newBudget(s)
-	start := time.Now()
-	lat := workers(r.cfg.concurrency, func(w int, lat *[]time.Duration) {
+	r.runTimed(s, res, func(w int, b *budget, lat *[]time.Duration) {
 		for i := 0; ; i++ {
 			for _, op := range syncCycle(dir, uploads[w], w, i, content) {
 				if !b.take() {
 					return
 				}
-				t := time.Now()
-				if err := op(r, s.ctx); err != nil {
-					s.fail(err)
-					continue
-				}
-				*lat = append(*lat, time.Since(t))
+				s.timed(lat, func() error { return op(r, s.ctx) })
 			}
 		}
 	})
-	res.finish(start, lat)
 }
 
 // seedName names the sync scenario's seeded files.
@@ -78,23 +67,13 @@ func syncCycle(dir, upload string, w, i int, content []byte) []syncOp {
 	get := child(dir, seedName(int64((w*37+i)%syncFiles)), false)
 	src, dst := child(upload, name+".part", false), child(upload, name, false)
 	return []syncOp{
-		func(r *runner, ctx context.Context) error {
-			_, err := r.do(ctx, propfindCall(dir, nil))
-			return err
-		},
-		func(r *runner, ctx context.Context) error {
-			n, err := r.do(ctx, call{method: "GET", url: get, want: []int{http.StatusOK}})
-			if err == nil && n != syncFileSize {
-				err = fmt.Errorf("GET %s: %d bytes, want %d", get, n, syncFileSize)
-			}
-			return err
-		},
+		func(r *runner, ctx context.Context) error { return r.send(ctx, propfindCall(dir, "1", nil)) },
+		func(r *runner, ctx context.Context) error { return r.fetch(ctx, getCall(get), syncFileSize) },
 		func(r *runner, ctx context.Context) error { return r.put(ctx, src, content) },
 		func(r *runner, ctx context.Context) error {
-			_, err := r.do(ctx, call{method: "MOVE", url: src,
+			return r.send(ctx, call{method: "MOVE", url: src,
 				header: map[string]string{"Destination": dst, "Overwrite": "F"},
 				want:   []int{http.StatusCreated, http.StatusNoContent}})
-			return err
 		},
 	}
 }

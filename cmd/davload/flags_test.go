@@ -1,13 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"io"
 	"slices"
-	"strings"
 	"testing"
-	"testing/iotest"
-	"time"
 )
 
 func TestIsLoopbackHost(t *testing.T) {
@@ -133,112 +129,5 @@ func TestParseScenarios(t *testing.T) {
 		if _, err := parseScenarios(bad); err == nil {
 			t.Errorf("parseScenarios(%q) accepted", bad)
 		}
-	}
-}
-
-func TestPatternReader(t *testing.T) {
-	const n = 1<<16 + 13
-	all, err := io.ReadAll(newPatternReader(n, 7))
-	if err != nil || len(all) != n {
-		t.Fatalf("ReadAll: %d bytes, %v", len(all), err)
-	}
-	// The stream does not depend on how it is read.
-	odd, err := io.ReadAll(iotest.OneByteReader(newPatternReader(n, 7)))
-	if err != nil || !bytes.Equal(all, odd) {
-		t.Fatalf("one-byte reads differ (%v)", err)
-	}
-	half, err := io.ReadAll(iotest.HalfReader(newPatternReader(n, 7)))
-	if err != nil || !bytes.Equal(all, half) {
-		t.Fatalf("half reads differ (%v)", err)
-	}
-	if err := iotest.TestReader(newPatternReader(n, 7), all); err != nil {
-		t.Fatal(err)
-	}
-	other, _ := io.ReadAll(newPatternReader(n, 8))
-	if bytes.Equal(all, other) {
-		t.Error("seeds give the same stream")
-	}
-	if bytes.Count(all, all[:8]) > 1 {
-		t.Error("stream repeats its first word")
-	}
-}
-
-func TestPercentile(t *testing.T) {
-	var d []time.Duration
-	for i := 1; i <= 100; i++ {
-		d = append(d, time.Duration(i)*time.Millisecond)
-	}
-	if got := percentile(d, 50); got != 50*time.Millisecond {
-		t.Errorf("p50 = %v", got)
-	}
-	if got := percentile(d, 95); got != 95*time.Millisecond {
-		t.Errorf("p95 = %v", got)
-	}
-	if got := percentile(d[:1], 95); got != time.Millisecond {
-		t.Errorf("p95 of one = %v", got)
-	}
-	if got := percentile(nil, 50); got != 0 {
-		t.Errorf("p50 of none = %v", got)
-	}
-	s := summarize([]time.Duration{3, 1, 2})
-	if s.mean != 2 || s.p50 != 2 || s.max != 3 {
-		t.Errorf("summarize = %+v", s)
-	}
-}
-
-func TestCountResponses(t *testing.T) {
-	body := []byte(`<?xml version="1.0"?><D:multistatus xmlns:D="DAV:" xmlns:x="urn:x">
-<D:response><D:href>/a/</D:href></D:response><D:response><D:href>/a/b</D:href><x:response/></D:response></D:multistatus>`)
-	if n, err := countResponses(bytes.NewReader(body)); err != nil || n != 2 {
-		t.Errorf("countResponses = %d, %v", n, err)
-	}
-	if _, err := countResponses(strings.NewReader("<d:multistatus xmlns:d='DAV:'><d:response>")); err == nil {
-		t.Error("truncated body accepted")
-	}
-}
-
-func TestBudget(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		count    int
-		duration time.Duration
-		want     int
-	}{
-		{"count", 5, time.Hour, 5},
-		{"deadline passed", 5, -time.Second, 0},
-		{"no count", 0, time.Hour, 20}, // stopped by the test's cap
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := &runner{cfg: &config{count: tc.count, duration: tc.duration}}
-			s := &scenario{r: r, ctx: t.Context()}
-			b := r.newBudget(s)
-			n := 0
-			for n < 20 && b.take() {
-				n++
-			}
-			if n != tc.want {
-				t.Errorf("took %d, want %d", n, tc.want)
-			}
-		})
-	}
-}
-
-func TestBudgetStopsAfterErrors(t *testing.T) {
-	r := &runner{cfg: &config{duration: time.Hour}, stderr: io.Discard}
-	s := &scenario{r: r, ctx: t.Context()}
-	b := r.newBudget(s)
-	s.errors.Store(maxErrors)
-	if b.take() {
-		t.Error("budget handed out a request after maxErrors failures")
-	}
-}
-
-func TestSyncCycle(t *testing.T) {
-	ops := syncCycle("http://127.0.0.1/d/", "http://127.0.0.1/d/w001/", 1, 5, nil)
-	if len(ops) != 4 {
-		t.Fatalf("%d requests per cycle, want 4 (PROPFIND, GET, PUT, MOVE)", len(ops))
-	}
-	if seedName(199) != "s00199.bin" {
-		t.Errorf("seedName(199) = %q", seedName(199))
 	}
 }
