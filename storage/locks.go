@@ -108,8 +108,9 @@ type LockStore interface {
 	// below it (what a DELETE or MOVE of a folder must honour).
 	// ErrNotFound when the node does not exist in the space.
 	LocksOn(ctx context.Context, spaceID, nodeID string, below bool) ([]Lock, error)
-	// SpaceLocks returns the live locks of a space. Spaces hold few locks;
-	// a listing reads them once instead of asking per node. A space without
+	// SpaceLocks returns the live locks of a space. Spaces hold few locks
+	// (at most LockLimits.MaxPerUser for each member); a listing reads them
+	// once instead of asking per node. A space without
 	// locks costs next to nothing; an unknown space has none (no error).
 	SpaceLocks(ctx context.Context, spaceID string) ([]Lock, error)
 }

@@ -62,6 +62,22 @@ func TestLockCodecRoundTrip(t *testing.T) {
 	}
 }
 
+// A lock written before locks recorded their user's groups (format 1)
+// reads back without groups.
+func TestDecodeLockFormat1(t *testing.T) {
+	want := storage.Lock{Token: "t", SpaceID: "s", NodeID: "n", Scope: storage.LockShared, User: "marie",
+		Created: time.Unix(1, 0).UTC(), Timeout: time.Second}
+	v2 := encodeLock(want)
+	if v2[len(v2)-1] != 0 {
+		t.Fatalf("a lock without groups does not end with a zero count: %x", v2)
+	}
+	v1 := append([]byte{lockFormatV1}, v2[1:len(v2)-1]...)
+	got, err := decodeLock("s", "t", v1)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("decodeLock of format 1 = %+v, %v; want %+v", got, err, want)
+	}
+}
+
 func TestDecodeLockRejectsDamage(t *testing.T) {
 	good := encodeLock(storage.Lock{NodeID: "n", Scope: storage.LockShared, Created: time.Unix(1, 0), Timeout: time.Second})
 	badScope := append([]byte{}, good...)
