@@ -132,6 +132,15 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 			want: DAVSpaces{LockTimeoutMax: caddy.Duration(90 * time.Minute)},
 		},
 		{
+			name: "lock caps",
+			input: `davspaces {
+				lock_owner_max 2KiB
+				locks_per_resource 8
+				locks_per_user 50
+			}`,
+			want: DAVSpaces{LockOwnerMaxBytes: 2048, MaxLocksPerResource: 8, MaxLocksPerUser: 50},
+		},
+		{
 			name: "upload_ttl in hours",
 			input: `davspaces {
 				upload_ttl 6h
@@ -282,6 +291,27 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 				max_xml_bytes 1MiB
 			}`,
 			want: []string{"unrecognized subdirective: max_xml_bytes", "Testfile:4"},
+		},
+		{
+			name: "locks_per_resource zero",
+			input: `davspaces {
+				locks_per_resource 0
+			}`,
+			want: []string{"locks_per_resource", "not a count above 0"},
+		},
+		{
+			name: "locks_per_user not a number",
+			input: `davspaces {
+				locks_per_user many
+			}`,
+			want: []string{"locks_per_user", "not a count above 0"},
+		},
+		{
+			name: "lock_owner_max zero",
+			input: `davspaces {
+				lock_owner_max 0
+			}`,
+			want: []string{"lock_owner_max must be more than 0"},
 		},
 		{
 			name: "root without argument",

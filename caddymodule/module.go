@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -66,6 +67,17 @@ type DAVSpaces struct {
 	// for more, or for "Infinite", gets this. Default: 24h
 	// (davhandler.DefaultMaxLockTimeout).
 	LockTimeoutMax caddy.Duration `json:"lock_timeout_max,omitempty"`
+	// LockOwnerMaxBytes caps a lock's d:owner (as re-encoded XML); a LOCK
+	// with a larger one is answered 400. Default: 4 KiB
+	// (davhandler.DefaultMaxLockOwnerBytes).
+	LockOwnerMaxBytes int64 `json:"lock_owner_max_bytes,omitempty"`
+	// MaxLocksPerResource caps the locks covering one file or folder; a LOCK
+	// beyond is answered 423. Default: 16
+	// (davhandler.DefaultMaxLocksCovering).
+	MaxLocksPerResource int `json:"max_locks_per_resource,omitempty"`
+	// MaxLocksPerUser caps the locks one user holds in one space; a LOCK
+	// beyond is answered 507. Default: 128 (davhandler.DefaultMaxLocksPerUser).
+	MaxLocksPerUser int `json:"max_locks_per_user,omitempty"`
 	// UploadTTL is how long an unfinished resumable (TUS) upload is kept
 	// after its creation; its bytes are dropped then. Default: 24h
 	// (davhandler.DefaultUploadTTL).
@@ -150,8 +162,13 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 		AllowDepthInfinity: d.AllowDepthInfinity,
 		MaxXMLBytes:        d.MaxXMLBytes,
 		MaxLockTimeout:     time.Duration(d.LockTimeoutMax),
-		Logger:             d.logger,
-		ProjectSpaces:      projectSpaces,
+		LockLimits: storage.LockLimits{
+			MaxOwnerBytes: int(d.LockOwnerMaxBytes),
+			MaxCovering:   d.MaxLocksPerResource,
+			MaxPerUser:    d.MaxLocksPerUser,
+		},
+		Logger:        d.logger,
+		ProjectSpaces: projectSpaces,
 	})
 	if err != nil {
 		return err
@@ -263,6 +280,12 @@ func (d *DAVSpaces) Validate() error {
 	}
 	if d.LockTimeoutMax < 0 {
 		return fmt.Errorf("lock_timeout_max must not be negative")
+	}
+	if d.LockOwnerMaxBytes < 0 || d.LockOwnerMaxBytes > math.MaxInt32 {
+		return fmt.Errorf("lock_owner_max_bytes must be between 0 and %d", math.MaxInt32)
+	}
+	if d.MaxLocksPerResource < 0 || d.MaxLocksPerUser < 0 {
+		return fmt.Errorf("max_locks_per_resource and max_locks_per_user must not be negative")
 	}
 	if d.UploadTTL < 0 {
 		return fmt.Errorf("upload_ttl must not be negative")
@@ -413,6 +436,9 @@ func parseDAVSpaces(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		max_xml_body   <size>
 //		personal_quota <size>
 //		lock_timeout_max <duration>
+//		lock_owner_max <size>
+//		locks_per_resource <count>
+//		locks_per_user <count>
 //		upload_ttl     <duration>
 //		space <name> {
 //			id      <id>
@@ -447,6 +473,12 @@ func (d *DAVSpaces) UnmarshalCaddyfile(disp *caddyfile.Dispenser) error {
 			d.PersonalQuotaBytes, err = sizeArg(disp)
 		case "lock_timeout_max":
 			err = positiveDurationArg(disp, &d.LockTimeoutMax)
+		case "lock_owner_max":
+			d.LockOwnerMaxBytes, err = positiveSizeArg(disp)
+		case "locks_per_resource":
+			d.MaxLocksPerResource, err = countArg(disp)
+		case "locks_per_user":
+			d.MaxLocksPerUser, err = countArg(disp)
 		case "upload_ttl":
 			err = positiveDurationArg(disp, &d.UploadTTL)
 		case "space":

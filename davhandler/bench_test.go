@@ -191,7 +191,7 @@ func holdLocksElsewhere(b *testing.B, store *boltstore.Store, space storage.Spac
 			l.NodeID = putBenchFile(b, store, space.ID, space.ID, name+".txt").ID
 			l.Root += ".txt"
 		}
-		if _, err := store.CreateLock(ctx, l); err != nil {
+		if _, err := store.CreateLock(ctx, l, storage.LockLimits{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -23,6 +23,22 @@ const DefaultUploadTTL = 24 * time.Hour
 // DefaultMaxLockTimeout caps lock timeouts unless configured.
 const DefaultMaxLockTimeout = 24 * time.Hour
 
+// The caps on locks unless configured (storage.LockLimits): they bound
+// what one user's locks make the store keep, and the d:lockdiscovery of one
+// resource to DefaultMaxLocksCovering × (DefaultMaxLockOwnerBytes + about
+// 400 bytes).
+const (
+	// DefaultMaxLockOwnerBytes caps a lock's d:owner, as re-encoded XML.
+	// Clients send a name, a URL or an e-mail address there.
+	DefaultMaxLockOwnerBytes = 4 << 10
+	// DefaultMaxLocksCovering caps the locks covering one resource: room
+	// for a few shared locks of people working together.
+	DefaultMaxLocksCovering = 16
+	// DefaultMaxLocksPerUser caps the locks one user holds in one space:
+	// more files than a person edits at once.
+	DefaultMaxLocksPerUser = 128
+)
+
 // DefaultMaxXMLBytes caps PROPFIND and PROPPATCH bodies unless configured.
 const DefaultMaxXMLBytes = 1 << 20
 
@@ -47,6 +63,10 @@ type Config struct {
 	// MaxLockTimeout caps the timeout a client may ask for; "Infinite"
 	// gets this. 0 means DefaultMaxLockTimeout.
 	MaxLockTimeout time.Duration
+	// LockLimits cap locks; a zero field means its default
+	// (DefaultMaxLockOwnerBytes, DefaultMaxLocksCovering,
+	// DefaultMaxLocksPerUser).
+	LockLimits storage.LockLimits
 	// Uploads keeps resumable (TUS) uploads; nil means TUS is not offered.
 	Uploads storage.UploadSessions
 	// UploadTTL is how long an unfinished upload is kept after it was
@@ -75,6 +95,7 @@ type Handler struct {
 	// locks keeps the WebDAV locks; nil when locking is not offered.
 	locks          storage.LockStore
 	maxLockTimeout time.Duration
+	lockLimits     storage.LockLimits
 	// uploads keeps the TUS uploads; nil when TUS is not offered.
 	uploads   storage.UploadSessions
 	uploadTTL time.Duration
@@ -99,6 +120,7 @@ func New(cfg Config) (*Handler, error) {
 		projectSpaces:  make(map[string]bool, len(cfg.ProjectSpaces)),
 		locks:          cfg.Locks,
 		maxLockTimeout: cfg.MaxLockTimeout,
+		lockLimits:     withLockDefaults(cfg.LockLimits),
 		uploads:        cfg.Uploads,
 		uploadTTL:      cmp.Or(cfg.UploadTTL, DefaultUploadTTL),
 		chunks:         cfg.Chunks,
@@ -116,6 +138,15 @@ func New(cfg Config) (*Handler, error) {
 		h.maxLockTimeout = DefaultMaxLockTimeout
 	}
 	return h, nil
+}
+
+// withLockDefaults fills the caps lim leaves at zero with their defaults.
+func withLockDefaults(lim storage.LockLimits) storage.LockLimits {
+	return storage.LockLimits{
+		MaxOwnerBytes: cmp.Or(lim.MaxOwnerBytes, DefaultMaxLockOwnerBytes),
+		MaxCovering:   cmp.Or(lim.MaxCovering, DefaultMaxLocksCovering),
+		MaxPerUser:    cmp.Or(lim.MaxPerUser, DefaultMaxLocksPerUser),
+	}
 }
 
 // Route returns the handler of a request whose path belongs to the WebDAV

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,9 @@ func (h *Handler) handleLock(w http.ResponseWriter, r *http.Request, req *reques
 		if li, err = parseLockInfo(body); err != nil {
 			return err
 		}
+		if err := h.checkLockOwner(li.owner); err != nil {
+			return err
+		}
 	}
 	t, err := h.resolve(r.Context(), req.user, req.path)
 	if err != nil {
@@ -50,6 +54,15 @@ func (h *Handler) handleLock(w http.ResponseWriter, r *http.Request, req *reques
 	return h.createLock(w, r, req, t, storage.Lock{
 		Deep: depth == depthInfinity, Scope: li.scope, Owner: li.owner, Timeout: timeout,
 	})
+}
+
+// checkLockOwner refuses a d:owner larger than the cap: every listing that
+// shows the lock repeats it, for each resource the lock covers.
+func (h *Handler) checkLockOwner(owner string) error {
+	if limit := h.lockLimits.MaxOwnerBytes; len(owner) > limit {
+		return errorf(http.StatusBadRequest, "The lock's owner is %d bytes of XML, more than the %d allowed", len(owner), limit)
+	}
+	return nil
 }
 
 // parseLockDepth reads the Depth of a LOCK: 0 or infinity, the default.
@@ -98,7 +111,7 @@ func parseTimeout(v string, maxTimeout time.Duration) (time.Duration, error) {
 func (h *Handler) createLock(w http.ResponseWriter, r *http.Request, req *request, t *target, l storage.Lock) error {
 	ctx := r.Context()
 	l.SpaceID = t.space.ID
-	l.User, l.UserName = req.user.ID, req.user.DisplayName
+	l.User, l.UserName, l.Groups = req.user.ID, req.user.DisplayName, req.user.Groups
 	created := false
 	if !t.exists {
 		node, err := h.createLockedFile(r, req, t, l)
@@ -110,7 +123,7 @@ func (h *Handler) createLock(w http.ResponseWriter, r *http.Request, req *reques
 		return err
 	}
 	l.NodeID, l.Root = t.node.ID, t.href()
-	taken, err := h.locks.CreateLock(ctx, l)
+	taken, err := h.locks.CreateLock(ctx, l, h.lockLimits)
 	if err != nil {
 		if created {
 			h.removeCreatedFile(ctx, t.node)
@@ -179,7 +192,13 @@ func conflicts(held, wanted storage.LockScope) bool {
 // lockFailure answers a lock the store refused; for a conflict it names the
 // root of the conflicting lock (RFC 4918 §16, no-conflicting-lock).
 func (h *Handler) lockFailure(ctx context.Context, l storage.Lock, err error) error {
-	if !errors.Is(err, storage.ErrLocked) {
+	switch {
+	case errors.Is(err, storage.ErrTooManyLocks):
+		return h.tooManyLocks(err)
+	case errors.Is(err, storage.ErrLockQuota):
+		return &davError{status: http.StatusInsufficientStorage, cause: err,
+			message: fmt.Sprintf("You hold the most locks allowed in this space (%d): unlock some first", h.lockLimits.MaxPerUser)}
+	case !errors.Is(err, storage.ErrLocked):
 		return fmt.Errorf("locking node %s: %w", l.NodeID, err)
 	}
 	held, lerr := h.locks.LocksOn(ctx, l.SpaceID, l.NodeID, l.Deep)
@@ -191,6 +210,16 @@ func (h *Handler) lockFailure(ctx context.Context, l storage.Lock, err error) er
 		}
 	}
 	return lockedError("")
+}
+
+// tooManyLocks is the 423 of a LOCK that would make a resource covered by
+// more locks than the cap. It is a 423 with no-conflicting-lock, not a 507:
+// the resource cannot be locked because of the locks others hold on it,
+// which is what RFC 4918 §9.10.6 answers 423 for and what clients show as
+// "locked by someone else" (a 507 would read as a full disk or quota).
+func (h *Handler) tooManyLocks(cause error) *davError {
+	return &davError{status: http.StatusLocked, cause: cause, condition: "<d:no-conflicting-lock/>",
+		message: fmt.Sprintf("The resource is covered by the most locks allowed (%d): try again when one has ended", h.lockLimits.MaxCovering)}
 }
 
 // lockedError is the 423 of a LOCK that conflicts with the lock rooted at
@@ -285,7 +314,7 @@ func (h *Handler) handleUnlock(w http.ResponseWriter, r *http.Request, req *requ
 	if err != nil {
 		return fmt.Errorf("reading the locks of node %s: %w", t.node.ID, err)
 	}
-	if _, ok := ownLockWithToken(held, req.user, token); !ok {
+	if !mayUnlock(held, req.user, t.role, token) {
 		return errTokenMismatch
 	}
 	err = h.locks.RemoveLock(r.Context(), t.space.ID, token)
@@ -297,6 +326,17 @@ func (h *Handler) handleUnlock(w http.ResponseWriter, r *http.Request, req *requ
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// mayUnlock reports whether user, of role in the space, may remove the
+// lock with token among held, the locks covering the request URI: their own
+// lock, or as a manager anybody's (a lock left behind by someone gone must
+// not keep a resource read-only until it expires).
+func mayUnlock(held []storage.Lock, user storage.User, role storage.Role, token string) bool {
+	if _, ok := ownLockWithToken(held, user, token); ok {
+		return true
+	}
+	return role >= storage.RoleManager && slices.ContainsFunc(held, func(l storage.Lock) bool { return l.Token == token })
 }
 
 // lockTokenHeader reads the Lock-Token of an UNLOCK: a Coded-URL, <token>,

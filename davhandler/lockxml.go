@@ -20,16 +20,29 @@ import (
 const supportedLockXML = `<d:lockentry><d:lockscope><d:exclusive/></d:lockscope><d:locktype><d:write/></d:locktype></d:lockentry>` +
 	`<d:lockentry><d:lockscope><d:shared/></d:lockscope><d:locktype><d:write/></d:locktype></d:lockentry>`
 
-// lockDiscoveryXML is the d:lockdiscovery value of a node covered by locks.
-func lockDiscoveryXML(locks []storage.Lock, now time.Time) string {
-	if len(locks) == 0 {
-		return "" // most nodes: no builder to allocate
-	}
-	var b xmlBuilder
+// appendLockDiscovery appends the d:lockdiscovery value of a node covered
+// by locks to dst, the response's own buffer: a listing writes each entry's
+// locks as it goes, with no copy of its own (the caps of storage.LockLimits
+// bound one entry's).
+func appendLockDiscovery(dst []byte, locks []storage.Lock, now time.Time) []byte {
+	a := byteAppender{b: dst}
 	for _, l := range locks {
-		writeActiveLock(&b, l, now)
+		writeActiveLock(&a, l, now)
 	}
-	return b.String()
+	return a.b
+}
+
+// byteAppender is an xmlWriter appending to a byte slice.
+type byteAppender struct{ b []byte }
+
+func (a *byteAppender) WriteString(s string) (int, error) {
+	a.b = append(a.b, s...)
+	return len(s), nil
+}
+
+func (a *byteAppender) WriteByte(c byte) error {
+	a.b = append(a.b, c)
+	return nil
 }
 
 // lockReplyBody is the body of a successful LOCK: the d:prop with the
@@ -44,7 +57,7 @@ func lockReplyBody(l storage.Lock, now time.Time) string {
 }
 
 // writeActiveLock writes the d:activelock of l as it stands at now.
-func writeActiveLock(b *xmlBuilder, l storage.Lock, now time.Time) {
+func writeActiveLock(b xmlWriter, l storage.Lock, now time.Time) {
 	b.WriteString("<d:activelock><d:locktype><d:write/></d:locktype><d:lockscope>")
 	if l.Scope == storage.LockShared {
 		b.WriteString("<d:shared/>")
@@ -66,11 +79,11 @@ func writeActiveLock(b *xmlBuilder, l storage.Lock, now time.Time) {
 	b.WriteString("<d:timeout>")
 	b.WriteString(timeoutValue(l.Expires, now))
 	b.WriteString("</d:timeout><d:locktoken><d:href>")
-	b.text(l.Token)
+	writeXMLText(b, l.Token)
 	b.WriteString("</d:href></d:locktoken><d:lockroot><d:href>")
-	b.text(l.Root)
+	writeXMLText(b, l.Root)
 	b.WriteString("</d:href></d:lockroot><oc:ownername>")
-	b.text(cmp.Or(l.UserName, l.User))
+	writeXMLText(b, cmp.Or(l.UserName, l.User))
 	b.WriteString("</oc:ownername></d:activelock>")
 }
 

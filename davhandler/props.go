@@ -458,7 +458,7 @@ func propLockDiscovery(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) 
 	if pc.locks == nil {
 		return dst, false
 	}
-	return appendXMLMarkup(dst, lockDiscoveryXML(v.locks, pc.locks.now)), true
+	return appendLockDiscovery(dst, v.locks, pc.locks.now), true
 }
 
 func propSupportedLock(pc *propContext, _ *nodeView, dst []byte) ([]byte, bool) {

@@ -29,3 +29,137 @@ func ValidLockRequest(l Lock) error {
 	}
 	return nil
 }
+
+// LockLimits bound what locks can make a store keep and a listing show:
+// every lock is at most MaxOwnerBytes of owner, each user holds at most
+// MaxPerUser of a space's locks, and no node is covered by more than
+// MaxCovering, so the d:lockdiscovery of one resource is at most
+// MaxCovering × (MaxOwnerBytes + a few hundred bytes). A zero field caps
+// nothing.
+type LockLimits struct {
+	// MaxOwnerBytes caps Lock.Owner; a longer one is ErrInvalid.
+	MaxOwnerBytes int
+	// MaxCovering caps the locks covering any one node (its own and the
+	// Deep locks of its ancestors); a lock that would make a node covered
+	// by more is ErrTooManyLocks.
+	MaxCovering int
+	// MaxPerUser caps the locks one user holds in one space; one more is
+	// ErrLockQuota.
+	MaxPerUser int
+}
+
+var (
+	// ErrTooManyLocks: a lock would make a node covered by more than
+	// LockLimits.MaxCovering locks. It is an ErrLocked: to the client the
+	// resource is as locked as when a lock conflicts.
+	ErrTooManyLocks = fmt.Errorf("%w: too many locks cover the resource", ErrLocked)
+	// ErrLockQuota: the user holds LockLimits.MaxPerUser locks of the
+	// space already. It is an ErrInsufficientStorage, as the caps on dead
+	// properties are: what the user keeps is full, not the resource locked.
+	ErrLockQuota = fmt.Errorf("%w: the user holds the most locks allowed in the space", ErrInsufficientStorage)
+)
+
+// LockCounts reports whether l still counts in sp: its user is at least an
+// editor there, by the user's own role or the groups recorded with the lock,
+// as the space's members stand now. A user taken out of the space (or made
+// a viewer) leaves locks that block nothing, show nowhere and may be
+// dropped: otherwise a former editor's lock would keep the resource
+// read-only until it expires. A lock without a user (a store's internal
+// use) always counts.
+func LockCounts(sp Space, l Lock) bool {
+	if l.User == "" {
+		return true
+	}
+	return sp.RoleOf(User{ID: l.User, Groups: l.Groups}) >= RoleEditor
+}
+
+// CountingLocks splits the live locks of sp into those that count
+// (LockCounts) and those that do not, keeping their order.
+func CountingLocks(sp Space, locks []Lock) (counting, stale []Lock) {
+	for _, l := range locks {
+		if LockCounts(sp, l) {
+			counting = append(counting, l)
+		} else {
+			stale = append(stale, l)
+		}
+	}
+	return counting, stale
+}
+
+// LockPlaces is where the locks of a space sit relative to the node of a
+// new lock, as CheckLockLimits needs it.
+type LockPlaces struct {
+	// Above holds the new lock's node and its ancestors.
+	Above map[string]bool
+	// Inside maps each node strictly below the new lock's node that holds
+	// a lock to its path up to that node: itself first, then its
+	// ancestors, the new lock's node excluded. Only a Deep lock needs it.
+	Inside map[string][]string
+}
+
+// NeedsInside reports whether CheckLockLimits needs places.Inside for l:
+// only a Deep lock covers other nodes' locks, and only a cap on covering
+// locks looks at them.
+func (lim LockLimits) NeedsInside(l Lock) bool { return l.Deep && lim.MaxCovering > 0 }
+
+// CheckLockLimits applies lim to l, a new lock that conflicts with none of
+// locks, the counting live locks of its space. The store calls it in the
+// transaction that adds l, so that concurrent requests cannot pass a cap
+// together.
+func CheckLockLimits(l Lock, locks []Lock, lim LockLimits, places LockPlaces) error {
+	if lim.MaxOwnerBytes > 0 && len(l.Owner) > lim.MaxOwnerBytes {
+		return fmt.Errorf("lock owner of %d bytes, more than %d: %w", len(l.Owner), lim.MaxOwnerBytes, ErrInvalid)
+	}
+	if lim.MaxPerUser > 0 && l.User != "" && locksOf(locks, l.User) >= lim.MaxPerUser {
+		return fmt.Errorf("user %s holds %d locks: %w", l.User, lim.MaxPerUser, ErrLockQuota)
+	}
+	if lim.MaxCovering > 0 && mostCovering(l, locks, places)+1 > lim.MaxCovering {
+		return fmt.Errorf("more than %d locks would cover a node: %w", lim.MaxCovering, ErrTooManyLocks)
+	}
+	return nil
+}
+
+func locksOf(locks []Lock, user string) int {
+	n := 0
+	for _, l := range locks {
+		if l.User == user {
+			n++
+		}
+	}
+	return n
+}
+
+// mostCovering is the largest number of locks covering one node that l
+// will cover. A node below l's without a lock of its own is covered by no
+// more than its nearest ancestor that has one (or l's node), so l's node
+// and the locked nodes inside are the only ones to count.
+func mostCovering(l Lock, locks []Lock, places LockPlaces) int {
+	own := map[string]int{}  // node → locks rooted there
+	deep := map[string]int{} // node → Deep locks rooted there
+	atTop, deepAbove := 0, 0 // locks covering l's node; Deep ones of it and above
+	for _, o := range locks {
+		own[o.NodeID]++
+		if o.Deep {
+			deep[o.NodeID]++
+		}
+		switch {
+		case o.Deep && places.Above[o.NodeID]:
+			atTop++
+			deepAbove++
+		case o.NodeID == l.NodeID:
+			atTop++
+		}
+	}
+	most := atTop
+	if !l.Deep {
+		return most
+	}
+	for _, path := range places.Inside {
+		n := deepAbove + own[path[0]]
+		for _, id := range path[1:] {
+			n += deep[id]
+		}
+		most = max(most, n)
+	}
+	return most
+}

@@ -40,3 +40,71 @@ func TestValidLockRequest(t *testing.T) {
 		})
 	}
 }
+
+func TestLockCounts(t *testing.T) {
+	project := Space{Type: SpaceProject, Members: map[string]Role{
+		"editor": RoleEditor, "viewer": RoleViewer, GroupPrefix + "physicists": RoleEditor,
+	}}
+	personal := Space{Type: SpacePersonal, Owner: "owner"}
+	tests := []struct {
+		name  string
+		space Space
+		lock  Lock
+		want  bool
+	}{
+		{"editor", project, Lock{User: "editor"}, true},
+		{"editor through a group", project, Lock{User: "richard", Groups: []string{"physicists"}}, true},
+		{"viewer", project, Lock{User: "viewer"}, false},
+		{"not a member", project, Lock{User: "marie"}, false},
+		{"group not recorded", project, Lock{User: "richard"}, false},
+		{"personal space owner", personal, Lock{User: "owner"}, true},
+		{"no user", project, Lock{}, true},
+	}
+	for _, tt := range tests {
+		if got := LockCounts(tt.space, tt.lock); got != tt.want {
+			t.Errorf("%s: LockCounts = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestCheckLockLimits(t *testing.T) {
+	// root/a/b/f; the new lock is on a.
+	places := LockPlaces{
+		Above:  map[string]bool{"a": true, "root": true},
+		Inside: map[string][]string{"f": {"f", "b"}, "b": {"b"}},
+	}
+	deepRoot := Lock{Token: "1", NodeID: "root", Deep: true, User: "u"}
+	onF := Lock{Token: "2", NodeID: "f", User: "u"}
+	deepB := Lock{Token: "3", NodeID: "b", Deep: true, User: "v"}
+	onA := Lock{Token: "4", NodeID: "a", User: "v"}
+	tests := []struct {
+		name  string
+		l     Lock
+		locks []Lock
+		lim   LockLimits
+		want  error
+	}{
+		{"no caps", Lock{NodeID: "a", Deep: true, Owner: "xxxx"}, []Lock{deepRoot, onF, deepB, onA}, LockLimits{}, nil},
+		{"owner at the cap", Lock{NodeID: "a", Owner: "xxxx"}, nil, LockLimits{MaxOwnerBytes: 4}, nil},
+		{"owner over the cap", Lock{NodeID: "a", Owner: "xxxxx"}, nil, LockLimits{MaxOwnerBytes: 4}, ErrInvalid},
+		{"user below the cap", Lock{NodeID: "a", User: "u"}, []Lock{deepRoot}, LockLimits{MaxPerUser: 2}, nil},
+		{"user at the cap", Lock{NodeID: "a", User: "u"}, []Lock{deepRoot, onF}, LockLimits{MaxPerUser: 2}, ErrLockQuota},
+		{"other users do not count", Lock{NodeID: "a", User: "w"}, []Lock{deepRoot, onF}, LockLimits{MaxPerUser: 2}, nil},
+		// a is covered by deepRoot and onA: a third fits under 3.
+		{"shallow, covering at the cap", Lock{NodeID: "a"}, []Lock{deepRoot, onA, onF, deepB}, LockLimits{MaxCovering: 3}, nil},
+		// Deep on a: f is covered by deepRoot, deepB, onF, and then the new one.
+		{"deep, a node inside over the cap", Lock{NodeID: "a", Deep: true}, []Lock{deepRoot, onF, deepB}, LockLimits{MaxCovering: 3}, ErrTooManyLocks},
+		{"deep, a node inside at the cap", Lock{NodeID: "a", Deep: true}, []Lock{deepRoot, onF, deepB}, LockLimits{MaxCovering: 4}, nil},
+		// A shallow lock on a does not cover b or f.
+		{"deep, a shallow lock above does not reach inside", Lock{NodeID: "a", Deep: true}, []Lock{onA, onF}, LockLimits{MaxCovering: 2}, nil},
+	}
+	for _, tt := range tests {
+		err := CheckLockLimits(tt.l, tt.locks, tt.lim, places)
+		if (tt.want == nil) != (err == nil) || (tt.want != nil && !errors.Is(err, tt.want)) {
+			t.Errorf("%s: CheckLockLimits = %v, want %v", tt.name, err, tt.want)
+		}
+	}
+	if !errors.Is(ErrTooManyLocks, ErrLocked) || !errors.Is(ErrLockQuota, ErrInsufficientStorage) {
+		t.Fatal("ErrTooManyLocks must be an ErrLocked, ErrLockQuota an ErrInsufficientStorage")
+	}
+}

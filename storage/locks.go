@@ -57,6 +57,10 @@ type Lock struct {
 	// its token. UserName is their display name.
 	User     string
 	UserName string
+	// Groups are the groups User belonged to when taking the lock: a role in
+	// the space can come through a group, and the store, which sees no
+	// request, judges by these whether User is still a member (LockCounts).
+	Groups []string
 	// Created is when the lock was taken; Timeout its duration from the last
 	// refresh (0: no expiry) and Expires the moment it ends (zero: never).
 	Created time.Time
@@ -65,7 +69,9 @@ type Lock struct {
 }
 
 // LockStore keeps the locks of a Store's spaces. Every method is safe for
-// concurrent use; expired locks are never returned and never conflict.
+// concurrent use; expired locks, and locks that no longer count in their
+// space (LockCounts), are never returned and never conflict; a store may
+// drop them.
 // Expiry follows the store's clock. Locks belong to nodes: the Store's
 // Remove drops the locks of the removed subtree, Move those of the moved
 // subtree (RFC 4918 §7.6: a lock does not move with its resource) and of a
@@ -78,13 +84,16 @@ type LockStore interface {
 	// conflicts with a live lock: an exclusive lock conflicts with any other
 	// lock, a shared one with exclusive ones, where the two cover a common
 	// node (the same node, a Deep lock of an ancestor, or when l.Deep a lock
-	// of a descendant). ErrNotFound when the node does not exist in the
-	// space, ErrInvalid for an unknown scope or a negative timeout. The store
+	// of a descendant). Then lim applies (CheckLockLimits): an owner too
+	// long is ErrInvalid, a node covered by too many locks ErrTooManyLocks
+	// (an ErrLocked), a user holding too many ErrLockQuota (an
+	// ErrInsufficientStorage). ErrNotFound when the node does not exist in
+	// the space, ErrInvalid for an unknown scope or a negative timeout. The store
 	// sets Created and Expires from l.Timeout (0: no expiry). An empty Token
 	// gets a fresh "urn:uuid:<random uuid>"; a token a live lock anywhere in
 	// the store already holds is ErrExists (not ErrLocked: nothing about the
 	// node is locked, the name is taken).
-	CreateLock(ctx context.Context, l Lock) (Lock, error)
+	CreateLock(ctx context.Context, l Lock, lim LockLimits) (Lock, error)
 	// RefreshLock restarts the timeout of the lock with token: Timeout
 	// becomes timeout (0: no expiry) and Expires is counted from now;
 	// Created stays. ErrNotFound when no live lock of the space has it
@@ -99,8 +108,9 @@ type LockStore interface {
 	// below it (what a DELETE or MOVE of a folder must honour).
 	// ErrNotFound when the node does not exist in the space.
 	LocksOn(ctx context.Context, spaceID, nodeID string, below bool) ([]Lock, error)
-	// SpaceLocks returns the live locks of a space. Spaces hold few locks;
-	// a listing reads them once instead of asking per node. A space without
+	// SpaceLocks returns the live locks of a space. Spaces hold few locks
+	// (at most LockLimits.MaxPerUser for each member); a listing reads them
+	// once instead of asking per node. A space without
 	// locks costs next to nothing; an unknown space has none (no error).
 	SpaceLocks(ctx context.Context, spaceID string) ([]Lock, error)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -31,7 +32,12 @@ var (
 	bucketLockTokens = []byte("lock_tokens")
 )
 
-const lockFormat = 1
+// The lock formats: 2 adds the locker's groups; a lock of format 1 has
+// none recorded.
+const (
+	lockFormatV1 = 1
+	lockFormat   = 2
+)
 
 func lockKey(spaceID, token string) []byte {
 	return childKey(spaceID, token)
@@ -45,7 +51,7 @@ func isLive(l storage.Lock, now time.Time) bool {
 // CreateLock adds l unless it conflicts with a live lock, checked in the
 // same write transaction. An empty token gets a fresh "urn:uuid:" one; a
 // token already held by a live lock anywhere in the store is ErrExists.
-func (s *Store) CreateLock(ctx context.Context, l storage.Lock) (storage.Lock, error) {
+func (s *Store) CreateLock(ctx context.Context, l storage.Lock, lim storage.LockLimits) (storage.Lock, error) {
 	if err := ctx.Err(); err != nil {
 		return storage.Lock{}, err
 	}
@@ -67,6 +73,9 @@ func (s *Store) CreateLock(ctx context.Context, l storage.Lock) (storage.Lock, e
 			return err
 		}
 		if err := t.checkLockConflicts(l, locks); err != nil {
+			return err
+		}
+		if err := t.checkLockLimits(l, locks, lim); err != nil {
 			return err
 		}
 		l.Created = t.now.Round(0).UTC() // as it reads back
@@ -139,6 +148,55 @@ func (t *txn) checkLockConflicts(l storage.Lock, locks []storage.Lock) error {
 		}
 	}
 	return nil
+}
+
+// checkLockLimits applies lim to l against the counting live locks of its
+// space (storage.CheckLockLimits).
+func (t *txn) checkLockLimits(l storage.Lock, locks []storage.Lock, lim storage.LockLimits) error {
+	places := storage.LockPlaces{}
+	var err error
+	if places.Above, err = t.ancestors(l.NodeID); err != nil {
+		return err
+	}
+	if lim.NeedsInside(l) {
+		if places.Inside, err = t.lockPathsInside(l.NodeID, locks); err != nil {
+			return err
+		}
+	}
+	return storage.CheckLockLimits(l, locks, lim, places)
+}
+
+// lockPathsInside maps each node of locks strictly below top to its path
+// up to top (top excluded), as storage.LockPlaces.Inside wants it.
+func (t *txn) lockPathsInside(top string, locks []storage.Lock) (map[string][]string, error) {
+	under := t.subtree(top)
+	paths := map[string][]string{}
+	for _, l := range locks {
+		if _, done := paths[l.NodeID]; done || l.NodeID == top {
+			continue
+		}
+		inside, err := under.contains(l.NodeID)
+		if err != nil {
+			return nil, err
+		}
+		if !inside {
+			continue
+		}
+		var path []string
+		for id := l.NodeID; id != top; {
+			path = append(path, id)
+			r, ok, err := t.node(id)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, fmt.Errorf("ancestor %s missing: %w", id, errCorrupt)
+			}
+			id = r.ParentID
+		}
+		paths[l.NodeID] = path
+	}
+	return paths, nil
 }
 
 // subtree tells which nodes lie in the subtree of top (top included). It
@@ -318,12 +376,26 @@ func (s *Store) SpaceLocks(ctx context.Context, spaceID string) ([]storage.Lock,
 	return out, nil
 }
 
-// liveLocks returns the live locks of a space; with purge (in a write
-// transaction) it deletes the expired ones.
+// liveLocks returns the live locks of a space that count
+// (storage.LockCounts); with purge (in a write transaction) it deletes the
+// expired ones and those that no longer count.
 func (t *txn) liveLocks(spaceID string, now time.Time, purge bool) ([]storage.Lock, error) {
 	out, expired, err := readSpaceLocks(t.locks(), spaceID, now)
-	if err != nil || !purge {
+	if err != nil || len(out)+len(expired) == 0 {
 		return out, err
+	}
+	sp, err := t.space(spaceID)
+	if errors.Is(err, storage.ErrNotFound) {
+		sp = storage.Space{ID: spaceID} // locks of no members
+	} else if err != nil {
+		return nil, err
+	}
+	out, stale := storage.CountingLocks(sp, out)
+	if !purge {
+		return out, nil
+	}
+	for _, l := range stale {
+		expired = append(expired, l.Token)
 	}
 	for _, token := range expired {
 		if err := t.deleteLock(spaceID, token); err != nil {
@@ -432,10 +504,16 @@ func (t *txn) deleteLock(spaceID, token string) error {
 // encodeLock encodes l without its space and token (they are the key).
 // Layout: format, scope, deep (bytes), node, root, owner, user, user name
 // (uvarint length + bytes each), created and expires as Unix seconds
-// (varint) and nanoseconds (uvarint), timeout in nanoseconds (varint).
+// (varint) and nanoseconds (uvarint), timeout in nanoseconds (varint),
+// then the number of groups (uvarint) and each group (uvarint length +
+// bytes).
 func encodeLock(l storage.Lock) []byte {
-	b := make([]byte, 0, 3+5*binary.MaxVarintLen16+5*binary.MaxVarintLen64+
-		len(l.NodeID)+len(l.Root)+len(l.Owner)+len(l.User)+len(l.UserName))
+	groups := 0
+	for _, g := range l.Groups {
+		groups += binary.MaxVarintLen64 + len(g)
+	}
+	b := make([]byte, 0, 3+5*binary.MaxVarintLen16+6*binary.MaxVarintLen64+
+		len(l.NodeID)+len(l.Root)+len(l.Owner)+len(l.User)+len(l.UserName)+groups)
 	deep := byte(0)
 	if l.Deep {
 		deep = 1
@@ -448,12 +526,18 @@ func encodeLock(l storage.Lock) []byte {
 	b = appendString(b, l.UserName)
 	b = appendTime(b, l.Created)
 	b = appendTime(b, l.Expires)
-	return binary.AppendVarint(b, int64(l.Timeout))
+	b = binary.AppendVarint(b, int64(l.Timeout))
+	b = binary.AppendUvarint(b, uint64(len(l.Groups)))
+	for _, g := range l.Groups {
+		b = appendString(b, g)
+	}
+	return b
 }
 
 func decodeLock(spaceID, token string, v []byte) (storage.Lock, error) {
 	d := decoder{b: v, s: string(v)}
-	if d.byte() != lockFormat {
+	format := d.byte()
+	if format != lockFormat && format != lockFormatV1 {
 		return storage.Lock{}, fmt.Errorf("lock %q: unknown format: %w", token, errCorrupt)
 	}
 	l := storage.Lock{Token: token, SpaceID: spaceID}
@@ -467,6 +551,9 @@ func decodeLock(spaceID, token string, v []byte) (storage.Lock, error) {
 	l.Created = d.time()
 	l.Expires = d.time()
 	l.Timeout = time.Duration(d.varint())
+	if format >= lockFormat {
+		l.Groups = d.groups()
+	}
 	if d.err != nil || (l.Scope != storage.LockExclusive && l.Scope != storage.LockShared) {
 		return storage.Lock{}, fmt.Errorf("lock %q: %w", token, errCorrupt)
 	}
@@ -494,4 +581,20 @@ func (d *decoder) time() time.Time {
 		d.fail()
 	}
 	return time.Unix(sec, int64(nsec)).UTC()
+}
+
+// groups reads the groups of a lock: a count, then each group. The count
+// is checked against the bytes left, so a damaged record cannot make it
+// allocate much.
+func (d *decoder) groups() []string {
+	n := d.uvarint()
+	if n > uint64(len(d.b)-d.off) {
+		d.fail()
+		return nil
+	}
+	var groups []string
+	for range n {
+		groups = append(groups, d.str())
+	}
+	return groups
 }

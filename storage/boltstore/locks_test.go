@@ -3,6 +3,7 @@ package boltstore
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -14,7 +15,7 @@ func (f *fixture) lock(t testing.TB, spaceID, node string, deep bool, scope stor
 	l, err := f.s.CreateLock(ctx, storage.Lock{
 		SpaceID: spaceID, NodeID: node, Root: "/" + node, Deep: deep, Scope: scope,
 		User: "einstein", UserName: "Albert Einstein", Timeout: timeout,
-	})
+	}, storage.LockLimits{})
 	if err != nil {
 		t.Fatalf("CreateLock on %s: %v", node, err)
 	}
@@ -44,6 +45,8 @@ func TestLockCodecRoundTrip(t *testing.T) {
 			Created: created, Timeout: time.Hour, Expires: created.Add(time.Hour),
 		},
 		{Token: "t", SpaceID: "s", NodeID: "n", Scope: storage.LockShared, Created: created},
+		{Token: "groups", SpaceID: "s", NodeID: "n", Scope: storage.LockShared, User: "marie",
+			Groups: []string{"physicists", "chemists"}, Created: created},
 		{Token: "before 1970", SpaceID: "s", NodeID: "n", Scope: storage.LockShared, Created: time.Unix(-5, 7).UTC()},
 	}
 	for _, want := range tests {
@@ -52,10 +55,26 @@ func TestLockCodecRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("decodeLock: %v", err)
 			}
-			if got != want {
+			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("round trip = %+v, want %+v", got, want)
 			}
 		})
+	}
+}
+
+// A lock written before locks recorded their user's groups (format 1)
+// reads back without groups.
+func TestDecodeLockFormat1(t *testing.T) {
+	want := storage.Lock{Token: "t", SpaceID: "s", NodeID: "n", Scope: storage.LockShared, User: "marie",
+		Created: time.Unix(1, 0).UTC(), Timeout: time.Second}
+	v2 := encodeLock(want)
+	if v2[len(v2)-1] != 0 {
+		t.Fatalf("a lock without groups does not end with a zero count: %x", v2)
+	}
+	v1 := append([]byte{lockFormatV1}, v2[1:len(v2)-1]...)
+	got, err := decodeLock("s", "t", v1)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("decodeLock of format 1 = %+v, %v; want %+v", got, err, want)
 	}
 }
 
@@ -92,10 +111,10 @@ func TestLocksSurviveRestart(t *testing.T) {
 
 	f.s = openStore(t, f.dir, f.clk)
 	got, err := f.s.LocksOn(ctx, f.space.ID, file.ID, false)
-	if err != nil || len(got) != 1 || got[0] != l {
+	if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], l) {
 		t.Fatalf("LocksOn after restart = %+v, %v; want %+v", got, err, l)
 	}
-	_, err = f.s.CreateLock(ctx, storage.Lock{SpaceID: f.space.ID, NodeID: file.ID, Scope: storage.LockShared})
+	_, err = f.s.CreateLock(ctx, storage.Lock{SpaceID: f.space.ID, NodeID: file.ID, Scope: storage.LockShared}, storage.LockLimits{})
 	wantErr(t, err, storage.ErrLocked)
 	if err := f.s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
@@ -103,7 +122,7 @@ func TestLocksSurviveRestart(t *testing.T) {
 
 	f.clk.Advance(time.Hour)
 	f.s = openStore(t, f.dir, f.clk)
-	if got, err := f.s.SpaceLocks(ctx, f.space.ID); err != nil || len(got) != 1 || got[0] != endless {
+	if got, err := f.s.SpaceLocks(ctx, f.space.ID); err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], endless) {
 		t.Fatalf("SpaceLocks after expiry = %+v, %v; want only %+v", got, err, endless)
 	}
 	if locks, tokens := f.lockRecords(t); locks != 1 || tokens != 1 {
@@ -282,7 +301,7 @@ func TestOpenDropsDamagedLocks(t *testing.T) {
 	}
 
 	f.s = openStore(t, f.dir, f.clk)
-	if got, err := f.s.SpaceLocks(ctx, f.space.ID); err != nil || len(got) != 1 || got[0] != l {
+	if got, err := f.s.SpaceLocks(ctx, f.space.ID); err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], l) {
 		t.Fatalf("SpaceLocks after reopening = %+v, %v; want %+v", got, err, l)
 	}
 	if locks, tokens := f.lockRecords(t); locks != 1 || tokens != 1 {

@@ -22,7 +22,7 @@ import (
 // so that every node (and a test's clock) agrees with the store's.
 
 // lockColumns are the columns lockRow reads, in its order.
-const lockColumns = `token, space_id, node_id, root, deep, scope, owner, user_id, user_name, created, timeout_ms, expires`
+const lockColumns = `token, space_id, node_id, root, deep, scope, owner, user_id, user_name, user_groups, created, timeout_ms, expires`
 
 // lockRow is a row of the locks table.
 type lockRow struct {
@@ -35,6 +35,7 @@ type lockRow struct {
 	Owner     string     `db:"owner"`
 	UserID    string     `db:"user_id"`
 	UserName  string     `db:"user_name"`
+	Groups    []string   `db:"user_groups"`
 	Created   time.Time  `db:"created"`
 	TimeoutMS int64      `db:"timeout_ms"`
 	Expires   *time.Time `db:"expires"`
@@ -49,6 +50,9 @@ func (r lockRow) lock() storage.Lock {
 	if r.Expires != nil {
 		l.Expires = r.Expires.UTC()
 	}
+	if len(r.Groups) > 0 {
+		l.Groups = r.Groups
+	}
 	return l
 }
 
@@ -56,7 +60,7 @@ func (r lockRow) lock() storage.Lock {
 // decided under the space's row lock. An empty token gets a fresh
 // "urn:uuid:" one; a token a live lock anywhere in the store holds is
 // ErrExists.
-func (s *Store) CreateLock(ctx context.Context, l storage.Lock) (storage.Lock, error) {
+func (s *Store) CreateLock(ctx context.Context, l storage.Lock, lim storage.LockLimits) (storage.Lock, error) {
 	if err := validLock(l); err != nil {
 		return storage.Lock{}, fmt.Errorf("create lock: %w", err)
 	}
@@ -73,6 +77,9 @@ func (s *Store) CreateLock(ctx context.Context, l storage.Lock) (storage.Lock, e
 			return err
 		}
 		if err := checkLockConflicts(ctx, tx, l, locks); err != nil {
+			return err
+		}
+		if err := checkLockLimits(ctx, tx, l, locks, lim); err != nil {
 			return err
 		}
 		l.Created = now
@@ -97,7 +104,7 @@ func validLock(l storage.Lock) error {
 	if !validText(l.Token) {
 		return fmt.Errorf("lock token: %w", storage.ErrInvalid)
 	}
-	for _, v := range []string{l.Root, l.Owner, l.User, l.UserName} {
+	for _, v := range append([]string{l.Root, l.Owner, l.User, l.UserName}, l.Groups...) {
 		if !validText(v) {
 			return fmt.Errorf("lock of %q: text with a NUL or invalid UTF-8: %w", l.Root, storage.ErrInvalid)
 		}
@@ -155,10 +162,10 @@ func insertLock(ctx context.Context, tx pgx.Tx, l storage.Lock, now time.Time) e
 	}
 	tag, err := tx.Exec(ctx, `
 		INSERT INTO locks (`+lockColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 		ON CONFLICT (token) DO NOTHING`,
 		l.Token, l.SpaceID, l.NodeID, l.Root, l.Deep, int16(l.Scope), l.Owner, l.User, l.UserName,
-		l.Created, l.Timeout.Milliseconds(), nullTime(l.Expires))
+		groupsColumn(l.Groups), l.Created, l.Timeout.Milliseconds(), nullTime(l.Expires))
 	if err != nil {
 		return err
 	}
@@ -199,6 +206,60 @@ func checkLockConflicts(ctx context.Context, tx pgx.Tx, l storage.Lock, locks []
 	return nil
 }
 
+// groupsColumn is the user_groups value of groups: never NULL.
+func groupsColumn(groups []string) []string {
+	if groups == nil {
+		return []string{}
+	}
+	return groups
+}
+
+// checkLockLimits applies lim to l against the counting live locks of its
+// space (storage.CheckLockLimits).
+func checkLockLimits(ctx context.Context, tx pgx.Tx, l storage.Lock, locks []storage.Lock, lim storage.LockLimits) error {
+	places := storage.LockPlaces{}
+	var err error
+	if places.Above, err = ancestors(ctx, tx, l.NodeID); err != nil {
+		return err
+	}
+	if lim.NeedsInside(l) && len(locks) > 0 {
+		if places.Inside, err = lockPathsInside(ctx, tx, l.NodeID, locks); err != nil {
+			return err
+		}
+	}
+	return storage.CheckLockLimits(l, locks, lim, places)
+}
+
+// lockPathsInside maps each node of locks strictly below top to its path
+// up to top (top excluded), as storage.LockPlaces.Inside wants it: one
+// walk up from every locked node, kept for those that reach top.
+func lockPathsInside(ctx context.Context, tx pgx.Tx, top string, locks []storage.Lock) (map[string][]string, error) {
+	ids := make([]string, 0, len(locks))
+	for _, l := range locks {
+		ids = append(ids, l.NodeID)
+	}
+	rows, err := tx.Query(ctx, `
+		WITH RECURSIVE up (origin, id, parent_id, step) AS (
+			SELECT id, id, parent_id, 0 FROM nodes WHERE id = ANY($1) AND id <> $2
+			UNION ALL
+			SELECT up.origin, n.id, n.parent_id, up.step + 1 FROM nodes n JOIN up ON n.id = up.parent_id
+			WHERE up.id <> $2
+		)
+		SELECT origin, id FROM up
+		WHERE id <> $2 AND origin IN (SELECT origin FROM up WHERE id = $2)
+		ORDER BY origin, step`, ids, top)
+	if err != nil {
+		return nil, err
+	}
+	paths := map[string][]string{}
+	var origin, id string
+	_, err = pgx.ForEachRow(rows, []any{&origin, &id}, func() error {
+		paths[origin] = append(paths[origin], id)
+		return nil
+	})
+	return paths, err
+}
+
 // RefreshLock restarts the timeout of the live lock with token.
 func (s *Store) RefreshLock(ctx context.Context, spaceID, token string, timeout time.Duration) (storage.Lock, error) {
 	if timeout < 0 {
@@ -210,6 +271,10 @@ func (s *Store) RefreshLock(ctx context.Context, spaceID, token string, timeout 
 	var l storage.Lock
 	err := s.inSpace(ctx, spaceID, func(tx pgx.Tx) error {
 		now := s.dbNow()
+		// A lock that no longer counts is gone for this too.
+		if _, err := purgeAndLoadLocks(ctx, tx, spaceID, now); err != nil {
+			return err
+		}
 		rows, err := tx.Query(ctx, `
 			UPDATE locks SET timeout_ms = $3, expires = $4
 			WHERE token = $1 AND space_id = $2 AND (expires IS NULL OR expires > $5)
@@ -238,6 +303,10 @@ func (s *Store) RemoveLock(ctx context.Context, spaceID, token string) error {
 	}
 	err := s.inSpace(ctx, spaceID, func(tx pgx.Tx) error {
 		now := s.dbNow()
+		// A lock that no longer counts is gone for this too.
+		if _, err := purgeAndLoadLocks(ctx, tx, spaceID, now); err != nil {
+			return err
+		}
 		tag, err := tx.Exec(ctx, `
 			DELETE FROM locks WHERE token = $1 AND space_id = $2 AND (expires IS NULL OR expires > $3)`,
 			token, spaceID, now)
@@ -247,7 +316,7 @@ func (s *Store) RemoveLock(ctx context.Context, spaceID, token string) error {
 		if tag.RowsAffected() == 0 {
 			return fmt.Errorf("no lock %q in space %s: %w", token, spaceID, storage.ErrNotFound)
 		}
-		return purgeExpiredLocks(ctx, tx, spaceID, now)
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("remove lock %q: %w", token, err)
@@ -298,9 +367,35 @@ func (s *Store) SpaceLocks(ctx context.Context, spaceID string) ([]storage.Lock,
 	return out, nil
 }
 
-// loadLiveLocks returns the live locks of a space at now, ordered by token
-// in byte order.
+// loadLiveLocks returns the live locks of a space at now that count
+// (storage.LockCounts), ordered by token in byte order.
 func loadLiveLocks(ctx context.Context, tx pgx.Tx, spaceID string, now time.Time) ([]storage.Lock, error) {
+	locks, _, err := loadLocksSplit(ctx, tx, spaceID, now)
+	return locks, err
+}
+
+// loadLocksSplit returns the live locks of a space at now, ordered by
+// token in byte order: those that count, and those that no longer do. A
+// space without locks costs one index lookup.
+func loadLocksSplit(ctx context.Context, tx pgx.Tx, spaceID string, now time.Time) (counting, stale []storage.Lock, err error) {
+	locks, err := loadUnexpiredLocks(ctx, tx, spaceID, now)
+	if err != nil || len(locks) == 0 {
+		return nil, nil, err
+	}
+	sp, found, err := querySpace(ctx, tx, `SELECT `+spaceColumns+` FROM spaces WHERE id = $1`, spaceID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !found {
+		sp = storage.Space{ID: spaceID} // locks of no members
+	}
+	counting, stale = storage.CountingLocks(sp, locks)
+	return counting, stale, nil
+}
+
+// loadUnexpiredLocks returns every lock of a space that has not expired
+// at now, whether it counts or not.
+func loadUnexpiredLocks(ctx context.Context, tx pgx.Tx, spaceID string, now time.Time) ([]storage.Lock, error) {
 	rows, err := tx.Query(ctx, `
 		SELECT `+lockColumns+` FROM locks
 		WHERE space_id = $1 AND (expires IS NULL OR expires > $2)
@@ -319,13 +414,25 @@ func loadLiveLocks(ctx context.Context, tx pgx.Tx, spaceID string, now time.Time
 	return locks, nil
 }
 
-// purgeAndLoadLocks drops the expired locks of a space and returns its
-// live ones; the caller holds the space's row lock.
+// purgeAndLoadLocks drops the expired locks of a space and those that no
+// longer count, and returns its live ones; the caller holds the space's
+// row lock.
 func purgeAndLoadLocks(ctx context.Context, tx pgx.Tx, spaceID string, now time.Time) ([]storage.Lock, error) {
 	if err := purgeExpiredLocks(ctx, tx, spaceID, now); err != nil {
 		return nil, err
 	}
-	return loadLiveLocks(ctx, tx, spaceID, now)
+	counting, stale, err := loadLocksSplit(ctx, tx, spaceID, now)
+	if err != nil || len(stale) == 0 {
+		return counting, err
+	}
+	tokens := make([]string, len(stale))
+	for i, l := range stale {
+		tokens[i] = l.Token
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM locks WHERE token = ANY($1)`, tokens); err != nil {
+		return nil, err
+	}
+	return counting, nil
 }
 
 func purgeExpiredLocks(ctx context.Context, tx pgx.Tx, spaceID string, now time.Time) error {

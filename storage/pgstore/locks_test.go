@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -45,7 +46,8 @@ func insertTree(t *testing.T, s *Store, spaceID string, paths ...string) map[str
 			t.Fatalf("insertTree: %v", err)
 		}
 	}
-	exec(`INSERT INTO spaces (id, type, name, quota) VALUES ($1, 'project', $1, -1)`, spaceID)
+	// The user of lockOn is an editor: only an editor's locks count.
+	exec(`INSERT INTO spaces (id, type, name, quota, members) VALUES ($1, 'project', $1, -1, '{"u": 2}')`, spaceID)
 	exec(`INSERT INTO nodes (id, space_id, name, kind, mtime, etag) VALUES ($1, $1, '', $2, now(), 'e')`,
 		spaceID, int16(storage.KindFolder))
 	for _, p := range paths {
@@ -95,12 +97,12 @@ func TestLockConflictsAndCoverage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			held, err := s.CreateLock(ctx, tt.held)
+			held, err := s.CreateLock(ctx, tt.held, storage.LockLimits{})
 			if err != nil {
 				t.Fatalf("CreateLock: %v", err)
 			}
 			defer s.RemoveLock(ctx, "sp", held.Token)
-			got, err := s.CreateLock(ctx, tt.ask)
+			got, err := s.CreateLock(ctx, tt.ask, storage.LockLimits{})
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("CreateLock: %v, want %v", err, tt.want)
 			}
@@ -110,8 +112,8 @@ func TestLockConflictsAndCoverage(t *testing.T) {
 		})
 	}
 
-	a, _ := s.CreateLock(ctx, lockOn(s, "sp", ids["a"], true, storage.LockShared))
-	f, _ := s.CreateLock(ctx, lockOn(s, "sp", ids["a/b/f"], false, storage.LockShared))
+	a, _ := s.CreateLock(ctx, lockOn(s, "sp", ids["a"], true, storage.LockShared), storage.LockLimits{})
+	f, _ := s.CreateLock(ctx, lockOn(s, "sp", ids["a/b/f"], false, storage.LockShared), storage.LockLimits{})
 	for _, tt := range []struct {
 		node  string
 		below bool
@@ -153,7 +155,7 @@ func TestLockExpiryFollowsStoreClock(t *testing.T) {
 	s := openClockedStore(t, clk)
 	ctx := t.Context()
 	ids := insertTree(t, s, "sp", "f")
-	l, err := s.CreateLock(ctx, lockOn(s, "sp", ids["f"], false, storage.LockExclusive))
+	l, err := s.CreateLock(ctx, lockOn(s, "sp", ids["f"], false, storage.LockExclusive), storage.LockLimits{})
 	if err != nil {
 		t.Fatalf("CreateLock: %v", err)
 	}
@@ -161,7 +163,7 @@ func TestLockExpiryFollowsStoreClock(t *testing.T) {
 		t.Fatalf("lock = %+v", l)
 	}
 	got, err := s.SpaceLocks(ctx, "sp")
-	if err != nil || len(got) != 1 || got[0] != l {
+	if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], l) {
 		t.Fatalf("SpaceLocks = %+v, %v; want %+v", got, err, l)
 	}
 	clk.Advance(time.Hour + time.Second)
@@ -173,10 +175,10 @@ func TestLockExpiryFollowsStoreClock(t *testing.T) {
 	}
 	again := lockOn(s, "sp", ids["f"], false, storage.LockExclusive)
 	again.Token = l.Token
-	if _, err := s.CreateLock(ctx, again); err != nil {
+	if _, err := s.CreateLock(ctx, again, storage.LockLimits{}); err != nil {
 		t.Fatalf("CreateLock with an expired lock's token: %v", err)
 	}
-	if _, err := s.CreateLock(ctx, lockOn(s, "sp", ids["f"], false, storage.LockShared)); !errors.Is(err, storage.ErrLocked) {
+	if _, err := s.CreateLock(ctx, lockOn(s, "sp", ids["f"], false, storage.LockShared), storage.LockLimits{}); !errors.Is(err, storage.ErrLocked) {
 		t.Fatalf("CreateLock over a live lock: %v", err)
 	}
 	if err := s.RemoveLock(ctx, "sp", "urn:bad\xff"); !errors.Is(err, storage.ErrNotFound) {
@@ -204,7 +206,7 @@ func TestLocksAcrossNodes(t *testing.T) {
 			if i%3 == 0 {
 				node, deep = ids["d"], true
 			}
-			_, err := s.CreateLock(ctx, lockOn(s, "sp", node, deep, storage.LockExclusive))
+			_, err := s.CreateLock(ctx, lockOn(s, "sp", node, deep, storage.LockExclusive), storage.LockLimits{})
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -231,8 +233,8 @@ func TestCheckHeld(t *testing.T) {
 	s := openTestStore(t, Options{})
 	ctx := t.Context()
 	ids := insertTree(t, s, "sp", "a/", "a/f", "a/sub/", "a/sub/g")
-	deep, _ := s.CreateLock(ctx, lockOn(s, "sp", ids["a"], true, storage.LockShared))
-	g, _ := s.CreateLock(ctx, lockOn(s, "sp", ids["a/sub/g"], false, storage.LockShared))
+	deep, _ := s.CreateLock(ctx, lockOn(s, "sp", ids["a"], true, storage.LockShared), storage.LockLimits{})
+	g, _ := s.CreateLock(ctx, lockOn(s, "sp", ids["a/sub/g"], false, storage.LockShared), storage.LockLimits{})
 	tests := []struct {
 		name   string
 		tokens []string

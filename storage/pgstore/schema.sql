@@ -69,6 +69,9 @@ CREATE TABLE IF NOT EXISTS locks (
 	expires    timestamptz -- NULL: never
 );
 CREATE INDEX IF NOT EXISTS locks_space ON locks (space_id);
+-- The groups of the user who took a lock (storage.Lock.Groups), added after
+-- version 1: a lock counts while its user is an editor of the space.
+ALTER TABLE locks ADD COLUMN IF NOT EXISTS user_groups text[] NOT NULL DEFAULT '{}';
 
 -- Resumable (TUS) uploads. The bytes received so far are the objects in
 -- parts; hash_state carries the checksums of those bytes from append to

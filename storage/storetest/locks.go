@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -36,6 +37,10 @@ var lockTests = []struct {
 	{"LocksNeverOutliveNodes", testLocksNeverOutliveNodes},
 	{"ChangesHonourLocks", testChangesHonourLocks},
 	{"SharedLocksHeldDeep", testSharedLocksHeldDeep},
+	{"LockOwnerLimit", testLockOwnerLimit},
+	{"LocksPerUserLimit", testLocksPerUserLimit},
+	{"LocksCoveringLimit", testLocksCoveringLimit},
+	{"LocksOfFormerMembers", testLocksOfFormerMembers},
 }
 
 // after lets d pass for the store.
@@ -61,7 +66,7 @@ func (f *fixture) tryLock(node string, deep bool, scope storage.LockScope) (stor
 	return f.s.CreateLock(f.ctx, storage.Lock{
 		SpaceID: f.space.ID, NodeID: node, Root: "/" + node, Deep: deep, Scope: scope,
 		User: user.ID, UserName: user.DisplayName, Timeout: time.Hour,
-	})
+	}, storage.LockLimits{})
 }
 
 // tokens returns the sorted tokens of locks.
@@ -106,7 +111,7 @@ func testLockCreateRefreshRemove(t *testing.T, f *fixture) {
 		SpaceID: f.space.ID, NodeID: file.ID, Root: "/f", Scope: storage.LockExclusive,
 		Owner: owner, User: user.ID, UserName: user.DisplayName, Timeout: time.Hour,
 	}
-	l, err := f.s.CreateLock(f.ctx, asked)
+	l, err := f.s.CreateLock(f.ctx, asked, storage.LockLimits{})
 	if err != nil {
 		t.Fatalf("CreateLock: %v", err)
 	}
@@ -151,8 +156,12 @@ func sameLock(a, b storage.Lock) bool {
 	if !a.Created.Equal(b.Created) || !a.Expires.Equal(b.Expires) {
 		return false
 	}
+	if !slices.Equal(a.Groups, b.Groups) {
+		return false
+	}
 	a.Created, a.Expires, b.Created, b.Expires = time.Time{}, time.Time{}, time.Time{}, time.Time{}
-	return a == b
+	a.Groups, b.Groups = nil, nil
+	return reflect.DeepEqual(a, b)
 }
 
 func testLockTokens(t *testing.T, f *fixture) {
@@ -170,12 +179,12 @@ func testLockTokens(t *testing.T, f *fixture) {
 	}
 
 	chosen := storage.Lock{SpaceID: f.space.ID, NodeID: b.ID, Scope: storage.LockShared, Token: "opaquelocktoken:chosen"}
-	l, err := f.s.CreateLock(f.ctx, chosen)
+	l, err := f.s.CreateLock(f.ctx, chosen, storage.LockLimits{})
 	if err != nil || l.Token != chosen.Token {
 		t.Fatalf("CreateLock with a chosen token = %q, %v", l.Token, err)
 	}
 	// A token in use is refused even on another node: tokens name one lock.
-	_, err = f.s.CreateLock(f.ctx, storage.Lock{SpaceID: f.space.ID, NodeID: a.ID, Scope: storage.LockShared, Token: l1.Token})
+	_, err = f.s.CreateLock(f.ctx, storage.Lock{SpaceID: f.space.ID, NodeID: a.ID, Scope: storage.LockShared, Token: l1.Token}, storage.LockLimits{})
 	wantErr(t, "CreateLock with a token in use", err, storage.ErrExists)
 	wantTokens(t, "SpaceLocks", f.spaceLocks(t), l1, l2, l)
 }
@@ -186,11 +195,11 @@ func testLockExpiry(t *testing.T, f *fixture) {
 	const timeout = time.Second
 	short, err := f.s.CreateLock(f.ctx, storage.Lock{
 		SpaceID: f.space.ID, NodeID: file.ID, Scope: storage.LockExclusive, Timeout: timeout, Token: "urn:x:short",
-	})
+	}, storage.LockLimits{})
 	if err != nil {
 		t.Fatalf("CreateLock: %v", err)
 	}
-	endless, err := f.s.CreateLock(f.ctx, storage.Lock{SpaceID: f.space.ID, NodeID: forever.ID, Scope: storage.LockExclusive})
+	endless, err := f.s.CreateLock(f.ctx, storage.Lock{SpaceID: f.space.ID, NodeID: forever.ID, Scope: storage.LockExclusive}, storage.LockLimits{})
 	if err != nil {
 		t.Fatalf("CreateLock without timeout: %v", err)
 	}
@@ -207,7 +216,7 @@ func testLockExpiry(t *testing.T, f *fixture) {
 	// An expired lock neither conflicts nor holds on to its token.
 	again, err := f.s.CreateLock(f.ctx, storage.Lock{
 		SpaceID: f.space.ID, NodeID: file.ID, Scope: storage.LockExclusive, Token: short.Token, Timeout: time.Hour,
-	})
+	}, storage.LockLimits{})
 	if err != nil {
 		t.Fatalf("CreateLock over an expired lock with its token: %v", err)
 	}
@@ -318,7 +327,7 @@ func testLocksOfOtherSpaces(t *testing.T, f *fixture) {
 	if err != nil {
 		t.Fatalf("Mkdir in the other space: %v", err)
 	}
-	theirs, err := f.s.CreateLock(f.ctx, storage.Lock{SpaceID: other.ID, NodeID: other.ID, Deep: true, Scope: storage.LockExclusive})
+	theirs, err := f.s.CreateLock(f.ctx, storage.Lock{SpaceID: other.ID, NodeID: other.ID, Deep: true, Scope: storage.LockExclusive}, storage.LockLimits{})
 	if err != nil {
 		t.Fatalf("CreateLock in the other space: %v", err)
 	}
@@ -328,7 +337,7 @@ func testLocksOfOtherSpaces(t *testing.T, f *fixture) {
 
 	_, err = f.s.LocksOn(f.ctx, f.space.ID, foreign.ID, false)
 	wantErr(t, "LocksOn a node of another space", err, storage.ErrNotFound)
-	_, err = f.s.CreateLock(f.ctx, storage.Lock{SpaceID: f.space.ID, NodeID: foreign.ID, Scope: storage.LockShared})
+	_, err = f.s.CreateLock(f.ctx, storage.Lock{SpaceID: f.space.ID, NodeID: foreign.ID, Scope: storage.LockShared}, storage.LockLimits{})
 	wantErr(t, "CreateLock on a node of another space", err, storage.ErrNotFound)
 	_, err = f.s.RefreshLock(f.ctx, f.space.ID, theirs.Token, time.Hour)
 	wantErr(t, "RefreshLock of another space's token", err, storage.ErrNotFound)
@@ -349,7 +358,7 @@ func testLockNotFound(t *testing.T, f *fixture) {
 	wantErr(t, "RemoveLock of an unknown token", f.s.RemoveLock(f.ctx, f.space.ID, "urn:uuid:unknown"), storage.ErrNotFound)
 	_, err = f.tryLock(file.ID, false, 0)
 	wantErr(t, "CreateLock without a scope", err, storage.ErrInvalid)
-	_, err = f.s.CreateLock(f.ctx, storage.Lock{SpaceID: f.space.ID, NodeID: file.ID, Scope: storage.LockShared, Timeout: -time.Second})
+	_, err = f.s.CreateLock(f.ctx, storage.Lock{SpaceID: f.space.ID, NodeID: file.ID, Scope: storage.LockShared, Timeout: -time.Second}, storage.LockLimits{})
 	wantErr(t, "CreateLock with a negative timeout", err, storage.ErrInvalid)
 	wantTokens(t, "SpaceLocks", f.spaceLocks(t))
 }
@@ -358,7 +367,8 @@ func testLockNotFound(t *testing.T, f *fixture) {
 func (f *fixture) projectSpace(t *testing.T) *fixture {
 	t.Helper()
 	id := "storetest-" + strings.NewReplacer("/", "-", " ", "-").Replace(t.Name())
-	sp, err := f.s.PutSpace(f.ctx, storage.Space{ID: id, Name: t.Name(), Quota: storage.NoQuota})
+	sp, err := f.s.PutSpace(f.ctx, storage.Space{ID: id, Name: t.Name(), Quota: storage.NoQuota,
+		Members: map[string]storage.Role{user.ID: storage.RoleEditor}})
 	if err != nil {
 		t.Fatalf("PutSpace: %v", err)
 	}
