@@ -50,8 +50,8 @@ func TestProviderMetricsAddUpPerIssuer(t *testing.T) {
 	defer cancel()
 	const issuer = "http://127.0.0.1:1" // nothing listens: each check costs one discovery attempt
 	handlers := []*OIDCAuth{
-		{OIDC: OIDC{Issuer: issuer, Audiences: []string{"desktop"}}},
-		{OIDC: OIDC{Issuer: issuer, Audiences: []string{"web"}}},
+		{OIDC: OIDC{Issuer: issuer, CacheSize: 100}},
+		{OIDC: OIDC{Issuer: issuer, CacheSize: 200}},
 	}
 	for _, a := range handlers {
 		if err := a.Provision(ctx); err != nil {

@@ -77,9 +77,12 @@ func (wf *WebFinger) Provision(ctx caddy.Context) error {
 		// the issuer when none is named.
 		wf.Issuer = wf.PlatformURL
 	}
-	cfg := wf.identityConfig()
+	cfg, err := wf.verifierConfig()
+	if err != nil {
+		return err
+	}
 	handlerCfg := webfinger.Config{
-		Issuer:      cfg.Issuer,
+		Issuer:      cfg.Identity.Issuer,
 		PlatformURL: caddy.NewReplacer().ReplaceAll(wf.PlatformURL, ""),
 		Relations:   wf.Relations,
 		Rules:       wf.rules(),
@@ -89,13 +92,16 @@ func (wf *WebFinger) Provision(ctx caddy.Context) error {
 	if _, err := webfinger.New(handlerCfg); err != nil {
 		return fmt.Errorf("webfinger: %w", err)
 	}
-	warnAnyAudience(wf.logger, cfg)
+	warnAnyAudience(wf.logger, cfg.Identity)
 	provider, key, err := acquireProvider(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	wf.providerKey = key
+	// The verifier oidc_auth uses with the same settings: one token cache,
+	// one budget of new tokens per client, one throttle of warnings.
 	handlerCfg.Verifier = provider
+	handlerCfg.Logger = throttled(wf.logger, provider.warnings)
 	wf.handler, err = webfinger.New(handlerCfg)
 	return err
 }
@@ -154,8 +160,10 @@ func parseWebFinger(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		}
 //	}
 //
-// The other oidc_auth provider settings (audience, algorithms, timeout,
-// leeway, cache_size, opaque_ttl, userinfo_concurrency) apply too. Rules
+// The other oidc_auth provider settings (audience, introspection,
+// algorithms, timeout, leeway, cache_size, opaque_ttl, userinfo_concurrency,
+// token_rate) apply too; with the same settings as an oidc_auth handler,
+// both share one verifier. Rules
 // are checked here, so that `caddy adapt` already refuses a bad regex or
 // template.
 func (wf *WebFinger) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {

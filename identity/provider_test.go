@@ -58,8 +58,10 @@ func TestVerifyJWT(t *testing.T) {
 		{"audience accepted", Config{Audiences: []string{"other", "urn:test:api"}}, with(func(map[string]any) {}), nil},
 		{"audience refused", Config{Audiences: []string{"other"}}, with(func(map[string]any) {}), ErrInvalidToken},
 		{"any audience without a list", Config{}, with(func(c map[string]any) { c["aud"] = "urn:someone:else"; c["azp"] = "another-client" }), nil},
-		{"authorized party accepted", Config{Audiences: []string{"davspaces-app"}}, with(func(c map[string]any) { c["aud"] = "account"; c["azp"] = "davspaces-app" }), nil},
-		{"RFC 9068 client_id accepted", Config{Audiences: []string{"davspaces-app"}}, with(func(c map[string]any) { c["client_id"] = "davspaces-app" }), nil},
+		{"one of several audiences accepted", Config{Audiences: []string{"davspaces-app"}}, with(func(c map[string]any) { c["aud"] = []string{"urn:other:api", "davspaces-app"} }), nil},
+		// RFC 9068 §4: the client a token was issued to is not its audience.
+		{"authorized party alone refused", Config{Audiences: []string{"davspaces-app"}}, with(func(c map[string]any) { c["aud"] = "account"; c["azp"] = "davspaces-app" }), ErrInvalidToken},
+		{"RFC 9068 client_id alone refused", Config{Audiences: []string{"davspaces-app"}}, with(func(c map[string]any) { c["client_id"] = "davspaces-app" }), ErrInvalidToken},
 		{"another client refused", Config{Audiences: []string{"davspaces-app"}}, with(func(c map[string]any) { c["aud"] = "account"; c["azp"] = "another-client" }), ErrInvalidToken},
 		{"another resource refused", Config{Audiences: []string{"davspaces-app"}}, with(func(c map[string]any) { c["aud"] = []string{"urn:other:api"}; c["client_id"] = "another-client" }), ErrInvalidToken},
 		{"no aud, no azp refused", Config{Audiences: []string{"davspaces-app"}}, with(func(c map[string]any) { delete(c, "aud") }), ErrInvalidToken},

@@ -21,6 +21,7 @@ var (
 	errMalformedAuth = &apiError{http.StatusUnauthorized, "invalid_token", "malformed bearer token"}
 	errInvalidToken  = &apiError{http.StatusUnauthorized, "invalid_token", "the access token is invalid or expired"}
 	errUnavailable   = &apiError{http.StatusServiceUnavailable, "temporarily_unavailable", "the identity provider is unavailable; retry later"}
+	errTooManyTokens = &apiError{http.StatusTooManyRequests, "temporarily_unavailable", "too many new tokens from this client; retry later"}
 )
 
 // retryAfter is the Retry-After of a 503: long enough for a flapping
@@ -37,6 +38,10 @@ func writeError(w http.ResponseWriter, r *http.Request, e *apiError) {
 		h.Set("WWW-Authenticate", `Bearer error="`+e.code+`", error_description="`+e.description+`"`)
 	case http.StatusServiceUnavailable:
 		h.Set("Retry-After", strconv.Itoa(retryAfter))
+	case http.StatusTooManyRequests:
+		if h.Get("Retry-After") == "" {
+			h.Set("Retry-After", strconv.Itoa(retryAfter))
+		}
 	}
 	body, _ := json.Marshal(struct {
 		Error       string `json:"error"`
