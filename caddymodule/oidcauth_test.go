@@ -22,6 +22,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/caddyauth"
 	"github.com/go-jose/go-jose/v4"
+	"go.uber.org/zap"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/davspaces/davspaces/identity"
@@ -328,6 +329,8 @@ func TestOIDCAuthProvisionErrors(t *testing.T) {
 		{"unknown fallback", OIDCAuth{OIDC: OIDC{Issuer: issuer}, ProvidersRaw: caddy.ModuleMap{"nope": json.RawMessage(`{}`)}}, "loading authentication providers"},
 		{"negative token rate", OIDCAuth{OIDC: OIDC{Issuer: issuer, TokenRate: -1}}, "must not be negative"},
 		{"negative token burst", OIDCAuth{OIDC: OIDC{Issuer: issuer, TokenBurst: -1}}, "must not be negative"},
+		{"introspection endpoint not a URL", OIDCAuth{OIDC: OIDC{Issuer: issuer, Introspection: &Introspection{ClientID: "davspaces", ClientSecret: "s", Endpoint: "ftp://idp/introspect"}}}, "introspection endpoint"},
+		{"introspection client id placeholder unset", OIDCAuth{OIDC: OIDC{Issuer: issuer, Introspection: &Introspection{ClientID: "{env.DAVSPACES_TEST_UNSET_CLIENT}", ClientSecret: "s"}}}, "introspection needs a client id"},
 		{"negative userinfo concurrency", OIDCAuth{OIDC: OIDC{Issuer: issuer, UserinfoConcurrency: -1}}, "must not be negative"},
 	}
 	for _, tt := range tests {
@@ -724,7 +727,13 @@ func TestUserFromCaddy(t *testing.T) {
 		},
 		{name: "no id", values: map[string]any{"http.auth.user.name": "Nobody"}},
 		{name: "empty id", values: map[string]any{"http.auth.user.id": ""}},
+		{name: "NUL", values: map[string]any{"http.auth.user.id": "ein\x00stein"}},
+		{name: "dot dot", values: map[string]any{"http.auth.user.id": ".."}},
+		{name: "slash", values: map[string]any{"http.auth.user.id": "a/b"}},
+		{name: "control character", values: map[string]any{"http.auth.user.id": "a\nb"}},
+		{name: "5,000 characters", values: map[string]any{"http.auth.user.id": strings.Repeat("x", 5000)}},
 	}
+	userFromCaddy := userFromCaddy(zap.NewNop())
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			repl := caddy.NewReplacer()
