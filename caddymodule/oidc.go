@@ -139,7 +139,7 @@ func warnAnyAudience(logger *zap.Logger, cfg identity.Config) {
 		return
 	}
 	logger.Warn("no audience configured: access tokens issued to every client of the provider are accepted; "+
-		"list this server's audiences or client ids with the audience option",
+		"list the aud this server's tokens carry with the audience option",
 		zap.String("issuer", cfg.Issuer))
 }
 
