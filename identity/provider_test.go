@@ -809,3 +809,42 @@ func TestOpaqueTokensNeedIntrospectionForAudiences(t *testing.T) {
 		t.Fatalf("opaque token without audiences: %v", err)
 	}
 }
+
+// Introspection and userinfo requests take slots of one budget
+// (UserinfoConcurrency): a flood of opaque tokens never has more requests
+// in flight at the provider, whichever endpoint they go to.
+func TestIntrospectionSharesUserinfoSlots(t *testing.T) {
+	s := newIssuerServer(t)
+	s.set(func(s *issuerServer) {
+		s.delay = 20 * time.Millisecond
+		for i := range 12 {
+			token := "opaque-" + strconv.Itoa(i)
+			// No user claim in the answer: userinfo is asked too.
+			s.introspection[token] = map[string]any{"active": true, "sub": "sub-alice"}
+			s.userinfo["Bearer "+token] = map[string]any{"sub": "sub-alice", "preferred_username": "alice"}
+		}
+	})
+	p := newProvider(t, Config{Issuer: s.URL, UserinfoConcurrency: 2,
+		Introspection: Introspection{ClientID: "davspaces", ClientSecret: "s3cret:%"}})
+	var wg sync.WaitGroup
+	errs := make(chan error, 12)
+	for i := range 12 {
+		wg.Go(func() {
+			_, err := p.Verify(context.Background(), "opaque-"+strconv.Itoa(i), "preferred_username")
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("Verify: %v (a slot frees within the timeout)", err)
+		}
+	}
+	if st := p.Stats(); st.Introspections != 12 || st.UserinfoCalls != 12 {
+		t.Fatalf("stats %+v, want 12 introspections and 12 userinfo calls", st)
+	}
+	if most := s.userinfoMost.Load(); most > 2 {
+		t.Fatalf("%d requests in flight at the provider at once, want at most 2", most)
+	}
+}

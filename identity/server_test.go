@@ -40,7 +40,7 @@ type issuerServer struct {
 	userinfoStatus int           // when set, userinfo answers this status
 	jwksDelay      time.Duration // JWKS delay: longer than the timeout is a hanging endpoint
 	userinfoCalls  atomic.Int64
-	userinfoNow    atomic.Int64 // userinfo requests in flight
+	userinfoNow    atomic.Int64 // userinfo and introspection requests in flight
 	userinfoMost   atomic.Int64 // the most ever in flight at once
 	jwksCalls      atomic.Int64
 }
@@ -81,10 +81,7 @@ func (s *issuerServer) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, s.publicKeys())
 	case "/me":
 		s.userinfoCalls.Add(1)
-		now := s.userinfoNow.Add(1)
-		defer s.userinfoNow.Add(-1)
-		for most := s.userinfoMost.Load(); now > most && !s.userinfoMost.CompareAndSwap(most, now); most = s.userinfoMost.Load() {
-		}
+		defer s.inFlight()()
 		time.Sleep(delay)
 		s.mu.Lock()
 		claims, ok := s.userinfo[r.Header.Get("Authorization")]
@@ -113,6 +110,12 @@ func (s *issuerServer) serve(w http.ResponseWriter, r *http.Request) {
 // form-encode).
 func (s *issuerServer) serveIntrospection(w http.ResponseWriter, r *http.Request) {
 	s.introspections.Add(1)
+	// In flight with the userinfo requests: both take the same slots.
+	defer s.inFlight()()
+	s.mu.Lock()
+	delay := s.delay
+	s.mu.Unlock()
+	time.Sleep(delay)
 	s.mu.Lock()
 	answer, ok := s.introspection[r.PostFormValue("token")]
 	status := s.introspectionStatus
@@ -128,6 +131,15 @@ func (s *issuerServer) serveIntrospection(w http.ResponseWriter, r *http.Request
 	default:
 		writeJSON(w, answer)
 	}
+}
+
+// inFlight counts a userinfo or introspection request until the returned
+// function is called, and keeps the most ever in flight at once.
+func (s *issuerServer) inFlight() (done func()) {
+	now := s.userinfoNow.Add(1)
+	for most := s.userinfoMost.Load(); now > most && !s.userinfoMost.CompareAndSwap(most, now); most = s.userinfoMost.Load() {
+	}
+	return func() { s.userinfoNow.Add(-1) }
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
