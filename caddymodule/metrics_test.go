@@ -22,10 +22,11 @@ func TestProviderMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]bool{
-		"davspaces_oidc_discoveries_total":       false,
-		"davspaces_oidc_key_fetches_total":       false,
-		"davspaces_oidc_userinfo_requests_total": false,
-		"davspaces_oidc_token_cache_hits_total":  false,
+		"davspaces_oidc_discoveries_total":            false,
+		"davspaces_oidc_key_fetches_total":            false,
+		"davspaces_oidc_userinfo_requests_total":      false,
+		"davspaces_oidc_introspection_requests_total": false,
+		"davspaces_oidc_token_cache_hits_total":       false,
 	}
 	for _, f := range families {
 		if _, ok := want[f.GetName()]; !ok {

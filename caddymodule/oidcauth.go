@@ -305,6 +305,7 @@ func parseOIDCAuth(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) 
 //	oidc_auth [<matcher>] {
 //		issuer       <url>
 //		audience     <aud...>
+//		introspection <client_id> <client_secret> [<endpoint>]
 //		algorithms   <alg...>
 //		insecure
 //		timeout      <duration>

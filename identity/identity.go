@@ -1,8 +1,10 @@
 // Package identity turns OpenID Connect access tokens into verified claims.
 //
 // A Provider discovers its issuer lazily (never while a configuration loads),
-// verifies JWT access tokens locally against the issuer's JWKS and resolves
-// opaque tokens, and claims a JWT lacks, through the userinfo endpoint.
+// verifies JWT access tokens locally against the issuer's JWKS, checks
+// opaque tokens at the RFC 7662 introspection endpoint when configured (or
+// else, without audiences, at userinfo), and resolves claims a token lacks
+// through the userinfo endpoint.
 // Results are cached per token, bounded in number and never past the token's
 // expiry, so a burst of requests with one token costs one round trip.
 package identity
@@ -17,8 +19,8 @@ import (
 
 // ErrInvalidToken means the token is not acceptable: malformed, expired,
 // signed by an unknown key or with a refused algorithm, issued by another
-// issuer or for another audience, or refused by the userinfo endpoint.
-// Callers answer 401.
+// issuer or for another audience, refused by the userinfo endpoint, or
+// inactive according to the introspection endpoint. Callers answer 401.
 var ErrInvalidToken = errors.New("invalid token")
 
 // ErrUnavailable means the provider could not be asked: discovery, JWKS or
@@ -92,8 +94,9 @@ type Config struct {
 	Leeway time.Duration
 	// CacheSize bounds the number of cached tokens. Default: DefaultCacheSize.
 	CacheSize int
-	// OpaqueTTL is how long the claims of an opaque token (whose expiry is
-	// unknown) are cached. Default: DefaultOpaqueTTL.
+	// OpaqueTTL is how long the claims of an opaque token are cached (at
+	// most until the exp an introspection answer names).
+	// Default: DefaultOpaqueTTL.
 	OpaqueTTL time.Duration
 	// UserinfoConcurrency bounds the userinfo and introspection requests
 	// in flight together; a token that finds no free slot within Timeout
