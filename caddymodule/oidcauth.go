@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
@@ -169,16 +168,11 @@ func (a *OIDCAuth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 // budget allows: 429 with Retry-After, not 401, which would make a client
 // whose token is fine drop it and ask its user to sign in again.
 func (a *OIDCAuth) tooManyTokens(w http.ResponseWriter, err *identity.TooManyTokensError) error {
-	w.Header().Set("Retry-After", retryAfterSeconds(err.Wait))
+	w.Header().Set("Retry-After", strconv.Itoa(err.RetryAfter()))
 	if c := a.logger.Check(zapcore.DebugLevel, "bearer token not checked"); c != nil {
 		c.Write(zap.Error(err))
 	}
 	return caddyhttp.Error(http.StatusTooManyRequests, err)
-}
-
-// retryAfterSeconds is a Retry-After value: whole seconds, at least 1.
-func retryAfterSeconds(wait time.Duration) string {
-	return strconv.Itoa(max(1, int(math.Ceil(wait.Seconds()))))
 }
 
 // clientKey names the client whose budget a request spends: the address

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 )
@@ -46,6 +47,12 @@ func (e *TooManyTokensError) Error() string {
 }
 
 func (e *TooManyTokensError) Unwrap() error { return ErrTooManyTokens }
+
+// RetryAfter is the Retry-After header's value: the wait in whole seconds,
+// at least 1.
+func (e *TooManyTokensError) RetryAfter() int {
+	return max(1, int(math.Ceil(e.Wait.Seconds())))
+}
 
 // Defaults of Config.
 const (

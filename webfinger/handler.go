@@ -2,11 +2,9 @@ package webfinger
 
 import (
 	"errors"
-	"math"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 
 	"go.uber.org/zap"
 
@@ -65,7 +63,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	issuer, instance := h.relations(q["rel"])
-	id, e := h.identify(w, r, instance)
+	id, e := h.identify(r, instance)
 	if e != nil {
 		writeError(w, r, e)
 		return
@@ -94,7 +92,7 @@ func (h *Handler) relations(rels []string) (issuer, instance bool) {
 // anonymous request. Anonymous requests never reach the verifier, so the
 // issuer lookup (which a client needs to sign in at all) keeps working
 // while the identity provider is down.
-func (h *Handler) identify(w http.ResponseWriter, r *http.Request, instance bool) (*identity.Identity, *apiError) {
+func (h *Handler) identify(r *http.Request, instance bool) (*identity.Identity, *apiError) {
 	if h.verifier == nil {
 		return nil, nil
 	}
@@ -119,9 +117,7 @@ func (h *Handler) identify(w http.ResponseWriter, r *http.Request, instance bool
 	case err == nil && id != nil:
 		return id, nil
 	case errors.As(err, &tooMany):
-		// 429, not 401: the token was not even looked at.
-		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(tooMany.Wait.Seconds())))))
-		return nil, errTooManyTokens
+		return nil, tooManyTokens(tooMany)
 	case errors.Is(err, identity.ErrInvalidToken):
 		if ce := h.log.Check(zap.DebugLevel, "webfinger: bearer token refused"); ce != nil {
 			ce.Write(zap.Error(err))
