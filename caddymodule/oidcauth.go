@@ -61,6 +61,7 @@ type OIDCAuth struct {
 
 	provider    *verifier
 	providerKey string
+	unlist      func() // takes the verifier off authVerifiers
 	fallbacks   []caddyauth.Authenticator
 	// logger writes the warnings of requests, throttled with those of
 	// every handler sharing the verifier.
@@ -111,11 +112,16 @@ func (a *OIDCAuth) Provision(ctx caddy.Context) error {
 		return err
 	}
 	a.logger = throttled(logger, a.provider.warnings)
+	a.unlist = authVerifiers.add(newConfigIssuer(ctx.Context, cfg.Identity.Issuer), a.providerKey, a.provider)
 	return nil
 }
 
 // Cleanup releases the identity provider.
 func (a *OIDCAuth) Cleanup() error {
+	if a.unlist != nil {
+		a.unlist()
+		a.unlist = nil
+	}
 	err := releaseProvider(a.providerKey)
 	a.providerKey = ""
 	return err

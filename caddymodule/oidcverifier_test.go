@@ -106,3 +106,47 @@ func TestWarnThrottle(t *testing.T) {
 		t.Fatalf("first line of the next interval: %+v", last)
 	}
 }
+
+// A webfinger block that names only the issuer checks tokens with the
+// verifier of the oidc_auth handler of its configuration and issuer, and so
+// spends that handler's budgets, not budgets of its own.
+func TestWebFingerBorrowsOIDCAuthVerifier(t *testing.T) {
+	idp := testidp.Start(t, testidp.Options{})
+	config := newContext(t)
+	// In route order: webfinger is provisioned first.
+	wf := &WebFinger{OIDC: OIDC{Issuer: idp.Issuer + "/"}, PlatformURL: "https://cloud.example.org"}
+	a := &OIDCAuth{OIDC: OIDC{Issuer: idp.Issuer, TokenRate: 0.001, TokenBurst: 5, UserinfoConcurrency: 3}}
+	for _, m := range []provisionCleaner{wf, a} {
+		if err := m.Provision(config); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := &WebFinger{OIDC: OIDC{Issuer: idp.Issuer}, PlatformURL: "https://cloud.example.org"}
+	mustProvisionModule(t, other) // another configuration: its own verifier
+	const mallory = "192.0.2.66:4000"
+
+	statuses := map[int]int{}
+	for i := range 10 {
+		x := runMiddleware(wf, mwCall{target: lookupTarget, authorization: bearer(fmt.Sprintf("random-%d", i)), remoteAddr: mallory})
+		statuses[x.rec.Code]++
+	}
+	if statuses[http.StatusUnauthorized] != 5 || statuses[http.StatusTooManyRequests] != 5 {
+		t.Fatalf("10 random tokens at webfinger: statuses %v, want 5 of 401 (the burst of oidc_auth) and 5 of 429", statuses)
+	}
+	wantHandlerError(t, runMiddleware(a, mwCall{target: "/webdav/", authorization: bearer("random-at-oidc-auth"), remoteAddr: mallory}),
+		http.StatusTooManyRequests)
+	if got, own := a.provider.Stats().UserinfoCalls, wf.provider.Stats().UserinfoCalls; got != 5 || own != 0 {
+		t.Fatalf("userinfo calls: %d by oidc_auth's verifier, %d by webfinger's own; want 5 and 0", got, own)
+	}
+	x := runMiddleware(other, mwCall{target: lookupTarget, authorization: bearer("random-0"), remoteAddr: mallory})
+	wantAnswered(t, x, http.StatusUnauthorized)
+
+	for _, m := range []provisionCleaner{wf, a} {
+		if err := m.Cleanup(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, found := authVerifiers.find(newConfigIssuer(config.Context, idp.Issuer), ""); found {
+		t.Fatal("oidc_auth's verifier still listed after its Cleanup")
+	}
+}
