@@ -66,6 +66,7 @@ func TestWebFingerSpendsTheTokenBudget(t *testing.T) {
 		t.Fatalf("%d random tokens at webfinger: statuses %v, want 401 and 429 only, some 429", burst, statuses)
 	}
 	calls := idp.UserinfoCalls(t)
+	t.Logf("%d random tokens at webfinger in %v: statuses %v, %d userinfo calls", burst, elapsed.Round(time.Millisecond), statuses, calls)
 	if calls > budget(elapsed) {
 		t.Fatalf("%d random tokens at webfinger in %v cost %d userinfo calls, want at most %d", burst, elapsed, calls, budget(elapsed))
 	}
@@ -95,6 +96,7 @@ func TestTokenWarningsThrottled(t *testing.T) {
 	}
 	elapsed := time.Since(start)
 	warnings := tokenWarnings(t, s)
+	t.Logf("%d tokens with unknown key ids in %v: %d warnings", 2*defaultTokenBurst, elapsed.Round(time.Millisecond), len(warnings))
 	// warnBurst (5) per 10-second interval.
 	if most := 5 * (int(elapsed/(10*time.Second)) + 1); len(warnings) == 0 || len(warnings) > most {
 		t.Fatalf("%d tokens with unknown key ids in %v wrote %d token warnings, want 1 to %d:\n%s",
