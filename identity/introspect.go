@@ -48,6 +48,11 @@ func (p *Provider) checkIntrospection(answer map[string]any, now time.Time) erro
 	if exp, ok := answer["exp"].(float64); ok && !now.Before(time.Unix(int64(exp), 0).Add(p.leeway)) {
 		return fmt.Errorf("%w: introspection says the token expired", ErrInvalidToken)
 	}
+	// A refresh token, or a DPoP-bound one whose proof this server does not
+	// check, is no bearer access token, active or not.
+	if typ, ok := answer["token_type"].(string); ok && !strings.EqualFold(typ, "Bearer") && !strings.EqualFold(typ, "access_token") {
+		return fmt.Errorf("%w: introspection says the token is a %q token", ErrInvalidToken, typ)
+	}
 	if len(p.audiences) == 0 {
 		return nil
 	}

@@ -706,6 +706,9 @@ func TestIntrospection(t *testing.T) {
 		"without sub":     {"active": true, "aud": "urn:test:api"},
 		"sub differs":     {"active": true, "sub": "sub-mallory", "aud": "urn:test:api"},
 		"short exp first": {"active": true, "sub": "sub-alice", "aud": "urn:test:api", "exp": now.Add(20 * time.Second).Unix()},
+		"bearer type":     {"active": true, "sub": "sub-alice", "aud": "urn:test:api", "token_type": "Bearer"},
+		"refresh token":   {"active": true, "sub": "sub-alice", "aud": "urn:test:api", "token_type": "refresh_token"},
+		"DPoP-bound":      {"active": true, "sub": "sub-alice", "aud": "urn:test:api", "token_type": "DPoP"},
 	}
 	s.set(func(s *issuerServer) {
 		s.introspection = answers
@@ -726,6 +729,9 @@ func TestIntrospection(t *testing.T) {
 		{"inactive", ErrInvalidToken},
 		{"active as text", ErrInvalidToken},
 		{"without sub", nil},
+		{"bearer type", nil},
+		{"refresh token", ErrInvalidToken},
+		{"DPoP-bound", ErrInvalidToken},
 		{"sub differs", ErrInvalidToken},
 		{"unknown", ErrInvalidToken},
 	}
