@@ -182,10 +182,10 @@ func parseWebFinger(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //
 // The other oidc_auth provider settings (audience, introspection,
 // algorithms, timeout, leeway, cache_size, opaque_ttl, userinfo_concurrency,
-// token_rate) apply too; with the same settings as an oidc_auth handler,
-// both share one verifier. Rules
-// are checked here, so that `caddy adapt` already refuses a bad regex or
-// template.
+// token_rate) are accepted too; they apply only where no oidc_auth handler
+// of the configuration names the issuer, since tokens are checked with that
+// handler's verifier. Rules are checked here, so that `caddy adapt` already
+// refuses a bad regex or template.
 func (wf *WebFinger) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
 	if d.NextArg() {
