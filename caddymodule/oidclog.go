@@ -10,8 +10,8 @@ import (
 
 // Warnings about refused tokens and user ids are written at most
 // warnBurst times per warnInterval: each costs a client one request, and a
-// flood of them must not become a flood of log lines. The next line
-// written after a quiet spell counts what was left out.
+// flood of them must not become a flood of log lines. A summary line before
+// the next one written counts those left out.
 const (
 	warnBurst    = 5
 	warnInterval = 10 * time.Second
@@ -70,25 +70,32 @@ func (c *throttledCore) With(fields []zapcore.Field) zapcore.Core {
 	return &throttledCore{Core: c.Core.With(fields), t: c.t}
 }
 
+// Check decides before the wrapped core does, so that the lines it lets
+// through still meet the wrapped core's own filters (Caddy's include and
+// exclude, sampling).
 func (c *throttledCore) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
-	if ent.Level < zapcore.WarnLevel {
+	if ent.Level < zapcore.WarnLevel || !c.Enabled(ent.Level) {
 		return c.Core.Check(ent, ce)
 	}
-	if c.Enabled(ent.Level) {
-		return ce.AddCore(ent, c)
+	ok, suppressed := c.t.allow()
+	if !ok {
+		return ce
 	}
-	return ce
+	if suppressed > 0 {
+		c.summarize(ent, suppressed)
+	}
+	return c.Core.Check(ent, ce)
 }
 
-func (c *throttledCore) Write(ent zapcore.Entry, fields []zapcore.Field) error {
-	if ent.Level >= zapcore.WarnLevel {
-		ok, suppressed := c.t.allow()
-		if !ok {
-			return nil
-		}
-		if suppressed > 0 {
-			fields = append(fields, zap.Int("suppressed_warnings", suppressed))
-		}
+// summarize writes how many warnings were left out before ent.
+func (c *throttledCore) summarize(ent zapcore.Entry, suppressed int) {
+	summary := zapcore.Entry{
+		Level:      zapcore.WarnLevel,
+		Time:       ent.Time,
+		LoggerName: ent.LoggerName,
+		Message:    "warnings left out: too many in a short time",
 	}
-	return c.Core.Write(ent, fields)
+	if ce := c.Core.Check(summary, nil); ce != nil {
+		ce.Write(zap.Int("suppressed_warnings", suppressed))
+	}
 }

@@ -101,9 +101,32 @@ func TestWarnThrottle(t *testing.T) {
 	}
 	now = now.Add(warnInterval)
 	oidcAuth.Error("again")
-	last := logs.All()[logs.Len()-1]
-	if last.Message != "again" || last.ContextMap()["suppressed_warnings"] != int64(100-warnBurst) || last.ContextMap()["handler"] != "oidc_auth" {
+	all := logs.All()
+	summary, last := all[len(all)-2], all[len(all)-1]
+	if summary.Level != zapcore.WarnLevel || summary.ContextMap()["suppressed_warnings"] != int64(100-warnBurst) ||
+		summary.ContextMap()["handler"] != "oidc_auth" || summary.LoggerName != "oidc_auth" {
+		t.Fatalf("summary before the first line of the next interval: %+v", summary)
+	}
+	if last.Message != "again" || last.Level != zapcore.ErrorLevel {
 		t.Fatalf("first line of the next interval: %+v", last)
+	}
+	oidcAuth.Warn("and again")
+	if logs.Len() != len(all)+1 {
+		t.Fatalf("a second line without suppressed ones: %v", logs.All()[len(all):])
+	}
+}
+
+// The throttle decides first; the lines it lets through still meet the
+// filters of the logger it wraps.
+func TestWarnThrottleKeepsTheLoggerFilters(t *testing.T) {
+	core, logs := observer.New(zapcore.ErrorLevel)
+	logger := throttled(zap.New(core), newWarnThrottle(nil))
+	for range 3 {
+		logger.Warn("below the level of the wrapped core")
+	}
+	logger.Error("written")
+	if logs.Len() != 1 || logs.All()[0].Message != "written" {
+		t.Fatalf("logs %v", logs.All())
 	}
 }
 
