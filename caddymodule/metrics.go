@@ -16,7 +16,7 @@ import (
 // /metrics. Handlers configured differently for the same issuer (another
 // audience, say) have providers of their own; their counts add up.
 type providerCollector struct {
-	discoveries, keyFetches, userinfo, cacheHit *prometheus.Desc
+	discoveries, keyFetches, userinfo, introspections, cacheHit *prometheus.Desc
 
 	mu        sync.Mutex
 	providers []*identity.Provider
@@ -28,11 +28,12 @@ func newProviderCollector(p *identity.Provider) *providerCollector {
 		return prometheus.NewDesc(prometheus.BuildFQName("davspaces", "oidc", name), help, nil, labels)
 	}
 	return &providerCollector{
-		providers:   []*identity.Provider{p},
-		discoveries: desc("discoveries_total", "Discovery documents fetched from the OpenID Connect provider."),
-		keyFetches:  desc("key_fetches_total", "JWKS documents fetched from the OpenID Connect provider."),
-		userinfo:    desc("userinfo_requests_total", "Requests sent to the provider's userinfo endpoint."),
-		cacheHit:    desc("token_cache_hits_total", "Token checks answered from the cache."),
+		providers:      []*identity.Provider{p},
+		discoveries:    desc("discoveries_total", "Discovery documents fetched from the OpenID Connect provider."),
+		keyFetches:     desc("key_fetches_total", "JWKS documents fetched from the OpenID Connect provider."),
+		userinfo:       desc("userinfo_requests_total", "Requests sent to the provider's userinfo endpoint."),
+		introspections: desc("introspection_requests_total", "Requests sent to the provider's token introspection endpoint."),
+		cacheHit:       desc("token_cache_hits_total", "Token checks answered from the cache."),
 	}
 }
 
@@ -40,6 +41,7 @@ func (c *providerCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.discoveries
 	ch <- c.keyFetches
 	ch <- c.userinfo
+	ch <- c.introspections
 	ch <- c.cacheHit
 }
 
@@ -60,6 +62,7 @@ func (c *providerCollector) stats() identity.Stats {
 		sum.Discoveries += s.Discoveries
 		sum.KeyFetches += s.KeyFetches
 		sum.UserinfoCalls += s.UserinfoCalls
+		sum.Introspections += s.Introspections
 		sum.CacheHits += s.CacheHits
 	}
 	return sum
@@ -70,7 +73,8 @@ func (c *providerCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, m := range []struct {
 		desc *prometheus.Desc
 		v    int64
-	}{{c.discoveries, s.Discoveries}, {c.keyFetches, s.KeyFetches}, {c.userinfo, s.UserinfoCalls}, {c.cacheHit, s.CacheHits}} {
+	}{{c.discoveries, s.Discoveries}, {c.keyFetches, s.KeyFetches}, {c.userinfo, s.UserinfoCalls},
+		{c.introspections, s.Introspections}, {c.cacheHit, s.CacheHits}} {
 		ch <- prometheus.MustNewConstMetric(m.desc, prometheus.CounterValue, float64(m.v))
 	}
 }

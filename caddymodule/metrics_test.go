@@ -22,10 +22,11 @@ func TestProviderMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]bool{
-		"davspaces_oidc_discoveries_total":       false,
-		"davspaces_oidc_key_fetches_total":       false,
-		"davspaces_oidc_userinfo_requests_total": false,
-		"davspaces_oidc_token_cache_hits_total":  false,
+		"davspaces_oidc_discoveries_total":            false,
+		"davspaces_oidc_key_fetches_total":            false,
+		"davspaces_oidc_userinfo_requests_total":      false,
+		"davspaces_oidc_introspection_requests_total": false,
+		"davspaces_oidc_token_cache_hits_total":       false,
 	}
 	for _, f := range families {
 		if _, ok := want[f.GetName()]; !ok {
@@ -50,8 +51,8 @@ func TestProviderMetricsAddUpPerIssuer(t *testing.T) {
 	defer cancel()
 	const issuer = "http://127.0.0.1:1" // nothing listens: each check costs one discovery attempt
 	handlers := []*OIDCAuth{
-		{OIDC: OIDC{Issuer: issuer, Audiences: []string{"desktop"}}},
-		{OIDC: OIDC{Issuer: issuer, Audiences: []string{"web"}}},
+		{OIDC: OIDC{Issuer: issuer, CacheSize: 100}},
+		{OIDC: OIDC{Issuer: issuer, CacheSize: 200}},
 	}
 	for _, a := range handlers {
 		if err := a.Provision(ctx); err != nil {

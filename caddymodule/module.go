@@ -152,13 +152,14 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
+	users := userFromCaddy(d.logger)
 	d.handler, err = davhandler.New(davhandler.Config{
 		Store:              store.Store,
 		Locks:              store.Store,
 		Uploads:            store.Store,
 		Chunks:             store.Store,
 		UploadTTL:          time.Duration(d.UploadTTL),
-		User:               userFromCaddy,
+		User:               users,
 		AllowDepthInfinity: d.AllowDepthInfinity,
 		MaxXMLBytes:        d.MaxXMLBytes,
 		MaxLockTimeout:     time.Duration(d.LockTimeoutMax),
@@ -177,7 +178,7 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 	// always, chunked uploads when the store keeps them.
 	_, chunked := any(store.Store).(storage.ChunkedUploads)
 	d.ocs, err = ocs.New(ocs.Config{
-		User:           userFromCaddy,
+		User:           users,
 		Email:          emailFromCaddy,
 		Status:         ocs.DefaultStatus(moduleVersion()),
 		TUS:            true,
@@ -188,7 +189,7 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 	}
 	d.graph, err = graph.New(graph.Config{
 		Store:         store.Store,
-		User:          userFromCaddy,
+		User:          users,
 		ProjectSpaces: projectSpaces,
 		Logger:        d.logger,
 	})
@@ -370,18 +371,28 @@ func (ps ProjectSpace) space() storage.Space {
 	return storage.Space{ID: id, Type: storage.SpaceProject, Name: ps.Name, Quota: quota, Members: members}
 }
 
-// userFromCaddy reads the user Caddy's authentication handler set.
-func userFromCaddy(r *http.Request) (storage.User, bool) {
-	repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
-	if !ok {
-		return storage.User{}, false
+// userFromCaddy returns the reader of the user Caddy's authentication
+// handler set. An id that is not a valid user id (basic_auth or another
+// authenticator may pass anything) means no user, so the request gets 401
+// and never reaches a store; the warning says why.
+func userFromCaddy(logger *zap.Logger) func(*http.Request) (storage.User, bool) {
+	logger = throttled(logger, newWarnThrottle(nil))
+	return func(r *http.Request) (storage.User, bool) {
+		repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+		if !ok {
+			return storage.User{}, false
+		}
+		id, ok := repl.GetString("http.auth.user.id")
+		if !ok || id == "" {
+			return storage.User{}, false
+		}
+		if err := storage.ValidUserID(id); err != nil {
+			logger.Warn("request refused: the authenticated user id is not a valid user id", zap.Error(err))
+			return storage.User{}, false
+		}
+		name, _ := repl.GetString("http.auth.user.name")
+		return storage.User{ID: id, DisplayName: name, Groups: groupsOf(repl)}, true
 	}
-	id, ok := repl.GetString("http.auth.user.id")
-	if !ok || id == "" {
-		return storage.User{}, false
-	}
-	name, _ := repl.GetString("http.auth.user.name")
-	return storage.User{ID: id, DisplayName: name, Groups: groupsOf(repl)}, true
 }
 
 // emailFromCaddy reads {http.auth.user.email}, which oidc_auth sets when

@@ -1,8 +1,7 @@
 package caddymodule
 
 import (
-	"encoding/json"
-	"fmt"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -17,19 +16,24 @@ import (
 
 // OIDC connects a module to an OpenID Connect provider. The oidc_auth and
 // webfinger handlers embed it; handlers with the same settings share one
-// connection, key cache and token cache.
+// verifier: one connection, key cache and token cache, one userinfo budget
+// and one budget of new tokens per client address.
 type OIDC struct {
 	// Issuer is the provider's issuer URL. Placeholders such as
 	// {env.OIDC_ISSUER} are expanded.
 	Issuer string `json:"issuer,omitempty"`
-	// Audiences are the accepted audiences and authorized parties: a JWT
-	// access token is accepted when its aud names one of them or its azp
-	// (client_id in RFC 9068 tokens) is one of them. Placeholders are
-	// expanded, and an entry may hold several separated by commas or
-	// spaces, so that one environment variable can carry the list. Empty:
-	// tokens of every client of the provider are accepted, with a warning
-	// at start.
+	// Audiences are this server's identifiers (RFC 9068 §4): a JWT access
+	// token is accepted only when its aud names one of them, and an opaque
+	// one only through Introspection, whose answer's aud or client_id must
+	// name one of them. Placeholders are expanded, and an entry may hold
+	// several separated by commas or spaces, so that one environment
+	// variable can carry the list. Empty: tokens of every client of the
+	// provider are accepted, with a warning at start.
 	Audiences []string `json:"audiences,omitempty"`
+	// Introspection checks opaque tokens at the provider's RFC 7662
+	// endpoint. Without it, and with Audiences set, opaque tokens are
+	// refused: userinfo cannot say whom a token was issued to.
+	Introspection *Introspection `json:"introspection,omitempty"`
 	// Algorithms are the accepted JWT signature algorithms. Default: the
 	// RSA, RSA-PSS, ECDSA and EdDSA ones; never HS* or none.
 	Algorithms []string `json:"algorithms,omitempty"`
@@ -42,20 +46,42 @@ type OIDC struct {
 	Leeway caddy.Duration `json:"leeway,omitempty"`
 	// CacheSize bounds how many tokens are remembered. Default: 10000.
 	CacheSize int `json:"cache_size,omitempty"`
-	// OpaqueTTL is how long the userinfo answer for an opaque token (whose
-	// expiry the server cannot see) is reused. Default: 1m.
+	// OpaqueTTL is how long the userinfo or introspection answer for an
+	// opaque token (whose expiry the server may not see) is reused.
+	// Default: 1m.
 	OpaqueTTL caddy.Duration `json:"opaque_ttl,omitempty"`
-	// UserinfoConcurrency bounds the requests to the userinfo endpoint in
-	// flight at once; a token waiting longer than Timeout for a slot is
-	// answered 503. Default: 16.
+	// UserinfoConcurrency bounds the requests to the userinfo and
+	// introspection endpoints in flight at once; a token waiting longer
+	// than Timeout for a slot is answered 503. Default: 16.
 	UserinfoConcurrency int `json:"userinfo_concurrency,omitempty"`
+	// TokenRate is how many tokens the cache does not know yet (and that
+	// cost a check, maybe a round trip to the provider) one client address
+	// may present per second; more are answered 429 with Retry-After. The
+	// address is Caddy's client IP (trusted_proxies honoured), IPv6 by its
+	// /64. Default: 2.
+	TokenRate float64 `json:"token_rate,omitempty"`
+	// TokenBurst is how many such tokens a client address may present at
+	// once. Default: 20.
+	TokenBurst int `json:"token_burst,omitempty"`
+}
+
+// Introspection names this server's credentials at the provider's token
+// introspection endpoint (RFC 7662).
+type Introspection struct {
+	// ClientID and ClientSecret authenticate this server to the endpoint
+	// (HTTP Basic). Placeholders are expanded.
+	ClientID     string `json:"client_id"`
+	ClientSecret string `json:"client_secret"`
+	// Endpoint is the introspection URL. Default: the
+	// introspection_endpoint of the provider's discovery document.
+	Endpoint string `json:"endpoint,omitempty"`
 }
 
 // identityConfig expands placeholders and converts to the identity package's
 // configuration.
 func (o OIDC) identityConfig() identity.Config {
 	repl := caddy.NewReplacer()
-	return identity.Config{
+	cfg := identity.Config{
 		Issuer:     repl.ReplaceAll(o.Issuer, ""),
 		Audiences:  expandList(repl, o.Audiences),
 		Algorithms: o.Algorithms,
@@ -67,6 +93,29 @@ func (o OIDC) identityConfig() identity.Config {
 
 		UserinfoConcurrency: o.UserinfoConcurrency,
 	}
+	if in := o.Introspection; in != nil {
+		cfg.Introspection = identity.Introspection{
+			ClientID:     repl.ReplaceAll(in.ClientID, ""),
+			ClientSecret: repl.ReplaceAll(in.ClientSecret, ""),
+			Endpoint:     repl.ReplaceAll(in.Endpoint, ""),
+		}
+	}
+	return cfg
+}
+
+// verifierConfig is everything a verifier is made of, and so the key that
+// tells whether two handlers can share one.
+type verifierConfig struct {
+	Identity   identity.Config
+	TokenRate  float64
+	TokenBurst int
+}
+
+func (o OIDC) verifierConfig() (verifierConfig, error) {
+	if o.TokenRate < 0 || o.TokenBurst < 0 {
+		return verifierConfig{}, errors.New("token_rate and token_burst must not be negative")
+	}
+	return verifierConfig{Identity: o.identityConfig(), TokenRate: o.TokenRate, TokenBurst: o.TokenBurst}, nil
 }
 
 // expandList expands placeholders in each entry and splits the results at
@@ -90,56 +139,8 @@ func warnAnyAudience(logger *zap.Logger, cfg identity.Config) {
 		return
 	}
 	logger.Warn("no audience configured: access tokens issued to every client of the provider are accepted; "+
-		"list this server's audiences or client ids with the audience option",
+		"list the aud this server's tokens carry with the audience option",
 		zap.String("issuer", cfg.Issuer))
-}
-
-// providers shares identity providers between handlers and across reloads,
-// so a reload keeps the discovered keys and the token cache.
-var providers = caddy.NewUsagePool()
-
-type pooledProvider struct{ *identity.Provider }
-
-func (p pooledProvider) Destruct() error {
-	p.Close()
-	return nil
-}
-
-// acquireProvider returns the shared provider for cfg and the key to release
-// it with, and registers its metrics. It does no network I/O.
-func acquireProvider(ctx caddy.Context, cfg identity.Config) (*identity.Provider, string, error) {
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		return nil, "", err
-	}
-	key := string(b)
-	v, _, err := providers.LoadOrNew(key, func() (caddy.Destructor, error) {
-		p, err := identity.New(cfg)
-		if err != nil {
-			return nil, err
-		}
-		return pooledProvider{p}, nil
-	})
-	if err != nil {
-		return nil, "", fmt.Errorf("oidc: %w", err)
-	}
-	p := v.(pooledProvider).Provider
-	if reg := ctx.GetMetricsRegistry(); reg != nil {
-		if err := registerProviderMetrics(reg, p); err != nil {
-			providers.Delete(key)
-			return nil, "", fmt.Errorf("oidc metrics: %w", err)
-		}
-	}
-	return p, key, nil
-}
-
-// releaseProvider gives back what acquireProvider handed out.
-func releaseProvider(key string) error {
-	if key == "" {
-		return nil
-	}
-	_, err := providers.Delete(key)
-	return err
 }
 
 // unmarshalOption parses one OIDC subdirective; it reports false for
@@ -168,6 +169,10 @@ func (o *OIDC) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		err = positiveIntArg(d, &o.CacheSize)
 	case "userinfo_concurrency":
 		err = positiveIntArg(d, &o.UserinfoConcurrency)
+	case "token_rate":
+		o.TokenRate, o.TokenBurst, err = parseTokenRate(d)
+	case "introspection":
+		o.Introspection, err = parseIntrospection(d)
 	default:
 		return false, nil
 	}
@@ -199,4 +204,18 @@ func durationArg(d *caddyfile.Dispenser, dst *caddy.Duration) error {
 	}
 	*dst = caddy.Duration(dur)
 	return nil
+}
+
+// parseIntrospection reads "introspection <client_id> <client_secret>
+// [<endpoint>]".
+func parseIntrospection(d *caddyfile.Dispenser) (*Introspection, error) {
+	args := d.RemainingArgs()
+	if len(args) < 2 || len(args) > 3 {
+		return nil, d.ArgErr()
+	}
+	in := &Introspection{ClientID: args[0], ClientSecret: args[1]}
+	if len(args) == 3 {
+		in.Endpoint = args[2]
+	}
+	return in, nil
 }

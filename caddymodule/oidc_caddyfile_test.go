@@ -47,11 +47,22 @@ func TestUnmarshalOIDCAuth(t *testing.T) {
 				realm files
 				token_rate 0.5 40
 				userinfo_concurrency 4
+				introspection davspaces {env.OIDC_SECRET} https://idp.example.org/introspect
 			}`,
-			want: `{"issuer":"{env.OIDC_ISSUER}","audiences":["urn:api","other"],"algorithms":["RS256","ES256"],` +
+			want: `{"issuer":"{env.OIDC_ISSUER}","audiences":["urn:api","other"],` +
+				`"introspection":{"client_id":"davspaces","client_secret":"{env.OIDC_SECRET}","endpoint":"https://idp.example.org/introspect"},` +
+				`"algorithms":["RS256","ES256"],` +
 				`"insecure":true,"timeout":3000000000,"leeway":60000000000,"cache_size":500,"opaque_ttl":30000000000,` +
-				`"userinfo_concurrency":4,"user_claim":"sub","name_claim":"given_name","groups_claim":"roles","realm":"files",` +
-				`"token_rate":0.5,"token_burst":40}`,
+				`"userinfo_concurrency":4,"token_rate":0.5,"token_burst":40,` +
+				`"user_claim":"sub","name_claim":"given_name","groups_claim":"roles","realm":"files"}`,
+		},
+		{
+			name: "introspection endpoint discovered",
+			input: `oidc_auth {
+				issuer https://idp.example.org
+				introspection davspaces s3cret
+			}`,
+			want: `{"issuer":"https://idp.example.org","introspection":{"client_id":"davspaces","client_secret":"s3cret"}}`,
 		},
 		{
 			name: "basic fallback",
@@ -99,6 +110,17 @@ func TestUnmarshalWebFinger(t *testing.T) {
 	issuer https://idp.example.org
 }`,
 			want: `{"issuer":"https://idp.example.org"}`,
+		},
+		{
+			name: "the token budget and introspection of oidc_auth",
+			input: `webfinger {
+	issuer https://idp.example.org
+	audience urn:api
+	introspection davspaces s3cret
+	token_rate 1 10
+}`,
+			want: `{"issuer":"https://idp.example.org","audiences":["urn:api"],` +
+				`"introspection":{"client_id":"davspaces","client_secret":"s3cret"},"token_rate":1,"token_burst":10}`,
 		},
 		{
 			name: "platform url names the issuer too",
@@ -210,6 +232,14 @@ func TestOIDCCaddyfileErrors(t *testing.T) {
 		{"token rate with three arguments", `oidc_auth {
 	issuer https://idp
 			token_rate 1 2 3
+}`, "wrong argument count"},
+		{"introspection without secret", `oidc_auth {
+	issuer https://idp
+			introspection davspaces
+}`, "wrong argument count"},
+		{"introspection with four arguments", `oidc_auth {
+	issuer https://idp
+			introspection a b https://idp/introspect more
 }`, "wrong argument count"},
 		{"insecure with argument", `oidc_auth {
 	issuer https://idp

@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -11,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/davspaces/davspaces/identity"
+	"github.com/davspaces/davspaces/storage"
 )
 
 func init() {
@@ -54,24 +55,17 @@ type OIDCAuth struct {
 	GroupsClaim string `json:"groups_claim,omitempty"`
 	// Realm is the realm of the Bearer challenge. Default: the request's host.
 	Realm string `json:"realm,omitempty"`
-	// TokenRate is how many tokens the cache does not know yet (and that
-	// cost a check, maybe a round trip to the provider) one client address
-	// may present per second; more are answered 429 with Retry-After. The
-	// address is Caddy's client IP (trusted_proxies honoured), IPv6 by its
-	// /64. Default: 2.
-	TokenRate float64 `json:"token_rate,omitempty"`
-	// TokenBurst is how many such tokens a client address may present at
-	// once. Default: 20.
-	TokenBurst int `json:"token_burst,omitempty"`
 	// ProvidersRaw are authentication providers tried for requests without
 	// a Bearer token, such as http_basic.
 	ProvidersRaw caddy.ModuleMap `json:"providers,omitempty" caddy:"namespace=http.authentication.providers"`
 
-	provider    *identity.Provider
+	provider    *verifier
 	providerKey string
-	limiter     *identity.ClientLimiter
+	unlist      func() // takes the verifier off authVerifiers
 	fallbacks   []caddyauth.Authenticator
-	logger      *zap.Logger
+	// logger writes the warnings of requests, throttled with those of
+	// every handler sharing the verifier.
+	logger *zap.Logger
 }
 
 // CaddyModule returns the Caddy module information.
@@ -85,7 +79,8 @@ func (OIDCAuth) CaddyModule() caddy.ModuleInfo {
 // Provision sets defaults, loads the fallback providers and acquires the
 // identity provider (without contacting it).
 func (a *OIDCAuth) Provision(ctx caddy.Context) error {
-	a.logger = ctx.Logger()
+	logger := ctx.Logger()
+	a.logger = logger
 	if a.UserClaim == "" {
 		a.UserClaim = "preferred_username"
 	}
@@ -95,10 +90,10 @@ func (a *OIDCAuth) Provision(ctx caddy.Context) error {
 	if a.GroupsClaim == "" {
 		a.GroupsClaim = "groups"
 	}
-	if a.TokenRate < 0 || a.TokenBurst < 0 {
-		return fmt.Errorf("token_rate and token_burst must not be negative")
+	cfg, err := a.verifierConfig()
+	if err != nil {
+		return err
 	}
-	a.limiter = identity.NewClientLimiter(a.TokenRate, a.TokenBurst, identity.DefaultClientLimiters, nil)
 	if a.ProvidersRaw != nil {
 		mods, err := ctx.LoadModule(a, "ProvidersRaw")
 		if err != nil {
@@ -111,15 +106,22 @@ func (a *OIDCAuth) Provision(ctx caddy.Context) error {
 			a.fallbacks = append(a.fallbacks, byName[name].(caddyauth.Authenticator))
 		}
 	}
-	cfg := a.identityConfig()
-	warnAnyAudience(a.logger, cfg)
-	var err error
+	warnAnyAudience(logger, cfg.Identity)
 	a.provider, a.providerKey, err = acquireProvider(ctx, cfg)
-	return err
+	if err != nil {
+		return err
+	}
+	a.logger = throttled(logger, a.provider.warnings)
+	a.unlist = authVerifiers.add(newConfigIssuer(ctx.Context, cfg.Identity.Issuer), a.providerKey, a.provider)
+	return nil
 }
 
 // Cleanup releases the identity provider.
 func (a *OIDCAuth) Cleanup() error {
+	if a.unlist != nil {
+		a.unlist()
+		a.unlist = nil
+	}
 	err := releaseProvider(a.providerKey)
 	a.providerKey = ""
 	return err
@@ -135,13 +137,11 @@ func (a *OIDCAuth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 		}
 		return a.challenge(w, r, "")
 	}
-	if !a.provider.Known(token) {
-		if ok, wait := a.limiter.Allow(clientKey(r)); !ok {
-			return a.tooManyTokens(w, wait)
-		}
-	}
 	id, err := a.provider.Verify(r.Context(), token, a.UserClaim)
+	var tooMany *identity.TooManyTokensError
 	switch {
+	case errors.As(err, &tooMany):
+		return a.tooManyTokens(w, tooMany)
 	case errors.Is(err, identity.ErrInvalidToken):
 		if c := a.logger.Check(zapcore.DebugLevel, "bearer token refused"); c != nil {
 			c.Write(zap.Error(err))
@@ -159,6 +159,13 @@ func (a *OIDCAuth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 		}
 		return a.challenge(w, r, `error="invalid_token"`)
 	}
+	if err := storage.ValidUserID(user); err != nil {
+		// Not the client's mistake alone: a user_claim the provider lets
+		// users choose freely, say. The operator needs to see it.
+		a.logger.Warn("bearer token refused: its user claim is not a valid user id",
+			zap.String("claim", a.UserClaim), zap.Error(err))
+		return a.challenge(w, r, `error="invalid_token"`)
+	}
 	setUser(repl, user, id.String(a.NameClaim), id.String("email"), id.Strings(a.GroupsClaim))
 	return next.ServeHTTP(w, r)
 }
@@ -166,11 +173,10 @@ func (a *OIDCAuth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 // tooManyTokens answers a client that presents new tokens faster than its
 // budget allows: 429 with Retry-After, not 401, which would make a client
 // whose token is fine drop it and ask its user to sign in again.
-func (a *OIDCAuth) tooManyTokens(w http.ResponseWriter, wait time.Duration) error {
-	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-	err := errors.New("too many new bearer tokens from this client address")
+func (a *OIDCAuth) tooManyTokens(w http.ResponseWriter, err *identity.TooManyTokensError) error {
+	w.Header().Set("Retry-After", strconv.Itoa(err.RetryAfter()))
 	if c := a.logger.Check(zapcore.DebugLevel, "bearer token not checked"); c != nil {
-		c.Write(zap.Error(err), zap.Duration("retry_after", wait))
+		c.Write(zap.Error(err))
 	}
 	return caddyhttp.Error(http.StatusTooManyRequests, err)
 }
@@ -179,11 +185,17 @@ func (a *OIDCAuth) tooManyTokens(w http.ResponseWriter, wait time.Duration) erro
 // Caddy determined (trusted_proxies honoured), an IPv6 address by its /64,
 // which one subscriber usually holds whole.
 func clientKey(r *http.Request) string {
-	ip, _ := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string)
+	return clientAddressKey(r.Context(), r.RemoteAddr)
+}
+
+// clientAddressKey is clientKey of the request with context ctx, coming
+// from remoteAddr.
+func clientAddressKey(ctx context.Context, remoteAddr string) string {
+	ip, _ := caddyhttp.GetVar(ctx, caddyhttp.ClientIPVarKey).(string)
 	if ip == "" {
-		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		host, _, err := net.SplitHostPort(remoteAddr)
 		if err != nil {
-			host = r.RemoteAddr
+			host = remoteAddr
 		}
 		ip = host
 	}
@@ -293,6 +305,7 @@ func parseOIDCAuth(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) 
 //	oidc_auth [<matcher>] {
 //		issuer       <url>
 //		audience     <aud...>
+//		introspection <client_id> <client_secret> [<endpoint>]
 //		algorithms   <alg...>
 //		insecure
 //		timeout      <duration>
@@ -331,8 +344,6 @@ func (a *OIDCAuth) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			err = oneArg(d, &a.GroupsClaim)
 		case "realm":
 			err = oneArg(d, &a.Realm)
-		case "token_rate":
-			a.TokenRate, a.TokenBurst, err = parseTokenRate(d)
 		case "basic":
 			var basic caddyauth.HTTPBasicAuth
 			basic, err = parseBasic(d)

@@ -22,6 +22,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/caddyauth"
 	"github.com/go-jose/go-jose/v4"
+	"go.uber.org/zap"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/davspaces/davspaces/identity"
@@ -235,7 +236,7 @@ func selfSignedJWT(t *testing.T, issuer string) string {
 // poolKey is the providers pool key of o's configuration.
 func poolKey(t *testing.T, o OIDC) string {
 	t.Helper()
-	b, err := json.Marshal(o.identityConfig())
+	b, err := json.Marshal(verifierConfig{Identity: o.identityConfig(), TokenRate: o.TokenRate, TokenBurst: o.TokenBurst})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,8 +327,10 @@ func TestOIDCAuthProvisionErrors(t *testing.T) {
 		{"issuer placeholder unset", OIDCAuth{OIDC: OIDC{Issuer: "{env.DAVSPACES_TEST_UNSET_ISSUER}"}}, "issuer URL is required"},
 		{"symmetric algorithm", OIDCAuth{OIDC: OIDC{Issuer: issuer, Algorithms: []string{"HS256"}}}, `"HS256" is not supported`},
 		{"unknown fallback", OIDCAuth{OIDC: OIDC{Issuer: issuer}, ProvidersRaw: caddy.ModuleMap{"nope": json.RawMessage(`{}`)}}, "loading authentication providers"},
-		{"negative token rate", OIDCAuth{OIDC: OIDC{Issuer: issuer}, TokenRate: -1}, "must not be negative"},
-		{"negative token burst", OIDCAuth{OIDC: OIDC{Issuer: issuer}, TokenBurst: -1}, "must not be negative"},
+		{"negative token rate", OIDCAuth{OIDC: OIDC{Issuer: issuer, TokenRate: -1}}, "must not be negative"},
+		{"negative token burst", OIDCAuth{OIDC: OIDC{Issuer: issuer, TokenBurst: -1}}, "must not be negative"},
+		{"introspection endpoint not a URL", OIDCAuth{OIDC: OIDC{Issuer: issuer, Introspection: &Introspection{ClientID: "davspaces", ClientSecret: "s", Endpoint: "ftp://idp/introspect"}}}, "introspection endpoint"},
+		{"introspection client id placeholder unset", OIDCAuth{OIDC: OIDC{Issuer: issuer, Introspection: &Introspection{ClientID: "{env.DAVSPACES_TEST_UNSET_CLIENT}", ClientSecret: "s"}}}, "introspection needs a client id"},
 		{"negative userinfo concurrency", OIDCAuth{OIDC: OIDC{Issuer: issuer, UserinfoConcurrency: -1}}, "must not be negative"},
 	}
 	for _, tt := range tests {
@@ -426,7 +429,7 @@ func TestOIDCAuthSharesProvider(t *testing.T) {
 	}
 
 	// The pool entry is gone: acquiring again makes a new provider.
-	p, k, err := acquireProvider(newContext(t), settings.identityConfig())
+	p, k, err := acquireProvider(newContext(t), verifierConfig{Identity: settings.identityConfig()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +452,10 @@ func TestOIDCAuthSharesProvider(t *testing.T) {
 
 func TestOIDCAuthBearer(t *testing.T) {
 	idp := testidp.Start(t, testidp.Options{})
-	a := &OIDCAuth{OIDC: OIDC{Issuer: idp.Issuer, Audiences: []string{idp.Resource}}}
+	// The opaque tokens are introspected; the provider names the client
+	// they were issued to as their client_id.
+	a := &OIDCAuth{OIDC: OIDC{Issuer: idp.Issuer, Audiences: []string{idp.Resource, idp.ClientID},
+		Introspection: &Introspection{ClientID: idp.ClientID, ClientSecret: idp.ClientSecret}}}
 	mustProvisionModule(t, a)
 
 	tests := []struct {
@@ -721,7 +727,13 @@ func TestUserFromCaddy(t *testing.T) {
 		},
 		{name: "no id", values: map[string]any{"http.auth.user.name": "Nobody"}},
 		{name: "empty id", values: map[string]any{"http.auth.user.id": ""}},
+		{name: "NUL", values: map[string]any{"http.auth.user.id": "ein\x00stein"}},
+		{name: "dot dot", values: map[string]any{"http.auth.user.id": ".."}},
+		{name: "slash", values: map[string]any{"http.auth.user.id": "a/b"}},
+		{name: "control character", values: map[string]any{"http.auth.user.id": "a\nb"}},
+		{name: "5,000 characters", values: map[string]any{"http.auth.user.id": strings.Repeat("x", 5000)}},
 	}
+	userFromCaddy := userFromCaddy(zap.NewNop())
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			repl := caddy.NewReplacer()
@@ -840,16 +852,17 @@ func TestOIDCAuthAudiences(t *testing.T) {
 		pass      bool
 	}{
 		{"our resource", []string{idp.Resource}, ours, true},
-		{"our client id as authorized party", []string{idp.Resource, "davspaces-app"}, ourClient, true},
-		{"our client id as RFC 9068 client_id", []string{idp.ClientID}, ours, true},
-		{"a list from one variable", []string{"{env.TEST_OIDC_AUDIENCE}"}, ourClient, true},
+		{"our resource from a list in one variable", []string{"{env.TEST_OIDC_AUDIENCE}"}, ours, true},
+		// RFC 9068 §4: the client a token was issued to is not its audience.
+		{"our client id as authorized party only", []string{idp.Resource, "davspaces-app"}, ourClient, false},
+		{"our client id as RFC 9068 client_id only", []string{idp.ClientID}, ours, false},
 		{"another resource", []string{idp.Resource, "davspaces-app"}, otherResource, false},
 		{"another client", []string{idp.Resource, "davspaces-app"}, otherClient, false},
 		{"another client, no list", nil, otherClient, true},
 		{"another resource, no list", nil, otherResource, true},
 		{"an unset variable is no list", []string{"{env.TEST_OIDC_AUDIENCE_UNSET}"}, otherResource, true},
 	}
-	t.Setenv("TEST_OIDC_AUDIENCE", "urn:x, davspaces-app")
+	t.Setenv("TEST_OIDC_AUDIENCE", "urn:x, "+idp.Resource)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a := &OIDCAuth{OIDC: OIDC{Issuer: idp.Issuer, Audiences: tt.audiences}}
@@ -869,7 +882,7 @@ func TestOIDCAuthAudiences(t *testing.T) {
 // Retry-After; tokens already checked, and other clients, are not held up.
 func TestOIDCAuthRateLimitsNewTokens(t *testing.T) {
 	idp := testidp.Start(t, testidp.Options{})
-	a := &OIDCAuth{OIDC: OIDC{Issuer: idp.Issuer}, TokenRate: 0.01, TokenBurst: 3}
+	a := &OIDCAuth{OIDC: OIDC{Issuer: idp.Issuer, TokenRate: 0.01, TokenBurst: 3}}
 	mustProvisionModule(t, a)
 	good := bearer(idp.Token(t, "alice"))
 	const mallory, other = "192.0.2.66:4000", "198.51.100.7:4000"

@@ -27,7 +27,10 @@ func init() {
 // matching instance rule.
 type WebFinger struct {
 	// OIDC names the issuer (the href of the issuer link, and the provider
-	// that checks Bearer tokens).
+	// that checks Bearer tokens). Tokens are checked with the verifier of an
+	// oidc_auth handler of the same configuration and issuer when there is
+	// one (the one with the same settings, else the first); the settings
+	// here apply only without one.
 	OIDC
 	// PlatformURL is {{.PLATFORM_URL}} (alias {{.OCIS_URL}}) in instance
 	// hrefs. Placeholders are expanded. Default: the request's own origin.
@@ -42,6 +45,8 @@ type WebFinger struct {
 
 	handler     *webfinger.Handler
 	providerKey string
+	provider    *verifier    // of its own settings
+	checksAt    configIssuer // where to look for oidc_auth's verifier
 	logger      *zap.Logger
 }
 
@@ -77,9 +82,12 @@ func (wf *WebFinger) Provision(ctx caddy.Context) error {
 		// the issuer when none is named.
 		wf.Issuer = wf.PlatformURL
 	}
-	cfg := wf.identityConfig()
+	cfg, err := wf.verifierConfig()
+	if err != nil {
+		return err
+	}
 	handlerCfg := webfinger.Config{
-		Issuer:      cfg.Issuer,
+		Issuer:      cfg.Identity.Issuer,
 		PlatformURL: caddy.NewReplacer().ReplaceAll(wf.PlatformURL, ""),
 		Relations:   wf.Relations,
 		Rules:       wf.rules(),
@@ -89,15 +97,33 @@ func (wf *WebFinger) Provision(ctx caddy.Context) error {
 	if _, err := webfinger.New(handlerCfg); err != nil {
 		return fmt.Errorf("webfinger: %w", err)
 	}
-	warnAnyAudience(wf.logger, cfg)
+	warnAnyAudience(wf.logger, cfg.Identity)
 	provider, key, err := acquireProvider(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	wf.providerKey = key
-	handlerCfg.Verifier = provider
+	wf.providerKey, wf.provider = key, provider
+	wf.checksAt = newConfigIssuer(ctx.Context, cfg.Identity.Issuer)
+	handlerCfg.Verifier = &lateVerifier{choose: wf.chooseVerifier}
+	handlerCfg.Logger = throttled(wf.logger, provider.warnings)
 	wf.handler, err = webfinger.New(handlerCfg)
 	return err
+}
+
+// chooseVerifier returns the verifier of an oidc_auth handler of the same
+// configuration and issuer, one with the same settings when there is one:
+// one token cache, one budget of new tokens per client address, one budget
+// of userinfo requests. Without such a handler it is the lookup's own.
+func (wf *WebFinger) chooseVerifier() *verifier {
+	v, same, found := authVerifiers.find(wf.checksAt, wf.providerKey)
+	switch {
+	case !found:
+		return wf.provider
+	case !same:
+		wf.logger.Info("webfinger checks tokens with the verifier of oidc_auth for its issuer, whose provider settings differ from its own",
+			zap.String("issuer", wf.checksAt.issuer))
+	}
+	return v
 }
 
 func (wf *WebFinger) rules() []webfinger.Rule {
@@ -154,10 +180,12 @@ func parseWebFinger(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		}
 //	}
 //
-// The other oidc_auth provider settings (audience, algorithms, timeout,
-// leeway, cache_size, opaque_ttl, userinfo_concurrency) apply too. Rules
-// are checked here, so that `caddy adapt` already refuses a bad regex or
-// template.
+// The other oidc_auth provider settings (audience, introspection,
+// algorithms, timeout, leeway, cache_size, opaque_ttl, userinfo_concurrency,
+// token_rate) are accepted too; they apply only where no oidc_auth handler
+// of the configuration names the issuer, since tokens are checked with that
+// handler's verifier. Rules are checked here, so that `caddy adapt` already
+// refuses a bad regex or template.
 func (wf *WebFinger) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
 	if d.NextArg() {

@@ -17,6 +17,9 @@ type metadata struct {
 	Issuer           string `json:"issuer"`
 	JWKSURI          string `json:"jwks_uri"`
 	UserinfoEndpoint string `json:"userinfo_endpoint"`
+	// IntrospectionEndpoint is RFC 8414's name, which OpenID providers
+	// (Keycloak, oidc-provider, …) announce in their discovery document too.
+	IntrospectionEndpoint string `json:"introspection_endpoint"`
 }
 
 // discovery fetches the provider's metadata on first use and keeps it.

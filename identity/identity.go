@@ -1,8 +1,10 @@
 // Package identity turns OpenID Connect access tokens into verified claims.
 //
 // A Provider discovers its issuer lazily (never while a configuration loads),
-// verifies JWT access tokens locally against the issuer's JWKS and resolves
-// opaque tokens, and claims a JWT lacks, through the userinfo endpoint.
+// verifies JWT access tokens locally against the issuer's JWKS, checks
+// opaque tokens at the RFC 7662 introspection endpoint when configured (or
+// else, without audiences, at userinfo), and resolves claims a token lacks
+// through the userinfo endpoint.
 // Results are cached per token, bounded in number and never past the token's
 // expiry, so a burst of requests with one token costs one round trip.
 package identity
@@ -10,14 +12,16 @@ package identity
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"strconv"
 	"time"
 )
 
 // ErrInvalidToken means the token is not acceptable: malformed, expired,
 // signed by an unknown key or with a refused algorithm, issued by another
-// issuer or for another audience, or refused by the userinfo endpoint.
-// Callers answer 401.
+// issuer or for another audience, refused by the userinfo endpoint, or
+// inactive according to the introspection endpoint. Callers answer 401.
 var ErrInvalidToken = errors.New("invalid token")
 
 // ErrUnavailable means the provider could not be asked: discovery, JWKS or
@@ -25,6 +29,30 @@ var ErrInvalidToken = errors.New("invalid token")
 // errors, timeouts, 5xx answers). Callers answer 503, never 401, so clients
 // keep their valid tokens.
 var ErrUnavailable = errors.New("identity provider unavailable")
+
+// ErrTooManyTokens means a client presented more tokens the cache does not
+// know than its budget allows (see ClientLimiter), so the token was not
+// checked. Callers answer 429 with Retry-After, never 401: the token may be
+// fine, and a 401 would make its client drop it.
+var ErrTooManyTokens = errors.New("too many new tokens from this client")
+
+// TooManyTokensError is ErrTooManyTokens with the time until the client's
+// next token will be checked.
+type TooManyTokensError struct {
+	Wait time.Duration
+}
+
+func (e *TooManyTokensError) Error() string {
+	return fmt.Sprintf("%v; retry in %v", ErrTooManyTokens, e.Wait.Round(time.Millisecond))
+}
+
+func (e *TooManyTokensError) Unwrap() error { return ErrTooManyTokens }
+
+// RetryAfter is the Retry-After header's value: the wait in whole seconds,
+// at least 1.
+func (e *TooManyTokensError) RetryAfter() int {
+	return max(1, int(math.Ceil(e.Wait.Seconds())))
+}
 
 // Defaults of Config.
 const (
@@ -53,12 +81,16 @@ type Config struct {
 	// Issuer is the issuer URL; discovery reads
 	// <Issuer>/.well-known/openid-configuration. Required.
 	Issuer string
-	// Audiences, when set, are the accepted audiences and authorized
-	// parties: a JWT's aud must name one of them, or its azp (client_id in
-	// RFC 9068 tokens) must be one of them. Empty: any token of the issuer.
-	// Opaque tokens are checked by userinfo alone, which does not say whom
-	// they were issued to.
+	// Audiences, when set, are this server's identifiers (RFC 9068 §4): a
+	// JWT's aud must name one of them, and an opaque token is accepted only
+	// through Introspection, whose answer's aud or client_id must name one
+	// of them (userinfo cannot say whom a token was issued to). Empty: any
+	// token of the issuer.
 	Audiences []string
+	// Introspection, when its ClientID is set, checks opaque tokens at the
+	// provider's RFC 7662 introspection endpoint before userinfo is asked
+	// for their claims.
+	Introspection Introspection
 	// Algorithms are the accepted JWS algorithms. Default: DefaultAlgorithms.
 	Algorithms []string
 	// Insecure skips TLS certificate verification toward the provider only.
@@ -69,15 +101,29 @@ type Config struct {
 	Leeway time.Duration
 	// CacheSize bounds the number of cached tokens. Default: DefaultCacheSize.
 	CacheSize int
-	// OpaqueTTL is how long the claims of an opaque token (whose expiry is
-	// unknown) are cached. Default: DefaultOpaqueTTL.
+	// OpaqueTTL is how long the claims of an opaque token are cached (at
+	// most until the exp an introspection answer names).
+	// Default: DefaultOpaqueTTL.
 	OpaqueTTL time.Duration
-	// UserinfoConcurrency bounds the userinfo requests in flight; a token
-	// that finds no free slot within Timeout is answered ErrUnavailable.
+	// UserinfoConcurrency bounds the userinfo and introspection requests
+	// in flight together; a token that finds no free slot within Timeout
+	// is answered ErrUnavailable.
 	// Default: DefaultUserinfoConcurrency.
 	UserinfoConcurrency int
 	// Now returns the current time; nil means time.Now. For tests.
 	Now func() time.Time `json:"-"`
+}
+
+// Introspection is this server's access to the provider's token
+// introspection endpoint (RFC 7662).
+type Introspection struct {
+	// ClientID and ClientSecret authenticate the requests (HTTP Basic,
+	// RFC 6749 §2.3.1). An empty ClientID means no introspection.
+	ClientID     string
+	ClientSecret string
+	// Endpoint is the introspection URL; empty means the
+	// introspection_endpoint the provider's discovery document announces.
+	Endpoint string
 }
 
 // Identity is what a verified token says about its user.

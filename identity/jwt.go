@@ -44,7 +44,7 @@ func (p *Provider) verifyJWT(ctx context.Context, token string, now time.Time) (
 	if err := p.checkClaims(registered, m.Issuer, now); err != nil {
 		return nil, err
 	}
-	if err := p.checkAudience(registered.Audience, claims); err != nil {
+	if err := p.checkAudience(registered.Audience); err != nil {
 		return nil, err
 	}
 	return &Identity{Claims: claims, Expiry: registered.Expiry.Time()}, nil
@@ -69,25 +69,14 @@ func (p *Provider) checkClaims(c jwt.Claims, issuer string, now time.Time) error
 	return fmt.Errorf("%w: %v", ErrInvalidToken, err)
 }
 
-// authorizedPartyClaims name the client a token was issued to: azp in
-// OpenID Connect (Keycloak puts the client there and "account" in aud),
-// client_id in RFC 9068 JWT access tokens.
-var authorizedPartyClaims = []string{"azp", "client_id"}
-
-// checkAudience accepts a token meant for one of the configured audiences:
-// its aud names one of them, or it was issued to one of them. Without a
-// list every token of the issuer is accepted (the operator was warned).
-func (p *Provider) checkAudience(aud jwt.Audience, claims map[string]any) error {
-	if len(p.audiences) == 0 {
+// checkAudience accepts a token meant for this server: its aud names one of
+// the configured audiences (RFC 9068 §4). The client it was issued to (azp,
+// client_id) is not enough: a token of this server's own client for another
+// API names that API in aud, and must not be usable here. Without a list
+// every token of the issuer is accepted (the operator was warned).
+func (p *Provider) checkAudience(aud jwt.Audience) error {
+	if len(p.audiences) == 0 || slices.ContainsFunc(p.audiences, aud.Contains) {
 		return nil
 	}
-	if slices.ContainsFunc(p.audiences, aud.Contains) {
-		return nil
-	}
-	for _, name := range authorizedPartyClaims {
-		if party, ok := claims[name].(string); ok && slices.Contains(p.audiences, party) {
-			return nil
-		}
-	}
-	return fmt.Errorf("%w: neither audience %q nor authorized party %q is accepted", ErrInvalidToken, []string(aud), claims["azp"])
+	return fmt.Errorf("%w: audience %q is not accepted", ErrInvalidToken, []string(aud))
 }

@@ -30,14 +30,16 @@ const invalidTTL = 10 * time.Second
 // Provider verifies access tokens of one OpenID Connect issuer. It is safe for
 // concurrent use.
 type Provider struct {
-	issuer     string
-	audiences  jwt.Audience
-	algorithms []jose.SignatureAlgorithm
-	leeway     time.Duration
-	timeout    time.Duration
-	opaqueTTL  time.Duration
-	now        func() time.Time
-	client     *http.Client
+	issuer    string
+	audiences jwt.Audience
+	// introspection checks opaque tokens when its ClientID is set.
+	introspection Introspection
+	algorithms    []jose.SignatureAlgorithm
+	leeway        time.Duration
+	timeout       time.Duration
+	opaqueTTL     time.Duration
+	now           func() time.Time
+	client        *http.Client
 
 	discovery *discovery
 	keys      *keySet
@@ -53,11 +55,13 @@ type Stats struct {
 	Discoveries   int64 // discovery documents fetched
 	KeyFetches    int64 // JWKS documents fetched
 	UserinfoCalls int64 // userinfo requests sent
-	CacheHits     int64 // Verify calls answered from the cache
+	// Introspections counts requests sent to the introspection endpoint.
+	Introspections int64
+	CacheHits      int64 // Verify calls answered from the cache
 }
 
 type counters struct {
-	discoveries, keyFetches, userinfoCalls, cacheHits atomic.Int64
+	discoveries, keyFetches, userinfoCalls, introspections, cacheHits atomic.Int64
 }
 
 // New returns a Provider for cfg. It does no network I/O: the issuer is
@@ -74,17 +78,21 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.Leeway < 0 || cfg.Timeout < 0 || cfg.OpaqueTTL < 0 || cfg.CacheSize < 0 || cfg.UserinfoConcurrency < 0 {
 		return nil, errors.New("identity: timeout, leeway, cache size, opaque TTL and userinfo concurrency must not be negative")
 	}
+	if err := checkIntrospection(cfg.Introspection); err != nil {
+		return nil, err
+	}
 	p := &Provider{
-		issuer:     issuer,
-		audiences:  nonEmpty(cfg.Audiences),
-		algorithms: algs,
-		leeway:     orDefault(cfg.Leeway, DefaultLeeway),
-		timeout:    orDefault(cfg.Timeout, DefaultTimeout),
-		opaqueTTL:  orDefault(cfg.OpaqueTTL, DefaultOpaqueTTL),
-		now:        cfg.Now,
-		cache:      newCache(cfg.CacheSize),
-		refused:    newCache(cfg.CacheSize),
-		userinfos:  semaphore.NewWeighted(int64(orDefault(cfg.UserinfoConcurrency, DefaultUserinfoConcurrency))),
+		issuer:        issuer,
+		introspection: cfg.Introspection,
+		audiences:     nonEmpty(cfg.Audiences),
+		algorithms:    algs,
+		leeway:        orDefault(cfg.Leeway, DefaultLeeway),
+		timeout:       orDefault(cfg.Timeout, DefaultTimeout),
+		opaqueTTL:     orDefault(cfg.OpaqueTTL, DefaultOpaqueTTL),
+		now:           cfg.Now,
+		cache:         newCache(cfg.CacheSize),
+		refused:       newCache(cfg.CacheSize),
+		userinfos:     semaphore.NewWeighted(int64(orDefault(cfg.UserinfoConcurrency, DefaultUserinfoConcurrency))),
 	}
 	if p.now == nil {
 		p.now = time.Now
@@ -101,10 +109,11 @@ func (p *Provider) Issuer() string { return p.issuer }
 // Stats returns the provider's counters.
 func (p *Provider) Stats() Stats {
 	return Stats{
-		Discoveries:   p.stats.discoveries.Load(),
-		KeyFetches:    p.stats.keyFetches.Load(),
-		UserinfoCalls: p.stats.userinfoCalls.Load(),
-		CacheHits:     p.stats.cacheHits.Load(),
+		Discoveries:    p.stats.discoveries.Load(),
+		KeyFetches:     p.stats.keyFetches.Load(),
+		UserinfoCalls:  p.stats.userinfoCalls.Load(),
+		Introspections: p.stats.introspections.Load(),
+		CacheHits:      p.stats.cacheHits.Load(),
 	}
 }
 
@@ -217,6 +226,19 @@ func (p *Provider) resolve(ctx context.Context, token string) *entry {
 		}
 		return &entry{id: id, expires: id.Expiry}
 	}
+	return p.resolveOpaque(ctx, token, now)
+}
+
+// resolveOpaque checks a token that is not a JWT: at the introspection
+// endpoint when one is configured, otherwise at userinfo, unless audiences
+// are configured, which userinfo cannot check.
+func (p *Provider) resolveOpaque(ctx context.Context, token string, now time.Time) *entry {
+	switch {
+	case p.introspection.ClientID != "":
+		return p.introspected(ctx, token, now)
+	case len(p.audiences) > 0:
+		return failed(fmt.Errorf("%w: an opaque token cannot be held to the audience without introspection", ErrInvalidToken), now)
+	}
 	claims, err := p.userinfo(ctx, token)
 	if err != nil {
 		return failed(err, now)
@@ -239,7 +261,9 @@ func (p *Provider) complete(ctx context.Context, token string, e *entry) *entry 
 	case err != nil:
 		return &entry{err: err}
 	}
-	if sub, _ := info["sub"].(string); sub != e.id.String("sub") {
+	// An introspection answer may lack sub (RFC 7662 makes it optional);
+	// then userinfo, asked with the same token, names the user.
+	if sub, _ := info["sub"].(string); sub == "" || (e.id.String("sub") != "" && sub != e.id.String("sub")) {
 		return failed(fmt.Errorf("%w: userinfo sub %q differs from the token's", ErrInvalidToken, sub), p.now())
 	}
 	claims := make(map[string]any, len(e.id.Claims)+len(info))
@@ -279,6 +303,25 @@ func checkIssuer(issuer string) (string, error) {
 		return "", fmt.Errorf("identity: issuer %q must be an http(s) URL without query or fragment", issuer)
 	}
 	return issuer, nil
+}
+
+// checkIntrospection refuses half-configured introspection: a secret or an
+// endpoint without a client id, or an endpoint that is not an http(s) URL.
+func checkIntrospection(in Introspection) error {
+	if in.ClientID == "" {
+		if in.ClientSecret != "" || in.Endpoint != "" {
+			return errors.New("identity: introspection needs a client id")
+		}
+		return nil
+	}
+	if in.Endpoint == "" {
+		return nil
+	}
+	u, err := url.Parse(in.Endpoint)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return fmt.Errorf("identity: introspection endpoint %q must be an http(s) URL", in.Endpoint)
+	}
+	return nil
 }
 
 func signatureAlgorithms(names []string) ([]jose.SignatureAlgorithm, error) {

@@ -58,8 +58,10 @@ func TestVerifyJWT(t *testing.T) {
 		{"audience accepted", Config{Audiences: []string{"other", "urn:test:api"}}, with(func(map[string]any) {}), nil},
 		{"audience refused", Config{Audiences: []string{"other"}}, with(func(map[string]any) {}), ErrInvalidToken},
 		{"any audience without a list", Config{}, with(func(c map[string]any) { c["aud"] = "urn:someone:else"; c["azp"] = "another-client" }), nil},
-		{"authorized party accepted", Config{Audiences: []string{"davspaces-app"}}, with(func(c map[string]any) { c["aud"] = "account"; c["azp"] = "davspaces-app" }), nil},
-		{"RFC 9068 client_id accepted", Config{Audiences: []string{"davspaces-app"}}, with(func(c map[string]any) { c["client_id"] = "davspaces-app" }), nil},
+		{"one of several audiences accepted", Config{Audiences: []string{"davspaces-app"}}, with(func(c map[string]any) { c["aud"] = []string{"urn:other:api", "davspaces-app"} }), nil},
+		// RFC 9068 §4: the client a token was issued to is not its audience.
+		{"authorized party alone refused", Config{Audiences: []string{"davspaces-app"}}, with(func(c map[string]any) { c["aud"] = "account"; c["azp"] = "davspaces-app" }), ErrInvalidToken},
+		{"RFC 9068 client_id alone refused", Config{Audiences: []string{"davspaces-app"}}, with(func(c map[string]any) { c["client_id"] = "davspaces-app" }), ErrInvalidToken},
 		{"another client refused", Config{Audiences: []string{"davspaces-app"}}, with(func(c map[string]any) { c["aud"] = "account"; c["azp"] = "another-client" }), ErrInvalidToken},
 		{"another resource refused", Config{Audiences: []string{"davspaces-app"}}, with(func(c map[string]any) { c["aud"] = []string{"urn:other:api"}; c["client_id"] = "another-client" }), ErrInvalidToken},
 		{"no aud, no azp refused", Config{Audiences: []string{"davspaces-app"}}, with(func(c map[string]any) { delete(c, "aud") }), ErrInvalidToken},
@@ -397,6 +399,9 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		{"none", Config{Issuer: "https://idp.example", Algorithms: []string{"none"}}, `"none" is not supported`},
 		{"negative", Config{Issuer: "https://idp.example", Timeout: -1}, "must not be negative"},
 		{"negative userinfo concurrency", Config{Issuer: "https://idp.example", UserinfoConcurrency: -1}, "must not be negative"},
+		{"introspection secret without client", Config{Issuer: "https://idp.example", Introspection: Introspection{ClientSecret: "s"}}, "introspection needs a client id"},
+		{"introspection endpoint without client", Config{Issuer: "https://idp.example", Introspection: Introspection{Endpoint: "https://idp.example/i"}}, "introspection needs a client id"},
+		{"introspection endpoint not http", Config{Issuer: "https://idp.example", Introspection: Introspection{ClientID: "c", Endpoint: "idp.example/i"}}, "must be an http(s) URL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -682,5 +687,170 @@ func TestRefusedTokensCachedApart(t *testing.T) {
 	clock = clock.Add(invalidTTL)
 	if p.Known("bogus-4") {
 		t.Fatal("a refusal outlived invalidTTL")
+	}
+}
+
+// Introspection decides about opaque tokens when configured: "active",
+// exp, and with audiences the answer's aud or client_id; an endpoint that
+// cannot answer is ErrUnavailable, never a refused token.
+func TestIntrospection(t *testing.T) {
+	s := newIssuerServer(t)
+	now := time.Now()
+	answers := map[string]map[string]any{
+		"ours":            {"active": true, "sub": "sub-alice", "aud": []string{"urn:other", "urn:test:api"}, "exp": now.Add(time.Hour).Unix()},
+		"our client":      {"active": true, "sub": "sub-alice", "client_id": "urn:test:api"},
+		"another api":     {"active": true, "sub": "sub-alice", "aud": "urn:other", "client_id": "other-app"},
+		"expired":         {"active": true, "sub": "sub-alice", "aud": "urn:test:api", "exp": now.Add(-time.Hour).Unix()},
+		"inactive":        {"active": false, "sub": "sub-alice", "aud": "urn:test:api"},
+		"active as text":  {"active": "true", "sub": "sub-alice", "aud": "urn:test:api"},
+		"without sub":     {"active": true, "aud": "urn:test:api"},
+		"sub differs":     {"active": true, "sub": "sub-mallory", "aud": "urn:test:api"},
+		"short exp first": {"active": true, "sub": "sub-alice", "aud": "urn:test:api", "exp": now.Add(20 * time.Second).Unix()},
+		"bearer type":     {"active": true, "sub": "sub-alice", "aud": "urn:test:api", "token_type": "Bearer"},
+		"refresh token":   {"active": true, "sub": "sub-alice", "aud": "urn:test:api", "token_type": "refresh_token"},
+		"DPoP-bound":      {"active": true, "sub": "sub-alice", "aud": "urn:test:api", "token_type": "DPoP"},
+	}
+	s.set(func(s *issuerServer) {
+		s.introspection = answers
+		for token := range answers {
+			s.userinfo["Bearer "+token] = map[string]any{"sub": "sub-alice", "preferred_username": "alice"}
+		}
+	})
+	credentials := Introspection{ClientID: "davspaces", ClientSecret: "s3cret:%"}
+	p := newProvider(t, Config{Issuer: s.URL, Audiences: []string{"urn:test:api"}, Introspection: credentials})
+	tests := []struct {
+		token   string
+		wantErr error
+	}{
+		{"ours", nil},
+		{"our client", nil},
+		{"another api", ErrInvalidToken},
+		{"expired", ErrInvalidToken},
+		{"inactive", ErrInvalidToken},
+		{"active as text", ErrInvalidToken},
+		{"without sub", nil},
+		{"bearer type", nil},
+		{"refresh token", ErrInvalidToken},
+		{"DPoP-bound", ErrInvalidToken},
+		{"sub differs", ErrInvalidToken},
+		{"unknown", ErrInvalidToken},
+	}
+	for _, tt := range tests {
+		t.Run(tt.token, func(t *testing.T) {
+			id, err := p.Verify(context.Background(), tt.token, "preferred_username")
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
+				t.Fatalf("Verify: err = %v, want %v", err, tt.wantErr)
+			}
+			if err == nil && (id.String("preferred_username") != "alice" || id.String("sub") != "sub-alice") {
+				t.Fatalf("claims %v", id.Claims)
+			}
+		})
+	}
+	if id, err := p.Verify(context.Background(), "short exp first"); err != nil || id.Expiry.After(now.Add(21*time.Second)) {
+		t.Fatalf("an answer is cached past the token's exp: %v, %v", id, err)
+	}
+
+	t.Run("cached", func(t *testing.T) {
+		before := s.introspections.Load()
+		for range 10 {
+			if _, err := p.Verify(context.Background(), "ours", "preferred_username"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := s.introspections.Load() - before; n != 0 {
+			t.Fatalf("%d introspections for a checked token", n)
+		}
+	})
+	t.Run("configured endpoint", func(t *testing.T) {
+		elsewhere := newIssuerServer(t)
+		elsewhere.set(func(e *issuerServer) { e.introspection = answers })
+		withEndpoint := credentials
+		withEndpoint.Endpoint = elsewhere.URL + "/introspect"
+		p := newProvider(t, Config{Issuer: s.URL, Audiences: []string{"urn:test:api"}, Introspection: withEndpoint})
+		if _, err := p.Verify(context.Background(), "ours"); err != nil || elsewhere.introspections.Load() != 1 {
+			t.Fatalf("Verify = %v, %d introspections at the configured endpoint", err, elsewhere.introspections.Load())
+		}
+	})
+	t.Run("endpoint trouble", func(t *testing.T) {
+		for name, cfg := range map[string]Introspection{
+			"wrong secret":  {ClientID: "davspaces", ClientSecret: "guess"},
+			"no such place": {ClientID: "davspaces", ClientSecret: "s3cret:%", Endpoint: s.URL + "/nowhere"},
+		} {
+			p := newProvider(t, Config{Issuer: s.URL, Audiences: []string{"urn:test:api"}, Introspection: cfg})
+			if _, err := p.Verify(context.Background(), "ours"); !errors.Is(err, ErrUnavailable) {
+				t.Errorf("%s: %v, want unavailable", name, err)
+			}
+		}
+		s.set(func(s *issuerServer) { s.introspectionStatus = http.StatusBadGateway })
+		defer s.set(func(s *issuerServer) { s.introspectionStatus = 0 })
+		p := newProvider(t, Config{Issuer: s.URL, Introspection: credentials})
+		if _, err := p.Verify(context.Background(), "ours"); !errors.Is(err, ErrUnavailable) {
+			t.Errorf("502: %v, want unavailable", err)
+		}
+	})
+	t.Run("without audiences", func(t *testing.T) {
+		p := newProvider(t, Config{Issuer: s.URL, Introspection: credentials})
+		if _, err := p.Verify(context.Background(), "another api"); err != nil {
+			t.Errorf("any audience without a list: %v", err)
+		}
+		if _, err := p.Verify(context.Background(), "inactive"); !errors.Is(err, ErrInvalidToken) {
+			t.Errorf("inactive without a list: %v", err)
+		}
+	})
+}
+
+// With audiences and no introspection, an opaque token is refused without
+// asking the provider; without audiences userinfo still decides.
+func TestOpaqueTokensNeedIntrospectionForAudiences(t *testing.T) {
+	s := newIssuerServer(t)
+	s.set(func(s *issuerServer) { s.userinfo["Bearer opaque"] = map[string]any{"sub": "sub-alice"} })
+	p := newProvider(t, Config{Issuer: s.URL, Audiences: []string{"urn:test:api"}})
+	if _, err := p.Verify(context.Background(), "opaque"); !errors.Is(err, ErrInvalidToken) {
+		t.Fatalf("opaque token with audiences: %v, want invalid", err)
+	}
+	if n := s.userinfoCalls.Load(); n != 0 {
+		t.Fatalf("%d userinfo calls for a token that cannot pass", n)
+	}
+	if _, err := newProvider(t, Config{Issuer: s.URL}).Verify(context.Background(), "opaque"); err != nil {
+		t.Fatalf("opaque token without audiences: %v", err)
+	}
+}
+
+// Introspection and userinfo requests take slots of one budget
+// (UserinfoConcurrency): a flood of opaque tokens never has more requests
+// in flight at the provider, whichever endpoint they go to.
+func TestIntrospectionSharesUserinfoSlots(t *testing.T) {
+	s := newIssuerServer(t)
+	s.set(func(s *issuerServer) {
+		s.delay = 20 * time.Millisecond
+		for i := range 12 {
+			token := "opaque-" + strconv.Itoa(i)
+			// No user claim in the answer: userinfo is asked too.
+			s.introspection[token] = map[string]any{"active": true, "sub": "sub-alice"}
+			s.userinfo["Bearer "+token] = map[string]any{"sub": "sub-alice", "preferred_username": "alice"}
+		}
+	})
+	p := newProvider(t, Config{Issuer: s.URL, UserinfoConcurrency: 2,
+		Introspection: Introspection{ClientID: "davspaces", ClientSecret: "s3cret:%"}})
+	var wg sync.WaitGroup
+	errs := make(chan error, 12)
+	for i := range 12 {
+		wg.Go(func() {
+			_, err := p.Verify(context.Background(), "opaque-"+strconv.Itoa(i), "preferred_username")
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("Verify: %v (a slot frees within the timeout)", err)
+		}
+	}
+	if st := p.Stats(); st.Introspections != 12 || st.UserinfoCalls != 12 {
+		t.Fatalf("stats %+v, want 12 introspections and 12 userinfo calls", st)
+	}
+	if most := s.userinfoMost.Load(); most > 2 {
+		t.Fatalf("%d requests in flight at the provider at once, want at most 2", most)
 	}
 }

@@ -139,3 +139,62 @@ func TestRealProviderDown(t *testing.T) {
 		t.Fatalf("undiscovered provider down: %v, want ErrUnavailable", err)
 	}
 }
+
+// With audiences configured, an opaque token is refused unless it is
+// introspected (RFC 7662), and then the answer's client_id (the provider
+// names no aud for opaque tokens) decides. Answers are cached: a burst with
+// one token costs one introspection and one userinfo request.
+func TestRealProviderIntrospection(t *testing.T) {
+	idp := testidp.Start(t, testidp.Options{})
+	ctx := context.Background()
+	opaque := idp.OpaqueToken(t, "alice")
+	credentials := Introspection{ClientID: idp.ClientID, ClientSecret: idp.ClientSecret}
+
+	noIntrospection := newProvider(t, Config{Issuer: idp.Issuer, Audiences: []string{idp.ClientID}})
+	if _, err := noIntrospection.Verify(ctx, opaque, "preferred_username"); !errors.Is(err, ErrInvalidToken) {
+		t.Fatalf("opaque token with an audience and no introspection: %v, want invalid", err)
+	}
+	if s := noIntrospection.Stats(); s.UserinfoCalls != 0 || s.Introspections != 0 {
+		t.Fatalf("the refusal asked the provider: %+v", s)
+	}
+
+	p := newProvider(t, Config{Issuer: idp.Issuer, Audiences: []string{idp.ClientID}, Introspection: credentials})
+	for range 5 {
+		id, err := p.Verify(ctx, opaque, "preferred_username")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id.String("preferred_username") != "alice" || id.String("sub") != idp.Claims("alice")["sub"] {
+			t.Fatalf("claims %v", id.Claims)
+		}
+	}
+	// oidc-provider's introspection answer carries the user's claims (its
+	// extraTokenClaims), so userinfo is needed for none of them here.
+	if s := p.Stats(); s.Introspections != 1 || s.UserinfoCalls > 1 {
+		t.Fatalf("five checks of one token: %+v, want one introspection and at most one userinfo call", s)
+	}
+	if n := idp.Introspections(t); n != 1 {
+		t.Fatalf("the provider saw %d introspections, want 1", n)
+	}
+
+	foreign := newProvider(t, Config{Issuer: idp.Issuer, Audiences: []string{"urn:someone:else"}, Introspection: credentials})
+	if _, err := foreign.Verify(ctx, opaque, "preferred_username"); !errors.Is(err, ErrInvalidToken) {
+		t.Fatalf("opaque token of another client: %v, want invalid", err)
+	}
+	for name, token := range map[string]string{"unknown": "no-such-token-at-all", "tampered": opaque + "x"} {
+		if _, err := p.Verify(ctx, token); !errors.Is(err, ErrInvalidToken) {
+			t.Errorf("%s token: %v, want invalid", name, err)
+		}
+	}
+
+	wrongSecret := newProvider(t, Config{Issuer: idp.Issuer, Audiences: []string{idp.ClientID},
+		Introspection: Introspection{ClientID: idp.ClientID, ClientSecret: "wrong"}})
+	if _, err := wrongSecret.Verify(ctx, opaque); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("introspection with wrong credentials: %v, want unavailable (the token may be fine)", err)
+	}
+
+	// A JWT is still checked locally, and its aud alone decides.
+	if _, err := p.Verify(ctx, idp.Token(t, "alice")); !errors.Is(err, ErrInvalidToken) {
+		t.Fatalf("JWT for %s with audience %s: %v, want invalid", idp.Resource, idp.ClientID, err)
+	}
+}

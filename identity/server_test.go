@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -27,6 +28,11 @@ type issuerServer struct {
 	mu       sync.Mutex
 	keys     []jose.JSONWebKey // private signing keys; the JWKS serves their public halves
 	userinfo map[string]map[string]any
+	// introspection answers by token; a token missing is "active": false.
+	introspection map[string]map[string]any
+	// introspectionStatus, when set, is the introspection endpoint's answer.
+	introspectionStatus int
+	introspections      atomic.Int64
 	// issuerOverride, when set, is announced in discovery instead of the URL.
 	issuerOverride string
 	status         int           // when set, every endpoint answers this status
@@ -34,14 +40,14 @@ type issuerServer struct {
 	userinfoStatus int           // when set, userinfo answers this status
 	jwksDelay      time.Duration // JWKS delay: longer than the timeout is a hanging endpoint
 	userinfoCalls  atomic.Int64
-	userinfoNow    atomic.Int64 // userinfo requests in flight
+	userinfoNow    atomic.Int64 // userinfo and introspection requests in flight
 	userinfoMost   atomic.Int64 // the most ever in flight at once
 	jwksCalls      atomic.Int64
 }
 
 func newIssuerServer(t testing.TB) *issuerServer {
 	t.Helper()
-	s := &issuerServer{userinfo: map[string]map[string]any{}}
+	s := &issuerServer{userinfo: map[string]map[string]any{}, introspection: map[string]map[string]any{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	s.addKey(t, "k1")
@@ -62,7 +68,10 @@ func (s *issuerServer) serve(w http.ResponseWriter, r *http.Request) {
 		if override != "" {
 			iss = override
 		}
-		writeJSON(w, map[string]any{"issuer": iss, "jwks_uri": s.URL + "/jwks", "userinfo_endpoint": s.URL + "/me"})
+		writeJSON(w, map[string]any{"issuer": iss, "jwks_uri": s.URL + "/jwks", "userinfo_endpoint": s.URL + "/me",
+			"introspection_endpoint": s.URL + "/introspect"})
+	case "/introspect":
+		s.serveIntrospection(w, r)
 	case "/jwks":
 		s.jwksCalls.Add(1)
 		s.mu.Lock()
@@ -72,10 +81,7 @@ func (s *issuerServer) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, s.publicKeys())
 	case "/me":
 		s.userinfoCalls.Add(1)
-		now := s.userinfoNow.Add(1)
-		defer s.userinfoNow.Add(-1)
-		for most := s.userinfoMost.Load(); now > most && !s.userinfoMost.CompareAndSwap(most, now); most = s.userinfoMost.Load() {
-		}
+		defer s.inFlight()()
 		time.Sleep(delay)
 		s.mu.Lock()
 		claims, ok := s.userinfo[r.Header.Get("Authorization")]
@@ -97,6 +103,43 @@ func (s *issuerServer) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// serveIntrospection answers as RFC 7662 §2 says, for the client
+// "davspaces" with the secret "s3cret:%" (which Basic authentication must
+// form-encode).
+func (s *issuerServer) serveIntrospection(w http.ResponseWriter, r *http.Request) {
+	s.introspections.Add(1)
+	// In flight with the userinfo requests: both take the same slots.
+	defer s.inFlight()()
+	s.mu.Lock()
+	delay := s.delay
+	s.mu.Unlock()
+	time.Sleep(delay)
+	s.mu.Lock()
+	answer, ok := s.introspection[r.PostFormValue("token")]
+	status := s.introspectionStatus
+	s.mu.Unlock()
+	id, secret, _ := r.BasicAuth()
+	switch {
+	case status != 0:
+		w.WriteHeader(status)
+	case r.Method != http.MethodPost || id != "davspaces" || secret != url.QueryEscape("s3cret:%"):
+		w.WriteHeader(http.StatusUnauthorized)
+	case !ok:
+		writeJSON(w, map[string]any{"active": false})
+	default:
+		writeJSON(w, answer)
+	}
+}
+
+// inFlight counts a userinfo or introspection request until the returned
+// function is called, and keeps the most ever in flight at once.
+func (s *issuerServer) inFlight() (done func()) {
+	now := s.userinfoNow.Add(1)
+	for most := s.userinfoMost.Load(); now > most && !s.userinfoMost.CompareAndSwap(most, now); most = s.userinfoMost.Load() {
+	}
+	return func() { s.userinfoNow.Add(-1) }
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

@@ -14,7 +14,7 @@ func (p *Provider) userinfo(ctx context.Context, token string) (map[string]any, 
 	if m.UserinfoEndpoint == "" {
 		return nil, fmt.Errorf("%w: %s has no userinfo endpoint, so opaque tokens cannot be checked", ErrInvalidToken, p.issuer)
 	}
-	release, err := p.userinfoSlot(ctx)
+	release, err := p.providerSlot(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -27,10 +27,11 @@ func (p *Provider) userinfo(ctx context.Context, token string) (map[string]any, 
 	return claims, nil
 }
 
-// userinfoSlot waits, at most the provider timeout, for one of the bounded
-// userinfo slots: random tokens sent faster than the provider answers must
-// not become an unbounded number of requests to it.
-func (p *Provider) userinfoSlot(ctx context.Context) (release func(), err error) {
+// providerSlot waits, at most the provider timeout, for one of the bounded
+// slots that userinfo and introspection requests share: random tokens sent
+// faster than the provider answers must not become an unbounded number of
+// requests to it.
+func (p *Provider) providerSlot(ctx context.Context) (release func(), err error) {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	if err := p.userinfos.Acquire(ctx, 1); err != nil {

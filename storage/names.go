@@ -3,6 +3,8 @@ package storage
 import (
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // MaxNameLen caps node names and caller-chosen ids in every store.
@@ -33,4 +35,23 @@ func ValidID(what, v string) error {
 		return fmt.Errorf("%s %q: %w", what, v, ErrInvalid)
 	}
 	return nil
+}
+
+// ValidUserID checks a user id, which names a personal space, its owner and
+// memberships in every store and in URLs (/dav/files/<user>/): UTF-8
+// without control characters, otherwise the rules of ValidName. A NUL would
+// make PostgreSQL refuse every query that names the user, and an id like
+// ".." or "a/b" would be a path segment that means something else. The
+// error wraps ErrInvalid.
+func ValidUserID(id string) error {
+	if err := ValidName(id, printableUTF8); err != nil {
+		return fmt.Errorf("user id: %w", err)
+	}
+	return nil
+}
+
+// printableUTF8 reports whether s is valid UTF-8 without control
+// characters (C0, DEL and C1).
+func printableUTF8(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsFunc(s, unicode.IsControl)
 }

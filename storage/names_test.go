@@ -60,3 +60,38 @@ func TestValidID(t *testing.T) {
 		}
 	}
 }
+
+func TestValidUserID(t *testing.T) {
+	tests := []struct {
+		id string
+		ok bool
+	}{
+		{"einstein", true},
+		{"marie.curie@example.org", true},
+		{"Ærøskøbing 東京", true},
+		{"...", true},
+		{strings.Repeat("a", MaxNameLen), true},
+		{strings.Repeat("é", MaxNameLen/2), true},
+		{"", false},
+		{".", false},
+		{"..", false},
+		{"a/b", false},
+		{"ein\x00stein", false},
+		{"tab\there", false},
+		{"line\nbreak", false},
+		{"del\x7f", false},
+		{"c1\u0085", false},
+		{"\xff\xfe", false},
+		{strings.Repeat("a", MaxNameLen+1), false},
+		{strings.Repeat("x", 5000), false},
+	}
+	for _, tt := range tests {
+		err := ValidUserID(tt.id)
+		if tt.ok != (err == nil) {
+			t.Errorf("ValidUserID(%q) = %v, want ok %v", tt.id, err, tt.ok)
+		}
+		if err != nil && !errors.Is(err, ErrInvalid) {
+			t.Errorf("ValidUserID(%q) = %v, not an ErrInvalid", tt.id, err)
+		}
+	}
+}

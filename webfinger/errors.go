@@ -1,9 +1,12 @@
 package webfinger
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"strconv"
+
+	"github.com/davspaces/davspaces/identity"
 )
 
 // apiError is an error answer: an OAuth-style JSON body (RFC 6749 §5.2
@@ -12,16 +15,30 @@ type apiError struct {
 	status      int
 	code        string
 	description string
+	// retryAfter is the Retry-After of a 429 or 503 in seconds; 0 means
+	// the default, retryAfter.
+	retryAfter int
 }
 
 var (
-	errBadResource   = &apiError{http.StatusBadRequest, "invalid_request", "absent or malformed 'resource' parameter"}
-	errBadQuery      = &apiError{http.StatusBadRequest, "invalid_request", "malformed query string"}
-	errMethod        = &apiError{http.StatusMethodNotAllowed, "invalid_request", "method not allowed; use GET or HEAD"}
-	errMalformedAuth = &apiError{http.StatusUnauthorized, "invalid_token", "malformed bearer token"}
-	errInvalidToken  = &apiError{http.StatusUnauthorized, "invalid_token", "the access token is invalid or expired"}
-	errUnavailable   = &apiError{http.StatusServiceUnavailable, "temporarily_unavailable", "the identity provider is unavailable; retry later"}
+	errBadResource   = &apiError{status: http.StatusBadRequest, code: "invalid_request", description: "absent or malformed 'resource' parameter"}
+	errBadQuery      = &apiError{status: http.StatusBadRequest, code: "invalid_request", description: "malformed query string"}
+	errMethod        = &apiError{status: http.StatusMethodNotAllowed, code: "invalid_request", description: "method not allowed; use GET or HEAD"}
+	errMalformedAuth = &apiError{status: http.StatusUnauthorized, code: "invalid_token", description: "malformed bearer token"}
+	errInvalidToken  = &apiError{status: http.StatusUnauthorized, code: "invalid_token", description: "the access token is invalid or expired"}
+	errUnavailable   = &apiError{status: http.StatusServiceUnavailable, code: "temporarily_unavailable", description: "the identity provider is unavailable; retry later"}
 )
+
+// tooManyTokens answers a client over its budget of new tokens: 429, not
+// 401, since the token was not even looked at.
+func tooManyTokens(err *identity.TooManyTokensError) *apiError {
+	return &apiError{
+		status:      http.StatusTooManyRequests,
+		code:        "temporarily_unavailable",
+		description: "too many new tokens from this client; retry later",
+		retryAfter:  err.RetryAfter(),
+	}
+}
 
 // retryAfter is the Retry-After of a 503: long enough for a flapping
 // provider to recover, short enough that a client does not give up on the
@@ -35,8 +52,8 @@ func writeError(w http.ResponseWriter, r *http.Request, e *apiError) {
 	switch e.status {
 	case http.StatusUnauthorized:
 		h.Set("WWW-Authenticate", `Bearer error="`+e.code+`", error_description="`+e.description+`"`)
-	case http.StatusServiceUnavailable:
-		h.Set("Retry-After", strconv.Itoa(retryAfter))
+	case http.StatusServiceUnavailable, http.StatusTooManyRequests:
+		h.Set("Retry-After", strconv.Itoa(cmp.Or(e.retryAfter, retryAfter)))
 	}
 	body, _ := json.Marshal(struct {
 		Error       string `json:"error"`

@@ -112,9 +112,12 @@ func (h *Handler) identify(r *http.Request, instance bool) (*identity.Identity, 
 		want = h.want
 	}
 	id, err := h.verifier.Verify(r.Context(), token, want...)
+	var tooMany *identity.TooManyTokensError
 	switch {
 	case err == nil && id != nil:
 		return id, nil
+	case errors.As(err, &tooMany):
+		return nil, tooManyTokens(tooMany)
 	case errors.Is(err, identity.ErrInvalidToken):
 		if ce := h.log.Check(zap.DebugLevel, "webfinger: bearer token refused"); ce != nil {
 			ce.Write(zap.Error(err))

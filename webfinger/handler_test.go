@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -270,6 +271,7 @@ func TestAuthErrors(t *testing.T) {
 			"down-token":    down,
 			"weird-token":   errors.New("something else"),
 			"nil-token":     nil, // nil identity and nil error
+			"flood-token":   &identity.TooManyTokensError{Wait: 2500 * time.Millisecond},
 		},
 	}
 	const invalid = `Bearer error="invalid_token"`
@@ -293,6 +295,9 @@ func TestAuthErrors(t *testing.T) {
 		{"provider down", "Bearer down-token", 503, "temporarily_unavailable", "", "5", true},
 		{"other verifier error", "Bearer weird-token", 503, "temporarily_unavailable", "", "5", true},
 		{"nil identity", "Bearer nil-token", 503, "temporarily_unavailable", "", "5", true},
+		// The token was not looked at: 429, not 401, which would make a
+		// client drop a token that may be fine.
+		{"client over its token budget", "Bearer flood-token", 429, "temporarily_unavailable", "", "3", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

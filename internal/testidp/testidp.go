@@ -329,17 +329,32 @@ func (p *IdP) passwordGrant(t testing.TB, user, resource string) string {
 // since the provider started.
 func (p *IdP) UserinfoCalls(t testing.TB) int {
 	t.Helper()
+	return p.calls(t).Userinfo
+}
+
+// Introspections returns how many requests reached the introspection
+// endpoint since the provider started.
+func (p *IdP) Introspections(t testing.TB) int {
+	t.Helper()
+	return p.calls(t).Introspections
+}
+
+type callCounts struct {
+	Userinfo       int `json:"calls"`
+	Introspections int `json:"introspections"`
+}
+
+func (p *IdP) calls(t testing.TB) callCounts {
+	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, p.Issuer+"/test/userinfo-calls", nil)
 	if err != nil {
 		t.Fatalf("testidp: userinfo-calls request: %v", err)
 	}
-	var body struct {
-		Calls int `json:"calls"`
-	}
+	var body callCounts
 	if err := p.do(req, &body); err != nil {
-		t.Fatalf("testidp: userinfo calls: %v", err)
+		t.Fatalf("testidp: call counts: %v", err)
 	}
-	return body.Calls
+	return body
 }
 
 // do sends req and decodes a 200 JSON answer into v.

@@ -16,8 +16,8 @@ func (s *Store) PersonalSpace(ctx context.Context, u storage.User) (storage.Spac
 	if err := ctx.Err(); err != nil {
 		return storage.Space{}, err
 	}
-	if u.ID == "" {
-		return storage.Space{}, fmt.Errorf("personal space: empty user id: %w", storage.ErrInvalid)
+	if err := storage.ValidUserID(u.ID); err != nil {
+		return storage.Space{}, fmt.Errorf("personal space: %w", err)
 	}
 	// Fast path: the space exists and is up to date.
 	var sp storage.Space

@@ -73,8 +73,8 @@ func effectiveQuota(sp storage.Space, personalDefault int64) storage.Space {
 // at once agree on one space: the unique index spaces_personal lets one
 // insert win, and the others read what it made.
 func (s *Store) PersonalSpace(ctx context.Context, u storage.User) (storage.Space, error) {
-	if u.ID == "" {
-		return storage.Space{}, fmt.Errorf("personal space: empty user id: %w", storage.ErrInvalid)
+	if err := storage.ValidUserID(u.ID); err != nil {
+		return storage.Space{}, fmt.Errorf("personal space: %w", err)
 	}
 	const byOwner = `SELECT ` + spaceColumns + ` FROM spaces WHERE type = 'personal' AND owner = $1`
 	pool, err := s.db()

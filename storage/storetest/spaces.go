@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -45,6 +47,12 @@ func testPersonalSpace(t *testing.T, f *fixture) {
 	}
 	_, err = f.s.PersonalSpace(f.ctx, storage.User{})
 	wantErr(t, "PersonalSpace of no one", err, storage.ErrInvalid)
+	// An id no store could hold, or one that would be another path
+	// segment, is refused as invalid (a 4xx), never a 500.
+	for _, id := range []string{"ein\x00stein", ".", "..", "a/b", "tab\tid", "\xff", strings.Repeat("x", 5000)} {
+		_, err = f.s.PersonalSpace(f.ctx, storage.User{ID: id})
+		wantErr(t, fmt.Sprintf("PersonalSpace of %.20q", id), err, storage.ErrInvalid)
+	}
 }
 
 func testPersonalSpaceOnce(t *testing.T, f *fixture) {

@@ -19,8 +19,12 @@
 //     audience (RFC 9068, plus user claims the way Keycloak adds them), without
 //     it an opaque token that the userinfo endpoint accepts. oidc-provider's
 //     userinfo refuses tokens with an audience, so a JWT never works there.
-//   - GET <issuer>/test/userinfo-calls → {"calls": N}: requests that reached
-//     the userinfo endpoint, so tests can prove that a client caches.
+//   - token introspection (RFC 7662) at <issuer>/token/introspection, for the
+//     test client's credentials; it knows the opaque tokens (a JWT access
+//     token is not kept, so it is "active": false there).
+//   - GET <issuer>/test/userinfo-calls → {"calls": N, "introspections": M}:
+//     requests that reached the userinfo and introspection endpoints, so
+//     tests can prove that a client caches.
 
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -111,6 +115,9 @@ const provider = new Provider(issuer, {
   features: {
     devInteractions: { enabled: false },
     userinfo: { enabled: true },
+    // Any authenticated client may introspect any token: the test client
+    // plays the resource server.
+    introspection: { enabled: true, allowedPolicy: async () => true },
     resourceIndicators: {
       enabled: true,
       getResourceServerInfo: async (_ctx, indicator) => {
@@ -163,6 +170,7 @@ provider.registerGrantType('password', async (ctx) => {
 // Requests outside the issuer's path get 404; the rest reach oidc-provider
 // with the path stripped, after the userinfo counter saw them.
 let userinfoCalls = 0;
+let introspections = 0;
 const callback = provider.callback();
 server.on('request', (req, res) => {
   const path = req.url.split('?')[0];
@@ -172,10 +180,11 @@ server.on('request', (req, res) => {
   }
   const local = path.slice(mountPath.length) || '/';
   if (local === '/test/userinfo-calls') {
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ calls: userinfoCalls }));
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ calls: userinfoCalls, introspections }));
     return;
   }
   if (local === '/me') userinfoCalls += 1;
+  if (local === '/token/introspection') introspections += 1;
   req.originalUrl = req.url; // lets oidc-provider build URLs that keep the mount path
   req.url = local + req.url.slice(path.length);
   callback(req, res);
