@@ -45,7 +45,7 @@ func TestNGPartsCheckedAgainstTheUploadsSpace(t *testing.T) {
 	e.store.SetPersonalQuota(100)
 	wantStatus(t, e.do("einstein", "MKCOL", ngPath("einstein", "t"), ""), http.StatusCreated)
 	wantStatus(t, e.do("einstein", http.MethodPut, ngPath("einstein", "t", "1"), strings.Repeat("x", 200),
-		"Destination", "http://example.org/remote.php/dav/spaces/"+testStorageID+"$physics/big"), http.StatusInsufficientStorage)
+		"Destination", "http://example.com/remote.php/dav/spaces/"+testStorageID+"$physics/big"), http.StatusInsufficientStorage)
 }
 
 // Open uploads per user are capped, also where there is no quota.
@@ -99,4 +99,14 @@ func TestTusReplacingInAFullSpace(t *testing.T) {
 	if got := e.do("einstein", http.MethodGet, "/webdav/f", "").Body.String(); got != strings.Repeat("n", 950) {
 		t.Fatalf("file not replaced: %d bytes", len(got))
 	}
+}
+
+// A viewer cannot start an NG upload into a space it may only read: the
+// upload would reserve that space's quota.
+func TestNGUploadIntoAReadOnlySpaceRefused(t *testing.T) {
+	e := newEnv(t, withChunks)
+	wantStatus(t, e.do("richard", "MKCOL", ngPath("richard", "t"), "", "OC-Total-Length", "100",
+		"Destination", "http://example.com/remote.php/dav/spaces/"+testStorageID+"$physics/f"), http.StatusForbidden)
+	wantStatus(t, e.do("marie", "MKCOL", ngPath("marie", "t"), "", "OC-Total-Length", "100",
+		"Destination", "http://example.com/remote.php/dav/spaces/"+testStorageID+"$physics/f"), http.StatusCreated)
 }
