@@ -324,7 +324,7 @@ func (s *Store) recordChunk(ctx context.Context, written chunkedUploadRow, id, n
 			FROM chunks WHERE upload_id = $1 AND name = $2`, u.ID, []byte(name)).Scan(&old, &oldSize); err != nil {
 			return err
 		}
-		if err := s.restore(ctx, tx, u, u.Stored-oldSize+size); err != nil { // the part counts at once
+		if err := s.recordStored(ctx, tx, u, u.Stored-oldSize+size); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `
@@ -465,10 +465,10 @@ func (s *Store) RemoveChunk(ctx context.Context, id, name string) error {
 	return nil
 }
 
-// restore records that upload u stores stored bytes now, checking its
+// recordStored records that upload u stores stored bytes now, checking its
 // space's quota when its reservation grows; the caller holds the space's
 // row lock (inSpaceOf), then the upload's.
-func (s *Store) restore(ctx context.Context, tx pgx.Tx, u chunkedUploadRow, stored int64) error {
+func (s *Store) recordStored(ctx context.Context, tx pgx.Tx, u chunkedUploadRow, stored int64) error {
 	next := u
 	next.Stored = stored
 	if u.SpaceID != "" {
