@@ -148,6 +148,13 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 			want: DAVSpaces{UploadTTL: caddy.Duration(6 * time.Hour)},
 		},
 		{
+			name: "max_open_uploads",
+			input: `davspaces {
+				max_open_uploads 20
+			}`,
+			want: DAVSpaces{MaxOpenUploads: 20},
+		},
+		{
 			name: "upload_ttl in days",
 			input: `davspaces {
 				upload_ttl 7d
@@ -508,6 +515,13 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 				}
 			}`,
 			want: []string{"unrecognized space subdirective: lock_timeout_max"},
+		},
+		{
+			name: "max_open_uploads zero",
+			input: `davspaces {
+				max_open_uploads 0
+			}`,
+			want: []string{"max_open_uploads", "must be a positive number"},
 		},
 		{
 			name: "upload_ttl without argument",

@@ -82,6 +82,10 @@ type DAVSpaces struct {
 	// after its creation; its bytes are dropped then. Default: 24h
 	// (davhandler.DefaultUploadTTL).
 	UploadTTL caddy.Duration `json:"upload_ttl,omitempty"`
+	// MaxOpenUploads caps the unfinished uploads (TUS, chunking NG, v1
+	// chunks together) of one user, with or without a quota. Default:
+	// 100 (davhandler.DefaultMaxOpenUploads).
+	MaxOpenUploads int `json:"max_open_uploads,omitempty"`
 	// Spaces are the project spaces and their members. Only these are
 	// served: a project space taken out of the configuration keeps its
 	// data and comes back when it is configured again.
@@ -159,6 +163,7 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 		Uploads:            store.Store,
 		Chunks:             store.Store,
 		UploadTTL:          time.Duration(d.UploadTTL),
+		MaxOpenUploads:     d.MaxOpenUploads,
 		User:               users,
 		AllowDepthInfinity: d.AllowDepthInfinity,
 		MaxXMLBytes:        d.MaxXMLBytes,
@@ -290,6 +295,9 @@ func (d *DAVSpaces) Validate() error {
 	}
 	if d.UploadTTL < 0 {
 		return fmt.Errorf("upload_ttl must not be negative")
+	}
+	if d.MaxOpenUploads < 0 {
+		return fmt.Errorf("max_open_uploads must not be negative")
 	}
 	if d.Root != "" && d.StoreRaw != nil {
 		return fmt.Errorf("root and store are both set: give the directory as the bolt store's root")
@@ -451,6 +459,7 @@ func parseDAVSpaces(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		locks_per_resource <count>
 //		locks_per_user <count>
 //		upload_ttl     <duration>
+//		max_open_uploads <count>
 //		space <name> {
 //			id      <id>
 //			quota   <size>
@@ -492,6 +501,8 @@ func (d *DAVSpaces) UnmarshalCaddyfile(disp *caddyfile.Dispenser) error {
 			d.MaxLocksPerUser, err = countArg(disp)
 		case "upload_ttl":
 			err = positiveDurationArg(disp, &d.UploadTTL)
+		case "max_open_uploads":
+			err = positiveIntArg(disp, &d.MaxOpenUploads)
 		case "space":
 			var ps ProjectSpace
 			ps, err = parseSpace(disp)

@@ -105,13 +105,21 @@ func (h *Handler) handleNGCreate(w http.ResponseWriter, r *http.Request, req *re
 	if err != nil {
 		return err
 	}
+	// The upload belongs to the space the file will land in from now on:
+	// it reserves there, and its parts are checked there, whatever later
+	// requests name.
+	space, replaced, err := h.ngTargetSpace(r, req)
+	if err != nil {
+		return err
+	}
 	if total > 0 {
-		if err := h.checkAnnouncedSize(r, req, total); err != nil {
+		if err := h.checkFreeQuota(r.Context(), space, total-replaced); err != nil {
 			return err
 		}
 	}
 	_, err = h.chunks.CreateChunkedUpload(r.Context(), storage.ChunkedUpload{
 		ID: id, User: req.user.ID, Expires: time.Now().Add(h.uploadTTL),
+		SpaceID: space.ID, Length: max(total, 0), Replaces: replaced, OpenLimit: h.maxOpenUploads,
 	})
 	if errors.Is(err, storage.ErrExists) {
 		return methodNotAllowed(allowedOnChunkedUpload, msgExists)
@@ -133,16 +141,6 @@ func createChunkedError(id string, err error) error {
 	return err
 }
 
-// checkAnnouncedSize refuses an upload of size bytes that the space it
-// will be committed to cannot hold.
-func (h *Handler) checkAnnouncedSize(r *http.Request, req *request, size int64) error {
-	space, replaced, err := h.ngTargetSpace(r, req)
-	if err != nil {
-		return err
-	}
-	return h.checkFreeQuota(r.Context(), space, size-replaced)
-}
-
 // ngTargetSpace is the space an NG upload will be committed to, and the
 // size of the file it replaces there: the Destination's, when the request
 // names it (newer clients send it on every request), else the user's
@@ -160,7 +158,36 @@ func (h *Handler) ngTargetSpace(r *http.Request, req *request) (storage.Space, i
 	if err != nil {
 		return storage.Space{}, 0, err
 	}
+	if !t.canWrite() {
+		// An upload reserves quota in its space: only a writer may.
+		return storage.Space{}, 0, errReadOnly
+	}
 	return t.space, replacedSize(t), nil
+}
+
+// reservedLength is the length chunked upload u reserved, or -1 for an
+// upload that reserves nothing.
+func reservedLength(u storage.ChunkedUpload) int64 {
+	if u.SpaceID == "" {
+		return -1
+	}
+	return u.Length
+}
+
+// uploadSpace is the space chunked upload u belongs to, where its parts
+// count: the one its MKCOL named. An upload from before uploads had a
+// space is checked against the Destination, as then.
+func (h *Handler) uploadSpace(r *http.Request, req *request, u storage.ChunkedUpload) (storage.Space, int64, error) {
+	if u.SpaceID == "" {
+		return h.ngTargetSpace(r, req)
+	}
+	space, err := h.store.Space(r.Context(), u.SpaceID)
+	if err != nil {
+		return storage.Space{}, 0, fmt.Errorf("reading the space of chunked upload %s: %w", u.ID, err)
+	}
+	// The reservation counts the whole file; a file it replaces frees
+	// its bytes only at the commit.
+	return space, 0, nil
 }
 
 // parseFileDestination reads the Destination of an assembly: a file below
@@ -242,7 +269,8 @@ func (h *Handler) handleNGPartDelete(w http.ResponseWriter, r *http.Request, req
 // handleNGPut stores a part. It may carry its own OC-Checksum, which the
 // part must match; the whole file's comes with the MOVE.
 func (h *Handler) handleNGPut(w http.ResponseWriter, r *http.Request, req *request, id, name string) error {
-	if _, err := h.ownChunkedUpload(r.Context(), req, id); err != nil {
+	u, err := h.ownChunkedUpload(r.Context(), req, id)
+	if err != nil {
 		return err
 	}
 	check, err := parsePartChecksum(r)
@@ -253,7 +281,7 @@ func (h *Handler) handleNGPut(w http.ResponseWriter, r *http.Request, req *reque
 	if err != nil {
 		return err
 	}
-	space, replaced, err := h.ngTargetSpace(r, req)
+	space, replaced, err := h.uploadSpace(r, req, u)
 	if err != nil {
 		return err
 	}
@@ -261,7 +289,7 @@ func (h *Handler) handleNGPut(w http.ResponseWriter, r *http.Request, req *reque
 	if err != nil {
 		return err
 	}
-	limit, err := h.partLimit(r.Context(), space, replaced, total, storedBesides(parts, name))
+	limit, err := h.partLimit(r.Context(), space, replaced, total, storedBesides(parts, name), reservedLength(u))
 	if err != nil {
 		return err
 	}
@@ -323,10 +351,12 @@ func (l partLimit) tighter(o partLimit) partLimit {
 
 // partLimit bounds a part so that it and the stored bytes of the other
 // parts fit the announced total, when there is one, and the free quota of
-// space, where the file will replace replaced bytes. Parts stored in
-// parallel may each pass it and together exceed it by less than a part;
-// the assembly checks the quota again.
-func (h *Handler) partLimit(ctx context.Context, space storage.Space, replaced, total, stored int64) (partLimit, error) {
+// space, where the file will replace replaced bytes, beside the length
+// the upload reserved there (negative: an upload that reserves nothing).
+// Parts stored in parallel may each pass it; the store refuses a part
+// that takes the reservation past the quota, and the assembly checks the
+// quota again.
+func (h *Handler) partLimit(ctx context.Context, space storage.Space, replaced, total, stored, reserved int64) (partLimit, error) {
 	limit := noPartLimit
 	if total >= 0 {
 		limit = limit.tighter(partLimit{max: max(total-stored, 0), refusal: errorf(http.StatusBadRequest,
@@ -337,7 +367,13 @@ func (h *Handler) partLimit(ctx context.Context, space storage.Space, replaced, 
 		return noPartLimit, err
 	}
 	if limited {
-		limit = limit.tighter(partLimit{max: max(free+replaced-stored, 0), refusal: &davError{
+		room := free + replaced - stored // an upload from before reservations
+		if reserved >= 0 {
+			// The free quota is net of the upload's own reservation,
+			// which is its to fill: what it reserved beyond its parts.
+			room = free + max(reserved-stored, 0)
+		}
+		limit = limit.tighter(partLimit{max: max(room, 0), refusal: &davError{
 			status: http.StatusInsufficientStorage, message: msgQuotaExceeded,
 			cause: fmt.Errorf("%d bytes free, %d in parts", free, stored)}})
 	}

@@ -322,7 +322,9 @@ func TestChunkingNGRefusals(t *testing.T) {
 		{name: "part past the quota", setup: func(e *env) { e.store.SetPersonalQuota(20) }, request: func(e *env) int {
 			return e.do("einstein", "PUT", ngPath("einstein", "1", "4"), "!!").Code
 		}, status: http.StatusInsufficientStorage, kept: true},
-		{name: "part past the Destination's quota", setup: func(e *env) { setQuota(t, e, 20) }, request: func(e *env) int {
+		// The upload belongs to the space its MKCOL named (the personal
+		// one): a Destination naming a space without a quota lifts nothing.
+		{name: "part past its upload's space quota", setup: func(e *env) { e.store.SetPersonalQuota(22) }, request: func(e *env) int {
 			return e.do("einstein", "PUT", ngPath("einstein", "1", "4"), "!!", "Destination", physicsPath+"/big.bin").Code
 		}, status: http.StatusInsufficientStorage, kept: true},
 		{name: "part with a wrong checksum", request: func(e *env) int {

@@ -100,7 +100,7 @@ func (h *Handler) handleV1Chunk(w http.ResponseWriter, r *http.Request, req *req
 		return err
 	}
 	id := v1UploadID(req.user, t, c)
-	if err := h.startV1Upload(r.Context(), req, id); err != nil {
+	if err := h.startV1Upload(r.Context(), req, t, id, a.total); err != nil {
 		return err
 	}
 	if err := h.putV1Chunk(r, t, id, c, a.total); err != nil {
@@ -136,11 +136,13 @@ func v1UploadID(user storage.User, t *target, c v1Chunk) string {
 	return url.PathEscape(user.ID) + "/v1/" + hex.EncodeToString(sum[:])
 }
 
-// startV1Upload creates the upload of a file's chunks unless an earlier
-// chunk did.
-func (h *Handler) startV1Upload(ctx context.Context, req *request, id string) error {
+// startV1Upload creates the upload of a file's chunks in the space of t
+// unless an earlier chunk did, reserving the announced total when there
+// is one.
+func (h *Handler) startV1Upload(ctx context.Context, req *request, t *target, id string, total int64) error {
 	_, err := h.chunks.CreateChunkedUpload(ctx, storage.ChunkedUpload{
 		ID: id, User: req.user.ID, Expires: time.Now().Add(h.uploadTTL),
+		SpaceID: t.space.ID, Length: max(total, 0), Replaces: replacedSize(t), OpenLimit: h.maxOpenUploads,
 	})
 	if err == nil || errors.Is(err, storage.ErrExists) {
 		return nil
@@ -163,12 +165,40 @@ func (h *Handler) putV1Chunk(r *http.Request, t *target, id string, c v1Chunk, t
 	if err != nil {
 		return err
 	}
+	reserved, err := h.reserveV1(r, id, c, total, v1Chunks(parts))
+	if err != nil {
+		return err
+	}
 	stored := storedBesides(v1Chunks(parts), name)
-	limit, err := h.partLimit(r.Context(), t.space, replacedSize(t), total, stored)
+	limit, err := h.partLimit(r.Context(), t.space, replacedSize(t), total, stored, reserved)
 	if err != nil {
 		return err
 	}
 	return h.putPart(r, id, name, limit, nil)
+}
+
+// reserveV1 reserves for a v1 upload what its chunks announce: the total
+// when the client sent one, else the chunk count times the largest chunk
+// seen so far (this one's Content-Length among them), and returns it.
+func (h *Handler) reserveV1(r *http.Request, id string, c v1Chunk, total int64, chunks []storage.Chunk) (int64, error) {
+	if total >= 0 {
+		return total, nil
+	}
+	largest := max(r.ContentLength, 0)
+	for _, p := range chunks {
+		largest = max(largest, p.Size)
+	}
+	length := int64(c.count) * largest
+	err := h.chunks.ReserveChunkedUpload(r.Context(), id, length)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return 0, errNotFound
+	case errors.Is(err, storage.ErrConflict):
+		return 0, assemblingError(err)
+	case err != nil:
+		return 0, fmt.Errorf("reserving %d bytes for chunked upload %s: %w", length, id, err)
+	}
+	return length, nil
 }
 
 // v1Complete reports whether all count chunks of upload id are stored.

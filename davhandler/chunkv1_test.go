@@ -227,14 +227,24 @@ func TestChunkV1Refusals(t *testing.T) {
 		{"quota announced", func(e *env) *httptest.ResponseRecorder {
 			return e.v1Put("einstein", physicsPath, "f.bin", 2, 0, "abc", "OC-Total-Length", "11")
 		}, http.StatusInsufficientStorage},
+		// A v1 upload reserves its chunk count times its largest chunk:
+		// three chunks of 6 bytes cannot fit 10.
 		{"quota exceeded by the chunks", func(e *env) *httptest.ResponseRecorder {
-			wantStatus(t, e.v1Put("einstein", physicsPath, "f.bin", 3, 0, "abcdef"), http.StatusCreated)
-			return e.v1Put("einstein", physicsPath, "f.bin", 3, 1, "ghijk")
+			return e.v1Put("einstein", physicsPath, "f.bin", 3, 0, "abcdef")
 		}, http.StatusInsufficientStorage},
-		{"quota used up meanwhile", func(e *env) *httptest.ResponseRecorder {
+		{"quota exceeded by a larger chunk", func(e *env) *httptest.ResponseRecorder {
+			wantStatus(t, e.v1Put("einstein", physicsPath, "f.bin", 3, 0, "abc"), http.StatusCreated)
+			return e.v1Put("einstein", physicsPath, "f.bin", 3, 1, "defghi")
+		}, http.StatusInsufficientStorage},
+		{"quota lowered meanwhile", func(e *env) *httptest.ResponseRecorder {
 			wantStatus(t, e.v1Put("einstein", physicsPath, "f.bin", 2, 0, "abcde"), http.StatusCreated)
-			wantStatus(t, e.do("einstein", http.MethodPut, physicsPath+"/other.txt", "12345"), http.StatusCreated)
+			setQuota(t, e, 5)
 			return e.v1Put("einstein", physicsPath, "f.bin", 2, 1, "fghij")
+		}, http.StatusInsufficientStorage},
+		// The first chunk reserved the whole file: nobody else can take it.
+		{"a PUT into the chunks' reservation", func(e *env) *httptest.ResponseRecorder {
+			wantStatus(t, e.v1Put("einstein", physicsPath, "f.bin", 2, 0, "abcde"), http.StatusCreated)
+			return e.do("einstein", http.MethodPut, physicsPath+"/other.txt", "12345")
 		}, http.StatusInsufficientStorage},
 		{"viewer", func(e *env) *httptest.ResponseRecorder {
 			return e.v1Put("richard", physicsPath, "f.bin", 2, 0, "abc")

@@ -120,6 +120,9 @@ func errorBody(status int, message, condition string) string {
 
 const msgQuotaExceeded = "The space quota would be exceeded"
 
+// msgTooManyUploads refuses a new upload past the open uploads cap.
+const msgTooManyUploads = "Too many unfinished uploads: finish or cancel one first"
+
 const msgUnavailable = "The storage is temporarily unavailable, please retry shortly"
 
 // unavailableRetryAfter is the Retry-After, in seconds, of a 503 for a
@@ -150,6 +153,8 @@ func storageError(err error) *davError {
 		return &davError{status: http.StatusPreconditionFailed, message: "The resource has changed: precondition failed", cause: err}
 	case errors.Is(err, storage.ErrConflict):
 		return &davError{status: http.StatusConflict, message: "The parent collection does not exist or is not a collection", cause: err}
+	case errors.Is(err, storage.ErrTooManyUploads):
+		return &davError{status: http.StatusInsufficientStorage, message: msgTooManyUploads, cause: err}
 	case errors.Is(err, storage.ErrNoSpace):
 		// The operator must hear about a full disk; a quota is the user's.
 		return &davError{status: http.StatusInsufficientStorage, message: msgDiskFull, cause: err, fault: true}

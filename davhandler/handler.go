@@ -20,6 +20,10 @@ import (
 // kept unless configured.
 const DefaultUploadTTL = 24 * time.Hour
 
+// DefaultMaxOpenUploads caps the unfinished uploads (TUS sessions, NG and
+// v1 chunked uploads together) one user may have open unless configured.
+const DefaultMaxOpenUploads = 100
+
 // DefaultMaxLockTimeout caps lock timeouts unless configured.
 const DefaultMaxLockTimeout = 24 * time.Hour
 
@@ -72,6 +76,9 @@ type Config struct {
 	// UploadTTL is how long an unfinished upload is kept after it was
 	// created (its Upload-Expires); 0 means DefaultUploadTTL.
 	UploadTTL time.Duration
+	// MaxOpenUploads caps the unfinished uploads of one user, with or
+	// without a quota; 0 means DefaultMaxOpenUploads, negative no cap.
+	MaxOpenUploads int
 	// Chunks keeps chunked uploads (Nextcloud chunking NG, ownCloud v1
 	// chunks); nil means they are not offered. They expire after UploadTTL.
 	Chunks storage.ChunkedUploads
@@ -99,6 +106,8 @@ type Handler struct {
 	// uploads keeps the TUS uploads; nil when TUS is not offered.
 	uploads   storage.UploadSessions
 	uploadTTL time.Duration
+	// maxOpenUploads caps a user's unfinished uploads (0: no cap).
+	maxOpenUploads int
 	// chunks keeps chunked uploads; nil when they are not offered.
 	chunks storage.ChunkedUploads
 }
@@ -123,6 +132,7 @@ func New(cfg Config) (*Handler, error) {
 		lockLimits:     withLockDefaults(cfg.LockLimits),
 		uploads:        cfg.Uploads,
 		uploadTTL:      cmp.Or(cfg.UploadTTL, DefaultUploadTTL),
+		maxOpenUploads: max(cmp.Or(cfg.MaxOpenUploads, DefaultMaxOpenUploads), 0),
 		chunks:         cfg.Chunks,
 	}
 	for _, id := range cfg.ProjectSpaces {

@@ -149,11 +149,6 @@ func needsDeadProps(pf propfindRequest) bool {
 // before the 207 goes out, when they are needed.
 func (pc *propContext) targetView(t *target) (*nodeView, error) {
 	v := &nodeView{node: &t.node}
-	if t.node.ParentID == "" {
-		// The space root's size and its quota-available-bytes come from
-		// the same read.
-		pc.rootSize, pc.rootRead = t.node.Size, true
-	}
 	if pc.withDeadProps {
 		if _, err := pc.deadProps(v); err != nil {
 			return nil, err

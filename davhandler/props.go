@@ -44,7 +44,7 @@ var liveProps = map[xml.Name]liveProp{
 	ocName("checksums"):              propChecksums,
 	ocName("tags"):                   propTags,
 	favoriteName:                     propFavorite,
-	davName("quota-used-bytes"):      folderOnly(propSize),
+	davName("quota-used-bytes"):      folderOnly(propQuotaUsed),
 	davName("quota-available-bytes"): folderOnly(propQuotaAvailable),
 	ocName("owner-id"):               propOwnerID,
 	ocName("owner-display-name"):     propOwnerDisplayName,
@@ -87,8 +87,8 @@ type propContext struct {
 	// withDeadProps: the request needs dead properties or favourites, so
 	// they are read with the nodes.
 	withDeadProps bool
-	rootSize      int64
-	rootRead      bool
+	usage         storage.Usage // of the space, for quota-available-bytes
+	usageRead     bool
 	// locking: the handler offers locks. locks holds the space's locks
 	// when the request asks for d:lockdiscovery; nil otherwise.
 	locking bool
@@ -426,14 +426,39 @@ func propQuotaAvailable(pc *propContext, _ *nodeView, dst []byte) ([]byte, bool)
 	if pc.space.Quota < 0 {
 		return append(dst, quotaUnlimited...), true
 	}
-	if !pc.rootRead {
-		root, err := pc.store.Node(pc.ctx, pc.space.ID, pc.space.ID)
-		if err != nil {
-			return dst, false
-		}
-		pc.rootSize, pc.rootRead = root.Size, true
+	u, ok := pc.spaceUsage()
+	if !ok {
+		return dst, false
 	}
-	return strconv.AppendInt(dst, max(pc.space.Quota-pc.rootSize, 0), 10), true
+	free, _ := u.Free(pc.space.Quota)
+	return strconv.AppendInt(dst, free, 10), true
+}
+
+// propQuotaUsed is a folder's size, and for the space root what the space
+// holds against its quota (files and dead properties), from the read that
+// quota-available-bytes uses: used, reserved and available add up to the
+// quota.
+func propQuotaUsed(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
+	if v.node.ParentID != "" {
+		return propSize(pc, v, dst)
+	}
+	u, ok := pc.spaceUsage()
+	if !ok {
+		return dst, false
+	}
+	return strconv.AppendInt(dst, u.Used(), 10), true
+}
+
+// spaceUsage reads the usage of the request's space once per request.
+func (pc *propContext) spaceUsage() (storage.Usage, bool) {
+	if !pc.usageRead {
+		u, err := pc.store.Usage(pc.ctx, pc.space.ID)
+		if err != nil {
+			return storage.Usage{}, false
+		}
+		pc.usage, pc.usageRead = u, true
+	}
+	return pc.usage, true
 }
 
 func propOwnerID(pc *propContext, _ *nodeView, dst []byte) ([]byte, bool) {

@@ -207,17 +207,20 @@ func (h *Handler) checkFreeQuota(ctx context.Context, space storage.Space, growt
 	return nil
 }
 
-// freeQuota returns what the space's quota leaves free (never negative);
-// limited=false when the space has no quota.
+// freeQuota returns what the space's quota leaves free (never negative)
+// after its files, dead properties and the reservations of unfinished
+// uploads; limited=false when the space has no quota. PUT, PROPFIND, TUS
+// and the chunked uploads all ask it.
 func (h *Handler) freeQuota(ctx context.Context, space storage.Space) (free int64, limited bool, err error) {
 	if space.Quota < 0 {
 		return 0, false, nil
 	}
-	root, err := h.store.Node(ctx, space.ID, space.ID)
+	u, err := h.store.Usage(ctx, space.ID)
 	if err != nil {
-		return 0, true, fmt.Errorf("reading the size of space %s: %w", space.ID, err)
+		return 0, true, fmt.Errorf("reading the usage of space %s: %w", space.ID, err)
 	}
-	return max(space.Quota-root.Size, 0), true, nil
+	free, limited = u.Free(space.Quota)
+	return free, limited, nil
 }
 
 // uploadPlace returns where a PUT writes: the file a file id names,

@@ -139,7 +139,8 @@ func (h *Handler) handleTusCreate(w http.ResponseWriter, r *http.Request, req *r
 	place.ModTime, place.ContentType = mtime, meta.contentType
 	s, err := h.uploads.CreateSession(r.Context(), storage.UploadSession{
 		SpaceID: t.space.ID, User: req.user.ID, Length: length, Target: place,
-		Expected: meta.expected, Expires: time.Now().Add(h.uploadTTL),
+		Expected: meta.expected, Expires: time.Now().Add(h.uploadTTL), OpenLimit: h.maxOpenUploads,
+		Replaces: replacedSize(t),
 	})
 	if err != nil {
 		return fmt.Errorf("starting an upload of %d bytes: %w", length, err)

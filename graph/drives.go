@@ -93,12 +93,16 @@ func (h *Handler) drive(ctx context.Context, base string, s storage.Space) (driv
 	if err != nil {
 		return drive{}, fmt.Errorf("root of space %s: %w", s.ID, err)
 	}
+	usage, err := h.store.Usage(ctx, s.ID)
+	if err != nil {
+		return drive{}, fmt.Errorf("usage of space %s: %w", s.ID, err)
+	}
 	id := h.store.StorageID() + "$" + s.ID
 	d := drive{
 		ID:        id,
 		DriveType: string(s.Type),
 		Name:      s.Name,
-		Quota:     quotaOf(s.Quota, root.Size),
+		Quota:     quotaOf(s.Quota, usage),
 		Root: driveRoot{
 			ID:        id,
 			WebDavURL: base + "/dav/spaces/" + id,

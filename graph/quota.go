@@ -1,6 +1,10 @@
 package graph
 
-import "math"
+import (
+	"math"
+
+	"github.com/davspaces/davspaces/storage"
+)
 
 // quota is a drive's quota in the Graph shape.
 type quota struct {
@@ -11,13 +15,17 @@ type quota struct {
 }
 
 // quotaOf describes a space with limit bytes of quota (storage.NoQuota or
-// negative for none) of which used are taken. Without a quota the total is
-// 0 and the remaining bytes unbounded, as oCIS answers.
-func quotaOf(limit, used int64) quota {
-	if limit < 0 {
+// negative for none) and usage u: used is its files and dead properties,
+// remaining what the quota leaves after them and the reservations of
+// unfinished uploads. Without a quota the total is 0 and the remaining
+// bytes unbounded, as oCIS answers.
+func quotaOf(limit int64, u storage.Usage) quota {
+	used := u.Used()
+	free, limited := u.Free(limit)
+	if !limited {
 		return quota{Total: 0, Used: used, Remaining: math.MaxInt64, State: "normal"}
 	}
-	return quota{Total: limit, Used: used, Remaining: max(limit-used, 0), State: quotaState(limit, used)}
+	return quota{Total: limit, Used: used, Remaining: free, State: quotaState(limit, limit-free)}
 }
 
 // quotaState follows oCIS's thresholds: up to 75% used is "normal", up to

@@ -19,6 +19,20 @@ type ChunkedUpload struct {
 	// User is the id of the user who started it: only they may add to,
 	// list, assemble or remove it. The store does not check it.
 	User string
+	// SpaceID is the space the file will land in: the upload reserves
+	// ChunkedReservation(Length, bytes stored, Replaces) against its quota from its
+	// creation until it ends. Empty for an upload that reserves nothing
+	// (kept by stores from before reservations).
+	SpaceID string
+	// Length is the length announced for the whole file (0: none);
+	// ReserveChunkedUpload raises it.
+	Length int64
+	// Replaces is the size of the file the upload will replace, which its
+	// commit frees, as UploadSession.Replaces.
+	Replaces int64
+	// OpenLimit, when positive, caps the unfinished uploads of User at
+	// creation, as UploadSession.OpenLimit does. It is not kept.
+	OpenLimit int
 	// Claimed is set once ClaimChunkedUpload has succeeded: the upload is
 	// being assembled and takes no more parts.
 	Claimed bool
@@ -49,14 +63,22 @@ const (
 
 // ChunkedUploads keeps chunked uploads. Every method is safe for concurrent
 // use; expired uploads are never returned. Uploads and their parts survive
-// restarts. Nothing is accounted against a space's quota: the caller bounds
-// what one upload may hold and checks the quota when it assembles the file
-// through an ordinary Upload.
+// restarts. An upload with a SpaceID reserves ChunkedReservation of what it
+// announced and what its parts store against that space's quota
+// (Usage.Reserved), from its creation until it is removed or expires; a
+// part or a ReserveChunkedUpload that would take the reservation past the
+// free quota fails with ErrInsufficientStorage and keeps nothing. The file
+// is assembled through an ordinary Upload, whose commit checks the quota
+// again: ClaimChunkedUpload releases the reservation, so that the bytes
+// are not counted twice.
 type ChunkedUploads interface {
 	// CreateChunkedUpload starts u (Created and Claimed are set by the
 	// store). ErrExists when an upload of that ID exists (an expired one is
-	// replaced); ErrInvalid for an empty ID or User, or an ID longer than
-	// MaxChunkedUploadIDBytes.
+	// replaced); ErrInvalid for an empty ID or User, an ID longer than
+	// MaxChunkedUploadIDBytes or a negative Length; ErrNotFound when
+	// SpaceID names no space; ErrInsufficientStorage when its free quota
+	// cannot hold Length, ErrTooManyUploads past OpenLimit, ErrNoSpace when
+	// a store that measures its disk finds it too small for Length.
 	CreateChunkedUpload(ctx context.Context, u ChunkedUpload) (ChunkedUpload, error)
 	// ChunkedUpload returns the upload id. ErrNotFound when unknown or
 	// expired.
@@ -94,6 +116,12 @@ type ChunkedUploads interface {
 	// RemoveChunkedUpload ends upload id and drops its parts. ErrNotFound
 	// when unknown or expired.
 	RemoveChunkedUpload(ctx context.Context, id string) error
+	// ReserveChunkedUpload raises the Length upload id announces to length
+	// (a smaller length changes nothing), reserving the difference against
+	// its space's quota: ErrInsufficientStorage when that does not fit, and
+	// then nothing changes. ErrNotFound when unknown or expired;
+	// ErrConflict when claimed.
+	ReserveChunkedUpload(ctx context.Context, id string, length int64) error
 }
 
 // ValidChunkName checks a part name as PutChunk documents: it is only a

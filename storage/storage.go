@@ -260,6 +260,8 @@ type User struct {
 type Store interface {
 	// StorageID is the id that prefixes resource ids of this store.
 	StorageID() string
+	// Usage tells what a space holds against its quota.
+	UsageReader
 
 	// PersonalSpace returns the personal space of u, creating it on first use.
 	PersonalSpace(ctx context.Context, u User) (Space, error)
@@ -302,7 +304,9 @@ type Store interface {
 	// Props returns the dead properties of a node: shared ones and those
 	// scoped to user.
 	Props(ctx context.Context, spaceID, nodeID, user string) ([]Property, error)
-	// PatchProps applies all patches or none.
+	// PatchProps applies all patches or none. Dead properties count
+	// against the space's quota (Usage.Props): a patch that grows them
+	// past it fails with ErrInsufficientStorage and changes nothing.
 	PatchProps(ctx context.Context, spaceID, nodeID string, patches []PropPatch) error
 }
 

@@ -51,21 +51,34 @@ type UploadSession struct {
 	// zero Expires never expires.
 	Created time.Time
 	Expires time.Time
+	// Replaces is the size of the file the upload will replace, as the
+	// caller found it at creation: the commit frees it, so the session
+	// reserves only the growth (UploadReservation). Kept with the session.
+	Replaces int64
+	// OpenLimit, when positive, caps the unfinished uploads of User
+	// (resumable and chunked together) at creation: one more is
+	// ErrTooManyUploads. It is not kept with the session.
+	OpenLimit int
 }
 
 // UploadSessions keeps resumable uploads. Every method is safe for
 // concurrent use; expired sessions are never returned. Sessions and their
 // bytes survive restarts: what an AppendSession acknowledged is kept.
 //
-// The store does not check Session.User (the caller does), and accounts
-// nothing against the space's quota until CompleteSession, whose commit
-// checks the quota as Upload.Commit does: a caller wanting an early answer
-// checks the free quota when it creates the session.
+// The store does not check Session.User (the caller does). A session
+// reserves its UploadReservation against the space's quota from its
+// creation (Usage.Reserved), atomically with it, so that concurrent
+// creations cannot promise more than the quota; CompleteSession turns the
+// reservation into file content (its commit checks the quota without the
+// session's own reservation), and RemoveSession or expiry releases it.
 type UploadSessions interface {
 	// CreateSession starts a session for s (ID, Offset and Created are set
 	// by the store; the ID is random and unguessable). ErrNotFound when the
 	// space does not exist; ErrInvalid for a negative Length, a Target name
-	// a commit would refuse or an Expected of an unsupported algorithm.
+	// a commit would refuse or an Expected of an unsupported algorithm;
+	// ErrInsufficientStorage when the space's free quota cannot hold its
+	// Length, ErrTooManyUploads past OpenLimit and ErrNoSpace when a store
+	// that can measure its disk finds it too small for Length.
 	CreateSession(ctx context.Context, s UploadSession) (UploadSession, error)
 	// Session returns the session id. ErrNotFound when unknown or expired.
 	Session(ctx context.Context, id string) (UploadSession, error)

@@ -51,8 +51,34 @@ const (
 // chunkedUploadRec is a chunked upload as stored.
 type chunkedUploadRec struct {
 	storage.ChunkedUpload
-	Dir   string // directory of its parts under chunks/
-	Parts int    // number of parts, kept so a PutChunk need not count them
+	Dir    string // directory of its parts under chunks/
+	Parts  int    // number of parts, kept so a PutChunk need not count them
+	Stored int64  // bytes of its parts, which its reservation covers
+}
+
+// reservation is what r holds in its space's counters; a claimed upload
+// is being committed, whose quota check counts its bytes as the file's.
+func (r chunkedUploadRec) reservation() int64 {
+	if r.SpaceID == "" || r.Claimed {
+		return 0
+	}
+	return storage.ChunkedReservation(r.Length, r.Stored, r.Replaces)
+}
+
+// updateChunkedUpload records next in place of prev, reserving what next
+// holds more (checked against the quota) or releasing what it holds less.
+func (t *txn) updateChunkedUpload(prev, next *chunkedUploadRec) error {
+	delta := next.reservation() - prev.reservation()
+	var err error
+	if delta > 0 {
+		err = t.reserve(next.SpaceID, delta)
+	} else {
+		err = t.release(next.SpaceID, -delta)
+	}
+	if err != nil {
+		return err
+	}
+	return t.putChunkedUpload(next)
 }
 
 // chunkRec is a part as stored.
@@ -70,6 +96,8 @@ func (s *Store) CreateChunkedUpload(ctx context.Context, u storage.ChunkedUpload
 	if err := validChunkedUpload(u); err != nil {
 		return storage.ChunkedUpload{}, fmt.Errorf("create chunked upload: %w", err)
 	}
+	limit := u.OpenLimit
+	u.OpenLimit = 0 // not kept
 	r := chunkedUploadRec{ChunkedUpload: u, Dir: newBlobID()}
 	r.Claimed = false
 	// The directory comes first: a crash before the record is written
@@ -92,6 +120,9 @@ func (s *Store) CreateChunkedUpload(ctx context.Context, u storage.ChunkedUpload
 				return err
 			}
 		}
+		if err := s.openChunkedUpload(t, &r, limit); err != nil {
+			return err
+		}
 		r.Created = t.now.Round(0).UTC()
 		if _, err := t.chunkParts().CreateBucket([]byte(u.ID)); err != nil {
 			return err
@@ -108,6 +139,24 @@ func (s *Store) CreateChunkedUpload(ctx context.Context, u storage.ChunkedUpload
 	return r.ChunkedUpload, nil
 }
 
+// openChunkedUpload counts the new upload r in: one more unfinished upload
+// of its user, within limit, and its reservation, within its space's quota
+// and the disk.
+func (s *Store) openChunkedUpload(t *txn, r *chunkedUploadRec, limit int) error {
+	if r.SpaceID != "" {
+		if _, err := t.space(r.SpaceID); err != nil {
+			return err
+		}
+	}
+	if err := t.openUpload(r.User, limit); err != nil {
+		return err
+	}
+	if err := s.checkDisk(t, r.reservation()); err != nil {
+		return err
+	}
+	return t.reserve(r.SpaceID, r.reservation())
+}
+
 // validChunkedUpload checks what a caller gives CreateChunkedUpload.
 func validChunkedUpload(u storage.ChunkedUpload) error {
 	switch {
@@ -117,6 +166,8 @@ func validChunkedUpload(u storage.ChunkedUpload) error {
 		return fmt.Errorf("upload id %.64q… longer than %d bytes: %w", u.ID, storage.MaxChunkedUploadIDBytes, storage.ErrInvalid)
 	case u.User == "":
 		return fmt.Errorf("upload %.64q without a user: %w", u.ID, storage.ErrInvalid)
+	case u.Length < 0, u.Replaces < 0:
+		return fmt.Errorf("upload %.64q of negative length %d or %d replaced: %w", u.ID, u.Length, u.Replaces, storage.ErrInvalid)
 	}
 	return nil
 }
@@ -287,17 +338,20 @@ func (s *Store) recordChunk(id, dir, name string, part chunkRec) (replaced strin
 		if err := roomForChunk(u, parts, name); err != nil {
 			return err
 		}
+		next := u
+		next.Stored += part.Size
 		if old := parts.Get([]byte(name)); old != nil {
 			prev, err := decodeChunk(id, name, old)
 			if err != nil {
 				return err
 			}
 			replaced = prev.File
+			next.Stored -= prev.Size
 		} else {
-			u.Parts++
-			if err := t.putChunkedUpload(&u); err != nil {
-				return err
-			}
+			next.Parts++
+		}
+		if err := t.updateChunkedUpload(&u, &next); err != nil {
+			return err
 		}
 		return parts.Put([]byte(name), encodeChunk(part))
 	})
@@ -339,8 +393,9 @@ func (s *Store) ClaimChunkedUpload(ctx context.Context, id string) ([]storage.Ch
 		if u.Claimed {
 			return fmt.Errorf("chunked upload %.64q already claimed: %w", id, storage.ErrConflict)
 		}
-		u.Claimed = true
-		if err := t.putChunkedUpload(&u); err != nil {
+		next := u
+		next.Claimed = true
+		if err := t.updateChunkedUpload(&u, &next); err != nil {
 			return err
 		}
 		chunks, err = t.chunks(id)
@@ -449,8 +504,10 @@ func (s *Store) dropChunk(t *txn, id, name string) (string, error) {
 	if err := parts.Delete([]byte(name)); err != nil {
 		return "", err
 	}
-	u.Parts--
-	if err := t.putChunkedUpload(&u); err != nil {
+	next := u
+	next.Parts--
+	next.Stored -= part.Size
+	if err := t.updateChunkedUpload(&u, &next); err != nil {
 		return "", err
 	}
 	return s.chunkPath(u.Dir, part.File), nil
@@ -475,6 +532,33 @@ func (s *Store) RemoveChunkedUpload(ctx context.Context, id string) error {
 		return fmt.Errorf("remove chunked upload: %w", err)
 	}
 	s.removeChunkDir(dir)
+	return nil
+}
+
+// ReserveChunkedUpload raises the length the live, unclaimed upload id
+// announces, reserving the difference in the same transaction.
+func (s *Store) ReserveChunkedUpload(ctx context.Context, id string, length int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := s.update(func(t *txn) error {
+		u, err := t.liveChunkedUpload(id, t.now)
+		if err != nil {
+			return err
+		}
+		if u.Claimed {
+			return fmt.Errorf("chunked upload %.64q is being assembled: %w", id, storage.ErrConflict)
+		}
+		if length <= u.Length {
+			return nil
+		}
+		next := u
+		next.Length = length
+		return t.updateChunkedUpload(&u, &next)
+	})
+	if err != nil {
+		return fmt.Errorf("reserve for chunked upload %.64q: %w", id, err)
+	}
 	return nil
 }
 
@@ -612,8 +696,12 @@ func (s *Store) recoverChunkDir(id, dir string) error {
 				return err
 			}
 		}
-		u.Parts -= len(lost)
-		return t.putChunkedUpload(&u)
+		next := u
+		next.Parts -= len(lost)
+		if next.Stored, err = storedBytes(id, parts); err != nil {
+			return err
+		}
+		return t.updateChunkedUpload(&u, &next)
 	})
 	if err != nil {
 		return err
@@ -758,8 +846,30 @@ func (t *txn) putChunkedUpload(r *chunkedUploadRec) error {
 	return t.chunkedUploads().Put([]byte(r.ID), encodeChunkedUpload(r))
 }
 
-// dropChunkedUpload deletes the records of upload id and of its parts.
+// storedBytes adds up the sizes of the parts in the bucket parts.
+func storedBytes(id string, parts *bolt.Bucket) (int64, error) {
+	var n int64
+	err := parts.ForEach(func(k, v []byte) error {
+		part, err := decodeChunk(id, string(k), v)
+		n += part.Size
+		return err
+	})
+	return n, err
+}
+
+// dropChunkedUpload deletes the records of upload id and of its parts,
+// releasing what it reserved and counting it out of its user's uploads.
 func (t *txn) dropChunkedUpload(id string) error {
+	if v := t.chunkedUploads().Get([]byte(id)); v != nil {
+		if r, err := decodeChunkedUpload(id, v); err == nil {
+			if err := t.release(r.SpaceID, r.reservation()); err != nil {
+				return err
+			}
+			if err := t.closeUpload(r.User); err != nil {
+				return err
+			}
+		}
+	}
 	if err := t.chunkedUploads().Delete([]byte(id)); err != nil {
 		return err
 	}
@@ -772,16 +882,22 @@ func (t *txn) dropChunkedUpload(id string) error {
 
 // encodeChunkedUpload encodes r without its id (the id is the key).
 // Layout: format, user (string), created, expires (time), claimed (byte),
-// directory (string), number of parts (uvarint).
+// directory (string), number of parts (uvarint), then, since uploads
+// reserve, space (string), announced length, stored bytes and replaced
+// bytes (varint).
 func encodeChunkedUpload(r *chunkedUploadRec) []byte {
-	b := make([]byte, 0, 64+len(r.User)+len(r.Dir))
+	b := make([]byte, 0, 96+len(r.User)+len(r.Dir)+len(r.SpaceID))
 	b = append(b, chunkedUploadFormat)
 	b = appendString(b, r.User)
 	b = appendTime(b, r.Created)
 	b = appendTime(b, r.Expires)
 	b = append(b, boolByte(r.Claimed))
 	b = appendString(b, r.Dir)
-	return binary.AppendUvarint(b, uint64(r.Parts))
+	b = binary.AppendUvarint(b, uint64(r.Parts))
+	b = appendString(b, r.SpaceID)
+	b = binary.AppendVarint(b, r.Length)
+	b = binary.AppendVarint(b, r.Stored)
+	return binary.AppendVarint(b, r.Replaces)
 }
 
 func decodeChunkedUpload(id string, v []byte) (chunkedUploadRec, error) {
@@ -797,8 +913,11 @@ func decodeChunkedUpload(id string, v []byte) (chunkedUploadRec, error) {
 	r.Claimed = d.byte() == 1
 	r.Dir = d.str()
 	parts := d.uvarint()
+	if d.more() {
+		r.SpaceID, r.Length, r.Stored, r.Replaces = d.str(), d.varint(), d.varint(), d.varint()
+	}
 	// The directory becomes a path: only the shape the store makes.
-	if d.err != nil || !storage.IsHexID(r.Dir) || parts > storage.MaxChunksPerUpload {
+	if d.err != nil || !storage.IsHexID(r.Dir) || parts > storage.MaxChunksPerUpload || r.Length < 0 || r.Stored < 0 || r.Replaces < 0 {
 		return chunkedUploadRec{}, fmt.Errorf("chunked upload %.64q: %w", id, errCorrupt)
 	}
 	r.Parts = int(parts)

@@ -290,7 +290,7 @@ func (t *txn) removeLeaf(n rec) (string, error) {
 			return "", err
 		}
 	}
-	if err := t.deleteProps(n.ID); err != nil {
+	if err := t.deleteProps(n); err != nil {
 		return "", err
 	}
 	return blob, t.removeNode(&n)
@@ -610,6 +610,10 @@ func (s *Store) recordCopy(spaceID string, tr storage.Transfer, blobs *copyBlobs
 		if err := t.checkCopyQuota(spaceID, x, tr.Shallow); err != nil {
 			return err
 		}
+		before, err := t.usage(spaceID)
+		if err != nil {
+			return err
+		}
 		if x.replaced {
 			if garbage, err = t.removeTree(x.target); err != nil {
 				return err
@@ -619,7 +623,10 @@ func (s *Store) recordCopy(spaceID string, tr storage.Transfer, blobs *copyBlobs
 			return err
 		}
 		replaced = x.replaced
-		return t.propagate(x.dst.ID, copySize(x, tr.Shallow)-replacedSize(x))
+		if err := t.propagate(x.dst.ID, copySize(x, tr.Shallow)-replacedSize(x)); err != nil {
+			return err
+		}
+		return t.checkGrowthWithinQuota(spaceID, before)
 	})
 	if err != nil {
 		return rec{}, false, nil, err
@@ -755,7 +762,7 @@ func (t *txn) copyNode(src rec, parentID, name string, blobs map[string]string, 
 	if err := t.placeNode(&n); err != nil {
 		return rec{}, err
 	}
-	if err := t.copyProps(src.ID, n.ID); err != nil {
+	if err := t.copyProps(src.ID, n); err != nil {
 		return rec{}, err
 	}
 	return n, nil
@@ -801,33 +808,6 @@ func (s *Store) copyFile(srcPath, dstPath string) (err error) {
 	}
 	if err = os.Rename(tmp.Name(), dstPath); err != nil {
 		return fmt.Errorf("copy content: %w", err)
-	}
-	return nil
-}
-
-// checkQuota fails with ErrInsufficientStorage when growing the space by
-// delta bytes would exceed its quota. Shrinking always succeeds.
-func (t *txn) checkQuota(spaceID string, delta int64) error {
-	if delta <= 0 {
-		return nil
-	}
-	sp, err := t.space(spaceID)
-	if err != nil {
-		return err
-	}
-	sp = effectiveQuota(sp, t.personalQuota)
-	if sp.Quota < 0 {
-		return nil
-	}
-	root, ok, err := t.node(spaceID)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("root of space %s missing: %w", spaceID, errCorrupt)
-	}
-	if root.Size+delta > sp.Quota {
-		return fmt.Errorf("%d of %d bytes used, %d more: %w", root.Size, sp.Quota, delta, storage.ErrInsufficientStorage)
 	}
 	return nil
 }

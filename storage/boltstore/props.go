@@ -148,7 +148,7 @@ func (s *Store) PatchProps(ctx context.Context, spaceID, nodeID string, patches 
 		if _, err := t.nodeIn(spaceID, nodeID); err != nil {
 			return err
 		}
-		return t.patchProps(nodeID, patches)
+		return t.patchProps(spaceID, nodeID, patches)
 	})
 	if err != nil {
 		return fmt.Errorf("patch props of %s: %w", nodeID, diskFull(err))
@@ -173,10 +173,11 @@ func (u propUsage) exceeds(before propUsage) bool {
 }
 
 // patchProps applies the patches to a node's properties, keeping each scope
-// it grows within the limits.
-func (t *txn) patchProps(nodeID string, patches []storage.PropPatch) error {
+// it grows within the limits and the space within its quota.
+func (t *txn) patchProps(spaceID, nodeID string, patches []storage.PropPatch) error {
 	before := map[string]propUsage{}
 	after := map[string]propUsage{}
+	var grown int64 // bytes the space's properties grow by
 	for _, p := range patches {
 		if _, ok := before[p.User]; !ok {
 			before[p.User] = t.propUsage(nodeID, p.User)
@@ -187,6 +188,7 @@ func (t *txn) patchProps(nodeID string, patches []storage.PropPatch) error {
 		if old := t.props().Get(k); old != nil {
 			u.count--
 			u.bytes -= propSize(p.Name, old)
+			grown -= storage.PropBytes(p.Name, string(old))
 		}
 		var err error
 		if p.Remove {
@@ -194,6 +196,7 @@ func (t *txn) patchProps(nodeID string, patches []storage.PropPatch) error {
 		} else {
 			u.count++
 			u.bytes += propSize(p.Name, []byte(p.Value))
+			grown += storage.PropBytes(p.Name, p.Value)
 			err = t.props().Put(k, []byte(p.Value))
 		}
 		if err != nil {
@@ -207,7 +210,7 @@ func (t *txn) patchProps(nodeID string, patches []storage.PropPatch) error {
 				u.count, u.bytes, storage.MaxPropsPerNode, storage.MaxPropBytesPerNode, storage.ErrInsufficientStorage)
 		}
 	}
-	return nil
+	return t.addProps(spaceID, grown)
 }
 
 // propUsage counts the properties of one scope of a node.
@@ -222,36 +225,55 @@ func (t *txn) propUsage(nodeID, user string) propUsage {
 	return u
 }
 
-// deleteProps deletes every property of the node.
-func (t *txn) deleteProps(nodeID string) error {
-	prefix := propPrefix(nodeID)
-	var keys [][]byte
+// deleteProps deletes every property of node n, counting them out of its
+// space.
+func (t *txn) deleteProps(n rec) error {
+	prefix := propPrefix(n.ID)
+	var (
+		keys  [][]byte
+		freed int64
+	)
 	c := t.props().Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		keys = append(keys, bytes.Clone(k))
+		freed += propKeyBytes(k, len(prefix)) + int64(len(v))
 	}
 	for _, k := range keys {
 		if err := t.props().Delete(k); err != nil {
 			return err
 		}
 	}
-	return nil
+	return t.addProps(n.SpaceID, -freed)
 }
 
-// copyProps copies the shared properties of node from to node to.
-func (t *txn) copyProps(from, to string) error {
+// propKeyBytes is what the name in property key k counts (PropBytes):
+// the namespace and local name after the node's prefix, the user and its
+// NUL, without the NUL between them.
+func propKeyBytes(k []byte, prefix int) int64 {
+	_, name, _ := bytes.Cut(k[prefix:], []byte{0})
+	return int64(len(name) - 1)
+}
+
+// copyProps copies the shared properties of node from to node to, counting
+// them into the space of to. The quota is checked once the whole copy is
+// in (checkWithinQuota), not node by node.
+func (t *txn) copyProps(from string, to rec) error {
+	var copied int64
 	prefix := propPrefix(from, "")
 	type kv struct{ k, v []byte }
 	var copies []kv
 	c := t.props().Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		nk := append([]byte(to), k[len(from):]...)
+		nk := append([]byte(to.ID), k[len(from):]...)
 		copies = append(copies, kv{nk, bytes.Clone(v)})
+		copied += propKeyBytes(k, len(from)+1) + int64(len(v))
 	}
 	for _, p := range copies {
 		if err := t.props().Put(p.k, p.v); err != nil {
 			return err
 		}
 	}
-	return nil
+	counters := t.spaceCounters(to.SpaceID)
+	counters.props += copied
+	return t.putSpaceCounters(to.SpaceID, counters)
 }

@@ -100,10 +100,10 @@ func TestProps(t *testing.T) {
 // A node id that is a prefix of another must not see its properties.
 func TestPropsPrefixIsolation(t *testing.T) {
 	f := newFixture(t)
-	if _, err := f.s.PutSpace(ctx, storage.Space{ID: "ab"}); err != nil {
+	if _, err := f.s.PutSpace(ctx, storage.Space{ID: "ab", Quota: storage.NoQuota}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.s.PutSpace(ctx, storage.Space{ID: "a"}); err != nil {
+	if _, err := f.s.PutSpace(ctx, storage.Space{ID: "a", Quota: storage.NoQuota}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.s.PatchProps(ctx, "ab", "ab", []storage.PropPatch{set(prop("", "p", "", "v"))}); err != nil {

@@ -28,8 +28,9 @@ var _ storage.UploadSessions = (*Store)(nil)
 // and their bytes in sessions/<id>, outside uploads/, which Open clears.
 // The file may be longer than the recorded offset after a crash between
 // writing and recording; the record is the truth, and the surplus is cut
-// off at open and before every append. Quota: a session accounts nothing
-// until its commit, which checks the quota like any upload.
+// off at open and before every append. Quota: a session reserves its
+// length in its space's counters (usage.go) from its creation until its
+// record goes (dropSession), in the transactions that write and delete it.
 var bucketSessions = []byte("upload_sessions")
 
 const (
@@ -49,8 +50,9 @@ type sessionRec struct {
 	SumState []byte
 }
 
-// CreateSession starts a session with an empty file for its bytes. Nothing
-// is accounted against the space's quota until the session is committed.
+// CreateSession starts a session with an empty file for its bytes,
+// reserving its length against the space's quota and the disk in the
+// transaction that records it.
 func (s *Store) CreateSession(ctx context.Context, us storage.UploadSession) (storage.UploadSession, error) {
 	if err := ctx.Err(); err != nil {
 		return storage.UploadSession{}, err
@@ -64,6 +66,8 @@ func (s *Store) CreateSession(ctx context.Context, us storage.UploadSession) (st
 	}
 	us.ID = newBlobID()
 	us.Offset = 0
+	limit := us.OpenLimit
+	us.OpenLimit = 0 // not kept
 	r := sessionRec{UploadSession: us, SumState: state}
 	// The file comes first: a crash before the record is written leaves a
 	// file without a record, which the next open removes.
@@ -73,6 +77,15 @@ func (s *Store) CreateSession(ctx context.Context, us storage.UploadSession) (st
 	err = s.update(func(t *txn) error {
 		if t.spaces().Get([]byte(us.SpaceID)) == nil {
 			return fmt.Errorf("space %s: %w", us.SpaceID, storage.ErrNotFound)
+		}
+		if err := t.openUpload(us.User, limit); err != nil {
+			return err
+		}
+		if err := s.checkDisk(t, us.Length); err != nil {
+			return err
+		}
+		if err := t.reserve(us.SpaceID, storage.UploadReservation(us)); err != nil {
+			return err
 		}
 		r.Created = t.now.Round(0).UTC()
 		return t.putSession(&r)
@@ -89,8 +102,8 @@ func validSession(us storage.UploadSession) error {
 	if err := storage.ValidID("space id", us.SpaceID); err != nil {
 		return err
 	}
-	if us.Length < 0 {
-		return fmt.Errorf("negative length %d: %w", us.Length, storage.ErrInvalid)
+	if us.Length < 0 || us.Replaces < 0 {
+		return fmt.Errorf("negative length %d or %d replaced: %w", us.Length, us.Replaces, storage.ErrInvalid)
 	}
 	if err := storage.ValidCommit(us.Target, nil); err != nil {
 		return err
@@ -377,11 +390,11 @@ func (s *Store) completeLocked(ctx context.Context, id string, locks *storage.Lo
 		target.ModTime = modTime
 	}
 	n, created, err := s.commit(r.SpaceID, s.sessionPath(id), r.Length, sums, target, func(t *txn) error {
-		return t.sessions().Delete([]byte(id))
+		return t.dropSession(id)
 	})
 	if err != nil {
 		// The bytes are gone with the failed commit; so is the session.
-		if derr := s.update(func(t *txn) error { return t.sessions().Delete([]byte(id)) }); derr != nil {
+		if derr := s.update(func(t *txn) error { return t.dropSession(id) }); derr != nil {
 			s.log.Warn("cannot remove failed upload session", zap.String("session", id), zap.Error(derr))
 		}
 		return storage.Node{}, false, err
@@ -437,7 +450,7 @@ func (s *Store) RemoveSession(ctx context.Context, id string) error {
 
 // endSession deletes the record of session id, then its bytes.
 func (s *Store) endSession(id string) error {
-	if err := s.update(func(t *txn) error { return t.sessions().Delete([]byte(id)) }); err != nil {
+	if err := s.update(func(t *txn) error { return t.dropSession(id) }); err != nil {
 		return err
 	}
 	s.removeSessionFile(id)
@@ -579,6 +592,24 @@ func (t *txn) liveSession(id string, now time.Time) (sessionRec, error) {
 	return r, nil
 }
 
+// dropSession deletes the record of session id and releases what it
+// reserved. An unreadable record reserved nothing the counters can tell.
+func (t *txn) dropSession(id string) error {
+	v := t.sessions().Get([]byte(id))
+	if v == nil {
+		return nil
+	}
+	if r, err := decodeSession(id, v); err == nil {
+		if err := t.release(r.SpaceID, storage.UploadReservation(r.UploadSession)); err != nil {
+			return err
+		}
+		if err := t.closeUpload(r.User); err != nil {
+			return err
+		}
+	}
+	return t.sessions().Delete([]byte(id))
+}
+
 func (t *txn) putSession(r *sessionRec) error {
 	return t.sessions().Put([]byte(r.ID), encodeSession(r))
 }
@@ -636,7 +667,8 @@ func (l *keyedLocks) take(key string) (unlock func(), ok bool, wait <-chan struc
 // format, space, user (strings), length, offset (varint), target node,
 // parent, name (strings), target mtime (time), content type, If-Match
 // (strings), If-None-Match (byte), expected algorithm and digest (strings,
-// empty for none), created, expires (time), checksum state (string).
+// empty for none), created, expires (time), checksum state (string), and,
+// since sessions reserve, the replaced bytes (varint).
 func encodeSession(r *sessionRec) []byte {
 	b := make([]byte, 0, 128+len(r.SpaceID)+len(r.User)+len(r.Target.NodeID)+len(r.Target.ParentID)+
 		len(r.Target.Name)+len(r.Target.ContentType)+len(r.Target.IfMatch)+len(r.SumState))
@@ -660,7 +692,8 @@ func encodeSession(r *sessionRec) []byte {
 	b = appendString(b, e.Digest)
 	b = appendTime(b, r.Created)
 	b = appendTime(b, r.Expires)
-	return appendString(b, string(r.SumState))
+	b = appendString(b, string(r.SumState))
+	return binary.AppendVarint(b, r.Replaces)
 }
 
 func decodeSession(id string, v []byte) (sessionRec, error) {
@@ -687,7 +720,10 @@ func decodeSession(id string, v []byte) (sessionRec, error) {
 	r.Created = d.time()
 	r.Expires = d.time()
 	r.SumState = []byte(d.str())
-	if d.err != nil || r.Length < 0 || r.Offset < 0 || r.Offset > r.Length {
+	if d.more() {
+		r.Replaces = d.varint()
+	}
+	if d.err != nil || r.Replaces < 0 || r.Length < 0 || r.Offset < 0 || r.Offset > r.Length {
 		return sessionRec{}, fmt.Errorf("session %s: %w", id, errCorrupt)
 	}
 	return r, nil

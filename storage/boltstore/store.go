@@ -230,6 +230,9 @@ func (s *Store) init(storageID string) error {
 		if err := migrateLayout(tx); err != nil {
 			return err
 		}
+		if err := s.newTxn(tx).initUsage(); err != nil {
+			return err
+		}
 		// Locks that expired while the store was closed would otherwise
 		// stay until their space takes or changes locks again.
 		if err := s.newTxn(tx).purgeLocks(s.now(), s.log); err != nil {

@@ -371,6 +371,13 @@ func (s *Store) recordContent(spaceID string, content newContent, size int64, su
 		if exists {
 			oldSize = old.Size
 		}
+		// also ends a session, releasing its reservation: the quota then
+		// counts its bytes once, as the file's.
+		if also != nil {
+			if err := also(t); err != nil {
+				return err
+			}
+		}
 		if err := t.checkQuota(spaceID, size-oldSize); err != nil {
 			return err
 		}
@@ -409,11 +416,6 @@ func (s *Store) recordContent(spaceID string, content newContent, size int64, su
 			return err
 		}
 		created = !exists
-		if also != nil {
-			if err := also(t); err != nil {
-				return err
-			}
-		}
 		return t.propagate(parentID, size-oldSize)
 	})
 	return n, created, oldBlob, err

@@ -24,7 +24,7 @@ import (
 // after the other.
 
 // chunkedUploadColumns are the columns chunkedUploadRow reads.
-const chunkedUploadColumns = `id, incarnation, user_id, claimed, parts, created, expires_ns`
+const chunkedUploadColumns = `id, incarnation, user_id, claimed, parts, created, expires_ns, space_id, length, stored, replaces`
 
 // chunkedUploadRow is a row of chunked_uploads.
 type chunkedUploadRow struct {
@@ -35,10 +35,27 @@ type chunkedUploadRow struct {
 	Parts       int       `db:"parts"`
 	Created     time.Time `db:"created"`
 	ExpiresNS   *int64    `db:"expires_ns"`
+	// SpaceID is where the file will land ("": reserves nothing); the
+	// upload reserves the greater of Length and Stored there.
+	SpaceID string `db:"space_id"`
+	Length  int64  `db:"length"`
+	Stored  int64  `db:"stored"`
+	// Replaces is the size of the file the upload replaces.
+	Replaces int64 `db:"replaces"`
+}
+
+// reservation is what r holds against its space's quota; a claimed upload
+// is being committed, whose quota check counts its bytes as the file's.
+func (r chunkedUploadRow) reservation() int64 {
+	if r.SpaceID == "" || r.Claimed {
+		return 0
+	}
+	return storage.ChunkedReservation(r.Length, r.Stored, r.Replaces)
 }
 
 func (r chunkedUploadRow) upload() storage.ChunkedUpload {
-	u := storage.ChunkedUpload{ID: string(r.ID), User: r.UserID, Claimed: r.Claimed, Created: r.Created.UTC()}
+	u := storage.ChunkedUpload{ID: string(r.ID), User: r.UserID, Claimed: r.Claimed, Created: r.Created.UTC(),
+		SpaceID: r.SpaceID, Length: r.Length, Replaces: r.Replaces}
 	u.Expires = fromNanos(r.ExpiresNS)
 	return u
 }
@@ -50,14 +67,31 @@ func (s *Store) CreateChunkedUpload(ctx context.Context, u storage.ChunkedUpload
 		return storage.ChunkedUpload{}, fmt.Errorf("create chunked upload: %w", err)
 	}
 	u.Claimed, u.Created = false, s.dbNow()
-	err := s.tx(ctx, func(tx pgx.Tx) error {
+	limit := u.OpenLimit
+	u.OpenLimit = 0 // not kept
+	err := s.inSpaceOf(ctx, u.SpaceID, func(tx pgx.Tx) error {
 		if err := s.dropExpiredChunkedUpload(ctx, tx, u.ID); err != nil {
 			return err
 		}
+		var exists bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM chunked_uploads WHERE id = $1)`, []byte(u.ID)).Scan(&exists); err != nil {
+			return err
+		}
+		if exists {
+			return storage.ErrExists
+		}
+		if err := openUpload(ctx, tx, u.User, limit); err != nil {
+			return err
+		}
+		if u.SpaceID != "" {
+			if err := s.checkQuota(ctx, tx, u.SpaceID, storage.ChunkedReservation(u.Length, 0, u.Replaces)); err != nil {
+				return err
+			}
+		}
 		tag, err := tx.Exec(ctx, `
-			INSERT INTO chunked_uploads (`+chunkedUploadColumns+`) VALUES ($1, $2, $3, false, 0, $4, $5)
+			INSERT INTO chunked_uploads (`+chunkedUploadColumns+`) VALUES ($1, $2, $3, false, 0, $4, $5, $6, $7, 0, $8)
 			ON CONFLICT (id) DO NOTHING`,
-			[]byte(u.ID), uuid.NewString(), u.User, u.Created, unixNanos(u.Expires))
+			[]byte(u.ID), uuid.NewString(), u.User, u.Created, unixNanos(u.Expires), u.SpaceID, u.Length, u.Replaces)
 		if err == nil && tag.RowsAffected() == 0 {
 			err = storage.ErrExists
 		}
@@ -96,6 +130,10 @@ func validChunkedUpload(u storage.ChunkedUpload) error {
 		return fmt.Errorf("upload id %.64q… longer than %d bytes: %w", u.ID, storage.MaxChunkedUploadIDBytes, storage.ErrInvalid)
 	case u.User == "", !validText(u.User):
 		return fmt.Errorf("upload %.64q without a valid user: %w", u.ID, storage.ErrInvalid)
+	case !validText(u.SpaceID):
+		return fmt.Errorf("upload %.64q in space %.64q: %w", u.ID, u.SpaceID, storage.ErrInvalid)
+	case u.Length < 0, u.Replaces < 0:
+		return fmt.Errorf("upload %.64q of negative length %d or %d replaced: %w", u.ID, u.Length, u.Replaces, storage.ErrInvalid)
 	}
 	return nil
 }
@@ -224,7 +262,7 @@ func (s *Store) putChunk(ctx context.Context, id, name string, r io.Reader) (sto
 		err = fmt.Errorf("read part: %w", body.err)
 	}
 	if err == nil {
-		err = s.recordChunk(ctx, u.Incarnation, id, name, key, size)
+		err = s.recordChunk(ctx, u, id, name, key, size)
 	}
 	if err != nil {
 		if key != "" {
@@ -265,25 +303,28 @@ func (f *failureReader) Read(p []byte) (int, error) {
 // recordChunk records object key as part name of upload id, which must be
 // the incarnation the part was written for, and releases the object of
 // the part it replaces.
-func (s *Store) recordChunk(ctx context.Context, incarnation, id, name, key string, size int64) error {
-	return s.tx(ctx, func(tx pgx.Tx) error {
+func (s *Store) recordChunk(ctx context.Context, written chunkedUploadRow, id, name, key string, size int64) error {
+	return s.inSpaceOf(ctx, written.SpaceID, func(tx pgx.Tx) error {
 		u, err := s.liveChunkedUpload(ctx, tx, id, "FOR UPDATE")
 		if err != nil {
 			return err
 		}
-		if u.Incarnation != incarnation {
+		if u.Incarnation != written.Incarnation {
 			// Removed and started again while the part was written.
 			return fmt.Errorf("chunked upload %.64q: %w", id, storage.ErrNotFound)
 		}
 		if err := roomForChunk(ctx, tx, u, name); err != nil {
 			return err
 		}
-		var old []string
-		rows, err := tx.Query(ctx, `SELECT object FROM chunks WHERE upload_id = $1 AND name = $2`, u.ID, []byte(name))
-		if err == nil {
-			old, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		var (
+			old     []string
+			oldSize int64
+		)
+		if err := tx.QueryRow(ctx, `SELECT coalesce(array_agg(object), '{}'), coalesce(sum(size), 0)::bigint
+			FROM chunks WHERE upload_id = $1 AND name = $2`, u.ID, []byte(name)).Scan(&old, &oldSize); err != nil {
+			return err
 		}
-		if err != nil {
+		if err := s.recordStored(ctx, tx, u, u.Stored-oldSize+size); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `
@@ -400,16 +441,20 @@ func (s *Store) RemoveChunk(ctx context.Context, id, name string) error {
 		if u.Claimed {
 			return fmt.Errorf("chunked upload %.64q is being assembled: %w", id, storage.ErrConflict)
 		}
-		var key string
-		err = tx.QueryRow(ctx, `DELETE FROM chunks WHERE upload_id = $1 AND name = $2 RETURNING object`,
-			u.ID, []byte(name)).Scan(&key)
+		var (
+			key  string
+			size int64
+		)
+		err = tx.QueryRow(ctx, `DELETE FROM chunks WHERE upload_id = $1 AND name = $2 RETURNING object, size`,
+			u.ID, []byte(name)).Scan(&key, &size)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("part %.64q of %.64q: %w", name, id, storage.ErrNotFound)
 		}
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE chunked_uploads SET parts = parts - 1 WHERE id = $1`, u.ID); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE chunked_uploads SET parts = parts - 1, stored = greatest(stored - $2, 0)
+			WHERE id = $1`, u.ID, size); err != nil {
 			return err
 		}
 		return s.release(ctx, tx, segmentsOf([]string{key}))
@@ -418,6 +463,67 @@ func (s *Store) RemoveChunk(ctx context.Context, id, name string) error {
 		return fmt.Errorf("remove part %.64q of chunked upload: %w", name, err)
 	}
 	return nil
+}
+
+// recordStored records that upload u stores stored bytes now, checking its
+// space's quota when its reservation grows; the caller holds the space's
+// row lock (inSpaceOf), then the upload's.
+func (s *Store) recordStored(ctx context.Context, tx pgx.Tx, u chunkedUploadRow, stored int64) error {
+	next := u
+	next.Stored = stored
+	if u.SpaceID != "" {
+		if err := s.checkQuota(ctx, tx, u.SpaceID, next.reservation()-u.reservation()); err != nil {
+			return err
+		}
+	}
+	_, err := tx.Exec(ctx, `UPDATE chunked_uploads SET stored = $2 WHERE id = $1`, u.ID, stored)
+	return err
+}
+
+// ReserveChunkedUpload raises the length the live, unclaimed upload id
+// announces, holding its space's row lock, then the upload's.
+func (s *Store) ReserveChunkedUpload(ctx context.Context, id string, length int64) error {
+	var spaceID string
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		u, err := s.liveChunkedUpload(ctx, tx, id, "")
+		spaceID = u.SpaceID
+		return err
+	})
+	if err == nil {
+		err = s.inSpaceOf(ctx, spaceID, func(tx pgx.Tx) error {
+			u, err := s.liveChunkedUpload(ctx, tx, id, "FOR UPDATE")
+			switch {
+			case err != nil:
+				return err
+			case u.Claimed:
+				return fmt.Errorf("chunked upload %.64q is being assembled: %w", id, storage.ErrConflict)
+			case length <= u.Length:
+				return nil
+			}
+			next := u
+			next.Length = length
+			if u.SpaceID != "" {
+				if err := s.checkQuota(ctx, tx, u.SpaceID, next.reservation()-u.reservation()); err != nil {
+					return err
+				}
+			}
+			_, err = tx.Exec(ctx, `UPDATE chunked_uploads SET length = $2 WHERE id = $1`, u.ID, length)
+			return err
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("reserve for chunked upload %.64q: %w", id, err)
+	}
+	return nil
+}
+
+// inSpaceOf runs fn holding the row lock of space spaceID, or in a plain
+// transaction for an upload that names no space.
+func (s *Store) inSpaceOf(ctx context.Context, spaceID string, fn func(pgx.Tx) error) error {
+	if spaceID == "" {
+		return s.tx(ctx, fn)
+	}
+	return s.inSpace(ctx, spaceID, fn)
 }
 
 // RemoveChunkedUpload ends the live upload id and releases its parts.

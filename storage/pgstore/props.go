@@ -117,7 +117,11 @@ func (s *Store) PatchProps(ctx context.Context, spaceID, nodeID string, patches 
 		if _, err := nodeIn(ctx, tx, spaceID, nodeID); err != nil {
 			return err
 		}
-		return patchProps(ctx, tx, nodeID, patches)
+		grown, err := patchProps(ctx, tx, nodeID, patches)
+		if err != nil {
+			return err
+		}
+		return s.addProps(ctx, tx, spaceID, grown)
 	})
 	if err != nil {
 		return fmt.Errorf("patch props of %s: %w", nodeID, err)
@@ -138,8 +142,8 @@ func (u propUsage) exceeds(before propUsage) bool {
 }
 
 // patchProps applies the patches to a node's properties, keeping each scope
-// it grows within the limits.
-func patchProps(ctx context.Context, tx pgx.Tx, nodeID string, patches []storage.PropPatch) error {
+// it grows within the limits, and returns by how many bytes they grew.
+func patchProps(ctx context.Context, tx pgx.Tx, nodeID string, patches []storage.PropPatch) (int64, error) {
 	before := map[string]propUsage{}
 	for _, p := range patches {
 		if _, ok := before[p.User]; ok {
@@ -147,26 +151,28 @@ func patchProps(ctx context.Context, tx pgx.Tx, nodeID string, patches []storage
 		}
 		u, err := usage(ctx, tx, nodeID, p.User)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		before[p.User] = u
 	}
 	for _, p := range patches {
 		if err := patchProp(ctx, tx, nodeID, p); err != nil {
-			return err
+			return 0, err
 		}
 	}
+	var grown int64
 	for user, was := range before {
 		u, err := usage(ctx, tx, nodeID, user)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if u.exceeds(was) {
-			return fmt.Errorf("%d properties of %d bytes, at most %d of %d bytes: %w",
+			return 0, fmt.Errorf("%d properties of %d bytes, at most %d of %d bytes: %w",
 				u.count, u.bytes, storage.MaxPropsPerNode, storage.MaxPropBytesPerNode, storage.ErrInsufficientStorage)
 		}
+		grown += int64(u.bytes - was.bytes)
 	}
-	return nil
+	return grown, nil
 }
 
 func patchProp(ctx context.Context, tx pgx.Tx, nodeID string, p storage.PropPatch) error {

@@ -127,3 +127,31 @@ CREATE INDEX IF NOT EXISTS object_sweep_due ON object_sweep (sweep_after);
 -- The sweep finds expired sessions and chunked uploads by these.
 CREATE INDEX IF NOT EXISTS upload_sessions_expires ON upload_sessions (expires_ns) WHERE expires_ns IS NOT NULL;
 CREATE INDEX IF NOT EXISTS chunked_uploads_expires ON chunked_uploads (expires_ns) WHERE expires_ns IS NOT NULL;
+
+-- Usage accounting (storage.Usage). A space's dead properties are a
+-- running counter changed with them; an unfinished upload reserves against
+-- the space it will land in (upload_sessions.length; the greater of a
+-- chunked upload's announced length and stored bytes; each less the size
+-- of the file it replaces), summed by space;
+-- a user's open uploads are counted by user.
+ALTER TABLE spaces ADD COLUMN IF NOT EXISTS props_bytes bigint NOT NULL DEFAULT 0;
+ALTER TABLE chunked_uploads ADD COLUMN IF NOT EXISTS space_id text NOT NULL DEFAULT '';
+ALTER TABLE chunked_uploads ADD COLUMN IF NOT EXISTS length bigint NOT NULL DEFAULT 0;
+ALTER TABLE chunked_uploads ADD COLUMN IF NOT EXISTS stored bigint NOT NULL DEFAULT 0;
+ALTER TABLE chunked_uploads ADD COLUMN IF NOT EXISTS replaces bigint NOT NULL DEFAULT 0;
+ALTER TABLE upload_sessions ADD COLUMN IF NOT EXISTS replaces bigint NOT NULL DEFAULT 0;
+CREATE INDEX IF NOT EXISTS upload_sessions_space ON upload_sessions (space_id);
+CREATE INDEX IF NOT EXISTS upload_sessions_user ON upload_sessions (user_id);
+CREATE INDEX IF NOT EXISTS chunked_uploads_space ON chunked_uploads (space_id);
+CREATE INDEX IF NOT EXISTS chunked_uploads_user ON chunked_uploads (user_id);
+-- A database from before the counters has them recounted, once.
+DO $$
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM meta WHERE key = 'usage_counted') THEN
+		UPDATE spaces s SET props_bytes = (
+			SELECT coalesce(sum(octet_length(p.ns) + octet_length(p.local) + octet_length(p.value)), 0)
+			FROM props p JOIN nodes n ON n.id = p.node_id WHERE n.space_id = s.id);
+		UPDATE chunked_uploads c SET stored = (SELECT coalesce(sum(size), 0) FROM chunks WHERE upload_id = c.id);
+		INSERT INTO meta (key, value) VALUES ('usage_counted', '1');
+	END IF;
+END $$;

@@ -29,7 +29,7 @@ import (
 // connection and with it the row lock.
 
 // sessionColumns are the columns sessionRow reads, in its order.
-const sessionColumns = `id, space_id, user_id, length, received, target, expected, hash_state, parts, created, expires_ns`
+const sessionColumns = `id, space_id, user_id, length, received, target, expected, hash_state, parts, created, expires_ns, replaces`
 
 // sessionRow is a row of upload_sessions.
 type sessionRow struct {
@@ -44,6 +44,7 @@ type sessionRow struct {
 	Parts     []s3content.Segment `db:"parts"`
 	Created   time.Time           `db:"created"`
 	ExpiresNS *int64              `db:"expires_ns"`
+	Replaces  int64               `db:"replaces"`
 }
 
 // sessionTarget is a session's storage.Commit as kept in the row, without
@@ -76,7 +77,7 @@ func (t sessionTarget) commit() storage.Commit {
 func (r sessionRow) session() storage.UploadSession {
 	us := storage.UploadSession{
 		ID: r.ID, SpaceID: r.SpaceID, User: r.UserID, Length: r.Length, Offset: r.Received,
-		Target: r.Target.commit(), Expected: r.Expected, Created: r.Created.UTC(),
+		Target: r.Target.commit(), Expected: r.Expected, Created: r.Created.UTC(), Replaces: r.Replaces,
 	}
 	us.Expires = fromNanos(r.ExpiresNS)
 	return us
@@ -91,8 +92,9 @@ func (r sessionRow) sums() (*checksum.Writer, error) {
 	return w, nil
 }
 
-// CreateSession records a session without bytes. Nothing is accounted
-// against the space's quota until the session is committed.
+// CreateSession records a session without bytes, holding the space's row
+// lock: its length is reserved against the quota (the row itself is the
+// reservation) only if it fits beside every other reservation.
 func (s *Store) CreateSession(ctx context.Context, us storage.UploadSession) (storage.UploadSession, error) {
 	if err := validSession(us); err != nil {
 		return storage.UploadSession{}, fmt.Errorf("create session: %w", err)
@@ -103,15 +105,19 @@ func (s *Store) CreateSession(ctx context.Context, us storage.UploadSession) (st
 	}
 	id := uuid.New()
 	us.ID, us.Offset, us.Created = hex.EncodeToString(id[:]), 0, s.dbNow()
-	err = s.tx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `
-			INSERT INTO upload_sessions (id, space_id, user_id, length, target, expected, hash_state, created, expires_ns)
-			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9
-			WHERE EXISTS (SELECT 1 FROM spaces WHERE id = $2)`,
-			us.ID, us.SpaceID, us.User, us.Length, targetOf(us.Target), us.Expected, state, us.Created, unixNanos(us.Expires))
-		if err == nil && tag.RowsAffected() == 0 {
-			err = fmt.Errorf("space %s: %w", us.SpaceID, storage.ErrNotFound)
+	limit := us.OpenLimit
+	us.OpenLimit = 0 // not kept
+	err = s.inSpace(ctx, us.SpaceID, func(tx pgx.Tx) error {
+		if err := openUpload(ctx, tx, us.User, limit); err != nil {
+			return err
 		}
+		if err := s.checkQuota(ctx, tx, us.SpaceID, storage.UploadReservation(us)); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `
+			INSERT INTO upload_sessions (id, space_id, user_id, length, target, expected, hash_state, created, expires_ns, replaces)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+			us.ID, us.SpaceID, us.User, us.Length, targetOf(us.Target), us.Expected, state, us.Created, unixNanos(us.Expires), us.Replaces)
 		return err
 	})
 	if err != nil {
@@ -126,8 +132,8 @@ func validSession(us storage.UploadSession) error {
 	if us.SpaceID == "" || !validText(us.SpaceID) {
 		return fmt.Errorf("space id %.64q: %w", us.SpaceID, storage.ErrInvalid)
 	}
-	if us.Length < 0 {
-		return fmt.Errorf("negative length %d: %w", us.Length, storage.ErrInvalid)
+	if us.Length < 0 || us.Replaces < 0 {
+		return fmt.Errorf("negative length %d or %d replaced: %w", us.Length, us.Replaces, storage.ErrInvalid)
 	}
 	if us.Target.NodeID == "" {
 		if err := validName(us.Target.Name); err != nil {

@@ -137,7 +137,10 @@ func (s *Store) Copy(ctx context.Context, spaceID string, tr storage.Transfer) (
 			return err
 		}
 		replaced = x.replaced
-		return c.propagate(ctx, x.dst.ID, x.copySize(tr.Shallow)-x.replacedSize())
+		if err := c.propagate(ctx, x.dst.ID, x.copySize(tr.Shallow)-x.replacedSize()); err != nil {
+			return err
+		}
+		return s.countCopiedProps(ctx, c.tx, spaceID, out.ID, x.copySize(tr.Shallow)-x.replacedSize())
 	})
 	if err != nil {
 		return storage.Node{}, false, fmt.Errorf("copy %s to %q: %w", tr.NodeID, tr.NewName, err)

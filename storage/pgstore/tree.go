@@ -94,8 +94,15 @@ func (s *Store) removeTree(ctx context.Context, tx pgx.Tx, r nodeRow) error {
 			return fmt.Errorf("listing the content below %s: %w", r.ID, err)
 		}
 	}
+	props, err := subtreePropBytes(ctx, tx, r.ID, false)
+	if err != nil {
+		return err
+	}
 	if _, err := tx.Exec(ctx, `DELETE FROM nodes WHERE id = $1`, r.ID); err != nil {
 		return fmt.Errorf("removing %s: %w", r.ID, err)
+	}
+	if err := s.addProps(ctx, tx, r.SpaceID, -props); err != nil {
+		return err
 	}
 	return s.release(ctx, tx, segments)
 }
@@ -114,28 +121,6 @@ func dropLocksBelow(ctx context.Context, tx pgx.Tx, spaceID, topID string) error
 			SELECT 1 FROM up WHERE up.id = $2)`, spaceID, topID)
 	if err != nil {
 		return fmt.Errorf("dropping the locks below %s: %w", topID, err)
-	}
-	return nil
-}
-
-// checkQuota fails with ErrInsufficientStorage when growing the space by
-// delta bytes would exceed its quota. Shrinking always succeeds.
-func (s *Store) checkQuota(ctx context.Context, tx pgx.Tx, spaceID string, delta int64) error {
-	if delta <= 0 {
-		return nil
-	}
-	var (
-		typ         string
-		quota, used int64
-	)
-	err := tx.QueryRow(ctx, `SELECT s.type, s.quota, r.size FROM spaces s JOIN nodes r ON r.id = s.id WHERE s.id = $1`,
-		spaceID).Scan(&typ, &quota, &used)
-	if err != nil {
-		return fmt.Errorf("quota of space %s: %w", spaceID, err)
-	}
-	quota = effectiveQuota(storage.Space{Type: storage.SpaceType(typ), Quota: quota}, s.personalQuota.Load()).Quota
-	if quota >= 0 && used+delta > quota {
-		return fmt.Errorf("%d of %d bytes used, %d more: %w", used, quota, delta, storage.ErrInsufficientStorage)
 	}
 	return nil
 }

@@ -440,23 +440,25 @@ func testSessionConcurrentAppends(t *testing.T, f *fixture) {
 	}
 }
 
-// A session takes no quota until its commit, which checks it like any
-// upload; a commit over the quota ends the session.
+// A session reserves its length from its creation; its commit counts its
+// bytes once (not its reservation besides), and a commit over the quota
+// (lowered meanwhile) ends the session.
 func testSessionQuotaAtCommit(t *testing.T, f *fixture) {
 	f.s.SetPersonalQuota(10)
 	big := f.newSession(t, "big", 8)
 	f.appendPart(t, big.ID, 0, "12345678")
-	f.put(t, f.root(), "small", "12345") // the open session reserved nothing
+	f.s.SetPersonalQuota(7)
 	_, _, err := f.s.CompleteSession(f.ctx, big.ID, nil, time.Time{})
 	wantErr(t, "CompleteSession over the quota", err, storage.ErrInsufficientStorage)
 	f.wantNoFile(t, "big")
 	if _, err := f.s.Session(f.ctx, big.ID); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("Session after a commit over the quota: err %v, want ErrNotFound", err)
 	}
-	fits := f.newSession(t, "fits", 5)
-	f.appendPart(t, fits.ID, 0, "abcde")
+	f.s.SetPersonalQuota(10)
+	fits := f.newSession(t, "fits", 10)
+	f.appendPart(t, fits.ID, 0, "abcdefghij")
 	if _, _, err := f.s.CompleteSession(f.ctx, fits.ID, nil, time.Time{}); err != nil {
-		t.Fatalf("CompleteSession within the quota: %v", err)
+		t.Fatalf("CompleteSession of the whole quota: %v", err)
 	}
 	if got := f.node(t, f.root()).Size; got != 10 {
 		t.Fatalf("space root size = %d, want 10", got)

@@ -1,0 +1,339 @@
+package boltstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+// What a space holds besides its files, and what each user has open, are
+// running counters in the bucket
+//
+//	usage  "s\0" space id → dead property bytes, reserved bytes (varints)
+//	       "u\0" user id  → unfinished uploads (uvarint)
+//	       "reserved"     → reserved bytes of the whole store (varint)
+//
+// changed in the transaction that changes what they count. A database from
+// before the bucket has its counters recounted once when it opens.
+var (
+	bucketUsage       = []byte("usage")
+	keyReservedTotal  = []byte("reserved")
+	spaceUsagePrefix  = []byte("s\x00")
+	userUploadsPrefix = []byte("u\x00")
+)
+
+var _ storage.UsageReader = (*Store)(nil)
+
+// spaceCounters are the counters of one space.
+type spaceCounters struct {
+	props, reserved int64
+}
+
+func (t *txn) usageBucket() *bolt.Bucket { return t.tx.Bucket(bucketUsage) }
+
+func spaceUsageKey(spaceID string) []byte {
+	return append(bytes.Clone(spaceUsagePrefix), spaceID...)
+}
+
+func userUploadsKey(user string) []byte {
+	return append(bytes.Clone(userUploadsPrefix), user...)
+}
+
+func (t *txn) spaceCounters(spaceID string) spaceCounters {
+	v := t.usageBucket().Get(spaceUsageKey(spaceID))
+	d := decoder{b: v, s: string(v)}
+	var c spaceCounters
+	if d.more() {
+		c.props, c.reserved = d.varint(), d.varint()
+	}
+	return c
+}
+
+func (t *txn) putSpaceCounters(spaceID string, c spaceCounters) error {
+	k := spaceUsageKey(spaceID)
+	if c == (spaceCounters{}) {
+		return t.usageBucket().Delete(k)
+	}
+	b := binary.AppendVarint(nil, c.props)
+	return t.usageBucket().Put(k, binary.AppendVarint(b, c.reserved))
+}
+
+// Usage returns what space spaceID holds against its quota.
+func (s *Store) Usage(ctx context.Context, spaceID string) (storage.Usage, error) {
+	if err := ctx.Err(); err != nil {
+		return storage.Usage{}, err
+	}
+	var u storage.Usage
+	err := s.view(func(t *txn) (err error) {
+		u, err = t.usage(spaceID)
+		return err
+	})
+	if err != nil {
+		return storage.Usage{}, fmt.Errorf("usage of space %s: %w", spaceID, err)
+	}
+	return u, nil
+}
+
+// usage reads what space spaceID holds: its files from the root's size,
+// the rest from its counters.
+func (t *txn) usage(spaceID string) (storage.Usage, error) {
+	if _, err := t.space(spaceID); err != nil {
+		return storage.Usage{}, err
+	}
+	root, ok, err := t.node(spaceID)
+	if err != nil {
+		return storage.Usage{}, err
+	}
+	if !ok {
+		return storage.Usage{}, fmt.Errorf("root of space %s missing: %w", spaceID, errCorrupt)
+	}
+	c := t.spaceCounters(spaceID)
+	return storage.Usage{Files: root.Size, Props: c.props, Reserved: c.reserved}, nil
+}
+
+// quota returns the quota that applies to space spaceID.
+func (t *txn) quota(spaceID string) (int64, error) {
+	sp, err := t.space(spaceID)
+	if err != nil {
+		return 0, err
+	}
+	return effectiveQuota(sp, t.personalQuota).Quota, nil
+}
+
+// checkQuota fails with ErrInsufficientStorage when growing the space by
+// delta bytes would exceed its quota. Shrinking always succeeds.
+func (t *txn) checkQuota(spaceID string, delta int64) error {
+	if delta <= 0 {
+		return nil
+	}
+	quota, err := t.quota(spaceID)
+	if err != nil || quota < 0 {
+		return err
+	}
+	u, err := t.usage(spaceID)
+	if err != nil {
+		return err
+	}
+	return u.Check(quota, delta)
+}
+
+// checkGrowthWithinQuota fails with ErrInsufficientStorage when the space
+// has grown since before and now holds more than its quota: a copy, whose
+// files were checked before it began, also copies dead properties.
+func (t *txn) checkGrowthWithinQuota(spaceID string, before storage.Usage) error {
+	quota, err := t.quota(spaceID)
+	if err != nil || quota < 0 {
+		return err
+	}
+	u, err := t.usage(spaceID)
+	if err != nil {
+		return err
+	}
+	if u.Used() > before.Used() && u.Used()+u.Reserved > quota {
+		return fmt.Errorf("%d of %d bytes used, %d reserved: %w", u.Used(), quota, u.Reserved, storage.ErrInsufficientStorage)
+	}
+	return nil
+}
+
+// addProps counts delta bytes of dead properties into the space, checking
+// the quota when they grow.
+func (t *txn) addProps(spaceID string, delta int64) error {
+	if delta == 0 {
+		return nil
+	}
+	if err := t.checkQuota(spaceID, delta); err != nil {
+		return err
+	}
+	c := t.spaceCounters(spaceID)
+	c.props = max(c.props+delta, 0)
+	return t.putSpaceCounters(spaceID, c)
+}
+
+// reserve counts delta reserved bytes into the space, checking the quota
+// when they grow, and into the store's total.
+func (t *txn) reserve(spaceID string, delta int64) error {
+	if delta == 0 || spaceID == "" {
+		return nil
+	}
+	if err := t.checkQuota(spaceID, delta); err != nil {
+		return err
+	}
+	c := t.spaceCounters(spaceID)
+	c.reserved = max(c.reserved+delta, 0)
+	if err := t.putSpaceCounters(spaceID, c); err != nil {
+		return err
+	}
+	return t.putReservedTotal(max(t.reservedTotal()+delta, 0))
+}
+
+// release gives back reserved bytes; it never fails on the quota, and a
+// space removed meanwhile has nothing to give back to.
+func (t *txn) release(spaceID string, bytes int64) error {
+	if bytes <= 0 || spaceID == "" {
+		return nil
+	}
+	c := t.spaceCounters(spaceID)
+	c.reserved = max(c.reserved-bytes, 0)
+	if err := t.putSpaceCounters(spaceID, c); err != nil {
+		return err
+	}
+	return t.putReservedTotal(max(t.reservedTotal()-bytes, 0))
+}
+
+func (t *txn) reservedTotal() int64 {
+	v := t.usageBucket().Get(keyReservedTotal)
+	d := decoder{b: v, s: string(v)}
+	if !d.more() {
+		return 0
+	}
+	return d.varint()
+}
+
+func (t *txn) putReservedTotal(n int64) error {
+	return t.usageBucket().Put(keyReservedTotal, binary.AppendVarint(nil, n))
+}
+
+func (t *txn) openUploads(user string) int {
+	v := t.usageBucket().Get(userUploadsKey(user))
+	d := decoder{b: v, s: string(v)}
+	if !d.more() {
+		return 0
+	}
+	return int(d.uvarint())
+}
+
+// openUpload counts a new unfinished upload of user, within limit (0: no
+// limit).
+func (t *txn) openUpload(user string, limit int) error {
+	n := t.openUploads(user)
+	if err := storage.CheckOpenUploads(n, limit); err != nil {
+		return err
+	}
+	return t.usageBucket().Put(userUploadsKey(user), binary.AppendUvarint(nil, uint64(n+1)))
+}
+
+// closeUpload counts an unfinished upload of user out.
+func (t *txn) closeUpload(user string) error {
+	n := t.openUploads(user) - 1
+	if n <= 0 {
+		return t.usageBucket().Delete(userUploadsKey(user))
+	}
+	return t.usageBucket().Put(userUploadsKey(user), binary.AppendUvarint(nil, uint64(n)))
+}
+
+// checkDisk refuses an upload announcing length bytes that the data
+// directory's disk cannot hold besides what is reserved already.
+func (s *Store) checkDisk(t *txn, length int64) error {
+	if length <= 0 {
+		return nil
+	}
+	free, ok := diskFree(s.dir)
+	if !ok {
+		return nil
+	}
+	return storage.CheckDiskFree(free, t.reservedTotal(), length)
+}
+
+// initUsage creates the usage bucket, recounting every counter when the
+// database has none yet (a store from before the counters).
+func (t *txn) initUsage() error {
+	if t.tx.Bucket(bucketUsage) != nil {
+		return nil
+	}
+	if _, err := t.tx.CreateBucket(bucketUsage); err != nil {
+		return err
+	}
+	return t.recountUsage()
+}
+
+// recountUsage sets every counter from what the database holds.
+func (t *txn) recountUsage() error {
+	counters := map[string]spaceCounters{}
+	uploads := map[string]int{}
+	if err := t.countProps(counters); err != nil {
+		return err
+	}
+	if err := t.countSessions(counters, uploads); err != nil {
+		return err
+	}
+	if err := t.countChunkedUploads(counters, uploads); err != nil {
+		return err
+	}
+	var total int64
+	for id, c := range counters {
+		total += c.reserved
+		if err := t.putSpaceCounters(id, c); err != nil {
+			return err
+		}
+	}
+	for user, n := range uploads {
+		if err := t.usageBucket().Put(userUploadsKey(user), binary.AppendUvarint(nil, uint64(n))); err != nil {
+			return err
+		}
+	}
+	return t.putReservedTotal(total)
+}
+
+// countProps adds the dead properties of every node to its space. Keys
+// start with the node id, so one lookup serves all properties of a node.
+func (t *txn) countProps(counters map[string]spaceCounters) error {
+	var nodeID, spaceID string
+	return t.props().ForEach(func(k, v []byte) error {
+		id, rest, ok := bytes.Cut(k, []byte{0})
+		if !ok {
+			return fmt.Errorf("property key %q: %w", k, errCorrupt)
+		}
+		if string(id) != nodeID {
+			nodeID, spaceID = string(id), ""
+			if n, found, err := t.node(nodeID); err != nil {
+				return err
+			} else if found {
+				spaceID = n.SpaceID
+			}
+		}
+		if spaceID == "" {
+			return nil // a node gone; nothing to count
+		}
+		_, name, _ := bytes.Cut(rest, []byte{0}) // past the user
+		ns, local, _ := bytes.Cut(name, []byte{0})
+		c := counters[spaceID]
+		c.props += storage.PropBytes(storage.PropName{Space: string(ns), Local: string(local)}, string(v))
+		counters[spaceID] = c
+		return nil
+	})
+}
+
+func (t *txn) countSessions(counters map[string]spaceCounters, uploads map[string]int) error {
+	return t.sessions().ForEach(func(k, v []byte) error {
+		r, err := decodeSession(string(k), v)
+		if err != nil {
+			return nil // ended when the store opens
+		}
+		c := counters[r.SpaceID]
+		c.reserved += storage.UploadReservation(r.UploadSession)
+		counters[r.SpaceID] = c
+		uploads[r.User]++
+		return nil
+	})
+}
+
+func (t *txn) countChunkedUploads(counters map[string]spaceCounters, uploads map[string]int) error {
+	return t.chunkedUploads().ForEach(func(k, v []byte) error {
+		r, err := decodeChunkedUpload(string(k), v)
+		if err != nil {
+			return nil // ended when the store opens
+		}
+		if r.SpaceID != "" {
+			c := counters[r.SpaceID]
+			c.reserved += r.reservation()
+			counters[r.SpaceID] = c
+		}
+		uploads[r.User]++
+		return nil
+	})
+}

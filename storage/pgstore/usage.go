@@ -1,0 +1,168 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+// What a space holds against its quota (storage.Usage) is read in the
+// transaction that checks it, which holds the space's row lock: its files
+// from the root's size, its dead properties from the running counter
+// spaces.props_bytes (changed with the properties), and its reservations
+// from the rows of the unfinished uploads that will land in it, summed
+// through indexes on space_id. The sums are UploadReservation and
+// ChunkedReservation in SQL: a session's reservation is its length, a
+// chunked upload's the greater of what it announced and what it stores,
+// each less the size of the file it replaces.
+// The object store's free space cannot be measured: uploads there are
+// bounded by the quota and the open uploads cap alone.
+
+var _ storage.UsageReader = (*Store)(nil)
+
+// Usage returns what space spaceID holds against its quota.
+func (s *Store) Usage(ctx context.Context, spaceID string) (storage.Usage, error) {
+	var u storage.Usage
+	err := s.read(ctx, func(tx pgx.Tx) (err error) {
+		u, _, err = s.spaceUsage(ctx, tx, spaceID)
+		return err
+	})
+	if err != nil {
+		return storage.Usage{}, fmt.Errorf("usage of space %s: %w", spaceID, err)
+	}
+	return u, nil
+}
+
+// spaceUsage reads what space spaceID holds and the quota that applies.
+func (s *Store) spaceUsage(ctx context.Context, tx pgx.Tx, spaceID string) (storage.Usage, int64, error) {
+	var (
+		typ   string
+		quota int64
+		u     storage.Usage
+	)
+	err := tx.QueryRow(ctx, `
+		SELECT s.type, s.quota, r.size, s.props_bytes,
+			(SELECT coalesce(sum(greatest(length - replaces, 0)), 0) FROM upload_sessions WHERE space_id = s.id)::bigint
+			+ (SELECT coalesce(sum(greatest(greatest(length, stored) - replaces, 0)), 0)
+				FROM chunked_uploads WHERE space_id = s.id AND NOT claimed)::bigint
+		FROM spaces s JOIN nodes r ON r.id = s.id WHERE s.id = $1`,
+		spaceID).Scan(&typ, &quota, &u.Files, &u.Props, &u.Reserved)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return storage.Usage{}, 0, fmt.Errorf("space %s: %w", spaceID, storage.ErrNotFound)
+	}
+	if err != nil {
+		return storage.Usage{}, 0, fmt.Errorf("quota of space %s: %w", spaceID, err)
+	}
+	quota = effectiveQuota(storage.Space{Type: storage.SpaceType(typ), Quota: quota}, s.personalQuota.Load()).Quota
+	return u, quota, nil
+}
+
+// checkQuota fails with ErrInsufficientStorage when growing the space by
+// delta bytes would exceed its quota. Shrinking always succeeds. The
+// caller holds the space's row lock.
+func (s *Store) checkQuota(ctx context.Context, tx pgx.Tx, spaceID string, delta int64) error {
+	if delta <= 0 {
+		return nil
+	}
+	u, quota, err := s.spaceUsage(ctx, tx, spaceID)
+	if err != nil {
+		return err
+	}
+	return u.Check(quota, delta)
+}
+
+// addProps counts delta bytes of dead properties into the space, checking
+// the quota when they grow. The caller holds the space's row lock.
+func (s *Store) addProps(ctx context.Context, tx pgx.Tx, spaceID string, delta int64) error {
+	if delta == 0 {
+		return nil
+	}
+	if err := s.checkQuota(ctx, tx, spaceID, delta); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `UPDATE spaces SET props_bytes = greatest(props_bytes + $2, 0) WHERE id = $1`, spaceID, delta)
+	return err
+}
+
+// subtreePropBytes is what the dead properties at and below top count
+// (storage.PropBytes), shared ones only when sharedOnly is set.
+func subtreePropBytes(ctx context.Context, tx pgx.Tx, topID string, sharedOnly bool) (int64, error) {
+	var n int64
+	err := tx.QueryRow(ctx, `
+		WITH RECURSIVE sub AS (
+			SELECT id FROM nodes WHERE id = $1
+			UNION ALL
+			SELECT n.id FROM nodes n JOIN sub ON n.parent_id = sub.id
+		)
+		SELECT coalesce(sum(octet_length(p.ns) + octet_length(p.local) + octet_length(p.value)), 0)::bigint
+		FROM props p JOIN sub ON p.node_id = sub.id WHERE NOT $2 OR p.user_id = ''`, topID, sharedOnly).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("counting the properties below %s: %w", topID, err)
+	}
+	return n, nil
+}
+
+// countCopiedProps counts the shared properties a copy made at and below
+// top into the space, and fails when the copy, which grew the files by
+// grown bytes, now takes the space over its quota.
+func (s *Store) countCopiedProps(ctx context.Context, tx pgx.Tx, spaceID, topID string, grown int64) error {
+	copied, err := subtreePropBytes(ctx, tx, topID, true)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE spaces SET props_bytes = props_bytes + $2 WHERE id = $1`, spaceID, copied); err != nil {
+		return err
+	}
+	return s.checkGrowthWithinQuota(ctx, tx, spaceID, max(grown, 0)+copied)
+}
+
+// checkGrowthWithinQuota fails with ErrInsufficientStorage when the space
+// now holds more than its quota after growing by grown bytes: a copy,
+// whose files were checked before it began, also copies dead properties.
+func (s *Store) checkGrowthWithinQuota(ctx context.Context, tx pgx.Tx, spaceID string, grown int64) error {
+	if grown <= 0 {
+		return nil
+	}
+	u, quota, err := s.spaceUsage(ctx, tx, spaceID)
+	if err != nil || quota < 0 {
+		return err
+	}
+	if u.Used()+u.Reserved > quota {
+		return fmt.Errorf("%d of %d bytes used, %d reserved: %w", u.Used(), quota, u.Reserved, storage.ErrInsufficientStorage)
+	}
+	return nil
+}
+
+// openUploads counts the unfinished uploads of user, resumable and
+// chunked. The caller holds the user's advisory lock (lockUserUploads).
+func openUploads(ctx context.Context, tx pgx.Tx, user string) (int, error) {
+	var n int
+	err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM upload_sessions WHERE user_id = $1)
+		+ (SELECT count(*) FROM chunked_uploads WHERE user_id = $1)`, user).Scan(&n)
+	return n, err
+}
+
+// openUpload checks that user may start another unfinished upload under
+// limit, holding the user's advisory lock to the end of tx so that
+// concurrent creations on any node are counted one after the other.
+func openUpload(ctx context.Context, tx pgx.Tx, user string, limit int) error {
+	if limit <= 0 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, uploadsLock, user); err != nil {
+		return err
+	}
+	n, err := openUploads(ctx, tx, user)
+	if err != nil {
+		return err
+	}
+	return storage.CheckOpenUploads(n, limit)
+}
+
+// uploadsLock is the first key of the advisory locks under which a user's
+// uploads are counted.
+const uploadsLock = 0x75706c64 // "upld"

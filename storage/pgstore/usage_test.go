@@ -1,0 +1,69 @@
+package pgstore
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+// Expired uploads release what they reserved and count no more against
+// their user's cap once the sweep has ended them.
+func TestExpiredUploadsReleaseTheirReservation(t *testing.T) {
+	clk := &testClock{}
+	a, _ := openTwoNodes(t, Options{Now: clk.Now})
+	ctx := t.Context()
+	sp := personal(t, a)
+	a.SetPersonalQuota(100)
+	us := storage.UploadSession{SpaceID: sp.ID, User: "einstein", Length: 60, Target: storage.Commit{ParentID: sp.ID, Name: "f"},
+		Expires: clk.Now().Add(time.Hour), OpenLimit: 2}
+	if _, err := a.CreateSession(ctx, us); err != nil {
+		t.Fatal(err)
+	}
+	cu := storage.ChunkedUpload{ID: "c", User: "einstein", SpaceID: sp.ID, Length: 40, Expires: clk.Now().Add(time.Hour), OpenLimit: 2}
+	if _, err := a.CreateChunkedUpload(ctx, cu); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := a.Usage(ctx, sp.ID); err != nil || u.Reserved != 100 {
+		t.Fatalf("usage = %+v, %v", u, err)
+	}
+	if _, err := a.CreateSession(ctx, us); err == nil {
+		t.Fatal("a third upload under a cap of 2 was taken")
+	}
+	clk.Advance(2 * time.Hour)
+	if err := a.sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := a.Usage(ctx, sp.ID); err != nil || u.Reserved != 0 {
+		t.Fatalf("usage after expiry = %+v, %v", u, err)
+	}
+	us.Expires = clk.Now().Add(time.Hour)
+	if _, err := a.CreateSession(ctx, us); err != nil {
+		t.Fatalf("an upload after the expired ones ended: %v", err)
+	}
+}
+
+// A database from before the counters has its dead properties recounted
+// when a node migrates it.
+func TestMigrationRecountsProps(t *testing.T) {
+	s := openTestStore(t, Options{})
+	ctx := t.Context()
+	sp := personal(t, s)
+	n := put(t, s, sp.ID, sp.ID, "f", "")
+	name := storage.PropName{Space: "urn:x", Local: "p"}
+	value := strings.Repeat("v", 100)
+	if err := s.PatchProps(ctx, sp.ID, n.ID, []storage.PropPatch{{Property: storage.Property{Name: name, Value: value}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, `UPDATE spaces SET props_bytes = 0; DELETE FROM meta WHERE key = 'usage_counted'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	u, err := s.Usage(ctx, sp.ID)
+	if err != nil || u.Props != storage.PropBytes(name, value) {
+		t.Fatalf("usage after the migration = %+v, %v; want %d bytes of properties", u, err, storage.PropBytes(name, value))
+	}
+}

@@ -1,0 +1,101 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+)
+
+// Usage is what a space holds against its quota: every byte a user can
+// make the server keep in it. The stores keep Props and Reserved as running
+// counters, changed in the transaction that changes what they count, and
+// read Files from the size of the space's root.
+type Usage struct {
+	// Files is the content of the space's files.
+	Files int64
+	// Props is the dead properties of its nodes, shared and per-user: the
+	// namespaces, local names and values (PropBytes).
+	Props int64
+	// Reserved is what the unfinished uploads that will land in the space
+	// have announced (UploadReservation, ChunkedReservation).
+	Reserved int64
+}
+
+// Used is what the space holds: its files and dead properties. A
+// reservation is not used yet, but it is not free either (Free).
+func (u Usage) Used() int64 { return u.Files + u.Props }
+
+// Free returns what quota leaves free after u, never negative, and whether
+// there is a limit at all (a negative quota is none).
+func (u Usage) Free(quota int64) (free int64, limited bool) {
+	if quota < 0 {
+		return 0, false
+	}
+	return max(quota-u.Used()-u.Reserved, 0), true
+}
+
+// Check fails with ErrInsufficientStorage when the space cannot grow by
+// delta bytes within quota. Shrinking, and a space without a quota, always
+// pass; so does a change that grows nothing even where the space is over
+// its quota already (a quota lowered below what is kept).
+func (u Usage) Check(quota, delta int64) error {
+	if delta <= 0 || quota < 0 {
+		return nil
+	}
+	if free, _ := u.Free(quota); delta > free {
+		return fmt.Errorf("%d of %d bytes used, %d reserved, %d more: %w",
+			u.Used(), quota, u.Reserved, delta, ErrInsufficientStorage)
+	}
+	return nil
+}
+
+// PropBytes is what a dead property counts against its space's quota: its
+// namespace, local name and value. The per-node limits count the same.
+func PropBytes(name PropName, value string) int64 {
+	return int64(len(name.Space) + len(name.Local) + len(value))
+}
+
+// UploadReservation is what a resumable upload holds against its space's
+// quota from its creation until it ends: its announced length, less the
+// size of the file it replaces, which its commit frees. Its bytes are
+// received into that reservation and become files at completion.
+func UploadReservation(s UploadSession) int64 { return max(s.Length-s.Replaces, 0) }
+
+// ChunkedReservation is what a chunked upload holds against its space's
+// quota: the length it announced, or the bytes its parts store when they
+// are more, so that an upload that announced nothing counts what it has;
+// less the size of the file it replaces, as UploadReservation.
+func ChunkedReservation(announced, stored, replaces int64) int64 {
+	return max(max(announced, stored)-replaces, 0)
+}
+
+// ErrTooManyUploads: the user has as many unfinished uploads (resumable and
+// chunked together) as the limit allows. It is an ErrInsufficientStorage:
+// the user must finish or cancel one first.
+var ErrTooManyUploads = fmt.Errorf("%w: too many unfinished uploads", ErrInsufficientStorage)
+
+// CheckOpenUploads fails with ErrTooManyUploads when a user with open
+// unfinished uploads may not start another under limit (0: no limit).
+func CheckOpenUploads(open, limit int) error {
+	if limit > 0 && open >= limit {
+		return fmt.Errorf("%d unfinished uploads, at most %d: %w", open, limit, ErrTooManyUploads)
+	}
+	return nil
+}
+
+// CheckDiskFree fails with ErrNoSpace when an upload announcing length
+// bytes cannot fit on a disk with free bytes available, of which reserved
+// are promised to the unfinished uploads already there. A store that
+// cannot measure its backing storage (an object store) does not call it.
+func CheckDiskFree(free, reserved, length int64) error {
+	if length > 0 && length > free-reserved {
+		return fmt.Errorf("%d bytes announced, %d free on disk of which %d reserved: %w", length, free, reserved, ErrNoSpace)
+	}
+	return nil
+}
+
+// UsageReader is what every store tells of a space's use of its quota.
+type UsageReader interface {
+	// Usage returns what space spaceID holds against its quota, read in
+	// one snapshot. ErrNotFound when the space does not exist.
+	Usage(ctx context.Context, spaceID string) (Usage, error)
+}

@@ -1,0 +1,65 @@
+package storage
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestUsageFreeAndCheck(t *testing.T) {
+	u := Usage{Files: 300, Props: 100, Reserved: 200}
+	if free, limited := u.Free(1000); free != 400 || !limited {
+		t.Fatalf("Free(1000) = %d, %v", free, limited)
+	}
+	if free, _ := u.Free(500); free != 0 {
+		t.Fatalf("Free over the quota = %d, want 0", free)
+	}
+	if _, limited := u.Free(NoQuota); limited {
+		t.Fatal("NoQuota is limited")
+	}
+	if err := u.Check(1000, 400); err != nil {
+		t.Fatalf("Check of what is free: %v", err)
+	}
+	if err := u.Check(1000, 401); !errors.Is(err, ErrInsufficientStorage) {
+		t.Fatalf("Check past what is free: %v", err)
+	}
+	if err := u.Check(100, 0); err != nil {
+		t.Fatalf("a change that grows nothing in a space over its quota: %v", err)
+	}
+	if err := u.Check(NoQuota, 1<<40); err != nil {
+		t.Fatalf("Check without a quota: %v", err)
+	}
+}
+
+func TestReservations(t *testing.T) {
+	if got := UploadReservation(UploadSession{Length: 100, Replaces: 30}); got != 70 {
+		t.Fatalf("UploadReservation = %d, want 70", got)
+	}
+	if got := UploadReservation(UploadSession{Length: 10, Replaces: 30}); got != 0 {
+		t.Fatalf("UploadReservation of a shrinking file = %d, want 0", got)
+	}
+	for _, c := range []struct{ announced, stored, replaces, want int64 }{
+		{100, 0, 0, 100}, {0, 50, 0, 50}, {100, 150, 0, 150}, {100, 50, 40, 60}, {0, 10, 40, 0},
+	} {
+		if got := ChunkedReservation(c.announced, c.stored, c.replaces); got != c.want {
+			t.Fatalf("ChunkedReservation(%d, %d, %d) = %d, want %d", c.announced, c.stored, c.replaces, got, c.want)
+		}
+	}
+}
+
+func TestOpenUploadsAndDiskChecks(t *testing.T) {
+	if err := CheckOpenUploads(2, 3); err != nil {
+		t.Fatalf("below the cap: %v", err)
+	}
+	if err := CheckOpenUploads(3, 3); !errors.Is(err, ErrTooManyUploads) || !errors.Is(err, ErrInsufficientStorage) {
+		t.Fatalf("at the cap: %v", err)
+	}
+	if err := CheckOpenUploads(1000, 0); err != nil {
+		t.Fatalf("without a cap: %v", err)
+	}
+	if err := CheckDiskFree(1000, 600, 400); err != nil {
+		t.Fatalf("what the disk holds: %v", err)
+	}
+	if err := CheckDiskFree(1000, 600, 401); !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("past the disk: %v", err)
+	}
+}
