@@ -45,7 +45,7 @@ func (h *Handler) readXMLBody(w http.ResponseWriter, r *http.Request) ([]byte, e
 		return nil, errorf(http.StatusRequestEntityTooLarge, "XML request body is larger than %d bytes", h.maxXMLBytes)
 	}
 	if err != nil {
-		return nil, errorf(http.StatusBadRequest, "reading request body: %v", err)
+		return nil, bodyReadError(err)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, nil

@@ -1,0 +1,269 @@
+package integration
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// accessLogged is a Caddy serving Caddyfile.example over TLS (so that Go's
+// client speaks HTTP/2 or HTTP/1.1, as asked) with its access log written
+// as JSON to a file the test reads.
+type accessLogged struct {
+	*server
+	accessLog string
+}
+
+// startAccessLogged starts Caddy like startServer with tls, plus an access
+// log.
+func startAccessLogged(t *testing.T) accessLogged {
+	t.Helper()
+	dir := t.TempDir()
+	port := freePort(t)
+	accessLog := filepath.Join(dir, "access.log")
+	cfg := exampleCaddyfile(t, port, filepath.Join(dir, "data"), serverOptions{tls: true})
+	site := fmt.Sprintf("https://localhost:%d {\n", port)
+	if !strings.Contains(cfg, site) {
+		t.Fatalf("the test's Caddyfile has no site line %q", site)
+	}
+	logBlock := fmt.Sprintf("\tlog {\n\t\toutput file %q\n\t\tformat json\n\t}\n", accessLog)
+	cfg = strings.Replace(cfg, site, site+logBlock, 1)
+	run := caddyRun{dir: dir, config: cfg, url: fmt.Sprintf("https://localhost:%d", port)}
+	return accessLogged{server: run.start(t), accessLog: accessLog}
+}
+
+// accessEntry is what the test reads of a line of Caddy's access log.
+type accessEntry struct {
+	Msg     string `json:"msg"`
+	Status  int    `json:"status"`
+	Request struct {
+		Method string `json:"method"`
+		URI    string `json:"uri"`
+		Proto  string `json:"proto"`
+	} `json:"request"`
+}
+
+// waitAccessEntry waits (at most a minute: the machine may be loaded) for
+// the access log's line about method uri and returns it.
+func (s accessLogged) waitAccessEntry(t *testing.T, method, uri string) accessEntry {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if e, ok := s.findAccessEntry(t, method, uri); ok {
+			return e
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no access log line for %s %s", method, uri)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (s accessLogged) findAccessEntry(t *testing.T, method, uri string) (accessEntry, bool) {
+	t.Helper()
+	f, err := os.Open(s.accessLog)
+	if errors.Is(err, os.ErrNotExist) {
+		return accessEntry{}, false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lines := bufio.NewScanner(f)
+	lines.Buffer(nil, 1<<20)
+	for lines.Scan() {
+		var e accessEntry
+		if json.Unmarshal(lines.Bytes(), &e) != nil {
+			continue
+		}
+		if e.Msg == "handled request" && e.Request.Method == method && e.Request.URI == uri {
+			return e, true
+		}
+	}
+	return accessEntry{}, false
+}
+
+// protocolClient is a client of s that speaks only HTTP/2 or only
+// HTTP/1.1.
+func protocolClient(t *testing.T, s *server, user string, http2 bool) *client {
+	t.Helper()
+	transport := caddyCAClient(t, s).Transport.(*http.Transport).Clone()
+	transport.Protocols = new(http.Protocols)
+	if http2 {
+		transport.Protocols.SetHTTP2(true)
+	} else {
+		transport.Protocols.SetHTTP1(true)
+	}
+	return &client{t: t, base: s.URL, user: user, http: &http.Client{Timeout: time.Minute, Transport: transport}}
+}
+
+// abandonBody sends a request announcing size bytes of body, sends the
+// first sent bytes of it, and then cancels the request as a client that
+// gives up does: over HTTP/1.1 the connection closes, over HTTP/2 the
+// stream is reset.
+func (c *client) abandonBody(method, path string, header map[string]string, size, sent int64) {
+	c.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	body, feed := io.Pipe()
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req.ContentLength = size
+	req.SetBasicAuth(c.user, users[c.user])
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	done := make(chan error, 1)
+	go func() {
+		resp, err := c.http.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			err = fmt.Errorf("answered %d before the body was complete", resp.StatusCode)
+		}
+		done <- err
+	}()
+	// The pipe hands the bytes over only as the transport sends them, so
+	// the server has been given them when the write returns.
+	if _, err := feed.Write(make([]byte, sent)); err != nil {
+		c.t.Fatalf("%s %s: sending the start of the body: %v", method, path, err)
+	}
+	cancel()
+	feed.CloseWithError(context.Canceled)
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		c.t.Fatalf("%s %s: %v, want the client's own cancellation", method, path, err)
+	}
+}
+
+// abandonedUpload is one way of uploading whose body a client abandons.
+type abandonedUpload struct {
+	name string
+	// abandon starts an upload of file (a name in einstein's personal
+	// space), abandons its body and returns the request's method and URI.
+	abandon func(c *client, file string) (method, uri string)
+	// check asserts that nothing of the abandoned body was stored.
+	check func(t *testing.T, c *client, file string)
+}
+
+const (
+	abandonedSize = 4 << 20  // announced
+	abandonedSent = 64 << 10 // sent before giving up
+)
+
+var abandonedUploads = []abandonedUpload{
+	{
+		name: "PUT",
+		abandon: func(c *client, file string) (string, string) {
+			uri := "/remote.php/webdav/" + file
+			c.abandonBody(http.MethodPut, uri, nil, abandonedSize, abandonedSent)
+			return http.MethodPut, uri
+		},
+		check: wantNoFile,
+	},
+	{
+		name: "TUS PATCH",
+		abandon: func(c *client, file string) (string, string) {
+			resp, body, err := c.tusCreate("/remote.php/webdav/", file, abandonedSize, nil)
+			if err != nil || resp.StatusCode != http.StatusCreated {
+				c.t.Fatalf("creating a TUS upload: %v %v\n%s", err, resp, body)
+			}
+			uri := uploadPath(c.t, c.base, resp.Header.Get("Location"))
+			c.abandonBody(http.MethodPatch, uri, map[string]string{
+				"Tus-Resumable": tusResumable,
+				"Upload-Offset": "0",
+				"Content-Type":  "application/offset+octet-stream",
+			}, abandonedSize, abandonedSent)
+			return http.MethodPatch, uri
+		},
+		check: wantNoFile,
+	},
+	{
+		name: "chunking NG part",
+		abandon: func(c *client, file string) (string, string) {
+			upload := ngUpload(c.user, "abandoned-"+file)
+			c.expect(http.StatusCreated, "MKCOL", upload, "", "Destination", c.base+"/remote.php/dav/files/"+c.user+"/"+file)
+			uri := upload + "/00001"
+			c.abandonBody(http.MethodPut, uri, nil, abandonedSize, abandonedSent)
+			return http.MethodPut, uri
+		},
+		check: func(t *testing.T, c *client, file string) {
+			upload := ngUpload(c.user, "abandoned-"+file)
+			for _, r := range c.propfind(upload+"/", "1", "") {
+				if strings.HasSuffix(r.href, "/00001") {
+					t.Errorf("the abandoned part is stored: %s", r.href)
+				}
+			}
+			wantNoFile(t, c, file)
+		},
+	},
+	{
+		name: "chunking v1 chunk",
+		abandon: func(c *client, file string) (string, string) {
+			uri := "/remote.php/webdav/" + file + "-chunking-4711-2-0"
+			c.abandonBody(http.MethodPut, uri, map[string]string{"OC-Chunked": "1"}, abandonedSize, abandonedSent)
+			return http.MethodPut, uri
+		},
+		check: func(t *testing.T, c *client, file string) {
+			// Had the abandoned chunk been kept, the second one would
+			// complete the file.
+			second := "/remote.php/webdav/" + file + "-chunking-4711-2-1"
+			if err := c.tryV1Chunk(second, []byte("second"), map[string]string{"OC-Chunked": "1"}, false); err != nil {
+				t.Error(err)
+			}
+			wantNoFile(t, c, file)
+		},
+	},
+}
+
+// wantNoFile checks that file is not in the user's personal space.
+func wantNoFile(t *testing.T, c *client, file string) {
+	t.Helper()
+	if resp, body := c.do(http.MethodGet, "/remote.php/webdav/"+file, ""); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("GET %s after the abandoned upload: %d, want 404\n%s", file, resp.StatusCode, tail(body, 500))
+	}
+}
+
+// TestAbandonedBodiesAreClientErrors: a client that gives up in the middle
+// of an upload's body, over HTTP/1.1 (the connection closes) or HTTP/2 (the
+// stream is reset), is answered and logged with a 4xx, never a 5xx that
+// would page an operator, and nothing of the body is stored. Over HTTP/2
+// the reset reaches the handler at any moment, also before it reads the
+// body (its store calls then fail), so each upload is abandoned a few
+// times.
+func TestAbandonedBodiesAreClientErrors(t *testing.T) {
+	s := startAccessLogged(t)
+	const rounds = 3
+	for _, proto := range []struct {
+		name, tag string
+		http2     bool
+	}{{"HTTP/1.1", "h1", false}, {"HTTP/2.0", "h2", true}} {
+		c := protocolClient(t, s.server, "einstein", proto.http2)
+		for round := range rounds {
+			for i, u := range abandonedUploads {
+				t.Run(fmt.Sprintf("%s %s %d", proto.name, u.name, round), func(t *testing.T) {
+					c := c.in(t)
+					file := fmt.Sprintf("abandoned-%s-%d-%d.bin", proto.tag, round, i)
+					method, uri := u.abandon(c, file)
+					e := s.waitAccessEntry(t, method, uri)
+					if e.Request.Proto != proto.name {
+						t.Errorf("%s %s went over %s, want %s", method, uri, e.Request.Proto, proto.name)
+					}
+					if e.Status < 400 || e.Status >= 500 {
+						t.Errorf("%s %s abandoned over %s: logged with status %d, want a 4xx", method, uri, proto.name, e.Status)
+					}
+					u.check(t, c, file)
+				})
+			}
+		}
+	}
+}
