@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -265,5 +267,71 @@ func TestAbandonedBodiesAreClientErrors(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestRefusedEdgesThroughCaddy: through the real Caddy, over HTTP/1.1 and
+// HTTP/2, Range: bytes=-0 is a 416 (RFC 9110 §14.1.2), a PROPFIND or
+// PROPPATCH body with a second root element is a 400, and so is a dead
+// property nested 65 elements deep, while one 64 deep is stored; each
+// refusal carries the WebDAV error body and changes nothing.
+func TestRefusedEdgesThroughCaddy(t *testing.T) {
+	s := startServer(t, serverOptions{tls: true})
+	nested := func(depth int) string {
+		return strings.Repeat("<a>", depth) + "v" + strings.Repeat("</a>", depth)
+	}
+	patch := func(value string) string {
+		return `<d:propertyupdate xmlns:d="DAV:" xmlns:x="urn:x"><d:set><d:prop><x:p>` + value + `</x:p></d:prop></d:set></d:propertyupdate>`
+	}
+	const propfind = `<d:propfind xmlns:d="DAV:"><d:prop><d:getetag/></d:prop></d:propfind>`
+	for _, proto := range []struct {
+		name  string
+		http2 bool
+	}{{"HTTP/1.1", false}, {"HTTP/2.0", true}} {
+		t.Run(proto.name, func(t *testing.T) {
+			c := protocolClient(t, s, "einstein", proto.http2)
+			file := "/remote.php/webdav/edges-" + strconv.FormatBool(proto.http2) + ".txt"
+			c.expect(http.StatusCreated, http.MethodPut, file, "0123456789")
+
+			resp, body := c.expect(http.StatusRequestedRangeNotSatisfiable, http.MethodGet, file, "", "Range", "bytes=-0")
+			if resp.Proto != proto.name {
+				t.Fatalf("answered over %s, want %s", resp.Proto, proto.name)
+			}
+			if got := resp.Header.Get("Content-Range"); got != "bytes */10" {
+				t.Errorf("Content-Range %q, want bytes */10", got)
+			}
+			wantErrorBody(t, body, "RequestedRangeNotSatisfiable")
+			resp, body = c.expect(http.StatusPartialContent, http.MethodGet, file, "", "Range", "bytes=-0,0-1")
+			if body != "01" || resp.Header.Get("Content-Range") != "bytes 0-1/10" {
+				t.Errorf("bytes=-0,0-1: %q, Content-Range %q; want 01, bytes 0-1/10", body, resp.Header.Get("Content-Range"))
+			}
+
+			_, body = c.expect(http.StatusBadRequest, "PROPFIND", file, propfind+propfind, "Depth", "0")
+			wantErrorBody(t, body, "BadRequest")
+			_, body = c.expect(http.StatusBadRequest, "PROPPATCH", file, patch("two roots")+"<x/>")
+			wantErrorBody(t, body, "BadRequest")
+			_, body = c.expect(http.StatusBadRequest, "PROPPATCH", file, patch(nested(65)))
+			wantErrorBody(t, body, "BadRequest")
+			asked := `<d:propfind xmlns:d="DAV:"><d:prop><x:p xmlns:x="urn:x"/></d:prop></d:propfind>`
+			if v, ok := c.propfind(file, "0", asked)[0].props["urn:x p"]; ok {
+				t.Fatalf("a refused PROPPATCH stored %q", v)
+			}
+			c.expect(http.StatusMultiStatus, "PROPPATCH", file, patch(nested(64)))
+			if v := c.prop(file, "urn:x", "p"); strings.Count(v, "<a") != 64 {
+				t.Fatalf("the value 64 deep reads back as %q", v)
+			}
+		})
+	}
+}
+
+// wantErrorBody checks that body is the WebDAV error body of exception.
+func wantErrorBody(t *testing.T, body, exception string) {
+	t.Helper()
+	var e struct {
+		XMLName   xml.Name `xml:"DAV: error"`
+		Exception string   `xml:"http://sabredav.org/ns exception"`
+	}
+	if err := xml.Unmarshal([]byte(body), &e); err != nil || e.Exception != `Sabre\DAV\Exception\`+exception {
+		t.Fatalf("not the error body of %s (%v):\n%s", exception, err, body)
 	}
 }
