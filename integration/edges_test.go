@@ -26,21 +26,52 @@ type accessLogged struct {
 }
 
 // startAccessLogged starts Caddy like startServer with tls, plus an access
-// log.
-func startAccessLogged(t *testing.T) accessLogged {
+// log; with postgres, on the distributed store (a database and a bucket of
+// testpeer's) rather than the embedded one.
+func startAccessLogged(t *testing.T, postgres bool) accessLogged {
 	t.Helper()
 	dir := t.TempDir()
 	port := freePort(t)
 	accessLog := filepath.Join(dir, "access.log")
-	cfg := exampleCaddyfile(t, port, filepath.Join(dir, "data"), serverOptions{tls: true})
-	site := fmt.Sprintf("https://localhost:%d {\n", port)
-	if !strings.Contains(cfg, site) {
-		t.Fatalf("the test's Caddyfile has no site line %q", site)
+	// The root line that exampleCaddyfile writes becomes the store block.
+	const rootMarker = "<store>"
+	root := filepath.Join(dir, "data")
+	if postgres {
+		root = rootMarker
 	}
-	logBlock := fmt.Sprintf("\tlog {\n\t\toutput file %q\n\t\tformat json\n\t}\n", accessLog)
-	cfg = strings.Replace(cfg, site, site+logBlock, 1)
+	cfg := exampleCaddyfile(t, port, root, serverOptions{tls: true})
+	site := fmt.Sprintf("https://localhost:%d {\n", port)
+	logBlock := fmt.Sprintf("\tlog {\n\t\toutput file %s\n\t\tformat json\n\t}\n", quoteCaddyfile(accessLog))
+	replacements := map[string]string{site: site + logBlock}
+	if postgres {
+		replacements["\t\t\troot "+rootMarker+"\n"] = indent(postgresStore(t), "\t\t\t")
+	}
+	for old, repl := range replacements {
+		if !strings.Contains(cfg, old) {
+			t.Fatalf("the test's Caddyfile has no %q", old)
+		}
+		cfg = strings.Replace(cfg, old, repl, 1)
+	}
 	run := caddyRun{dir: dir, config: cfg, url: fmt.Sprintf("https://localhost:%d", port)}
 	return accessLogged{server: run.start(t), accessLog: accessLog}
+}
+
+// postgresStore is the store block of a node on a fresh database and
+// bucket, as the cluster's nodes have it.
+func postgresStore(t *testing.T) []string {
+	t.Helper()
+	dsn, bucket := clusterStorage(t, clusterOptions{})
+	return []string{
+		"store postgres {",
+		"\tdsn " + quoteCaddyfile(dsn),
+		"\ts3 {",
+		"\t\tendpoint " + bucket.Endpoint,
+		"\t\tbucket " + bucket.Bucket,
+		"\t\taccess_key " + bucket.AccessKey,
+		"\t\tsecret_key " + bucket.SecretKey,
+		"\t}",
+		"}",
+	}
 }
 
 // accessEntry is what the test reads of a line of Caddy's access log.
@@ -159,7 +190,7 @@ type abandonedUpload struct {
 
 const (
 	abandonedSize = 4 << 20  // announced
-	abandonedSent = 64 << 10 // sent before giving up
+	abandonedSent = 32 << 10 // sent before giving up
 )
 
 var abandonedUploads = []abandonedUpload{
@@ -243,7 +274,19 @@ func wantNoFile(t *testing.T, c *client, file string) {
 // body (its store calls then fail), so each upload is abandoned a few
 // times.
 func TestAbandonedBodiesAreClientErrors(t *testing.T) {
-	s := startAccessLogged(t)
+	for _, store := range []struct {
+		name     string
+		postgres bool
+	}{{"embedded", false}, {"postgres", true}} {
+		t.Run(store.name, func(t *testing.T) {
+			abandonUploads(t, startAccessLogged(t, store.postgres))
+		})
+	}
+}
+
+// abandonUploads abandons every kind of upload a few times over each
+// protocol, and checks what s logged and kept.
+func abandonUploads(t *testing.T, s accessLogged) {
 	const rounds = 3
 	for _, proto := range []struct {
 		name, tag string
