@@ -1,6 +1,7 @@
 package davhandler
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -116,6 +117,25 @@ func errorBody(status int, message, condition string) string {
 	b.text(message)
 	b.WriteString("</s:message></d:error>\n")
 	return b.String()
+}
+
+// statusClientClosedRequest answers a request whose client gave up on it:
+// no client reads it, and it is the status Caddy's reverse proxy (and
+// nginx) log for one, a 4xx so that a client's cancel never counts as a
+// server error.
+const statusClientClosedRequest = 499
+
+const msgClientClosed = "The client closed the request before it was answered"
+
+// clientClosed is the answer to a request whose client has gone away (its
+// context is cancelled: the connection closed, or the HTTP/2 stream was
+// reset) when it would otherwise be the server's fault: a store call that
+// the cancellation cut short has not failed.
+func clientClosed(r *http.Request, de *davError) *davError {
+	if !de.serverFault() || !errors.Is(r.Context().Err(), context.Canceled) {
+		return de
+	}
+	return &davError{status: statusClientClosedRequest, message: msgClientClosed, cause: de}
 }
 
 const msgQuotaExceeded = "The space quota would be exceeded"

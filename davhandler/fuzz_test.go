@@ -140,13 +140,37 @@ func FuzzRequestPath(f *testing.F) {
 	})
 }
 
+// documentShape counts the elements of doc that no element holds (the
+// roots of a document, or of a value's fragment) and how deeply elements
+// nest, with encoding/xml alone.
+func documentShape(doc []byte) (roots, depth int) {
+	dec := xml.NewDecoder(bytes.NewReader(doc))
+	open := 0
+	for {
+		tok, err := dec.RawToken()
+		if err != nil {
+			return roots, depth
+		}
+		switch tok.(type) {
+		case xml.StartElement:
+			if open == 0 {
+				roots++
+			}
+			open++
+			depth = max(depth, open)
+		case xml.EndElement:
+			open--
+		}
+	}
+}
+
 // wellFormed reads a whole document with encoding/xml and with the
-// namespace checks requests get. An empty body passes.
+// checks request bodies get. An empty body passes.
 func wellFormed(doc []byte) error {
 	if len(doc) == 0 {
 		return nil
 	}
-	if err := checkNamespaces(doc); err != nil {
+	if err := checkDocument(doc); err != nil {
 		return err
 	}
 	dec := xml.NewDecoder(bytes.NewReader(doc))
@@ -176,6 +200,11 @@ func FuzzParsePropfind(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		pf, err := parsePropfind(body)
 		wantClientError(t, err)
+		if err == nil && body != nil {
+			if roots, depth := documentShape(bytes.TrimPrefix(body, []byte(byteOrderMark))); roots != 1 || depth > maxDocumentDepth {
+				t.Fatalf("accepted a body of %d root elements, %d deep", roots, depth)
+			}
+		}
 		for _, n := range pf.names {
 			if len(n.Local) > maxPropNameBytes || len(n.Space) > maxPropNameBytes {
 				t.Fatalf("name %q passed the cap", n)
@@ -210,6 +239,9 @@ func FuzzParseProppatch(f *testing.F) {
 			t.Fatalf("multistatus does not parse: %v\n%s", err, rec.Body.String())
 		}
 		for _, p := range pp.patches {
+			if _, depth := documentShape([]byte(p.Value)); depth > maxValueDepth {
+				t.Fatalf("stored a value %d elements deep", depth)
+			}
 			again := `<d:propertyupdate xmlns:d="DAV:"><d:set><d:prop><x:p xmlns:x="urn:fuzz">` + p.Value + `</x:p></d:prop></d:set></d:propertyupdate>`
 			pp2, err := parseProppatch([]byte(again))
 			if err != nil {

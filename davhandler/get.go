@@ -3,8 +3,10 @@ package davhandler
 import (
 	"io"
 	"net/http"
+	"net/textproto"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/davspaces/davspaces/storage"
@@ -46,8 +48,57 @@ func (h *Handler) handleGet(w http.ResponseWriter, r *http.Request, req *request
 	if p, ok := content.(storage.Prefetcher); ok && r.Method != http.MethodHead {
 		ew.prefetch, ew.fail = p, h.fail
 	}
-	http.ServeContent(ew, r, "", node.ModTime, content)
+	http.ServeContent(ew, withoutEmptySuffixRanges(r, node.Size), "", node.ModTime, content)
 	return nil
+}
+
+// withoutEmptySuffixRanges returns r without the suffix ranges of length
+// 0 (bytes=-0) in its Range header. http.ServeContent takes one for an
+// empty range at the end and answers 206 with no bytes, but RFC 9110
+// §14.1.2 makes it unsatisfiable: a set with another range is answered
+// for that range alone, and a set of nothing else is replaced by a range
+// starting at the end, which ServeContent answers 416 (with Content-Range:
+// bytes */size) once If-Range has had its say. r itself is left alone: the
+// access log shows the header as the client sent it.
+func withoutEmptySuffixRanges(r *http.Request, size int64) *http.Request {
+	header := r.Header.Get("Range")
+	const unit = "bytes="
+	if !strings.HasPrefix(header, unit) {
+		return r
+	}
+	var kept []string
+	dropped := false
+	for spec := range strings.SplitSeq(header[len(unit):], ",") {
+		switch {
+		case isEmptySuffixRange(spec):
+			dropped = true
+		case textproto.TrimString(spec) != "":
+			kept = append(kept, spec)
+		}
+	}
+	if !dropped {
+		return r
+	}
+	header = unit + strings.Join(kept, ",")
+	if len(kept) == 0 {
+		header = unit + strconv.FormatInt(size, 10) + "-"
+	}
+	rr := r.WithContext(r.Context())
+	rr.Header = r.Header.Clone()
+	rr.Header.Set("Range", header)
+	return rr
+}
+
+// isEmptySuffixRange reports whether spec, one range of a Range header, is
+// a suffix range of length 0, read as http.ServeContent reads it.
+func isEmptySuffixRange(spec string) bool {
+	start, end, ok := strings.Cut(textproto.TrimString(spec), "-")
+	end = textproto.TrimString(end)
+	if !ok || textproto.TrimString(start) != "" || strings.HasPrefix(end, "-") {
+		return false
+	}
+	n, err := strconv.ParseInt(end, 10, 64)
+	return err == nil && n == 0
 }
 
 // setNodeHeaders sets the entity headers every response about a node carries.

@@ -1,11 +1,15 @@
 package davhandler
 
 import (
+	"cmp"
 	"io"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -105,5 +109,85 @@ func TestGetHandsTheFileToReadFrom(t *testing.T) {
 				t.Fatalf("ReadFrom got %T, want the file: %v", w.got[0], tt.wantFile)
 			}
 		})
+	}
+}
+
+// TestGetRanges: a suffix range of length 0 (bytes=-0) is unsatisfiable
+// (RFC 9110 §14.1.2): alone it is a 416 with Content-Range: bytes */size,
+// beside a satisfiable range it is left out.
+func TestGetRanges(t *testing.T) {
+	e := newEnv(t)
+	const body = "0123456789"
+	wantStatus(t, e.do("einstein", "PUT", "/webdav/f", body), http.StatusCreated)
+	wantStatus(t, e.do("einstein", "PUT", "/webdav/empty", ""), http.StatusCreated)
+	etag := e.do("einstein", "HEAD", "/webdav/f", "").Header().Get("ETag")
+	tests := []struct {
+		name, path, rangeHdr, ifRange string
+		status                        int
+		contentRange                  string
+		want                          string   // the body of a 200 or a single range
+		parts                         []string // the bodies of a multipart answer
+	}{
+		{name: "empty suffix", rangeHdr: "bytes=-0", status: http.StatusRequestedRangeNotSatisfiable, contentRange: "bytes */10"},
+		{name: "empty suffix with leading zeros and spaces", rangeHdr: "bytes= -00 ", status: http.StatusRequestedRangeNotSatisfiable, contentRange: "bytes */10"},
+		{name: "two empty suffixes", rangeHdr: "bytes=-0,-0", status: http.StatusRequestedRangeNotSatisfiable, contentRange: "bytes */10"},
+		{name: "empty suffix and an empty spec", rangeHdr: "bytes=-0,", status: http.StatusRequestedRangeNotSatisfiable, contentRange: "bytes */10"},
+		{name: "empty suffix and a range past the end", rangeHdr: "bytes=-0,10-", status: http.StatusRequestedRangeNotSatisfiable, contentRange: "bytes */10"},
+		{name: "first byte", rangeHdr: "bytes=0-0", status: http.StatusPartialContent, contentRange: "bytes 0-0/10", want: "0"},
+		{name: "last byte", rangeHdr: "bytes=-1", status: http.StatusPartialContent, contentRange: "bytes 9-9/10", want: "9"},
+		{name: "empty suffix before a range", rangeHdr: "bytes=-0,0-1", status: http.StatusPartialContent, contentRange: "bytes 0-1/10", want: "01"},
+		{name: "empty suffix after a range", rangeHdr: "bytes=0-1, -0", status: http.StatusPartialContent, contentRange: "bytes 0-1/10", want: "01"},
+		{name: "empty suffix among ranges", rangeHdr: "bytes=0-1,-0,5-6", status: http.StatusPartialContent, parts: []string{"01", "56"}},
+		{name: "negative suffix stays invalid", rangeHdr: "bytes=--0,0-1", status: http.StatusRequestedRangeNotSatisfiable},
+		{name: "range past the end", rangeHdr: "bytes=10-", status: http.StatusRequestedRangeNotSatisfiable, contentRange: "bytes */10"},
+		{name: "empty suffix of another version", rangeHdr: "bytes=-0", ifRange: `"other"`, status: http.StatusOK, want: body},
+		{name: "empty suffix of this version", rangeHdr: "bytes=-0", ifRange: etag, status: http.StatusRequestedRangeNotSatisfiable, contentRange: "bytes */10"},
+		// ServeContent ignores a range of an empty file.
+		{name: "empty suffix of an empty file", path: "/webdav/empty", rangeHdr: "bytes=-0", status: http.StatusOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := cmp.Or(tt.path, "/webdav/f")
+			rec := e.do("einstein", "GET", path, "", "Range", tt.rangeHdr, "If-Range", tt.ifRange)
+			if rec.Code == http.StatusRequestedRangeNotSatisfiable {
+				wantError(t, rec, tt.status, "RequestedRangeNotSatisfiable", "")
+			}
+			wantStatus(t, rec, tt.status)
+			wantHeader(t, rec, "Content-Range", tt.contentRange)
+			if tt.parts != nil {
+				if got := multipartBodies(t, rec); !slices.Equal(got, tt.parts) {
+					t.Fatalf("parts %q, want %q", got, tt.parts)
+				}
+				return
+			}
+			if rec.Code != http.StatusRequestedRangeNotSatisfiable && rec.Body.String() != tt.want {
+				t.Fatalf("body %q, want %q", rec.Body.String(), tt.want)
+			}
+		})
+	}
+}
+
+// multipartBodies reads the parts of a multipart/byteranges answer.
+func multipartBodies(t *testing.T, rec *httptest.ResponseRecorder) []string {
+	t.Helper()
+	_, params, err := mime.ParseMediaType(rec.Header().Get("Content-Type"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mr := multipart.NewReader(rec.Body, params["boundary"])
+	var out []string
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, string(b))
 	}
 }

@@ -257,7 +257,7 @@ func (h *Handler) handleUnsupported(w http.ResponseWriter, r *http.Request, req 
 // fail answers err. Protocol errors get their own status; anything else is a
 // server fault, answered as 500.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	de := storageError(err)
+	de := clientClosed(r, storageError(err))
 	h.logFailure(r, de, err)
 	if de.status == http.StatusMethodNotAllowed {
 		// RFC 9110 §15.5.6: a 405 must say what is allowed.

@@ -45,7 +45,7 @@ func (h *Handler) readXMLBody(w http.ResponseWriter, r *http.Request) ([]byte, e
 		return nil, errorf(http.StatusRequestEntityTooLarge, "XML request body is larger than %d bytes", h.maxXMLBytes)
 	}
 	if err != nil {
-		return nil, errorf(http.StatusBadRequest, "reading request body: %v", err)
+		return nil, bodyReadError(err)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, nil
@@ -161,10 +161,25 @@ func badXML(format string, args ...any) *davError {
 	return errorf(http.StatusBadRequest, "malformed XML body: "+format, args...)
 }
 
+// maxValueDepth caps how deeply the elements of a stored XML value (a dead
+// property's, a lock's owner) nest: a listing carrying it must stay within
+// the depth limits of clients' parsers (libxml2's is 256).
+const maxValueDepth = 64
+
+// maxDocumentDepth caps how deeply the elements of any request body nest.
+// Twice maxValueDepth leaves room for the elements a value sits in: four
+// in a PROPPATCH body (propertyupdate, set, prop and the property's own),
+// seven in a listing of locks, which tests read with the same check.
+const maxDocumentDepth = 2 * maxValueDepth
+
+// byteOrderMark may open a UTF-8 document; encoding/xml takes it for text.
+const byteOrderMark = "\ufeff"
+
 // openDocument checks a request body and reads up to its root element,
 // which must be DAV:<local>.
 func openDocument(body []byte, local string) (*xml.Decoder, xml.StartElement, error) {
-	if err := checkNamespaces(body); err != nil {
+	body = bytes.TrimPrefix(body, []byte(byteOrderMark))
+	if err := checkDocument(body); err != nil {
 		return nil, xml.StartElement{}, err
 	}
 	dec := xml.NewDecoder(bytes.NewReader(body))
@@ -172,14 +187,19 @@ func openDocument(body []byte, local string) (*xml.Decoder, xml.StartElement, er
 	return dec, root, err
 }
 
-// checkNamespaces reads the whole document once, refusing what
-// encoding/xml tolerates but Namespaces in XML forbids, which a stored
-// property value could not carry back out: an undeclared prefix, a prefix
-// bound to the empty name (xmlns:p=""), a colon a prefix cannot explain, an
-// element called xmlns, and two attributes with one expanded name.
-func checkNamespaces(body []byte) error {
+// checkDocument reads the whole document once, before anything is taken
+// from it, refusing what encoding/xml tolerates but XML forbids: anything
+// but space, comments and processing instructions beside the one root
+// element (a second root, text, an end tag after it), and elements nested
+// deeper than maxDocumentDepth, refused as soon as seen so that a deeply
+// nested body costs no more than a shallow one. It also refuses what
+// Namespaces in XML forbids, which a stored property value could not carry
+// back out: an undeclared prefix, a prefix bound to the empty name
+// (xmlns:p=""), a colon a prefix cannot explain, an element called xmlns,
+// and two attributes with one expanded name.
+func checkDocument(body []byte) error {
 	dec := xml.NewDecoder(bytes.NewReader(body))
-	var scopes namespaceScopes
+	var doc documentWalk
 	for {
 		tok, err := dec.RawToken()
 		if err == io.EOF {
@@ -188,16 +208,50 @@ func checkNamespaces(body []byte) error {
 		if err != nil {
 			return badXML("%v", err)
 		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			if err := scopes.push(t); err != nil {
-				return err
-			}
-		case xml.EndElement:
-			// RawToken does not pair the tags; Token will refuse a mismatch.
-			scopes.pop()
+		if err := doc.next(tok); err != nil {
+			return err
 		}
 	}
+}
+
+// documentWalk follows a document's tokens for checkDocument.
+type documentWalk struct {
+	open      namespaceScopes // one for each open element
+	rootEnded bool
+}
+
+func (d *documentWalk) next(tok xml.Token) error {
+	switch t := tok.(type) {
+	case xml.StartElement:
+		switch {
+		case d.rootEnded:
+			return badXML("the document has more than one root element")
+		case len(d.open) == maxDocumentDepth:
+			return badXML("elements are nested more than %d deep", maxDocumentDepth)
+		}
+		return d.open.push(t)
+	case xml.EndElement:
+		// RawToken does not pair the tags; Token will refuse a mismatch.
+		if len(d.open) == 0 {
+			return badXML("the end tag %s has no start tag", t.Name.Local)
+		}
+		d.open.pop()
+		d.rootEnded = len(d.open) == 0
+	case xml.CharData:
+		if len(d.open) == 0 && !isXMLSpace(t) {
+			return badXML("text outside the root element")
+		}
+	case xml.Directive:
+		if d.rootEnded {
+			return badXML("a declaration after the root element")
+		}
+	}
+	return nil
+}
+
+// isXMLSpace reports whether text is XML's white space only (XML 1.0 §2.3).
+func isXMLSpace(text []byte) bool {
+	return len(bytes.TrimLeft(text, " \t\r\n")) == 0
 }
 
 // namespaceScopes are the prefixes declared on the open elements, innermost
@@ -355,7 +409,9 @@ func innerXML(dec *xml.Decoder, el xml.StartElement) (string, error) {
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
-			depth++
+			if depth++; depth > maxValueDepth {
+				return "", badXML("the value of %s nests elements more than %d deep", el.Name.Local, maxValueDepth)
+			}
 			t.Attr = withoutNamespaceDecls(t.Attr)
 			if t.Name.Space == "" {
 				// encoding/xml declares only non-empty namespaces.

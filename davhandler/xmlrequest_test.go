@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -165,16 +166,16 @@ func TestLongPropertyNames(t *testing.T) {
 
 // TestParsePropfindToleratesStrayText: sync clients send PROPFIND bodies
 // with text where RFC 4918 has none (owncloudcmd 2.11 among them); the
-// names asked for are what counts.
+// names asked for are what counts. Text outside the root element is no
+// XML at all (TestXMLBodiesWithContentBesideTheRoot), and ownCloud's own
+// server refuses it too.
 func TestParsePropfindToleratesStrayText(t *testing.T) {
 	want := []xml.Name{{Space: nsDAV, Local: "getetag"}, {Space: "http://owncloud.org/ns", Local: "permissions"}}
 	bodies := map[string]string{
 		"text in prop": `<?xml version="1.0" ?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop>stray<d:getetag/> text <oc:permissions/>
 </d:prop></d:propfind>`,
-		"text in propfind":     `<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns">stray<d:prop><d:getetag/><oc:permissions/></d:prop>more</d:propfind>`,
-		"text before the root": `stray<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><d:getetag/><oc:permissions/></d:prop></d:propfind>`,
-		"text after the root": `<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><d:getetag/><oc:permissions/></d:prop></d:propfind>
-stray`,
+		"text in propfind":      `<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns">stray<d:prop><d:getetag/><oc:permissions/></d:prop>more</d:propfind>`,
+		"space around the root": "\ufeff<?xml version=\"1.0\" ?>\r\n\t" + `<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><d:getetag/><oc:permissions/></d:prop></d:propfind>` + "\n<!-- end -->\n",
 	}
 	for name, body := range bodies {
 		t.Run(name, func(t *testing.T) {
@@ -187,4 +188,139 @@ stray`,
 			}
 		})
 	}
+}
+
+// TestXMLBodiesWithContentBesideTheRoot: a body is one XML document with
+// one root element; a second root, or text, an end tag or a declaration
+// beside it, is a 400 with the XML error body for every method that reads
+// an XML body, and changes nothing.
+func TestXMLBodiesWithContentBesideTheRoot(t *testing.T) {
+	const (
+		propfind = `<d:propfind xmlns:d="DAV:"><d:prop><d:getetag/></d:prop></d:propfind>`
+		patch    = `<d:propertyupdate xmlns:d="DAV:" xmlns:x="urn:x"><d:set><d:prop><x:p>v</x:p></d:prop></d:set></d:propertyupdate>`
+		lock     = `<d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope><d:locktype><d:write/></d:locktype></d:lockinfo>`
+	)
+	beside := map[string]func(root string) string{
+		"a second root":                func(root string) string { return root + root },
+		"a second root of its own":     func(root string) string { return root + `<x/>` },
+		"text after the root":          func(root string) string { return root + "\nstray" },
+		"text before the root":         func(root string) string { return "stray" + root },
+		"CDATA after the root":         func(root string) string { return root + `<![CDATA[x]]>` },
+		"an end tag after the root":    func(root string) string { return root + `</x>` },
+		"a declaration after the root": func(root string) string { return root + `<!DOCTYPE x>` },
+	}
+	requests := []struct {
+		method, path, root string
+		hdr                []string
+	}{
+		{"PROPFIND", "/webdav/f.txt", propfind, []string{"Depth", "0"}},
+		{"PROPFIND", ngPath("einstein", "transfer"), propfind, []string{"Depth", "1"}},
+		{"PROPPATCH", "/webdav/f.txt", patch, nil},
+		{"LOCK", "/webdav/f.txt", lock, nil},
+	}
+	e := newEnv(t, withLocks, withChunks)
+	wantStatus(t, e.do("einstein", "PUT", "/webdav/f.txt", "x"), http.StatusCreated)
+	wantStatus(t, e.do("einstein", "MKCOL", ngPath("einstein", "transfer"), ""), http.StatusCreated)
+	for name, wrap := range beside {
+		for _, req := range requests {
+			t.Run(name+"/"+req.method+" "+req.path, func(t *testing.T) {
+				rec := e.do("einstein", req.method, req.path, wrap(req.root), req.hdr...)
+				wantError(t, rec, http.StatusBadRequest, "BadRequest", "malformed XML body")
+			})
+		}
+	}
+	// Nothing was stored, and nothing was locked.
+	props := parseMultistatus(t, e.do("einstein", "PROPFIND", "/webdav/f.txt", "", "Depth", "0"))
+	if v, ok := props[0].Props["urn:x p"]; ok {
+		t.Fatalf("a refused PROPPATCH stored x:p = %q", v)
+	}
+	wantStatus(t, e.do("einstein", "PUT", "/webdav/f.txt", "changed"), http.StatusNoContent)
+}
+
+// TestDeepXMLValues: a stored XML value (a dead property's, a lock's
+// owner) nests at most maxValueDepth elements; one deeper is a 400 with the
+// XML error body and nothing is stored.
+func TestDeepXMLValues(t *testing.T) {
+	nested := func(depth int) string {
+		return strings.Repeat("<a>", depth) + "v" + strings.Repeat("</a>", depth)
+	}
+	patch := func(depth int) string {
+		return `<d:propertyupdate xmlns:d="DAV:" xmlns:x="urn:x"><d:set><d:prop><x:p>` + nested(depth) + `</x:p></d:prop></d:set></d:propertyupdate>`
+	}
+	lock := func(depth int) string {
+		return `<d:lockinfo xmlns:d="DAV:"><d:lockscope><d:shared/></d:lockscope><d:locktype><d:write/></d:locktype><d:owner>` + nested(depth) + `</d:owner></d:lockinfo>`
+	}
+	e := newEnv(t, withLocks)
+	file := func(t *testing.T) string {
+		p := "/webdav/" + strings.ReplaceAll(t.Name()[strings.IndexByte(t.Name(), '/')+1:], " ", "-")
+		wantStatus(t, e.do("einstein", "PUT", p, "x"), http.StatusCreated)
+		return p
+	}
+	t.Run("property 65 deep", func(t *testing.T) {
+		f := file(t)
+		wantError(t, e.do("einstein", "PROPPATCH", f, patch(maxValueDepth+1)), http.StatusBadRequest, "BadRequest", "deep")
+		props := parseMultistatus(t, e.do("einstein", "PROPFIND", f, "", "Depth", "0"))
+		if _, ok := props[0].Props["urn:x p"]; ok {
+			t.Fatal("the refused value was stored")
+		}
+	})
+	t.Run("lock owner 65 deep", func(t *testing.T) {
+		f := file(t)
+		wantError(t, e.do("einstein", "LOCK", f, lock(maxValueDepth+1)), http.StatusBadRequest, "BadRequest", "deep")
+		// Not locked: a PUT without a token succeeds.
+		wantStatus(t, e.do("einstein", "PUT", f, "y"), http.StatusNoContent)
+	})
+	t.Run("property 64 deep", func(t *testing.T) {
+		f := file(t)
+		parseMultistatus(t, e.do("einstein", "PROPPATCH", f, patch(maxValueDepth)))
+		props := parseMultistatus(t, e.do("einstein", "PROPFIND", f, "", "Depth", "0"))
+		if got := props[0].Props["urn:x p"]; !strings.Contains(got, "v</a>") || strings.Count(got, "<a") != maxValueDepth {
+			t.Fatalf("read back as %q, want %q with namespaces", got, nested(maxValueDepth))
+		}
+	})
+	t.Run("lock owner 64 deep", func(t *testing.T) {
+		wantStatus(t, e.do("einstein", "LOCK", file(t), lock(maxValueDepth)), http.StatusOK)
+	})
+}
+
+// TestDeeplyNestedBodiesAreCheap: a body of nothing but nested elements,
+// as large as max_xml_body allows, is refused before it costs more memory
+// than a shallow one (encoding/xml keeps a namespace scope and a stack
+// entry for every open element: about 100 bytes for each byte of such a
+// body).
+func TestDeeplyNestedBodiesAreCheap(t *testing.T) {
+	deep := strings.Repeat("<a>", DefaultMaxXMLBytes/3)
+	bodies := map[string]string{
+		"PROPFIND":  `<d:propfind xmlns:d="DAV:"><d:prop>` + deep,
+		"PROPPATCH": `<d:propertyupdate xmlns:d="DAV:"><d:set><d:prop><x:p xmlns:x="urn:x">` + deep,
+		"LOCK":      `<d:lockinfo xmlns:d="DAV:"><d:owner>` + deep,
+	}
+	parsers := map[string]func([]byte) error{
+		"PROPFIND":  func(b []byte) error { _, err := parsePropfind(b); return err },
+		"PROPPATCH": func(b []byte) error { _, err := parseProppatch(b); return err },
+		"LOCK":      func(b []byte) error { _, err := parseLockInfo(b); return err },
+	}
+	for method, body := range bodies {
+		t.Run(method, func(t *testing.T) {
+			var err error
+			allocated := allocatedBytes(func() { err = parsers[method]([]byte(body)) })
+			wantDAVStatus(t, err, http.StatusBadRequest)
+			if !strings.Contains(err.Error(), "deep") {
+				t.Fatalf("refused for %v, not for its depth", err)
+			}
+			// Generous: other tests' goroutines allocate meanwhile.
+			if limit := uint64(len(body)) * 8; allocated > limit {
+				t.Fatalf("parsing %d bytes allocated %d bytes, more than %d", len(body), allocated, limit)
+			}
+		})
+	}
+}
+
+// allocatedBytes is what the process allocates while fn runs.
+func allocatedBytes(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }
