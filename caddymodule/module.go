@@ -163,6 +163,7 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 		User:           userFromCaddy,
 		Email:          emailFromCaddy,
 		Status:         ocs.DefaultStatus(moduleVersion()),
+		Health:         storage.NewHealthProbe(store.Store).Check,
 		TUS:            true,
 		ChunkedUploads: chunked,
 	})

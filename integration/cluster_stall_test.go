@@ -3,6 +3,7 @@ package integration
 import (
 	"bufio"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/davspaces/davspaces/internal/testpeer"
+	"github.com/davspaces/davspaces/ocs"
 	"github.com/davspaces/davspaces/storage/pgstore"
 )
 
@@ -142,4 +145,55 @@ func probeWithin(t *testing.T, c *client, method, path, body string, status int)
 		t.Fatalf("%s %s while uploads stall took %v, more than %v", method, path, took.Round(time.Millisecond), stallProbeBudget)
 	}
 	return string(b)
+}
+
+// TestClusterHealthReportsOutage stops the bucket under a running cluster:
+// every node's /healthz turns 503 with Retry-After and its status.php,
+// still 200, says maintenance; once the bucket is back both recover, with
+// Caddy never restarted.
+func TestClusterHealthReportsOutage(t *testing.T) {
+	m := testpeer.OwnMinIO(t)
+	c := startCluster(t, clusterOptions{minio: m})
+	for _, n := range c.nodes {
+		anon := newClient(t, n.URL, "")
+		awaitStatus(t, anon, http.StatusOK, http.MethodGet, ocs.HealthPath, nil)
+		if got := maintenanceOf(t, anon); got {
+			t.Fatalf("status.php of a healthy node %s says maintenance", n.URL)
+		}
+	}
+
+	m.Stop()
+	for _, n := range c.nodes {
+		anon := newClient(t, n.URL, "")
+		awaitStatus(t, anon, http.StatusServiceUnavailable, http.MethodGet, ocs.HealthPath, nil)
+		wantUnavailable(t, anon, http.MethodGet, ocs.HealthPath, nil)
+		if got := maintenanceOf(t, anon); !got {
+			t.Fatalf("status.php of %s while the bucket is down does not say maintenance", n.URL)
+		}
+	}
+
+	if err := m.Start(); err != nil {
+		t.Fatalf("starting MinIO again: %v", err)
+	}
+	for _, n := range c.nodes {
+		anon := newClient(t, n.URL, "")
+		awaitStatus(t, anon, http.StatusOK, http.MethodGet, ocs.HealthPath, nil)
+		if got := maintenanceOf(t, anon); got {
+			t.Fatalf("status.php of %s once the bucket is back says maintenance", n.URL)
+		}
+	}
+}
+
+// maintenanceOf reads status.php, which must answer 200 with its fields.
+func maintenanceOf(t *testing.T, c *client) bool {
+	t.Helper()
+	resp, b := c.send(http.MethodGet, "/status.php", nil, nil)
+	var status struct {
+		Installed   *bool `json:"installed"`
+		Maintenance *bool `json:"maintenance"`
+	}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &status) != nil || status.Installed == nil || status.Maintenance == nil {
+		t.Fatalf("status.php on %s: %d\n%s", c.base, resp.StatusCode, b)
+	}
+	return *status.Maintenance
 }
