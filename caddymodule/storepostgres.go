@@ -38,8 +38,8 @@ type PostgresStore struct {
 	// stays readable for the readers that opened it before. Default: 15m.
 	ObjectGrace caddy.Duration `json:"object_grace,omitempty"`
 	// UploadGrace is how long content being uploaded may stay
-	// unreferenced before it is taken for the orphan of a crashed node.
-	// Default: 24h.
+	// unreferenced before it is taken for the orphan of a crashed node
+	// (and its incomplete multipart upload aborted). Default: 24h.
 	UploadGrace caddy.Duration `json:"upload_grace,omitempty"`
 	// SweepInterval is how often expired sessions and unreferenced
 	// content are removed. Default: 1m.

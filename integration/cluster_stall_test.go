@@ -141,6 +141,7 @@ func probeWithin(t *testing.T, c *client, method, path, body string, status int)
 	if resp.StatusCode != status {
 		t.Fatalf("%s %s while uploads stall: %d after %v, want %d\n%s", method, path, resp.StatusCode, took.Round(time.Millisecond), status, b)
 	}
+	t.Logf("%s %s beside the stalled uploads: %d in %v", method, path, resp.StatusCode, took.Round(time.Millisecond))
 	if took > stallProbeBudget {
 		t.Fatalf("%s %s while uploads stall took %v, more than %v", method, path, took.Round(time.Millisecond), stallProbeBudget)
 	}

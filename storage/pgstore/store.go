@@ -62,7 +62,8 @@ type Options struct {
 	ObjectGrace time.Duration
 	// UploadGrace is how long an object being written may stay
 	// unreferenced before the sweep takes it for the orphan of a crashed
-	// upload; 0 means 24 hours.
+	// upload, and aborts its incomplete multipart upload; 0 means 24
+	// hours.
 	UploadGrace time.Duration
 }
 
