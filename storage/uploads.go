@@ -82,8 +82,9 @@ type UploadSessions interface {
 	// decided one after the other: of two at one offset exactly one is
 	// taken and the other finds the offset moved (ErrConflict) and keeps
 	// nothing. While it reads r, which a slow client may stall, a store
-	// holds no database connection, write transaction or store-wide lock
-	// another call needs. ErrNotFound when unknown or expired.
+	// holds nothing that calls on other sessions need: no database
+	// connection, write transaction or store-wide lock. ErrNotFound when
+	// unknown or expired.
 	AppendSession(ctx context.Context, id string, offset int64, r io.Reader, check *checksum.Expected) (UploadSession, error)
 	// CompleteSession commits a session whose Offset equals its Length
 	// (ErrConflict otherwise) as the file its Target names, exactly as
