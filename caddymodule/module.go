@@ -186,6 +186,7 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 		User:           users,
 		Email:          emailFromCaddy,
 		Status:         ocs.DefaultStatus(moduleVersion()),
+		Health:         storage.NewHealthProbe(store.Store).Check,
 		TUS:            true,
 		ChunkedUploads: chunked,
 	})

@@ -74,9 +74,10 @@ func TestUnmarshalStore(t *testing.T) {
 					object_grace 15m
 					upload_grace 2h
 					sweep_interval 30s
+					max_conns 32
 				}
 			}`,
-			want: `{"backend":"postgres","dsn":"{env.PG_DSN}","object_grace":900000000000,` +
+			want: `{"backend":"postgres","dsn":"{env.PG_DSN}","max_conns":32,"object_grace":900000000000,` +
 				`"s3":{"access_key":"{env.S3_ACCESS_KEY}","bucket":"files","endpoint":"s3.example.org","region":"eu-central-1","secret_key":"{env.S3_SECRET_KEY}","tls":true},` +
 				`"sweep_interval":30000000000,"upload_grace":7200000000000}`,
 		},
@@ -158,6 +159,13 @@ func TestUnmarshalStoreErrors(t *testing.T) {
 				sweep_interval 0s
 			}
 		}`, []string{"sweep_interval must be longer than 0"}},
+		{"postgres zero max_conns", `davspaces {
+			store postgres {
+				dsn postgres://127.0.0.1/davspaces
+				` + s3 + `
+				max_conns 0
+			}
+		}`, []string{`max_conns "0" must be a positive number`}},
 		{"postgres unknown subdirective", `davspaces {
 			store postgres {
 				host 127.0.0.1

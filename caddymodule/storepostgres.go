@@ -38,12 +38,15 @@ type PostgresStore struct {
 	// stays readable for the readers that opened it before. Default: 15m.
 	ObjectGrace caddy.Duration `json:"object_grace,omitempty"`
 	// UploadGrace is how long content being uploaded may stay
-	// unreferenced before it is taken for the orphan of a crashed node.
-	// Default: 24h.
+	// unreferenced before it is taken for the orphan of a crashed node
+	// (and its incomplete multipart upload aborted). Default: 24h.
 	UploadGrace caddy.Duration `json:"upload_grace,omitempty"`
 	// SweepInterval is how often expired sessions and unreferenced
 	// content are removed. Default: 1m.
 	SweepInterval caddy.Duration `json:"sweep_interval,omitempty"`
+	// MaxConns bounds the node's connections to the database. Default:
+	// the DSN's pool_max_conns, or else pgstore.DefaultMaxConns (16).
+	MaxConns int `json:"max_conns,omitempty"`
 
 	opts pgstore.Options // placeholders replaced
 	key  string
@@ -61,6 +64,10 @@ type S3Bucket struct {
 	// TLS selects https.
 	TLS bool `json:"tls,omitempty"`
 }
+
+// maxPostgresConns bounds max_conns: pgx counts connections in an int32,
+// and no PostgreSQL serves more.
+const maxPostgresConns = 10000
 
 // postgresOpenTimeout bounds connecting, migrating the schema and checking
 // the bucket at provisioning.
@@ -96,6 +103,7 @@ func (p *PostgresStore) Provision(caddy.Context) error {
 		ObjectGrace: time.Duration(p.ObjectGrace),
 		UploadGrace: time.Duration(p.UploadGrace),
 		Sweep:       time.Duration(p.SweepInterval),
+		MaxConns:    int32(p.MaxConns),
 	}
 	if (p.opts.S3.AccessKey == "") != (p.opts.S3.SecretKey == "") {
 		return errors.New("postgres store: s3 access_key and secret_key must both be set (check their environment variables) or both be empty")
@@ -130,6 +138,8 @@ func (p *PostgresStore) Validate() error {
 		return errors.New("postgres store: s3 bucket is required")
 	case p.ObjectGrace < 0, p.UploadGrace < 0, p.SweepInterval < 0:
 		return errors.New("postgres store: durations must not be negative")
+	case p.MaxConns < 0 || p.MaxConns > maxPostgresConns:
+		return fmt.Errorf("postgres store: max_conns must be between 1 and %d", maxPostgresConns)
 	}
 	return nil
 }
@@ -167,6 +177,7 @@ func (p *PostgresStore) OpenStore(ctx context.Context, storageID string, logger 
 //		object_grace   <duration>
 //		upload_grace   <duration>
 //		sweep_interval <duration>
+//		max_conns      <n>
 //	}
 func (p *PostgresStore) UnmarshalCaddyfile(disp *caddyfile.Dispenser) error {
 	disp.Next() // the backend name
@@ -186,6 +197,8 @@ func (p *PostgresStore) UnmarshalCaddyfile(disp *caddyfile.Dispenser) error {
 			err = durationArg(disp, &p.UploadGrace)
 		case "sweep_interval":
 			err = positiveDurationArg(disp, &p.SweepInterval)
+		case "max_conns":
+			err = positiveIntArg(disp, &p.MaxConns)
 		default:
 			return disp.Errf("unrecognized postgres store subdirective: %s", disp.Val())
 		}

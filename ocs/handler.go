@@ -5,6 +5,7 @@
 package ocs
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -25,6 +26,10 @@ type Config struct {
 	// Status is what /status.php answers and the capabilities repeat.
 	// Default: DefaultStatus("").
 	Status Status
+	// Health says whether the store's backends answer (nil) or not; a
+	// node that is not healthy reports maintenance in /status.php and
+	// 503 at HealthPath. Optional: without it the node is healthy.
+	Health func(context.Context) error
 	// TUS says the WebDAV handler serves resumable (TUS) uploads; only then
 	// are they advertised.
 	TUS bool
@@ -68,8 +73,11 @@ func New(cfg Config) (*Handler, error) {
 // for any other path, so that a caller can pass the request on.
 func (h *Handler) Route(r *http.Request) (http.Handler, bool) {
 	p := r.URL.Path
-	if p == "/status.php" {
+	switch p {
+	case "/status.php":
 		return http.HandlerFunc(h.serveStatus), true
+	case HealthPath:
+		return http.HandlerFunc(h.serveHealth), true
 	}
 	for _, v := range []apiVersion{v1, v2} {
 		prefix := v.prefix()

@@ -61,6 +61,7 @@ func TestRoute(t *testing.T) {
 		want bool
 	}{
 		{"/status.php", true},
+		{HealthPath, true},
 		{"/ocs/v1.php/cloud/capabilities", true},
 		{"/ocs/v2.php/cloud/user", true},
 		{"/ocs/v2.php/apps/notifications/api/v2/notifications", true},

@@ -1,6 +1,7 @@
 package ocs
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 )
@@ -46,11 +47,51 @@ func (h *Handler) serveStatus(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	body, err := json.Marshal(h.cfg.Status)
+	status := h.cfg.Status
+	if h.health(r.Context()) != nil {
+		// Clients that read it stop syncing and say why, instead of
+		// running into errors; the document keeps its shape.
+		status.Maintenance = true
+	}
+	body, err := json.Marshal(status)
 	if err != nil {
 		http.Error(w, "encoding the status failed", http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Write(append(body, '\n'))
+}
+
+// HealthPath answers a load balancer's health check: 200 "ok" while the
+// store's backends answer, 503 with Retry-After while they are stalled or
+// down. Like /status.php it needs no authentication and says nothing of
+// the cause (the node's log does).
+const HealthPath = "/healthz"
+
+// healthRetryAfter is the Retry-After of an unhealthy answer, in seconds.
+const healthRetryAfter = "5"
+
+func (h *Handler) serveHealth(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if h.health(r.Context()) != nil {
+		w.Header().Set("Retry-After", healthRetryAfter)
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write([]byte("unavailable\n"))
+		return
+	}
+	w.Write([]byte("ok\n"))
+}
+
+// health is the store's health, nil without a Config.Health.
+func (h *Handler) health(ctx context.Context) error {
+	if h.cfg.Health == nil {
+		return nil
+	}
+	return h.cfg.Health(ctx)
 }

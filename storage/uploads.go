@@ -91,9 +91,13 @@ type UploadSessions interface {
 	// part cannot be checked. Without a check, bytes read before r fails
 	// are kept and the error (r's, wrapped) returned with the session. The
 	// checksums of the whole upload are carried from call to call without
-	// reading back what was stored before. Calls on one session are
-	// serialised: a second append waits for the first (or ctx) and then
-	// finds the offset moved. ErrNotFound when unknown or expired.
+	// reading back what was stored before. Appends on one session are
+	// decided one after the other: of two at one offset exactly one is
+	// taken and the other finds the offset moved (ErrConflict) and keeps
+	// nothing. While it reads r, which a slow client may stall, a store
+	// holds nothing that calls on other sessions need: no database
+	// connection, write transaction or store-wide lock. ErrNotFound when
+	// unknown or expired.
 	AppendSession(ctx context.Context, id string, offset int64, r io.Reader, check *checksum.Expected) (UploadSession, error)
 	// CompleteSession commits a session whose Offset equals its Length
 	// (ErrConflict otherwise) as the file its Target names, exactly as

@@ -37,7 +37,7 @@ const (
 // it after UploadGrace unless a commit adopts it first.
 func (s *Store) recordPending(ctx context.Context, key string) error {
 	return s.tx(ctx, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO object_sweep (key, sweep_after) VALUES ($1, $2)`,
+		_, err := tx.Exec(ctx, `INSERT INTO object_sweep (key, sweep_after, written) VALUES ($1, $2, true)`,
 			key, s.now().Add(s.uploadGrace))
 		return err
 	})

@@ -123,6 +123,10 @@ CREATE TABLE IF NOT EXISTS object_sweep (
 	sweep_after timestamptz NOT NULL
 );
 CREATE INDEX IF NOT EXISTS object_sweep_due ON object_sweep (sweep_after);
+-- written marks an object noted before its first byte was sent: its writer
+-- may have died mid-way through a multipart upload, which the bucket keeps
+-- unfinished until the sweep aborts it.
+ALTER TABLE object_sweep ADD COLUMN IF NOT EXISTS written boolean NOT NULL DEFAULT false;
 
 -- The sweep finds expired sessions and chunked uploads by these.
 CREATE INDEX IF NOT EXISTS upload_sessions_expires ON upload_sessions (expires_ns) WHERE expires_ns IS NOT NULL;

@@ -23,10 +23,12 @@ import (
 // append can land on any node and a completion commits the parts as the
 // file's segments without reading or copying them.
 //
-// Calls on one session serialise on its row (SELECT … FOR UPDATE), held
-// for the whole of an append: a second append, on any node, waits and then
-// finds the offset moved, and a node that dies mid-append drops its
-// connection and with it the row lock.
+// An append reads the client's bytes into its object first, holding no
+// transaction, and then records the part under the session's row lock
+// (SELECT … FOR UPDATE), held only for that: of two appends at one offset,
+// on any nodes, the first to record is taken and the other finds the
+// offset moved. A node that dies mid-append holds no lock; its object is
+// left to the sweep.
 
 // sessionColumns are the columns sessionRow reads, in its order.
 const sessionColumns = `id, space_id, user_id, length, received, target, expected, hash_state, parts, created, expires_ns, replaces`
@@ -185,8 +187,13 @@ func (s *Store) liveSession(ctx context.Context, tx pgx.Tx, id, lock string) (se
 	return row, err
 }
 
-// AppendSession streams the bytes of r into a new object and records it
-// as the session's next part, holding the session's row lock throughout.
+// AppendSession streams the bytes of r into a new object and then records
+// it as the session's next part. The client's bytes are read before any
+// transaction is begun or row locked: a client that stalls holds an
+// object upload, never one of the node's database connections. The row
+// lock is held only to record, where the offset is checked again: of two
+// appends at one offset, the first to record is taken and the other's
+// object is discarded (ErrConflict).
 func (s *Store) AppendSession(ctx context.Context, id string, offset int64, r io.Reader, check *checksum.Expected) (storage.UploadSession, error) {
 	us, err := s.appendSession(ctx, id, offset, r, check)
 	if err != nil {
@@ -196,31 +203,93 @@ func (s *Store) AppendSession(ctx context.Context, id string, offset int64, r io
 }
 
 func (s *Store) appendSession(ctx context.Context, id string, offset int64, r io.Reader, check *checksum.Expected) (storage.UploadSession, error) {
-	if !storage.IsHexID(id) {
-		return storage.UploadSession{}, fmt.Errorf("session %.64q: %w", id, storage.ErrNotFound)
+	row, err := s.sessionAt(ctx, id, offset)
+	if err != nil {
+		return storage.UploadSession{}, err
 	}
-	// The object is recorded before the row is locked: a node holding a
-	// session's row needs no second connection.
 	key := newObjectKey(prefixSession)
 	if err := s.recordPending(ctx, key); err != nil {
 		return storage.UploadSession{}, fmt.Errorf("recording object %s: %w", key, err)
 	}
-	tx, row, err := s.lockSession(ctx, id)
+	part, err := s.storePart(ctx, key, row, r, check)
 	if err != nil {
 		s.discardObject(ctx, key)
-		return storage.UploadSession{}, err
+		return row.session(), err
 	}
-	us, keep, err := s.appendLocked(ctx, tx, row, key, offset, r, check)
-	if !keep {
-		tx.Rollback(context.WithoutCancel(ctx))
+	if part.n == 0 { // an empty part needs no record
 		s.discardObject(ctx, key)
-		return us, classify(err)
+		return row.session(), part.kept
 	}
-	if cerr := tx.Commit(ctx); cerr != nil {
+	us, err := s.recordAppend(ctx, row, s3content.Segment{Key: key, Size: part.n}, part.sum)
+	if err != nil {
 		s.discardObject(ctx, key)
-		return storage.UploadSession{}, classify(cerr)
+		return us, err
 	}
-	return us, err
+	return us, part.kept
+}
+
+// sessionAt reads the live session id and checks that offset is where it
+// is, in a transaction of its own that ends before any byte is read.
+func (s *Store) sessionAt(ctx context.Context, id string, offset int64) (sessionRow, error) {
+	var row sessionRow
+	err := s.read(ctx, func(tx pgx.Tx) (err error) {
+		row, err = s.liveSession(ctx, tx, id, "")
+		return err
+	})
+	if err != nil {
+		return sessionRow{}, err
+	}
+	if offset != row.Received {
+		return sessionRow{}, fmt.Errorf("offset %d, session is at %d: %w", offset, row.Received, storage.ErrConflict)
+	}
+	return row, nil
+}
+
+// storePart streams the bytes of r, at most what the session of row
+// lacks, into object key and returns the part as read. An error means the
+// part must not be kept; the caller discards the object either way then.
+func (s *Store) storePart(ctx context.Context, key string, row sessionRow, r io.Reader, check *checksum.Expected) (*partReader, error) {
+	part, err := newPartReader(r, row, check)
+	if err != nil {
+		return nil, err
+	}
+	body, size, err := sizedStream(part)
+	var stored int64
+	if err == nil && size != 0 { // an empty part needs no object
+		stored, err = s.objects.Put(ctx, key, body, size)
+	}
+	if rerr := part.rejection(); rerr != nil {
+		return part, rerr
+	}
+	if err != nil {
+		return part, err
+	}
+	if stored != part.n {
+		return part, fmt.Errorf("object %s holds %d bytes, %d sent", key, stored, part.n)
+	}
+	return part, nil
+}
+
+// recordAppend records seg as the next part of the session of row, whose
+// checksums after it are sum, under the session's row lock. A session
+// that moved on since row was read (another append was recorded first)
+// is ErrConflict.
+func (s *Store) recordAppend(ctx context.Context, row sessionRow, seg s3content.Segment, sum *checksum.Writer) (storage.UploadSession, error) {
+	tx, locked, err := s.lockSession(ctx, row.ID)
+	if err != nil {
+		return row.session(), err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if locked.Received != row.Received {
+		return locked.session(), fmt.Errorf("offset %d, session is at %d: %w", row.Received, locked.Received, storage.ErrConflict)
+	}
+	if err := s.recordPart(ctx, tx, &locked, seg, sum); err != nil {
+		return row.session(), classify(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return row.session(), classify(err)
+	}
+	return locked.session(), nil
 }
 
 // Backoff bounds of lockSession.
@@ -231,8 +300,8 @@ const (
 
 // lockSession begins a transaction holding the row lock of the live
 // session id. It waits for another holder without holding a connection:
-// it asks with NOWAIT and backs off, so that appends queued behind a long
-// one do not take the node's connection pool.
+// it asks with NOWAIT and backs off, so that appends queued behind one
+// being recorded do not take the node's connection pool.
 func (s *Store) lockSession(ctx context.Context, id string) (pgx.Tx, sessionRow, error) {
 	pool, err := s.db()
 	if err != nil {
@@ -266,40 +335,6 @@ func (s *Store) lockSession(ctx context.Context, id string) (pgx.Tx, sessionRow,
 func rowLocked(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "55P03"
-}
-
-// appendLocked appends r as object key to the session of row, locked in
-// tx, which it leaves to the caller to commit when keep is set. err is r's failure when
-// the bytes before it are kept.
-func (s *Store) appendLocked(ctx context.Context, tx pgx.Tx, row sessionRow, key string, offset int64, r io.Reader, check *checksum.Expected) (us storage.UploadSession, keep bool, err error) {
-	if offset != row.Received {
-		return storage.UploadSession{}, false, fmt.Errorf("offset %d, session is at %d: %w", offset, row.Received, storage.ErrConflict)
-	}
-	part, err := newPartReader(r, row, check)
-	if err != nil {
-		return storage.UploadSession{}, false, err
-	}
-	body, size, err := sizedStream(part)
-	var stored int64
-	if err == nil && size != 0 { // an empty part needs no object
-		stored, err = s.objects.Put(ctx, key, body, size)
-	}
-	if rerr := part.rejection(); rerr != nil {
-		return row.session(), false, rerr
-	}
-	if err != nil {
-		return row.session(), false, err
-	}
-	if stored != part.n {
-		return row.session(), false, fmt.Errorf("object %s holds %d bytes, %d sent", key, stored, part.n)
-	}
-	if part.n == 0 {
-		return row.session(), false, part.kept
-	}
-	if err := s.recordPart(ctx, tx, &row, s3content.Segment{Key: key, Size: part.n}, part.sum); err != nil {
-		return storage.UploadSession{}, false, err
-	}
-	return row.session(), true, part.kept
 }
 
 // recordPart adds seg to the parts of row with the checksum state after

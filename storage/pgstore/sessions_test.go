@@ -165,9 +165,40 @@ func openTwoNodes(t *testing.T, opts Options) (*Store, *Store) {
 	return openTestStore(t, opts), openTestStore(t, opts)
 }
 
-// TestAppendSessionWaitsForContext: an append waiting for another's row
-// lock gives up when its context ends.
+// TestAppendSessionWaitsForContext: an append waiting for the row lock
+// another holds while it records gives up when its context ends, and
+// keeps nothing.
 func TestAppendSessionWaitsForContext(t *testing.T) {
+	s := openTestStore(t, Options{})
+	insertTree(t, s, "sp")
+	us := newTestSession(t, s, "sp", 10)
+	holder, err := s.pool.Begin(t.Context())
+	if err != nil {
+		t.Fatalf("Begin: %v", err)
+	}
+	defer holder.Rollback(context.Background())
+	if _, err := holder.Exec(t.Context(), `SELECT 1 FROM upload_sessions WHERE id = $1 FOR UPDATE`, us.ID); err != nil {
+		t.Fatalf("locking the session's row: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := s.AppendSession(ctx, us.ID, 0, strings.NewReader("x"), nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("waiting AppendSession: %v, want the context's end", err)
+	}
+	holder.Rollback(t.Context())
+	if got, _ := s.Session(t.Context(), us.ID); got.Offset != 0 {
+		t.Fatalf("offset %d, want 0", got.Offset)
+	}
+	if n := pendingObjects(t, s); n != 0 {
+		t.Fatalf("%d objects left pending, want the refused part's discarded", n)
+	}
+}
+
+// TestAppendSessionStalledHoldsNothing: an append whose body stalls holds
+// no lock of the session: a second append at the same offset is taken
+// meanwhile, and the stalled one, once its body ends, finds the offset
+// moved (ErrConflict) and keeps nothing.
+func TestAppendSessionStalledHoldsNothing(t *testing.T) {
 	s := openTestStore(t, Options{})
 	insertTree(t, s, "sp")
 	us := newTestSession(t, s, "sp", 10)
@@ -177,19 +208,32 @@ func TestAppendSessionWaitsForContext(t *testing.T) {
 		_, err := s.AppendSession(t.Context(), us.ID, 0, pr, nil)
 		done <- err
 	}()
-	pw.Write([]byte("ab")) // the first append holds the row now
-	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	pw.Write([]byte("ab")) // the stalled append is reading its body now
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	if _, err := s.AppendSession(ctx, us.ID, 0, strings.NewReader("x"), nil); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("waiting AppendSession: %v, want the context's end", err)
+	if got, err := s.AppendSession(ctx, us.ID, 0, strings.NewReader("xyz"), nil); err != nil || got.Offset != 3 {
+		t.Fatalf("AppendSession beside a stalled one = %+v, %v; want offset 3", got, err)
 	}
 	pw.Close()
-	if err := <-done; err != nil {
-		t.Fatalf("first AppendSession: %v", err)
+	if err := <-done; !errors.Is(err, storage.ErrConflict) {
+		t.Fatalf("stalled AppendSession: %v, want ErrConflict", err)
 	}
-	if got, _ := s.Session(t.Context(), us.ID); got.Offset != 2 {
-		t.Fatalf("offset %d, want 2", got.Offset)
+	if content, parts := sessionBytes(t, s, us.ID); content != "xyz" || len(parts) != 1 {
+		t.Fatalf("session holds %q in %d parts, want the second append's alone", content, len(parts))
 	}
+	if n := pendingObjects(t, s); n != 0 {
+		t.Fatalf("%d objects left pending, want the loser's discarded", n)
+	}
+}
+
+// pendingObjects counts the objects on the sweep's list.
+func pendingObjects(t *testing.T, s *Store) int {
+	t.Helper()
+	var n int
+	if err := s.pool.QueryRow(t.Context(), `SELECT count(*) FROM object_sweep`).Scan(&n); err != nil {
+		t.Fatalf("object_sweep: %v", err)
+	}
+	return n
 }
 
 // TestCompleteAndRemoveSession: a session ends on completion whatever the

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,9 @@ type Options struct {
 	// DSN is the PostgreSQL connection string (pgx's format: a URL or
 	// key=value pairs; pool_max_conns and the like apply).
 	DSN string
+	// MaxConns bounds the node's connections to the database; 0 means the
+	// DSN's pool_max_conns, or else DefaultMaxConns.
+	MaxConns int32
 	// S3 names the bucket holding file content.
 	S3 s3content.Config
 	// StorageID prefixes resource ids; when empty, a UUID is generated once
@@ -58,9 +62,18 @@ type Options struct {
 	ObjectGrace time.Duration
 	// UploadGrace is how long an object being written may stay
 	// unreferenced before the sweep takes it for the orphan of a crashed
-	// upload; 0 means 24 hours.
+	// upload, and aborts its incomplete multipart upload; 0 means 24
+	// hours.
 	UploadGrace time.Duration
 }
+
+// DefaultMaxConns is the pool size of a node whose settings name none. A
+// request holds a connection only while its transaction runs, never while
+// it waits for a client, so the pool bounds concurrent database work, not
+// concurrent requests: 16 leaves room for bursts of short transactions,
+// and six nodes at the default stay within PostgreSQL's default
+// max_connections of 100 (less the 3 it keeps for superusers).
+const DefaultMaxConns = 16
 
 // The interfaces the protocol layer takes from a store.
 var (
@@ -110,6 +123,14 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(opts.DSN)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w: %w", storage.ErrInvalid, err)
+	}
+	switch {
+	case opts.MaxConns > 0:
+		cfg.MaxConns = opts.MaxConns
+	case !strings.Contains(opts.DSN, "pool_max_conns"):
+		// pgxpool's own default, max(4, cores), is too few for a node
+		// whose requests each take a connection for a moment.
+		cfg.MaxConns = DefaultMaxConns
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		// A database that does not answer is an outage to report (503),

@@ -109,3 +109,26 @@ func awaitReached(t *testing.T, s *Store) {
 		t.Errorf("storage id %q once reached", got)
 	}
 }
+
+// TestMaxConns: the pool is MaxConns connections, or the DSN's
+// pool_max_conns, or DefaultMaxConns; never pgxpool's max(4, cores).
+func TestMaxConns(t *testing.T) {
+	dsn := testpeer.PostgreSQL(t)
+	for _, tt := range []struct {
+		name string
+		opts Options
+		want int32
+	}{
+		{"default", Options{DSN: dsn}, DefaultMaxConns},
+		{"setting", Options{DSN: dsn, MaxConns: 3}, 3},
+		{"dsn", Options{DSN: dsn + "&pool_max_conns=5"}, 5},
+		{"setting over dsn", Options{DSN: dsn + "&pool_max_conns=5", MaxConns: 7}, 7},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openTestStore(t, tt.opts)
+			if got := s.pool.Config().MaxConns; got != tt.want {
+				t.Fatalf("pool of %d connections, want %d", got, tt.want)
+			}
+		})
+	}
+}

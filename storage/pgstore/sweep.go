@@ -63,6 +63,9 @@ func (s *Store) sweep(ctx context.Context) error {
 			return fmt.Errorf("%s: %w", step.what, err)
 		}
 	}
+	if err := s.sweepIncompleteUploads(ctx); err != nil {
+		return fmt.Errorf("incomplete multipart uploads: %w", err)
+	}
 	return nil
 }
 
@@ -137,20 +140,23 @@ func (s *Store) sweepObjects(ctx context.Context) (int, error) {
 	var n int
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `
-			SELECT key, EXISTS (
+			SELECT key, written, EXISTS (
 				SELECT 1 FROM nodes WHERE content @> jsonb_build_array(jsonb_build_object('k', object_sweep.key))
 			) FROM object_sweep WHERE sweep_after <= $1
 			ORDER BY sweep_after LIMIT $2 FOR UPDATE OF object_sweep SKIP LOCKED`, s.dbNow(), sweepBatch)
 		if err != nil {
 			return err
 		}
-		var keys, unreferenced []string
+		var keys, unreferenced, unfinished []string
 		var key string
-		var referenced bool
-		_, err = pgx.ForEachRow(rows, []any{&key, &referenced}, func() error {
+		var written, referenced bool
+		_, err = pgx.ForEachRow(rows, []any{&key, &written, &referenced}, func() error {
 			keys = append(keys, key)
 			if !referenced {
 				unreferenced = append(unreferenced, key)
+			}
+			if !referenced && written {
+				unfinished = append(unfinished, key)
 			}
 			return nil
 		})
@@ -163,8 +169,56 @@ func (s *Store) sweepObjects(ctx context.Context) (int, error) {
 				return err
 			}
 		}
+		if err := s.abortUnfinished(ctx, unfinished); err != nil {
+			return err
+		}
 		_, err = tx.Exec(ctx, `DELETE FROM object_sweep WHERE key = ANY($1)`, keys)
 		return err
 	})
 	return n, err
+}
+
+// abortUnfinished aborts the multipart uploads of objects whose writer
+// never finished them (a node killed mid-PUT): their sweep rows are due,
+// so the writer has had UploadGrace. Each key is listed on its own, since
+// some servers (MinIO) list the uploads of one exact key only.
+func (s *Store) abortUnfinished(ctx context.Context, keys []string) error {
+	for _, key := range keys {
+		uploads, err := s.objects.ListIncomplete(ctx, key, farFuture)
+		if err != nil {
+			return err
+		}
+		for _, u := range uploads {
+			if u.Key != key {
+				continue // a longer key with key as its prefix
+			}
+			if err := s.objects.AbortIncomplete(ctx, u); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// farFuture is a cutoff that every upload started before.
+var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// sweepIncompleteUploads aborts the multipart uploads under the store's
+// prefixes that are older than UploadGrace, including those of objects
+// whose sweep row is lost. Servers that list uploads by prefix (S3) find
+// them here; those that do not (MinIO) leave it to abortUnfinished.
+func (s *Store) sweepIncompleteUploads(ctx context.Context) error {
+	cutoff := s.now().Add(-s.uploadGrace)
+	for _, prefix := range []string{prefixFile, prefixSession, prefixChunk} {
+		uploads, err := s.objects.ListIncomplete(ctx, prefix, cutoff)
+		if err != nil {
+			return err
+		}
+		for _, u := range uploads {
+			if err := s.objects.AbortIncomplete(ctx, u); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -7,6 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/davspaces/davspaces/internal/testpeer"
 	"github.com/davspaces/davspaces/storage"
 	"github.com/davspaces/davspaces/storage/s3content"
 )
@@ -130,5 +134,79 @@ func TestSweepEndsExpiredUploads(t *testing.T) {
 	}
 	if _, err := a.Session(ctx, live.ID); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("Session after expiry: %v", err)
+	}
+}
+
+// startMultipart starts a multipart upload of key in the store's bucket
+// and sends it one part, as a node killed mid-PUT leaves it.
+func startMultipart(t *testing.T, b testpeer.S3, key string) {
+	t.Helper()
+	client, err := minio.New(b.Endpoint, &minio.Options{Creds: credentials.NewStaticV4(b.AccessKey, b.SecretKey, "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	core := minio.Core{Client: client}
+	id, err := core.NewMultipartUpload(t.Context(), b.Bucket, key, minio.PutObjectOptions{})
+	if err != nil {
+		t.Fatalf("starting a multipart upload: %v", err)
+	}
+	if _, err := core.PutObjectPart(t.Context(), b.Bucket, key, id, 1, strings.NewReader("part"), 4, minio.PutObjectPartOptions{}); err != nil {
+		t.Fatalf("sending a part: %v", err)
+	}
+}
+
+// unfinished lists the incomplete multipart uploads of key.
+func unfinished(t *testing.T, s *Store, key string) []s3content.Incomplete {
+	t.Helper()
+	us, err := s.objects.ListIncomplete(t.Context(), key, time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatalf("ListIncomplete: %v", err)
+	}
+	return us
+}
+
+// TestSweepAbortsUnfinishedMultipart: the multipart upload of a node that
+// died mid-PUT (its object recorded as pending, parts sent, never
+// completed) is aborted by the sweep once UploadGrace has passed.
+func TestSweepAbortsUnfinishedMultipart(t *testing.T) {
+	b := testpeer.S3Bucket(t)
+	s := openTestStore(t, Options{
+		Sweep: 20 * time.Millisecond, UploadGrace: time.Millisecond,
+		S3: s3content.Config{Endpoint: b.Endpoint, Bucket: b.Bucket, AccessKey: b.AccessKey, SecretKey: b.SecretKey},
+	})
+	key := newObjectKey(prefixFile)
+	if err := s.recordPending(t.Context(), key); err != nil {
+		t.Fatal(err)
+	}
+	startMultipart(t, b, key)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(unfinished(t, s, key)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the multipart upload of %s is still there after the sweep", key)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	waitGone(t, s, key)
+}
+
+// TestDiscardLeavesNoMultipart: an upload that streamed past a part and
+// is then discarded (its PUT failed) leaves no incomplete multipart upload.
+func TestDiscardLeavesNoMultipart(t *testing.T) {
+	b := testpeer.S3Bucket(t)
+	s := openTestStore(t, Options{S3: s3content.Config{
+		Endpoint: b.Endpoint, Bucket: b.Bucket, AccessKey: b.AccessKey, SecretKey: b.SecretKey, PartSize: 5 << 20,
+	}})
+	sp := personal(t, s)
+	up, err := s.NewUpload(t.Context(), sp.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := up.Write(make([]byte, 6<<20)); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	key := up.(*upload).stream.key
+	up.Discard()
+	if us := unfinished(t, s, key); len(us) != 0 {
+		t.Fatalf("incomplete uploads left: %+v", us)
 	}
 }

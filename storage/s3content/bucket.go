@@ -13,6 +13,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
@@ -137,6 +138,53 @@ func (b *Bucket) Remove(ctx context.Context, keys ...string) error {
 	return errors.Join(errs...)
 }
 
+// Incomplete is a multipart upload the bucket keeps unfinished.
+type Incomplete struct {
+	Key       string
+	UploadID  string
+	Initiated time.Time
+}
+
+// ListIncomplete lists the multipart uploads under prefix that were
+// started before cutoff. An upload whose writer died (a node killed mid-
+// PUT) is never completed nor aborted, and S3 keeps its parts, and bills
+// them, for ever unless someone aborts it.
+func (b *Bucket) ListIncomplete(ctx context.Context, prefix string, cutoff time.Time) ([]Incomplete, error) {
+	core := minio.Core{Client: b.client}
+	var out []Incomplete
+	keyMarker, idMarker := "", ""
+	for range maxListPages {
+		page, err := core.ListMultipartUploads(ctx, b.name, prefix, keyMarker, idMarker, "", 1000)
+		if err != nil {
+			return out, fmt.Errorf("listing incomplete uploads under %q: %w", prefix, classify(err))
+		}
+		for _, u := range page.Uploads {
+			if u.Initiated.Before(cutoff) {
+				out = append(out, Incomplete{Key: u.Key, UploadID: u.UploadID, Initiated: u.Initiated})
+			}
+		}
+		if !page.IsTruncated {
+			break
+		}
+		keyMarker, idMarker = page.NextKeyMarker, page.NextUploadIDMarker
+	}
+	return out, nil
+}
+
+// maxListPages bounds one listing of incomplete uploads; what a pass
+// leaves is found by the next.
+const maxListPages = 100
+
+// AbortIncomplete aborts the multipart upload u, dropping its parts; one
+// already gone is no error.
+func (b *Bucket) AbortIncomplete(ctx context.Context, u Incomplete) error {
+	err := minio.Core{Client: b.client}.AbortMultipartUpload(ctx, b.name, u.Key, u.UploadID)
+	if err != nil && minio.ToErrorResponse(err).Code != "NoSuchUpload" {
+		return fmt.Errorf("aborting the upload of %s: %w", u.Key, classify(err))
+	}
+	return nil
+}
+
 // classify makes an unreachable or overloaded server a
 // storage.ErrUnavailable and a missing object a storage.ErrNotFound, so
 // that the protocol answers 503 (retry) and 404, not 500.
@@ -163,3 +211,16 @@ func classify(err error) error {
 type eofReader struct{}
 
 func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+// Probe asks the server whether the bucket exists: one cheap request, for
+// a health check.
+func (b *Bucket) Probe(ctx context.Context) error {
+	exists, err := b.client.BucketExists(ctx, b.name)
+	if err != nil {
+		return fmt.Errorf("probing bucket %s: %w", b.name, classify(err))
+	}
+	if !exists {
+		return fmt.Errorf("bucket %s: %w", b.name, storage.ErrNotFound)
+	}
+	return nil
+}

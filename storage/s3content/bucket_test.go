@@ -8,6 +8,10 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"testing/iotest"
+	"time"
+
+	"github.com/minio/minio-go/v7"
 
 	"github.com/davspaces/davspaces/internal/testpeer"
 	"github.com/davspaces/davspaces/storage"
@@ -134,5 +138,76 @@ func TestOutageIsUnavailable(t *testing.T) {
 	}
 	if _, err := b.Put(ctx, "k", strings.NewReader("x"), 1); err != nil {
 		t.Fatalf("Put after outage: %v", err)
+	}
+}
+
+// incomplete lists every multipart upload the bucket keeps unfinished.
+func incomplete(t *testing.T, b *Bucket) []Incomplete {
+	t.Helper()
+	us, err := b.ListIncomplete(t.Context(), "", time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatalf("ListIncomplete: %v", err)
+	}
+	return us
+}
+
+// TestPutLeavesNoIncompleteUpload: a multipart Put whose reader fails, or
+// whose context ends, after a part was sent leaves no incomplete upload.
+func TestPutLeavesNoIncompleteUpload(t *testing.T) {
+	b := openBucket(t, testpeer.S3Bucket(t))
+	part := bytes.Repeat([]byte("x"), 6<<20) // more than the 5 MiB part
+	broken := errors.New("client went away")
+	if _, err := b.Put(t.Context(), "failed", io.MultiReader(bytes.NewReader(part), iotest.ErrReader(broken)), -1); !errors.Is(err, broken) {
+		t.Fatalf("Put with a failing reader: %v, want %v", err, broken)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	body := io.MultiReader(bytes.NewReader(part), readerFunc(func([]byte) (int, error) {
+		cancel()
+		<-ctx.Done()
+		return 0, ctx.Err()
+	}))
+	if _, err := b.Put(ctx, "cancelled", body, -1); err == nil {
+		t.Fatal("Put whose context ended succeeded")
+	}
+	if us := incomplete(t, b); len(us) != 0 {
+		t.Fatalf("incomplete uploads left: %+v", us)
+	}
+}
+
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
+
+// TestAbortIncomplete: the multipart upload of a writer that died is
+// listed once it is older than the cutoff, and aborting it drops it.
+func TestAbortIncomplete(t *testing.T) {
+	b := openBucket(t, testpeer.S3Bucket(t))
+	ctx := t.Context()
+	core := minio.Core{Client: b.client}
+	id, err := core.NewMultipartUpload(ctx, b.name, "files/orphan", minio.PutObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := core.PutObjectPart(ctx, b.name, "files/orphan", id, 1, strings.NewReader("part"), 4, minio.PutObjectPartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if young, err := b.ListIncomplete(ctx, "files/", time.Now().Add(-time.Hour)); err != nil || len(young) != 0 {
+		t.Fatalf("uploads older than an hour: %+v, %v; want none", young, err)
+	}
+	if other, err := b.ListIncomplete(ctx, "chunks/", time.Now().Add(time.Hour)); err != nil || len(other) != 0 {
+		t.Fatalf("uploads under another prefix: %+v, %v; want none", other, err)
+	}
+	us, err := b.ListIncomplete(ctx, "files/orphan", time.Now().Add(time.Hour))
+	if err != nil || len(us) != 1 || us[0].Key != "files/orphan" || us[0].UploadID != id {
+		t.Fatalf("ListIncomplete = %+v, %v; want files/orphan", us, err)
+	}
+	if err := b.AbortIncomplete(ctx, us[0]); err != nil {
+		t.Fatalf("AbortIncomplete: %v", err)
+	}
+	if err := b.AbortIncomplete(ctx, us[0]); err != nil {
+		t.Fatalf("AbortIncomplete again: %v", err)
+	}
+	if left := incomplete(t, b); len(left) != 0 {
+		t.Fatalf("incomplete uploads left: %+v", left)
 	}
 }
