@@ -24,11 +24,7 @@ func (h *Handler) handleNGPropfind(w http.ResponseWriter, r *http.Request, req *
 	if err != nil {
 		return err
 	}
-	body, err := h.readXMLBody(w, r)
-	if err != nil {
-		return err
-	}
-	pf, err := parsePropfind(body)
+	pf, err := h.readPropfind(w, r)
 	if err != nil {
 		return err
 	}

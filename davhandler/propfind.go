@@ -29,11 +29,7 @@ func (h *Handler) handlePropfind(w http.ResponseWriter, r *http.Request, req *re
 	if depth == depthInfinity && !h.depthInfinity {
 		return errorf(http.StatusBadRequest, "Depth infinity is disabled on this server: send Depth 0 or 1 (a missing Depth header means infinity)")
 	}
-	body, err := h.readXMLBody(w, r)
-	if err != nil {
-		return err
-	}
-	pf, err := parsePropfind(body)
+	pf, err := h.readPropfind(w, r)
 	if err != nil {
 		return err
 	}
