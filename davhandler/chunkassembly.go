@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -45,7 +44,7 @@ func (h *Handler) handleNGAssemble(w http.ResponseWriter, r *http.Request, req *
 	}
 	defer h.dropChunkedUpload(r, id)
 	a.id = id
-	slices.SortFunc(a.parts, func(x, y storage.Chunk) int { return naturalCompare(x.Name, y.Name) })
+	sortParts(a.parts)
 	return h.assemble(w, r, req, dst, a)
 }
 

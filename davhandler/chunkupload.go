@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -200,6 +201,12 @@ func (p *partReader) Read(b []byte) (int, error) {
 		return n, errorf(http.StatusBadRequest, msgChecksumMismatch)
 	}
 	return n, err
+}
+
+// sortParts puts parts in the order they make the file: the natural order
+// of their names.
+func sortParts(parts []storage.Chunk) {
+	slices.SortFunc(parts, func(x, y storage.Chunk) int { return naturalCompare(x.Name, y.Name) })
 }
 
 // naturalCompare orders part names as people count: runs of digits by
