@@ -14,6 +14,10 @@ import (
 	"github.com/davspaces/davspaces/storage"
 )
 
+// What chunking NG and v1 chunks share: an upload's ownership and the
+// errors of starting and changing it, its parts and their order, and the
+// limits a new part must keep.
+
 // createChunkedError answers an upload the store would not start: its ID,
 // built from the user's and the client's names, is too long.
 func createChunkedError(id string, err error) error {

@@ -5,6 +5,9 @@ import (
 	"strings"
 )
 
+// The Depth header (RFC 4918 §10.2), read by PROPFIND, COPY, MOVE, LOCK
+// and the listing of a chunked upload.
+
 // depthInfinity stands for Depth: infinity.
 const depthInfinity = -1
 

@@ -10,6 +10,10 @@ import (
 	"github.com/davspaces/davspaces/storage"
 )
 
+// The ownCloud headers of a file: what a client sends with its content
+// (OC-Checksum, X-OC-Mtime) and what describes the file in an answer
+// (ETag, OC-ETag, OC-FileId, OC-Perm, X-OC-Mtime: accepted).
+
 const msgChecksumMismatch = "The computed checksum does not match the one received from the client."
 
 // setCommittedHeaders describes a file just written: its entity tags, id,

@@ -17,6 +17,10 @@ import (
 	"github.com/davspaces/davspaces/storage"
 )
 
+// TUS headers: those an upload request sends (Upload-Metadata,
+// Upload-Checksum), and those that advertise TUS to ownCloud clients in
+// the answers to OPTIONS and a collection's PROPFIND.
+
 // tusMetadata is what an upload's Upload-Metadata says about its file.
 type tusMetadata struct {
 	// segments name the file below the folder the POST was sent to: one

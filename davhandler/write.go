@@ -14,6 +14,10 @@ import (
 	"github.com/davspaces/davspaces/storage"
 )
 
+// Writing a file, the steps PUT, TUS, chunking NG and v1 chunks share:
+// checkWrite before any byte is read, receiveBody to store the bytes, and
+// commitFile to make them the file and answer as a PUT does.
+
 // fileContent is the content a request writes as a file: a PUT's body, or
 // the parts of a chunked upload.
 type fileContent struct {
