@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -46,7 +44,7 @@ func (h *Handler) handleNGAssemble(w http.ResponseWriter, r *http.Request, req *
 	}
 	defer h.dropChunkedUpload(r, id)
 	a.id = id
-	slices.SortFunc(a.parts, func(x, y storage.Chunk) int { return naturalCompare(x.Name, y.Name) })
+	sortParts(a.parts)
 	return h.assemble(w, r, req, dst, a)
 }
 
@@ -151,45 +149,4 @@ func (h *Handler) copyPart(ctx context.Context, up storage.Upload, id, name stri
 		return storeWriteError(err)
 	}
 	return nil
-}
-
-// naturalCompare orders part names as people count: runs of digits by
-// their value, whatever their padding, the rest byte by byte; names equal
-// so far are ordered by their text.
-func naturalCompare(a, b string) int {
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		if isDigit(a[i]) && isDigit(b[j]) {
-			na, nb := digitRun(a[i:]), digitRun(b[j:])
-			if c := compareNumbers(na, nb); c != 0 {
-				return c
-			}
-			i, j = i+len(na), j+len(nb)
-			continue
-		}
-		if a[i] != b[j] {
-			return int(a[i]) - int(b[j])
-		}
-		i, j = i+1, j+1
-	}
-	return strings.Compare(a, b)
-}
-
-func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-
-// digitRun is the run of digits s starts with.
-func digitRun(s string) string {
-	n := 0
-	for n < len(s) && isDigit(s[n]) {
-		n++
-	}
-	return s[:n]
-}
-
-// compareNumbers compares decimal numbers of any length by value.
-func compareNumbers(a, b string) int {
-	a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
-	if len(a) != len(b) {
-		return len(a) - len(b)
-	}
-	return strings.Compare(a, b)
 }

@@ -24,11 +24,7 @@ func (h *Handler) handleNGPropfind(w http.ResponseWriter, r *http.Request, req *
 	if err != nil {
 		return err
 	}
-	body, err := h.readXMLBody(w, r)
-	if err != nil {
-		return err
-	}
-	pf, err := parsePropfind(body)
+	pf, err := h.readPropfind(w, r)
 	if err != nil {
 		return err
 	}
@@ -40,7 +36,7 @@ func (h *Handler) handleNGPropfind(w http.ResponseWriter, r *http.Request, req *
 	if err != nil {
 		return err
 	}
-	slices.SortFunc(parts, func(x, y storage.Chunk) int { return naturalCompare(x.Name, y.Name) })
+	sortParts(parts)
 	base := escapePath(req.path.base)
 	if part != "" {
 		i := slices.IndexFunc(parts, func(c storage.Chunk) bool { return c.Name == part })

@@ -214,7 +214,7 @@ func (h *Handler) v1Complete(ctx context.Context, id string, count int) (bool, e
 // v1Chunks are the numbered parts, in the order of their indexes.
 func v1Chunks(parts []storage.Chunk) []storage.Chunk {
 	chunks := slices.DeleteFunc(slices.Clone(parts), func(p storage.Chunk) bool { return p.Name == v1ChecksumPart })
-	slices.SortFunc(chunks, func(x, y storage.Chunk) int { return naturalCompare(x.Name, y.Name) })
+	sortParts(chunks)
 	return chunks
 }
 

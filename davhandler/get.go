@@ -101,16 +101,6 @@ func isEmptySuffixRange(spec string) bool {
 	return err == nil && n == 0
 }
 
-// setNodeHeaders sets the entity headers every response about a node carries.
-func (h *Handler) setNodeHeaders(w http.ResponseWriter, n storage.Node) {
-	hdr := w.Header()
-	etag := quoteETag(n.ETag)
-	hdr.Set("ETag", etag)
-	hdr.Set("OC-ETag", etag)
-	hdr.Set("OC-FileId", resourceID(h.store.StorageID(), n))
-	hdr.Set("Last-Modified", n.ModTime.UTC().Format(http.TimeFormat))
-}
-
 // contentDisposition offers a file for download under its own name (RFC 6266).
 func contentDisposition(name string) string {
 	quoted := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(name)

@@ -2,7 +2,6 @@ package davhandler
 
 import (
 	"errors"
-	"io"
 	"net/http"
 
 	"github.com/davspaces/davspaces/storage"
@@ -42,17 +41,4 @@ func (h *Handler) handleMkcol(w http.ResponseWriter, r *http.Request, req *reque
 	h.setNodeHeaders(w, node)
 	w.WriteHeader(http.StatusCreated)
 	return nil
-}
-
-// hasBody reports whether the request carries a non-empty body.
-func hasBody(r *http.Request) bool {
-	if r.ContentLength > 0 {
-		return true
-	}
-	if r.ContentLength == 0 || r.Body == nil {
-		return false
-	}
-	var b [1]byte
-	n, _ := io.ReadFull(r.Body, b[:])
-	return n > 0
 }

@@ -5,16 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 
 	"go.uber.org/zap"
 
 	"github.com/davspaces/davspaces/internal/origin"
 	"github.com/davspaces/davspaces/storage"
 )
-
-// depthInfinity stands for Depth: infinity.
-const depthInfinity = -1
 
 // Children are read from the store a page at a time, which bounds the
 // memory a listing holds whatever the folder's size. The first page is
@@ -25,22 +21,6 @@ const (
 	readDirPage      = 512
 )
 
-// parseDepth reads the Depth header; def applies when it is absent.
-func parseDepth(r *http.Request, def int) (int, error) {
-	v := r.Header.Get("Depth")
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "":
-		return def, nil
-	case "0":
-		return 0, nil
-	case "1":
-		return 1, nil
-	case "infinity":
-		return depthInfinity, nil
-	}
-	return 0, errorf(http.StatusBadRequest, "Invalid Depth header value: %s", v)
-}
-
 func (h *Handler) handlePropfind(w http.ResponseWriter, r *http.Request, req *request) error {
 	depth, err := parseDepth(r, depthInfinity)
 	if err != nil {
@@ -49,11 +29,7 @@ func (h *Handler) handlePropfind(w http.ResponseWriter, r *http.Request, req *re
 	if depth == depthInfinity && !h.depthInfinity {
 		return errorf(http.StatusBadRequest, "Depth infinity is disabled on this server: send Depth 0 or 1 (a missing Depth header means infinity)")
 	}
-	body, err := h.readXMLBody(w, r)
-	if err != nil {
-		return err
-	}
-	pf, err := parsePropfind(body)
+	pf, err := h.readPropfind(w, r)
 	if err != nil {
 		return err
 	}

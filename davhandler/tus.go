@@ -48,44 +48,6 @@ const (
 // allowedOnUploads are the methods an upload URL allows.
 const allowedOnUploads = "OPTIONS, HEAD, PATCH, DELETE"
 
-// setTusDiscovery advertises TUS in the headers of OPTIONS and of a
-// collection's PROPFIND, where ownCloud clients look for it.
-func setTusDiscovery(hdr http.Header) {
-	hdr.Set("Tus-Resumable", tusVersion)
-	hdr.Set("Tus-Version", tusVersion)
-	hdr.Set("Tus-Extension", tusExtensions)
-	hdr.Set("Tus-Checksum-Algorithm", tusChecksumAlgorithms)
-}
-
-// setTusMaxSize advertises the largest upload the space can take, its free
-// quota, when it has a quota.
-func (h *Handler) setTusMaxSize(ctx context.Context, hdr http.Header, space storage.Space) error {
-	free, limited, err := h.freeQuota(ctx, space)
-	if err != nil || !limited {
-		return err
-	}
-	hdr.Set("Tus-Max-Size", strconv.FormatInt(free, 10))
-	return nil
-}
-
-// setOptionsMaxSize adds Tus-Max-Size to an OPTIONS answer. It tells how
-// full a space is, so it is only sent to a member: OPTIONS is answered
-// without authentication, and then it is left out.
-func (h *Handler) setOptionsMaxSize(r *http.Request, hdr http.Header, dp davPath) {
-	user, ok := h.user(r)
-	if !ok || user.ID == "" || dp.kind == baseUploads {
-		return
-	}
-	t, err := h.resolve(r.Context(), user, dp)
-	if err != nil {
-		// OPTIONS answers anyway; whatever failed is no business of it.
-		return
-	}
-	if err := h.setTusMaxSize(r.Context(), hdr, t.space); err != nil {
-		h.logger.Debug("reading the free quota for OPTIONS", zap.Error(err))
-	}
-}
-
 // checkTusResumable refuses a TUS request of another protocol version,
 // naming the one served (TUS requires the header on every request but
 // OPTIONS).

@@ -53,6 +53,16 @@ func (h *Handler) readXMLBody(w http.ResponseWriter, r *http.Request) ([]byte, e
 	return body, nil
 }
 
+// readPropfind reads and parses a PROPFIND body, of a path or of a chunked
+// upload.
+func (h *Handler) readPropfind(w http.ResponseWriter, r *http.Request) (propfindRequest, error) {
+	body, err := h.readXMLBody(w, r)
+	if err != nil {
+		return propfindRequest{}, err
+	}
+	return parsePropfind(body)
+}
+
 // parsePropfind parses a PROPFIND body; an empty body means allprop.
 func parsePropfind(body []byte) (propfindRequest, error) {
 	if body == nil {

@@ -1,0 +1,28 @@
+package davhandler
+
+import (
+	"net/http"
+	"strings"
+)
+
+// The Depth header (RFC 4918 §10.2), read by PROPFIND, COPY, MOVE, LOCK
+// and the listing of a chunked upload.
+
+// depthInfinity stands for Depth: infinity.
+const depthInfinity = -1
+
+// parseDepth reads the Depth header; def applies when it is absent.
+func parseDepth(r *http.Request, def int) (int, error) {
+	v := r.Header.Get("Depth")
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "":
+		return def, nil
+	case "0":
+		return 0, nil
+	case "1":
+		return 1, nil
+	case "infinity":
+		return depthInfinity, nil
+	}
+	return 0, errorf(http.StatusBadRequest, "Invalid Depth header value: %s", v)
+}
