@@ -379,66 +379,6 @@ func (ps ProjectSpace) space() storage.Space {
 	return storage.Space{ID: id, Type: storage.SpaceProject, Name: ps.Name, Quota: quota, Members: members}
 }
 
-// userFromCaddy returns the reader of the user Caddy's authentication
-// handler set. An id that is not a valid user id (basic_auth or another
-// authenticator may pass anything) means no user, so the request gets 401
-// and never reaches a store; the warning says why.
-func userFromCaddy(logger *zap.Logger) func(*http.Request) (storage.User, bool) {
-	logger = throttled(logger, newWarnThrottle(nil))
-	return func(r *http.Request) (storage.User, bool) {
-		repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
-		if !ok {
-			return storage.User{}, false
-		}
-		id, ok := repl.GetString("http.auth.user.id")
-		if !ok || id == "" {
-			return storage.User{}, false
-		}
-		if err := storage.ValidUserID(id); err != nil {
-			logger.Warn("request refused: the authenticated user id is not a valid user id", zap.Error(err))
-			return storage.User{}, false
-		}
-		name, _ := repl.GetString("http.auth.user.name")
-		return storage.User{ID: id, DisplayName: name, Groups: groupsOf(repl)}, true
-	}
-}
-
-// emailFromCaddy reads {http.auth.user.email}, which oidc_auth sets when
-// the provider knows the address.
-func emailFromCaddy(r *http.Request) string {
-	repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
-	if !ok {
-		return ""
-	}
-	email, _ := repl.GetString("http.auth.user.email")
-	return email
-}
-
-// groupsOf reads {http.auth.user.groups}: the list oidc_auth sets, or the
-// comma-separated string other authentication modules may set.
-func groupsOf(repl *caddy.Replacer) []string {
-	v, _ := repl.Get("http.auth.user.groups")
-	switch g := v.(type) {
-	case userGroups:
-		return g
-	case string:
-		return splitGroups(g)
-	}
-	return nil
-}
-
-// splitGroups reads a comma-separated group list as another authentication
-// handler may have written it ("a, b,"), without blank names.
-func splitGroups(list string) []string {
-	var groups []string
-	for _, g := range strings.Split(list, ",") {
-		if g = strings.TrimSpace(g); g != "" {
-			groups = append(groups, g)
-		}
-	}
-	return groups
-}
-
 func parseDAVSpaces(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 	d := new(DAVSpaces)
 	err := d.UnmarshalCaddyfile(h.Dispenser)

@@ -263,25 +263,6 @@ func bearerToken(r *http.Request) (string, bool) {
 	return strings.TrimSpace(token), true
 }
 
-// userGroups is the value of {http.auth.user.groups}: a list that prints
-// comma-separated in placeholders.
-type userGroups []string
-
-func (g userGroups) String() string { return strings.Join(g, ",") }
-
-func setUser(repl *caddy.Replacer, id, name, email string, groups []string) {
-	repl.Set("http.auth.user.id", id)
-	if name != "" {
-		repl.Set("http.auth.user.name", name)
-	}
-	if email != "" {
-		repl.Set("http.auth.user.email", email)
-	}
-	if len(groups) > 0 {
-		repl.Set("http.auth.user.groups", userGroups(groups))
-	}
-}
-
 // challengeRecorder keeps a provider's response headers to itself.
 type challengeRecorder struct {
 	http.ResponseWriter
