@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"net"
 	"net/http"
 	"net/netip"
@@ -276,9 +275,7 @@ func (c *challengeRecorder) WriteHeader(int) {}
 func (c *challengeRecorder) Write(b []byte) (int, error) { return len(b), nil }
 
 func parseOIDCAuth(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	a := new(OIDCAuth)
-	err := a.UnmarshalCaddyfile(h.Dispenser)
-	return a, err
+	return parseHandler(h, new(OIDCAuth))
 }
 
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
@@ -305,36 +302,8 @@ func parseOIDCAuth(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) 
 //	}
 func (a *OIDCAuth) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	for d.NextBlock(0) {
-		if ok, err := a.unmarshalOption(d); ok {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		var err error
-		switch d.Val() {
-		case "user_claim":
-			err = oneArg(d, &a.UserClaim)
-		case "name_claim":
-			err = oneArg(d, &a.NameClaim)
-		case "groups_claim":
-			err = oneArg(d, &a.GroupsClaim)
-		case "realm":
-			err = oneArg(d, &a.Realm)
-		case "basic":
-			var basic caddyauth.HTTPBasicAuth
-			basic, err = parseBasic(d)
-			a.ProvidersRaw = caddy.ModuleMap{"http_basic": caddyconfig.JSON(basic, nil)}
-		default:
-			return d.Errf("unrecognized subdirective: %s", d.Val())
-		}
-		if err != nil {
-			return err
-		}
+	if err := parseBlock(d, "subdirective", a.unmarshalOption); err != nil {
+		return err
 	}
 	if a.Issuer == "" {
 		return d.Err("oidc_auth needs an issuer")
@@ -342,24 +311,30 @@ func (a *OIDCAuth) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	return nil
 }
 
-// parseTokenRate reads "token_rate <per_second> [<burst>]".
-func parseTokenRate(d *caddyfile.Dispenser) (float64, int, error) {
-	args := d.RemainingArgs()
-	if len(args) < 1 || len(args) > 2 {
-		return 0, 0, d.ArgErr()
+// unmarshalOption parses one oidc_auth subdirective: a provider setting or
+// one of the handler's own.
+func (a *OIDCAuth) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
+	if known, err := a.OIDC.unmarshalOption(d); known {
+		return true, err
 	}
-	perSecond, err := strconv.ParseFloat(args[0], 64)
-	if err != nil || perSecond <= 0 || math.IsInf(perSecond, 0) {
-		return 0, 0, d.Errf("token_rate %q must be a positive number of tokens per second", args[0])
+	var err error
+	switch d.Val() {
+	case "user_claim":
+		err = oneArg(d, &a.UserClaim)
+	case "name_claim":
+		err = oneArg(d, &a.NameClaim)
+	case "groups_claim":
+		err = oneArg(d, &a.GroupsClaim)
+	case "realm":
+		err = oneArg(d, &a.Realm)
+	case "basic":
+		var basic caddyauth.HTTPBasicAuth
+		basic, err = parseBasic(d)
+		a.ProvidersRaw = caddy.ModuleMap{"http_basic": caddyconfig.JSON(basic, nil)}
+	default:
+		return false, nil
 	}
-	burst := 0
-	if len(args) == 2 {
-		burst, err = strconv.Atoi(args[1])
-		if err != nil || burst < 1 {
-			return 0, 0, d.Errf("token_rate burst %q must be a positive number", args[1])
-		}
-	}
-	return perSecond, burst, nil
+	return true, err
 }
 
 // parseBasic reads a basic block, written like the basic_auth directive.
