@@ -1,13 +1,10 @@
 package caddymodule
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"net/http"
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -178,36 +175,6 @@ func (a *OIDCAuth) tooManyTokens(w http.ResponseWriter, err *identity.TooManyTok
 		c.Write(zap.Error(err))
 	}
 	return caddyhttp.Error(http.StatusTooManyRequests, err)
-}
-
-// clientKey names the client whose budget a request spends: the address
-// Caddy determined (trusted_proxies honoured), an IPv6 address by its /64,
-// which one subscriber usually holds whole.
-func clientKey(r *http.Request) string {
-	return clientAddressKey(r.Context(), r.RemoteAddr)
-}
-
-// clientAddressKey is clientKey of the request with context ctx, coming
-// from remoteAddr.
-func clientAddressKey(ctx context.Context, remoteAddr string) string {
-	ip, _ := caddyhttp.GetVar(ctx, caddyhttp.ClientIPVarKey).(string)
-	if ip == "" {
-		host, _, err := net.SplitHostPort(remoteAddr)
-		if err != nil {
-			host = remoteAddr
-		}
-		ip = host
-	}
-	addr, err := netip.ParseAddr(ip)
-	if err != nil {
-		return ip
-	}
-	addr = addr.Unmap().WithZone("")
-	if addr.Is6() {
-		prefix, _ := addr.Prefix(64)
-		return prefix.String()
-	}
-	return addr.String()
 }
 
 // authenticateFallback tries the fallback providers. Their challenges are

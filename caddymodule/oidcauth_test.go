@@ -830,24 +830,3 @@ func TestOIDCAuthRateLimitsNewTokens(t *testing.T) {
 		}
 	}
 }
-
-func TestClientKey(t *testing.T) {
-	tests := []struct{ remoteAddr, want string }{
-		{"192.0.2.1:1234", "192.0.2.1"},
-		{"[::ffff:192.0.2.1]:1234", "192.0.2.1"},
-		{"[2001:db8:1:2:3:4:5:6]:1234", "2001:db8:1:2::/64"},
-		{"[2001:db8:1:2:ffff::1]:1234", "2001:db8:1:2::/64"},
-		{"[fe80::1%eth0]:1234", "fe80::/64"},
-		{"not an address", "not an address"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.remoteAddr, func(t *testing.T) {
-			r := httptest.NewRequest(http.MethodGet, "/", nil)
-			r.RemoteAddr = tt.remoteAddr
-			r = caddyhttp.PrepareRequest(r, caddy.NewReplacer(), httptest.NewRecorder(), &caddyhttp.Server{})
-			if got := clientKey(r); got != tt.want {
-				t.Fatalf("clientKey = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
