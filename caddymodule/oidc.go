@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -155,10 +156,7 @@ func (o *OIDC) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 	case "algorithms":
 		err = listArg(d, &o.Algorithms)
 	case "insecure":
-		if d.NextArg() {
-			return true, d.ArgErr()
-		}
-		o.Insecure = true
+		err = flagArg(d, &o.Insecure)
 	case "timeout":
 		err = durationArg(d, &o.Timeout)
 	case "leeway":
@@ -179,31 +177,24 @@ func (o *OIDC) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 	return true, err
 }
 
-func positiveIntArg(d *caddyfile.Dispenser, dst *int) error {
-	option := d.Val()
-	var v string
-	if !d.AllArgs(&v) {
-		return d.ArgErr()
+// parseTokenRate reads "token_rate <per_second> [<burst>]".
+func parseTokenRate(d *caddyfile.Dispenser) (float64, int, error) {
+	args := d.RemainingArgs()
+	if len(args) < 1 || len(args) > 2 {
+		return 0, 0, d.ArgErr()
 	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		return d.Errf("%s %q must be a positive number", option, v)
+	perSecond, err := strconv.ParseFloat(args[0], 64)
+	if err != nil || perSecond <= 0 || math.IsInf(perSecond, 0) {
+		return 0, 0, d.Errf("token_rate %q must be a positive number of tokens per second", args[0])
 	}
-	*dst = n
-	return nil
-}
-
-func durationArg(d *caddyfile.Dispenser, dst *caddy.Duration) error {
-	var v string
-	if !d.AllArgs(&v) {
-		return d.ArgErr()
+	burst := 0
+	if len(args) == 2 {
+		burst, err = strconv.Atoi(args[1])
+		if err != nil || burst < 1 {
+			return 0, 0, d.Errf("token_rate burst %q must be a positive number", args[1])
+		}
 	}
-	dur, err := caddy.ParseDuration(v)
-	if err != nil || dur < 0 {
-		return d.Errf("invalid duration %q", v)
-	}
-	*dst = caddy.Duration(dur)
-	return nil
+	return perSecond, burst, nil
 }
 
 // parseIntrospection reads "introspection <client_id> <client_secret>

@@ -1,14 +1,10 @@
 package caddymodule
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
-	"math"
-	"net"
 	"net/http"
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -181,36 +177,6 @@ func (a *OIDCAuth) tooManyTokens(w http.ResponseWriter, err *identity.TooManyTok
 	return caddyhttp.Error(http.StatusTooManyRequests, err)
 }
 
-// clientKey names the client whose budget a request spends: the address
-// Caddy determined (trusted_proxies honoured), an IPv6 address by its /64,
-// which one subscriber usually holds whole.
-func clientKey(r *http.Request) string {
-	return clientAddressKey(r.Context(), r.RemoteAddr)
-}
-
-// clientAddressKey is clientKey of the request with context ctx, coming
-// from remoteAddr.
-func clientAddressKey(ctx context.Context, remoteAddr string) string {
-	ip, _ := caddyhttp.GetVar(ctx, caddyhttp.ClientIPVarKey).(string)
-	if ip == "" {
-		host, _, err := net.SplitHostPort(remoteAddr)
-		if err != nil {
-			host = remoteAddr
-		}
-		ip = host
-	}
-	addr, err := netip.ParseAddr(ip)
-	if err != nil {
-		return ip
-	}
-	addr = addr.Unmap().WithZone("")
-	if addr.Is6() {
-		prefix, _ := addr.Prefix(64)
-		return prefix.String()
-	}
-	return addr.String()
-}
-
 // authenticateFallback tries the fallback providers. Their challenges are
 // collected instead of written, so that a 401 carries all of them once.
 func (a *OIDCAuth) authenticateFallback(w http.ResponseWriter, r *http.Request, repl *caddy.Replacer) bool {
@@ -263,25 +229,6 @@ func bearerToken(r *http.Request) (string, bool) {
 	return strings.TrimSpace(token), true
 }
 
-// userGroups is the value of {http.auth.user.groups}: a list that prints
-// comma-separated in placeholders.
-type userGroups []string
-
-func (g userGroups) String() string { return strings.Join(g, ",") }
-
-func setUser(repl *caddy.Replacer, id, name, email string, groups []string) {
-	repl.Set("http.auth.user.id", id)
-	if name != "" {
-		repl.Set("http.auth.user.name", name)
-	}
-	if email != "" {
-		repl.Set("http.auth.user.email", email)
-	}
-	if len(groups) > 0 {
-		repl.Set("http.auth.user.groups", userGroups(groups))
-	}
-}
-
 // challengeRecorder keeps a provider's response headers to itself.
 type challengeRecorder struct {
 	http.ResponseWriter
@@ -295,9 +242,7 @@ func (c *challengeRecorder) WriteHeader(int) {}
 func (c *challengeRecorder) Write(b []byte) (int, error) { return len(b), nil }
 
 func parseOIDCAuth(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	a := new(OIDCAuth)
-	err := a.UnmarshalCaddyfile(h.Dispenser)
-	return a, err
+	return parseHandler(h, new(OIDCAuth))
 }
 
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
@@ -324,36 +269,8 @@ func parseOIDCAuth(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) 
 //	}
 func (a *OIDCAuth) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	for d.NextBlock(0) {
-		if ok, err := a.unmarshalOption(d); ok {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		var err error
-		switch d.Val() {
-		case "user_claim":
-			err = oneArg(d, &a.UserClaim)
-		case "name_claim":
-			err = oneArg(d, &a.NameClaim)
-		case "groups_claim":
-			err = oneArg(d, &a.GroupsClaim)
-		case "realm":
-			err = oneArg(d, &a.Realm)
-		case "basic":
-			var basic caddyauth.HTTPBasicAuth
-			basic, err = parseBasic(d)
-			a.ProvidersRaw = caddy.ModuleMap{"http_basic": caddyconfig.JSON(basic, nil)}
-		default:
-			return d.Errf("unrecognized subdirective: %s", d.Val())
-		}
-		if err != nil {
-			return err
-		}
+	if err := parseBlock(d, "subdirective", a.unmarshalOption); err != nil {
+		return err
 	}
 	if a.Issuer == "" {
 		return d.Err("oidc_auth needs an issuer")
@@ -361,24 +278,30 @@ func (a *OIDCAuth) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	return nil
 }
 
-// parseTokenRate reads "token_rate <per_second> [<burst>]".
-func parseTokenRate(d *caddyfile.Dispenser) (float64, int, error) {
-	args := d.RemainingArgs()
-	if len(args) < 1 || len(args) > 2 {
-		return 0, 0, d.ArgErr()
+// unmarshalOption parses one oidc_auth subdirective: a provider setting or
+// one of the handler's own.
+func (a *OIDCAuth) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
+	if known, err := a.OIDC.unmarshalOption(d); known {
+		return true, err
 	}
-	perSecond, err := strconv.ParseFloat(args[0], 64)
-	if err != nil || perSecond <= 0 || math.IsInf(perSecond, 0) {
-		return 0, 0, d.Errf("token_rate %q must be a positive number of tokens per second", args[0])
+	var err error
+	switch d.Val() {
+	case "user_claim":
+		err = oneArg(d, &a.UserClaim)
+	case "name_claim":
+		err = oneArg(d, &a.NameClaim)
+	case "groups_claim":
+		err = oneArg(d, &a.GroupsClaim)
+	case "realm":
+		err = oneArg(d, &a.Realm)
+	case "basic":
+		var basic caddyauth.HTTPBasicAuth
+		basic, err = parseBasic(d)
+		a.ProvidersRaw = caddy.ModuleMap{"http_basic": caddyconfig.JSON(basic, nil)}
+	default:
+		return false, nil
 	}
-	burst := 0
-	if len(args) == 2 {
-		burst, err = strconv.Atoi(args[1])
-		if err != nil || burst < 1 {
-			return 0, 0, d.Errf("token_rate burst %q must be a positive number", args[1])
-		}
-	}
-	return perSecond, burst, nil
+	return true, err
 }
 
 // parseBasic reads a basic block, written like the basic_auth directive.

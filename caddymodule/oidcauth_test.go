@@ -22,12 +22,10 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/caddyauth"
 	"github.com/go-jose/go-jose/v4"
-	"go.uber.org/zap"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/davspaces/davspaces/identity"
 	"github.com/davspaces/davspaces/internal/testidp"
-	"github.com/davspaces/davspaces/storage"
 )
 
 // The token tests run against a real OpenID Connect provider (testidp:
@@ -667,91 +665,6 @@ func TestOIDCAuthProviderUnavailable(t *testing.T) {
 	wantUser(t, x.repl, "einstein", "", "", "")
 }
 
-func TestGroupsOf(t *testing.T) {
-	tests := []struct {
-		name  string
-		value any // nil: not set
-		want  []string
-	}{
-		{"oidc_auth list", userGroups{"admins", "developers"}, []string{"admins", "developers"}},
-		{"comma-separated string", "admins,developers", []string{"admins", "developers"}},
-		{"one group", "admins", []string{"admins"}},
-		{"spaces and blanks", " admins , ,developers, ", []string{"admins", "developers"}},
-		{"only commas", ",,", nil},
-		{"empty string", "", nil},
-		{"empty list", userGroups{}, nil},
-		{"absent", nil, nil},
-		{"other type", 42, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			repl := caddy.NewReplacer()
-			if tt.value != nil {
-				repl.Set("http.auth.user.groups", tt.value)
-			}
-			if got := groupsOf(repl); !slices.Equal(got, tt.want) {
-				t.Errorf("groupsOf = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestUserFromCaddy(t *testing.T) {
-	tests := []struct {
-		name   string
-		values map[string]any
-		want   storage.User
-		ok     bool
-	}{
-		{
-			name: "oidc_auth user",
-			values: map[string]any{
-				"http.auth.user.id":     "alice",
-				"http.auth.user.name":   "Alice Archer",
-				"http.auth.user.groups": userGroups{"admins", "developers"},
-			},
-			want: storage.User{ID: "alice", DisplayName: "Alice Archer", Groups: []string{"admins", "developers"}},
-			ok:   true,
-		},
-		{
-			name:   "id only",
-			values: map[string]any{"http.auth.user.id": "einstein"},
-			want:   storage.User{ID: "einstein"},
-			ok:     true,
-		},
-		{
-			name:   "groups as a string",
-			values: map[string]any{"http.auth.user.id": "dora", "http.auth.user.groups": "admins,staff"},
-			want:   storage.User{ID: "dora", Groups: []string{"admins", "staff"}},
-			ok:     true,
-		},
-		{name: "no id", values: map[string]any{"http.auth.user.name": "Nobody"}},
-		{name: "empty id", values: map[string]any{"http.auth.user.id": ""}},
-		{name: "NUL", values: map[string]any{"http.auth.user.id": "ein\x00stein"}},
-		{name: "dot dot", values: map[string]any{"http.auth.user.id": ".."}},
-		{name: "slash", values: map[string]any{"http.auth.user.id": "a/b"}},
-		{name: "control character", values: map[string]any{"http.auth.user.id": "a\nb"}},
-		{name: "5,000 characters", values: map[string]any{"http.auth.user.id": strings.Repeat("x", 5000)}},
-	}
-	userFromCaddy := userFromCaddy(zap.NewNop())
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			repl := caddy.NewReplacer()
-			r := caddyhttp.PrepareRequest(httptest.NewRequest(http.MethodGet, "/", nil), repl, httptest.NewRecorder(), &caddyhttp.Server{})
-			for k, v := range tt.values {
-				repl.Set(k, v)
-			}
-			u, ok := userFromCaddy(r)
-			if ok != tt.ok || u.ID != tt.want.ID || u.DisplayName != tt.want.DisplayName || !slices.Equal(u.Groups, tt.want.Groups) {
-				t.Errorf("userFromCaddy = %+v, %v; want %+v, %v", u, ok, tt.want, tt.ok)
-			}
-		})
-	}
-	if u, ok := userFromCaddy(httptest.NewRequest(http.MethodGet, "/", nil)); ok {
-		t.Errorf("a request without replacer has user %+v", u)
-	}
-}
-
 // groupSpace provisions a davspaces handler with the project space "lab"
 // managed by the group admins, and returns it with the URL of a file in
 // the space.
@@ -915,26 +828,5 @@ func TestOIDCAuthRateLimitsNewTokens(t *testing.T) {
 		default:
 			wantHandlerError(t, x, s.status)
 		}
-	}
-}
-
-func TestClientKey(t *testing.T) {
-	tests := []struct{ remoteAddr, want string }{
-		{"192.0.2.1:1234", "192.0.2.1"},
-		{"[::ffff:192.0.2.1]:1234", "192.0.2.1"},
-		{"[2001:db8:1:2:3:4:5:6]:1234", "2001:db8:1:2::/64"},
-		{"[2001:db8:1:2:ffff::1]:1234", "2001:db8:1:2::/64"},
-		{"[fe80::1%eth0]:1234", "fe80::/64"},
-		{"not an address", "not an address"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.remoteAddr, func(t *testing.T) {
-			r := httptest.NewRequest(http.MethodGet, "/", nil)
-			r.RemoteAddr = tt.remoteAddr
-			r = caddyhttp.PrepareRequest(r, caddy.NewReplacer(), httptest.NewRecorder(), &caddyhttp.Server{})
-			if got := clientKey(r); got != tt.want {
-				t.Fatalf("clientKey = %q, want %q", got, tt.want)
-			}
-		})
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -90,4 +92,34 @@ func releaseProvider(key string) error {
 func clientKeyOf(ctx context.Context) string {
 	r, _ := ctx.Value(caddyhttp.OriginalRequestCtxKey).(http.Request)
 	return clientAddressKey(ctx, r.RemoteAddr)
+}
+
+// clientKey names the client whose budget a request spends: the address
+// Caddy determined (trusted_proxies honoured), an IPv6 address by its /64,
+// which one subscriber usually holds whole.
+func clientKey(r *http.Request) string {
+	return clientAddressKey(r.Context(), r.RemoteAddr)
+}
+
+// clientAddressKey is clientKey of the request with context ctx, coming
+// from remoteAddr.
+func clientAddressKey(ctx context.Context, remoteAddr string) string {
+	ip, _ := caddyhttp.GetVar(ctx, caddyhttp.ClientIPVarKey).(string)
+	if ip == "" {
+		host, _, err := net.SplitHostPort(remoteAddr)
+		if err != nil {
+			host = remoteAddr
+		}
+		ip = host
+	}
+	addr, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	addr = addr.Unmap().WithZone("")
+	if addr.Is6() {
+		prefix, _ := addr.Prefix(64)
+		return prefix.String()
+	}
+	return addr.String()
 }

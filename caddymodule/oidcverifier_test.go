@@ -3,11 +3,14 @@ package caddymodule
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -171,5 +174,26 @@ func TestWebFingerBorrowsOIDCAuthVerifier(t *testing.T) {
 	}
 	if _, _, found := authVerifiers.find(newConfigIssuer(config.Context, idp.Issuer), ""); found {
 		t.Fatal("oidc_auth's verifier still listed after its Cleanup")
+	}
+}
+
+func TestClientKey(t *testing.T) {
+	tests := []struct{ remoteAddr, want string }{
+		{"192.0.2.1:1234", "192.0.2.1"},
+		{"[::ffff:192.0.2.1]:1234", "192.0.2.1"},
+		{"[2001:db8:1:2:3:4:5:6]:1234", "2001:db8:1:2::/64"},
+		{"[2001:db8:1:2:ffff::1]:1234", "2001:db8:1:2::/64"},
+		{"[fe80::1%eth0]:1234", "fe80::/64"},
+		{"not an address", "not an address"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.remoteAddr, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodGet, "/", nil)
+			r.RemoteAddr = tt.remoteAddr
+			r = caddyhttp.PrepareRequest(r, caddy.NewReplacer(), httptest.NewRecorder(), &caddyhttp.Server{})
+			if got := clientKey(r); got != tt.want {
+				t.Fatalf("clientKey = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -51,15 +51,15 @@ type StoreBackend interface {
 // loadStoreBackend returns the configured backend: the store module when
 // one is set, else the embedded store on Root, as before backends could be
 // chosen.
-func (d *DAVSpaces) loadStoreBackend(ctx caddy.Context) (StoreBackend, error) {
-	if d.StoreRaw == nil {
-		bolt := &BoltStore{Root: d.Root}
+func (dav *DAVSpaces) loadStoreBackend(ctx caddy.Context) (StoreBackend, error) {
+	if dav.StoreRaw == nil {
+		bolt := &BoltStore{Root: dav.Root}
 		if err := bolt.Provision(ctx); err != nil {
 			return nil, err
 		}
 		return bolt, nil
 	}
-	mod, err := ctx.LoadModule(d, "StoreRaw")
+	mod, err := ctx.LoadModule(dav, "StoreRaw")
 	if err != nil {
 		return nil, fmt.Errorf("loading the davspaces store: %w", err)
 	}
@@ -71,23 +71,23 @@ func (d *DAVSpaces) loadStoreBackend(ctx caddy.Context) (StoreBackend, error) {
 }
 
 // parseStore reads `store <backend> { … }` into the handler's module map.
-func (d *DAVSpaces) parseStore(disp *caddyfile.Dispenser) error {
-	if d.StoreRaw != nil {
-		return disp.Err("store is set twice")
+func (dav *DAVSpaces) parseStore(d *caddyfile.Dispenser) error {
+	if dav.StoreRaw != nil {
+		return d.Err("store is set twice")
 	}
 	var backend string
-	if !disp.Args(&backend) {
-		return disp.ArgErr()
+	if !d.Args(&backend) {
+		return d.ArgErr()
 	}
 	id := storeNamespace + "." + backend
 	if _, err := caddy.GetModule(id); err != nil {
-		return disp.Errf("unknown store backend %q (known: %s)", backend, knownBackends())
+		return d.Errf("unknown store backend %q (known: %s)", backend, knownBackends())
 	}
-	unm, err := caddyfile.UnmarshalModule(disp, id)
+	unm, err := caddyfile.UnmarshalModule(d, id)
 	if err != nil {
 		return err
 	}
-	d.StoreRaw = caddyconfig.JSONModuleObject(unm, "backend", backend, nil)
+	dav.StoreRaw = caddyconfig.JSONModuleObject(unm, "backend", backend, nil)
 	return nil
 }
 

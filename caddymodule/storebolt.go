@@ -69,22 +69,17 @@ func (b *BoltStore) OpenStore(_ context.Context, storageID string, logger *zap.L
 //	store bolt {
 //		root <directory>
 //	}
-func (b *BoltStore) UnmarshalCaddyfile(disp *caddyfile.Dispenser) error {
-	disp.Next() // the backend name
-	if disp.NextArg() {
-		return disp.ArgErr()
+func (b *BoltStore) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the backend name
+	return parseBlock(d, "bolt store subdirective", b.unmarshalOption)
+}
+
+// unmarshalOption parses one subdirective of the backend's block.
+func (b *BoltStore) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
+	if d.Val() != "root" {
+		return false, nil
 	}
-	for disp.NextBlock(0) {
-		switch disp.Val() {
-		case "root":
-			if err := oneArg(disp, &b.Root); err != nil {
-				return err
-			}
-		default:
-			return disp.Errf("unrecognized bolt store subdirective: %s", disp.Val())
-		}
-	}
-	return nil
+	return true, oneArg(d, &b.Root)
 }
 
 // Interface guards

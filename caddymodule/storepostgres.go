@@ -179,73 +179,62 @@ func (p *PostgresStore) OpenStore(ctx context.Context, storageID string, logger 
 //		sweep_interval <duration>
 //		max_conns      <n>
 //	}
-func (p *PostgresStore) UnmarshalCaddyfile(disp *caddyfile.Dispenser) error {
-	disp.Next() // the backend name
-	if disp.NextArg() {
-		return disp.ArgErr()
-	}
-	for disp.NextBlock(0) {
-		var err error
-		switch disp.Val() {
-		case "dsn":
-			err = oneArg(disp, &p.DSN)
-		case "s3":
-			err = p.S3.unmarshalCaddyfile(disp)
-		case "object_grace":
-			err = durationArg(disp, &p.ObjectGrace)
-		case "upload_grace":
-			err = durationArg(disp, &p.UploadGrace)
-		case "sweep_interval":
-			err = positiveDurationArg(disp, &p.SweepInterval)
-		case "max_conns":
-			err = positiveIntArg(disp, &p.MaxConns)
-		default:
-			return disp.Errf("unrecognized postgres store subdirective: %s", disp.Val())
-		}
-		if err != nil {
-			return err
-		}
+func (p *PostgresStore) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the backend name
+	if err := parseBlock(d, "postgres store subdirective", p.unmarshalOption); err != nil {
+		return err
 	}
 	if p.DSN == "" {
-		return disp.Err("postgres store: dsn is required")
+		return d.Err("postgres store: dsn is required")
 	}
 	if p.S3.Endpoint == "" || p.S3.Bucket == "" {
-		return disp.Err("postgres store: an s3 block with endpoint and bucket is required")
+		return d.Err("postgres store: an s3 block with endpoint and bucket is required")
 	}
 	return nil
 }
 
-// unmarshalCaddyfile reads an s3 block.
-func (b *S3Bucket) unmarshalCaddyfile(disp *caddyfile.Dispenser) error {
-	if disp.NextArg() {
-		return disp.ArgErr()
+// unmarshalOption parses one subdirective of the backend's block.
+func (p *PostgresStore) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
+	var err error
+	switch d.Val() {
+	case "dsn":
+		err = oneArg(d, &p.DSN)
+	case "s3":
+		err = parseBlock(d, "s3 subdirective", p.S3.unmarshalOption)
+	case "object_grace":
+		err = durationArg(d, &p.ObjectGrace)
+	case "upload_grace":
+		err = durationArg(d, &p.UploadGrace)
+	case "sweep_interval":
+		err = positiveDurationArg(d, &p.SweepInterval)
+	case "max_conns":
+		err = positiveIntArg(d, &p.MaxConns)
+	default:
+		return false, nil
 	}
-	for nesting := disp.Nesting(); disp.NextBlock(nesting); {
-		var err error
-		switch disp.Val() {
-		case "endpoint":
-			err = oneArg(disp, &b.Endpoint)
-		case "bucket":
-			err = oneArg(disp, &b.Bucket)
-		case "access_key":
-			err = oneArg(disp, &b.AccessKey)
-		case "secret_key":
-			err = oneArg(disp, &b.SecretKey)
-		case "region":
-			err = oneArg(disp, &b.Region)
-		case "tls":
-			if disp.NextArg() {
-				return disp.ArgErr()
-			}
-			b.TLS = true
-		default:
-			return disp.Errf("unrecognized s3 subdirective: %s", disp.Val())
-		}
-		if err != nil {
-			return err
-		}
+	return true, err
+}
+
+// unmarshalOption parses one subdirective of an s3 block.
+func (b *S3Bucket) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
+	var err error
+	switch d.Val() {
+	case "endpoint":
+		err = oneArg(d, &b.Endpoint)
+	case "bucket":
+		err = oneArg(d, &b.Bucket)
+	case "access_key":
+		err = oneArg(d, &b.AccessKey)
+	case "secret_key":
+		err = oneArg(d, &b.SecretKey)
+	case "region":
+		err = oneArg(d, &b.Region)
+	case "tls":
+		err = flagArg(d, &b.TLS)
+	default:
+		return false, nil
 	}
-	return nil
+	return true, err
 }
 
 // Interface guards

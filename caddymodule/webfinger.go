@@ -159,9 +159,7 @@ func (wf *WebFinger) ServeHTTP(w http.ResponseWriter, r *http.Request, next cadd
 }
 
 func parseWebFinger(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	wf := new(WebFinger)
-	err := wf.UnmarshalCaddyfile(h.Dispenser)
-	return wf, err
+	return parseHandler(h, new(WebFinger))
 }
 
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
@@ -188,32 +186,8 @@ func parseWebFinger(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 // refuses a bad regex or template.
 func (wf *WebFinger) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	for d.NextBlock(0) {
-		if ok, err := wf.unmarshalOption(d); ok {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		var err error
-		switch d.Val() {
-		case "platform_url":
-			err = oneArg(d, &wf.PlatformURL)
-		case "relations":
-			err = listArg(d, &wf.Relations)
-		case "instance":
-			var rule InstanceRule
-			rule, err = parseInstance(d)
-			wf.Instances = append(wf.Instances, rule)
-		default:
-			return d.Errf("unrecognized subdirective: %s", d.Val())
-		}
-		if err != nil {
-			return err
-		}
+	if err := parseBlock(d, "subdirective", wf.unmarshalOption); err != nil {
+		return err
 	}
 	if wf.Issuer == "" && wf.PlatformURL == "" {
 		return d.Err("webfinger needs an issuer (or a platform_url, which then names the issuer too)")
@@ -221,46 +195,71 @@ func (wf *WebFinger) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	return nil
 }
 
+// unmarshalOption parses one webfinger subdirective: a provider setting or
+// one of the handler's own.
+func (wf *WebFinger) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
+	if known, err := wf.OIDC.unmarshalOption(d); known {
+		return true, err
+	}
+	var err error
+	switch d.Val() {
+	case "platform_url":
+		err = oneArg(d, &wf.PlatformURL)
+	case "relations":
+		err = listArg(d, &wf.Relations)
+	case "instance":
+		var rule InstanceRule
+		rule, err = parseInstance(d)
+		wf.Instances = append(wf.Instances, rule)
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
 // parseInstance reads one instance block.
 func parseInstance(d *caddyfile.Dispenser) (InstanceRule, error) {
 	var rule InstanceRule
-	if d.NextArg() {
-		return rule, d.ArgErr()
-	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		var err error
-		switch d.Val() {
-		case "claim":
-			err = oneArg(d, &rule.Claim)
-		case "regex":
-			err = oneArg(d, &rule.Regex)
-		case "href":
-			err = oneArg(d, &rule.Href)
-		case "title":
-			var lang, text string
-			if !d.AllArgs(&lang, &text) {
-				return rule, d.ArgErr()
-			}
-			if rule.Titles == nil {
-				rule.Titles = map[string]string{}
-			}
-			rule.Titles[lang] = text
-		case "break":
-			if d.NextArg() {
-				return rule, d.ArgErr()
-			}
-			rule.Break = true
-		default:
-			return rule, d.Errf("unrecognized instance subdirective: %s", d.Val())
-		}
-		if err != nil {
-			return rule, err
-		}
+	if err := parseBlock(d, "instance subdirective", rule.unmarshalOption); err != nil {
+		return rule, err
 	}
 	if err := webfinger.CheckRule(rule.webfingerRule()); err != nil {
 		return rule, d.Errf("instance: %v", err)
 	}
 	return rule, nil
+}
+
+// unmarshalOption parses one subdirective of an instance block.
+func (in *InstanceRule) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
+	var err error
+	switch d.Val() {
+	case "claim":
+		err = oneArg(d, &in.Claim)
+	case "regex":
+		err = oneArg(d, &in.Regex)
+	case "href":
+		err = oneArg(d, &in.Href)
+	case "title":
+		err = in.parseTitle(d)
+	case "break":
+		err = flagArg(d, &in.Break)
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// parseTitle reads "title <language> <text>".
+func (in *InstanceRule) parseTitle(d *caddyfile.Dispenser) error {
+	var lang, text string
+	if !d.AllArgs(&lang, &text) {
+		return d.ArgErr()
+	}
+	if in.Titles == nil {
+		in.Titles = map[string]string{}
+	}
+	in.Titles[lang] = text
+	return nil
 }
 
 // Interface guards

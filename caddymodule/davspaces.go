@@ -134,46 +134,46 @@ var spaceNamespace = uuid.MustParse("0b7b5cf4-6a2e-4c59-9a51-4f3b8c6d2e10")
 // store keeps the WebDAV locks and the resumable (TUS) and chunked uploads
 // too, so they outlive restarts and are shared by the configurations a
 // reload overlaps: an upload started before a reload continues after it.
-func (d *DAVSpaces) Provision(ctx caddy.Context) error {
-	d.logger = ctx.Logger()
+func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
+	dav.logger = ctx.Logger()
 	// Caddy validates after provisioning, but a rejected configuration must
 	// not have declared its spaces in the store already.
-	if err := d.Validate(); err != nil {
+	if err := dav.Validate(); err != nil {
 		return err
 	}
-	store, err := d.takeStore(ctx)
+	store, err := dav.takeStore(ctx)
 	if err != nil {
 		return err
 	}
 	// Every module of one configuration is provisioned with the same
 	// context, and each reload brings a new one: it tells handlers of one
 	// configuration from those of the configuration being replaced.
-	d.quota, err = store.claimPersonalQuota(ctx.Context, d.PersonalQuotaBytes)
+	dav.quota, err = store.claimPersonalQuota(ctx.Context, dav.PersonalQuotaBytes)
 	if err != nil {
-		return fmt.Errorf("davspaces store %s: %w", d.storeKey, err)
+		return fmt.Errorf("davspaces store %s: %w", dav.storeKey, err)
 	}
-	projectSpaces, err := d.declareSpaces(ctx, store)
+	projectSpaces, err := dav.declareSpaces(ctx, store)
 	if err != nil {
 		return err
 	}
-	users := userFromCaddy(d.logger)
-	d.handler, err = davhandler.New(davhandler.Config{
+	users := userFromCaddy(dav.logger)
+	dav.handler, err = davhandler.New(davhandler.Config{
 		Store:              store.Store,
 		Locks:              store.Store,
 		Uploads:            store.Store,
 		Chunks:             store.Store,
-		UploadTTL:          time.Duration(d.UploadTTL),
-		MaxOpenUploads:     d.MaxOpenUploads,
+		UploadTTL:          time.Duration(dav.UploadTTL),
+		MaxOpenUploads:     dav.MaxOpenUploads,
 		User:               users,
-		AllowDepthInfinity: d.AllowDepthInfinity,
-		MaxXMLBytes:        d.MaxXMLBytes,
-		MaxLockTimeout:     time.Duration(d.LockTimeoutMax),
+		AllowDepthInfinity: dav.AllowDepthInfinity,
+		MaxXMLBytes:        dav.MaxXMLBytes,
+		MaxLockTimeout:     time.Duration(dav.LockTimeoutMax),
 		LockLimits: storage.LockLimits{
-			MaxOwnerBytes: int(d.LockOwnerMaxBytes),
-			MaxCovering:   d.MaxLocksPerResource,
-			MaxPerUser:    d.MaxLocksPerUser,
+			MaxOwnerBytes: int(dav.LockOwnerMaxBytes),
+			MaxCovering:   dav.MaxLocksPerResource,
+			MaxPerUser:    dav.MaxLocksPerUser,
 		},
-		Logger:        d.logger,
+		Logger:        dav.logger,
 		ProjectSpaces: projectSpaces,
 	})
 	if err != nil {
@@ -182,7 +182,7 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 	// The capabilities advertise what the WebDAV handler serves: TUS
 	// always, chunked uploads when the store keeps them.
 	_, chunked := any(store.Store).(storage.ChunkedUploads)
-	d.ocs, err = ocs.New(ocs.Config{
+	dav.ocs, err = ocs.New(ocs.Config{
 		User:           users,
 		Email:          emailFromCaddy,
 		Status:         ocs.DefaultStatus(moduleVersion()),
@@ -193,11 +193,11 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	d.graph, err = graph.New(graph.Config{
+	dav.graph, err = graph.New(graph.Config{
 		Store:         store.Store,
 		User:          users,
 		ProjectSpaces: projectSpaces,
-		Logger:        d.logger,
+		Logger:        dav.logger,
 	})
 	return err
 }
@@ -206,10 +206,10 @@ func (d *DAVSpaces) Provision(ctx caddy.Context) error {
 // their ids. A store whose backends cannot be reached yet (a database that
 // is down) gets them in the background once it can: until then it answers
 // 503, and Caddy's other sites start all the same.
-func (d *DAVSpaces) declareSpaces(ctx caddy.Context, store *pooledStore) ([]string, error) {
-	ids := make([]string, 0, len(d.Spaces))
+func (dav *DAVSpaces) declareSpaces(ctx caddy.Context, store *pooledStore) ([]string, error) {
+	ids := make([]string, 0, len(dav.Spaces))
 	var later []storage.Space
-	for _, ps := range d.Spaces {
+	for _, ps := range dav.Spaces {
 		space := ps.space()
 		ids = append(ids, space.ID)
 		_, err := store.PutSpace(ctx, space)
@@ -221,8 +221,8 @@ func (d *DAVSpaces) declareSpaces(ctx caddy.Context, store *pooledStore) ([]stri
 		}
 	}
 	if len(later) > 0 {
-		d.logger.Warn("the store cannot be reached: its project spaces are declared once it can", zap.Int("spaces", len(later)))
-		go d.declareLater(ctx, store, later)
+		dav.logger.Warn("the store cannot be reached: its project spaces are declared once it can", zap.Int("spaces", len(later)))
+		go dav.declareLater(ctx, store, later)
 	}
 	return ids, nil
 }
@@ -232,7 +232,7 @@ const declareRetry = 500 * time.Millisecond
 
 // declareLater puts spaces in the store once it can be reached, until the
 // configuration is unloaded.
-func (d *DAVSpaces) declareLater(ctx caddy.Context, store *pooledStore, spaces []storage.Space) {
+func (dav *DAVSpaces) declareLater(ctx caddy.Context, store *pooledStore, spaces []storage.Space) {
 	tick := time.NewTicker(declareRetry)
 	defer tick.Stop()
 	for len(spaces) > 0 {
@@ -247,64 +247,64 @@ func (d *DAVSpaces) declareLater(ctx caddy.Context, store *pooledStore, spaces [
 				break
 			}
 			if err != nil {
-				d.logger.Error("declaring a project space", zap.String("space", spaces[0].Name), zap.Error(err))
+				dav.logger.Error("declaring a project space", zap.String("space", spaces[0].Name), zap.Error(err))
 			}
 			spaces = spaces[1:]
 		}
 	}
-	d.logger.Info("the project spaces are declared")
+	dav.logger.Info("the project spaces are declared")
 }
 
 // takeStore loads the store backend, resolves the storage id and takes the
 // backend's store from the pool.
-func (d *DAVSpaces) takeStore(ctx caddy.Context) (*pooledStore, error) {
-	backend, err := d.loadStoreBackend(ctx)
+func (dav *DAVSpaces) takeStore(ctx caddy.Context) (*pooledStore, error) {
+	backend, err := dav.loadStoreBackend(ctx)
 	if err != nil {
 		return nil, err
 	}
-	storageID := caddy.NewReplacer().ReplaceAll(d.StorageID, "")
+	storageID := caddy.NewReplacer().ReplaceAll(dav.StorageID, "")
 	if err := checkID("storage_id", storageID); err != nil {
 		return nil, err
 	}
-	store, err := openStore(ctx, backend, storageID, d.logger)
+	store, err := openStore(ctx, backend, storageID, dav.logger)
 	if err != nil {
 		return nil, err
 	}
-	d.storeKey, d.store = backend.StoreKey(), store
+	dav.storeKey, dav.store = backend.StoreKey(), store
 	if storageID != "" && store.StorageID() != storageID {
-		return nil, fmt.Errorf("storage_id %q differs from %q, which the store %s is open with: restart Caddy to change it", storageID, store.StorageID(), d.storeKey)
+		return nil, fmt.Errorf("storage_id %q differs from %q, which the store %s is open with: restart Caddy to change it", storageID, store.StorageID(), dav.storeKey)
 	}
 	return store, nil
 }
 
 // Validate checks the configuration.
-func (d *DAVSpaces) Validate() error {
-	if d.MaxXMLBytes < 0 {
+func (dav *DAVSpaces) Validate() error {
+	if dav.MaxXMLBytes < 0 {
 		return fmt.Errorf("max_xml_bytes must not be negative")
 	}
-	if d.PersonalQuotaBytes < 0 {
+	if dav.PersonalQuotaBytes < 0 {
 		return fmt.Errorf("personal_quota_bytes must not be negative")
 	}
-	if d.LockTimeoutMax < 0 {
+	if dav.LockTimeoutMax < 0 {
 		return fmt.Errorf("lock_timeout_max must not be negative")
 	}
-	if d.LockOwnerMaxBytes < 0 || d.LockOwnerMaxBytes > math.MaxInt32 {
+	if dav.LockOwnerMaxBytes < 0 || dav.LockOwnerMaxBytes > math.MaxInt32 {
 		return fmt.Errorf("lock_owner_max_bytes must be between 0 and %d", math.MaxInt32)
 	}
-	if d.MaxLocksPerResource < 0 || d.MaxLocksPerUser < 0 {
+	if dav.MaxLocksPerResource < 0 || dav.MaxLocksPerUser < 0 {
 		return fmt.Errorf("max_locks_per_resource and max_locks_per_user must not be negative")
 	}
-	if d.UploadTTL < 0 {
+	if dav.UploadTTL < 0 {
 		return fmt.Errorf("upload_ttl must not be negative")
 	}
-	if d.MaxOpenUploads < 0 {
+	if dav.MaxOpenUploads < 0 {
 		return fmt.Errorf("max_open_uploads must not be negative")
 	}
-	if d.Root != "" && d.StoreRaw != nil {
+	if dav.Root != "" && dav.StoreRaw != nil {
 		return fmt.Errorf("root and store are both set: give the directory as the bolt store's root")
 	}
 	seen := map[string]bool{}
-	for _, ps := range d.Spaces {
+	for _, ps := range dav.Spaces {
 		if ps.Name == "" {
 			return fmt.Errorf("a project space needs a name")
 		}
@@ -326,13 +326,13 @@ func (d *DAVSpaces) Validate() error {
 }
 
 // Cleanup withdraws this handler's personal quota and releases the store.
-func (d *DAVSpaces) Cleanup() error {
-	if d.storeKey == "" {
+func (dav *DAVSpaces) Cleanup() error {
+	if dav.storeKey == "" {
 		return nil
 	}
-	d.store.releasePersonalQuota(d.quota)
-	_, err := stores.Delete(d.storeKey)
-	d.storeKey, d.store, d.quota = "", nil, nil
+	dav.store.releasePersonalQuota(dav.quota)
+	_, err := stores.Delete(dav.storeKey)
+	dav.storeKey, dav.store, dav.quota = "", nil, nil
 	return err
 }
 
@@ -347,9 +347,9 @@ func checkID(what, id string) error {
 
 // ServeHTTP serves the WebDAV, OCS and Graph paths and passes everything
 // else on.
-func (d *DAVSpaces) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+func (dav *DAVSpaces) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	r = withForwardedScheme(r)
-	for _, route := range []func(*http.Request) (http.Handler, bool){d.handler.Route, d.ocs.Route, d.graph.Route} {
+	for _, route := range []func(*http.Request) (http.Handler, bool){dav.handler.Route, dav.ocs.Route, dav.graph.Route} {
 		if h, ok := route(r); ok {
 			h.ServeHTTP(w, r)
 			return nil
@@ -380,70 +380,8 @@ func (ps ProjectSpace) space() storage.Space {
 	return storage.Space{ID: id, Type: storage.SpaceProject, Name: ps.Name, Quota: quota, Members: members}
 }
 
-// userFromCaddy returns the reader of the user Caddy's authentication
-// handler set. An id that is not a valid user id (basic_auth or another
-// authenticator may pass anything) means no user, so the request gets 401
-// and never reaches a store; the warning says why.
-func userFromCaddy(logger *zap.Logger) func(*http.Request) (storage.User, bool) {
-	logger = throttled(logger, newWarnThrottle(nil))
-	return func(r *http.Request) (storage.User, bool) {
-		repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
-		if !ok {
-			return storage.User{}, false
-		}
-		id, ok := repl.GetString("http.auth.user.id")
-		if !ok || id == "" {
-			return storage.User{}, false
-		}
-		if err := storage.ValidUserID(id); err != nil {
-			logger.Warn("request refused: the authenticated user id is not a valid user id", zap.Error(err))
-			return storage.User{}, false
-		}
-		name, _ := repl.GetString("http.auth.user.name")
-		return storage.User{ID: id, DisplayName: name, Groups: groupsOf(repl)}, true
-	}
-}
-
-// emailFromCaddy reads {http.auth.user.email}, which oidc_auth sets when
-// the provider knows the address.
-func emailFromCaddy(r *http.Request) string {
-	repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
-	if !ok {
-		return ""
-	}
-	email, _ := repl.GetString("http.auth.user.email")
-	return email
-}
-
-// groupsOf reads {http.auth.user.groups}: the list oidc_auth sets, or the
-// comma-separated string other authentication modules may set.
-func groupsOf(repl *caddy.Replacer) []string {
-	v, _ := repl.Get("http.auth.user.groups")
-	switch g := v.(type) {
-	case userGroups:
-		return g
-	case string:
-		return splitGroups(g)
-	}
-	return nil
-}
-
-// splitGroups reads a comma-separated group list as another authentication
-// handler may have written it ("a, b,"), without blank names.
-func splitGroups(list string) []string {
-	var groups []string
-	for _, g := range strings.Split(list, ",") {
-		if g = strings.TrimSpace(g); g != "" {
-			groups = append(groups, g)
-		}
-	}
-	return groups
-}
-
 func parseDAVSpaces(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	d := new(DAVSpaces)
-	err := d.UnmarshalCaddyfile(h.Dispenser)
-	return d, err
+	return parseHandler(h, new(DAVSpaces))
 }
 
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
@@ -469,99 +407,83 @@ func parseDAVSpaces(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //			viewer  <user...>
 //		}
 //	}
-func (d *DAVSpaces) UnmarshalCaddyfile(disp *caddyfile.Dispenser) error {
-	disp.Next() // the directive name
-	if disp.NextArg() {
-		return disp.ArgErr()
+func (dav *DAVSpaces) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the directive name
+	if err := parseBlock(d, "subdirective", dav.unmarshalOption); err != nil {
+		return err
 	}
-	for disp.NextBlock(0) {
-		var err error
-		switch disp.Val() {
-		case "root":
-			err = oneArg(disp, &d.Root)
-		case "store":
-			err = d.parseStore(disp)
-		case "storage_id":
-			err = oneArg(disp, &d.StorageID)
-		case "depth_infinity":
-			if disp.NextArg() {
-				return disp.ArgErr()
-			}
-			d.AllowDepthInfinity = true
-		case "max_xml_body":
-			d.MaxXMLBytes, err = sizeArg(disp)
-		case "personal_quota":
-			d.PersonalQuotaBytes, err = sizeArg(disp)
-		case "lock_timeout_max":
-			err = positiveDurationArg(disp, &d.LockTimeoutMax)
-		case "lock_owner_max":
-			d.LockOwnerMaxBytes, err = positiveSizeArg(disp)
-		case "locks_per_resource":
-			d.MaxLocksPerResource, err = countArg(disp)
-		case "locks_per_user":
-			d.MaxLocksPerUser, err = countArg(disp)
-		case "upload_ttl":
-			err = positiveDurationArg(disp, &d.UploadTTL)
-		case "max_open_uploads":
-			err = positiveIntArg(disp, &d.MaxOpenUploads)
-		case "space":
-			var ps ProjectSpace
-			ps, err = parseSpace(disp)
-			d.Spaces = append(d.Spaces, ps)
-		default:
-			return disp.Errf("unrecognized subdirective: %s", disp.Val())
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if d.Root != "" && d.StoreRaw != nil {
-		return disp.Err("root and store are both set: write root inside `store bolt { … }`")
+	if dav.Root != "" && dav.StoreRaw != nil {
+		return d.Err("root and store are both set: write root inside `store bolt { … }`")
 	}
 	return nil
 }
 
-// positiveDurationArg reads a duration above zero (lock_timeout_max,
-// upload_ttl), since a zero written in the Caddyfile would silently mean the
-// default.
-func positiveDurationArg(disp *caddyfile.Dispenser, dst *caddy.Duration) error {
-	name := disp.Val()
-	if err := durationArg(disp, dst); err != nil {
-		return err
+// unmarshalOption parses one davspaces subdirective.
+func (dav *DAVSpaces) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
+	var err error
+	switch d.Val() {
+	case "root":
+		err = oneArg(d, &dav.Root)
+	case "store":
+		err = dav.parseStore(d)
+	case "storage_id":
+		err = oneArg(d, &dav.StorageID)
+	case "depth_infinity":
+		err = flagArg(d, &dav.AllowDepthInfinity)
+	case "max_xml_body":
+		dav.MaxXMLBytes, err = sizeArg(d)
+	case "personal_quota":
+		dav.PersonalQuotaBytes, err = sizeArg(d)
+	case "lock_timeout_max":
+		err = positiveDurationArg(d, &dav.LockTimeoutMax)
+	case "lock_owner_max":
+		dav.LockOwnerMaxBytes, err = positiveSizeArg(d)
+	case "locks_per_resource":
+		dav.MaxLocksPerResource, err = countArg(d)
+	case "locks_per_user":
+		dav.MaxLocksPerUser, err = countArg(d)
+	case "upload_ttl":
+		err = positiveDurationArg(d, &dav.UploadTTL)
+	case "max_open_uploads":
+		err = positiveIntArg(d, &dav.MaxOpenUploads)
+	case "space":
+		var ps ProjectSpace
+		ps, err = parseSpace(d)
+		dav.Spaces = append(dav.Spaces, ps)
+	default:
+		return false, nil
 	}
-	if *dst == 0 {
-		return disp.Errf("%s must be longer than 0", name)
-	}
-	return nil
+	return true, err
 }
 
 // parseSpace reads one space block.
-func parseSpace(disp *caddyfile.Dispenser) (ProjectSpace, error) {
+func parseSpace(d *caddyfile.Dispenser) (ProjectSpace, error) {
 	var ps ProjectSpace
-	if !disp.Args(&ps.Name) || disp.NextArg() {
-		return ps, disp.ArgErr()
+	if !d.Args(&ps.Name) {
+		return ps, d.ArgErr()
 	}
-	for nesting := disp.Nesting(); disp.NextBlock(nesting); {
-		var err error
-		switch disp.Val() {
-		case "id":
-			err = oneArg(disp, &ps.ID)
-		case "quota":
-			ps.QuotaBytes, err = sizeArg(disp)
-		case "manager":
-			err = listArg(disp, &ps.Managers)
-		case "editor":
-			err = listArg(disp, &ps.Editors)
-		case "viewer":
-			err = listArg(disp, &ps.Viewers)
-		default:
-			return ps, disp.Errf("unrecognized space subdirective: %s", disp.Val())
-		}
-		if err != nil {
-			return ps, err
-		}
+	err := parseBlock(d, "space subdirective", ps.unmarshalOption)
+	return ps, err
+}
+
+// unmarshalOption parses one subdirective of a space block.
+func (ps *ProjectSpace) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
+	var err error
+	switch d.Val() {
+	case "id":
+		err = oneArg(d, &ps.ID)
+	case "quota":
+		ps.QuotaBytes, err = sizeArg(d)
+	case "manager":
+		err = listArg(d, &ps.Managers)
+	case "editor":
+		err = listArg(d, &ps.Editors)
+	case "viewer":
+		err = listArg(d, &ps.Viewers)
+	default:
+		return false, nil
 	}
-	return ps, nil
+	return true, err
 }
 
 // Interface guards
