@@ -17,20 +17,11 @@ import (
 // davspaces.stores.bolt, davspaces.stores.postgres.
 const storeNamespace = "davspaces.stores"
 
-// Store is what the davspaces handler needs of an open store: the spaces
-// and their content, the WebDAV locks, the resumable and chunked uploads,
-// and the personal quota the configuration sets. Only this interface
-// leaves caddymodule, so no backend's types reach davhandler.
+// Store is an open store: a storage.Backend that the store pool closes
+// when no configuration uses it any more. Only this interface leaves
+// caddymodule, so no backend's types reach davhandler.
 type Store interface {
-	storage.Store
-	storage.LockStore
-	storage.UploadSessions
-	storage.ChunkedUploads
-	// StorageID is the id that prefixes resource ids.
-	StorageID() string
-	// SetPersonalQuota sets the quota of every personal space without one
-	// of its own, in bytes; 0 means none.
-	SetPersonalQuota(bytes int64)
+	storage.Backend
 	Close() error
 }
 

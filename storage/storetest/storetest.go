@@ -14,16 +14,8 @@ import (
 	"github.com/davspaces/davspaces/storage"
 )
 
-// Store is a storage.Store under test with the settings the tests change.
-type Store interface {
-	storage.Store
-	storage.LockStore
-	storage.UploadSessions
-	storage.ChunkedUploads
-	// SetPersonalQuota sets the quota in bytes of personal spaces without
-	// one of their own; 0 means none.
-	SetPersonalQuota(bytes int64)
-}
+// Store is a whole store under test.
+type Store = storage.Backend
 
 // Run runs every conformance test as a subtest, each on a fresh store from
 // newStore, which also arranges for the store to be closed.
