@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,9 @@ var usageGapTests = []struct {
 	{"UsageCompletionKeepsItsRoom", testUsageCompletionKeepsItsRoom},
 	{"UsageCompletionsRace", testUsageCompletionsRace},
 	{"UsageAppendsRaceWithoutLeaks", testUsageAppendsRaceWithoutLeaks},
+	{"UsageAssemblyKeepsItsRoom", testUsageAssemblyKeepsItsRoom},
+	{"UsageFailedAssemblyKeepsItsRoom", testUsageFailedAssemblyKeepsItsRoom},
+	{"UsageAssemblyIntoAnotherSpace", testUsageAssemblyIntoAnotherSpace},
 }
 
 // Bounds of the creations racing a completion: they try until it is done,
@@ -243,4 +247,152 @@ func (f *fixture) raceAppends(id string, offset int64, size, writers int) (won i
 	}
 	wg.Wait()
 	return won, failures
+}
+
+// startFullChunkedUpload starts chunked upload id in the fixture's space,
+// announcing length bytes, stores them in two parts and claims it.
+func (f *fixture) startFullChunkedUpload(t *testing.T, id string, length int) []storage.Chunk {
+	t.Helper()
+	u := storage.ChunkedUpload{ID: id, User: user.ID, SpaceID: f.space.ID, Length: int64(length), Expires: time.Now().Add(chunkTTL)}
+	if _, err := f.s.CreateChunkedUpload(f.ctx, u); err != nil {
+		t.Fatalf("CreateChunkedUpload: %v", err)
+	}
+	f.putChunk(t, id, "1", strings.Repeat("1", length/2))
+	f.putChunk(t, id, "2", strings.Repeat("2", length-length/2))
+	parts, err := f.s.ClaimChunkedUpload(f.ctx, id)
+	if err != nil {
+		t.Fatalf("ClaimChunkedUpload: %v", err)
+	}
+	return parts
+}
+
+// assemble copies the parts of upload id into an upload in space spaceID
+// and commits it as c says, as the protocol layer assembles a file.
+func (f *fixture) assemble(spaceID, id string, parts []storage.Chunk, c storage.Commit) (storage.Node, error) {
+	up, err := f.s.NewUpload(f.ctx, spaceID)
+	if err != nil {
+		return storage.Node{}, err
+	}
+	defer up.Discard()
+	for _, p := range parts {
+		rc, err := f.s.OpenChunk(f.ctx, id, p.Name)
+		if err != nil {
+			return storage.Node{}, err
+		}
+		_, err = io.Copy(up, rc)
+		rc.Close()
+		if err != nil {
+			return storage.Node{}, err
+		}
+	}
+	n, _, err := up.Commit(f.ctx, c)
+	return n, err
+}
+
+// wantNoChunkedUpload checks that upload id has ended.
+func (f *fixture) wantNoChunkedUpload(t *testing.T, id string) {
+	t.Helper()
+	_, err := f.s.ChunkedUpload(f.ctx, id)
+	wantErr(t, "ChunkedUpload after it ended", err, storage.ErrNotFound)
+}
+
+// A claimed chunked upload keeps its reservation while it is assembled:
+// no upload started meanwhile takes its room, and the commit that names
+// it (Commit.Assembles) turns the reservation into the file's use and
+// ends it, even where it fills the quota exactly.
+func testUsageAssemblyKeepsItsRoom(t *testing.T, f *fixture) {
+	const quota = 1000
+	f.s.SetPersonalQuota(quota)
+	const id = "einstein/ng/full"
+	parts := f.startFullChunkedUpload(t, id, quota)
+	f.wantUsage(t, storage.Usage{Reserved: quota})
+	_, _, err := f.commit(f.space.ID, "x", storage.Commit{ParentID: f.root(), Name: "late"})
+	wantErr(t, "a PUT while an upload filling the quota is assembled", err, storage.ErrInsufficientStorage)
+	stop := make(chan struct{})
+	wait := f.racingCreations(stop)
+	n, err := f.assemble(f.space.ID, id, parts, storage.Commit{ParentID: f.root(), Name: "full", Assembles: id})
+	close(stop)
+	started, failures := wait()
+	if err != nil || len(started) > 0 || len(failures) > 0 {
+		t.Fatalf("assembling an upload filling the quota: %v; %d sessions started meanwhile, unexpected errors %v",
+			err, len(started), failures)
+	}
+	f.wantUsage(t, storage.Usage{Files: quota})
+	if got, want := f.read(t, n.ID), strings.Repeat("1", quota/2)+strings.Repeat("2", quota/2); got != want {
+		t.Fatalf("the assembled file holds %d bytes other than its parts", len(got))
+	}
+	f.wantNoChunkedUpload(t, id)
+	wantErr(t, "RemoveChunkedUpload after its commit", f.s.RemoveChunkedUpload(f.ctx, id), storage.ErrNotFound)
+	// Open uploads count it out: a cap of one admits the next.
+	next := f.sessionFor("next", 0)
+	next.OpenLimit = 1
+	if _, err := f.s.CreateSession(f.ctx, next); err != nil {
+		t.Fatalf("CreateSession under a cap of 1 after the assembly: %v", err)
+	}
+}
+
+// An assembly whose commit fails leaves the upload claimed and its room
+// reserved, until it is removed; a commit naming an upload that is not
+// claimed leaves that upload alone.
+func testUsageFailedAssemblyKeepsItsRoom(t *testing.T, f *fixture) {
+	const quota = 1000
+	f.s.SetPersonalQuota(quota)
+	const id = "einstein/ng/refused"
+	parts := f.startFullChunkedUpload(t, id, 600)
+	_, err := f.assemble(f.space.ID, id, parts, storage.Commit{ParentID: f.root(), Name: "refused",
+		Conditions: storage.Conditions{IfMatch: "no-such-etag"}})
+	wantErr(t, "an assembly whose condition fails", err, storage.ErrPrecondition)
+	f.wantUsage(t, storage.Usage{Reserved: 600})
+	if u, err := f.s.ChunkedUpload(f.ctx, id); err != nil || !u.Claimed {
+		t.Fatalf("ChunkedUpload after a failed assembly = %+v, %v; want it claimed", u, err)
+	}
+	_, err = f.s.CreateSession(f.ctx, f.sessionFor("late", 401))
+	wantErr(t, "a session into the room of a failed assembly", err, storage.ErrInsufficientStorage)
+
+	const open = "einstein/ng/open"
+	u := storage.ChunkedUpload{ID: open, User: user.ID, SpaceID: f.space.ID, Length: 300, Expires: time.Now().Add(chunkTTL)}
+	if _, err := f.s.CreateChunkedUpload(f.ctx, u); err != nil {
+		t.Fatalf("CreateChunkedUpload: %v", err)
+	}
+	if _, _, err := f.commit(f.space.ID, "abc", storage.Commit{ParentID: f.root(), Name: "small", Assembles: open}); err != nil {
+		t.Fatalf("a commit naming an unclaimed upload: %v", err)
+	}
+	f.wantUsage(t, storage.Usage{Files: 3, Reserved: 900})
+	if _, err := f.s.ChunkedUpload(f.ctx, open); err != nil {
+		t.Fatalf("an unclaimed upload a commit named: %v", err)
+	}
+
+	if err := f.s.RemoveChunkedUpload(f.ctx, id); err != nil {
+		t.Fatalf("RemoveChunkedUpload after a failed assembly: %v", err)
+	}
+	f.wantUsage(t, storage.Usage{Files: 3, Reserved: 300})
+}
+
+// An upload assembled into another space than the one it reserved in is
+// checked there in full, and its commit gives its reservation back.
+func testUsageAssemblyIntoAnotherSpace(t *testing.T, f *fixture) {
+	f.s.SetPersonalQuota(1000)
+	project, err := f.s.PutSpace(f.ctx, storage.Space{ID: "storetest-assembly", Name: "Assembly", Quota: 300})
+	if err != nil {
+		t.Fatalf("PutSpace: %v", err)
+	}
+	const id = "einstein/ng/elsewhere"
+	parts := f.startFullChunkedUpload(t, id, 400)
+	into := storage.Commit{ParentID: project.ID, Name: "moved", Assembles: id}
+	_, err = f.assemble(project.ID, id, parts, into)
+	wantErr(t, "an assembly past the other space's quota", err, storage.ErrInsufficientStorage)
+	f.wantUsage(t, storage.Usage{Reserved: 400})
+
+	project.Quota = 400
+	if _, err := f.s.PutSpace(f.ctx, project); err != nil {
+		t.Fatalf("PutSpace: %v", err)
+	}
+	if _, err := f.assemble(project.ID, id, parts, into); err != nil {
+		t.Fatalf("an assembly into another space: %v", err)
+	}
+	f.wantUsage(t, storage.Usage{})
+	if u, err := f.s.Usage(f.ctx, project.ID); err != nil || u != (storage.Usage{Files: 400}) {
+		t.Fatalf("usage of the other space = %+v, %v; want 400 bytes of files", u, err)
+	}
+	f.wantNoChunkedUpload(t, id)
 }
