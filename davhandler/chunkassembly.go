@@ -35,7 +35,7 @@ func (h *Handler) handleNGAssemble(w http.ResponseWriter, r *http.Request, req *
 	if err != nil {
 		return err
 	}
-	if _, err := h.ownChunkedUpload(r.Context(), req, id); err != nil {
+	if a.upload, err = h.ownChunkedUpload(r.Context(), req, id); err != nil {
 		return err
 	}
 	a.parts, err = h.claimChunkedUpload(r.Context(), id)
@@ -51,6 +51,8 @@ func (h *Handler) handleNGAssemble(w http.ResponseWriter, r *http.Request, req *
 // assembly is a claimed chunked upload to commit as one file.
 type assembly struct {
 	id string
+	// upload is the chunked upload as read when it was claimed.
+	upload storage.ChunkedUpload
 	// parts in the order of their bytes in the file.
 	parts []storage.Chunk
 	// total is the size the client announced, -1 when it did not.
@@ -113,15 +115,27 @@ func (h *Handler) assemble(w http.ResponseWriter, r *http.Request, req *request,
 	if t.exists && !a.overwrite {
 		return errorf(http.StatusPreconditionFailed, "The destination exists and Overwrite is F")
 	}
-	place, err := h.checkWrite(r, req, t, size)
+	// The upload's reservation in the target's space is room for the
+	// file: the commit ends the upload before it checks the quota.
+	place, err := h.checkWrite(r, req, t, size-reservedFor(a.upload, t.space.ID, size))
 	if err != nil {
 		return err
 	}
+	place.Assembles = a.id
 	return h.commitFile(w, r, t, place, fileContent{
 		fill:     func(up storage.Upload) error { return h.copyParts(r.Context(), up, a.id, a.parts) },
 		expected: a.expected,
 		mtime:    a.mtime,
 	})
+}
+
+// reservedFor is what upload u, whose parts hold stored bytes, reserves in
+// space spaceID.
+func reservedFor(u storage.ChunkedUpload, spaceID string, stored int64) int64 {
+	if u.SpaceID == "" || u.SpaceID != spaceID {
+		return 0
+	}
+	return storage.ChunkedReservation(u.Length, stored, u.Replaces)
 }
 
 // copyParts streams the parts into up one after the other, holding no more

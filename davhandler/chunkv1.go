@@ -96,7 +96,10 @@ func (h *Handler) handleV1Chunk(w http.ResponseWriter, r *http.Request, req *req
 	if err != nil {
 		return err
 	}
-	if _, err := h.checkWrite(r, req, t, a.total); err != nil {
+	// The quota is not checked here: the upload's creation reserves the
+	// total (507 before a byte is read), and the chunks after it write
+	// into that reservation, which the free quota no longer shows.
+	if _, err := h.checkWrite(r, req, t, -1); err != nil {
 		return err
 	}
 	id := v1UploadID(req.user, t, c)
@@ -231,6 +234,9 @@ func (h *Handler) assembleV1(w http.ResponseWriter, r *http.Request, req *reques
 		return fmt.Errorf("claiming chunked upload %s: %w", id, err)
 	}
 	defer h.dropChunkedUpload(r, id)
+	if a.upload, err = h.ownChunkedUpload(r.Context(), req, id); err != nil {
+		return err
+	}
 	a.id, a.parts = id, v1Chunks(parts)
 	if a.expected, err = h.v1Checksum(r.Context(), id, parts, a.expected); err != nil {
 		return err

@@ -68,9 +68,13 @@ const (
 // (Usage.Reserved), from its creation until it is removed or expires; a
 // part or a ReserveChunkedUpload that would take the reservation past the
 // free quota fails with ErrInsufficientStorage and keeps nothing. The file
-// is assembled through an ordinary Upload, whose commit checks the quota
-// again: ClaimChunkedUpload releases the reservation, so that the bytes
-// are not counted twice.
+// is assembled through an ordinary Upload whose Commit names the upload
+// (Commit.Assembles): the claim keeps the reservation while the parts are
+// copied, and the commit ends the upload in its own transaction before it
+// checks the quota, so the reservation becomes the file's use in one step
+// and is not counted twice; no upload started during the assembly can take
+// its room. A commit that fails leaves the upload claimed and reserved,
+// until the caller removes it.
 type ChunkedUploads interface {
 	// CreateChunkedUpload starts u (Created and Claimed are set by the
 	// store). ErrExists when an upload of that ID exists (an expired one is
@@ -97,9 +101,11 @@ type ChunkedUploads interface {
 	// ClaimChunkedUpload marks upload id as being assembled and returns its
 	// parts sorted by name: from then on PutChunk refuses it, and of two
 	// concurrent claims exactly one succeeds (the other is ErrConflict), so
-	// a file is assembled once. The caller removes the upload when it is
-	// done, whether the assembly worked or not. ErrNotFound when unknown or
-	// expired.
+	// a file is assembled once. The upload keeps its reservation. The
+	// commit of the assembled file ends it (Commit.Assembles); the caller
+	// removes it when the assembly failed, and may call RemoveChunkedUpload
+	// either way (ErrNotFound once the commit ended it). ErrNotFound when
+	// unknown or expired.
 	ClaimChunkedUpload(ctx context.Context, id string) ([]Chunk, error)
 	// OpenChunk reads part name of upload id. ErrNotFound when the upload
 	// or the part is unknown, or the upload has expired.
@@ -122,6 +128,14 @@ type ChunkedUploads interface {
 	// then nothing changes. ErrNotFound when unknown or expired;
 	// ErrConflict when claimed.
 	ReserveChunkedUpload(ctx context.Context, id string, length int64) error
+}
+
+// Ends reports whether commit c ends upload u, as a commit that assembles
+// it does: c names it in Assembles and u is claimed. An upload of that id
+// that is not claimed was started anew after the assembly's claim ended
+// (removed, or expired): its reservation is its own.
+func (c Commit) Ends(u ChunkedUpload) bool {
+	return c.Assembles != "" && c.Assembles == u.ID && u.Claimed
 }
 
 // ValidChunkName checks a part name as PutChunk documents: it is only a

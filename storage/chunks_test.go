@@ -30,3 +30,25 @@ func TestValidChunkName(t *testing.T) {
 		}
 	}
 }
+
+// A commit ends only the claimed upload it names.
+func TestCommitEnds(t *testing.T) {
+	claimed := ChunkedUpload{ID: "u", Claimed: true}
+	tests := []struct {
+		name string
+		c    Commit
+		u    ChunkedUpload
+		want bool
+	}{
+		{"the claimed upload it assembles", Commit{Assembles: "u"}, claimed, true},
+		{"an upload not claimed", Commit{Assembles: "u"}, ChunkedUpload{ID: "u"}, false},
+		{"another upload", Commit{Assembles: "v"}, claimed, false},
+		{"no assembly", Commit{}, claimed, false},
+		{"no assembly, no id", Commit{}, ChunkedUpload{Claimed: true}, false},
+	}
+	for _, tt := range tests {
+		if got := tt.c.Ends(tt.u); got != tt.want {
+			t.Errorf("%s: Ends = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -229,6 +229,11 @@ type Commit struct {
 	// ModTime is applied instead of the commit time when not zero.
 	ModTime     time.Time
 	ContentType string
+	// Assembles, when set, is the id of the claimed chunked upload whose
+	// parts are the content: the commit ends it in its own transaction,
+	// before it checks the quota, so that the upload's reservation becomes
+	// the file's use in one step (Commit.Ends).
+	Assembles string
 	Conditions
 }
 

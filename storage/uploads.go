@@ -69,8 +69,10 @@ type UploadSession struct {
 // reserves its UploadReservation against the space's quota from its
 // creation (Usage.Reserved), atomically with it, so that concurrent
 // creations cannot promise more than the quota; CompleteSession turns the
-// reservation into file content (its commit checks the quota without the
-// session's own reservation), and RemoveSession or expiry releases it.
+// reservation into file content in one step, the commit's (which checks
+// the quota without the session's own reservation), so that no upload
+// created while it completes can take the room the session held; and
+// RemoveSession, expiry or a failed commit releases it.
 type UploadSessions interface {
 	// CreateSession starts a session for s (ID, Offset and Created are set
 	// by the store; the ID is random and unguessable). ErrNotFound when the

@@ -56,10 +56,11 @@ type chunkedUploadRec struct {
 	Stored int64  // bytes of its parts, which its reservation covers
 }
 
-// reservation is what r holds in its space's counters; a claimed upload
-// is being committed, whose quota check counts its bytes as the file's.
+// reservation is what r holds in its space's counters, claimed or not:
+// the commit that assembles it ends it before its quota check
+// (endAssembly).
 func (r chunkedUploadRec) reservation() int64 {
-	if r.SpaceID == "" || r.Claimed {
+	if r.SpaceID == "" {
 		return 0
 	}
 	return storage.ChunkedReservation(r.Length, r.Stored, r.Replaces)
@@ -533,6 +534,21 @@ func (s *Store) RemoveChunkedUpload(ctx context.Context, id string) error {
 	}
 	s.removeChunkDir(dir)
 	return nil
+}
+
+// endAssembly ends the chunked upload that commit c assembles, in the
+// commit's transaction and before its quota check: the upload's
+// reservation becomes the file's use in one step. It returns the
+// directory of the upload's parts, to be removed once the transaction has
+// committed. An upload gone meanwhile (removed, expired) reserves nothing
+// any more, and one that is not claimed is not the one assembled
+// (Commit.Ends): both are left alone.
+func (t *txn) endAssembly(c storage.Commit) (string, error) {
+	u, ok, err := t.chunkedUpload(c.Assembles)
+	if err != nil || !ok || !c.Ends(u.ChunkedUpload) {
+		return "", err
+	}
+	return u.Dir, t.dropChunkedUpload(u.ID)
 }
 
 // ReserveChunkedUpload raises the length the live, unclaimed upload id

@@ -209,15 +209,29 @@ func (u *upload) Commit(ctx context.Context, c storage.Commit) (storage.Node, bo
 	if err != nil {
 		return storage.Node{}, false, fmt.Errorf("commit %s: %w", c.Target(), diskFull(err))
 	}
-	var n storage.Node
-	var created bool
+	var (
+		n        storage.Node
+		created  bool
+		partsDir string // of the chunked upload the commit ended
+		also     func(*txn) error
+	)
+	if c.Assembles != "" {
+		// It may run more than once (updateGrouped): the last run counts.
+		also = func(t *txn) (err error) {
+			partsDir, err = t.endAssembly(c)
+			return err
+		}
+	}
 	if f == nil {
-		n, created, err = u.s.commitInline(u.spaceID, data, u.sum.Sums(), c, nil)
+		n, created, err = u.s.commitInline(u.spaceID, data, u.sum.Sums(), c, also)
 	} else {
-		n, created, err = u.s.commitContentFile(u.spaceID, u.path, u.size, u.sum.Sums(), c, nil)
+		n, created, err = u.s.commitContentFile(u.spaceID, u.path, u.size, u.sum.Sums(), c, also)
 	}
 	if err != nil {
 		return storage.Node{}, false, fmt.Errorf("commit %s: %w", c.Target(), err)
+	}
+	if partsDir != "" {
+		u.s.removeChunkDir(partsDir)
 	}
 	return n, created, nil
 }

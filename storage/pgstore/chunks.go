@@ -44,10 +44,11 @@ type chunkedUploadRow struct {
 	Replaces int64 `db:"replaces"`
 }
 
-// reservation is what r holds against its space's quota; a claimed upload
-// is being committed, whose quota check counts its bytes as the file's.
+// reservation is what r holds against its space's quota, claimed or not:
+// the commit that assembles it ends it before its quota check
+// (endAssembly).
 func (r chunkedUploadRow) reservation() int64 {
-	if r.SpaceID == "" || r.Claimed {
+	if r.SpaceID == "" {
 		return 0
 	}
 	return storage.ChunkedReservation(r.Length, r.Stored, r.Replaces)
@@ -524,6 +525,30 @@ func (s *Store) inSpaceOf(ctx context.Context, spaceID string, fn func(pgx.Tx) e
 		return s.tx(ctx, fn)
 	}
 	return s.inSpace(ctx, spaceID, fn)
+}
+
+// endAssembly ends the chunked upload that commit c assembles, in the
+// commit's transaction (which holds its space's row lock) and before its
+// quota check: the upload's reservation becomes the file's use in one
+// step. An upload gone meanwhile (removed, expired) reserves nothing any
+// more, and one that is not claimed is not the one assembled
+// (Commit.Ends): both are left alone.
+func (s *Store) endAssembly(ctx context.Context, tx pgx.Tx, c storage.Commit) error {
+	rows, err := tx.Query(ctx, `SELECT `+chunkedUploadColumns+` FROM chunked_uploads WHERE id = $1 FOR UPDATE`,
+		[]byte(c.Assembles))
+	if err != nil {
+		return err
+	}
+	u, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[chunkedUploadRow])
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil
+	case err != nil:
+		return fmt.Errorf("chunked upload %.64q: %w", c.Assembles, err)
+	case !c.Ends(u.upload()):
+		return nil
+	}
+	return s.dropChunkedUpload(ctx, tx, c.Assembles)
 }
 
 // RemoveChunkedUpload ends the live upload id and releases its parts.

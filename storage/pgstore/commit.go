@@ -16,8 +16,11 @@ import (
 // checksums sums) the content of the file c names, creating it if needed,
 // in one transaction that takes the objects off the sweep's list and hands
 // the content it replaces to the sweep. It reports whether the file was
-// created. An upload ends here, and so does a resumable upload session.
-func (s *Store) commitContent(ctx context.Context, spaceID string, segments []s3content.Segment, size int64, sums checksum.Sums, c storage.Commit) (storage.Node, bool, error) {
+// created. An upload ends here, and so does a resumable upload session:
+// also, when set, runs in the commit's transaction before its quota check
+// and ends the session whose parts the segments are, so that its
+// reservation passes to the file in one step and is never free between.
+func (s *Store) commitContent(ctx context.Context, spaceID string, segments []s3content.Segment, size int64, sums checksum.Sums, c storage.Commit, also func(*change) error) (storage.Node, bool, error) {
 	if err := storage.ValidCommit(c, utf8.ValidString); err != nil {
 		return storage.Node{}, false, fmt.Errorf("commit %s: %w", c.Target(), err)
 	}
@@ -29,6 +32,11 @@ func (s *Store) commitContent(ctx context.Context, spaceID string, segments []s3
 		created bool
 	)
 	err := s.change(ctx, spaceID, func(ch *change) (err error) {
+		if also != nil {
+			if err := also(ch); err != nil {
+				return err
+			}
+		}
 		n, created, err = s.recordContent(ctx, ch, spaceID, segments, size, sums, c)
 		return err
 	})

@@ -99,41 +99,6 @@ func (s *Store) discardObject(ctx context.Context, key string) {
 	}
 }
 
-// inFlight hands objects that are passing from one owner to another (a
-// session's parts on their way into a file) back to the sweep's list as
-// pending, in the transaction that drops the old owner: the commit that
-// makes the new one adopts them, and a crash in between leaves them to the
-// sweep after UploadGrace.
-func (s *Store) inFlight(ctx context.Context, tx pgx.Tx, segments []s3content.Segment) error {
-	for _, seg := range segments {
-		_, err := tx.Exec(ctx, `
-			INSERT INTO object_sweep (key, sweep_after) VALUES ($1, $2)
-			ON CONFLICT (key) DO NOTHING`, seg.Key, s.now().Add(s.uploadGrace))
-		if err != nil {
-			return fmt.Errorf("object %s in flight: %w", seg.Key, err)
-		}
-	}
-	return nil
-}
-
-// abandon makes the objects of a transfer that failed (a commit that did
-// not adopt them) due for the sweep now. Objects the commit adopted after
-// all have no row and are left alone.
-func (s *Store) abandon(ctx context.Context, segments []s3content.Segment) {
-	keys := make([]string, len(segments))
-	for i, seg := range segments {
-		keys[i] = seg.Key
-	}
-	ctx = context.WithoutCancel(ctx)
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `UPDATE object_sweep SET sweep_after = $2 WHERE key = ANY($1)`, keys, s.now())
-		return err
-	})
-	if err != nil {
-		s.log.Warn("cannot hand abandoned objects to the sweep now; they go after the upload grace", zap.Strings("keys", keys), zap.Error(err))
-	}
-}
-
 // smallObject is how much of a stream of unknown length is read ahead: a
 // stream that ends within it is stored with one request instead of a
 // multipart upload's three.

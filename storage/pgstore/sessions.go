@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"go.uber.org/zap"
 
 	"github.com/davspaces/davspaces/checksum"
 	"github.com/davspaces/davspaces/storage"
@@ -438,12 +439,14 @@ func (p *partReader) rejection() error {
 	return nil
 }
 
-// CompleteSession ends a session that has all its bytes and commits its
-// parts as the content of its target, through the same commit as an
-// Upload. The session's row goes first, in a transaction that hands its
-// parts to the sweep as pending: of two completions one finds no session,
-// the commit adopts the parts, and a crash in between leaves them to the
-// sweep. A commit that fails makes them due at once.
+// CompleteSession commits the parts of a session that has all its bytes
+// as the content of its target, through the same commit as an Upload, and
+// ends the session in the commit's transaction: the row goes after the
+// space's row lock is taken and before the quota is checked, so the
+// session's reservation becomes the file's use in one step, and no upload
+// created meanwhile can take the room it held. Of two completions the
+// second finds no session. A commit that fails ends the session in a step
+// of its own and releases its parts, as the contract asks.
 func (s *Store) CompleteSession(ctx context.Context, id string, locks *storage.LockTokens, modTime time.Time) (storage.Node, bool, error) {
 	n, created, err := s.completeSession(ctx, id, locks, modTime)
 	if err != nil {
@@ -453,55 +456,97 @@ func (s *Store) CompleteSession(ctx context.Context, id string, locks *storage.L
 }
 
 func (s *Store) completeSession(ctx context.Context, id string, locks *storage.LockTokens, modTime time.Time) (storage.Node, bool, error) {
-	var (
-		row      sessionRow
-		sums     checksum.Sums
-		mismatch error
-	)
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		var err error
-		if row, err = s.liveSession(ctx, tx, id, "FOR UPDATE"); err != nil {
-			return err
-		}
-		if row.Received != row.Length {
-			return fmt.Errorf("%d of %d bytes received: %w", row.Received, row.Length, storage.ErrConflict)
-		}
-		sum, err := row.sums()
-		if err != nil {
-			return err
-		}
-		sums = sum.Sums()
-		if _, err := tx.Exec(ctx, `DELETE FROM upload_sessions WHERE id = $1`, id); err != nil {
-			return err
-		}
-		if e := row.Expected; e != nil && !e.Matches(sums) {
-			mismatch = fmt.Errorf("%s %s announced, %s received: %w", e.Algorithm, e.Digest, sums, storage.ErrChecksum)
-			return s.release(ctx, tx, row.Parts)
-		}
-		return s.inFlight(ctx, tx, row.Parts)
-	})
+	row, sums, err := s.completeSessionRow(ctx, id)
 	if err != nil {
 		return storage.Node{}, false, err
 	}
-	if mismatch != nil {
-		return storage.Node{}, false, mismatch
+	if e := row.Expected; e != nil && !e.Matches(sums) {
+		if err := s.endSession(ctx, id); err != nil {
+			return storage.Node{}, false, err
+		}
+		return storage.Node{}, false, fmt.Errorf("%s %s announced, %s received: %w", e.Algorithm, e.Digest, sums, storage.ErrChecksum)
+	}
+	if err := ctx.Err(); err != nil {
+		return storage.Node{}, false, err
 	}
 	target := row.Target.commit()
 	target.Locks = locks
 	if !modTime.IsZero() {
 		target.ModTime = modTime
 	}
-	n, created, err := s.commitContent(ctx, row.SpaceID, row.Parts, row.Length, sums, target)
+	n, created, err := s.commitContent(ctx, row.SpaceID, row.Parts, row.Length, sums, target, func(ch *change) error {
+		return s.takeSession(ctx, ch.tx, row)
+	})
 	if err != nil {
-		s.abandon(ctx, row.Parts)
+		s.endFailedSession(ctx, id)
 		return storage.Node{}, false, err
 	}
 	return n, created, nil
 }
 
+// completeSessionRow reads the live session id, which must have all its
+// bytes, and the checksums of those bytes.
+func (s *Store) completeSessionRow(ctx context.Context, id string) (sessionRow, checksum.Sums, error) {
+	var row sessionRow
+	err := s.read(ctx, func(tx pgx.Tx) (err error) {
+		row, err = s.liveSession(ctx, tx, id, "")
+		return err
+	})
+	if err != nil {
+		return sessionRow{}, checksum.Sums{}, err
+	}
+	if row.Received != row.Length {
+		return sessionRow{}, checksum.Sums{}, fmt.Errorf("%d of %d bytes received: %w", row.Received, row.Length, storage.ErrConflict)
+	}
+	sum, err := row.sums()
+	if err != nil {
+		return sessionRow{}, checksum.Sums{}, err
+	}
+	return row, sum.Sums(), nil
+}
+
+// takeSession deletes the row of the session that row read, in the
+// transaction of the commit its parts go into, holding the row lock so
+// that a concurrent completion or removal is decided before or after.
+// The parts pass to the file the commit makes (which adopts them) without
+// a moment between owners. A session gone meanwhile is ErrNotFound; one
+// whose parts changed since (which a session with all its bytes cannot)
+// is ErrConflict.
+func (s *Store) takeSession(ctx context.Context, tx pgx.Tx, row sessionRow) error {
+	locked, err := s.liveSession(ctx, tx, row.ID, "FOR UPDATE")
+	if err != nil {
+		return err
+	}
+	if locked.Received != row.Received {
+		return fmt.Errorf("session %s moved from %d to %d bytes: %w", row.ID, row.Received, locked.Received, storage.ErrConflict)
+	}
+	_, err = tx.Exec(ctx, `DELETE FROM upload_sessions WHERE id = $1`, row.ID)
+	return err
+}
+
+// endFailedSession ends session id after its commit failed, releasing its
+// parts, even when the request that completed it is cancelled. A commit
+// that went through after all (its answer lost with its connection) took
+// the session: nothing is left to end then.
+func (s *Store) endFailedSession(ctx context.Context, id string) {
+	err := s.endSession(context.WithoutCancel(ctx), id)
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		s.log.Warn("cannot end an upload session whose commit failed; it expires", zap.String("session", id), zap.Error(err))
+	}
+}
+
 // RemoveSession ends the live session id and releases its parts.
 func (s *Store) RemoveSession(ctx context.Context, id string) error {
-	err := s.tx(ctx, func(tx pgx.Tx) error {
+	if err := s.endSession(ctx, id); err != nil {
+		return fmt.Errorf("remove session %s: %w", id, err)
+	}
+	return nil
+}
+
+// endSession deletes the row of the live session id under its row lock
+// and releases its parts.
+func (s *Store) endSession(ctx context.Context, id string) error {
+	return s.tx(ctx, func(tx pgx.Tx) error {
 		row, err := s.liveSession(ctx, tx, id, "FOR UPDATE")
 		if err != nil {
 			return err
@@ -511,8 +556,4 @@ func (s *Store) RemoveSession(ctx context.Context, id string) error {
 		}
 		return s.release(ctx, tx, row.Parts)
 	})
-	if err != nil {
-		return fmt.Errorf("remove session %s: %w", id, err)
-	}
-	return nil
 }

@@ -165,7 +165,11 @@ func (u *upload) Commit(ctx context.Context, c storage.Commit) (storage.Node, bo
 	if err != nil {
 		return storage.Node{}, false, fmt.Errorf("commit %s: %w", c.Target(), err)
 	}
-	n, created, err := u.s.commitContent(ctx, u.spaceID, segments, u.size, u.sum.Sums(), c)
+	var also func(*change) error
+	if c.Assembles != "" {
+		also = func(ch *change) error { return u.s.endAssembly(ctx, ch.tx, c) }
+	}
+	n, created, err := u.s.commitContent(ctx, u.spaceID, segments, u.size, u.sum.Sums(), c, also)
 	if err != nil && !errors.Is(err, storage.ErrUnavailable) && ctx.Err() == nil {
 		// The transaction surely rolled back: nothing references the
 		// object. Cut off by an outage or a cancellation, it may have

@@ -48,7 +48,7 @@ func (s *Store) spaceUsage(ctx context.Context, tx pgx.Tx, spaceID string) (stor
 		SELECT s.type, s.quota, r.size, s.props_bytes,
 			(SELECT coalesce(sum(greatest(length - replaces, 0)), 0) FROM upload_sessions WHERE space_id = s.id)::bigint
 			+ (SELECT coalesce(sum(greatest(greatest(length, stored) - replaces, 0)), 0)
-				FROM chunked_uploads WHERE space_id = s.id AND NOT claimed)::bigint
+				FROM chunked_uploads WHERE space_id = s.id)::bigint
 		FROM spaces s JOIN nodes r ON r.id = s.id WHERE s.id = $1`,
 		spaceID).Scan(&typ, &quota, &u.Files, &u.Props, &u.Reserved)
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -41,6 +41,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	tests = append(tests, sessionTests...)
 	tests = append(tests, chunkTests...)
 	tests = append(tests, usageTests...)
+	tests = append(tests, usageGapTests...)
 	tests = append(tests, stallTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -133,7 +133,8 @@ func testUsageOpenUploadsCap(t *testing.T, f *fixture) {
 
 // A chunked upload reserves the greater of its announced length and its
 // parts in its space from its creation; a part or a reservation past the
-// quota is refused and keeps nothing; the claim and removal release it.
+// quota is refused and keeps nothing; the claim keeps it, the removal
+// releases it.
 func testUsageChunkedUploadsReserve(t *testing.T, f *fixture) {
 	f.s.SetPersonalQuota(1000)
 	announced := storage.ChunkedUpload{ID: "announced", User: user.ID, SpaceID: f.space.ID, Length: 600, Expires: time.Now().Add(chunkTTL)}
@@ -166,6 +167,10 @@ func testUsageChunkedUploadsReserve(t *testing.T, f *fixture) {
 
 	if _, err := f.s.ClaimChunkedUpload(f.ctx, "announced"); err != nil {
 		t.Fatalf("ClaimChunkedUpload: %v", err)
+	}
+	f.wantUsage(t, storage.Usage{Reserved: 1000}) // until its commit or removal
+	if err := f.s.RemoveChunkedUpload(f.ctx, "announced"); err != nil {
+		t.Fatalf("RemoveChunkedUpload: %v", err)
 	}
 	f.wantUsage(t, storage.Usage{Reserved: 400})
 	if err := f.s.RemoveChunkedUpload(f.ctx, "silent"); err != nil {
