@@ -99,3 +99,13 @@ type UsageReader interface {
 	// one snapshot. ErrNotFound when the space does not exist.
 	Usage(ctx context.Context, spaceID string) (Usage, error)
 }
+
+// EffectiveQuota returns sp with the quota that applies to it: a personal
+// space without a quota of its own has the store's personalDefault (0:
+// none).
+func EffectiveQuota(sp Space, personalDefault int64) Space {
+	if sp.Type == SpacePersonal && sp.Quota == NoQuota && personalDefault > 0 {
+		sp.Quota = personalDefault
+	}
+	return sp
+}
