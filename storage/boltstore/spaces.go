@@ -36,7 +36,7 @@ func (s *Store) PersonalSpace(ctx context.Context, u storage.User) (storage.Spac
 		return storage.Space{}, fmt.Errorf("personal space of %s: %w", u.ID, err)
 	}
 	if found {
-		return effectiveQuota(sp, s.personalQuota.Load()), nil
+		return storage.EffectiveQuota(sp, s.personalQuota.Load()), nil
 	}
 	// Create or update in one write transaction, so concurrent first
 	// requests of a user end up with the same space.
@@ -70,7 +70,7 @@ func (s *Store) PersonalSpace(ctx context.Context, u storage.User) (storage.Spac
 	if err != nil {
 		return storage.Space{}, fmt.Errorf("personal space of %s: %w", u.ID, err)
 	}
-	return effectiveQuota(sp, s.personalQuota.Load()), nil
+	return storage.EffectiveQuota(sp, s.personalQuota.Load()), nil
 }
 
 // personalName is the name of a personal space: the owner's display name,
@@ -105,7 +105,7 @@ func (s *Store) PutSpace(ctx context.Context, sp storage.Space) (storage.Space, 
 				return err
 			}
 			if sp.Type != "" && sp.Type != old.Type {
-				return fmt.Errorf("space %s is a %s space: %w", sp.ID, old.Type, storage.ErrConflict)
+				return storage.SpaceTypeChanged(sp.ID, old.Type)
 			}
 			old.Name, old.Quota, old.Members = sp.Name, sp.Quota, sp.Members
 			out = old
@@ -114,10 +114,10 @@ func (s *Store) PutSpace(ctx context.Context, sp storage.Space) (storage.Space, 
 		switch sp.Type {
 		case "", storage.SpaceProject:
 		default:
-			return fmt.Errorf("space type %q cannot be put: %w", sp.Type, storage.ErrInvalid)
+			return storage.SpaceTypeNotPuttable(sp.Type)
 		}
 		if t.nodes().Get([]byte(sp.ID)) != nil {
-			return fmt.Errorf("id %s is taken by a node: %w", sp.ID, storage.ErrConflict)
+			return storage.SpaceIDTaken(sp.ID)
 		}
 		out = storage.Space{ID: sp.ID, Type: storage.SpaceProject, Name: sp.Name, Quota: sp.Quota, Members: sp.Members}
 		return t.createSpace(&out)
@@ -125,7 +125,7 @@ func (s *Store) PutSpace(ctx context.Context, sp storage.Space) (storage.Space, 
 	if err != nil {
 		return storage.Space{}, fmt.Errorf("put space %s: %w", sp.ID, err)
 	}
-	return effectiveQuota(out, s.personalQuota.Load()), nil
+	return storage.EffectiveQuota(out, s.personalQuota.Load()), nil
 }
 
 // Space returns the space with the given id.
@@ -141,7 +141,7 @@ func (s *Store) Space(ctx context.Context, id string) (storage.Space, error) {
 	if err != nil {
 		return storage.Space{}, err
 	}
-	return effectiveQuota(sp, s.personalQuota.Load()), nil
+	return storage.EffectiveQuota(sp, s.personalQuota.Load()), nil
 }
 
 // space returns the space as stored: a personal space's quota is NoQuota
@@ -149,7 +149,7 @@ func (s *Store) Space(ctx context.Context, id string) (storage.Space, error) {
 func (t *txn) space(id string) (storage.Space, error) {
 	v := t.spaces().Get([]byte(id))
 	if v == nil {
-		return storage.Space{}, fmt.Errorf("space %s: %w", id, storage.ErrNotFound)
+		return storage.Space{}, storage.SpaceNotFound(id)
 	}
 	return decodeSpace(id, v)
 }

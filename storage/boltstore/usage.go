@@ -102,7 +102,7 @@ func (t *txn) quota(spaceID string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return effectiveQuota(sp, t.personalQuota).Quota, nil
+	return storage.EffectiveQuota(sp, t.personalQuota).Quota, nil
 }
 
 // checkQuota fails with ErrInsufficientStorage when growing the space by

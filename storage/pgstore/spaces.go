@@ -169,7 +169,7 @@ func (s *Store) putSpace(ctx context.Context, tx pgx.Tx, sp storage.Space) (stor
 		}
 		if exists {
 			if sp.Type != "" && sp.Type != old.Type {
-				return storage.Space{}, fmt.Errorf("space %s is a %s space: %w", sp.ID, old.Type, storage.ErrConflict)
+				return storage.Space{}, storage.SpaceTypeChanged(sp.ID, old.Type)
 			}
 			out, _, err := querySpace(ctx, tx, `UPDATE spaces SET name = $2, quota = $3, members = $4
 				WHERE id = $1 RETURNING `+spaceColumns, sp.ID, sp.Name, sp.Quota, sp.Members)
@@ -178,7 +178,7 @@ func (s *Store) putSpace(ctx context.Context, tx pgx.Tx, sp storage.Space) (stor
 		switch sp.Type {
 		case "", storage.SpaceProject:
 		default:
-			return storage.Space{}, fmt.Errorf("space type %q cannot be put: %w", sp.Type, storage.ErrInvalid)
+			return storage.Space{}, storage.SpaceTypeNotPuttable(sp.Type)
 		}
 		if n, taken, err := nodeByID(ctx, tx, sp.ID); err != nil {
 			return storage.Space{}, err
@@ -187,7 +187,7 @@ func (s *Store) putSpace(ctx context.Context, tx pgx.Tx, sp storage.Space) (stor
 			// looked (read committed sees its commit now): update it.
 			continue
 		} else if taken {
-			return storage.Space{}, fmt.Errorf("id %s is taken by a node: %w", sp.ID, storage.ErrConflict)
+			return storage.Space{}, storage.SpaceIDTaken(sp.ID)
 		}
 		out, created, err := querySpace(ctx, tx, `
 			INSERT INTO spaces (id, type, name, quota, members) VALUES ($1, 'project', $2, $3, $4)
@@ -213,7 +213,7 @@ func (s *Store) Space(ctx context.Context, id string) (storage.Space, error) {
 		return storage.Space{}, classify(err)
 	}
 	if !found {
-		return storage.Space{}, fmt.Errorf("space %s: %w", id, storage.ErrNotFound)
+		return storage.Space{}, storage.SpaceNotFound(id)
 	}
 	return effectiveQuota(sp, s.personalQuota.Load()), nil
 }

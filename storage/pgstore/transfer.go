@@ -26,7 +26,7 @@ func prepareTransfer(ctx context.Context, c *change, spaceID string, tr storage.
 	if x.src, err = nodeIn(ctx, c.tx, spaceID, tr.NodeID); err != nil {
 		return x, err
 	}
-	if err := checkConditions(x.src, tr.Conditions); err != nil {
+	if err := tr.Conditions.Check(x.src.ETag); err != nil {
 		return x, err
 	}
 	if x.dst, err = folderIn(ctx, c.tx, spaceID, tr.NewParentID, storage.ErrCrossSpace); err != nil {
@@ -42,7 +42,7 @@ func prepareTransfer(ctx context.Context, c *change, spaceID string, tr storage.
 			return x, err
 		}
 		if inside {
-			return x, fmt.Errorf("destination is inside the source: %w", storage.ErrConflict)
+			return x, storage.ErrDestinationInsideSource
 		}
 	}
 	var exists bool
@@ -50,7 +50,7 @@ func prepareTransfer(ctx context.Context, c *change, spaceID string, tr storage.
 		return x, err
 	}
 	if !tr.Overwrite {
-		return x, fmt.Errorf("%q: %w", tr.NewName, storage.ErrExists)
+		return x, storage.TargetExists(tr.NewName)
 	}
 	// Replacing an ancestor of the source would remove the source.
 	above, err := isAncestor(ctx, c.tx, x.target.ID, x.src.ParentID)
@@ -58,7 +58,7 @@ func prepareTransfer(ctx context.Context, c *change, spaceID string, tr storage.
 		return x, err
 	}
 	if above {
-		return x, fmt.Errorf("destination contains the source: %w", storage.ErrConflict)
+		return x, storage.ErrDestinationContainsSource
 	}
 	x.replaced = true
 	return x, nil
