@@ -85,3 +85,21 @@ func TestEffectiveQuota(t *testing.T) {
 		})
 	}
 }
+
+func TestUsageCheckWithin(t *testing.T) {
+	u := Usage{Files: 300, Props: 100, Reserved: 200}
+	tests := []struct {
+		quota int64
+		want  error
+	}{
+		{NoQuota, nil},
+		{600, nil},
+		{599, ErrInsufficientStorage},
+		{0, ErrInsufficientStorage},
+	}
+	for _, tt := range tests {
+		if err := u.CheckWithin(tt.quota); !errors.Is(err, tt.want) {
+			t.Errorf("CheckWithin(%d) = %v, want %v", tt.quota, err, tt.want)
+		}
+	}
+}

@@ -134,10 +134,10 @@ func (t *txn) checkGrowthWithinQuota(spaceID string, before storage.Usage) error
 	if err != nil {
 		return err
 	}
-	if u.Used() > before.Used() && u.Used()+u.Reserved > quota {
-		return fmt.Errorf("%d of %d bytes used, %d reserved: %w", u.Used(), quota, u.Reserved, storage.ErrInsufficientStorage)
+	if u.Used() <= before.Used() {
+		return nil
 	}
-	return nil
+	return u.CheckWithin(quota)
 }
 
 // addProps counts delta bytes of dead properties into the space, checking

@@ -59,15 +59,6 @@ func querySpace(ctx context.Context, q querier, sql string, args ...any) (storag
 	return r.space(), true, nil
 }
 
-// effectiveQuota gives a personal space without a quota of its own the
-// store's default personal quota.
-func effectiveQuota(sp storage.Space, personalDefault int64) storage.Space {
-	if sp.Type == storage.SpacePersonal && sp.Quota == storage.NoQuota && personalDefault > 0 {
-		sp.Quota = personalDefault
-	}
-	return sp
-}
-
 // PersonalSpace returns the personal space of u, creating it on first use
 // and updating the owner's display name when it changed. Nodes creating it
 // at once agree on one space: the unique index spaces_personal lets one
@@ -92,7 +83,7 @@ func (s *Store) PersonalSpace(ctx context.Context, u storage.User) (storage.Spac
 	if err != nil {
 		return storage.Space{}, fmt.Errorf("personal space of %s: %w", u.ID, err)
 	}
-	return effectiveQuota(sp, s.personalQuota.Load()), nil
+	return storage.EffectiveQuota(sp, s.personalQuota.Load()), nil
 }
 
 // createOrRenamePersonal creates the personal space of u unless another
@@ -158,7 +149,7 @@ func (s *Store) PutSpace(ctx context.Context, sp storage.Space) (storage.Space, 
 	if err != nil {
 		return storage.Space{}, fmt.Errorf("put space %s: %w", sp.ID, err)
 	}
-	return effectiveQuota(out, s.personalQuota.Load()), nil
+	return storage.EffectiveQuota(out, s.personalQuota.Load()), nil
 }
 
 func (s *Store) putSpace(ctx context.Context, tx pgx.Tx, sp storage.Space) (storage.Space, error) {
@@ -215,5 +206,5 @@ func (s *Store) Space(ctx context.Context, id string) (storage.Space, error) {
 	if !found {
 		return storage.Space{}, storage.SpaceNotFound(id)
 	}
-	return effectiveQuota(sp, s.personalQuota.Load()), nil
+	return storage.EffectiveQuota(sp, s.personalQuota.Load()), nil
 }
