@@ -337,38 +337,16 @@ func (t *txn) prepareTransfer(spaceID string, tr storage.Transfer) (transfer, er
 	if x.dst, err = t.folderIn(spaceID, tr.NewParentID, storage.ErrCrossSpace); err != nil {
 		return x, err
 	}
-	if x.dst.ID == x.src.ParentID && tr.NewName == x.src.Name {
-		x.noop = true
-		return x, nil
-	}
-	if x.src.IsFolder() {
-		inside, err := t.isAncestor(x.src.ID, x.dst.ID)
-		if err != nil {
-			return x, err
-		}
-		if inside {
-			return x, storage.ErrDestinationInsideSource
-		}
-	}
-	var exists bool
-	if x.target, exists, err = t.child(x.dst.ID, tr.NewName); err != nil {
-		return x, err
-	}
-	if exists {
-		if !tr.Overwrite {
-			return x, storage.TargetExists(tr.NewName)
-		}
-		// Replacing an ancestor of the source would remove the source.
-		above, err := t.isAncestor(x.target.ID, x.src.ParentID)
-		if err != nil {
-			return x, err
-		}
-		if above {
-			return x, storage.ErrDestinationContainsSource
-		}
-		x.replaced = true
-	}
-	return x, nil
+	outcome, err := storage.CheckTransfer(tr, x.src.Node, x.dst.Node, storage.TransferLookups{
+		Target: func() (storage.Node, bool, error) {
+			target, exists, err := t.child(x.dst.ID, tr.NewName)
+			x.target = target
+			return target.Node, exists, err
+		},
+		IsAncestor: t.isAncestor,
+	})
+	x.noop, x.replaced = outcome == storage.TransferNoop, outcome == storage.TransferReplaces
+	return x, err
 }
 
 // Move renames or moves a node within its space. It only rewrites the
