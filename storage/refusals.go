@@ -44,23 +44,6 @@ func IsAFolder(id string) error {
 	return fmt.Errorf("open %s: is a folder: %w", id, ErrInvalid)
 }
 
-// SpaceTypeChanged: a PutSpace would change the type of space id, which
-// is old (ErrConflict).
-func SpaceTypeChanged(id string, old SpaceType) error {
-	return fmt.Errorf("space %s is a %s space: %w", id, old, ErrConflict)
-}
-
-// SpaceTypeNotPuttable: PutSpace makes project spaces only (ErrInvalid).
-func SpaceTypeNotPuttable(t SpaceType) error {
-	return fmt.Errorf("space type %q cannot be put: %w", t, ErrInvalid)
-}
-
-// SpaceIDTaken: a new space's id, which is its root's, names a node
-// already (ErrConflict).
-func SpaceIDTaken(id string) error {
-	return fmt.Errorf("id %s is taken by a node: %w", id, ErrConflict)
-}
-
 // SessionNotFound: no live upload session id (ErrNotFound).
 func SessionNotFound(id string) error { return fmt.Errorf("session %.64q: %w", id, ErrNotFound) }
 

@@ -21,8 +21,6 @@ func TestRefusalKinds(t *testing.T) {
 		{"ParentNotFolder", ParentNotFolder("p"), ErrConflict},
 		{"NotAFolder", NotAFolder("n"), ErrInvalid},
 		{"IsAFolder", IsAFolder("n"), ErrInvalid},
-		{"SpaceTypeChanged", SpaceTypeChanged("s", SpacePersonal), ErrConflict},
-		{"SpaceTypeNotPuttable", SpaceTypeNotPuttable(SpacePersonal), ErrInvalid},
 		{"SpaceIDTaken", SpaceIDTaken("s"), ErrConflict},
 		{"SessionNotFound", SessionNotFound("x"), ErrNotFound},
 		{"OffsetMismatch", OffsetMismatch(1, 2), ErrConflict},

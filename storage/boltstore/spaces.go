@@ -3,7 +3,6 @@ package boltstore
 import (
 	"context"
 	"fmt"
-	"maps"
 
 	"github.com/google/uuid"
 
@@ -90,31 +89,29 @@ func (s *Store) PutSpace(ctx context.Context, sp storage.Space) (storage.Space, 
 	if err := ctx.Err(); err != nil {
 		return storage.Space{}, err
 	}
-	if err := storage.ValidID("space id", sp.ID); err != nil {
+	sp, err := storage.PreparePutSpace(sp)
+	if err != nil {
 		return storage.Space{}, fmt.Errorf("put space: %w", err)
 	}
-	sp.Members = maps.Clone(sp.Members)
-	if sp.Members == nil {
-		sp.Members = map[string]storage.Role{}
-	}
 	var out storage.Space
-	err := s.update(func(t *txn) error {
-		if v := t.spaces().Get([]byte(sp.ID)); v != nil {
-			old, err := decodeSpace(sp.ID, v)
-			if err != nil {
+	err = s.update(func(t *txn) error {
+		var (
+			old storage.Space
+			err error
+		)
+		v := t.spaces().Get([]byte(sp.ID))
+		if v != nil {
+			if old, err = decodeSpace(sp.ID, v); err != nil {
 				return err
 			}
-			if sp.Type != "" && sp.Type != old.Type {
-				return storage.SpaceTypeChanged(sp.ID, old.Type)
-			}
+		}
+		if err := storage.CheckPutSpace(sp, old, v != nil); err != nil {
+			return err
+		}
+		if v != nil {
 			old.Name, old.Quota, old.Members = sp.Name, sp.Quota, sp.Members
 			out = old
 			return t.spaces().Put([]byte(sp.ID), encodeSpace(&out))
-		}
-		switch sp.Type {
-		case "", storage.SpaceProject:
-		default:
-			return storage.SpaceTypeNotPuttable(sp.Type)
 		}
 		if t.nodes().Get([]byte(sp.ID)) != nil {
 			return storage.SpaceIDTaken(sp.ID)

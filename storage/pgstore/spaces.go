@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/google/uuid"
@@ -134,15 +133,12 @@ func createRoot(ctx context.Context, tx pgx.Tx, spaceID string, now time.Time) e
 // members are replaced. Updating an existing personal space keeps its type
 // and owner.
 func (s *Store) PutSpace(ctx context.Context, sp storage.Space) (storage.Space, error) {
-	if err := storage.ValidID("space id", sp.ID); err != nil {
+	sp, err := storage.PreparePutSpace(sp)
+	if err != nil {
 		return storage.Space{}, fmt.Errorf("put space: %w", err)
 	}
-	sp.Members = maps.Clone(sp.Members)
-	if sp.Members == nil {
-		sp.Members = map[string]storage.Role{}
-	}
 	var out storage.Space
-	err := s.tx(ctx, func(tx pgx.Tx) (err error) {
+	err = s.tx(ctx, func(tx pgx.Tx) (err error) {
 		out, err = s.putSpace(ctx, tx, sp)
 		return err
 	})
@@ -158,18 +154,13 @@ func (s *Store) putSpace(ctx context.Context, tx pgx.Tx, sp storage.Space) (stor
 		if err != nil {
 			return storage.Space{}, err
 		}
+		if err := storage.CheckPutSpace(sp, old, exists); err != nil {
+			return storage.Space{}, err
+		}
 		if exists {
-			if sp.Type != "" && sp.Type != old.Type {
-				return storage.Space{}, storage.SpaceTypeChanged(sp.ID, old.Type)
-			}
 			out, _, err := querySpace(ctx, tx, `UPDATE spaces SET name = $2, quota = $3, members = $4
 				WHERE id = $1 RETURNING `+spaceColumns, sp.ID, sp.Name, sp.Quota, sp.Members)
 			return out, err
-		}
-		switch sp.Type {
-		case "", storage.SpaceProject:
-		default:
-			return storage.Space{}, storage.SpaceTypeNotPuttable(sp.Type)
 		}
 		if n, taken, err := nodeByID(ctx, tx, sp.ID); err != nil {
 			return storage.Space{}, err
