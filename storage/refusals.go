@@ -22,16 +22,20 @@ func ChildNotFound(parentID, name string) error {
 	return fmt.Errorf("child %q of %s: %w", name, parentID, ErrNotFound)
 }
 
-// ParentMissing: the folder a change puts a node into does not exist
-// (ErrConflict, RFC 4918 §9.7.1).
-func ParentMissing(id string) error {
-	return fmt.Errorf("parent %s does not exist: %w", id, ErrConflict)
-}
-
-// ParentNotFolder: the parent a change puts a node into is a file
-// (ErrConflict).
-func ParentNotFolder(id string) error {
-	return fmt.Errorf("parent %s is not a folder: %w", id, ErrConflict)
+// CheckParent applies the rule for the folder id a change puts a node
+// into, which the store has looked up (parent, when exists): a missing
+// parent or a file is ErrConflict (RFC 4918 §9.7.1), a node of another
+// space than spaceID is otherSpace, which the caller chooses.
+func CheckParent(spaceID, id string, parent Node, exists bool, otherSpace error) error {
+	switch {
+	case !exists:
+		return fmt.Errorf("parent %s does not exist: %w", id, ErrConflict)
+	case parent.SpaceID != spaceID:
+		return fmt.Errorf("parent %s is in another space: %w", id, otherSpace)
+	case !parent.IsFolder():
+		return fmt.Errorf("parent %s is not a folder: %w", id, ErrConflict)
+	}
+	return nil
 }
 
 // NotAFolder: a listing of a file (ErrInvalid).

@@ -17,8 +17,6 @@ func TestRefusalKinds(t *testing.T) {
 		{"SpaceNotFound", SpaceNotFound("s"), ErrNotFound},
 		{"NodeNotFound", NodeNotFound("s", "n"), ErrNotFound},
 		{"ChildNotFound", ChildNotFound("p", "c"), ErrNotFound},
-		{"ParentMissing", ParentMissing("p"), ErrConflict},
-		{"ParentNotFolder", ParentNotFolder("p"), ErrConflict},
 		{"NotAFolder", NotAFolder("n"), ErrInvalid},
 		{"IsAFolder", IsAFolder("n"), ErrInvalid},
 		{"SpaceIDTaken", SpaceIDTaken("s"), ErrConflict},
@@ -65,5 +63,29 @@ func TestValidLockTimeout(t *testing.T) {
 		if err := ValidLockTimeout(timeout); valid != (err == nil) || (err != nil && !errors.Is(err, ErrInvalid)) {
 			t.Errorf("ValidLockTimeout(%v) = %v, want valid %v", timeout, err, valid)
 		}
+	}
+}
+
+func TestCheckParent(t *testing.T) {
+	errOther := errors.New("other space")
+	folder := Node{ID: "p", SpaceID: "s", Kind: KindFolder}
+	tests := []struct {
+		name   string
+		parent Node
+		exists bool
+		want   error
+	}{
+		{"a folder of the space", folder, true, nil},
+		{"missing", Node{}, false, ErrConflict},
+		{"a file", Node{ID: "p", SpaceID: "s", Kind: KindFile}, true, ErrConflict},
+		{"a folder of another space", Node{ID: "p", SpaceID: "t", Kind: KindFolder}, true, errOther},
+		{"a file of another space", Node{ID: "p", SpaceID: "t", Kind: KindFile}, true, errOther},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := CheckParent("s", "p", tt.parent, tt.exists, errOther); !errors.Is(err, tt.want) {
+				t.Fatalf("CheckParent = %v, want %v", err, tt.want)
+			}
+		})
 	}
 }

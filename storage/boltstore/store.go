@@ -612,13 +612,8 @@ func (t *txn) folderIn(spaceID, id string, otherSpace error) (rec, error) {
 	if err != nil {
 		return rec{}, err
 	}
-	switch {
-	case !ok:
-		return rec{}, storage.ParentMissing(id)
-	case r.SpaceID != spaceID:
-		return rec{}, fmt.Errorf("parent %s is in another space: %w", id, otherSpace)
-	case !r.IsFolder():
-		return rec{}, storage.ParentNotFolder(id)
+	if err := storage.CheckParent(spaceID, id, r.Node, ok, otherSpace); err != nil {
+		return rec{}, err
 	}
 	return r, nil
 }

@@ -108,15 +108,11 @@ func nodeIn(ctx context.Context, q querier, spaceID, id string) (nodeRow, error)
 // space a wrapped otherSpace.
 func folderIn(ctx context.Context, q querier, spaceID, id string, otherSpace error) (nodeRow, error) {
 	r, ok, err := nodeByID(ctx, q, id)
-	switch {
-	case err != nil:
+	if err != nil {
 		return nodeRow{}, err
-	case !ok:
-		return nodeRow{}, storage.ParentMissing(id)
-	case r.SpaceID != spaceID:
-		return nodeRow{}, fmt.Errorf("parent %s is in another space: %w", id, otherSpace)
-	case !r.isFolder():
-		return nodeRow{}, storage.ParentNotFolder(id)
+	}
+	if err := storage.CheckParent(spaceID, id, r.node(), ok, otherSpace); err != nil {
+		return nodeRow{}, err
 	}
 	return r, nil
 }
