@@ -371,12 +371,11 @@ func (s *Store) completeLocked(ctx context.Context, id string, locks *storage.Lo
 		return storage.Node{}, false, fmt.Errorf("%w: %w", errCorrupt, err)
 	}
 	sums := sum.Sums()
-	if r.Expected != nil && !r.Expected.Matches(sums) {
+	if mismatch := storage.CheckReceived(r.Expected, sums); mismatch != nil {
 		if err := s.endSession(id); err != nil {
 			return storage.Node{}, false, err
 		}
-		return storage.Node{}, false, fmt.Errorf("%s %s announced, %s received: %w",
-			r.Expected.Algorithm, r.Expected.Digest, sums, storage.ErrChecksum)
+		return storage.Node{}, false, mismatch
 	}
 	if err := ctx.Err(); err != nil {
 		return storage.Node{}, false, err

@@ -474,8 +474,7 @@ func (s *Store) completeSession(ctx context.Context, id string, locks *storage.L
 		if _, err := tx.Exec(ctx, `DELETE FROM upload_sessions WHERE id = $1`, id); err != nil {
 			return err
 		}
-		if e := row.Expected; e != nil && !e.Matches(sums) {
-			mismatch = fmt.Errorf("%s %s announced, %s received: %w", e.Algorithm, e.Digest, sums, storage.ErrChecksum)
+		if mismatch = storage.CheckReceived(row.Expected, sums); mismatch != nil {
 			return s.release(ctx, tx, row.Parts)
 		}
 		return s.inFlight(ctx, tx, row.Parts)
