@@ -147,3 +147,64 @@ func ValidChunkName(name string) error {
 	}
 	return nil
 }
+
+// ValidChunkedUpload checks what a caller gives CreateChunkedUpload, as
+// CreateChunkedUpload documents. storable, when not nil, refuses a user or
+// space id the store itself cannot hold, as in ValidName. A refused upload
+// fails with ErrInvalid.
+func ValidChunkedUpload(u ChunkedUpload, storable func(string) bool) error {
+	held := func(v string) bool { return storable == nil || storable(v) }
+	switch {
+	case u.ID == "":
+		return fmt.Errorf("empty upload id: %w", ErrInvalid)
+	case len(u.ID) > MaxChunkedUploadIDBytes:
+		return fmt.Errorf("upload id %.64q… longer than %d bytes: %w", u.ID, MaxChunkedUploadIDBytes, ErrInvalid)
+	case u.User == "", !held(u.User):
+		return fmt.Errorf("upload %.64q without a valid user: %w", u.ID, ErrInvalid)
+	case !held(u.SpaceID):
+		return fmt.Errorf("upload %.64q in space %.64q: %w", u.ID, u.SpaceID, ErrInvalid)
+	case u.Length < 0, u.Replaces < 0:
+		return fmt.Errorf("upload %.64q of negative length %d or %d replaced: %w", u.ID, u.Length, u.Replaces, ErrInvalid)
+	}
+	return nil
+}
+
+// CheckChunkRoom says why part name may not be put into upload id now, or
+// nil: a claimed upload takes no more parts (ErrConflict), and one with
+// MaxChunksPerUpload parts takes no new one (ErrInvalid), though it may
+// replace one. hasPart looks the part up; it is called only when that
+// answer matters.
+func CheckChunkRoom(id string, claimed bool, parts int, hasPart func() (bool, error)) error {
+	if claimed {
+		return ChunkedUploadClaimed(id)
+	}
+	if parts < MaxChunksPerUpload {
+		return nil
+	}
+	replaces, err := hasPart()
+	if err != nil || replaces {
+		return err
+	}
+	return fmt.Errorf("chunked upload %.64q has %d parts: %w", id, parts, ErrInvalid)
+}
+
+// ChunkedUploadNotFound: no live chunked upload id (ErrNotFound).
+func ChunkedUploadNotFound(id string) error {
+	return fmt.Errorf("chunked upload %.64q: %w", id, ErrNotFound)
+}
+
+// ChunkedUploadClaimed: upload id is being assembled and changes no more
+// (ErrConflict).
+func ChunkedUploadClaimed(id string) error {
+	return fmt.Errorf("chunked upload %.64q is being assembled: %w", id, ErrConflict)
+}
+
+// ChunkedUploadClaimedTwice: a second claim of upload id (ErrConflict).
+func ChunkedUploadClaimedTwice(id string) error {
+	return fmt.Errorf("chunked upload %.64q already claimed: %w", id, ErrConflict)
+}
+
+// ChunkNotFound: upload id has no part name (ErrNotFound).
+func ChunkNotFound(id, name string) error {
+	return fmt.Errorf("part %.64q of %.64q: %w", name, id, ErrNotFound)
+}

@@ -52,3 +52,66 @@ func TestCommitEnds(t *testing.T) {
 		}
 	}
 }
+
+func TestValidChunkedUpload(t *testing.T) {
+	ascii := func(v string) bool { return !strings.ContainsRune(v, 'é') }
+	ok := ChunkedUpload{ID: "u1", User: "alice", SpaceID: "s1"}
+	tests := []struct {
+		name     string
+		mod      func(*ChunkedUpload)
+		storable func(string) bool
+		valid    bool
+	}{
+		{"valid", func(*ChunkedUpload) {}, nil, true},
+		{"no space", func(u *ChunkedUpload) { u.SpaceID = "" }, ascii, true},
+		{"empty id", func(u *ChunkedUpload) { u.ID = "" }, nil, false},
+		{"long id", func(u *ChunkedUpload) { u.ID = strings.Repeat("x", MaxChunkedUploadIDBytes+1) }, nil, false},
+		{"longest id", func(u *ChunkedUpload) { u.ID = strings.Repeat("x", MaxChunkedUploadIDBytes) }, nil, true},
+		{"no user", func(u *ChunkedUpload) { u.User = "" }, nil, false},
+		{"user not storable", func(u *ChunkedUpload) { u.User = "é" }, ascii, false},
+		{"user storable without a check", func(u *ChunkedUpload) { u.User = "é" }, nil, true},
+		{"space not storable", func(u *ChunkedUpload) { u.SpaceID = "é" }, ascii, false},
+		{"negative length", func(u *ChunkedUpload) { u.Length = -1 }, nil, false},
+		{"negative replaced", func(u *ChunkedUpload) { u.Replaces = -1 }, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u := ok
+			tt.mod(&u)
+			err := ValidChunkedUpload(u, tt.storable)
+			if tt.valid != (err == nil) || (err != nil && !errors.Is(err, ErrInvalid)) {
+				t.Fatalf("ValidChunkedUpload(%+v) = %v, want valid %v", u, err, tt.valid)
+			}
+		})
+	}
+}
+
+func TestCheckChunkRoom(t *testing.T) {
+	lookupErr := errors.New("lookup failed")
+	has := func(exists bool, err error) func() (bool, error) {
+		return func() (bool, error) { return exists, err }
+	}
+	mustNotLook := func() (bool, error) { panic("part looked up although it does not matter") }
+	tests := []struct {
+		name    string
+		claimed bool
+		parts   int
+		hasPart func() (bool, error)
+		want    error
+	}{
+		{"room", false, 0, mustNotLook, nil},
+		{"last room", false, MaxChunksPerUpload - 1, mustNotLook, nil},
+		{"claimed", true, 0, mustNotLook, ErrConflict},
+		{"full, new part", false, MaxChunksPerUpload, has(false, nil), ErrInvalid},
+		{"full, replaced part", false, MaxChunksPerUpload, has(true, nil), nil},
+		{"full, lookup fails", false, MaxChunksPerUpload, has(false, lookupErr), lookupErr},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckChunkRoom("u1", tt.claimed, tt.parts, tt.hasPart)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("CheckChunkRoom = %v, want %v", err, tt.want)
+			}
+		})
+	}
+}

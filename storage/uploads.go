@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -119,4 +120,13 @@ type UploadSessions interface {
 	// RemoveSession ends a session and drops its bytes. ErrNotFound when
 	// unknown or expired.
 	RemoveSession(ctx context.Context, id string) error
+}
+
+// CheckReceived fails with ErrChecksum when the sums of the bytes a
+// session received disagree with the digest it announced, if any.
+func CheckReceived(expected *checksum.Expected, sums checksum.Sums) error {
+	if expected != nil && !expected.Matches(sums) {
+		return fmt.Errorf("%s %s announced, %s received: %w", expected.Algorithm, expected.Digest, sums, ErrChecksum)
+	}
+	return nil
 }

@@ -48,6 +48,17 @@ func (u Usage) Check(quota, delta int64) error {
 	return nil
 }
 
+// CheckWithin fails with ErrInsufficientStorage when u, reservations
+// included, is more than quota: the check after a change that could not
+// know its growth before it ran (a copy's dead properties). A space
+// without a quota always passes.
+func (u Usage) CheckWithin(quota int64) error {
+	if quota >= 0 && u.Used()+u.Reserved > quota {
+		return fmt.Errorf("%d of %d bytes used, %d reserved: %w", u.Used(), quota, u.Reserved, ErrInsufficientStorage)
+	}
+	return nil
+}
+
 // PropBytes is what a dead property counts against its space's quota: its
 // namespace, local name and value. The per-node limits count the same.
 func PropBytes(name PropName, value string) int64 {
@@ -98,4 +109,14 @@ type UsageReader interface {
 	// Usage returns what space spaceID holds against its quota, read in
 	// one snapshot. ErrNotFound when the space does not exist.
 	Usage(ctx context.Context, spaceID string) (Usage, error)
+}
+
+// EffectiveQuota returns sp with the quota that applies to it: a personal
+// space without a quota of its own has the store's personalDefault (0:
+// none).
+func EffectiveQuota(sp Space, personalDefault int64) Space {
+	if sp.Type == SpacePersonal && sp.Quota == NoQuota && personalDefault > 0 {
+		sp.Quota = personalDefault
+	}
+	return sp
 }

@@ -63,3 +63,43 @@ func TestOpenUploadsAndDiskChecks(t *testing.T) {
 		t.Fatalf("past the disk: %v", err)
 	}
 }
+
+func TestEffectiveQuota(t *testing.T) {
+	tests := []struct {
+		name            string
+		sp              Space
+		personalDefault int64
+		want            int64
+	}{
+		{"personal without quota", Space{Type: SpacePersonal, Quota: NoQuota}, 100, 100},
+		{"personal, no default", Space{Type: SpacePersonal, Quota: NoQuota}, 0, NoQuota},
+		{"personal with its own quota", Space{Type: SpacePersonal, Quota: 50}, 100, 50},
+		{"personal with quota 0", Space{Type: SpacePersonal, Quota: 0}, 100, 0},
+		{"project without quota", Space{Type: SpaceProject, Quota: NoQuota}, 100, NoQuota},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := EffectiveQuota(tt.sp, tt.personalDefault).Quota; got != tt.want {
+				t.Fatalf("EffectiveQuota = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestUsageCheckWithin(t *testing.T) {
+	u := Usage{Files: 300, Props: 100, Reserved: 200}
+	tests := []struct {
+		quota int64
+		want  error
+	}{
+		{NoQuota, nil},
+		{600, nil},
+		{599, ErrInsufficientStorage},
+		{0, ErrInsufficientStorage},
+	}
+	for _, tt := range tests {
+		if err := u.CheckWithin(tt.quota); !errors.Is(err, tt.want) {
+			t.Errorf("CheckWithin(%d) = %v, want %v", tt.quota, err, tt.want)
+		}
+	}
+}

@@ -94,7 +94,7 @@ func (s *Store) CreateChunkedUpload(ctx context.Context, u storage.ChunkedUpload
 	if err := ctx.Err(); err != nil {
 		return storage.ChunkedUpload{}, err
 	}
-	if err := validChunkedUpload(u); err != nil {
+	if err := storage.ValidChunkedUpload(u, nil); err != nil {
 		return storage.ChunkedUpload{}, fmt.Errorf("create chunked upload: %w", err)
 	}
 	limit := u.OpenLimit
@@ -156,21 +156,6 @@ func (s *Store) openChunkedUpload(t *txn, r *chunkedUploadRec, limit int) error 
 		return err
 	}
 	return t.reserve(r.SpaceID, r.reservation())
-}
-
-// validChunkedUpload checks what a caller gives CreateChunkedUpload.
-func validChunkedUpload(u storage.ChunkedUpload) error {
-	switch {
-	case u.ID == "":
-		return fmt.Errorf("empty upload id: %w", storage.ErrInvalid)
-	case len(u.ID) > storage.MaxChunkedUploadIDBytes:
-		return fmt.Errorf("upload id %.64q… longer than %d bytes: %w", u.ID, storage.MaxChunkedUploadIDBytes, storage.ErrInvalid)
-	case u.User == "":
-		return fmt.Errorf("upload %.64q without a user: %w", u.ID, storage.ErrInvalid)
-	case u.Length < 0, u.Replaces < 0:
-		return fmt.Errorf("upload %.64q of negative length %d or %d replaced: %w", u.ID, u.Length, u.Replaces, storage.ErrInvalid)
-	}
-	return nil
 }
 
 // ChunkedUpload returns the live upload id.
@@ -330,7 +315,7 @@ func (s *Store) recordChunk(id, dir, name string, part chunkRec) (replaced strin
 		}
 		if u.Dir != dir {
 			// Removed and started again while the part was written.
-			return fmt.Errorf("chunked upload %.64q: %w", id, storage.ErrNotFound)
+			return storage.ChunkedUploadNotFound(id)
 		}
 		parts, err := t.partsOf(id)
 		if err != nil {
@@ -392,7 +377,7 @@ func (s *Store) ClaimChunkedUpload(ctx context.Context, id string) ([]storage.Ch
 			return err
 		}
 		if u.Claimed {
-			return fmt.Errorf("chunked upload %.64q already claimed: %w", id, storage.ErrConflict)
+			return storage.ChunkedUploadClaimedTwice(id)
 		}
 		next := u
 		next.Claimed = true
@@ -447,7 +432,7 @@ func (s *Store) chunkFile(id, name string) (string, error) {
 		}
 		v := parts.Get([]byte(name))
 		if v == nil {
-			return fmt.Errorf("part %.64q of %.64q: %w", name, id, storage.ErrNotFound)
+			return storage.ChunkNotFound(id, name)
 		}
 		part, err := decodeChunk(id, name, v)
 		if err != nil {
@@ -488,7 +473,7 @@ func (s *Store) dropChunk(t *txn, id, name string) (string, error) {
 		return "", err
 	}
 	if u.Claimed {
-		return "", fmt.Errorf("chunked upload %.64q is being assembled: %w", id, storage.ErrConflict)
+		return "", storage.ChunkedUploadClaimed(id)
 	}
 	parts, err := t.partsOf(id)
 	if err != nil {
@@ -496,7 +481,7 @@ func (s *Store) dropChunk(t *txn, id, name string) (string, error) {
 	}
 	v := parts.Get([]byte(name))
 	if v == nil {
-		return "", fmt.Errorf("part %.64q of %.64q: %w", name, id, storage.ErrNotFound)
+		return "", storage.ChunkNotFound(id, name)
 	}
 	part, err := decodeChunk(id, name, v)
 	if err != nil {
@@ -563,7 +548,7 @@ func (s *Store) ReserveChunkedUpload(ctx context.Context, id string, length int6
 			return err
 		}
 		if u.Claimed {
-			return fmt.Errorf("chunked upload %.64q is being assembled: %w", id, storage.ErrConflict)
+			return storage.ChunkedUploadClaimed(id)
 		}
 		if length <= u.Length {
 			return nil
@@ -821,7 +806,7 @@ func (t *txn) liveChunkedUpload(id string, now time.Time) (chunkedUploadRec, err
 	case err != nil:
 		return chunkedUploadRec{}, err
 	case !ok:
-		return chunkedUploadRec{}, fmt.Errorf("chunked upload %.64q: %w", id, storage.ErrNotFound)
+		return chunkedUploadRec{}, storage.ChunkedUploadNotFound(id)
 	case !isLiveChunkedUpload(r, now):
 		return chunkedUploadRec{}, fmt.Errorf("chunked upload %.64q expired: %w", id, storage.ErrNotFound)
 	}
@@ -831,13 +816,9 @@ func (t *txn) liveChunkedUpload(id string, now time.Time) (chunkedUploadRec, err
 // roomForChunk says why part name may not be put into u, whose parts are
 // in the bucket parts, or nil.
 func roomForChunk(u chunkedUploadRec, parts *bolt.Bucket, name string) error {
-	if u.Claimed {
-		return fmt.Errorf("chunked upload %.64q is being assembled: %w", u.ID, storage.ErrConflict)
-	}
-	if u.Parts >= storage.MaxChunksPerUpload && parts.Get([]byte(name)) == nil {
-		return fmt.Errorf("chunked upload %.64q has %d parts: %w", u.ID, u.Parts, storage.ErrInvalid)
-	}
-	return nil
+	return storage.CheckChunkRoom(u.ID, u.Claimed, u.Parts, func() (bool, error) {
+		return parts.Get([]byte(name)) != nil, nil
+	})
 }
 
 // chunks lists the parts of upload id; bolt keeps keys in byte order.

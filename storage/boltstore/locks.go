@@ -117,7 +117,7 @@ func (t *txn) claimToken(token string, now time.Time) error {
 		return err
 	}
 	if ok && isLive(l, now) {
-		return fmt.Errorf("lock token %q: %w", token, storage.ErrExists)
+		return storage.LockTokenTaken(token)
 	}
 	return t.deleteLock(string(spaceID), token)
 }
@@ -144,7 +144,7 @@ func (t *txn) checkLockConflicts(l storage.Lock, locks []storage.Lock) error {
 			}
 		}
 		if overlap {
-			return fmt.Errorf("conflicts with lock on %s: %w", o.Root, storage.ErrLocked)
+			return storage.LockConflict(o.Root)
 		}
 	}
 	return nil
@@ -259,8 +259,8 @@ func (s *Store) RefreshLock(ctx context.Context, spaceID, token string, timeout 
 	if err := ctx.Err(); err != nil {
 		return storage.Lock{}, err
 	}
-	if timeout < 0 {
-		return storage.Lock{}, fmt.Errorf("refresh lock: negative timeout %v: %w", timeout, storage.ErrInvalid)
+	if err := storage.ValidLockTimeout(timeout); err != nil {
+		return storage.Lock{}, err
 	}
 	var l storage.Lock
 	err := s.update(func(t *txn) error {
@@ -306,7 +306,7 @@ func (t *txn) liveLock(spaceID, token string, now time.Time) (storage.Lock, erro
 		return storage.Lock{}, err
 	}
 	if !ok {
-		return storage.Lock{}, fmt.Errorf("no lock %q in space %s: %w", token, spaceID, storage.ErrNotFound)
+		return storage.Lock{}, storage.LockNotFound(spaceID, token)
 	}
 	return l, nil
 }

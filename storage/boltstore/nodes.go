@@ -49,7 +49,7 @@ func (s *Store) Child(ctx context.Context, spaceID, parentID, name string) (stor
 		}
 		// A child is in the space exactly when its parent is.
 		if !ok || r.SpaceID != spaceID {
-			return fmt.Errorf("child %q of %s: %w", name, parentID, storage.ErrNotFound)
+			return storage.ChildNotFound(parentID, name)
 		}
 		return nil
 	})
@@ -85,7 +85,7 @@ func (s *Store) ReadDirProps(ctx context.Context, spaceID, folderID, user, after
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := validUser(user); err != nil {
+	if err := storage.ValidPropUser(user); err != nil {
 		return nil, fmt.Errorf("read dir %s: %w", folderID, err)
 	}
 	out := make([]storage.Entry, 0, pageCapacity(limit))
@@ -122,7 +122,7 @@ func (t *txn) readDir(spaceID, folderID, after string, limit int, fn func(rec) e
 		return err
 	}
 	if !f.IsFolder() {
-		return fmt.Errorf("read dir %s: not a folder: %w", folderID, storage.ErrInvalid)
+		return storage.NotAFolder(folderID)
 	}
 	prefix := childKey(folderID, "")
 	start := childKey(folderID, after)
@@ -200,13 +200,13 @@ func (s *Store) Remove(ctx context.Context, spaceID, nodeID string, c storage.Co
 			return err
 		}
 		if n.ParentID == "" {
-			return fmt.Errorf("the space root cannot be removed: %w", storage.ErrInvalid)
+			return storage.ErrRootRemove
 		}
 		err = t.checkHeld(spaceID, c.Locks, lockedNode{id: n.ID, below: n.IsFolder()}, lockedNode{id: n.ParentID})
 		if err != nil {
 			return err
 		}
-		if err := checkConditions(n, c); err != nil {
+		if err := c.Check(n.ETag); err != nil {
 			return err
 		}
 		if garbage, err = t.removeTree(n); err != nil {
@@ -314,17 +314,6 @@ func (t *txn) childAfter(id, after string) (rec, bool, error) {
 	return r, err == nil, err
 }
 
-// checkConditions applies c to the existing node n.
-func checkConditions(n rec, c storage.Conditions) error {
-	if c.IfMatch != "" && c.IfMatch != n.ETag {
-		return fmt.Errorf("etag %q does not match: %w", c.IfMatch, storage.ErrPrecondition)
-	}
-	if c.IfNoneMatch {
-		return fmt.Errorf("node exists: %w", storage.ErrPrecondition)
-	}
-	return nil
-}
-
 // transfer holds what Move and Copy check alike about their target.
 type transfer struct {
 	src      rec
@@ -342,44 +331,22 @@ func (t *txn) prepareTransfer(spaceID string, tr storage.Transfer) (transfer, er
 	if x.src, err = t.nodeIn(spaceID, tr.NodeID); err != nil {
 		return x, err
 	}
-	if err := checkConditions(x.src, tr.Conditions); err != nil {
+	if err := tr.Conditions.Check(x.src.ETag); err != nil {
 		return x, err
 	}
 	if x.dst, err = t.folderIn(spaceID, tr.NewParentID, storage.ErrCrossSpace); err != nil {
 		return x, err
 	}
-	if x.dst.ID == x.src.ParentID && tr.NewName == x.src.Name {
-		x.noop = true
-		return x, nil
-	}
-	if x.src.IsFolder() {
-		inside, err := t.isAncestor(x.src.ID, x.dst.ID)
-		if err != nil {
-			return x, err
-		}
-		if inside {
-			return x, fmt.Errorf("destination is inside the source: %w", storage.ErrConflict)
-		}
-	}
-	var exists bool
-	if x.target, exists, err = t.child(x.dst.ID, tr.NewName); err != nil {
-		return x, err
-	}
-	if exists {
-		if !tr.Overwrite {
-			return x, fmt.Errorf("%q: %w", tr.NewName, storage.ErrExists)
-		}
-		// Replacing an ancestor of the source would remove the source.
-		above, err := t.isAncestor(x.target.ID, x.src.ParentID)
-		if err != nil {
-			return x, err
-		}
-		if above {
-			return x, fmt.Errorf("destination contains the source: %w", storage.ErrConflict)
-		}
-		x.replaced = true
-	}
-	return x, nil
+	outcome, err := storage.CheckTransfer(tr, x.src.Node, x.dst.Node, storage.TransferLookups{
+		Target: func() (storage.Node, bool, error) {
+			target, exists, err := t.child(x.dst.ID, tr.NewName)
+			x.target = target
+			return target.Node, exists, err
+		},
+		IsAncestor: t.isAncestor,
+	})
+	x.noop, x.replaced = outcome == storage.TransferNoop, outcome == storage.TransferReplaces
+	return x, err
 }
 
 // Move renames or moves a node within its space. It only rewrites the
@@ -402,7 +369,7 @@ func (s *Store) Move(ctx context.Context, spaceID string, tr storage.Transfer) (
 		if n, err := t.nodeIn(spaceID, tr.NodeID); err != nil {
 			return err
 		} else if n.ParentID == "" {
-			return fmt.Errorf("the space root cannot be moved: %w", storage.ErrInvalid)
+			return storage.ErrRootMove
 		}
 		x, err := t.prepareTransfer(spaceID, tr)
 		if err != nil {

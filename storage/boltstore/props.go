@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"strings"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -36,24 +35,13 @@ func propPrefix(parts ...string) []byte {
 	return k
 }
 
-func validProp(p storage.Property) error {
-	if len(p.Name.Space) > storage.MaxPropNameBytes || len(p.Name.Local) > storage.MaxPropNameBytes {
-		return fmt.Errorf("property namespace or name longer than %d bytes: %w", storage.MaxPropNameBytes, storage.ErrInvalid)
-	}
-	if strings.IndexByte(p.User, 0) >= 0 || strings.IndexByte(p.Name.Space, 0) >= 0 ||
-		p.Name.Local == "" || strings.IndexByte(p.Name.Local, 0) >= 0 {
-		return fmt.Errorf("property {%s}%s: %w", p.Name.Space, p.Name.Local, storage.ErrInvalid)
-	}
-	return nil
-}
-
 // Props returns the dead properties of a node: the shared ones, then those
 // of user, each in key order.
 func (s *Store) Props(ctx context.Context, spaceID, nodeID, user string) ([]storage.Property, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := validUser(user); err != nil {
+	if err := storage.ValidPropUser(user); err != nil {
 		return nil, fmt.Errorf("props of %s: %w", nodeID, err)
 	}
 	var out []storage.Property
@@ -68,14 +56,6 @@ func (s *Store) Props(ctx context.Context, spaceID, nodeID, user string) ([]stor
 		return nil, fmt.Errorf("props of %s: %w", nodeID, err)
 	}
 	return out, nil
-}
-
-// validUser refuses user ids that would break property keys.
-func validUser(user string) error {
-	if strings.IndexByte(user, 0) >= 0 {
-		return fmt.Errorf("user %q: %w", user, storage.ErrInvalid)
-	}
-	return nil
 }
 
 // nodeProps reads the shared dead properties of a node, then those of user.
@@ -139,7 +119,7 @@ func (s *Store) PatchProps(ctx context.Context, spaceID, nodeID string, patches 
 		return err
 	}
 	for _, p := range patches {
-		if err := validProp(p.Property); err != nil {
+		if err := storage.ValidProperty(p.Property); err != nil {
 			return fmt.Errorf("patch props of %s: %w", nodeID, err)
 		}
 	}

@@ -76,7 +76,7 @@ func (s *Store) CreateSession(ctx context.Context, us storage.UploadSession) (st
 	}
 	err = s.update(func(t *txn) error {
 		if t.spaces().Get([]byte(us.SpaceID)) == nil {
-			return fmt.Errorf("space %s: %w", us.SpaceID, storage.ErrNotFound)
+			return storage.SpaceNotFound(us.SpaceID)
 		}
 		if err := t.openUpload(us.User, limit); err != nil {
 			return err
@@ -102,8 +102,8 @@ func validSession(us storage.UploadSession) error {
 	if err := storage.ValidID("space id", us.SpaceID); err != nil {
 		return err
 	}
-	if us.Length < 0 || us.Replaces < 0 {
-		return fmt.Errorf("negative length %d or %d replaced: %w", us.Length, us.Replaces, storage.ErrInvalid)
+	if err := storage.ValidLengths(us.Length, us.Replaces); err != nil {
+		return err
 	}
 	if err := storage.ValidCommit(us.Target, nil); err != nil {
 		return err
@@ -187,7 +187,7 @@ func (s *Store) appendLocked(id string, offset int64, r io.Reader, check *checks
 		return storage.UploadSession{}, err
 	}
 	if offset != rec.Offset {
-		return storage.UploadSession{}, fmt.Errorf("offset %d, session is at %d: %w", offset, rec.Offset, storage.ErrConflict)
+		return storage.UploadSession{}, storage.OffsetMismatch(offset, rec.Offset)
 	}
 	part, err := s.newPart(rec, check)
 	if err != nil {
@@ -320,7 +320,7 @@ func (p *partWriter) copyFrom(r io.Reader, limit int64) (readErr, err error) {
 	}
 	// Every byte the session lacks has arrived; one more is too many.
 	if n, _ := io.ReadFull(r, buf[:1]); n > 0 {
-		return nil, fmt.Errorf("part longer than the %d bytes left: %w", limit, storage.ErrInvalid)
+		return nil, storage.PartTooLong(limit)
 	}
 	return nil, nil
 }
@@ -364,19 +364,18 @@ func (s *Store) completeLocked(ctx context.Context, id string, locks *storage.Lo
 		return storage.Node{}, false, err
 	}
 	if r.Offset != r.Length {
-		return storage.Node{}, false, fmt.Errorf("%d of %d bytes received: %w", r.Offset, r.Length, storage.ErrConflict)
+		return storage.Node{}, false, storage.UploadIncomplete(r.Offset, r.Length)
 	}
 	sum := checksum.NewWriter()
 	if err := sum.UnmarshalBinary(r.SumState); err != nil {
 		return storage.Node{}, false, fmt.Errorf("%w: %w", errCorrupt, err)
 	}
 	sums := sum.Sums()
-	if r.Expected != nil && !r.Expected.Matches(sums) {
+	if mismatch := storage.CheckReceived(r.Expected, sums); mismatch != nil {
 		if err := s.endSession(id); err != nil {
 			return storage.Node{}, false, err
 		}
-		return storage.Node{}, false, fmt.Errorf("%s %s announced, %s received: %w",
-			r.Expected.Algorithm, r.Expected.Digest, sums, storage.ErrChecksum)
+		return storage.Node{}, false, mismatch
 	}
 	if err := ctx.Err(); err != nil {
 		return storage.Node{}, false, err
@@ -576,11 +575,11 @@ func (t *txn) liveSession(id string, now time.Time) (sessionRec, error) {
 	if !storage.IsHexID(id) {
 		// Ids come from URLs and name files: anything but an id the store
 		// made is unknown, before it gets near a path.
-		return sessionRec{}, fmt.Errorf("session %.64q: %w", id, storage.ErrNotFound)
+		return sessionRec{}, storage.SessionNotFound(id)
 	}
 	v := t.sessions().Get([]byte(id))
 	if v == nil {
-		return sessionRec{}, fmt.Errorf("session %s: %w", id, storage.ErrNotFound)
+		return sessionRec{}, storage.SessionNotFound(id)
 	}
 	r, err := decodeSession(id, v)
 	if err != nil {

@@ -3,7 +3,6 @@ package boltstore
 import (
 	"context"
 	"fmt"
-	"maps"
 
 	"github.com/google/uuid"
 
@@ -36,7 +35,7 @@ func (s *Store) PersonalSpace(ctx context.Context, u storage.User) (storage.Spac
 		return storage.Space{}, fmt.Errorf("personal space of %s: %w", u.ID, err)
 	}
 	if found {
-		return effectiveQuota(sp, s.personalQuota.Load()), nil
+		return storage.EffectiveQuota(sp, s.personalQuota.Load()), nil
 	}
 	// Create or update in one write transaction, so concurrent first
 	// requests of a user end up with the same space.
@@ -70,7 +69,7 @@ func (s *Store) PersonalSpace(ctx context.Context, u storage.User) (storage.Spac
 	if err != nil {
 		return storage.Space{}, fmt.Errorf("personal space of %s: %w", u.ID, err)
 	}
-	return effectiveQuota(sp, s.personalQuota.Load()), nil
+	return storage.EffectiveQuota(sp, s.personalQuota.Load()), nil
 }
 
 // personalName is the name of a personal space: the owner's display name,
@@ -90,34 +89,32 @@ func (s *Store) PutSpace(ctx context.Context, sp storage.Space) (storage.Space, 
 	if err := ctx.Err(); err != nil {
 		return storage.Space{}, err
 	}
-	if err := storage.ValidID("space id", sp.ID); err != nil {
+	sp, err := storage.PreparePutSpace(sp)
+	if err != nil {
 		return storage.Space{}, fmt.Errorf("put space: %w", err)
 	}
-	sp.Members = maps.Clone(sp.Members)
-	if sp.Members == nil {
-		sp.Members = map[string]storage.Role{}
-	}
 	var out storage.Space
-	err := s.update(func(t *txn) error {
-		if v := t.spaces().Get([]byte(sp.ID)); v != nil {
-			old, err := decodeSpace(sp.ID, v)
-			if err != nil {
+	err = s.update(func(t *txn) error {
+		var (
+			old storage.Space
+			err error
+		)
+		v := t.spaces().Get([]byte(sp.ID))
+		if v != nil {
+			if old, err = decodeSpace(sp.ID, v); err != nil {
 				return err
 			}
-			if sp.Type != "" && sp.Type != old.Type {
-				return fmt.Errorf("space %s is a %s space: %w", sp.ID, old.Type, storage.ErrConflict)
-			}
+		}
+		if err := storage.CheckPutSpace(sp, old, v != nil); err != nil {
+			return err
+		}
+		if v != nil {
 			old.Name, old.Quota, old.Members = sp.Name, sp.Quota, sp.Members
 			out = old
 			return t.spaces().Put([]byte(sp.ID), encodeSpace(&out))
 		}
-		switch sp.Type {
-		case "", storage.SpaceProject:
-		default:
-			return fmt.Errorf("space type %q cannot be put: %w", sp.Type, storage.ErrInvalid)
-		}
 		if t.nodes().Get([]byte(sp.ID)) != nil {
-			return fmt.Errorf("id %s is taken by a node: %w", sp.ID, storage.ErrConflict)
+			return storage.SpaceIDTaken(sp.ID)
 		}
 		out = storage.Space{ID: sp.ID, Type: storage.SpaceProject, Name: sp.Name, Quota: sp.Quota, Members: sp.Members}
 		return t.createSpace(&out)
@@ -125,7 +122,7 @@ func (s *Store) PutSpace(ctx context.Context, sp storage.Space) (storage.Space, 
 	if err != nil {
 		return storage.Space{}, fmt.Errorf("put space %s: %w", sp.ID, err)
 	}
-	return effectiveQuota(out, s.personalQuota.Load()), nil
+	return storage.EffectiveQuota(out, s.personalQuota.Load()), nil
 }
 
 // Space returns the space with the given id.
@@ -141,7 +138,7 @@ func (s *Store) Space(ctx context.Context, id string) (storage.Space, error) {
 	if err != nil {
 		return storage.Space{}, err
 	}
-	return effectiveQuota(sp, s.personalQuota.Load()), nil
+	return storage.EffectiveQuota(sp, s.personalQuota.Load()), nil
 }
 
 // space returns the space as stored: a personal space's quota is NoQuota
@@ -149,7 +146,7 @@ func (s *Store) Space(ctx context.Context, id string) (storage.Space, error) {
 func (t *txn) space(id string) (storage.Space, error) {
 	v := t.spaces().Get([]byte(id))
 	if v == nil {
-		return storage.Space{}, fmt.Errorf("space %s: %w", id, storage.ErrNotFound)
+		return storage.Space{}, storage.SpaceNotFound(id)
 	}
 	return decodeSpace(id, v)
 }

@@ -418,15 +418,6 @@ func (s *Store) Close() error {
 // change while it is.
 func (s *Store) SetPersonalQuota(bytes int64) { s.personalQuota.Store(max(bytes, 0)) }
 
-// effectiveQuota returns sp with the quota that applies to it: a personal
-// space without a quota of its own has the store's default.
-func effectiveQuota(sp storage.Space, personalDefault int64) storage.Space {
-	if sp.Type == storage.SpacePersonal && sp.Quota == storage.NoQuota && personalDefault > 0 {
-		sp.Quota = personalDefault
-	}
-	return sp
-}
-
 // diskFull marks the error of a full disk or an exhausted disk quota as
 // storage.ErrNoSpace: the client is told 507, not 500.
 func diskFull(err error) error {
@@ -608,7 +599,7 @@ func (t *txn) nodeIn(spaceID, id string) (rec, error) {
 		return rec{}, err
 	}
 	if !ok || r.SpaceID != spaceID {
-		return rec{}, fmt.Errorf("node %s in space %s: %w", id, spaceID, storage.ErrNotFound)
+		return rec{}, storage.NodeNotFound(spaceID, id)
 	}
 	return r, nil
 }
@@ -621,13 +612,8 @@ func (t *txn) folderIn(spaceID, id string, otherSpace error) (rec, error) {
 	if err != nil {
 		return rec{}, err
 	}
-	switch {
-	case !ok:
-		return rec{}, fmt.Errorf("parent %s does not exist: %w", id, storage.ErrConflict)
-	case r.SpaceID != spaceID:
-		return rec{}, fmt.Errorf("parent %s is in another space: %w", id, otherSpace)
-	case !r.IsFolder():
-		return rec{}, fmt.Errorf("parent %s is not a folder: %w", id, storage.ErrConflict)
+	if err := storage.CheckParent(spaceID, id, r.Node, ok, otherSpace); err != nil {
+		return rec{}, err
 	}
 	return r, nil
 }

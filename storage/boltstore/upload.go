@@ -372,14 +372,8 @@ func (s *Store) recordContent(spaceID string, content newContent, size int64, su
 		if err := t.checkHeld(spaceID, c.Locks, written); err != nil {
 			return err
 		}
-		if c.IfMatch != "" && (!exists || old.ETag != c.IfMatch) {
-			return fmt.Errorf("etag %q does not match: %w", c.IfMatch, storage.ErrPrecondition)
-		}
-		if c.IfNoneMatch && exists {
-			return fmt.Errorf("target exists: %w", storage.ErrPrecondition)
-		}
-		if exists && old.IsFolder() {
-			return fmt.Errorf("target is a folder: %w", storage.ErrConflict)
+		if err := c.CheckReplace(old.Node, exists); err != nil {
+			return err
 		}
 		var oldSize int64
 		if exists {
@@ -484,7 +478,7 @@ func (s *Store) Open(ctx context.Context, spaceID, nodeID string) (storage.Node,
 			return storage.Node{}, nil, fmt.Errorf("open: %w", err)
 		}
 		if r.IsFolder() {
-			return storage.Node{}, nil, fmt.Errorf("open %s: is a folder: %w", nodeID, storage.ErrInvalid)
+			return storage.Node{}, nil, storage.IsAFolder(nodeID)
 		}
 		if r.inlined() {
 			// Read in the snapshot that holds the node: the pair matches.

@@ -102,7 +102,7 @@ func (t *txn) quota(spaceID string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return effectiveQuota(sp, t.personalQuota).Quota, nil
+	return storage.EffectiveQuota(sp, t.personalQuota).Quota, nil
 }
 
 // checkQuota fails with ErrInsufficientStorage when growing the space by
@@ -134,10 +134,10 @@ func (t *txn) checkGrowthWithinQuota(spaceID string, before storage.Usage) error
 	if err != nil {
 		return err
 	}
-	if u.Used() > before.Used() && u.Used()+u.Reserved > quota {
-		return fmt.Errorf("%d of %d bytes used, %d reserved: %w", u.Used(), quota, u.Reserved, storage.ErrInsufficientStorage)
+	if u.Used() <= before.Used() {
+		return nil
 	}
-	return nil
+	return u.CheckWithin(quota)
 }
 
 // addProps counts delta bytes of dead properties into the space, checking

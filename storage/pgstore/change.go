@@ -51,13 +51,13 @@ func (s *Store) Remove(ctx context.Context, spaceID, nodeID string, cond storage
 			return err
 		}
 		if n.ParentID == "" {
-			return fmt.Errorf("the space root cannot be removed: %w", storage.ErrInvalid)
+			return storage.ErrRootRemove
 		}
 		err = s.checkHeld(ctx, c.tx, spaceID, cond.Locks, lockedNode{id: n.ID, below: n.isFolder()}, lockedNode{id: n.ParentID})
 		if err != nil {
 			return err
 		}
-		if err := checkConditions(n, cond); err != nil {
+		if err := cond.Check(n.ETag); err != nil {
 			return err
 		}
 		if err := s.removeTree(ctx, c.tx, n); err != nil {
@@ -87,7 +87,7 @@ func (s *Store) Move(ctx context.Context, spaceID string, tr storage.Transfer) (
 		if n, err := nodeIn(ctx, c.tx, spaceID, tr.NodeID); err != nil {
 			return err
 		} else if n.ParentID == "" {
-			return fmt.Errorf("the space root cannot be moved: %w", storage.ErrInvalid)
+			return storage.ErrRootMove
 		}
 		x, err := s.openTransfer(ctx, c, spaceID, tr, true)
 		if err != nil {

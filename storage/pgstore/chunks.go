@@ -64,7 +64,7 @@ func (r chunkedUploadRow) upload() storage.ChunkedUpload {
 // CreateChunkedUpload records u; an expired upload of the same id is
 // dropped with its parts.
 func (s *Store) CreateChunkedUpload(ctx context.Context, u storage.ChunkedUpload) (storage.ChunkedUpload, error) {
-	if err := validChunkedUpload(u); err != nil {
+	if err := storage.ValidChunkedUpload(u, validText); err != nil {
 		return storage.ChunkedUpload{}, fmt.Errorf("create chunked upload: %w", err)
 	}
 	u.Claimed, u.Created = false, s.dbNow()
@@ -120,23 +120,6 @@ func fromNanos(n *int64) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(0, *n).UTC()
-}
-
-// validChunkedUpload checks what a caller gives CreateChunkedUpload.
-func validChunkedUpload(u storage.ChunkedUpload) error {
-	switch {
-	case u.ID == "":
-		return fmt.Errorf("empty upload id: %w", storage.ErrInvalid)
-	case len(u.ID) > storage.MaxChunkedUploadIDBytes:
-		return fmt.Errorf("upload id %.64q… longer than %d bytes: %w", u.ID, storage.MaxChunkedUploadIDBytes, storage.ErrInvalid)
-	case u.User == "", !validText(u.User):
-		return fmt.Errorf("upload %.64q without a valid user: %w", u.ID, storage.ErrInvalid)
-	case !validText(u.SpaceID):
-		return fmt.Errorf("upload %.64q in space %.64q: %w", u.ID, u.SpaceID, storage.ErrInvalid)
-	case u.Length < 0, u.Replaces < 0:
-		return fmt.Errorf("upload %.64q of negative length %d or %d replaced: %w", u.ID, u.Length, u.Replaces, storage.ErrInvalid)
-	}
-	return nil
 }
 
 // dropExpiredChunkedUpload drops upload id if it exists and has expired.
@@ -199,7 +182,7 @@ func (s *Store) ChunkedUpload(ctx context.Context, id string) (storage.ChunkedUp
 // is appended to the query ("FOR UPDATE" to hold its row).
 func (s *Store) liveChunkedUpload(ctx context.Context, tx pgx.Tx, id, lock string) (chunkedUploadRow, error) {
 	if id == "" || len(id) > storage.MaxChunkedUploadIDBytes {
-		return chunkedUploadRow{}, fmt.Errorf("chunked upload %.64q: %w", id, storage.ErrNotFound)
+		return chunkedUploadRow{}, storage.ChunkedUploadNotFound(id)
 	}
 	rows, err := tx.Query(ctx, `SELECT `+chunkedUploadColumns+` FROM chunked_uploads
 		WHERE id = $1 AND (expires_ns IS NULL OR expires_ns > $2) `+lock, []byte(id), s.now().UnixNano())
@@ -208,7 +191,7 @@ func (s *Store) liveChunkedUpload(ctx context.Context, tx pgx.Tx, id, lock strin
 	}
 	row, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[chunkedUploadRow])
 	if errors.Is(err, pgx.ErrNoRows) {
-		return chunkedUploadRow{}, fmt.Errorf("chunked upload %.64q: %w", id, storage.ErrNotFound)
+		return chunkedUploadRow{}, storage.ChunkedUploadNotFound(id)
 	}
 	return row, err
 }
@@ -216,19 +199,11 @@ func (s *Store) liveChunkedUpload(ctx context.Context, tx pgx.Tx, id, lock strin
 // roomForChunk says why part name may not be put into upload u now, or
 // nil.
 func roomForChunk(ctx context.Context, tx pgx.Tx, u chunkedUploadRow, name string) error {
-	if u.Claimed {
-		return fmt.Errorf("chunked upload %.64q is being assembled: %w", u.ID, storage.ErrConflict)
-	}
-	if u.Parts < storage.MaxChunksPerUpload {
-		return nil
-	}
-	var exists bool
-	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM chunks WHERE upload_id = $1 AND name = $2)`,
-		u.ID, []byte(name)).Scan(&exists)
-	if err == nil && !exists {
-		err = fmt.Errorf("chunked upload %.64q has %d parts: %w", u.ID, u.Parts, storage.ErrInvalid)
-	}
-	return err
+	return storage.CheckChunkRoom(string(u.ID), u.Claimed, u.Parts, func() (exists bool, err error) {
+		err = tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM chunks WHERE upload_id = $1 AND name = $2)`,
+			u.ID, []byte(name)).Scan(&exists)
+		return exists, err
+	})
 }
 
 // PutChunk streams r into a new object and then records it as part name,
@@ -312,7 +287,7 @@ func (s *Store) recordChunk(ctx context.Context, written chunkedUploadRow, id, n
 		}
 		if u.Incarnation != written.Incarnation {
 			// Removed and started again while the part was written.
-			return fmt.Errorf("chunked upload %.64q: %w", id, storage.ErrNotFound)
+			return storage.ChunkedUploadNotFound(id)
 		}
 		if err := roomForChunk(ctx, tx, u, name); err != nil {
 			return err
@@ -389,7 +364,7 @@ func (s *Store) ClaimChunkedUpload(ctx context.Context, id string) ([]storage.Ch
 			return err
 		}
 		if u.Claimed {
-			return fmt.Errorf("chunked upload %.64q already claimed: %w", id, storage.ErrConflict)
+			return storage.ChunkedUploadClaimedTwice(id)
 		}
 		if _, err := tx.Exec(ctx, `UPDATE chunked_uploads SET claimed = true WHERE id = $1`, u.ID); err != nil {
 			return err
@@ -414,7 +389,7 @@ func (s *Store) OpenChunk(ctx context.Context, id, name string) (io.ReadCloser, 
 		}
 		err = tx.QueryRow(ctx, `SELECT object FROM chunks WHERE upload_id = $1 AND name = $2`, u.ID, []byte(name)).Scan(&key)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("part %.64q of %.64q: %w", name, id, storage.ErrNotFound)
+			return storage.ChunkNotFound(id, name)
 		}
 		return err
 	})
@@ -440,7 +415,7 @@ func (s *Store) RemoveChunk(ctx context.Context, id, name string) error {
 			return err
 		}
 		if u.Claimed {
-			return fmt.Errorf("chunked upload %.64q is being assembled: %w", id, storage.ErrConflict)
+			return storage.ChunkedUploadClaimed(id)
 		}
 		var (
 			key  string
@@ -449,7 +424,7 @@ func (s *Store) RemoveChunk(ctx context.Context, id, name string) error {
 		err = tx.QueryRow(ctx, `DELETE FROM chunks WHERE upload_id = $1 AND name = $2 RETURNING object, size`,
 			u.ID, []byte(name)).Scan(&key, &size)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("part %.64q of %.64q: %w", name, id, storage.ErrNotFound)
+			return storage.ChunkNotFound(id, name)
 		}
 		if err != nil {
 			return err
@@ -497,7 +472,7 @@ func (s *Store) ReserveChunkedUpload(ctx context.Context, id string, length int6
 			case err != nil:
 				return err
 			case u.Claimed:
-				return fmt.Errorf("chunked upload %.64q is being assembled: %w", id, storage.ErrConflict)
+				return storage.ChunkedUploadClaimed(id)
 			case length <= u.Length:
 				return nil
 			}

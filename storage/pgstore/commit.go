@@ -59,14 +59,8 @@ func (s *Store) recordContent(ctx context.Context, ch *change, spaceID string, s
 	if err := s.checkHeld(ctx, ch.tx, spaceID, c.Locks, written); err != nil {
 		return nodeRow{}, false, err
 	}
-	if c.IfMatch != "" && (!exists || old.ETag != c.IfMatch) {
-		return nodeRow{}, false, fmt.Errorf("etag %q does not match: %w", c.IfMatch, storage.ErrPrecondition)
-	}
-	if c.IfNoneMatch && exists {
-		return nodeRow{}, false, fmt.Errorf("target exists: %w", storage.ErrPrecondition)
-	}
-	if exists && old.isFolder() {
-		return nodeRow{}, false, fmt.Errorf("target is a folder: %w", storage.ErrConflict)
+	if err := c.CheckReplace(old.node(), exists); err != nil {
+		return nodeRow{}, false, err
 	}
 	if err := s.checkQuota(ctx, ch.tx, spaceID, size-old.Size); err != nil {
 		return nodeRow{}, false, err

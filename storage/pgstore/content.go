@@ -24,7 +24,7 @@ func (s *Store) Open(ctx context.Context, spaceID, nodeID string) (storage.Node,
 		return storage.Node{}, nil, fmt.Errorf("open: %w", classify(err))
 	}
 	if r.isFolder() {
-		return storage.Node{}, nil, fmt.Errorf("open %s: is a folder: %w", nodeID, storage.ErrInvalid)
+		return storage.Node{}, nil, storage.IsAFolder(nodeID)
 	}
 	return r.node(), s.objects.NewReader(ctx, r.Content), nil
 }

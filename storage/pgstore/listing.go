@@ -31,7 +31,7 @@ func (s *Store) ReadDir(ctx context.Context, spaceID, folderID, after string, li
 // ReadDirProps is ReadDir with each child's dead properties, read in the
 // same snapshot as the page.
 func (s *Store) ReadDirProps(ctx context.Context, spaceID, folderID, user, after string, limit int) ([]storage.Entry, error) {
-	if err := validUser(user); err != nil {
+	if err := storage.ValidPropUser(user); err != nil {
 		return nil, fmt.Errorf("read dir %s: %w", folderID, err)
 	}
 	out := []storage.Entry{}
@@ -67,7 +67,7 @@ func readDir(ctx context.Context, tx pgx.Tx, spaceID, folderID, after string, li
 		return nil, err
 	}
 	if !f.isFolder() {
-		return nil, fmt.Errorf("read dir %s: not a folder: %w", folderID, storage.ErrInvalid)
+		return nil, storage.NotAFolder(folderID)
 	}
 	var max *int // NULL: LIMIT ALL
 	if limit > 0 {

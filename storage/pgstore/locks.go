@@ -149,7 +149,7 @@ func nodeInSpace(ctx context.Context, tx pgx.Tx, spaceID, id string) error {
 	var one int
 	err := tx.QueryRow(ctx, `SELECT 1 FROM nodes WHERE id = $1 AND space_id = $2`, id, spaceID).Scan(&one)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("node %s in space %s: %w", id, spaceID, storage.ErrNotFound)
+		return storage.NodeNotFound(spaceID, id)
 	}
 	return err
 }
@@ -170,7 +170,7 @@ func insertLock(ctx context.Context, tx pgx.Tx, l storage.Lock, now time.Time) e
 		return err
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("lock token %q: %w", l.Token, storage.ErrExists)
+		return storage.LockTokenTaken(l.Token)
 	}
 	return nil
 }
@@ -200,7 +200,7 @@ func checkLockConflicts(ctx context.Context, tx pgx.Tx, l storage.Lock, locks []
 	}
 	for _, o := range rivals {
 		if o.NodeID == l.NodeID || (o.Deep && above[o.NodeID]) || under[o.NodeID] {
-			return fmt.Errorf("conflicts with lock on %s: %w", o.Root, storage.ErrLocked)
+			return storage.LockConflict(o.Root)
 		}
 	}
 	return nil
@@ -262,8 +262,8 @@ func lockPathsInside(ctx context.Context, tx pgx.Tx, top string, locks []storage
 
 // RefreshLock restarts the timeout of the live lock with token.
 func (s *Store) RefreshLock(ctx context.Context, spaceID, token string, timeout time.Duration) (storage.Lock, error) {
-	if timeout < 0 {
-		return storage.Lock{}, fmt.Errorf("refresh lock: negative timeout %v: %w", timeout, storage.ErrInvalid)
+	if err := storage.ValidLockTimeout(timeout); err != nil {
+		return storage.Lock{}, err
 	}
 	if !validText(spaceID) || !validText(token) {
 		return storage.Lock{}, fmt.Errorf("refresh lock %.64q: %w", token, storage.ErrNotFound)
@@ -285,7 +285,7 @@ func (s *Store) RefreshLock(ctx context.Context, spaceID, token string, timeout 
 		}
 		row, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[lockRow])
 		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("no lock %q in space %s: %w", token, spaceID, storage.ErrNotFound)
+			return storage.LockNotFound(spaceID, token)
 		}
 		l = row.lock()
 		return err
@@ -314,7 +314,7 @@ func (s *Store) RemoveLock(ctx context.Context, spaceID, token string) error {
 			return err
 		}
 		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("no lock %q in space %s: %w", token, spaceID, storage.ErrNotFound)
+			return storage.LockNotFound(spaceID, token)
 		}
 		return nil
 	})

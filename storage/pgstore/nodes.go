@@ -98,7 +98,7 @@ func nodeIn(ctx context.Context, q querier, spaceID, id string) (nodeRow, error)
 		return nodeRow{}, err
 	}
 	if !ok || r.SpaceID != spaceID {
-		return nodeRow{}, fmt.Errorf("node %s in space %s: %w", id, spaceID, storage.ErrNotFound)
+		return nodeRow{}, storage.NodeNotFound(spaceID, id)
 	}
 	return r, nil
 }
@@ -108,15 +108,11 @@ func nodeIn(ctx context.Context, q querier, spaceID, id string) (nodeRow, error)
 // space a wrapped otherSpace.
 func folderIn(ctx context.Context, q querier, spaceID, id string, otherSpace error) (nodeRow, error) {
 	r, ok, err := nodeByID(ctx, q, id)
-	switch {
-	case err != nil:
+	if err != nil {
 		return nodeRow{}, err
-	case !ok:
-		return nodeRow{}, fmt.Errorf("parent %s does not exist: %w", id, storage.ErrConflict)
-	case r.SpaceID != spaceID:
-		return nodeRow{}, fmt.Errorf("parent %s is in another space: %w", id, otherSpace)
-	case !r.isFolder():
-		return nodeRow{}, fmt.Errorf("parent %s is not a folder: %w", id, storage.ErrConflict)
+	}
+	if err := storage.CheckParent(spaceID, id, r.node(), ok, otherSpace); err != nil {
+		return nodeRow{}, err
 	}
 	return r, nil
 }
@@ -154,7 +150,7 @@ func (s *Store) Child(ctx context.Context, spaceID, parentID, name string) (stor
 	}
 	// A child is in the space exactly when its parent is.
 	if !ok || r.SpaceID != spaceID {
-		return storage.Node{}, fmt.Errorf("child %q of %s: %w", name, parentID, storage.ErrNotFound)
+		return storage.Node{}, storage.ChildNotFound(parentID, name)
 	}
 	return r.node(), nil
 }

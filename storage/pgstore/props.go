@@ -23,23 +23,14 @@ func (r propRow) property() storage.Property {
 	return storage.Property{Name: storage.PropName{Space: r.Space, Local: r.Local}, User: r.User, Value: r.Value}
 }
 
-// validProp refuses what boltstore refuses: names over the limit, an empty
-// local name, and NULs, which PostgreSQL text cannot hold anyway.
+// validProp refuses what every store refuses (storage.ValidProperty) and
+// a NUL in the value, which PostgreSQL text cannot hold.
 func validProp(p storage.Property) error {
-	if len(p.Name.Space) > storage.MaxPropNameBytes || len(p.Name.Local) > storage.MaxPropNameBytes {
-		return fmt.Errorf("property namespace or name longer than %d bytes: %w", storage.MaxPropNameBytes, storage.ErrInvalid)
+	if err := storage.ValidProperty(p); err != nil {
+		return err
 	}
-	if strings.IndexByte(p.User, 0) >= 0 || strings.IndexByte(p.Name.Space, 0) >= 0 ||
-		p.Name.Local == "" || strings.IndexByte(p.Name.Local, 0) >= 0 || strings.IndexByte(p.Value, 0) >= 0 {
-		return fmt.Errorf("property {%s}%s: %w", p.Name.Space, p.Name.Local, storage.ErrInvalid)
-	}
-	return nil
-}
-
-// validUser refuses user ids PostgreSQL cannot hold.
-func validUser(user string) error {
-	if strings.IndexByte(user, 0) >= 0 {
-		return fmt.Errorf("user %q: %w", user, storage.ErrInvalid)
+	if strings.IndexByte(p.Value, 0) >= 0 {
+		return storage.InvalidProperty(p.Name)
 	}
 	return nil
 }
@@ -83,7 +74,7 @@ func collectProps(rows pgx.Rows) (map[string][]storage.Property, error) {
 // Props returns the dead properties of a node: the shared ones, then those
 // of user, each in name order.
 func (s *Store) Props(ctx context.Context, spaceID, nodeID, user string) ([]storage.Property, error) {
-	if err := validUser(user); err != nil {
+	if err := storage.ValidPropUser(user); err != nil {
 		return nil, fmt.Errorf("props of %s: %w", nodeID, err)
 	}
 	var out []storage.Property

@@ -135,8 +135,8 @@ func validSession(us storage.UploadSession) error {
 	if us.SpaceID == "" || !validText(us.SpaceID) {
 		return fmt.Errorf("space id %.64q: %w", us.SpaceID, storage.ErrInvalid)
 	}
-	if us.Length < 0 || us.Replaces < 0 {
-		return fmt.Errorf("negative length %d or %d replaced: %w", us.Length, us.Replaces, storage.ErrInvalid)
+	if err := storage.ValidLengths(us.Length, us.Replaces); err != nil {
+		return err
 	}
 	if us.Target.NodeID == "" {
 		if err := validName(us.Target.Name); err != nil {
@@ -174,7 +174,7 @@ func (s *Store) Session(ctx context.Context, id string) (storage.UploadSession, 
 // appended to the query ("FOR UPDATE" to hold its row).
 func (s *Store) liveSession(ctx context.Context, tx pgx.Tx, id, lock string) (sessionRow, error) {
 	if !storage.IsHexID(id) {
-		return sessionRow{}, fmt.Errorf("session %.64q: %w", id, storage.ErrNotFound)
+		return sessionRow{}, storage.SessionNotFound(id)
 	}
 	rows, err := tx.Query(ctx, `SELECT `+sessionColumns+` FROM upload_sessions
 		WHERE id = $1 AND (expires_ns IS NULL OR expires_ns > $2) `+lock, id, s.now().UnixNano())
@@ -183,7 +183,7 @@ func (s *Store) liveSession(ctx context.Context, tx pgx.Tx, id, lock string) (se
 	}
 	row, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[sessionRow])
 	if errors.Is(err, pgx.ErrNoRows) {
-		return sessionRow{}, fmt.Errorf("session %s: %w", id, storage.ErrNotFound)
+		return sessionRow{}, storage.SessionNotFound(id)
 	}
 	return row, err
 }
@@ -241,7 +241,7 @@ func (s *Store) sessionAt(ctx context.Context, id string, offset int64) (session
 		return sessionRow{}, err
 	}
 	if offset != row.Received {
-		return sessionRow{}, fmt.Errorf("offset %d, session is at %d: %w", offset, row.Received, storage.ErrConflict)
+		return sessionRow{}, storage.OffsetMismatch(offset, row.Received)
 	}
 	return row, nil
 }
@@ -282,7 +282,7 @@ func (s *Store) recordAppend(ctx context.Context, row sessionRow, seg s3content.
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
 	if locked.Received != row.Received {
-		return locked.session(), fmt.Errorf("offset %d, session is at %d: %w", row.Received, locked.Received, storage.ErrConflict)
+		return locked.session(), storage.OffsetMismatch(row.Received, locked.Received)
 	}
 	if err := s.recordPart(ctx, tx, &locked, seg, sum); err != nil {
 		return row.session(), classify(err)
@@ -430,7 +430,7 @@ func (p *partReader) atLimit() error {
 func (p *partReader) rejection() error {
 	switch {
 	case p.tooLong:
-		return fmt.Errorf("part longer than the %d bytes left: %w", p.left, storage.ErrInvalid)
+		return storage.PartTooLong(p.left)
 	case p.failed != nil:
 		return p.failed
 	case p.verifier != nil && !p.verifier.Matches():
@@ -460,11 +460,11 @@ func (s *Store) completeSession(ctx context.Context, id string, locks *storage.L
 	if err != nil {
 		return storage.Node{}, false, err
 	}
-	if e := row.Expected; e != nil && !e.Matches(sums) {
+	if mismatch := storage.CheckReceived(row.Expected, sums); mismatch != nil {
 		if err := s.endSession(ctx, id); err != nil {
 			return storage.Node{}, false, err
 		}
-		return storage.Node{}, false, fmt.Errorf("%s %s announced, %s received: %w", e.Algorithm, e.Digest, sums, storage.ErrChecksum)
+		return storage.Node{}, false, mismatch
 	}
 	if err := ctx.Err(); err != nil {
 		return storage.Node{}, false, err
@@ -496,7 +496,7 @@ func (s *Store) completeSessionRow(ctx context.Context, id string) (sessionRow, 
 		return sessionRow{}, checksum.Sums{}, err
 	}
 	if row.Received != row.Length {
-		return sessionRow{}, checksum.Sums{}, fmt.Errorf("%d of %d bytes received: %w", row.Received, row.Length, storage.ErrConflict)
+		return sessionRow{}, checksum.Sums{}, storage.UploadIncomplete(row.Received, row.Length)
 	}
 	sum, err := row.sums()
 	if err != nil {

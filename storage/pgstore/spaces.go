@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/google/uuid"
@@ -59,15 +58,6 @@ func querySpace(ctx context.Context, q querier, sql string, args ...any) (storag
 	return r.space(), true, nil
 }
 
-// effectiveQuota gives a personal space without a quota of its own the
-// store's default personal quota.
-func effectiveQuota(sp storage.Space, personalDefault int64) storage.Space {
-	if sp.Type == storage.SpacePersonal && sp.Quota == storage.NoQuota && personalDefault > 0 {
-		sp.Quota = personalDefault
-	}
-	return sp
-}
-
 // PersonalSpace returns the personal space of u, creating it on first use
 // and updating the owner's display name when it changed. Nodes creating it
 // at once agree on one space: the unique index spaces_personal lets one
@@ -92,7 +82,7 @@ func (s *Store) PersonalSpace(ctx context.Context, u storage.User) (storage.Spac
 	if err != nil {
 		return storage.Space{}, fmt.Errorf("personal space of %s: %w", u.ID, err)
 	}
-	return effectiveQuota(sp, s.personalQuota.Load()), nil
+	return storage.EffectiveQuota(sp, s.personalQuota.Load()), nil
 }
 
 // createOrRenamePersonal creates the personal space of u unless another
@@ -143,22 +133,19 @@ func createRoot(ctx context.Context, tx pgx.Tx, spaceID string, now time.Time) e
 // members are replaced. Updating an existing personal space keeps its type
 // and owner.
 func (s *Store) PutSpace(ctx context.Context, sp storage.Space) (storage.Space, error) {
-	if err := storage.ValidID("space id", sp.ID); err != nil {
+	sp, err := storage.PreparePutSpace(sp)
+	if err != nil {
 		return storage.Space{}, fmt.Errorf("put space: %w", err)
 	}
-	sp.Members = maps.Clone(sp.Members)
-	if sp.Members == nil {
-		sp.Members = map[string]storage.Role{}
-	}
 	var out storage.Space
-	err := s.tx(ctx, func(tx pgx.Tx) (err error) {
+	err = s.tx(ctx, func(tx pgx.Tx) (err error) {
 		out, err = s.putSpace(ctx, tx, sp)
 		return err
 	})
 	if err != nil {
 		return storage.Space{}, fmt.Errorf("put space %s: %w", sp.ID, err)
 	}
-	return effectiveQuota(out, s.personalQuota.Load()), nil
+	return storage.EffectiveQuota(out, s.personalQuota.Load()), nil
 }
 
 func (s *Store) putSpace(ctx context.Context, tx pgx.Tx, sp storage.Space) (storage.Space, error) {
@@ -167,18 +154,13 @@ func (s *Store) putSpace(ctx context.Context, tx pgx.Tx, sp storage.Space) (stor
 		if err != nil {
 			return storage.Space{}, err
 		}
+		if err := storage.CheckPutSpace(sp, old, exists); err != nil {
+			return storage.Space{}, err
+		}
 		if exists {
-			if sp.Type != "" && sp.Type != old.Type {
-				return storage.Space{}, fmt.Errorf("space %s is a %s space: %w", sp.ID, old.Type, storage.ErrConflict)
-			}
 			out, _, err := querySpace(ctx, tx, `UPDATE spaces SET name = $2, quota = $3, members = $4
 				WHERE id = $1 RETURNING `+spaceColumns, sp.ID, sp.Name, sp.Quota, sp.Members)
 			return out, err
-		}
-		switch sp.Type {
-		case "", storage.SpaceProject:
-		default:
-			return storage.Space{}, fmt.Errorf("space type %q cannot be put: %w", sp.Type, storage.ErrInvalid)
 		}
 		if n, taken, err := nodeByID(ctx, tx, sp.ID); err != nil {
 			return storage.Space{}, err
@@ -187,7 +169,7 @@ func (s *Store) putSpace(ctx context.Context, tx pgx.Tx, sp storage.Space) (stor
 			// looked (read committed sees its commit now): update it.
 			continue
 		} else if taken {
-			return storage.Space{}, fmt.Errorf("id %s is taken by a node: %w", sp.ID, storage.ErrConflict)
+			return storage.Space{}, storage.SpaceIDTaken(sp.ID)
 		}
 		out, created, err := querySpace(ctx, tx, `
 			INSERT INTO spaces (id, type, name, quota, members) VALUES ($1, 'project', $2, $3, $4)
@@ -213,7 +195,7 @@ func (s *Store) Space(ctx context.Context, id string) (storage.Space, error) {
 		return storage.Space{}, classify(err)
 	}
 	if !found {
-		return storage.Space{}, fmt.Errorf("space %s: %w", id, storage.ErrNotFound)
+		return storage.Space{}, storage.SpaceNotFound(id)
 	}
-	return effectiveQuota(sp, s.personalQuota.Load()), nil
+	return storage.EffectiveQuota(sp, s.personalQuota.Load()), nil
 }

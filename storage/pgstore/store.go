@@ -324,7 +324,7 @@ func (s *Store) inSpace(ctx context.Context, spaceID string, fn func(pgx.Tx) err
 		var one int
 		err := tx.QueryRow(ctx, `SELECT 1 FROM spaces WHERE id = $1 FOR UPDATE`, spaceID).Scan(&one)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("space %s: %w", spaceID, storage.ErrNotFound)
+			return storage.SpaceNotFound(spaceID)
 		}
 		if err != nil {
 			return err

@@ -26,42 +26,24 @@ func prepareTransfer(ctx context.Context, c *change, spaceID string, tr storage.
 	if x.src, err = nodeIn(ctx, c.tx, spaceID, tr.NodeID); err != nil {
 		return x, err
 	}
-	if err := checkConditions(x.src, tr.Conditions); err != nil {
+	if err := tr.Conditions.Check(x.src.ETag); err != nil {
 		return x, err
 	}
 	if x.dst, err = folderIn(ctx, c.tx, spaceID, tr.NewParentID, storage.ErrCrossSpace); err != nil {
 		return x, err
 	}
-	if x.dst.ID == x.src.ParentID && tr.NewName == x.src.Name {
-		x.noop = true
-		return x, nil
-	}
-	if x.src.isFolder() {
-		inside, err := isAncestor(ctx, c.tx, x.src.ID, x.dst.ID)
-		if err != nil {
-			return x, err
-		}
-		if inside {
-			return x, fmt.Errorf("destination is inside the source: %w", storage.ErrConflict)
-		}
-	}
-	var exists bool
-	if x.target, exists, err = child(ctx, c.tx, x.dst.ID, tr.NewName); err != nil || !exists {
-		return x, err
-	}
-	if !tr.Overwrite {
-		return x, fmt.Errorf("%q: %w", tr.NewName, storage.ErrExists)
-	}
-	// Replacing an ancestor of the source would remove the source.
-	above, err := isAncestor(ctx, c.tx, x.target.ID, x.src.ParentID)
-	if err != nil {
-		return x, err
-	}
-	if above {
-		return x, fmt.Errorf("destination contains the source: %w", storage.ErrConflict)
-	}
-	x.replaced = true
-	return x, nil
+	outcome, err := storage.CheckTransfer(tr, x.src.node(), x.dst.node(), storage.TransferLookups{
+		Target: func() (storage.Node, bool, error) {
+			target, exists, err := child(ctx, c.tx, x.dst.ID, tr.NewName)
+			x.target = target
+			return target.node(), exists, err
+		},
+		IsAncestor: func(ancestorID, id string) (bool, error) {
+			return isAncestor(ctx, c.tx, ancestorID, id)
+		},
+	})
+	x.noop, x.replaced = outcome == storage.TransferNoop, outcome == storage.TransferReplaces
+	return x, err
 }
 
 // openTransfer prepares a move or copy and, unless it is a no-op, checks

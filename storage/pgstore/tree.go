@@ -124,14 +124,3 @@ func dropLocksBelow(ctx context.Context, tx pgx.Tx, spaceID, topID string) error
 	}
 	return nil
 }
-
-// checkConditions applies c to the existing node n.
-func checkConditions(n nodeRow, c storage.Conditions) error {
-	if c.IfMatch != "" && c.IfMatch != n.ETag {
-		return fmt.Errorf("etag %q does not match: %w", c.IfMatch, storage.ErrPrecondition)
-	}
-	if c.IfNoneMatch {
-		return fmt.Errorf("node exists: %w", storage.ErrPrecondition)
-	}
-	return nil
-}

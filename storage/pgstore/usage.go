@@ -52,12 +52,12 @@ func (s *Store) spaceUsage(ctx context.Context, tx pgx.Tx, spaceID string) (stor
 		FROM spaces s JOIN nodes r ON r.id = s.id WHERE s.id = $1`,
 		spaceID).Scan(&typ, &quota, &u.Files, &u.Props, &u.Reserved)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return storage.Usage{}, 0, fmt.Errorf("space %s: %w", spaceID, storage.ErrNotFound)
+		return storage.Usage{}, 0, storage.SpaceNotFound(spaceID)
 	}
 	if err != nil {
 		return storage.Usage{}, 0, fmt.Errorf("quota of space %s: %w", spaceID, err)
 	}
-	quota = effectiveQuota(storage.Space{Type: storage.SpaceType(typ), Quota: quota}, s.personalQuota.Load()).Quota
+	quota = storage.EffectiveQuota(storage.Space{Type: storage.SpaceType(typ), Quota: quota}, s.personalQuota.Load()).Quota
 	return u, quota, nil
 }
 
@@ -131,10 +131,7 @@ func (s *Store) checkGrowthWithinQuota(ctx context.Context, tx pgx.Tx, spaceID s
 	if err != nil || quota < 0 {
 		return err
 	}
-	if u.Used()+u.Reserved > quota {
-		return fmt.Errorf("%d of %d bytes used, %d reserved: %w", u.Used(), quota, u.Reserved, storage.ErrInsufficientStorage)
-	}
-	return nil
+	return u.CheckWithin(quota)
 }
 
 // openUploads counts the unfinished uploads of user, resumable and

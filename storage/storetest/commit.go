@@ -64,7 +64,7 @@ func testCommitByIDRules(t *testing.T, f *fixture) {
 		}, storage.ErrNotFound},
 		{"a folder", func(storage.Node) storage.Commit {
 			return storage.Commit{NodeID: folder.ID}
-		}, storage.ErrConflict},
+		}, storage.ErrTargetIsFolder},
 		{"the space root", func(storage.Node) storage.Commit {
 			return storage.Commit{NodeID: f.root()}
 		}, storage.ErrConflict},
@@ -73,7 +73,7 @@ func testCommitByIDRules(t *testing.T, f *fixture) {
 		}, storage.ErrPrecondition},
 		{"If-None-Match fails", func(file storage.Node) storage.Commit {
 			return storage.Commit{NodeID: file.ID, Conditions: storage.Conditions{IfNoneMatch: true}}
-		}, storage.ErrPrecondition},
+		}, storage.ErrTargetExists},
 		{"If-Match holds", func(file storage.Node) storage.Commit {
 			return storage.Commit{NodeID: file.ID, Conditions: storage.Conditions{IfMatch: file.ETag}}
 		}, nil},

@@ -145,7 +145,7 @@ func testRemoveSubtree(t *testing.T, f *fixture) {
 	err = f.s.Remove(f.ctx, f.space.ID, b.ID, storage.Conditions{IfNoneMatch: true})
 	wantErr(t, "Remove If-None-Match", err, storage.ErrPrecondition)
 	err = f.s.Remove(f.ctx, f.space.ID, f.root(), storage.Conditions{})
-	wantErr(t, "Remove the root", err, storage.ErrInvalid)
+	wantErr(t, "Remove the root", err, storage.ErrRootRemove)
 	err = f.s.Remove(f.ctx, f.space.ID, "missing", storage.Conditions{})
 	wantErr(t, "Remove a missing node", err, storage.ErrNotFound)
 

@@ -83,8 +83,8 @@ func testCopyRules(t *testing.T, f *fixture) {
 	}{
 		{"target exists", storage.Transfer{NodeID: file.ID, NewParentID: dest.ID, NewName: "taken"}, storage.ErrExists},
 		{"into its descendant", storage.Transfer{NodeID: a.ID, NewParentID: b.ID, NewName: "a"}, storage.ErrConflict},
-		{"into itself", storage.Transfer{NodeID: a.ID, NewParentID: a.ID, NewName: "a"}, storage.ErrConflict},
-		{"onto its ancestor", storage.Transfer{NodeID: b.ID, NewParentID: f.root(), NewName: "a", Overwrite: true}, storage.ErrConflict},
+		{"into itself", storage.Transfer{NodeID: a.ID, NewParentID: a.ID, NewName: "a"}, storage.ErrDestinationInsideSource},
+		{"onto its ancestor", storage.Transfer{NodeID: b.ID, NewParentID: f.root(), NewName: "a", Overwrite: true}, storage.ErrDestinationContainsSource},
 		{"parent is a file", storage.Transfer{NodeID: file.ID, NewParentID: file.ID, NewName: "x"}, storage.ErrConflict},
 		{"parent missing", storage.Transfer{NodeID: file.ID, NewParentID: "missing", NewName: "x"}, storage.ErrConflict},
 		{"missing node", storage.Transfer{NodeID: "missing", NewParentID: dest.ID, NewName: "x"}, storage.ErrNotFound},

@@ -53,13 +53,13 @@ func testMoveRules(t *testing.T, f *fixture) {
 		}, storage.ErrConflict, false, 0},
 		{"into itself", func(s moveSetup) storage.Transfer {
 			return storage.Transfer{NodeID: s.a.ID, NewParentID: s.a.ID, NewName: "x"}
-		}, storage.ErrConflict, false, 0},
+		}, storage.ErrDestinationInsideSource, false, 0},
 		{"into its descendant", func(s moveSetup) storage.Transfer {
 			return storage.Transfer{NodeID: s.a.ID, NewParentID: s.b.ID, NewName: "x"}
-		}, storage.ErrConflict, false, 0},
+		}, storage.ErrDestinationInsideSource, false, 0},
 		{"onto its ancestor", func(s moveSetup) storage.Transfer {
 			return storage.Transfer{NodeID: s.b.ID, NewParentID: s.a.ParentID, NewName: "a", Overwrite: true}
-		}, storage.ErrConflict, false, 0},
+		}, storage.ErrDestinationContainsSource, false, 0},
 		{"invalid name", func(s moveSetup) storage.Transfer {
 			return storage.Transfer{NodeID: s.file.ID, NewParentID: s.dest.ID, NewName: "."}
 		}, storage.ErrInvalid, false, 0},
@@ -104,7 +104,7 @@ func testMoveRules(t *testing.T, f *fixture) {
 		dest := f.mkdir(t, f.root(), "dest")
 		defer f.cleanup(t)
 		_, _, err := f.s.Move(f.ctx, f.space.ID, storage.Transfer{NodeID: f.root(), NewParentID: dest.ID, NewName: "x"})
-		wantErr(t, "Move the root", err, storage.ErrInvalid)
+		wantErr(t, "Move the root", err, storage.ErrRootMove)
 	})
 }
 
