@@ -1,7 +1,6 @@
 package boltstore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -449,50 +448,4 @@ func (t *txn) commitTarget(spaceID string, c storage.Commit) (string, rec, bool,
 		return "", rec{}, false, err
 	}
 	return p.ID, old, exists, nil
-}
-
-// Open returns the content of a file and the node as of that content: the
-// content file itself, which stays readable while open even if the file is
-// replaced or removed. The node is the record that names the content file
-// opened, and content files never change, so its size, etag and checksums
-// describe exactly the bytes read. A replacement may remove the content
-// file between the lookup and the open; then the lookup is done again.
-func (s *Store) Open(ctx context.Context, spaceID, nodeID string) (storage.Node, storage.Content, error) {
-	if err := ctx.Err(); err != nil {
-		return storage.Node{}, nil, err
-	}
-	prev := ""
-	for attempt := 0; ; attempt++ {
-		var (
-			r    rec
-			data []byte
-		)
-		err := s.view(func(t *txn) (err error) {
-			if r, err = t.nodeIn(spaceID, nodeID); err != nil || !r.inlined() {
-				return err
-			}
-			data, err = t.inlineContent(r)
-			return err
-		})
-		if err != nil {
-			return storage.Node{}, nil, fmt.Errorf("open: %w", err)
-		}
-		if r.IsFolder() {
-			return storage.Node{}, nil, storage.IsAFolder(nodeID)
-		}
-		if r.inlined() {
-			// Read in the snapshot that holds the node: the pair matches.
-			return r.Node, inlineReader{bytes.NewReader(data)}, nil
-		}
-		f, err := os.Open(s.blobPath(r.Blob))
-		if err == nil {
-			return r.Node, f, nil
-		}
-		// A concurrent replacement may have deleted the content we looked
-		// up; look again unless the node still points at the same content.
-		if !errors.Is(err, fs.ErrNotExist) || r.Blob == prev || attempt == 10 {
-			return storage.Node{}, nil, fmt.Errorf("open %s: content: %w", nodeID, err)
-		}
-		prev = r.Blob
-	}
 }

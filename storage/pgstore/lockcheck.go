@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/davspaces/davspaces/storage"

@@ -515,3 +515,21 @@ func lockNodesBelow(ctx context.Context, tx pgx.Tx, top string, locks []storage.
 	}
 	return set, nil
 }
+
+// dropLocksBelow deletes the locks on top and on every node below it. It
+// walks up from each lock of the space, so its cost depends on the locks
+// and the depth, not on the size of the subtree.
+func dropLocksBelow(ctx context.Context, tx pgx.Tx, spaceID, topID string) error {
+	_, err := tx.Exec(ctx, `
+		DELETE FROM locks l WHERE l.space_id = $1 AND EXISTS (
+			WITH RECURSIVE up AS (
+				SELECT n.id, n.parent_id FROM nodes n WHERE n.id = l.node_id
+				UNION ALL
+				SELECT n.id, n.parent_id FROM nodes n JOIN up ON n.id = up.parent_id
+			)
+			SELECT 1 FROM up WHERE up.id = $2)`, spaceID, topID)
+	if err != nil {
+		return fmt.Errorf("dropping the locks below %s: %w", topID, err)
+	}
+	return nil
+}

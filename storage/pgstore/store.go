@@ -16,7 +16,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,7 +23,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
@@ -301,94 +299,6 @@ func (s *Store) StorageID() string {
 // its own, in bytes; 0 means none. It applies to this process only: every
 // node of a cluster is configured alike.
 func (s *Store) SetPersonalQuota(bytes int64) { s.personalQuota.Store(max(bytes, 0)) }
-
-// tx runs fn in a read-committed transaction and commits it, retrying the
-// whole of it when PostgreSQL aborts it for a serialisation failure or a
-// deadlock.
-func (s *Store) tx(ctx context.Context, fn func(pgx.Tx) error) error {
-	return s.run(ctx, pgx.TxOptions{}, fn)
-}
-
-// read runs fn in a read-only transaction that sees one snapshot of the
-// whole database, for answers that must agree with themselves (a listing
-// page and its properties).
-func (s *Store) read(ctx context.Context, fn func(pgx.Tx) error) error {
-	return s.run(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
-}
-
-// inSpace runs fn in a transaction holding the space's row lock: every
-// change of a space's tree, locks or quota goes through it. ErrNotFound
-// when the space does not exist.
-func (s *Store) inSpace(ctx context.Context, spaceID string, fn func(pgx.Tx) error) error {
-	return s.tx(ctx, func(tx pgx.Tx) error {
-		var one int
-		err := tx.QueryRow(ctx, `SELECT 1 FROM spaces WHERE id = $1 FOR UPDATE`, spaceID).Scan(&one)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return storage.SpaceNotFound(spaceID)
-		}
-		if err != nil {
-			return err
-		}
-		return fn(tx)
-	})
-}
-
-// maxAttempts bounds the retries of a transaction PostgreSQL aborted.
-const maxAttempts = 5
-
-func (s *Store) run(ctx context.Context, opts pgx.TxOptions, fn func(pgx.Tx) error) error {
-	pool, err := s.db()
-	if err != nil {
-		return err
-	}
-	return runTx(ctx, pool, opts, fn)
-}
-
-// runTx is run on pool, reached or not.
-func runTx(ctx context.Context, pool *pgxpool.Pool, opts pgx.TxOptions, fn func(pgx.Tx) error) error {
-	var err error
-	for range maxAttempts {
-		err = pgx.BeginTxFunc(ctx, pool, opts, fn)
-		if !retryable(err) {
-			break
-		}
-	}
-	return classify(err)
-}
-
-// retryable reports a transaction aborted only because of a concurrent one.
-func retryable(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
-}
-
-// classify makes a database that cannot be reached a storage.ErrUnavailable
-// (answered 503, retry later) and leaves storage errors as they are.
-func classify(err error) error {
-	if err == nil || errors.Is(err, storage.ErrUnavailable) {
-		return err
-	}
-	if unreachable(err) {
-		return fmt.Errorf("%w: %w", storage.ErrUnavailable, err)
-	}
-	return err
-}
-
-func unreachable(err error) bool {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		// Class 08: connection exceptions; 57P01-03: shutting down or
-		// starting up; 53300: too many connections.
-		return pgErr.Code[:2] == "08" || pgErr.Code == "57P01" || pgErr.Code == "57P02" ||
-			pgErr.Code == "57P03" || pgErr.Code == "53300"
-	}
-	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
-		return true
-	}
-	var connectErr *pgconn.ConnectError
-	var netErr net.Error
-	return errors.As(err, &connectErr) || errors.As(err, &netErr) || errors.Is(err, net.ErrClosed)
-}
 
 func orDefault(d, def time.Duration) time.Duration {
 	if d <= 0 {

@@ -2,10 +2,7 @@ package pgstore
 
 import (
 	"context"
-	"crypto/md5"
-	"encoding/hex"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -13,49 +10,6 @@ import (
 	"github.com/davspaces/davspaces/storage"
 	"github.com/davspaces/davspaces/storage/s3content"
 )
-
-// change is one transaction changing a space's tree, holding the space's
-// row lock: its time, and the tag that makes the etags of the nodes it
-// changes fresh.
-type change struct {
-	tx  pgx.Tx
-	now time.Time
-	tag string
-}
-
-// change runs fn as one change of the space's tree. A retried attempt gets
-// a new time and tag.
-func (s *Store) change(ctx context.Context, spaceID string, fn func(*change) error) error {
-	return s.inSpace(ctx, spaceID, func(tx pgx.Tx) error {
-		return fn(&change{tx: tx, now: s.now().UTC(), tag: uuid.NewString()})
-	})
-}
-
-// etag is the etag node id gets in this change: distinct for every node
-// and every change, and the same for a node changed twice in one change.
-func (c *change) etag(id string) string {
-	sum := md5.Sum([]byte(id + ":" + c.tag))
-	return hex.EncodeToString(sum[:])
-}
-
-// propagate adds delta to the size of folder parentID and of each of its
-// ancestors, and gives each a fresh etag and, unless it is later already,
-// the change's time as modification time: one statement, however deep.
-func (c *change) propagate(ctx context.Context, parentID string, delta int64) error {
-	_, err := c.tx.Exec(ctx, `
-		WITH RECURSIVE up AS (
-			SELECT id, parent_id FROM nodes WHERE id = $1
-			UNION ALL
-			SELECT n.id, n.parent_id FROM nodes n JOIN up ON n.id = up.parent_id
-		)
-		UPDATE nodes SET size = nodes.size + $2, mtime = greatest(nodes.mtime, $3),
-			etag = md5(nodes.id || ':' || $4::text)
-		FROM up WHERE nodes.id = up.id`, parentID, delta, c.now, c.tag)
-	if err != nil {
-		return fmt.Errorf("propagating to the ancestors of %s: %w", parentID, err)
-	}
-	return nil
-}
 
 // isAncestor reports whether ancestorID is id or one of its ancestors.
 func isAncestor(ctx context.Context, tx pgx.Tx, ancestorID, id string) (bool, error) {
@@ -107,20 +61,273 @@ func (s *Store) removeTree(ctx context.Context, tx pgx.Tx, r nodeRow) error {
 	return s.release(ctx, tx, segments)
 }
 
-// dropLocksBelow deletes the locks on top and on every node below it. It
-// walks up from each lock of the space, so its cost depends on the locks
-// and the depth, not on the size of the subtree.
-func dropLocksBelow(ctx context.Context, tx pgx.Tx, spaceID, topID string) error {
-	_, err := tx.Exec(ctx, `
-		DELETE FROM locks l WHERE l.space_id = $1 AND EXISTS (
-			WITH RECURSIVE up AS (
-				SELECT n.id, n.parent_id FROM nodes n WHERE n.id = l.node_id
-				UNION ALL
-				SELECT n.id, n.parent_id FROM nodes n JOIN up ON n.id = up.parent_id
-			)
-			SELECT 1 FROM up WHERE up.id = $2)`, spaceID, topID)
+// Mkdir creates an empty folder.
+func (s *Store) Mkdir(ctx context.Context, spaceID, parentID, name string) (storage.Node, error) {
+	if err := validName(name); err != nil {
+		return storage.Node{}, fmt.Errorf("mkdir: %w", err)
+	}
+	var n nodeRow
+	err := s.change(ctx, spaceID, func(c *change) error {
+		p, err := folderIn(ctx, c.tx, spaceID, parentID, storage.ErrConflict)
+		if err != nil {
+			return err
+		}
+		if _, exists, err := child(ctx, c.tx, p.ID, name); err != nil {
+			return err
+		} else if exists {
+			return storage.ErrExists
+		}
+		id := uuid.NewString()
+		n, _, err = queryNode(ctx, c.tx, `
+			INSERT INTO nodes (id, space_id, parent_id, name, kind, mtime, etag)
+			VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING `+nodeColumns,
+			id, spaceID, p.ID, name, storage.KindFolder, c.now, c.etag(id))
+		if err != nil {
+			return err
+		}
+		return c.propagate(ctx, p.ID, 0)
+	})
 	if err != nil {
-		return fmt.Errorf("dropping the locks below %s: %w", topID, err)
+		return storage.Node{}, fmt.Errorf("mkdir %q: %w", name, err)
+	}
+	return n.node(), nil
+}
+
+// Remove deletes a node and everything below it. The space root cannot be
+// removed. The objects of its files go to the sweep unless a copy shares
+// them.
+func (s *Store) Remove(ctx context.Context, spaceID, nodeID string, cond storage.Conditions) error {
+	err := s.change(ctx, spaceID, func(c *change) error {
+		n, err := nodeIn(ctx, c.tx, spaceID, nodeID)
+		if err != nil {
+			return err
+		}
+		if n.ParentID == "" {
+			return storage.ErrRootRemove
+		}
+		err = s.checkHeld(ctx, c.tx, spaceID, cond.Locks, lockedNode{id: n.ID, below: n.isFolder()}, lockedNode{id: n.ParentID})
+		if err != nil {
+			return err
+		}
+		if err := cond.Check(n.ETag); err != nil {
+			return err
+		}
+		if err := s.removeTree(ctx, c.tx, n); err != nil {
+			return err
+		}
+		return c.propagate(ctx, n.ParentID, -n.Size)
+	})
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", nodeID, err)
 	}
 	return nil
+}
+
+// Move renames or moves a node within its space. Only the node's row and
+// the ancestors on both paths change, so its cost does not depend on the
+// size of the subtree. The node keeps its id and modification time and
+// gets a new etag.
+func (s *Store) Move(ctx context.Context, spaceID string, tr storage.Transfer) (storage.Node, bool, error) {
+	if err := validName(tr.NewName); err != nil {
+		return storage.Node{}, false, fmt.Errorf("move: %w", err)
+	}
+	var (
+		out      nodeRow
+		replaced bool
+	)
+	err := s.change(ctx, spaceID, func(c *change) error {
+		if n, err := nodeIn(ctx, c.tx, spaceID, tr.NodeID); err != nil {
+			return err
+		} else if n.ParentID == "" {
+			return storage.ErrRootMove
+		}
+		x, err := s.openTransfer(ctx, c, spaceID, tr, true)
+		if err != nil {
+			return err
+		}
+		out, replaced = x.src, false
+		if x.noop {
+			return nil
+		}
+		if x.replaced {
+			if err := s.removeTree(ctx, c.tx, x.target); err != nil {
+				return err
+			}
+		}
+		// A MOVE must not move a write lock with its resource (RFC 4918
+		// §7.6); locks belong to nodes here, so the subtree's are dropped.
+		if err := dropLocksBelow(ctx, c.tx, spaceID, x.src.ID); err != nil {
+			return err
+		}
+		out, _, err = queryNode(ctx, c.tx, `UPDATE nodes SET parent_id = $2, name = $3, etag = $4
+			WHERE id = $1 RETURNING `+nodeColumns, x.src.ID, x.dst.ID, tr.NewName, c.etag(x.src.ID))
+		if err != nil {
+			return err
+		}
+		if err := c.propagate(ctx, x.src.ParentID, -x.src.Size); err != nil {
+			return err
+		}
+		replaced = x.replaced
+		return c.propagate(ctx, x.dst.ID, x.src.Size-x.replacedSize())
+	})
+	if err != nil {
+		return storage.Node{}, false, fmt.Errorf("move %s to %q: %w", tr.NodeID, tr.NewName, err)
+	}
+	return out.node(), replaced, nil
+}
+
+// transfer holds what Move and Copy check alike about their target.
+type transfer struct {
+	src      nodeRow
+	dst      nodeRow // the new parent
+	noop     bool    // onto itself
+	target   nodeRow // the existing node at the target, if any
+	replaced bool
+}
+
+// prepareTransfer resolves and checks source and target of a move or copy.
+// It does not change anything.
+func prepareTransfer(ctx context.Context, c *change, spaceID string, tr storage.Transfer) (transfer, error) {
+	var x transfer
+	var err error
+	if x.src, err = nodeIn(ctx, c.tx, spaceID, tr.NodeID); err != nil {
+		return x, err
+	}
+	if err := tr.Conditions.Check(x.src.ETag); err != nil {
+		return x, err
+	}
+	if x.dst, err = folderIn(ctx, c.tx, spaceID, tr.NewParentID, storage.ErrCrossSpace); err != nil {
+		return x, err
+	}
+	outcome, err := storage.CheckTransfer(tr, x.src.node(), x.dst.node(), storage.TransferLookups{
+		Target: func() (storage.Node, bool, error) {
+			target, exists, err := child(ctx, c.tx, x.dst.ID, tr.NewName)
+			x.target = target
+			return target.node(), exists, err
+		},
+		IsAncestor: func(ancestorID, id string) (bool, error) {
+			return isAncestor(ctx, c.tx, ancestorID, id)
+		},
+	})
+	x.noop, x.replaced = outcome == storage.TransferNoop, outcome == storage.TransferReplaces
+	return x, err
+}
+
+// openTransfer prepares a move or copy and, unless it is a no-op, checks
+// that the request holds the locks on what it changes.
+func (s *Store) openTransfer(ctx context.Context, c *change, spaceID string, tr storage.Transfer, move bool) (transfer, error) {
+	x, err := prepareTransfer(ctx, c, spaceID, tr)
+	if err != nil || x.noop {
+		return x, err
+	}
+	return x, s.checkHeld(ctx, c.tx, spaceID, tr.Locks, x.lockedNodes(move)...)
+}
+
+// lockedNodes are the nodes a move or copy changes: an existing target
+// and everything below it, or else the target's folder; for a move also
+// the source, everything below it and its folder.
+func (x transfer) lockedNodes(move bool) []lockedNode {
+	var out []lockedNode
+	if move {
+		out = append(out, lockedNode{id: x.src.ID, below: x.src.isFolder()}, lockedNode{id: x.src.ParentID})
+	}
+	if x.replaced {
+		return append(out, lockedNode{id: x.target.ID, below: x.target.isFolder()})
+	}
+	return append(out, lockedNode{id: x.dst.ID})
+}
+
+// replacedSize is the size of the node a transfer replaces.
+func (x transfer) replacedSize() int64 {
+	if x.replaced {
+		return x.target.Size
+	}
+	return 0
+}
+
+// copySize is the size a copy adds at its target.
+func (x transfer) copySize(shallow bool) int64 {
+	if x.src.isFolder() && shallow {
+		return 0
+	}
+	return x.src.Size
+}
+
+// Copy duplicates a node, and unless Shallow everything below it, with new
+// ids, in one transaction. Content objects are immutable, so the copies
+// share them; shared dead properties are copied too. Copying a node onto
+// itself changes nothing.
+func (s *Store) Copy(ctx context.Context, spaceID string, tr storage.Transfer) (storage.Node, bool, error) {
+	if err := validName(tr.NewName); err != nil {
+		return storage.Node{}, false, fmt.Errorf("copy: %w", err)
+	}
+	var (
+		out      nodeRow
+		replaced bool
+	)
+	err := s.change(ctx, spaceID, func(c *change) error {
+		x, err := s.openTransfer(ctx, c, spaceID, tr, false)
+		if err != nil {
+			return err
+		}
+		out, replaced = x.src, false
+		if x.noop {
+			return nil
+		}
+		if err := s.checkQuota(ctx, c.tx, spaceID, x.copySize(tr.Shallow)-x.replacedSize()); err != nil {
+			return err
+		}
+		if x.replaced {
+			if err := s.removeTree(ctx, c.tx, x.target); err != nil {
+				return err
+			}
+		}
+		if out, err = c.copyTree(ctx, x.src, x.dst.ID, tr.NewName, tr.Shallow); err != nil {
+			return err
+		}
+		replaced = x.replaced
+		if err := c.propagate(ctx, x.dst.ID, x.copySize(tr.Shallow)-x.replacedSize()); err != nil {
+			return err
+		}
+		return s.countCopiedProps(ctx, c.tx, spaceID, out.ID, x.copySize(tr.Shallow)-x.replacedSize())
+	})
+	if err != nil {
+		return storage.Node{}, false, fmt.Errorf("copy %s to %q: %w", tr.NodeID, tr.NewName, err)
+	}
+	return out.node(), replaced, nil
+}
+
+// copyTree copies src as child name of parentID, with its subtree unless
+// shallow, and its shared properties, in one statement; it returns the new
+// top node.
+func (c *change) copyTree(ctx context.Context, src nodeRow, parentID, name string, shallow bool) (nodeRow, error) {
+	topID := uuid.NewString()
+	_, err := c.tx.Exec(ctx, `
+		WITH RECURSIVE sub AS (
+			SELECT id FROM nodes WHERE id = $1
+			UNION ALL
+			SELECT n.id FROM nodes n JOIN sub ON n.parent_id = sub.id WHERE NOT $5
+		), ids AS MATERIALIZED (
+			SELECT id AS old, CASE WHEN id = $1 THEN $2 ELSE gen_random_uuid()::text END AS new FROM sub
+		), copied AS (
+			INSERT INTO nodes (id, space_id, parent_id, name, kind, size, mtime, etag,
+				content_type, sha1, md5, adler32, content)
+			SELECT ids.new, n.space_id,
+				CASE WHEN n.id = $1 THEN $3 ELSE parent.new END,
+				CASE WHEN n.id = $1 THEN $4 ELSE n.name END,
+				n.kind,
+				CASE WHEN n.id = $1 AND $5 AND n.kind = $6 THEN 0 ELSE n.size END,
+				n.mtime, md5(ids.new || ':' || $7::text),
+				n.content_type, n.sha1, n.md5, n.adler32, n.content
+			FROM ids JOIN nodes n ON n.id = ids.old LEFT JOIN ids parent ON parent.old = n.parent_id
+		)
+		INSERT INTO props (node_id, user_id, ns, local, value)
+		SELECT ids.new, '', p.ns, p.local, p.value FROM props p JOIN ids ON p.node_id = ids.old
+		WHERE p.user_id = ''`,
+		src.ID, topID, parentID, name, shallow, storage.KindFolder, c.tag)
+	if err != nil {
+		return nodeRow{}, fmt.Errorf("copying %s: %w", src.ID, err)
+	}
+	top, _, err := nodeByID(ctx, c.tx, topID)
+	return top, err
 }

@@ -1,0 +1,140 @@
+package boltstore
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	"go.uber.org/zap"
+)
+
+// sweepSessions removes expired upload sessions and chunked uploads in the
+// background, a bounded batch of each every sessionSweep, until the store
+// closes. Expired ones are never returned meanwhile; this only frees their
+// space.
+func (s *Store) sweepSessions() {
+	defer close(s.sessionSweepDone)
+	tick := time.NewTicker(s.sessionSweep)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.closing:
+			return
+		case <-tick.C:
+		}
+		n, err := s.purgeSessions(sessionPurgeBatch)
+		if err != nil {
+			s.log.Error("expired upload session cleanup failed", zap.Error(err))
+		}
+		if n > 0 {
+			s.log.Info("removed expired upload sessions", zap.Int("count", n))
+		}
+		n, err = s.purgeChunkedUploads(sessionPurgeBatch)
+		if err != nil {
+			s.log.Error("expired chunked upload cleanup failed", zap.Error(err))
+		}
+		if n > 0 {
+			s.log.Info("removed expired chunked uploads", zap.Int("count", n))
+		}
+	}
+}
+
+// sweep removes content files no node references (left by a crash between
+// putting a blob in place and committing its metadata, or between
+// committing a replacement and deleting the old blob). It runs in the
+// background, one blob directory at a time.
+func (s *Store) sweep() {
+	defer close(s.sweepDone)
+	removed := 0
+	for i := 0; i < 256; i++ {
+		select {
+		case <-s.closing:
+			return
+		default:
+		}
+		n, err := s.sweepDir(filepath.Join(s.blobDir, fmt.Sprintf("%02x", i)))
+		removed += n
+		if err != nil {
+			s.log.Error("orphan content cleanup failed", zap.Error(err))
+			return
+		}
+	}
+	if removed > 0 {
+		s.log.Info("removed unreferenced content files", zap.Int("count", removed))
+	}
+}
+
+func (s *Store) sweepDir(dir string) (int, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	// Pending files are looked up before the references: a file no longer
+	// pending by then had its transaction committed before the snapshot
+	// below starts, so the snapshot sees its reference.
+	candidates := s.pending.without(entries)
+	var orphans []string
+	err = s.db.View(func(tx *bolt.Tx) error {
+		blobs := tx.Bucket(bucketBlobs)
+		for _, name := range candidates {
+			if blobs.Get([]byte(name)) == nil {
+				orphans = append(orphans, name)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, name := range orphans {
+		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+			return 0, err
+		}
+	}
+	return len(orphans), nil
+}
+
+// pendingBlobs is the set of content files written but not yet referenced
+// by committed metadata.
+type pendingBlobs struct {
+	mu  sync.Mutex
+	ids map[string]struct{} // content file ids are never reused
+}
+
+// add marks blob as pending; call it before the file is created.
+func (p *pendingBlobs) add(blob string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ids[blob] = struct{}{}
+}
+
+// done unmarks blobs; call it once their transaction has committed or the
+// files are removed.
+func (p *pendingBlobs) done(blobs ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, b := range blobs {
+		delete(p.ids, b)
+	}
+}
+
+// without returns the names of the entries that are not pending.
+func (p *pendingBlobs) without(entries []fs.DirEntry) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		if _, ok := p.ids[e.Name()]; !ok {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}

@@ -1,0 +1,619 @@
+package boltstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/davspaces/davspaces/storage"
+	"github.com/google/uuid"
+)
+
+// Mkdir creates an empty folder.
+func (s *Store) Mkdir(ctx context.Context, spaceID, parentID, name string) (storage.Node, error) {
+	if err := ctx.Err(); err != nil {
+		return storage.Node{}, err
+	}
+	if err := storage.ValidName(name, nil); err != nil {
+		return storage.Node{}, fmt.Errorf("mkdir: %w", err)
+	}
+	var n rec
+	err := s.update(func(t *txn) error {
+		p, err := t.folderIn(spaceID, parentID, storage.ErrConflict)
+		if err != nil {
+			return err
+		}
+		if _, exists, err := t.child(p.ID, name); err != nil {
+			return err
+		} else if exists {
+			return storage.ErrExists
+		}
+		id := uuid.NewString()
+		n = rec{Node: storage.Node{
+			ID:       id,
+			SpaceID:  spaceID,
+			ParentID: p.ID,
+			Name:     name,
+			Kind:     storage.KindFolder,
+			ModTime:  t.now,
+			ETag:     t.etag(id),
+		}}
+		if err := t.placeNode(&n); err != nil {
+			return err
+		}
+		return t.propagate(p.ID, 0)
+	})
+	if err != nil {
+		return storage.Node{}, fmt.Errorf("mkdir %q: %w", name, err)
+	}
+	return n.Node, nil
+}
+
+// Remove deletes a node and everything below it. The space root cannot be
+// removed.
+func (s *Store) Remove(ctx context.Context, spaceID, nodeID string, c storage.Conditions) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var garbage []string
+	err := s.update(func(t *txn) error {
+		n, err := t.nodeIn(spaceID, nodeID)
+		if err != nil {
+			return err
+		}
+		if n.ParentID == "" {
+			return storage.ErrRootRemove
+		}
+		err = t.checkHeld(spaceID, c.Locks, lockedNode{id: n.ID, below: n.IsFolder()}, lockedNode{id: n.ParentID})
+		if err != nil {
+			return err
+		}
+		if err := c.Check(n.ETag); err != nil {
+			return err
+		}
+		if garbage, err = t.removeTree(n); err != nil {
+			return err
+		}
+		return t.propagate(n.ParentID, -n.Size)
+	})
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", nodeID, err)
+	}
+	s.removeBlobs(garbage)
+	return nil
+}
+
+// removeTree deletes r, its entry in its parent and everything below it,
+// with their properties and locks. It returns the content files to delete
+// once the transaction has committed.
+//
+// It goes depth first, one child at a time, so that what it holds is
+// bounded by the depth of the tree, not by the size of a folder. Each
+// folder's children go in name order and each seek starts after the last
+// one removed: from the folder's start, it would walk past the emptied
+// pages, which bbolt keeps until the commit.
+func (t *txn) removeTree(r rec) ([]string, error) {
+	if err := t.dropLocksBelow(r); err != nil {
+		return nil, err
+	}
+	var blobs []string
+	remove := func(n rec) error {
+		blob, err := t.removeLeaf(n)
+		if blob != "" {
+			blobs = append(blobs, blob)
+		}
+		return err
+	}
+	// A level is a node being removed and the name of its last child
+	// removed.
+	type level struct {
+		node  rec
+		after string
+	}
+	stack := []level{{node: r}}
+	for len(stack) > 0 {
+		l := &stack[len(stack)-1]
+		var child rec
+		ok := false
+		if l.node.IsFolder() {
+			var err error
+			if child, ok, err = t.childAfter(l.node.ID, l.after); err != nil {
+				return nil, err
+			}
+		}
+		switch {
+		case !ok: // l.node has no children left
+			n := l.node
+			stack = stack[:len(stack)-1]
+			if err := remove(n); err != nil {
+				return nil, err
+			}
+		case child.IsFolder():
+			l.after = child.Name
+			stack = append(stack, level{node: child})
+		default:
+			l.after = child.Name
+			if err := remove(child); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return blobs, nil
+}
+
+// removeLeaf deletes n, a file or an empty folder, with its properties and
+// its content. It returns the content file to delete once the transaction
+// has committed, if any.
+func (t *txn) removeLeaf(n rec) (string, error) {
+	blob := ""
+	if !n.IsFolder() {
+		var err error
+		if blob, err = t.dropContent(n); err != nil {
+			return "", err
+		}
+	}
+	if err := t.deleteProps(n); err != nil {
+		return "", err
+	}
+	return blob, t.removeNode(&n)
+}
+
+// childAfter returns the child of folder id whose name comes next after
+// after ("": the first), and whether there is one. It seeks afresh at each
+// call, so the bucket may change between two calls.
+func (t *txn) childAfter(id, after string) (rec, bool, error) {
+	prefix := childKey(id, "")
+	from := childKey(id, after)
+	c := t.look.cursor(&t.look.children, t.children)
+	k, v := c.Seek(from)
+	if after != "" && bytes.Equal(k, from) {
+		k, v = c.Next()
+	}
+	if k == nil || !bytes.HasPrefix(k, prefix) {
+		return rec{}, false, nil
+	}
+	r, err := decodeNode(v)
+	return r, err == nil, err
+}
+
+// transfer holds what Move and Copy check alike about their target.
+type transfer struct {
+	src      rec
+	dst      rec  // the new parent
+	noop     bool // onto itself
+	target   rec  // the existing node at the target, if any
+	replaced bool
+}
+
+// prepareTransfer resolves and checks source and target of a move or copy.
+// It does not change anything.
+func (t *txn) prepareTransfer(spaceID string, tr storage.Transfer) (transfer, error) {
+	var x transfer
+	var err error
+	if x.src, err = t.nodeIn(spaceID, tr.NodeID); err != nil {
+		return x, err
+	}
+	if err := tr.Conditions.Check(x.src.ETag); err != nil {
+		return x, err
+	}
+	if x.dst, err = t.folderIn(spaceID, tr.NewParentID, storage.ErrCrossSpace); err != nil {
+		return x, err
+	}
+	outcome, err := storage.CheckTransfer(tr, x.src.Node, x.dst.Node, storage.TransferLookups{
+		Target: func() (storage.Node, bool, error) {
+			target, exists, err := t.child(x.dst.ID, tr.NewName)
+			x.target = target
+			return target.Node, exists, err
+		},
+		IsAncestor: t.isAncestor,
+	})
+	x.noop, x.replaced = outcome == storage.TransferNoop, outcome == storage.TransferReplaces
+	return x, err
+}
+
+// Move renames or moves a node within its space. It only rewrites the
+// node's record and index entry and the ancestor chains, so its
+// cost does not depend on the size of the subtree. The node keeps its id and
+// modification time and gets a new etag.
+func (s *Store) Move(ctx context.Context, spaceID string, tr storage.Transfer) (storage.Node, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return storage.Node{}, false, err
+	}
+	if err := storage.ValidName(tr.NewName, nil); err != nil {
+		return storage.Node{}, false, fmt.Errorf("move: %w", err)
+	}
+	var (
+		out      rec
+		replaced bool
+		garbage  []string
+	)
+	err := s.update(func(t *txn) error {
+		if n, err := t.nodeIn(spaceID, tr.NodeID); err != nil {
+			return err
+		} else if n.ParentID == "" {
+			return storage.ErrRootMove
+		}
+		x, err := t.prepareTransfer(spaceID, tr)
+		if err != nil {
+			return err
+		}
+		n := x.src
+		if x.noop {
+			out = n
+			return nil
+		}
+		if err := t.checkHeld(spaceID, tr.Locks, x.lockedNodes(true)...); err != nil {
+			return err
+		}
+		var targetSize int64
+		if x.replaced {
+			if garbage, err = t.removeTree(x.target); err != nil {
+				return err
+			}
+			targetSize = x.target.Size
+		}
+		// A MOVE must not move a write lock with its resource (RFC 4918
+		// §7.6); locks belong to nodes here, so the subtree's are dropped.
+		if err := t.dropLocksBelow(n); err != nil {
+			return err
+		}
+		if err := t.removeNode(&n); err != nil {
+			return err
+		}
+		oldParent := n.ParentID
+		n.ParentID, n.Name, n.ETag = x.dst.ID, tr.NewName, t.etag(n.ID)
+		if err := t.placeNode(&n); err != nil {
+			return err
+		}
+		if err := t.propagate(oldParent, -n.Size); err != nil {
+			return err
+		}
+		if err := t.propagate(x.dst.ID, n.Size-targetSize); err != nil {
+			return err
+		}
+		out, replaced = n, x.replaced
+		return nil
+	})
+	if err != nil {
+		return storage.Node{}, false, fmt.Errorf("move %s to %q: %w", tr.NodeID, tr.NewName, err)
+	}
+	s.removeBlobs(garbage)
+	return out.Node, replaced, nil
+}
+
+// maxCopyAttempts bounds how often Copy prepares content files again
+// because the source tree changed while it did.
+const maxCopyAttempts = 3
+
+var errSourceChanged = fmt.Errorf("the source changed while it was copied: %w", storage.ErrConflict)
+
+// Copy duplicates a node, and unless Shallow everything below it, with new
+// ids. File content is hard-linked to new content files (copied where links
+// are not possible); shared dead properties are copied too. Copying a node
+// onto itself changes nothing.
+//
+// The content files are made before the transaction, which only writes
+// metadata, so a large copy does not hold up writers; cancelling ctx stops
+// it between files. If the source tree changes meanwhile, the content files
+// still missing are made and the transaction is tried again.
+func (s *Store) Copy(ctx context.Context, spaceID string, tr storage.Transfer) (storage.Node, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return storage.Node{}, false, err
+	}
+	if err := storage.ValidName(tr.NewName, nil); err != nil {
+		return storage.Node{}, false, fmt.Errorf("copy: %w", err)
+	}
+	n, replaced, err := s.copy(ctx, spaceID, tr)
+	if err != nil {
+		return storage.Node{}, false, fmt.Errorf("copy %s to %q: %w", tr.NodeID, tr.NewName, err)
+	}
+	return n.Node, replaced, nil
+}
+
+func (s *Store) copy(ctx context.Context, spaceID string, tr storage.Transfer) (rec, bool, error) {
+	blobs := &copyBlobs{s: s, made: map[string]string{}}
+	defer blobs.release()
+	for attempt := 1; ; attempt++ {
+		sources, err := s.copySources(spaceID, tr)
+		if err != nil {
+			return rec{}, false, err
+		}
+		if err := blobs.prepare(ctx, sources); err != nil {
+			return rec{}, false, err
+		}
+		n, replaced, garbage, err := s.recordCopy(spaceID, tr, blobs)
+		if errors.Is(err, errSourceChanged) && attempt < maxCopyAttempts {
+			continue
+		}
+		if err != nil {
+			return rec{}, false, err
+		}
+		s.removeBlobs(garbage)
+		return n, replaced, nil
+	}
+}
+
+// copySources checks a copy in a snapshot and returns the content files of
+// the files it copies, so that they can be duplicated outside the write
+// transaction. A copy that will fail anyway (conflicts, quota) fails here
+// before any file work.
+func (s *Store) copySources(spaceID string, tr storage.Transfer) ([]string, error) {
+	var sources []string
+	err := s.view(func(t *txn) error {
+		t.now = s.now() // lock expiry
+		x, err := t.prepareTransfer(spaceID, tr)
+		if err != nil || x.noop {
+			return err
+		}
+		if err := t.checkHeld(spaceID, tr.Locks, x.lockedNodes(false)...); err != nil {
+			return err
+		}
+		if err := t.checkCopyQuota(spaceID, x, tr.Shallow); err != nil {
+			return err
+		}
+		sources, err = t.subtreeBlobs(x.src, tr.Shallow)
+		return err
+	})
+	return sources, err
+}
+
+// checkCopyQuota checks that the space can hold the copy x.
+func (t *txn) checkCopyQuota(spaceID string, x transfer, shallow bool) error {
+	return t.checkQuota(spaceID, copySize(x, shallow)-replacedSize(x))
+}
+
+// copySize is the size a copy adds at its target.
+func copySize(x transfer, shallow bool) int64 {
+	if x.src.IsFolder() && shallow {
+		return 0
+	}
+	return x.src.Size
+}
+
+// replacedSize is the size of the node a transfer replaces.
+func replacedSize(x transfer) int64 {
+	if x.replaced {
+		return x.target.Size
+	}
+	return 0
+}
+
+// subtreeBlobs returns the content files of top and, unless shallow, of all
+// files below it.
+func (t *txn) subtreeBlobs(top rec, shallow bool) ([]string, error) {
+	if !top.IsFolder() {
+		if top.inlined() {
+			return nil, nil
+		}
+		return []string{top.Blob}, nil
+	}
+	if shallow {
+		return nil, nil
+	}
+	var blobs []string
+	stack := []string{top.ID}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		prefix := childKey(id, "")
+		c := t.children().Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			child, err := decodeNode(v)
+			if err != nil {
+				return nil, err
+			}
+			switch {
+			case child.IsFolder():
+				stack = append(stack, child.ID)
+			case !child.inlined():
+				blobs = append(blobs, child.Blob)
+			}
+		}
+	}
+	return blobs, nil
+}
+
+// recordCopy writes the metadata of a copy whose content files blobs has
+// made. It fails with errSourceChanged when the source now has content
+// blobs has not made. It returns the new top node, whether the target was
+// replaced and the content files to remove.
+func (s *Store) recordCopy(spaceID string, tr storage.Transfer, blobs *copyBlobs) (rec, bool, []string, error) {
+	var (
+		out      rec
+		replaced bool
+		garbage  []string
+	)
+	used := map[string]bool{}
+	err := s.update(func(t *txn) error {
+		x, err := t.prepareTransfer(spaceID, tr)
+		if err != nil {
+			return err
+		}
+		if x.noop {
+			out = x.src
+			return nil
+		}
+		if err := t.checkHeld(spaceID, tr.Locks, x.lockedNodes(false)...); err != nil {
+			return err
+		}
+		if err := t.checkCopyQuota(spaceID, x, tr.Shallow); err != nil {
+			return err
+		}
+		before, err := t.usage(spaceID)
+		if err != nil {
+			return err
+		}
+		if x.replaced {
+			if garbage, err = t.removeTree(x.target); err != nil {
+				return err
+			}
+		}
+		if out, err = t.copyTree(x.src, x.dst.ID, tr.NewName, tr.Shallow, blobs.made, used); err != nil {
+			return err
+		}
+		replaced = x.replaced
+		if err := t.propagate(x.dst.ID, copySize(x, tr.Shallow)-replacedSize(x)); err != nil {
+			return err
+		}
+		return t.checkGrowthWithinQuota(spaceID, before)
+	})
+	if err != nil {
+		return rec{}, false, nil, err
+	}
+	blobs.used = used
+	return out, replaced, garbage, nil
+}
+
+// copyBlobs are the content files made for a copy before its transaction.
+// They are pending until release, which removes those the committed copy
+// does not reference.
+type copyBlobs struct {
+	s    *Store
+	made map[string]string // source content file → its duplicate
+	used map[string]bool   // duplicates the committed copy references
+}
+
+// prepare duplicates the sources not duplicated yet, checking ctx before
+// each, and makes the new names durable.
+func (b *copyBlobs) prepare(ctx context.Context, sources []string) error {
+	dirs := map[string]bool{}
+	for _, src := range sources {
+		if _, ok := b.made[src]; ok {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		dst := newBlobID()
+		b.s.pending.add(dst)
+		err := b.s.duplicateBlob(src, dst)
+		if errors.Is(err, fs.ErrNotExist) {
+			// Replaced or removed since the snapshot: the transaction
+			// finds out whether it is still needed.
+			b.s.pending.done(dst)
+			continue
+		}
+		b.made[src] = dst
+		if err != nil {
+			return diskFull(err)
+		}
+		dirs[filepath.Dir(b.s.blobPath(dst))] = true
+	}
+	// The new names must be durable before the metadata pointing at them.
+	for d := range dirs {
+		if err := b.s.syncDir(d); err != nil {
+			return diskFull(err)
+		}
+	}
+	return nil
+}
+
+// release removes the duplicates not referenced by a committed copy, then
+// lets the sweep see them all.
+func (b *copyBlobs) release() {
+	var unused, all []string
+	for _, dst := range b.made {
+		all = append(all, dst)
+		if !b.used[dst] {
+			unused = append(unused, dst)
+		}
+	}
+	b.s.removeBlobs(unused)
+	b.s.pending.done(all...)
+}
+
+// copyTree copies src as child name of parentID, depth first, and returns
+// the new top node. Files get the duplicates of their content in blobs,
+// which it marks used; a file without one is errSourceChanged. What it
+// holds is bounded by the depth of the tree, not by the size of a folder.
+func (t *txn) copyTree(src rec, parentID, name string, shallow bool, blobs map[string]string, used map[string]bool) (rec, error) {
+	first := src
+	if shallow && src.IsFolder() {
+		first.Size = 0 // an empty folder
+	}
+	top, err := t.copyNode(first, parentID, name, blobs, used)
+	if err != nil || !src.IsFolder() || shallow {
+		return top, err
+	}
+	// A level is a folder being copied: the source, its copy, and the name
+	// of the last child copied.
+	type level struct{ src, dst, after string }
+	stack := []level{{src: src.ID, dst: top.ID}}
+	for len(stack) > 0 {
+		l := &stack[len(stack)-1]
+		child, ok, err := t.childAfter(l.src, l.after)
+		if err != nil {
+			return rec{}, err
+		}
+		if !ok {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		l.after = child.Name
+		n, err := t.copyNode(child, l.dst, child.Name, blobs, used)
+		if err != nil {
+			return rec{}, err
+		}
+		if child.IsFolder() {
+			stack = append(stack, level{src: child.ID, dst: n.ID})
+		}
+	}
+	return top, nil
+}
+
+// copyNode places a copy of src, without its children, as child name of
+// parentID, with its properties and its content.
+func (t *txn) copyNode(src rec, parentID, name string, blobs map[string]string, used map[string]bool) (rec, error) {
+	n := src
+	n.ID = uuid.NewString()
+	n.ParentID, n.Name = parentID, name
+	n.ETag = t.etag(n.ID)
+	switch {
+	case src.IsFolder():
+	case src.inlined():
+		// Small: copied in the transaction, nothing to prepare.
+		k, err := t.copyInline(src)
+		if err != nil {
+			return rec{}, err
+		}
+		n.Inline = k
+	default:
+		dup, ok := blobs[src.Blob]
+		if !ok {
+			return rec{}, errSourceChanged
+		}
+		n.Blob = dup
+		used[dup] = true
+		if err := t.blobs().Put([]byte(n.Blob), []byte(n.ID)); err != nil {
+			return rec{}, err
+		}
+	}
+	if err := t.placeNode(&n); err != nil {
+		return rec{}, err
+	}
+	if err := t.copyProps(src.ID, n); err != nil {
+		return rec{}, err
+	}
+	return n, nil
+}
+
+// isAncestor reports whether ancestorID is id or one of its ancestors.
+func (t *txn) isAncestor(ancestorID, id string) (bool, error) {
+	for id != "" {
+		if id == ancestorID {
+			return true, nil
+		}
+		r, ok, err := t.node(id)
+		if err != nil {
+			return false, err
+		}
+		if !ok {
+			return false, fmt.Errorf("ancestor %s missing: %w", id, errCorrupt)
+		}
+		id = r.ParentID
+	}
+	return false, nil
+}

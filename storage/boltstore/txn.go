@@ -1,0 +1,135 @@
+package boltstore
+
+import (
+	"crypto/md5"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// txn is a bolt transaction with the store's buckets at hand. A bucket is
+// opened on first use and kept for the rest of the transaction: most
+// transactions touch two or three of the store's buckets, and opening one
+// costs a search of the root and a few allocations (a read-only bolt
+// transaction does not keep the buckets it opened).
+type txn struct {
+	tx   *bolt.Tx
+	now  time.Time
+	seq  uint64
+	open openBuckets
+	look lookups // layout.go
+	// personalQuota is the store's default quota of personal spaces.
+	personalQuota int64
+}
+
+// openBuckets are the buckets a txn has opened so far; nil is not yet.
+type openBuckets struct {
+	spaces, personal, nodes, children, props, blobs, inline *bolt.Bucket
+	locks, lockTokens                                       *bolt.Bucket
+	sessions, chunkedUploads, chunkParts                    *bolt.Bucket
+}
+
+func (s *Store) newTxn(tx *bolt.Tx) *txn {
+	return &txn{tx: tx, personalQuota: s.personalQuota.Load()}
+}
+
+// bucket returns the bucket called name, opening it into *open on first
+// use.
+func (t *txn) bucket(open **bolt.Bucket, name []byte) *bolt.Bucket {
+	if *open == nil {
+		*open = t.tx.Bucket(name)
+	}
+	return *open
+}
+
+func (t *txn) spaces() *bolt.Bucket { return t.bucket(&t.open.spaces, bucketSpaces) }
+
+func (t *txn) personal() *bolt.Bucket { return t.bucket(&t.open.personal, bucketPersonal) }
+
+func (t *txn) nodes() *bolt.Bucket { return t.bucket(&t.open.nodes, bucketNodes) }
+
+func (t *txn) children() *bolt.Bucket { return t.bucket(&t.open.children, bucketChildren) }
+
+func (t *txn) props() *bolt.Bucket { return t.bucket(&t.open.props, bucketProps) }
+
+func (t *txn) blobs() *bolt.Bucket { return t.bucket(&t.open.blobs, bucketBlobs) }
+
+func (t *txn) inline() *bolt.Bucket { return t.bucket(&t.open.inline, bucketInline) }
+
+// locks holds the lock records by space, lockTokens the space of each
+// token.
+func (t *txn) locks() *bolt.Bucket { return t.bucket(&t.open.locks, bucketLocks) }
+
+func (t *txn) lockTokens() *bolt.Bucket { return t.bucket(&t.open.lockTokens, bucketLockTokens) }
+
+func (s *Store) view(fn func(t *txn) error) error {
+	return s.db.View(func(tx *bolt.Tx) error { return fn(s.newTxn(tx)) })
+}
+
+// update runs fn in a write transaction. The change time and the sequence
+// number that makes etags unique are taken once the write lock is held.
+func (s *Store) update(fn func(t *txn) error) error {
+	return diskFull(s.db.Update(s.writeTxn(fn)))
+}
+
+// updateGrouped runs fn like update, but in a transaction it may share with
+// other concurrent updateGrouped calls (groupcommit.go), so that they are
+// made durable together. fn may run more than once and must leave nothing
+// behind outside the transaction but what its last run sets.
+func (s *Store) updateGrouped(fn func(t *txn) error) error {
+	return diskFull(s.group.update(s.writeTxn(fn)))
+}
+
+// writeTxn turns fn into a bolt write function with the store's buckets,
+// its own etag sequence number and the change time.
+func (s *Store) writeTxn(fn func(t *txn) error) func(*bolt.Tx) error {
+	return func(tx *bolt.Tx) error {
+		t := s.newTxn(tx)
+		seq, err := t.nodes().NextSequence()
+		if err != nil {
+			return err
+		}
+		t.seq = seq
+		t.now = s.now()
+		return fn(t)
+	}
+}
+
+// etag returns the etag of node id changed in this transaction: hex md5 of
+// the id and the transaction's sequence number.
+func (t *txn) etag(id string) string {
+	var seq [binary.MaxVarintLen64]byte
+	h := md5.New()
+	h.Write([]byte(id))
+	h.Write([]byte{0})
+	h.Write(seq[:binary.PutUvarint(seq[:], t.seq)])
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// propagate records a change below parentID: every folder from parentID up
+// to the space root gets a new etag, its modification time raised to the
+// change time and its size changed by delta.
+func (t *txn) propagate(parentID string, delta int64) error {
+	for id := parentID; id != ""; {
+		r, ok, err := t.node(id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("ancestor %s missing: %w", id, errCorrupt)
+		}
+		r.Size += delta
+		if t.now.After(r.ModTime) {
+			r.ModTime = t.now
+		}
+		r.ETag = t.etag(r.ID)
+		if err := t.putNode(&r); err != nil {
+			return err
+		}
+		id = r.ParentID
+	}
+	return nil
+}

@@ -1,0 +1,148 @@
+package pgstore
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/davspaces/davspaces/storage"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// change is one transaction changing a space's tree, holding the space's
+// row lock: its time, and the tag that makes the etags of the nodes it
+// changes fresh.
+type change struct {
+	tx  pgx.Tx
+	now time.Time
+	tag string
+}
+
+// change runs fn as one change of the space's tree. A retried attempt gets
+// a new time and tag.
+func (s *Store) change(ctx context.Context, spaceID string, fn func(*change) error) error {
+	return s.inSpace(ctx, spaceID, func(tx pgx.Tx) error {
+		return fn(&change{tx: tx, now: s.now().UTC(), tag: uuid.NewString()})
+	})
+}
+
+// etag is the etag node id gets in this change: distinct for every node
+// and every change, and the same for a node changed twice in one change.
+func (c *change) etag(id string) string {
+	sum := md5.Sum([]byte(id + ":" + c.tag))
+	return hex.EncodeToString(sum[:])
+}
+
+// propagate adds delta to the size of folder parentID and of each of its
+// ancestors, and gives each a fresh etag and, unless it is later already,
+// the change's time as modification time: one statement, however deep.
+func (c *change) propagate(ctx context.Context, parentID string, delta int64) error {
+	_, err := c.tx.Exec(ctx, `
+		WITH RECURSIVE up AS (
+			SELECT id, parent_id FROM nodes WHERE id = $1
+			UNION ALL
+			SELECT n.id, n.parent_id FROM nodes n JOIN up ON n.id = up.parent_id
+		)
+		UPDATE nodes SET size = nodes.size + $2, mtime = greatest(nodes.mtime, $3),
+			etag = md5(nodes.id || ':' || $4::text)
+		FROM up WHERE nodes.id = up.id`, parentID, delta, c.now, c.tag)
+	if err != nil {
+		return fmt.Errorf("propagating to the ancestors of %s: %w", parentID, err)
+	}
+	return nil
+}
+
+// tx runs fn in a read-committed transaction and commits it, retrying the
+// whole of it when PostgreSQL aborts it for a serialisation failure or a
+// deadlock.
+func (s *Store) tx(ctx context.Context, fn func(pgx.Tx) error) error {
+	return s.run(ctx, pgx.TxOptions{}, fn)
+}
+
+// read runs fn in a read-only transaction that sees one snapshot of the
+// whole database, for answers that must agree with themselves (a listing
+// page and its properties).
+func (s *Store) read(ctx context.Context, fn func(pgx.Tx) error) error {
+	return s.run(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
+}
+
+// inSpace runs fn in a transaction holding the space's row lock: every
+// change of a space's tree, locks or quota goes through it. ErrNotFound
+// when the space does not exist.
+func (s *Store) inSpace(ctx context.Context, spaceID string, fn func(pgx.Tx) error) error {
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		var one int
+		err := tx.QueryRow(ctx, `SELECT 1 FROM spaces WHERE id = $1 FOR UPDATE`, spaceID).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return storage.SpaceNotFound(spaceID)
+		}
+		if err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+}
+
+// maxAttempts bounds the retries of a transaction PostgreSQL aborted.
+const maxAttempts = 5
+
+func (s *Store) run(ctx context.Context, opts pgx.TxOptions, fn func(pgx.Tx) error) error {
+	pool, err := s.db()
+	if err != nil {
+		return err
+	}
+	return runTx(ctx, pool, opts, fn)
+}
+
+// runTx is run on pool, reached or not.
+func runTx(ctx context.Context, pool *pgxpool.Pool, opts pgx.TxOptions, fn func(pgx.Tx) error) error {
+	var err error
+	for range maxAttempts {
+		err = pgx.BeginTxFunc(ctx, pool, opts, fn)
+		if !retryable(err) {
+			break
+		}
+	}
+	return classify(err)
+}
+
+// retryable reports a transaction aborted only because of a concurrent one.
+func retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
+}
+
+// classify makes a database that cannot be reached a storage.ErrUnavailable
+// (answered 503, retry later) and leaves storage errors as they are.
+func classify(err error) error {
+	if err == nil || errors.Is(err, storage.ErrUnavailable) {
+		return err
+	}
+	if unreachable(err) {
+		return fmt.Errorf("%w: %w", storage.ErrUnavailable, err)
+	}
+	return err
+}
+
+func unreachable(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		// Class 08: connection exceptions; 57P01-03: shutting down or
+		// starting up; 53300: too many connections.
+		return pgErr.Code[:2] == "08" || pgErr.Code == "57P01" || pgErr.Code == "57P02" ||
+			pgErr.Code == "57P03" || pgErr.Code == "53300"
+	}
+	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
+		return true
+	}
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	return errors.As(err, &connectErr) || errors.As(err, &netErr) || errors.Is(err, net.ErrClosed)
+}
