@@ -388,7 +388,8 @@ func (s *Store) completeLocked(ctx context.Context, id string, locks *storage.Lo
 	if !modTime.IsZero() {
 		target.ModTime = modTime
 	}
-	n, created, err := s.commit(r.SpaceID, s.sessionPath(id), r.Length, sums, target, func(t *txn) error {
+	content := newContent{size: r.Length, sums: sums}
+	n, created, err := s.commit(r.SpaceID, s.sessionPath(id), content, target, func(t *txn) error {
 		return t.dropSession(id)
 	})
 	if err != nil {

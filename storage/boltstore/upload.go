@@ -221,10 +221,12 @@ func (u *upload) Commit(ctx context.Context, c storage.Commit) (storage.Node, bo
 			return err
 		}
 	}
+	content := newContent{size: u.size, sums: u.sum.Sums()}
 	if f == nil {
-		n, created, err = u.s.commitInline(u.spaceID, data, u.sum.Sums(), c, also)
+		content.inline = data
+		n, created, err = u.s.commitInline(u.spaceID, content, c, also)
 	} else {
-		n, created, err = u.s.commitContentFile(u.spaceID, u.path, u.size, u.sum.Sums(), c, also)
+		n, created, err = u.s.commitContentFile(u.spaceID, u.path, content, c, also)
 	}
 	if err != nil {
 		return storage.Node{}, false, fmt.Errorf("commit %s: %w", c.Target(), err)
@@ -250,58 +252,67 @@ func (u *upload) closeFile(f *os.File, err error) error {
 	return err
 }
 
-// commit records the complete, synced file at tmp as the content of the
-// target node: inline when it is small, else as a new content file. A
-// resumable upload ends here; also, when set, runs in the transaction that
-// records the content (a session ends with it) and may run more than once
-// (updateGrouped). The file at tmp is gone afterwards, whether commit
-// succeeded or not.
-func (s *Store) commit(spaceID, tmp string, size int64, sums checksum.Sums, c storage.Commit, also func(*txn) error) (storage.Node, bool, error) {
-	if !s.keepsInline(size) {
-		return s.commitContentFile(spaceID, tmp, size, sums, c, also)
+// commit records the complete, synced file at tmp, of content.size bytes
+// with checksums content.sums, as the content of the target node: inline
+// when it is small, else as a new content file. A resumable upload ends
+// here; also, when set, runs in the transaction that records the content
+// (a session ends with it) and may run more than once (updateGrouped). The
+// file at tmp is gone afterwards, whether commit succeeded or not.
+func (s *Store) commit(spaceID, tmp string, content newContent, c storage.Commit, also func(*txn) error) (storage.Node, bool, error) {
+	if !s.keepsInline(content.size) {
+		return s.commitContentFile(spaceID, tmp, content, c, also)
 	}
-	data, err := readInlineFile(tmp, size)
+	data, err := readInlineFile(tmp, content.size)
 	os.Remove(tmp)
 	if err != nil {
 		return storage.Node{}, false, err
 	}
-	return s.commitInline(spaceID, data, sums, c, also)
+	content.inline = data
+	return s.commitInline(spaceID, content, c, also)
 }
 
-// commitInline records data as the content of the target node, inline.
-func (s *Store) commitInline(spaceID string, data []byte, sums checksum.Sums, c storage.Commit, also func(*txn) error) (storage.Node, bool, error) {
-	if data == nil {
+// commitInline records content.inline as the content of the target node,
+// inline.
+func (s *Store) commitInline(spaceID string, content newContent, c storage.Commit, also func(*txn) error) (storage.Node, bool, error) {
+	if content.inline == nil {
 		// Only non-nil content is inline content (newContent).
-		data = []byte{}
+		content.inline = []byte{}
 	}
-	n, created, oldBlob, err := s.recordContent(spaceID, newContent{inline: data}, int64(len(data)), sums, c, also)
+	content.blob, content.size = "", int64(len(content.inline))
+	done, err := s.recordContent(spaceID, content, c, also)
 	if err != nil {
 		return storage.Node{}, false, err
 	}
-	if oldBlob != "" {
-		s.removeBlobs([]string{oldBlob})
-	}
-	return n.Node, created, nil
+	s.removeReplaced(done)
+	return done.node.Node, done.created, nil
 }
 
 // commitContentFile puts the complete, synced file at tmp in place as a new
-// content file and records it as the content of the target node. The file
-// at tmp is gone afterwards, whether it succeeded or not.
-func (s *Store) commitContentFile(spaceID, tmp string, size int64, sums checksum.Sums, c storage.Commit, also func(*txn) error) (storage.Node, bool, error) {
+// content file and records it as the content of the target node, of
+// content.size bytes with checksums content.sums. The file at tmp is gone
+// afterwards, whether it succeeded or not.
+func (s *Store) commitContentFile(spaceID, tmp string, content newContent, c storage.Commit, also func(*txn) error) (storage.Node, bool, error) {
 	blob, err := s.placeContent(tmp)
 	if err != nil {
 		return storage.Node{}, false, err
 	}
 	defer s.pending.done(blob)
-	n, created, oldBlob, err := s.recordContent(spaceID, newContent{blob: blob}, size, sums, c, also)
+	content.blob, content.inline = blob, nil
+	done, err := s.recordContent(spaceID, content, c, also)
 	if err != nil {
 		s.removeBlobs([]string{blob})
 		return storage.Node{}, false, err
 	}
-	if oldBlob != "" {
-		s.removeBlobs([]string{oldBlob})
+	s.removeReplaced(done)
+	return done.node.Node, done.created, nil
+}
+
+// removeReplaced removes the content file a commit replaced, if any: no
+// metadata references it once the commit is durable.
+func (s *Store) removeReplaced(done committed) {
+	if done.oldBlob != "" {
+		s.removeBlobs([]string{done.oldBlob})
 	}
-	return n.Node, created, nil
 }
 
 // placeContent moves the file at tmp into place as a new content file,
@@ -329,10 +340,22 @@ func (s *Store) placeContent(tmp string) (string, error) {
 }
 
 // newContent is the content a commit records: a content file put in place
-// (blob), or the bytes themselves, to be kept inline (inline, non-nil).
+// (blob), or the bytes themselves, to be kept inline (inline, non-nil);
+// size bytes with checksums sums either way.
 type newContent struct {
 	blob   string
 	inline []byte
+	size   int64
+	sums   checksum.Sums
+}
+
+// committed is what recording a commit did: the file, whether the commit
+// created it, and the content file it replaced (oldBlob, "" if none), to
+// be removed once the commit is durable.
+type committed struct {
+	node    rec
+	created bool
+	oldBlob string
 }
 
 // store records c as the content of the file r in t.
@@ -348,104 +371,126 @@ func (c newContent) store(t *txn, r *rec) error {
 }
 
 // recordContent makes content the content of the file c names, creating
-// the file if needed, in one transaction, with also when set. It returns
-// the file, whether it was created, and the content file it replaced, to
-// be removed. The transaction is grouped with concurrent ones, so that many
-// small files are made durable by one commit.
-func (s *Store) recordContent(spaceID string, content newContent, size int64, sums checksum.Sums, c storage.Commit, also func(*txn) error) (rec, bool, string, error) {
-	var (
-		n       rec
-		created bool
-		oldBlob string
-	)
-	err := s.updateGrouped(func(t *txn) error {
-		n, created, oldBlob = rec{}, false, ""
-		parentID, old, exists, err := t.commitTarget(spaceID, c)
-		if err != nil {
-			return err
-		}
-		written := lockedNode{id: parentID}
-		if exists {
-			written = lockedNode{id: old.ID}
-		}
-		if err := t.checkHeld(spaceID, c.Locks, written); err != nil {
-			return err
-		}
-		if err := c.CheckReplace(old.Node, exists); err != nil {
-			return err
-		}
-		var oldSize int64
-		if exists {
-			oldSize = old.Size
-		}
-		// also ends a session, releasing its reservation: the quota then
-		// counts its bytes once, as the file's.
-		if also != nil {
-			if err := also(t); err != nil {
-				return err
-			}
-		}
-		if err := t.checkQuota(spaceID, size-oldSize); err != nil {
-			return err
-		}
-		if exists {
-			n = old
-			if oldBlob, err = t.dropContent(old); err != nil {
-				return err
-			}
-		} else {
-			n = rec{Node: storage.Node{
-				ID:       uuid.NewString(),
-				SpaceID:  spaceID,
-				ParentID: parentID,
-				Name:     c.Name,
-				Kind:     storage.KindFile,
-			}}
-		}
-		mtime := c.ModTime
-		if mtime.IsZero() {
-			mtime = t.now
-		}
-		n.Size = size
-		n.ModTime = mtime.UTC()
-		n.ETag = t.etag(n.ID)
-		n.ContentType = c.ContentType
-		n.Checksums = sums
-		if err := content.store(t, &n); err != nil {
-			return err
-		}
-		if exists {
-			err = t.putNode(&n) // where it was: its index entry stays
-		} else {
-			err = t.placeNode(&n)
-		}
-		if err != nil {
-			return err
-		}
-		created = !exists
-		return t.propagate(parentID, size-oldSize)
+// the file if needed, in one transaction, with also when set. The
+// transaction is grouped with concurrent ones, so that many small files
+// are made durable by one commit.
+func (s *Store) recordContent(spaceID string, content newContent, c storage.Commit, also func(*txn) error) (committed, error) {
+	var done committed
+	err := s.updateGrouped(func(t *txn) (err error) {
+		done, err = t.recordContent(spaceID, content, c, also)
+		return err
 	})
-	return n, created, oldBlob, err
+	return done, err
+}
+
+// recordContent is the transaction of s.recordContent; it may run more
+// than once (updateGrouped).
+func (t *txn) recordContent(spaceID string, content newContent, c storage.Commit, also func(*txn) error) (committed, error) {
+	target, err := t.commitTarget(spaceID, c)
+	if err != nil {
+		return committed{}, err
+	}
+	if err := t.checkHeld(spaceID, c.Locks, target.written()); err != nil {
+		return committed{}, err
+	}
+	old, exists := target.old, target.exists
+	if err := c.CheckReplace(old.Node, exists); err != nil {
+		return committed{}, err
+	}
+	var oldSize int64
+	if exists {
+		oldSize = old.Size
+	}
+	// also ends a session, releasing its reservation: the quota then
+	// counts its bytes once, as the file's.
+	if also != nil {
+		if err := also(t); err != nil {
+			return committed{}, err
+		}
+	}
+	if err := t.checkQuota(spaceID, content.size-oldSize); err != nil {
+		return committed{}, err
+	}
+	done, err := t.writeContent(target, content, c)
+	if err != nil {
+		return committed{}, err
+	}
+	return done, t.propagate(target.parentID, content.size-oldSize)
+}
+
+// writeContent writes the file c names, with content, in place of
+// target.old or as a new file.
+func (t *txn) writeContent(target target, content newContent, c storage.Commit) (committed, error) {
+	done := committed{created: !target.exists}
+	if target.exists {
+		done.node = target.old
+		var err error
+		if done.oldBlob, err = t.dropContent(target.old); err != nil {
+			return committed{}, err
+		}
+	} else {
+		done.node = rec{Node: storage.Node{
+			ID:       uuid.NewString(),
+			SpaceID:  target.spaceID,
+			ParentID: target.parentID,
+			Name:     c.Name,
+			Kind:     storage.KindFile,
+		}}
+	}
+	n := &done.node
+	mtime := c.ModTime
+	if mtime.IsZero() {
+		mtime = t.now
+	}
+	n.Size = content.size
+	n.ModTime = mtime.UTC()
+	n.ETag = t.etag(n.ID)
+	n.ContentType = c.ContentType
+	n.Checksums = content.sums
+	if err := content.store(t, n); err != nil {
+		return committed{}, err
+	}
+	if target.exists {
+		return done, t.putNode(n) // where it was: its index entry stays
+	}
+	return done, t.placeNode(n)
+}
+
+// target is the node a commit writes: the space and folder it is in, and
+// the node itself (old) when it exists already.
+type target struct {
+	spaceID  string
+	parentID string
+	old      rec
+	exists   bool
+}
+
+// written is the node whose locks a commit to target must hold: the file
+// it replaces, else the folder that gains it.
+func (tg target) written() lockedNode {
+	if tg.exists {
+		return lockedNode{id: tg.old.ID}
+	}
+	return lockedNode{id: tg.parentID}
 }
 
 // commitTarget resolves the node a commit replaces: c.NodeID wherever it
-// is now, or the child c.Name of c.ParentID, which need not exist. It
-// returns the folder the node is in, the node and whether it exists.
-func (t *txn) commitTarget(spaceID string, c storage.Commit) (string, rec, bool, error) {
+// is now, or the child c.Name of c.ParentID, which need not exist.
+func (t *txn) commitTarget(spaceID string, c storage.Commit) (target, error) {
 	if c.NodeID != "" {
 		old, err := t.nodeIn(spaceID, c.NodeID)
 		if err != nil {
-			return "", rec{}, false, err
+			return target{}, err
 		}
-		return old.ParentID, old, true, nil
+		return target{spaceID: spaceID, parentID: old.ParentID, old: old, exists: true}, nil
 	}
 	p, err := t.folderIn(spaceID, c.ParentID, storage.ErrConflict)
 	if err != nil {
-		return "", rec{}, false, err
+		return target{}, err
 	}
 	old, exists, err := t.child(p.ID, c.Name)
 	if err != nil {
-		return "", rec{}, false, err
+		return target{}, err
 	}
-	return p.ID, old, exists, nil
+	return target{spaceID: spaceID, parentID: p.ID, old: old, exists: exists}, nil
 }

@@ -238,7 +238,7 @@ func (s *Store) putChunk(ctx context.Context, id, name string, r io.Reader) (sto
 		err = fmt.Errorf("read part: %w", body.err)
 	}
 	if err == nil {
-		err = s.recordChunk(ctx, u, id, name, key, size)
+		err = s.recordChunk(ctx, u, name, key, size)
 	}
 	if err != nil {
 		if key != "" {
@@ -276,10 +276,11 @@ func (f *failureReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// recordChunk records object key as part name of upload id, which must be
-// the incarnation the part was written for, and releases the object of
-// the part it replaces.
-func (s *Store) recordChunk(ctx context.Context, written chunkedUploadRow, id, name, key string, size int64) error {
+// recordChunk records object key (size bytes) as part name of the upload
+// written, which must still be the incarnation the part was written for,
+// and releases the object of the part it replaces.
+func (s *Store) recordChunk(ctx context.Context, written chunkedUploadRow, name, key string, size int64) error {
+	id := string(written.ID)
 	return s.inSpaceOf(ctx, written.SpaceID, func(tx pgx.Tx) error {
 		u, err := s.liveChunkedUpload(ctx, tx, id, "FOR UPDATE")
 		if err != nil {

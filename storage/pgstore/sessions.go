@@ -474,7 +474,8 @@ func (s *Store) completeSession(ctx context.Context, id string, locks *storage.L
 	if !modTime.IsZero() {
 		target.ModTime = modTime
 	}
-	n, created, err := s.commitContent(ctx, row.SpaceID, row.Parts, row.Length, sums, target, func(ch *change) error {
+	content := newContent{segments: row.Parts, size: row.Length, sums: sums}
+	n, created, err := s.commitContent(ctx, row.SpaceID, content, target, func(ch *change) error {
 		return s.takeSession(ctx, ch.tx, row)
 	})
 	if err != nil {

@@ -170,7 +170,8 @@ func (u *upload) Commit(ctx context.Context, c storage.Commit) (storage.Node, bo
 	if c.Assembles != "" {
 		also = func(ch *change) error { return u.s.endAssembly(ctx, ch.tx, c) }
 	}
-	n, created, err := u.s.commitContent(ctx, u.spaceID, segments, u.size, u.sum.Sums(), c, also)
+	content := newContent{segments: segments, size: u.size, sums: u.sum.Sums()}
+	n, created, err := u.s.commitContent(ctx, u.spaceID, content, c, also)
 	if err != nil && !errors.Is(err, storage.ErrUnavailable) && ctx.Err() == nil {
 		// The transaction surely rolled back: nothing references the
 		// object. Cut off by an outage or a cancellation, it may have
@@ -295,65 +296,91 @@ func (st *objectStream) abort() {
 	<-st.done
 }
 
-// commitContent makes the finished objects of segments (size bytes, with
-// checksums sums) the content of the file c names, creating it if needed,
-// in one transaction that takes the objects off the sweep's list and hands
-// the content it replaces to the sweep. It reports whether the file was
-// created. An upload ends here, and so does a resumable upload session:
-// also, when set, runs in the commit's transaction before its quota check
-// and ends the session whose parts the segments are, so that its
-// reservation passes to the file in one step and is never free between.
-func (s *Store) commitContent(ctx context.Context, spaceID string, segments []s3content.Segment, size int64, sums checksum.Sums, c storage.Commit, also func(*change) error) (storage.Node, bool, error) {
+// newContent is the content a commit records: the finished objects of
+// segments, size bytes with checksums sums.
+type newContent struct {
+	segments []s3content.Segment
+	size     int64
+	sums     checksum.Sums
+}
+
+// committed is what recording a commit did: the file, and whether the
+// commit created it.
+type committed struct {
+	node    nodeRow
+	created bool
+}
+
+// commitContent makes content the content of the file c names, creating
+// it if needed, in one transaction that takes its objects off the sweep's
+// list and hands the content it replaces to the sweep. It reports whether
+// the file was created. An upload ends here, and so does a resumable
+// upload session: also, when set, runs in the commit's transaction before
+// its quota check and ends the session whose parts the segments are, so
+// that its reservation passes to the file in one step and is never free
+// between.
+func (s *Store) commitContent(ctx context.Context, spaceID string, content newContent, c storage.Commit, also func(*change) error) (storage.Node, bool, error) {
 	if err := storage.ValidCommit(c, utf8.ValidString); err != nil {
 		return storage.Node{}, false, fmt.Errorf("commit %s: %w", c.Target(), err)
 	}
-	if segments == nil {
-		segments = []s3content.Segment{} // jsonb '[]', not null
+	if content.segments == nil {
+		content.segments = []s3content.Segment{} // jsonb '[]', not null
 	}
-	var (
-		n       nodeRow
-		created bool
-	)
+	var done committed
 	err := s.change(ctx, spaceID, func(ch *change) (err error) {
 		if also != nil {
 			if err := also(ch); err != nil {
 				return err
 			}
 		}
-		n, created, err = s.recordContent(ctx, ch, spaceID, segments, size, sums, c)
+		done, err = s.recordContent(ctx, ch, spaceID, content, c)
 		return err
 	})
 	if err != nil {
 		return storage.Node{}, false, fmt.Errorf("commit %s: %w", c.Target(), err)
 	}
-	return n.node(), created, nil
+	return done.node.node(), done.created, nil
 }
 
 // recordContent is the transaction of commitContent.
-func (s *Store) recordContent(ctx context.Context, ch *change, spaceID string, segments []s3content.Segment, size int64, sums checksum.Sums, c storage.Commit) (nodeRow, bool, error) {
-	parentID, old, exists, err := commitTargetIn(ctx, ch, spaceID, c)
+func (s *Store) recordContent(ctx context.Context, ch *change, spaceID string, content newContent, c storage.Commit) (committed, error) {
+	target, err := commitTargetIn(ctx, ch, spaceID, c)
 	if err != nil {
-		return nodeRow{}, false, err
+		return committed{}, err
 	}
-	written := lockedNode{id: parentID}
-	if exists {
-		written = lockedNode{id: old.ID}
+	if err := s.checkHeld(ctx, ch.tx, spaceID, c.Locks, target.written()); err != nil {
+		return committed{}, err
 	}
-	if err := s.checkHeld(ctx, ch.tx, spaceID, c.Locks, written); err != nil {
-		return nodeRow{}, false, err
+	old := target.old
+	if err := c.CheckReplace(old.node(), target.exists); err != nil {
+		return committed{}, err
 	}
-	if err := c.CheckReplace(old.node(), exists); err != nil {
-		return nodeRow{}, false, err
+	if err := s.checkQuota(ctx, ch.tx, spaceID, content.size-old.Size); err != nil {
+		return committed{}, err
 	}
-	if err := s.checkQuota(ctx, ch.tx, spaceID, size-old.Size); err != nil {
-		return nodeRow{}, false, err
+	n, err := ch.writeContent(ctx, target, content, c)
+	if err != nil {
+		return committed{}, err
 	}
+	if err := adopt(ctx, ch.tx, segmentKeys(content.segments)...); err != nil {
+		return committed{}, fmt.Errorf("adopting the content: %w", err)
+	}
+	if err := s.release(ctx, ch.tx, old.Content); err != nil {
+		return committed{}, err
+	}
+	done := committed{node: n, created: !target.exists}
+	return done, ch.propagate(ctx, target.parentID, content.size-old.Size)
+}
+
+// writeContent writes the row of the file c names, with content, in place
+// of target.old or as a new file.
+func (ch *change) writeContent(ctx context.Context, target target, content newContent, c storage.Commit) (nodeRow, error) {
 	mtime := c.ModTime
 	if mtime.IsZero() {
 		mtime = ch.now
 	}
-	id := old.ID
-	if !exists {
+	id := target.old.ID
+	if !target.exists {
 		id = uuid.NewString()
 	}
 	n, _, err := queryNode(ctx, ch.tx, `
@@ -363,40 +390,48 @@ func (s *Store) recordContent(ctx context.Context, ch *change, spaceID string, s
 			content_type = excluded.content_type, sha1 = excluded.sha1, md5 = excluded.md5,
 			adler32 = excluded.adler32, content = excluded.content
 		RETURNING `+nodeColumns,
-		id, spaceID, parentID, c.Name, storage.KindFile, size, mtime.UTC(), ch.etag(id),
-		c.ContentType, sums.SHA1, sums.MD5, sums.Adler32, segments)
-	if err != nil {
-		return nodeRow{}, false, err
+		id, target.spaceID, target.parentID, c.Name, storage.KindFile, content.size, mtime.UTC(), ch.etag(id),
+		c.ContentType, content.sums.SHA1, content.sums.MD5, content.sums.Adler32, content.segments)
+	return n, err
+}
+
+// target is the node a commit writes: the space and folder it is in, and
+// the node itself (old) when it exists already.
+type target struct {
+	spaceID  string
+	parentID string
+	old      nodeRow
+	exists   bool
+}
+
+// written is the node whose locks a commit to target must hold: the file
+// it replaces, else the folder that gains it.
+func (tg target) written() lockedNode {
+	if tg.exists {
+		return lockedNode{id: tg.old.ID}
 	}
-	if err := adopt(ctx, ch.tx, segmentKeys(segments)...); err != nil {
-		return nodeRow{}, false, fmt.Errorf("adopting the content: %w", err)
-	}
-	if err := s.release(ctx, ch.tx, old.Content); err != nil {
-		return nodeRow{}, false, err
-	}
-	return n, !exists, ch.propagate(ctx, parentID, size-old.Size)
+	return lockedNode{id: tg.parentID}
 }
 
 // commitTargetIn resolves the node a commit replaces: c.NodeID wherever it
-// is now, or the child c.Name of c.ParentID, which need not exist. It
-// returns the folder the node is in, the node and whether it exists.
-func commitTargetIn(ctx context.Context, ch *change, spaceID string, c storage.Commit) (string, nodeRow, bool, error) {
+// is now, or the child c.Name of c.ParentID, which need not exist.
+func commitTargetIn(ctx context.Context, ch *change, spaceID string, c storage.Commit) (target, error) {
 	if c.NodeID != "" {
 		old, err := nodeIn(ctx, ch.tx, spaceID, c.NodeID)
 		if err != nil {
-			return "", nodeRow{}, false, err
+			return target{}, err
 		}
-		return old.ParentID, old, true, nil
+		return target{spaceID: spaceID, parentID: old.ParentID, old: old, exists: true}, nil
 	}
 	p, err := folderIn(ctx, ch.tx, spaceID, c.ParentID, storage.ErrConflict)
 	if err != nil {
-		return "", nodeRow{}, false, err
+		return target{}, err
 	}
 	old, exists, err := child(ctx, ch.tx, p.ID, c.Name)
 	if err != nil {
-		return "", nodeRow{}, false, err
+		return target{}, err
 	}
-	return p.ID, old, exists, nil
+	return target{spaceID: spaceID, parentID: p.ID, old: old, exists: exists}, nil
 }
 
 func segmentKeys(segments []s3content.Segment) []string {
