@@ -127,3 +127,33 @@ func FuzzClaimString(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCheckIntrospection feeds arbitrary introspection answers to the
+// check: whatever the provider says, only an active answer that names an
+// accepted audience passes.
+func FuzzCheckIntrospection(f *testing.F) {
+	_, p := fuzzProvider(f, Config{Audiences: []string{"urn:test:api"}})
+	f.Add([]byte(`{"active":true,"aud":"urn:test:api","token_type":"Bearer"}`))
+	f.Add([]byte(`{"active":true,"client_id":"urn:test:api","exp":1}`))
+	f.Add([]byte(`{"active":"true","aud":["urn:test:api"]}`))
+	f.Add([]byte(`{"active":true,"aud":[1,null,"urn:test:api"],"token_type":"refresh_token"}`))
+	f.Add([]byte(`{"active":true,"exp":"never","aud":{"x":1}}`))
+	f.Add([]byte(`{"active":false}`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var answer map[string]any
+		if json.Unmarshal(body, &answer) != nil {
+			return
+		}
+		err := p.checkIntrospection(answer, p.now())
+		if err == nil {
+			if active, _ := answer["active"].(bool); !active {
+				t.Fatalf("an answer that is not active passed: %s", body)
+			}
+			return
+		}
+		if !errors.Is(err, ErrInvalidToken) {
+			t.Fatalf("refusal %v is not ErrInvalidToken", err)
+		}
+	})
+}
