@@ -23,9 +23,7 @@ import (
 // on every deployment.
 func TestCadaver(t *testing.T) {
 	cadaver := requirePeer(t, "cadaver")
-	for _, d := range deployments {
-		t.Run(d.name, func(t *testing.T) { cadaverScenario(t, cadaver, d.start(t, serverOptions{})) })
-	}
+	onEachDeployment(t, serverOptions{}, func(t *testing.T, s *server) { cadaverScenario(t, cadaver, s) })
 }
 
 func cadaverScenario(t *testing.T, cadaver string, s *server) {

@@ -140,17 +140,7 @@ func nodeCaddyfile(t testing.TB, port int, dsn string, bucket testpeer.S3, davsp
 	// The root line that exampleCaddyfile writes becomes the store block.
 	const rootMarker = "<store>"
 	cfg := exampleCaddyfile(t, port, rootMarker, serverOptions{davspaces: davspaces})
-	store := []string{
-		"store postgres {",
-		"\tdsn " + quoteCaddyfile(dsn),
-		"\ts3 {",
-		"\t\tendpoint " + bucket.Endpoint,
-		"\t\tbucket " + bucket.Bucket,
-		"\t\taccess_key " + bucket.AccessKey,
-		"\t\tsecret_key " + bucket.SecretKey,
-		"\t}",
-		"}",
-	}
+	store := postgresStoreBlock(dsn, bucket)
 	for old, repl := range map[string]string{
 		fmt.Sprintf("http://127.0.0.1:%d {", port): fmt.Sprintf("http://:%d {\n\tbind 127.0.0.1", port),
 		"\t\t\troot " + rootMarker + "\n":          indent(store, "\t\t\t"),
@@ -162,6 +152,30 @@ func nodeCaddyfile(t testing.TB, port int, dsn string, bucket testpeer.S3, davsp
 		cfg = strings.Replace(cfg, old, repl, 1)
 	}
 	return cfg
+}
+
+// postgresStoreBlock is the store block of a node on database dsn and
+// bucket.
+func postgresStoreBlock(dsn string, bucket testpeer.S3) []string {
+	return []string{
+		"store postgres {",
+		"\tdsn " + quoteCaddyfile(dsn),
+		"\ts3 {",
+		"\t\tendpoint " + bucket.Endpoint,
+		"\t\tbucket " + bucket.Bucket,
+		"\t\taccess_key " + bucket.AccessKey,
+		"\t\tsecret_key " + bucket.SecretKey,
+		"\t}",
+		"}",
+	}
+}
+
+// onEachDeployment runs scenario on a server of each deployment, started
+// with opts.
+func onEachDeployment(t *testing.T, opts serverOptions, scenario func(t *testing.T, s *server)) {
+	for _, d := range deployments {
+		t.Run(d.name, func(t *testing.T) { scenario(t, d.start(t, opts)) })
+	}
 }
 
 // lbCaddyfile is the load balancer: round robin over the nodes; a request

@@ -60,18 +60,7 @@ func startAccessLogged(t *testing.T, postgres bool) accessLogged {
 // bucket, as the cluster's nodes have it.
 func postgresStore(t *testing.T) []string {
 	t.Helper()
-	dsn, bucket := clusterStorage(t, clusterOptions{})
-	return []string{
-		"store postgres {",
-		"\tdsn " + quoteCaddyfile(dsn),
-		"\ts3 {",
-		"\t\tendpoint " + bucket.Endpoint,
-		"\t\tbucket " + bucket.Bucket,
-		"\t\taccess_key " + bucket.AccessKey,
-		"\t\tsecret_key " + bucket.SecretKey,
-		"\t}",
-		"}",
-	}
+	return postgresStoreBlock(clusterStorage(t, clusterOptions{}))
 }
 
 // accessEntry is what the test reads of a line of Caddy's access log.

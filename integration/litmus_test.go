@@ -18,9 +18,7 @@ var litmusSuites = []string{"basic", "copymove", "props", "locks", "http"}
 // and nothing skipped.
 func TestLitmus(t *testing.T) {
 	litmus := requirePeer(t, "litmus")
-	for _, d := range deployments {
-		t.Run(d.name, func(t *testing.T) { litmusRun(t, litmus, d.start(t, serverOptions{})) })
-	}
+	onEachDeployment(t, serverOptions{}, func(t *testing.T, s *server) { litmusRun(t, litmus, s) })
 }
 
 func litmusRun(t *testing.T, litmus string, s *server) {

@@ -17,11 +17,7 @@ import (
 // times the quota, and what the quota shows leaves them out; on both
 // deployments.
 func TestUnfinishedUploadsCountAgainstTheQuota(t *testing.T) {
-	for _, d := range deployments {
-		t.Run(d.name, func(t *testing.T) {
-			uploadsReserveScenario(t, d.start(t, serverOptions{davspaces: []string{"personal_quota 1MiB"}}))
-		})
-	}
+	onEachDeployment(t, serverOptions{davspaces: []string{"personal_quota 1MiB"}}, uploadsReserveScenario)
 }
 
 func uploadsReserveScenario(t *testing.T, s *server) {
@@ -103,11 +99,7 @@ func uploadsReserveScenario(t *testing.T, s *server) {
 // space without a quota in its Destination is checked against the upload's
 // own space all the same.
 func TestNGPartsStayInTheirUploadsSpace(t *testing.T) {
-	for _, d := range deployments {
-		t.Run(d.name, func(t *testing.T) {
-			ngPartsScenario(t, d.start(t, serverOptions{davspaces: []string{"personal_quota 100KiB"}}))
-		})
-	}
+	onEachDeployment(t, serverOptions{davspaces: []string{"personal_quota 100KiB"}}, ngPartsScenario)
 }
 
 func ngPartsScenario(t *testing.T, s *server) {
@@ -121,11 +113,7 @@ func ngPartsScenario(t *testing.T, s *server) {
 // Open uploads per user are capped (max_open_uploads), also in a space
 // without a quota, with the WebDAV error body.
 func TestOpenUploadsPerUserCapped(t *testing.T) {
-	for _, d := range deployments {
-		t.Run(d.name, func(t *testing.T) {
-			openUploadsScenario(t, d.start(t, serverOptions{davspaces: []string{"max_open_uploads 20"}}))
-		})
-	}
+	onEachDeployment(t, serverOptions{davspaces: []string{"max_open_uploads 20"}}, openUploadsScenario)
 }
 
 func openUploadsScenario(t *testing.T, s *server) {
@@ -149,11 +137,7 @@ func openUploadsScenario(t *testing.T, s *server) {
 // Issue 17, finding 5, through the real Caddy: dead properties count
 // against the quota; a PROPPATCH past it is 507 and changes nothing.
 func TestDeadPropertiesCountAgainstTheQuota(t *testing.T) {
-	for _, d := range deployments {
-		t.Run(d.name, func(t *testing.T) {
-			deadPropsScenario(t, d.start(t, serverOptions{davspaces: []string{"personal_quota 1MiB"}}))
-		})
-	}
+	onEachDeployment(t, serverOptions{davspaces: []string{"personal_quota 1MiB"}}, deadPropsScenario)
 }
 
 func deadPropsScenario(t *testing.T, s *server) {

@@ -15,10 +15,7 @@ import (
 )
 
 // chunkTests are the conformance tests of storage.ChunkedUploads.
-var chunkTests = []struct {
-	name string
-	run  func(t *testing.T, f *fixture)
-}{
+var chunkTests = []conformanceTest{
 	{"ChunkedUploadCreateRules", testChunkedUploadCreateRules},
 	{"ChunkPutListOpen", testChunkPutListOpen},
 	{"ChunkNames", testChunkNames},

@@ -10,10 +10,7 @@ import (
 )
 
 // contentTests check uploads and Open.
-var contentTests = []struct {
-	name string
-	run  func(t *testing.T, f *fixture)
-}{
+var contentTests = []conformanceTest{
 	{"CommitErrors", testCommitErrors},
 	{"CommitReplaceKeepsOpenReaders", testCommitReplace},
 	{"CommitQuota", testCommitQuota},

@@ -21,10 +21,7 @@ type Clock interface {
 }
 
 // lockTests are the conformance tests of storage.LockStore.
-var lockTests = []struct {
-	name string
-	run  func(t *testing.T, f *fixture)
-}{
+var lockTests = []conformanceTest{
 	{"LockCreateRefreshRemove", testLockCreateRefreshRemove},
 	{"LockTokens", testLockTokens},
 	{"LockExpiry", testLockExpiry},

@@ -15,10 +15,7 @@ import (
 )
 
 // sessionTests are the conformance tests of storage.UploadSessions.
-var sessionTests = []struct {
-	name string
-	run  func(t *testing.T, f *fixture)
-}{
+var sessionTests = []conformanceTest{
 	{"SessionCreateAppendComplete", testSessionCreateAppendComplete},
 	{"SessionCreateRules", testSessionCreateRules},
 	{"SessionOffsets", testSessionOffsets},

@@ -10,10 +10,7 @@ import (
 )
 
 // spaceTests check PersonalSpace, PutSpace and Space.
-var spaceTests = []struct {
-	name string
-	run  func(t *testing.T, f *fixture)
-}{
+var spaceTests = []conformanceTest{
 	{"PersonalSpace", testPersonalSpace},
 	{"PersonalSpaceCreatedOnceConcurrently", testPersonalSpaceOnce},
 	{"PutSpace", testPutSpace},

@@ -14,10 +14,7 @@ import (
 
 // stallTests pin that a store holds nothing another call needs while it
 // reads a client's body: a body that stalls delays its own call only.
-var stallTests = []struct {
-	name string
-	run  func(t *testing.T, f *fixture)
-}{
+var stallTests = []conformanceTest{
 	{"StalledBodiesHoldNothing", testStalledBodiesHoldNothing},
 }
 

@@ -17,13 +17,17 @@ import (
 // Store is a whole store under test.
 type Store = storage.Backend
 
+// conformanceTest is one test of the table: it runs on a fixture of a
+// fresh store.
+type conformanceTest struct {
+	name string
+	run  func(t *testing.T, f *fixture)
+}
+
 // Run runs every conformance test as a subtest, each on a fresh store from
 // newStore, which also arranges for the store to be closed.
 func Run(t *testing.T, newStore func(t *testing.T) Store) {
-	tests := []struct {
-		name string
-		run  func(t *testing.T, f *fixture)
-	}{
+	tests := []conformanceTest{
 		{"CommitByIDFollowsMove", testCommitByIDFollowsMove},
 		{"CommitByIDRules", testCommitByIDRules},
 		{"OpenPairsNodeAndContent", testOpenPairsNodeAndContent},

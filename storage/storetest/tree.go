@@ -11,10 +11,7 @@ import (
 
 // treeTests check the tree methods: Mkdir, Node, Child, ReadDir, Walk,
 // Remove, Move and Copy, and what they do to sizes and etags above them.
-var treeTests = []struct {
-	name string
-	run  func(t *testing.T, f *fixture)
-}{
+var treeTests = []conformanceTest{
 	{"MkdirRules", testMkdirRules},
 	{"SpaceIsolation", testSpaceIsolation},
 	{"ReadDirPaging", testReadDirPaging},

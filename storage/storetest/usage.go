@@ -12,10 +12,7 @@ import (
 
 // usageTests pin what a space holds against its quota besides its files:
 // the reservations of unfinished uploads and dead properties.
-var usageTests = []struct {
-	name string
-	run  func(t *testing.T, f *fixture)
-}{
+var usageTests = []conformanceTest{
 	{"UsageSessionsReserve", testUsageSessionsReserve},
 	{"UsageConcurrentReservations", testUsageConcurrentReservations},
 	{"UsageOpenUploadsCap", testUsageOpenUploadsCap},

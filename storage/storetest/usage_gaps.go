@@ -16,10 +16,7 @@ import (
 // a gap: from its creation until its commit counts the bytes as a file's
 // (or its failure or removal gives them back), no other upload can take
 // the room it holds.
-var usageGapTests = []struct {
-	name string
-	run  func(t *testing.T, f *fixture)
-}{
+var usageGapTests = []conformanceTest{
 	{"UsageCompletionKeepsItsRoom", testUsageCompletionKeepsItsRoom},
 	{"UsageCompletionsRace", testUsageCompletionsRace},
 	{"UsageAppendsRaceWithoutLeaks", testUsageAppendsRaceWithoutLeaks},
