@@ -18,11 +18,36 @@ type Usage struct {
 	// Reserved is what the unfinished uploads that will land in the space
 	// have announced (UploadReservation, ChunkedReservation).
 	Reserved int64
+	// Trash is the content of the files in the space's trash.
+	Trash int64
+	// Versions is the content of the versions of the space's files, in
+	// the trash or not.
+	Versions int64
 }
 
-// Used is what the space holds: its files and dead properties. A
-// reservation is not used yet, but it is not free either (Free).
-func (u Usage) Used() int64 { return u.Files + u.Props }
+// Used is what the space holds: its files, dead properties, trash and
+// versions. A reservation is not used yet, but it is not free either
+// (Free).
+func (u Usage) Used() int64 { return u.Files + u.Props + u.Trash + u.Versions }
+
+// Undo is what the trash and versions hold: what the space can give up
+// for an upload that needs room (Evictions).
+func (u Usage) Undo() int64 { return u.Trash + u.Versions }
+
+// Shortfall returns how many bytes of trash and versions must go for the
+// space to grow by delta within quota, or 0 when it fits. When even all
+// of them would not make room, it returns 0 as well: Check refuses then,
+// and nothing is destroyed for an upload that is refused anyway.
+func (u Usage) Shortfall(quota, delta int64) int64 {
+	if delta <= 0 || quota < 0 {
+		return 0
+	}
+	free, _ := u.Free(quota)
+	if delta <= free || delta > free+u.Undo() {
+		return 0
+	}
+	return delta - free
+}
 
 // Free returns what quota leaves free after u, never negative, and whether
 // there is a limit at all (a negative quota is none).

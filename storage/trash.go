@@ -1,0 +1,132 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// TrashItem is what one DELETE (or a target replaced by MOVE or COPY) put
+// into its space's trash: a file or a folder with its whole subtree, dead
+// properties and favourites, kept under its own ids so that a restore gives
+// sync clients the same files back.
+type TrashItem struct {
+	// Key names the item in its space's trash (TrashKey); it is unique
+	// there and never reused.
+	Key string
+	// Node is the deleted node as it is kept: its id, kind, size (a
+	// folder's: everything below it), etag, checksums. Its Name is its
+	// name when it was deleted, its ParentID the folder it was deleted from.
+	Node Node
+	// Location is the path it was deleted from, relative to the space's
+	// root, without a leading "/" (oc:trashbin-original-location).
+	Location string
+	// Deleted is when it went to the trash.
+	Deleted time.Time
+}
+
+// Trash keeps what was deleted from a space until it is restored, purged,
+// or expires (Retention.Trash). Every Store removes into it: Remove, and
+// the target Move and Copy replace, put the node into the trash of its
+// space rather than destroy it, unless the space's retention keeps no
+// trash. Trashed nodes are no longer nodes of their space: Node, Child,
+// ReadDir and every change fail for them with ErrNotFound. Their bytes
+// count in the space's Usage.Trash until purged.
+type Trash interface {
+	// TrashItems returns the items in the trash of space spaceID, newest
+	// first. ErrNotFound when the space does not exist.
+	TrashItems(ctx context.Context, spaceID string) ([]TrashItem, error)
+	// TrashNode returns the item key and the node names lead to below it
+	// (the item's own node when names is empty), in one snapshot.
+	// ErrNotFound when the item or a name does not exist, or a name is
+	// below a file.
+	TrashNode(ctx context.Context, spaceID, key string, names []string) (TrashItem, Node, error)
+	// ReadTrashDir is ReadDir within trash item key: up to limit children
+	// of folder folderID (the item itself or a folder below it), ordered by
+	// name, after the name after.
+	ReadTrashDir(ctx context.Context, spaceID, key, folderID, after string, limit int) ([]Node, error)
+	// RestoreTrash moves node NodeID of trash item key (the item's own node
+	// or one below it) back into the space, as Move would: to folder
+	// NewParentID under NewName, keeping its id, its subtree and their
+	// properties. An existing target is replaced only with Overwrite, and
+	// goes to the trash in turn (ErrExists without; ErrConflict when the
+	// folder is missing or a file). The restored node leaves the trash; a
+	// node restored from below an item leaves the item smaller. It
+	// reports whether an existing target was replaced. Conditions guard
+	// the target's folder as Copy's do; Locks are those of the target.
+	RestoreTrash(ctx context.Context, spaceID, key string, t Transfer) (Node, bool, error)
+	// PurgeTrash destroys trash item key, with its versions (those of every
+	// file in it): its bytes are given back at once, to the quota and, for
+	// content nothing else holds, to the disk or the bucket. ErrNotFound
+	// when there is no such item.
+	PurgeTrash(ctx context.Context, spaceID, key string) error
+	// EmptyTrash purges every item in the trash of space spaceID.
+	EmptyTrash(ctx context.Context, spaceID string) error
+}
+
+// TrashKey returns the key of an item deleted at t with node id nodeID:
+// the deletion time in Unix nanoseconds and the node id, so that keys are
+// unique, sort by deletion time, and a node deleted again after a restore
+// gets a new key.
+func TrashKey(deleted time.Time, nodeID string) string {
+	return strconv.FormatInt(deleted.UnixNano(), 10) + "." + nodeID
+}
+
+// ValidTrashKey checks a key from a request before a store looks it up:
+// one path segment, as TrashKey makes them. A malformed key is ErrNotFound,
+// as an unknown one.
+func ValidTrashKey(key string) error {
+	nanos, id, ok := strings.Cut(key, ".")
+	if !ok || id == "" || len(key) > MaxNameLen || strings.ContainsAny(key, "/\x00") {
+		return TrashItemNotFound(key)
+	}
+	if _, err := strconv.ParseInt(nanos, 10, 64); err != nil {
+		return TrashItemNotFound(key)
+	}
+	return nil
+}
+
+// TrashItemNotFound is the refusal of an unknown trash key.
+func TrashItemNotFound(key string) error {
+	return fmt.Errorf("trash item %q: %w", key, ErrNotFound)
+}
+
+// TrashLocation joins the names from a space's root to a node into the
+// location a trash item records: "a/b/c", no leading "/".
+func TrashLocation(names []string) string {
+	return strings.Join(names, "/")
+}
+
+// SortTrash orders items newest first, then by key, as TrashItems returns
+// them.
+func SortTrash(items []TrashItem) {
+	slices.SortFunc(items, func(a, b TrashItem) int {
+		if c := b.Deleted.Compare(a.Deleted); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Key, b.Key)
+	})
+}
+
+// Reviving picks the trash item a file newly created as name in folder
+// parentID takes its history from: the newest file deleted from that very
+// place whose retention has not run out, so that a client that deletes a
+// file and uploads it again keeps its versions. ok is false when there is
+// none.
+func Reviving(items []TrashItem, parentID, name string) (TrashItem, bool) {
+	var best TrashItem
+	found := false
+	for _, it := range items {
+		n := it.Node
+		if n.Kind != KindFile || n.ParentID != parentID || n.Name != name {
+			continue
+		}
+		if !found || it.Deleted.After(best.Deleted) {
+			best, found = it, true
+		}
+	}
+	return best, found
+}
