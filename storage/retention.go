@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"slices"
 	"time"
 )
@@ -81,7 +82,13 @@ func (p RetentionPolicy) For(spaceID string) Retention {
 // Retainer is a store whose trash and versions follow a policy. A store
 // starts with DefaultRetention for every space.
 type Retainer interface {
+	// SetRetention applies p from now on, to what is kept already too.
 	SetRetention(p RetentionPolicy)
+	// ExpireUndo removes, in one bounded pass, the trash items and
+	// versions the policy no longer keeps, as purging them would, and
+	// reports how many went. The store's background sweep calls it; a
+	// caller may too.
+	ExpireUndo(ctx context.Context) (int, error)
 }
 
 // Kept is one thing a space keeps only for undo: a trash item, or a

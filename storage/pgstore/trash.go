@@ -38,3 +38,6 @@ func (s *Store) EmptyTrash(ctx context.Context, spaceID string) error { return e
 
 // SetRetention is not implemented yet.
 func (s *Store) SetRetention(p storage.RetentionPolicy) {}
+
+// ExpireUndo is not implemented yet.
+func (s *Store) ExpireUndo(ctx context.Context) (int, error) { return 0, errUndoPending }
