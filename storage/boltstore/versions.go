@@ -167,7 +167,8 @@ func (t *txn) dropVersion(spaceID, fileID, key string) error {
 func (t *txn) dropVersions(spaceID, fileID string) error {
 	prefix := versionPrefix(spaceID, fileID)
 	var keys []string
-	c := t.versions().Cursor()
+	// A kept cursor: a large folder destroyed seeks once per file.
+	c := t.look.cursor(&t.look.versions, t.versions)
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 		keys = append(keys, string(k[len(prefix):]))
 	}
