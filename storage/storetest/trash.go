@@ -600,7 +600,8 @@ func testTrashOff(t *testing.T, f *fixture) {
 func testTrashDropsLocks(t *testing.T, f *fixture) {
 	d := f.deepTree(t, f.root())
 	f.lock(t, d.f1.ID, false, storage.LockExclusive)
-	f.lock(t, d.b.ID, true, storage.LockShared)
+	f.lock(t, d.g.ID, false, storage.LockShared)
+	f.lock(t, d.a.ID, false, storage.LockShared)
 	f.remove(t, d.a.ID)
 	wantTokens(t, "locks after the remove", f.spaceLocks(t))
 	f.restoreItem(t, f.trashed(t, d.a.ID))

@@ -217,8 +217,10 @@ func (f *fixture) wantGone(t *testing.T, n storage.Node) {
 		check("ReadDir", err)
 		_, err = f.s.ReadDirProps(f.ctx, sp, n.ID, user.ID, "", 0)
 		check("ReadDirProps", err)
-		_, err = f.s.Mkdir(f.ctx, sp, n.ID, "made-in-the-trash")
-		check("Mkdir in it", err)
+		// As into any missing folder: ErrConflict.
+		if _, err := f.s.Mkdir(f.ctx, sp, n.ID, "made-in-the-trash"); !errors.Is(err, storage.ErrConflict) {
+			t.Fatalf("Mkdir in %q (%s) in the trash: err %v, want ErrConflict", n.Name, n.ID, err)
+		}
 	} else {
 		_, c, err := f.s.Open(f.ctx, sp, n.ID)
 		if err == nil {
@@ -230,11 +232,9 @@ func (f *fixture) wantGone(t *testing.T, n storage.Node) {
 		_, err = f.s.FileVersions(f.ctx, sp, n.ID)
 		check("FileVersions", err)
 	}
-	if n.ParentID != "" {
-		if _, err := f.s.Node(f.ctx, sp, n.ParentID); err == nil {
-			_, err = f.s.Child(f.ctx, sp, n.ParentID, n.Name)
-			check("Child", err)
-		}
+	// Its name in its folder is free, or another node's.
+	if c, err := f.s.Child(f.ctx, sp, n.ParentID, n.Name); err == nil && c.ID == n.ID {
+		t.Fatalf("Child %q of %s is the node in the trash", n.Name, n.ParentID)
 	}
 	for _, c := range checks {
 		if !errors.Is(c.err, storage.ErrNotFound) {
