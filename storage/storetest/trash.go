@@ -27,6 +27,7 @@ var trashTests = []conformanceTest{
 	{"TrashOfOtherSpaces", testTrashOfOtherSpaces},
 	{"TrashOff", testTrashOff},
 	{"TrashDropsLocks", testTrashDropsLocks},
+	{"TrashRetentionPerSpace", testTrashRetentionPerSpace},
 }
 
 // A removed file leaves the live space with its size, and waits in the
@@ -427,6 +428,27 @@ func testTrashTransferOverwrite(t *testing.T, f *fixture) {
 			f.wantProps(t, target.ID, color)
 		})
 	}
+	t.Run("a folder onto a folder", func(t *testing.T) {
+		f := f.projectSpace(t)
+		src := f.mkdir(t, f.root(), "src")
+		f.put(t, src.ID, "in-src", "s")
+		target := f.deepTree(t, f.root())
+		tr := storage.Transfer{NodeID: src.ID, NewParentID: f.root(), NewName: "a", Overwrite: true}
+		if _, replaced, err := f.s.Move(f.ctx, f.space.ID, tr); err != nil || !replaced {
+			t.Fatalf("Move of a folder onto a folder: replaced %v, %v", replaced, err)
+		}
+		for _, n := range target.all() {
+			f.wantGone(t, n)
+		}
+		it := f.trashed(t, target.a.ID)
+		if it.Location != "a" || it.Node.Size != deepTreeSize || !it.Node.IsFolder() {
+			t.Fatalf("trash item of the replaced folder = %+v", it)
+		}
+		if names := f.trashNames(t, it.Key, target.a.ID); !slices.Equal(names, []string{"b", "empty", "h"}) {
+			t.Fatalf("the replaced folder in the trash holds %v", names)
+		}
+		f.wantUsage(t, storage.Usage{Files: 1, Trash: deepTreeSize})
+	})
 }
 
 // Purging an item destroys it with its properties and gives its bytes
@@ -619,4 +641,22 @@ func errorsAre(err error, targets ...error) bool {
 		}
 	}
 	return false
+}
+
+// A space the policy sets apart follows its own retention; the others the
+// default.
+func testTrashRetentionPerSpace(t *testing.T, f *fixture) {
+	project := f.projectSpace(t)
+	f.s.SetRetention(storage.RetentionPolicy{
+		Default: storage.DefaultRetention,
+		Spaces:  map[string]storage.Retention{project.space.ID: {VersionsOff: true}},
+	})
+	for _, g := range []*fixture{f, project} {
+		file := g.put(t, g.root(), "f", "one")
+		g.replace(t, file.ID, "two")
+		g.remove(t, file.ID)
+	}
+	f.wantUsage(t, storage.Usage{Trash: 3, Versions: 3})
+	project.wantUsage(t, storage.Usage{})
+	project.wantTrashed(t)
 }

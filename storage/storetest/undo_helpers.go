@@ -212,6 +212,12 @@ func (f *fixture) wantGone(t *testing.T, n storage.Node) {
 	_, _, err = f.s.Copy(f.ctx, sp, storage.Transfer{NodeID: n.ID, NewParentID: f.root(), NewName: "copied-from-the-trash"})
 	check("Copy", err)
 	check("Remove", f.s.Remove(f.ctx, sp, n.ID, storage.Conditions{}))
+	_, err = f.tryLock(n.ID, false, storage.LockShared)
+	check("CreateLock", err)
+	if w, ok := f.s.(walker); ok {
+		_, err = w.Walk(f.ctx, sp, n.ID, nil)
+		check("Walk", err)
+	}
 	if n.IsFolder() {
 		_, err = f.s.ReadDir(f.ctx, sp, n.ID, "", 0)
 		check("ReadDir", err)
@@ -220,6 +226,9 @@ func (f *fixture) wantGone(t *testing.T, n storage.Node) {
 		// As into any missing folder: ErrConflict.
 		if _, err := f.s.Mkdir(f.ctx, sp, n.ID, "made-in-the-trash"); !errors.Is(err, storage.ErrConflict) {
 			t.Fatalf("Mkdir in %q (%s) in the trash: err %v, want ErrConflict", n.Name, n.ID, err)
+		}
+		if _, _, err := f.commit(sp, "late", storage.Commit{ParentID: n.ID, Name: "put-in-the-trash"}); !errors.Is(err, storage.ErrConflict) {
+			t.Fatalf("a commit into %q (%s) in the trash: err %v, want ErrConflict", n.Name, n.ID, err)
 		}
 	} else {
 		_, c, err := f.s.Open(f.ctx, sp, n.ID)

@@ -18,6 +18,7 @@ var undoQuotaTests = []conformanceTest{
 	{"QuotaEvictionsForSessions", testQuotaEvictionsForSessions},
 	{"QuotaEvictionsForChunkedUploads", testQuotaEvictionsForChunkedUploads},
 	{"QuotaPurgeGivesRoomBack", testQuotaPurgeGivesRoomBack},
+	{"QuotaRestoresInFullSpace", testQuotaRestoresInFullSpace},
 }
 
 // bytesOf returns n bytes of content made of c.
@@ -216,4 +217,34 @@ func testQuotaPurgeGivesRoomBack(t *testing.T, f *fixture) {
 		t.Fatalf("EmptyTrash: %v", err)
 	}
 	f.wantUsage(t, storage.Usage{Files: 50})
+}
+
+// Restoring a version or a trash item moves bytes the space holds already:
+// a full space can do both, and evicts nothing for them.
+func testQuotaRestoresInFullSpace(t *testing.T, f *fixture) {
+	f.s.SetPersonalQuota(100)
+	file := f.put(t, f.root(), "f", bytesOf("a", 30))
+	f.tick()
+	f.replace(t, file.ID, bytesOf("b", 40))
+	gone := f.put(t, f.root(), "gone", bytesOf("g", 10))
+	f.remove(t, gone.ID)
+	other := f.put(t, f.root(), "other", bytesOf("o", 20))
+	full := storage.Usage{Files: 60, Trash: 10, Versions: 30}
+	f.wantUsage(t, full)
+
+	v := f.versions(t, file.ID)[0]
+	if _, err := f.s.RestoreVersion(f.ctx, f.space.ID, file.ID, v.Key, storage.Conditions{}); err != nil {
+		t.Fatalf("RestoreVersion in a full space: %v", err)
+	}
+	f.wantVersions(t, file.ID, bytesOf("b", 40))
+	f.wantUsage(t, storage.Usage{Files: 50, Trash: 10, Versions: 40})
+
+	it := f.trashed(t, gone.ID)
+	n, replaced, err := f.s.RestoreTrash(f.ctx, f.space.ID, it.Key,
+		storage.Transfer{NodeID: gone.ID, NewParentID: f.root(), NewName: "other", Overwrite: true})
+	if err != nil || !replaced || n.ID != gone.ID {
+		t.Fatalf("RestoreTrash over a file in a full space = %+v, replaced %v, %v", n, replaced, err)
+	}
+	f.wantTrashed(t, other.ID)
+	f.wantUsage(t, storage.Usage{Files: 40, Trash: 20, Versions: 40})
 }

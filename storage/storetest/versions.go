@@ -399,6 +399,14 @@ func testVersionsOff(t *testing.T, f *fixture) {
 		}
 		f.wantVersions(t, file.ID)
 		f.wantUsage(t, storage.Usage{Files: 5})
+		// A file created where it was deleted is still that file back,
+		// without a version of what it held.
+		f.remove(t, file.ID)
+		if n, created, err := f.commit(f.space.ID, "four", storage.Commit{ParentID: f.root(), Name: "f"}); err != nil || !created || n.ID != file.ID {
+			t.Fatalf("a file created where it was deleted = %+v, created %v, %v; want id %s", n, created, err, file.ID)
+		}
+		f.wantVersions(t, file.ID)
+		f.wantUsage(t, storage.Usage{Files: 4})
 		f.remove(t, file.ID)
 		if err := f.s.EmptyTrash(f.ctx, f.space.ID); err != nil {
 			t.Fatalf("EmptyTrash: %v", err)
