@@ -429,6 +429,9 @@ func (t *txn) recordContent(spaceID string, content newContent, c storage.Commit
 	if err := t.propagate(target.parentID, content.size-oldSize); err != nil {
 		return committed{}, err
 	}
+	if !target.exists || !t.retentionOf(spaceID).KeepsVersions() {
+		return done, nil
+	}
 	// The replaced content is kept as a version only where the quota has
 	// room for it: the newest of what the space keeps, it goes last.
 	return done, t.trimUndo(spaceID)
