@@ -53,19 +53,6 @@ func (u Usage) Shortfall(quota, delta int64) int64 {
 	return short
 }
 
-// KeepingReplaced returns u as it is once a commit has moved the content
-// it replaces, old bytes, from the file into a version: the growth to
-// check with Shortfall is then the new content whole, and the fresh
-// version is among what can go (Evictions: the newest, so the last). A
-// replacement thus keeps its version only where the quota has room for
-// it, and is refused only where even dropping all undo, the fresh version
-// included, would not make room.
-func (u Usage) KeepingReplaced(old int64) Usage {
-	u.Files -= old
-	u.Versions += old
-	return u
-}
-
 // Free returns what quota leaves free after u, never negative, and whether
 // there is a limit at all (a negative quota is none).
 func (u Usage) Free(quota int64) (free int64, limited bool) {

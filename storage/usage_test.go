@@ -159,24 +159,3 @@ func TestUsageShortfall(t *testing.T) {
 		}
 	}
 }
-
-func TestUsageKeepingReplaced(t *testing.T) {
-	u := Usage{Files: 10, Versions: 5, Trash: 3}
-	kept := u.KeepingReplaced(10)
-	if kept != (Usage{Versions: 15, Trash: 3}) || kept.Used() != u.Used() {
-		t.Fatalf("KeepingReplaced = %+v", kept)
-	}
-	// A full space replaces a file of 10 bytes by 10 bytes: the fresh
-	// version is what goes.
-	full := Usage{Files: 10}
-	if got := full.KeepingReplaced(10).Shortfall(10, 10); got != 10 {
-		t.Fatalf("Shortfall of a replacement in a full space = %d, want 10", got)
-	}
-	// Growing past the quota even without any undo is refused.
-	if got := full.KeepingReplaced(10).Shortfall(10, 11); got != 0 {
-		t.Fatalf("Shortfall of a replacement past the quota = %d, want 0", got)
-	}
-	if err := full.Check(10, 11-10); err == nil {
-		t.Fatal("Check let a replacement grow past the quota")
-	}
-}

@@ -31,8 +31,10 @@ type Version struct {
 // and then replaced: it gets its id, its versions, and its content as the
 // newest version. Versions stay with their file in the trash and are
 // destroyed with it. Their bytes count in the space's Usage.Versions,
-// within its quota: a replacement keeps its version only where there is
-// room for it, after older undo (Usage.KeepingReplaced).
+// within its quota: a replacement is refused only when its growth does not
+// fit even without any trash and versions, and the version it keeps never
+// takes the space past its quota: the oldest of what is kept goes first
+// (Evictions), the fresh version last.
 type Versions interface {
 	// FileVersions returns the versions of file fileID, newest first.
 	// ErrNotFound when the file does not exist in the space (or is in its

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ var undoQuotaTests = []conformanceTest{
 	{"QuotaEvictionsForChunkedUploads", testQuotaEvictionsForChunkedUploads},
 	{"QuotaPurgeGivesRoomBack", testQuotaPurgeGivesRoomBack},
 	{"QuotaRestoresInFullSpace", testQuotaRestoresInFullSpace},
+	{"QuotaLoweredBelowUndo", testQuotaLoweredBelowUndo},
 }
 
 // bytesOf returns n bytes of content made of c.
@@ -247,4 +249,22 @@ func testQuotaRestoresInFullSpace(t *testing.T, f *fixture) {
 	}
 	f.wantTrashed(t, other.ID)
 	f.wantUsage(t, storage.Usage{Files: 40, Trash: 20, Versions: 40})
+}
+
+// In a space whose quota was lowered below what it holds, an upload takes
+// from the trash what it is over by as well as what it needs.
+func testQuotaLoweredBelowUndo(t *testing.T, f *fixture) {
+	f.s.SetPersonalQuota(200)
+	f.put(t, f.root(), "kept", bytesOf("k", 50))
+	var gone []storage.Node
+	for i, size := range []int{20, 20, 40} {
+		n := f.put(t, f.root(), fmt.Sprint("gone", i), bytesOf("g", size))
+		f.remove(t, n.ID)
+		f.tick()
+		gone = append(gone, n)
+	}
+	f.s.SetPersonalQuota(100) // 130 used
+	f.put(t, f.root(), "new", bytesOf("n", 10))
+	f.wantTrashed(t, gone[2].ID)
+	f.wantUsage(t, storage.Usage{Files: 60, Trash: 40})
 }

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -14,6 +15,9 @@ import (
 var undoRaceTests = []conformanceTest{
 	{"TrashRaces", testTrashRaces},
 	{"TrashItemRaces", testTrashItemRaces},
+	{"VersionRaces", testVersionRaces},
+	{"VersionRestoreRaces", testVersionRestoreRaces},
+	{"RecreateRaces", testRecreateRaces},
 }
 
 // Bounds of the races: each worker does a fixed number of operations.
@@ -194,4 +198,123 @@ func testTrashItemRaces(t *testing.T, f *fixture) {
 		}
 	}
 	f.wantUsage(t, storage.Usage{})
+}
+
+// raceCommits commits content(w) to c from raceWorkers goroutines at once
+// and returns what each commit answered, by worker.
+func (f *fixture) raceCommits(c storage.Commit, content func(w int) string) ([]storage.Node, []bool, []error) {
+	var (
+		wg      sync.WaitGroup
+		nodes   = make([]storage.Node, raceWorkers)
+		created = make([]bool, raceWorkers)
+		errs    = make([]error, raceWorkers)
+	)
+	for w := range raceWorkers {
+		wg.Go(func() {
+			nodes[w], created[w], errs[w] = f.commit(f.space.ID, content(w), c)
+		})
+	}
+	wg.Wait()
+	return nodes, created, errs
+}
+
+// wantHistory checks that file id holds one of contents and its versions
+// the others, each once, and that usage counts each once.
+func (f *fixture) wantHistory(t *testing.T, id string, contents []string) {
+	t.Helper()
+	current := f.read(t, id)
+	held := []string{current}
+	var versions int64
+	for _, v := range f.versions(t, id) {
+		held = append(held, f.readVersion(t, id, v.Key))
+		versions += v.Node.Size
+	}
+	slices.Sort(held)
+	want := slices.Clone(contents)
+	slices.Sort(want)
+	if !slices.Equal(held, want) {
+		t.Fatalf("file and versions hold %q, want each of %q once", held, want)
+	}
+	f.wantUsage(t, storage.Usage{Files: int64(len(current)), Versions: versions})
+}
+
+// Replacements of one file racing each other keep every replaced content
+// as a version, once.
+func testVersionRaces(t *testing.T, f *fixture) {
+	file := f.put(t, f.root(), "f", "initial")
+	contents := []string{"initial"}
+	for round := range 3 {
+		content := func(w int) string { return fmt.Sprintf("round %d, writer %d", round, w) }
+		_, _, errs := f.raceCommits(storage.Commit{NodeID: file.ID}, content)
+		for w, err := range errs {
+			if err != nil {
+				t.Fatalf("a racing replacement: %v", err)
+			}
+			contents = append(contents, content(w))
+		}
+	}
+	f.wantHistory(t, file.ID, contents)
+}
+
+// Restores of one version racing each other: one restores it, the others
+// find it gone, and nothing is kept twice.
+func testVersionRestoreRaces(t *testing.T, f *fixture) {
+	file := f.put(t, f.root(), "f", "v1")
+	f.tick()
+	f.replace(t, file.ID, "v2")
+	f.tick()
+	f.replace(t, file.ID, "v3")
+	vs := f.wantVersions(t, file.ID, "v2", "v1")
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		restored int
+		errs     []error
+	)
+	for range raceWorkers {
+		wg.Go(func() {
+			_, err := f.s.RestoreVersion(f.ctx, f.space.ID, file.ID, vs[1].Key, storage.Conditions{})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				restored++
+			case !errors.Is(err, storage.ErrNotFound):
+				errs = append(errs, err)
+			}
+		})
+	}
+	wg.Wait()
+	if restored != 1 || len(errs) > 0 {
+		t.Fatalf("%d of %d racing restores of one version succeeded, errors %v; want 1", restored, raceWorkers, errs)
+	}
+	if got := f.read(t, file.ID); got != "v1" {
+		t.Fatalf("content after the restore %q", got)
+	}
+	f.wantHistory(t, file.ID, []string{"v1", "v2", "v3"})
+}
+
+// Files created at once where one was deleted: one of them takes the
+// deleted file back, the others replace it; every content is kept once.
+func testRecreateRaces(t *testing.T, f *fixture) {
+	file := f.put(t, f.root(), "f", "deleted")
+	f.remove(t, file.ID)
+	content := func(w int) string { return fmt.Sprint("writer ", w) }
+	nodes, created, errs := f.raceCommits(storage.Commit{ParentID: f.root(), Name: "f"}, content)
+	creations := 0
+	contents := []string{"deleted"}
+	for w := range raceWorkers {
+		if errs[w] != nil || nodes[w].ID != file.ID {
+			t.Fatalf("a racing creation = %+v, %v; want the deleted file %s back", nodes[w], errs[w], file.ID)
+		}
+		if created[w] {
+			creations++
+		}
+		contents = append(contents, content(w))
+	}
+	if creations != 1 {
+		t.Fatalf("%d of %d racing commits created the file, want 1", creations, raceWorkers)
+	}
+	f.wantTrashed(t)
+	f.wantHistory(t, file.ID, contents)
 }

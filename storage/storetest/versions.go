@@ -496,4 +496,15 @@ func testExpiryOfTrash(t *testing.T, f *fixture) {
 	}
 	f.wantTrashed(t)
 	f.wantUsage(t, storage.Usage{})
+
+	// A retention that keeps no trash any more lets none of it stay.
+	f.retain(storage.DefaultRetention)
+	kept := f.put(t, f.root(), "kept", "kk")
+	f.remove(t, kept.ID)
+	f.retain(storage.Retention{VersionsFor: storage.DefaultVersionsRetention, VersionsMax: storage.DefaultVersionsMax})
+	if n := f.expireAll(t); n < 1 {
+		t.Fatalf("ExpireUndo once the trash is off removed %d things", n)
+	}
+	f.wantTrashed(t)
+	f.wantUsage(t, storage.Usage{})
 }
