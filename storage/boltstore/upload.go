@@ -397,6 +397,19 @@ func (t *txn) recordContent(spaceID string, content newContent, c storage.Commit
 			return committed{}, err
 		}
 	}
+	created := !exists
+	if created {
+		// A file deleted from this place comes back to be replaced, so
+		// that its history stays (Reviving): it is still created. Its
+		// bytes move from the trash to the files, so the quota sees the
+		// same growth.
+		if target.old, target.exists, err = t.revive(spaceID, target.parentID, c.Name); err != nil {
+			return committed{}, err
+		}
+		if target.exists {
+			oldSize = target.old.Size
+		}
+	}
 	// The files are checked as if nothing were kept: a replacement that
 	// shrinks a file passes even in a space over its quota.
 	if err := t.makeRoom(spaceID, content.size-oldSize); err != nil {
@@ -404,17 +417,6 @@ func (t *txn) recordContent(spaceID string, content newContent, c storage.Commit
 	}
 	if err := t.checkQuota(spaceID, content.size-oldSize); err != nil {
 		return committed{}, err
-	}
-	created := !exists
-	if created {
-		// A file deleted from this place comes back to be replaced, so
-		// that its history stays (Reviving): it is still created.
-		if target.old, target.exists, err = t.revive(spaceID, target.parentID, c.Name); err != nil {
-			return committed{}, err
-		}
-		if target.exists {
-			oldSize = target.old.Size
-		}
 	}
 	if target.exists {
 		if err := t.replaceContent(spaceID, target.old); err != nil {
