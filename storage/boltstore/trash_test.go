@@ -1,8 +1,10 @@
 package boltstore
 
 import (
+	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -81,7 +83,7 @@ func TestTrashKeepsContentUntilPurge(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{dir.ID, big.ID, small.ID} {
-		if _, err := f.s.Node(ctx, f.space.ID, id); !strings.Contains(errString(err), storage.ErrNotFound.Error()) {
+		if _, err := f.s.Node(ctx, f.space.ID, id); !errors.Is(err, storage.ErrNotFound) {
 			t.Fatalf("Node of trashed %s: %v", id, err)
 		}
 	}
@@ -104,13 +106,6 @@ func TestTrashKeepsContentUntilPurge(t *testing.T) {
 	}
 	f.wantUndo(t, 0, 0)
 	f.wantStorage(t, 0, 0)
-}
-
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
 }
 
 // A restored subtree is the one deleted: same ids, properties, content.
@@ -213,7 +208,7 @@ func TestVersionsKeepContentFiles(t *testing.T) {
 		t.Fatal("purged versions' content files remain")
 	}
 	f.wantUndo(t, 0, 0)
-	if got := countFiles(t, f.dir+"/blobs"); got != 0 {
+	if got := countFiles(t, filepath.Join(f.dir, "blobs")); got != 0 {
 		t.Fatalf("%d content files left", got)
 	}
 }
