@@ -393,6 +393,26 @@ func testTrashRestoreHonoursLocks(t *testing.T, f *fixture) {
 		t.Fatalf("RestoreTrash into a locked folder with its token: %v", err)
 	}
 	wantTokens(t, "locks after the restore", f.spaceLocks(t), l)
+
+	// A locked file the restore would replace.
+	other := f.put(t, f.root(), "other", "o")
+	f.remove(t, other.ID)
+	taken := f.put(t, f.root(), "taken", "t")
+	held := f.lock(t, taken.ID, false, storage.LockExclusive)
+	onto := storage.Transfer{NodeID: other.ID, NewParentID: f.root(), NewName: "taken", Overwrite: true,
+		Conditions: storage.Conditions{Locks: &storage.LockTokens{User: user.ID}}}
+	_, _, err = f.s.RestoreTrash(f.ctx, f.space.ID, f.trashed(t, other.ID).Key, onto)
+	wantErr(t, "RestoreTrash onto a locked file without its token", err, storage.ErrLocked)
+	f.wantTrashed(t, other.ID)
+	if got := f.node(t, taken.ID); got.Name != "taken" {
+		t.Fatalf("the locked file after a refused restore = %+v", got)
+	}
+	onto.Locks.Tokens = []string{held.Token}
+	if _, replaced, err := f.s.RestoreTrash(f.ctx, f.space.ID, f.trashed(t, other.ID).Key, onto); err != nil || !replaced {
+		t.Fatalf("RestoreTrash onto a locked file with its token: replaced %v, %v", replaced, err)
+	}
+	f.wantTrashed(t, taken.ID)
+	wantTokens(t, "locks after the replacing restore", f.spaceLocks(t), l)
 }
 
 // The target a move or a copy with Overwrite replaces goes to the trash.
