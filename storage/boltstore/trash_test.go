@@ -333,3 +333,31 @@ func TestTrashMoveOverwriteGoesToTrash(t *testing.T) {
 		t.Fatalf("restored = %q", got)
 	}
 }
+
+// Inline content of versions and trash items leaves the inline bucket when
+// they expire or are evicted, and not before.
+func TestInlineUndoLeavesWithIt(t *testing.T) {
+	f := newInlineFixture(t, 100)
+	f.s.SetRetention(storage.RetentionPolicy{Default: storage.Retention{Trash: time.Hour, VersionsFor: time.Hour, VersionsMax: 10}})
+	file := f.put(t, f.root(), "f", "one")
+	f.put(t, f.root(), "f", "two")
+	gone := f.put(t, f.root(), "gone", "bye")
+	if err := f.s.Remove(ctx, f.space.ID, gone.ID, storage.Conditions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.wantStorage(t, 3, 0)
+	f.clk.Advance(time.Hour)
+	if n, err := f.s.ExpireUndo(ctx); err != nil || n != 2 {
+		t.Fatalf("ExpireUndo = %d, %v; want 2", n, err)
+	}
+	f.wantStorage(t, 1, 0)
+
+	f.s.SetPersonalQuota(10)
+	f.put(t, f.root(), "f", "three")
+	f.wantStorage(t, 2, 0) // "two" kept as a version
+	f.put(t, f.root(), "g", "12345")
+	f.wantStorage(t, 2, 0) // "two" evicted for g
+	if vs, err := f.s.FileVersions(ctx, f.space.ID, file.ID); err != nil || len(vs) != 0 {
+		t.Fatalf("versions = %+v, %v", vs, err)
+	}
+}
