@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"encoding/binary"
 	"errors"
 	"io"
 	"os"
@@ -359,5 +360,29 @@ func TestInlineUndoLeavesWithIt(t *testing.T) {
 	f.wantStorage(t, 2, 0) // "two" evicted for g
 	if vs, err := f.s.FileVersions(ctx, f.space.ID, file.ID); err != nil || len(vs) != 0 {
 		t.Fatalf("versions = %+v, %v", vs, err)
+	}
+}
+
+// A space's counters written before the trash (props and reserved only)
+// read as no trash and no versions, and grow the two new ones in place.
+func TestCountersFromBeforeTheTrash(t *testing.T) {
+	f := newFixture(t)
+	err := f.s.update(func(tx *txn) error {
+		old := binary.AppendVarint(binary.AppendVarint(nil, 7), 3)
+		return tx.usageBucket().Put(spaceUsageKey(f.space.ID), old)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := f.s.Usage(ctx, f.space.ID)
+	if err != nil || u != (storage.Usage{Props: 7, Reserved: 3}) {
+		t.Fatalf("usage = %+v, %v", u, err)
+	}
+	file := f.put(t, f.root(), "f", "abc")
+	if err := f.s.Remove(ctx, f.space.ID, file.ID, storage.Conditions{}); err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := f.s.Usage(ctx, f.space.ID); u != (storage.Usage{Props: 7, Reserved: 3, Trash: 3}) {
+		t.Fatalf("usage = %+v", u)
 	}
 }
