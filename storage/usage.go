@@ -38,15 +38,32 @@ func (u Usage) Undo() int64 { return u.Trash + u.Versions }
 // space to grow by delta within quota, or 0 when it fits. When even all
 // of them would not make room, it returns 0 as well: Check refuses then,
 // and nothing is destroyed for an upload that is refused anyway.
+//
+// A space already over its quota (one lowered below what it keeps) must
+// shed what it is over by as well, or the check after the evictions would
+// refuse the upload that caused them.
 func (u Usage) Shortfall(quota, delta int64) int64 {
 	if delta <= 0 || quota < 0 {
 		return 0
 	}
-	free, _ := u.Free(quota)
-	if delta <= free || delta > free+u.Undo() {
+	short := delta - (quota - u.Used() - u.Reserved)
+	if short <= 0 || short > u.Undo() {
 		return 0
 	}
-	return delta - free
+	return short
+}
+
+// KeepingReplaced returns u as it is once a commit has moved the content
+// it replaces, old bytes, from the file into a version: the growth to
+// check with Shortfall is then the new content whole, and the fresh
+// version is among what can go (Evictions: the newest, so the last). A
+// replacement thus keeps its version only where the quota has room for
+// it, and is refused only where even dropping all undo, the fresh version
+// included, would not make room.
+func (u Usage) KeepingReplaced(old int64) Usage {
+	u.Files -= old
+	u.Versions += old
+	return u
 }
 
 // Free returns what quota leaves free after u, never negative, and whether

@@ -283,7 +283,6 @@ func (s *Store) commitInline(spaceID string, content newContent, c storage.Commi
 	if err != nil {
 		return storage.Node{}, false, err
 	}
-	s.removeReplaced(done)
 	return done.node.Node, done.created, nil
 }
 
@@ -303,16 +302,7 @@ func (s *Store) commitContentFile(spaceID, tmp string, content newContent, c sto
 		s.removeBlobs([]string{blob})
 		return storage.Node{}, false, err
 	}
-	s.removeReplaced(done)
 	return done.node.Node, done.created, nil
-}
-
-// removeReplaced removes the content file a commit replaced, if any: no
-// metadata references it once the commit is durable.
-func (s *Store) removeReplaced(done committed) {
-	if done.oldBlob != "" {
-		s.removeBlobs([]string{done.oldBlob})
-	}
 }
 
 // placeContent moves the file at tmp into place as a new content file,
@@ -349,13 +339,12 @@ type newContent struct {
 	sums   checksum.Sums
 }
 
-// committed is what recording a commit did: the file, whether the commit
-// created it, and the content file it replaced (oldBlob, "" if none), to
-// be removed once the commit is durable.
+// committed is what recording a commit did: the file, and whether the
+// commit created it. The content file it replaced, unless kept as a
+// version, is removed once the commit is durable (txn.discardContent).
 type committed struct {
 	node    rec
 	created bool
-	oldBlob string
 }
 
 // store records c as the content of the file r in t.
@@ -408,14 +397,35 @@ func (t *txn) recordContent(spaceID string, content newContent, c storage.Commit
 			return committed{}, err
 		}
 	}
+	if err := t.makeRoom(spaceID, content.size-oldSize); err != nil {
+		return committed{}, err
+	}
 	if err := t.checkQuota(spaceID, content.size-oldSize); err != nil {
 		return committed{}, err
+	}
+	created := !exists
+	if created {
+		// A file deleted from this place comes back to be replaced, so
+		// that its history stays (Reviving): it is still created.
+		if target.old, target.exists, err = t.revive(spaceID, target.parentID, c.Name); err != nil {
+			return committed{}, err
+		}
 	}
 	done, err := t.writeContent(target, content, c)
 	if err != nil {
 		return committed{}, err
 	}
-	return done, t.propagate(target.parentID, content.size-oldSize)
+	done.created = created
+	replacedSize := int64(0)
+	if target.exists {
+		replacedSize = target.old.Size
+	}
+	if err := t.propagate(target.parentID, content.size-replacedSize); err != nil {
+		return committed{}, err
+	}
+	// The replaced content kept as a version must not take the space
+	// over its quota.
+	return done, t.trimUndo(spaceID)
 }
 
 // writeContent writes the file c names, with content, in place of
@@ -424,8 +434,7 @@ func (t *txn) writeContent(target target, content newContent, c storage.Commit) 
 	done := committed{created: !target.exists}
 	if target.exists {
 		done.node = target.old
-		var err error
-		if done.oldBlob, err = t.dropContent(target.old); err != nil {
+		if err := t.replaceContent(target.spaceID, target.old); err != nil {
 			return committed{}, err
 		}
 	} else {
