@@ -1,8 +1,13 @@
 package davhandler
 
 import (
+	"fmt"
 	"net/http"
+	"path"
+	"strings"
 	"testing"
+
+	"github.com/davspaces/davspaces/storage"
 )
 
 // TestVersionsHostile: the versions of a file of a space the caller may
@@ -54,4 +59,89 @@ func TestVersionsHostile(t *testing.T) {
 	}
 	rec := e.do("richard", "COPY", v(shared)+"/"+key, "")
 	wantError(t, rec, http.StatusForbidden, "Forbidden", "You have no permission to restore versions on this resource")
+}
+
+// versionPropNames are the properties a versions listing asks for.
+const versionPropNames = "<d:getetag/><d:getlastmodified/><d:getcontentlength/><d:resourcetype/><d:getcontenttype/><oc:checksums/>"
+
+// listVersions lists the versions of file id at Depth 1 as user.
+func (e *env) listVersions(user, id string) []msResponse {
+	e.t.Helper()
+	return parseMultistatus(e.t, e.do(user, "PROPFIND", "/dav/meta/"+id+"/v", fmt.Sprintf(propfindBody, versionPropNames), "Depth", "1"))
+}
+
+// TestVersionsListGetRestore: every replaced content is listed, sent as
+// a file is, and restored as the current content, which becomes a
+// version in turn.
+func TestVersionsListGetRestore(t *testing.T) {
+	e := newEnv(t)
+	spaceURL := "/dav/spaces/" + testStorageID + "$physics"
+	id := e.putFile("marie", spaceURL+"/f.txt", "one")
+	e.putFile("marie", spaceURL+"/f.txt", "two!")
+	e.putFile("marie", spaceURL+"/f.txt", "three")
+
+	rs := e.listVersions("richard", id)
+	if len(rs) != 3 {
+		t.Fatalf("%d responses, want the collection and 2 versions", len(rs))
+	}
+	base := escapePath("/dav/meta/" + id + "/v")
+	if rs[0].Href != base+"/" || rs[0].Props[nsDAV+" resourcetype"] != "<d:collection/>" {
+		t.Errorf("collection %+v", rs[0])
+	}
+	var keys []string
+	for i, want := range []string{"4", "3"} {
+		v := rs[i+1]
+		key := path.Base(v.Href)
+		keys = append(keys, key)
+		if err := storage.ValidVersionKey("", key); err != nil || v.Href != base+"/"+key {
+			t.Errorf("version href %q", v.Href)
+		}
+		if v.Props[nsDAV+" getcontentlength"] != want || !etagPattern.MatchString(v.Props[nsDAV+" getetag"]) ||
+			v.Props[nsDAV+" resourcetype"] != "" || v.Props[nsDAV+" getcontenttype"] != "text/plain; charset=utf-8" ||
+			!strings.Contains(v.Props[nsOC+" checksums"], "SHA1:") {
+			t.Errorf("version %d: %+v", i, v.Props)
+		}
+		if _, err := http.ParseTime(v.Props[nsDAV+" getlastmodified"]); err != nil {
+			t.Errorf("getlastmodified %q", v.Props[nsDAV+" getlastmodified"])
+		}
+	}
+	one := "/dav/meta/" + id + "/v/" + keys[1]
+
+	// Sent as a file is, to readers too.
+	get := e.do("richard", "GET", one, "")
+	wantStatus(t, get, http.StatusOK)
+	etag := get.Header().Get("ETag")
+	if get.Body.String() != "one" || etag == "" || get.Header().Get("OC-FileId") != id {
+		t.Errorf("GET: %q, headers %v", get.Body, get.Header())
+	}
+	if got := e.do("richard", "GET", one, "", "Range", "bytes=1-"); got.Code != http.StatusPartialContent || got.Body.String() != "ne" {
+		t.Errorf("range: %d %q", got.Code, got.Body)
+	}
+	wantStatus(t, e.do("richard", "GET", one, "", "If-None-Match", etag), http.StatusNotModified)
+	wantStatus(t, e.do("richard", "GET", one, "", "If-Match", `"other"`), http.StatusPreconditionFailed)
+	head := e.do("richard", "HEAD", "/remote.php"+one, "")
+	if head.Code != http.StatusOK || head.Header().Get("Content-Length") != "3" || head.Body.Len() != 0 {
+		t.Errorf("HEAD: %d %v", head.Code, head.Header())
+	}
+	one0 := parseMultistatus(t, e.do("richard", "PROPFIND", one, fmt.Sprintf(propfindBody, versionPropNames), "Depth", "0"))
+	if len(one0) != 1 || one0[0].Props[nsDAV+" getcontentlength"] != "3" {
+		t.Errorf("PROPFIND of one version: %+v", one0)
+	}
+	wantError(t, e.do("richard", "GET", "/dav/meta/"+id+"/v/1.0", ""), http.StatusNotFound, "NotFound", "")
+
+	// Restored: a write of the file.
+	wantStatus(t, e.do("marie", "COPY", one, "", "If-Match", `"stale"`), http.StatusPreconditionFailed)
+	rec := e.do("marie", "COPY", one, "", "Destination", spaceURL+"/f.txt")
+	wantStatus(t, rec, http.StatusNoContent)
+	if rec.Header().Get("OC-FileId") != id {
+		t.Errorf("restore answered for %q", rec.Header().Get("OC-FileId"))
+	}
+	if got := e.do("marie", "GET", spaceURL+"/f.txt", ""); got.Body.String() != "one" {
+		t.Errorf("content %q after the restore", got.Body)
+	}
+	rs = e.listVersions("marie", id)
+	if len(rs) != 3 || rs[1].Props[nsDAV+" getcontentlength"] != "5" || rs[2].Props[nsDAV+" getcontentlength"] != "4" {
+		t.Errorf("after the restore the versions are %+v, want three and two!", rs)
+	}
+	wantError(t, e.do("marie", "COPY", one, ""), http.StatusNotFound, "NotFound", "")
 }
