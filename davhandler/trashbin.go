@@ -86,8 +86,9 @@ func (h *Handler) serveTrash(w http.ResponseWriter, r *http.Request, req *reques
 	case http.MethodDelete:
 		return h.handleTrashPurge(w, r, tr)
 	}
-	w.Header().Set("Allow", trashAllow(req.path.segments))
-	return errorf(http.StatusNotImplemented, "%s is not implemented on the trash-bin", r.Method)
+	// oCIS answers 501; every other resource here that does not take a
+	// method says 405 and what it takes, as uploads do.
+	return methodNotAllowed(trashAllow(req.path.segments), r.Method+" is not allowed on the trash-bin")
 }
 
 // trashOf finds the space whose trash-bin a request names. A space the

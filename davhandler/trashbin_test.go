@@ -82,7 +82,9 @@ func TestTrashHostile(t *testing.T) {
 		{"depth infinity", "einstein", "PROPFIND", physics, []string{"Depth", "infinity"}, http.StatusBadRequest},
 		{"move a file into the trash", "einstein", "MOVE", "/webdav/f.txt", []string{"Destination", home + "/" + key}, http.StatusBadRequest},
 		{"copy a file onto a version", "einstein", "COPY", "/webdav/f.txt", []string{"Destination", "/dav/meta/x/v/1.0"}, http.StatusBadRequest},
-		{"other method", "einstein", "PUT", physics + "/" + key, nil, http.StatusNotImplemented},
+		{"other method", "einstein", "PUT", physics + "/" + key, nil, http.StatusMethodNotAllowed},
+		{"unknown method", "einstein", "PATCH", physics, nil, http.StatusMethodNotAllowed},
+		{"viewer, other method", "richard", "GET", physics, nil, http.StatusMethodNotAllowed},
 		{"anonymous", "", "PROPFIND", physics, []string{"Depth", "0"}, http.StatusUnauthorized},
 	}
 	for _, tt := range tests {
