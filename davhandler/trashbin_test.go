@@ -328,3 +328,71 @@ func TestTrashPurge(t *testing.T) {
 		t.Errorf("Usage.Trash %d after emptying, want 0", got)
 	}
 }
+
+// TestTrashRestoreHonoursLocks: a restore writes its destination, so the
+// locks there need their tokens, submitted in an If header as for MOVE.
+func TestTrashRestoreHonoursLocks(t *testing.T) {
+	e := newEnv(t, withLocks)
+	spaceURL := "/dav/spaces/" + testStorageID + "$physics"
+	trash := trashPath("physics")
+	e.putFile("marie", spaceURL+"/f.txt", "one")
+	wantStatus(t, e.do("marie", "DELETE", spaceURL+"/f.txt", ""), http.StatusNoContent)
+	key := trashKey(t, e.listTrash("marie", trash)[1].Href)
+	e.mkcol("marie", spaceURL, "locked")
+	token := e.lock("marie", spaceURL+"/locked", lockExclusive)
+
+	dst := []string{"Destination", spaceURL + "/locked/f.txt"}
+	wantStatus(t, e.do("einstein", "MOVE", trash+"/"+key, "", dst...), http.StatusLocked)
+	wantStatus(t, e.do("einstein", "MOVE", trash+"/"+key, "", append(dst, "If", "(<"+token+">)")...), http.StatusLocked)
+	if rs := e.listTrash("marie", trash); len(rs) != 2 {
+		t.Fatalf("a refused restore changed the trash: %+v", rs)
+	}
+	wantStatus(t, e.do("marie", "MOVE", trash+"/"+key, "", append(dst, "If", "(<"+token+">)")...), http.StatusCreated)
+}
+
+// TestTrashRecreateKeepsHistory: a file deleted and uploaded again at the
+// same place, as a sync client does, comes back with its id, and its
+// deleted content is its newest version.
+func TestTrashRecreateKeepsHistory(t *testing.T) {
+	e := newEnv(t)
+	id := e.putFile("einstein", "/webdav/f.txt", "first")
+	wantStatus(t, e.do("einstein", "DELETE", "/webdav/f.txt", ""), http.StatusNoContent)
+	rec := e.do("einstein", "PUT", "/webdav/f.txt", "second")
+	wantStatus(t, rec, http.StatusCreated)
+	if got := rec.Header().Get("OC-FileId"); got != id {
+		t.Errorf("re-created as %q, want %q", got, id)
+	}
+	rs := e.listVersions("einstein", id)
+	if len(rs) != 2 {
+		t.Fatalf("%d responses, want the collection and the deleted content", len(rs))
+	}
+	if got := e.do("einstein", "GET", rs[1].Href, ""); got.Body.String() != "first" {
+		t.Errorf("version %q", got.Body)
+	}
+}
+
+// TestTrashMakesRoomForUploads: the trash counts in the quota, and an
+// upload that needs its room gets it: the oldest items are purged first,
+// and nothing is purged for an upload refused anyway.
+func TestTrashMakesRoomForUploads(t *testing.T) {
+	e := newEnv(t)
+	e.store.SetPersonalQuota(10)
+	space := e.personalSpaceID("einstein")
+	for _, name := range []string{"a", "b"} {
+		e.putFile("einstein", "/webdav/"+name, "12345")
+		wantStatus(t, e.do("einstein", "DELETE", "/webdav/"+name, ""), http.StatusNoContent)
+	}
+	root := parseMultistatus(t, e.do("einstein", "PROPFIND", "/webdav", fmt.Sprintf(propfindBody, "<d:quota-used-bytes/><d:quota-available-bytes/>"), "Depth", "0"))[0]
+	if used, room := root.Props[nsDAV+" quota-used-bytes"], root.Props[nsDAV+" quota-available-bytes"]; used != "10" || room != "10" {
+		t.Errorf("quota used %s, available %s; want 10 used by the trash and 10 an upload can have", used, room)
+	}
+	wantError(t, e.do("einstein", "PUT", "/webdav/big", "12345678901"), http.StatusInsufficientStorage, "InsufficientStorage", "")
+	if rs := e.listTrash("einstein", trashPath(space)); len(rs) != 3 {
+		t.Fatalf("a refused upload purged the trash: %d responses", len(rs))
+	}
+	wantStatus(t, e.do("einstein", "PUT", "/webdav/c", "123"), http.StatusCreated)
+	rs := e.listTrash("einstein", trashPath(space))
+	if len(rs) != 2 || rs[1].Props[nsOC+" trashbin-original-filename"] != "b" {
+		t.Fatalf("want the oldest item purged, b kept: %+v", rs)
+	}
+}

@@ -145,3 +145,23 @@ func TestVersionsListGetRestore(t *testing.T) {
 	}
 	wantError(t, e.do("marie", "COPY", one, ""), http.StatusNotFound, "NotFound", "")
 }
+
+// TestVersionRestoreHonoursLocks: restoring a version writes the file, so
+// its lock's token is needed, as for a PUT.
+func TestVersionRestoreHonoursLocks(t *testing.T) {
+	e := newEnv(t, withLocks)
+	spaceURL := "/dav/spaces/" + testStorageID + "$physics"
+	id := e.putFile("marie", spaceURL+"/f.txt", "one")
+	e.putFile("marie", spaceURL+"/f.txt", "two")
+	one := e.listVersions("marie", id)[1].Href
+	token := e.lock("marie", spaceURL+"/f.txt", lockExclusive)
+	wantStatus(t, e.do("einstein", "COPY", one, ""), http.StatusLocked)
+	wantStatus(t, e.do("marie", "COPY", one, ""), http.StatusLocked)
+	if got := e.do("marie", "GET", spaceURL+"/f.txt", ""); got.Body.String() != "two" {
+		t.Fatalf("a refused restore changed the file to %q", got.Body)
+	}
+	wantStatus(t, e.do("marie", "COPY", one, "", "If", "(<"+token+">)"), http.StatusNoContent)
+	if got := e.do("marie", "GET", spaceURL+"/f.txt", ""); got.Body.String() != "one" {
+		t.Fatalf("content %q after the restore", got.Body)
+	}
+}
