@@ -226,9 +226,9 @@ func (t *txn) evictFor(spaceID string, need int64) error {
 }
 
 // makeRoom evicts what space spaceID keeps for undo, oldest first, when
-// an upload growing it by delta bytes would not fit its quota otherwise
-// (storage.Usage.Shortfall); the caller checks the quota then. Nothing
-// goes when even all of it would not make room.
+// an upload or a copy growing it by delta bytes would not fit its quota
+// otherwise (storage.Usage.Shortfall); the caller checks the quota then.
+// Nothing goes when even all of it would not make room.
 func (t *txn) makeRoom(spaceID string, delta int64) error {
 	if delta <= 0 {
 		return nil
@@ -244,9 +244,30 @@ func (t *txn) makeRoom(spaceID string, delta int64) error {
 	return t.evictFor(spaceID, u.Shortfall(quota, delta))
 }
 
+// checkRoom is checkQuota in a snapshot taken before a change that calls
+// makeRoom: growth that evictions can make room for passes.
+func (t *txn) checkRoom(spaceID string, delta int64) error {
+	if delta <= 0 {
+		return nil
+	}
+	quota, err := t.quota(spaceID)
+	if err != nil || quota < 0 {
+		return err
+	}
+	u, err := t.usage(spaceID)
+	if err != nil {
+		return err
+	}
+	if u.Shortfall(quota, delta) > 0 {
+		return nil
+	}
+	return u.Check(quota, delta)
+}
+
 // trimUndo evicts, oldest first, what space spaceID keeps for undo beyond
-// its quota: a commit keeps the content it replaces as a version, which
-// must not take the space over its quota, where the files alone fit.
+// its quota: a commit keeps the content it replaces as a version only
+// where the quota has room for it, the files having passed the quota
+// check as if nothing were kept.
 func (t *txn) trimUndo(spaceID string) error {
 	quota, err := t.quota(spaceID)
 	if err != nil || quota < 0 {

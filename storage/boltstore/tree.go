@@ -343,7 +343,7 @@ func (s *Store) copySources(spaceID string, tr storage.Transfer) ([]string, erro
 		if err := t.checkHeld(spaceID, tr.Locks, x.lockedNodes(false)...); err != nil {
 			return err
 		}
-		if err := t.checkCopyQuota(spaceID, x, tr.Shallow); err != nil {
+		if err := t.checkRoom(spaceID, copyGrowth(x, tr.Shallow)); err != nil {
 			return err
 		}
 		sources, err = t.subtreeBlobs(x.src, tr.Shallow)
@@ -352,9 +352,9 @@ func (s *Store) copySources(spaceID string, tr storage.Transfer) ([]string, erro
 	return sources, err
 }
 
-// checkCopyQuota checks that the space can hold the copy x.
-func (t *txn) checkCopyQuota(spaceID string, x transfer, shallow bool) error {
-	return t.checkQuota(spaceID, copySize(x, shallow)-replacedSize(x))
+// copyGrowth is how much the copy x grows its space's files by.
+func copyGrowth(x transfer, shallow bool) int64 {
+	return copySize(x, shallow) - replacedSize(x)
 }
 
 // copySize is the size a copy adds at its target.
@@ -430,7 +430,10 @@ func (s *Store) recordCopy(spaceID string, tr storage.Transfer, blobs *copyBlobs
 		if err := t.checkHeld(spaceID, tr.Locks, x.lockedNodes(false)...); err != nil {
 			return err
 		}
-		if err := t.checkCopyQuota(spaceID, x, tr.Shallow); err != nil {
+		if err := t.makeRoom(spaceID, copyGrowth(x, tr.Shallow)); err != nil {
+			return err
+		}
+		if err := t.checkQuota(spaceID, copyGrowth(x, tr.Shallow)); err != nil {
 			return err
 		}
 		before, err := t.usage(spaceID)

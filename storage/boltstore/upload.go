@@ -397,6 +397,8 @@ func (t *txn) recordContent(spaceID string, content newContent, c storage.Commit
 			return committed{}, err
 		}
 	}
+	// The files are checked as if nothing were kept: a replacement that
+	// shrinks a file passes even in a space over its quota.
 	if err := t.makeRoom(spaceID, content.size-oldSize); err != nil {
 		return committed{}, err
 	}
@@ -410,33 +412,35 @@ func (t *txn) recordContent(spaceID string, content newContent, c storage.Commit
 		if target.old, target.exists, err = t.revive(spaceID, target.parentID, c.Name); err != nil {
 			return committed{}, err
 		}
+		if target.exists {
+			oldSize = target.old.Size
+		}
+	}
+	if target.exists {
+		if err := t.replaceContent(spaceID, target.old); err != nil {
+			return committed{}, err
+		}
 	}
 	done, err := t.writeContent(target, content, c)
 	if err != nil {
 		return committed{}, err
 	}
 	done.created = created
-	replacedSize := int64(0)
-	if target.exists {
-		replacedSize = target.old.Size
-	}
-	if err := t.propagate(target.parentID, content.size-replacedSize); err != nil {
+	if err := t.propagate(target.parentID, content.size-oldSize); err != nil {
 		return committed{}, err
 	}
-	// The replaced content kept as a version must not take the space
-	// over its quota.
+	// The replaced content is kept as a version only where the quota has
+	// room for it: the newest of what the space keeps, it goes last.
 	return done, t.trimUndo(spaceID)
 }
 
 // writeContent writes the file c names, with content, in place of
-// target.old or as a new file.
+// target.old, whose content the caller has let go of (replaceContent), or
+// as a new file.
 func (t *txn) writeContent(target target, content newContent, c storage.Commit) (committed, error) {
 	done := committed{created: !target.exists}
 	if target.exists {
 		done.node = target.old
-		if err := t.replaceContent(target.spaceID, target.old); err != nil {
-			return committed{}, err
-		}
 	} else {
 		done.node = rec{Node: storage.Node{
 			ID:       uuid.NewString(),
