@@ -62,6 +62,28 @@ func (u Usage) Free(quota int64) (free int64, limited bool) {
 	return max(quota-u.Used()-u.Reserved, 0), true
 }
 
+// Room returns what quota leaves an upload, never negative, and whether
+// there is a limit at all: Free once the trash and versions are given up,
+// as a store gives them up for an upload that needs their room
+// (Shortfall, Evictions). Clients are told it as the room they have.
+func (u Usage) Room(quota int64) (room int64, limited bool) {
+	return u.withoutUndo().Free(quota)
+}
+
+// CheckRoom is Check for an upload, early, before its store makes room
+// for it: it fails only when even giving up all trash and versions would
+// not make room, exactly when the store's own check after Shortfall's
+// evictions would refuse.
+func (u Usage) CheckRoom(quota, delta int64) error {
+	return u.withoutUndo().Check(quota, delta)
+}
+
+// withoutUndo is u once its trash and versions are purged.
+func (u Usage) withoutUndo() Usage {
+	u.Trash, u.Versions = 0, 0
+	return u
+}
+
 // Check fails with ErrInsufficientStorage when the space cannot grow by
 // delta bytes within quota. Shrinking, and a space without a quota, always
 // pass; so does a change that grows nothing even where the space is over

@@ -159,3 +159,32 @@ func TestUsageShortfall(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageRoom: an upload is refused early exactly when the store would
+// refuse it after its evictions, and the room shown is what it can have.
+func TestUsageRoom(t *testing.T) {
+	for _, tc := range []struct {
+		u            Usage
+		quota, delta int64
+	}{
+		{Usage{Files: 50, Trash: 30}, 100, 10},
+		{Usage{Files: 50, Trash: 30}, 100, 50},
+		{Usage{Files: 50, Trash: 30}, 100, 51},
+		{Usage{Files: 50, Versions: 30, Reserved: 10}, 100, 40},
+		{Usage{Files: 50, Versions: 30, Reserved: 10}, 100, 41},
+		{Usage{Props: 60, Trash: 30}, 100, 41},
+		{Usage{Files: 50, Trash: 80}, 100, 10},
+		{Usage{Files: 120, Trash: 80}, 100, 10},
+		{Usage{Files: 50, Trash: 50}, NoQuota, 1 << 40},
+	} {
+		storeRefuses := tc.u.Shortfall(tc.quota, tc.delta) == 0 && tc.u.Check(tc.quota, tc.delta) != nil
+		err := tc.u.CheckRoom(tc.quota, tc.delta)
+		if (err != nil) != storeRefuses || (err != nil && !errors.Is(err, ErrInsufficientStorage)) {
+			t.Errorf("%+v: CheckRoom(%d, %d) = %v, the store refuses: %v", tc.u, tc.quota, tc.delta, err, storeRefuses)
+		}
+		room, limited := tc.u.Room(tc.quota)
+		if limited && (tc.delta <= room) == storeRefuses {
+			t.Errorf("%+v: Room(%d) = %d for %d bytes, the store refuses: %v", tc.u, tc.quota, room, tc.delta, storeRefuses)
+		}
+	}
+}
