@@ -208,3 +208,20 @@ CREATE INDEX IF NOT EXISTS versions_content ON versions USING gin (content jsonb
 CREATE INDEX IF NOT EXISTS versions_space ON versions (space_id, replaced_ns);
 CREATE INDEX IF NOT EXISTS versions_replaced ON versions (replaced_ns);
 ALTER TABLE spaces ADD COLUMN IF NOT EXISTS versions_bytes bigint NOT NULL DEFAULT 0;
+-- Every commit and purge asks these indexes whether an object is still
+-- referenced. A pending list (fastupdate) would make each such lookup scan
+-- every entry added since the last vacuum, and moving a large folder into
+-- the trash adds one per node: entries go straight into the index instead.
+-- Changed only where it is not yet, so that a node starting does not
+-- wait for the index's lock.
+DO $$
+DECLARE
+	idx text;
+BEGIN
+	FOREACH idx IN ARRAY ARRAY['nodes_content', 'versions_content'] LOOP
+		IF NOT EXISTS (SELECT 1 FROM pg_class WHERE oid = to_regclass(idx)
+				AND 'fastupdate=off' = ANY (coalesce(reloptions, '{}'))) THEN
+			EXECUTE format('ALTER INDEX %I SET (fastupdate = off)', idx);
+		END IF;
+	END LOOP;
+END $$;
