@@ -3,7 +3,10 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -212,4 +215,108 @@ func readAll(t *testing.T, s *Store, spaceID, id string) string {
 		t.Fatalf("read %s: %v", id, err)
 	}
 	return string(b)
+}
+
+// Two nodes removing, restoring, purging and re-creating the same files
+// at once leave a consistent space: every trashed node belongs to exactly
+// one item, the trash's size is what its items hold, and the usage what
+// the rows say.
+func TestUndoRacesAcrossNodes(t *testing.T) {
+	nodes := openNodes(t, 2)
+	sp := personal(t, nodes[0])
+	ctx := t.Context()
+	const files, rounds = 4, 15
+	ids := make([]string, files)
+	for i := range ids {
+		ids[i] = put(t, nodes[0], sp.ID, sp.ID, fmt.Sprintf("f%d", i), strings.Repeat("x", i+1)).ID
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*rounds*files)
+	for w, s := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range rounds {
+				for i, id := range ids {
+					if err := raceStep(ctx, s, sp.ID, id, fmt.Sprintf("f%d", i), (r+w+i)%4); err != nil {
+						errs <- err
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	wantConsistentUndo(t, nodes[1], sp.ID)
+}
+
+// raceStep does one of four things to file id: remove it, restore it
+// from the trash, purge its trash item, or commit a file of its name.
+// Refusals that a race explains (it is gone, it is back, the name is
+// taken) are no errors.
+func raceStep(ctx context.Context, s *Store, spaceID, id, name string, step int) error {
+	var err error
+	switch step {
+	case 0:
+		err = s.Remove(ctx, spaceID, id, storage.Conditions{})
+	case 1, 2:
+		var items []storage.TrashItem
+		if items, err = s.TrashItems(ctx, spaceID); err != nil {
+			return err
+		}
+		for _, it := range items {
+			if it.Node.ID != id {
+				continue
+			}
+			if step == 1 {
+				_, _, err = s.RestoreTrash(ctx, spaceID, it.Key, storage.Transfer{NodeID: id, NewParentID: spaceID, NewName: name})
+			} else {
+				err = s.PurgeTrash(ctx, spaceID, it.Key)
+			}
+			break
+		}
+	case 3:
+		var u storage.Upload
+		if u, err = s.NewUpload(ctx, spaceID); err != nil {
+			return err
+		}
+		defer u.Discard()
+		u.Write([]byte("new"))
+		_, _, err = u.Commit(ctx, storage.Commit{ParentID: spaceID, Name: name})
+	}
+	if errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrExists) {
+		return nil
+	}
+	return err
+}
+
+// wantConsistentUndo checks the trash and the counters of a space against
+// its rows.
+func wantConsistentUndo(t *testing.T, s *Store, spaceID string) {
+	t.Helper()
+	ctx := t.Context()
+	var orphans, itemsSize, trashRoot, files, versions, counted int64
+	err := s.pool.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM nodes n WHERE n.space_id = $2 AND n.parent_id = $2
+			AND NOT EXISTS (SELECT 1 FROM trash_items t WHERE t.node_id = n.id)),
+		(SELECT coalesce(sum(n.size), 0) FROM trash_items t JOIN nodes n ON n.id = t.node_id WHERE t.space_id = $1),
+		(SELECT coalesce((SELECT size FROM nodes WHERE id = $2), 0)),
+		(SELECT coalesce(sum(size), 0) FROM nodes WHERE space_id = $1 AND kind = $3),
+		(SELECT coalesce(sum(size), 0) FROM versions WHERE space_id = $1),
+		(SELECT versions_bytes FROM spaces WHERE id = $1)`,
+		spaceID, trashSpaceID(spaceID), storage.KindFile).Scan(&orphans, &itemsSize, &trashRoot, &files, &versions, &counted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := s.Usage(ctx, spaceID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if orphans != 0 || itemsSize != trashRoot || u.Trash != itemsSize || u.Files != files || versions != counted || u.Versions != versions {
+		t.Fatalf("usage %+v; %d trashed nodes of no item, items hold %d, trash root %d, files %d, versions %d counted %d",
+			u, orphans, itemsSize, trashRoot, files, versions, counted)
+	}
 }
