@@ -38,15 +38,19 @@ func (u Usage) Undo() int64 { return u.Trash + u.Versions }
 // space to grow by delta within quota, or 0 when it fits. When even all
 // of them would not make room, it returns 0 as well: Check refuses then,
 // and nothing is destroyed for an upload that is refused anyway.
+//
+// A space already over its quota (one lowered below what it keeps) must
+// shed what it is over by as well, or the check after the evictions would
+// refuse the upload that caused them.
 func (u Usage) Shortfall(quota, delta int64) int64 {
 	if delta <= 0 || quota < 0 {
 		return 0
 	}
-	free, _ := u.Free(quota)
-	if delta <= free || delta > free+u.Undo() {
+	short := delta - (quota - u.Used() - u.Reserved)
+	if short <= 0 || short > u.Undo() {
 		return 0
 	}
-	return delta - free
+	return short
 }
 
 // Free returns what quota leaves free after u, never negative, and whether

@@ -27,6 +27,7 @@ var trashTests = []conformanceTest{
 	{"TrashOfOtherSpaces", testTrashOfOtherSpaces},
 	{"TrashOff", testTrashOff},
 	{"TrashDropsLocks", testTrashDropsLocks},
+	{"TrashRetentionPerSpace", testTrashRetentionPerSpace},
 }
 
 // A removed file leaves the live space with its size, and waits in the
@@ -392,6 +393,26 @@ func testTrashRestoreHonoursLocks(t *testing.T, f *fixture) {
 		t.Fatalf("RestoreTrash into a locked folder with its token: %v", err)
 	}
 	wantTokens(t, "locks after the restore", f.spaceLocks(t), l)
+
+	// A locked file the restore would replace.
+	other := f.put(t, f.root(), "other", "o")
+	f.remove(t, other.ID)
+	taken := f.put(t, f.root(), "taken", "t")
+	held := f.lock(t, taken.ID, false, storage.LockExclusive)
+	onto := storage.Transfer{NodeID: other.ID, NewParentID: f.root(), NewName: "taken", Overwrite: true,
+		Conditions: storage.Conditions{Locks: &storage.LockTokens{User: user.ID}}}
+	_, _, err = f.s.RestoreTrash(f.ctx, f.space.ID, f.trashed(t, other.ID).Key, onto)
+	wantErr(t, "RestoreTrash onto a locked file without its token", err, storage.ErrLocked)
+	f.wantTrashed(t, other.ID)
+	if got := f.node(t, taken.ID); got.Name != "taken" {
+		t.Fatalf("the locked file after a refused restore = %+v", got)
+	}
+	onto.Locks.Tokens = []string{held.Token}
+	if _, replaced, err := f.s.RestoreTrash(f.ctx, f.space.ID, f.trashed(t, other.ID).Key, onto); err != nil || !replaced {
+		t.Fatalf("RestoreTrash onto a locked file with its token: replaced %v, %v", replaced, err)
+	}
+	f.wantTrashed(t, taken.ID)
+	wantTokens(t, "locks after the replacing restore", f.spaceLocks(t), l)
 }
 
 // The target a move or a copy with Overwrite replaces goes to the trash.
@@ -427,6 +448,27 @@ func testTrashTransferOverwrite(t *testing.T, f *fixture) {
 			f.wantProps(t, target.ID, color)
 		})
 	}
+	t.Run("a folder onto a folder", func(t *testing.T) {
+		f := f.projectSpace(t)
+		src := f.mkdir(t, f.root(), "src")
+		f.put(t, src.ID, "in-src", "s")
+		target := f.deepTree(t, f.root())
+		tr := storage.Transfer{NodeID: src.ID, NewParentID: f.root(), NewName: "a", Overwrite: true}
+		if _, replaced, err := f.s.Move(f.ctx, f.space.ID, tr); err != nil || !replaced {
+			t.Fatalf("Move of a folder onto a folder: replaced %v, %v", replaced, err)
+		}
+		for _, n := range target.all() {
+			f.wantGone(t, n)
+		}
+		it := f.trashed(t, target.a.ID)
+		if it.Location != "a" || it.Node.Size != deepTreeSize || !it.Node.IsFolder() {
+			t.Fatalf("trash item of the replaced folder = %+v", it)
+		}
+		if names := f.trashNames(t, it.Key, target.a.ID); !slices.Equal(names, []string{"b", "empty", "h"}) {
+			t.Fatalf("the replaced folder in the trash holds %v", names)
+		}
+		f.wantUsage(t, storage.Usage{Files: 1, Trash: deepTreeSize})
+	})
 }
 
 // Purging an item destroys it with its properties and gives its bytes
@@ -600,7 +642,8 @@ func testTrashOff(t *testing.T, f *fixture) {
 func testTrashDropsLocks(t *testing.T, f *fixture) {
 	d := f.deepTree(t, f.root())
 	f.lock(t, d.f1.ID, false, storage.LockExclusive)
-	f.lock(t, d.b.ID, true, storage.LockShared)
+	f.lock(t, d.g.ID, false, storage.LockShared)
+	f.lock(t, d.a.ID, false, storage.LockShared)
 	f.remove(t, d.a.ID)
 	wantTokens(t, "locks after the remove", f.spaceLocks(t))
 	f.restoreItem(t, f.trashed(t, d.a.ID))
@@ -618,4 +661,22 @@ func errorsAre(err error, targets ...error) bool {
 		}
 	}
 	return false
+}
+
+// A space the policy sets apart follows its own retention; the others the
+// default.
+func testTrashRetentionPerSpace(t *testing.T, f *fixture) {
+	project := f.projectSpace(t)
+	f.s.SetRetention(storage.RetentionPolicy{
+		Default: storage.DefaultRetention,
+		Spaces:  map[string]storage.Retention{project.space.ID: {VersionsOff: true}},
+	})
+	for _, g := range []*fixture{f, project} {
+		file := g.put(t, g.root(), "f", "one")
+		g.replace(t, file.ID, "two")
+		g.remove(t, file.ID)
+	}
+	f.wantUsage(t, storage.Usage{Trash: 3, Versions: 3})
+	project.wantUsage(t, storage.Usage{})
+	project.wantTrashed(t)
 }

@@ -212,13 +212,24 @@ func (f *fixture) wantGone(t *testing.T, n storage.Node) {
 	_, _, err = f.s.Copy(f.ctx, sp, storage.Transfer{NodeID: n.ID, NewParentID: f.root(), NewName: "copied-from-the-trash"})
 	check("Copy", err)
 	check("Remove", f.s.Remove(f.ctx, sp, n.ID, storage.Conditions{}))
+	_, err = f.tryLock(n.ID, false, storage.LockShared)
+	check("CreateLock", err)
+	if w, ok := f.s.(walker); ok {
+		_, err = w.Walk(f.ctx, sp, n.ID, nil)
+		check("Walk", err)
+	}
 	if n.IsFolder() {
 		_, err = f.s.ReadDir(f.ctx, sp, n.ID, "", 0)
 		check("ReadDir", err)
 		_, err = f.s.ReadDirProps(f.ctx, sp, n.ID, user.ID, "", 0)
 		check("ReadDirProps", err)
-		_, err = f.s.Mkdir(f.ctx, sp, n.ID, "made-in-the-trash")
-		check("Mkdir in it", err)
+		// As into any missing folder: ErrConflict.
+		if _, err := f.s.Mkdir(f.ctx, sp, n.ID, "made-in-the-trash"); !errors.Is(err, storage.ErrConflict) {
+			t.Fatalf("Mkdir in %q (%s) in the trash: err %v, want ErrConflict", n.Name, n.ID, err)
+		}
+		if _, _, err := f.commit(sp, "late", storage.Commit{ParentID: n.ID, Name: "put-in-the-trash"}); !errors.Is(err, storage.ErrConflict) {
+			t.Fatalf("a commit into %q (%s) in the trash: err %v, want ErrConflict", n.Name, n.ID, err)
+		}
 	} else {
 		_, c, err := f.s.Open(f.ctx, sp, n.ID)
 		if err == nil {
@@ -230,11 +241,9 @@ func (f *fixture) wantGone(t *testing.T, n storage.Node) {
 		_, err = f.s.FileVersions(f.ctx, sp, n.ID)
 		check("FileVersions", err)
 	}
-	if n.ParentID != "" {
-		if _, err := f.s.Node(f.ctx, sp, n.ParentID); err == nil {
-			_, err = f.s.Child(f.ctx, sp, n.ParentID, n.Name)
-			check("Child", err)
-		}
+	// Its name in its folder is free, or another node's.
+	if c, err := f.s.Child(f.ctx, sp, n.ParentID, n.Name); err == nil && c.ID == n.ID {
+		t.Fatalf("Child %q of %s is the node in the trash", n.Name, n.ParentID)
 	}
 	for _, c := range checks {
 		if !errors.Is(c.err, storage.ErrNotFound) {

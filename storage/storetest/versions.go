@@ -251,29 +251,40 @@ func testVersionsRefusals(t *testing.T, f *fixture) {
 	f.wantVersions(t, other.ID, "c")
 }
 
-// An open version reads to its end even when it is purged meanwhile, as
-// open content does when its file is replaced.
+// An open version, and an open file, read to their end even when they are
+// purged meanwhile, as open content does when its file is replaced.
 func testVersionReadableWhileOpen(t *testing.T, f *fixture) {
 	big := strings.Repeat("0123456789abcdef", 4096) // past any inline limit
+	current := strings.Repeat("fedcba9876543210", 4096)
 	file := f.put(t, f.root(), "f", big)
-	f.replace(t, file.ID, "small")
+	f.replace(t, file.ID, current)
 	v := f.versions(t, file.ID)[0]
-	_, c, err := f.s.OpenVersion(f.ctx, f.space.ID, file.ID, v.Key)
+	_, old, err := f.s.OpenVersion(f.ctx, f.space.ID, file.ID, v.Key)
 	if err != nil {
 		t.Fatalf("OpenVersion: %v", err)
 	}
-	defer c.Close()
-	head := make([]byte, 16)
-	if _, err := io.ReadFull(c, head); err != nil {
-		t.Fatalf("read: %v", err)
+	defer old.Close()
+	_, cur, err := f.s.Open(f.ctx, f.space.ID, file.ID)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer cur.Close()
+	heads := make([][]byte, 2)
+	for i, c := range []storage.Content{old, cur} {
+		heads[i] = make([]byte, 16)
+		if _, err := io.ReadFull(c, heads[i]); err != nil {
+			t.Fatalf("read: %v", err)
+		}
 	}
 	f.remove(t, file.ID)
 	if err := f.s.EmptyTrash(f.ctx, f.space.ID); err != nil {
 		t.Fatalf("EmptyTrash: %v", err)
 	}
-	rest, err := io.ReadAll(c)
-	if err != nil || string(head)+string(rest) != big {
-		t.Fatalf("an open version after its purge read %d bytes, %v; want %d", len(head)+len(rest), err, len(big))
+	for i, want := range []string{big, current} {
+		rest, err := io.ReadAll([]storage.Content{old, cur}[i])
+		if err != nil || string(heads[i])+string(rest) != want {
+			t.Fatalf("open content %d after its purge read %d bytes, %v; want %d", i, len(heads[i])+len(rest), err, len(want))
+		}
 	}
 	f.wantUsage(t, storage.Usage{})
 }
@@ -399,6 +410,14 @@ func testVersionsOff(t *testing.T, f *fixture) {
 		}
 		f.wantVersions(t, file.ID)
 		f.wantUsage(t, storage.Usage{Files: 5})
+		// A file created where it was deleted is still that file back,
+		// without a version of what it held.
+		f.remove(t, file.ID)
+		if n, created, err := f.commit(f.space.ID, "four", storage.Commit{ParentID: f.root(), Name: "f"}); err != nil || !created || n.ID != file.ID {
+			t.Fatalf("a file created where it was deleted = %+v, created %v, %v; want id %s", n, created, err, file.ID)
+		}
+		f.wantVersions(t, file.ID)
+		f.wantUsage(t, storage.Usage{Files: 4})
 		f.remove(t, file.ID)
 		if err := f.s.EmptyTrash(f.ctx, f.space.ID); err != nil {
 			t.Fatalf("EmptyTrash: %v", err)
@@ -485,6 +504,17 @@ func testExpiryOfTrash(t *testing.T, f *fixture) {
 	f.retain(storage.Retention{Trash: 10 * time.Minute, VersionsFor: storage.DefaultVersionsRetention, VersionsMax: storage.DefaultVersionsMax})
 	if n := f.expireAll(t); n < 1 {
 		t.Fatalf("ExpireUndo under a shorter retention removed %d things", n)
+	}
+	f.wantTrashed(t)
+	f.wantUsage(t, storage.Usage{})
+
+	// A retention that keeps no trash any more lets none of it stay.
+	f.retain(storage.DefaultRetention)
+	kept := f.put(t, f.root(), "kept", "kk")
+	f.remove(t, kept.ID)
+	f.retain(storage.Retention{VersionsFor: storage.DefaultVersionsRetention, VersionsMax: storage.DefaultVersionsMax})
+	if n := f.expireAll(t); n < 1 {
+		t.Fatalf("ExpireUndo once the trash is off removed %d things", n)
 	}
 	f.wantTrashed(t)
 	f.wantUsage(t, storage.Usage{})
