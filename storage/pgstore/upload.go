@@ -363,15 +363,16 @@ func (s *Store) recordContent(ctx context.Context, ch *change, spaceID string, c
 		}
 	}
 	old := target.old
-	if target.exists {
-		if err := s.keepVersion(ctx, ch, spaceID, old); err != nil {
-			return committed{}, err
-		}
-	}
-	// The kept version counts from here, while the files still count
-	// the old content: the growth to check is the same as without it.
+	// The files are checked as if nothing were kept: a replacement is
+	// refused only when its growth does not fit without any undo.
 	if err := s.makeRoom(ctx, ch, spaceID, content.size-old.Size); err != nil {
 		return committed{}, err
+	}
+	kept := false
+	if target.exists {
+		if kept, err = s.keepVersion(ctx, ch, spaceID, old); err != nil {
+			return committed{}, err
+		}
 	}
 	n, err := ch.writeContent(ctx, target, content, c)
 	if err != nil {
@@ -384,8 +385,17 @@ func (s *Store) recordContent(ctx context.Context, ch *change, spaceID string, c
 	if err := s.release(ctx, ch.tx, old.Content); err != nil {
 		return committed{}, err
 	}
-	done := committed{node: n, created: created}
-	return done, ch.propagate(ctx, target.parentID, content.size-old.Size)
+	if err := ch.propagate(ctx, target.parentID, content.size-old.Size); err != nil {
+		return committed{}, err
+	}
+	if kept {
+		// The version stays only where the quota has room for it: the
+		// newest of what the space keeps, it goes last.
+		if err := s.trimUndo(ctx, ch, spaceID); err != nil {
+			return committed{}, err
+		}
+	}
+	return committed{node: n, created: created}, nil
 }
 
 // revive restores, as the file a commit replaces, the newest file the

@@ -104,6 +104,21 @@ func (s *Store) makeRoom(ctx context.Context, c *change, spaceID string, delta i
 	return u.Check(quota, delta)
 }
 
+// trimUndo evicts the oldest of what the space keeps for undo until it is
+// within its quota again, or has nothing left to give: after a commit
+// kept the content it replaced as a version, which never takes the space
+// past its quota.
+func (s *Store) trimUndo(ctx context.Context, c *change, spaceID string) error {
+	u, quota, err := s.spaceUsage(ctx, c.tx, spaceID)
+	if err != nil || quota < 0 {
+		return err
+	}
+	if over := min(u.Used()+u.Reserved-quota, u.Undo()); over > 0 {
+		return s.evict(ctx, c, spaceID, over)
+	}
+	return nil
+}
+
 // makeRoomIn is makeRoom for a transaction that holds the space's row
 // lock but changes no tree (a reservation).
 func (s *Store) makeRoomIn(ctx context.Context, tx pgx.Tx, spaceID string, delta int64) error {

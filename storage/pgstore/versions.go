@@ -149,7 +149,7 @@ func (s *Store) RestoreVersion(ctx context.Context, spaceID, fileID, key string,
 		if err := s.dropVersion(ctx, c.tx, spaceID, fileID, key, false); err != nil {
 			return err
 		}
-		if err := s.keepVersion(ctx, c, spaceID, cur); err != nil {
+		if _, err := s.keepVersion(ctx, c, spaceID, cur); err != nil {
 			return err
 		}
 		if err := s.makeRoom(ctx, c, spaceID, v.Size-cur.Size); err != nil {
@@ -173,30 +173,31 @@ func (s *Store) RestoreVersion(ctx context.Context, spaceID, fileID, key string,
 }
 
 // keepVersion keeps the content of file old as its newest version, when
-// the space keeps versions, and prunes the file's versions to the
-// space's retention. Its objects stay referenced: the caller's release of
-// them after replacing the content leaves them, unless the version went.
-func (s *Store) keepVersion(ctx context.Context, c *change, spaceID string, old nodeRow) error {
+// the space keeps versions, prunes the file's versions to the space's
+// retention, and reports whether it kept one. Its objects stay
+// referenced: the caller's release of them after replacing the content
+// leaves them, unless the version went.
+func (s *Store) keepVersion(ctx context.Context, c *change, spaceID string, old nodeRow) (bool, error) {
 	r := s.retentionFor(spaceID)
 	if !r.KeepsVersions() {
-		return nil
+		return false, nil
 	}
 	seq, err := nextVersionSeq(ctx, c.tx, old.ID, c.now)
 	if err != nil {
-		return err
+		return false, err
 	}
 	_, err = c.tx.Exec(ctx, `INSERT INTO versions (file_id, key, space_id, size, mtime, etag, content_type,
 		sha1, md5, adler32, content, replaced_ns) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		old.ID, storage.VersionKey(c.now, seq), spaceID, old.Size, old.ModTime, old.ETag, old.ContentType,
 		old.SHA1, old.MD5, old.Adler32, contentColumn(old.Content), c.now.UnixNano())
 	if err != nil {
-		return fmt.Errorf("keeping a version of %s: %w", old.ID, err)
+		return false, fmt.Errorf("keeping a version of %s: %w", old.ID, err)
 	}
 	if err := addVersionBytes(ctx, c.tx, spaceID, old.Size); err != nil {
-		return err
+		return false, err
 	}
 	_, err = s.pruneVersions(ctx, c.tx, spaceID, old.ID, r, c.now)
-	return err
+	return err == nil, err
 }
 
 // contentColumn is segments as the content column keeps them: '[]' for
@@ -237,6 +238,7 @@ func (s *Store) pruneVersions(ctx context.Context, tx pgx.Tx, spaceID, fileID st
 	for i, row := range rows {
 		vs[i] = row.version(spaceID)
 	}
+	storage.SortVersions(vs)
 	prune := r.VersionsToPrune(vs, now)
 	for _, v := range prune {
 		if err := s.dropVersion(ctx, tx, spaceID, fileID, v.Key, true); err != nil {
