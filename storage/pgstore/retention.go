@@ -63,21 +63,22 @@ func (s *Store) ExpireUndo(ctx context.Context) (int, error) {
 	policy := *s.retention.Load()
 	recount := s.recountVersions.Swap(false)
 	now := s.now().UTC()
+	steps := []func(context.Context, retentionGroup, time.Time, int) (int, error){s.expireTrash, s.expireVersions}
+	if recount {
+		steps = append(steps, s.pruneOverMax)
+	}
 	done := 0
 	for _, g := range retentionGroups(policy) {
-		steps := []func(context.Context, retentionGroup, time.Time, int) (int, error){s.expireTrash, s.expireVersions}
-		if recount {
-			steps = append(steps, s.pruneOverMax)
-		}
 		for _, step := range steps {
 			if done >= expireBatch {
-				s.recountVersions.Store(s.recountVersions.Load() || recount)
+				// The next pass goes on, the recount included.
+				s.recountVersions.CompareAndSwap(false, recount)
 				return done, nil
 			}
 			n, err := step(ctx, g, now, expireBatch-done)
 			done += n
 			if err != nil {
-				s.recountVersions.Store(true)
+				s.recountVersions.CompareAndSwap(false, recount)
 				return done, fmt.Errorf("expire trash and versions: %w", err)
 			}
 		}

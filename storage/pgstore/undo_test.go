@@ -320,3 +320,31 @@ func wantConsistentUndo(t *testing.T, s *Store, spaceID string) {
 			u, orphans, itemsSize, trashRoot, files, versions, counted)
 	}
 }
+
+// One expiry pass removes at most expireBatch things, each in a change of
+// its own; the next pass goes on where it stopped.
+func TestExpireUndoIsBounded(t *testing.T) {
+	clk := &testClock{}
+	s := openTestStore(t, Options{Now: clk.Now, Sweep: time.Hour})
+	sp := personal(t, s)
+	ctx := t.Context()
+	const items = expireBatch + 10
+	for i := range items {
+		d, err := s.Mkdir(ctx, sp.ID, sp.ID, fmt.Sprintf("d%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Remove(ctx, sp.ID, d.ID, storage.Conditions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.Advance(storage.DefaultTrashRetention)
+	for _, want := range []int{expireBatch, 10, 0} {
+		if n, err := s.ExpireUndo(ctx); err != nil || n != want {
+			t.Fatalf("ExpireUndo = %d, %v; want %d", n, err, want)
+		}
+	}
+	if left, err := s.TrashItems(ctx, sp.ID); err != nil || len(left) != 0 {
+		t.Fatalf("trash after the passes: %d items, %v", len(left), err)
+	}
+}
