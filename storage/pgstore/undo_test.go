@@ -60,7 +60,7 @@ func wantObjectSwept(t *testing.T, s *Store, key, why string) {
 		t.Fatalf("%s: object %s is not on the sweep's list", why, key)
 	}
 	// The row is due once the database's clock passed ObjectGrace.
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for swept(t, s, key) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: object %s still on the sweep's list", why, key)
