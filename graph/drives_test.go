@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"slices"
 	"testing"
+
+	"github.com/davspaces/davspaces/storage"
 )
 
 func TestDrivesVisibility(t *testing.T) {
@@ -107,6 +109,25 @@ func TestDriveQuota(t *testing.T) {
 				t.Fatalf("quota %+v, want %+v", d.Quota, tt.want)
 			}
 		})
+	}
+}
+
+// TestQuotaOfUndo: the trash and versions count in used, as the stores
+// count them against the quota; deleted is the trash's part.
+func TestQuotaOfUndo(t *testing.T) {
+	u := storage.Usage{Files: 500, Props: 10, Trash: 200, Versions: 90, Reserved: 100}
+	for _, tt := range []struct {
+		name  string
+		limit int64
+		want  quota
+	}{
+		{"no quota", storage.NoQuota, quota{Total: 0, Used: 800, Remaining: math.MaxInt64, Deleted: 200, State: "normal"}},
+		{"quota", 1000, quota{Total: 1000, Used: 800, Remaining: 100, Deleted: 200, State: "nearing"}},
+		{"over quota", 700, quota{Total: 700, Used: 800, Remaining: 0, Deleted: 200, State: "exceeded"}},
+	} {
+		if got := quotaOf(tt.limit, u); got != tt.want {
+			t.Errorf("%s: quotaOf = %+v, want %+v", tt.name, got, tt.want)
+		}
 	}
 }
 
