@@ -160,11 +160,10 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 	// Every module of one configuration is provisioned with the same
 	// context, and each reload brings a new one: it tells handlers of one
 	// configuration from those of the configuration being replaced.
-	retention := dav.retentionPolicy()
 	claim, ignored, err := store.claimSettings(storeClaim{
 		config:        ctx.Context,
 		personalQuota: dav.PersonalQuotaBytes,
-		retention:     retention,
+		retention:     dav.retentionPolicy(),
 	})
 	if err != nil {
 		return fmt.Errorf("davspaces store %s: %w", dav.storeKey, err)
@@ -202,7 +201,8 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		return err
 	}
 	// The capabilities advertise what the WebDAV handler serves: TUS
-	// always, chunked uploads when the store keeps them.
+	// always, chunked uploads when the store keeps them, the trash and
+	// versions when the store keeps them for any of this handler's spaces.
 	_, chunked := any(store.Store).(storage.ChunkedUploads)
 	dav.ocs, err = ocs.New(ocs.Config{
 		User:           users,
@@ -211,8 +211,8 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		Health:         storage.NewHealthProbe(store.Store).Check,
 		TUS:            true,
 		ChunkedUploads: chunked,
-		Trash:          keepsAny(retention, storage.Retention.KeepsTrash),
-		Versions:       keepsAny(retention, storage.Retention.KeepsVersions),
+		Trash:          keepsAny(dav.claim.granted, storage.Retention.KeepsTrash),
+		Versions:       keepsAny(dav.claim.granted, storage.Retention.KeepsVersions),
 	})
 	if err != nil {
 		return err

@@ -111,6 +111,18 @@ func mergeRetention(merged *storage.RetentionPolicy, policy storage.RetentionPol
 	return ignored
 }
 
+// grantedRetention is what merged keeps of the spaces policy asks for:
+// merged's default, and merged's retention of each of policy's spaces.
+// Since the first claim wins, later handlers of the configuration change
+// none of it.
+func grantedRetention(merged, policy storage.RetentionPolicy) storage.RetentionPolicy {
+	granted := storage.RetentionPolicy{Default: merged.Default, Spaces: make(map[string]storage.Retention, len(policy.Spaces))}
+	for id := range policy.Spaces {
+		granted.Spaces[id] = merged.For(id)
+	}
+	return granted
+}
+
 // parseTrashRetention reads `trash_retention <duration>|off`; 0 and off
 // keep no trash.
 func parseTrashRetention(d *caddyfile.Dispenser) (*caddy.Duration, error) {

@@ -343,6 +343,13 @@ func TestRetentionSharedStore(t *testing.T) {
 		t.Errorf("retention of two handlers: %+v, want %+v", got, want)
 	}
 
+	// The second handler's personal spaces keep the first's default; its
+	// project space keeps its own.
+	granted := storage.RetentionPolicy{Default: week, Spaces: map[string]storage.Retention{"chem": none}}
+	if !reflect.DeepEqual(second.claim.granted, granted) {
+		t.Errorf("granted to the second handler: %+v, want %+v", second.claim.granted, granted)
+	}
+
 	failed := &DAVSpaces{Root: root, Versions: &VersionsRetention{Off: true}}
 	if err := provision(t, failed); err != nil {
 		t.Fatal(err)
@@ -353,6 +360,26 @@ func TestRetentionSharedStore(t *testing.T) {
 	cleanup(t, failed)
 	if _, got := settingsInForce(t, root); !reflect.DeepEqual(got, want) {
 		t.Errorf("retention after a failed reload: %+v, want the running %+v", got, want)
+	}
+}
+
+// TestCapabilitiesGrantedRetention: a handler advertises what the store
+// keeps for its spaces, which a handler before it on the same store may
+// have decided.
+func TestCapabilitiesGrantedRetention(t *testing.T) {
+	root := t.TempDir()
+	ctx := newContext(t)
+	first := &DAVSpaces{Root: root, TrashRetention: durationOf(0), Versions: &VersionsRetention{Off: true}}
+	second := &DAVSpaces{Root: root}
+	for _, d := range []*DAVSpaces{first, second} {
+		if err := provisionIn(t, ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cleanup(t, d) })
+	}
+	rec := serve(t, second, request{method: http.MethodGet, target: "/ocs/v2.php/cloud/capabilities?format=json", user: "einstein"})
+	if body := rec.Body.String(); !strings.Contains(body, `"undelete":false`) || !strings.Contains(body, `"versioning":false`) || strings.Contains(body, "trashbin") {
+		t.Errorf("the second handler advertises what the first turned off: %s", body)
 	}
 }
 

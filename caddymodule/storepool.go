@@ -35,6 +35,10 @@ type storeClaim struct {
 	config        context.Context
 	personalQuota int64
 	retention     storage.RetentionPolicy
+	// granted is the retention the store keeps for the handler's spaces
+	// (its default for the personal spaces), once the claim is merged with
+	// those of the handlers before it: what the handler may advertise.
+	granted storage.RetentionPolicy
 }
 
 func (p *pooledStore) Destruct() error { return p.Close() }
@@ -59,6 +63,7 @@ func (p *pooledStore) claimSettings(c storeClaim) (claim *storeClaim, ignored []
 		mergeRetention(&earlier, old.retention)
 	}
 	ignored = mergeRetention(&earlier, c.retention)
+	c.granted = grantedRetention(earlier, c.retention)
 	claim = &c
 	p.claims = append(p.claims, claim)
 	p.applyLocked()
