@@ -86,6 +86,14 @@ type DAVSpaces struct {
 	// chunks together) of one user, with or without a quota. Default:
 	// 100 (davhandler.DefaultMaxOpenUploads).
 	MaxOpenUploads int `json:"max_open_uploads,omitempty"`
+	// TrashRetention is how long a deleted file or folder is kept in its
+	// space's trash, from where it can be restored; 0 keeps no trash (a
+	// DELETE destroys at once). Default: 30 days
+	// (storage.DefaultTrashRetention).
+	TrashRetention *caddy.Duration `json:"trash_retention,omitempty"`
+	// Versions is how the content a file had before it was replaced is
+	// kept. Default: 30 days, at most 100 versions per file.
+	Versions *VersionsRetention `json:"versions,omitempty"`
 	// Spaces are the project spaces and their members. Only these are
 	// served: a project space taken out of the configuration keeps its
 	// data and comes back when it is configured again.
@@ -96,7 +104,7 @@ type DAVSpaces struct {
 	graph    *graph.Handler
 	store    *pooledStore
 	storeKey string      // the backend's key in the pool
-	quota    *quotaClaim // this handler's say in the store's personal quota
+	claim    *storeClaim // this handler's say in the store's personal quota and retention
 	logger   *zap.Logger
 }
 
@@ -116,6 +124,10 @@ type ProjectSpace struct {
 	Managers []string `json:"managers,omitempty"`
 	Editors  []string `json:"editors,omitempty"`
 	Viewers  []string `json:"viewers,omitempty"`
+	// TrashRetention and Versions override the handler's for this space
+	// alone; what they leave unset is the handler's.
+	TrashRetention *caddy.Duration    `json:"trash_retention,omitempty"`
+	Versions       *VersionsRetention `json:"versions,omitempty"`
 }
 
 // CaddyModule returns the Caddy module information.
@@ -148,9 +160,18 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 	// Every module of one configuration is provisioned with the same
 	// context, and each reload brings a new one: it tells handlers of one
 	// configuration from those of the configuration being replaced.
-	dav.quota, err = store.claimPersonalQuota(ctx.Context, dav.PersonalQuotaBytes)
+	claim, ignored, err := store.claimSettings(storeClaim{
+		config:        ctx.Context,
+		personalQuota: dav.PersonalQuotaBytes,
+		retention:     dav.retentionPolicy(),
+	})
 	if err != nil {
 		return fmt.Errorf("davspaces store %s: %w", dav.storeKey, err)
+	}
+	dav.claim = claim
+	if len(ignored) > 0 {
+		dav.logger.Warn("another davspaces handler on this store, earlier in the configuration, set a different trash or versions retention: the earlier handler's applies",
+			zap.String("store", dav.storeKey), zap.Strings("ignored", ignored))
 	}
 	projectSpaces, err := dav.declareSpaces(ctx, store)
 	if err != nil {
@@ -180,7 +201,8 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		return err
 	}
 	// The capabilities advertise what the WebDAV handler serves: TUS
-	// always, chunked uploads when the store keeps them.
+	// always, chunked uploads when the store keeps them, the trash and
+	// versions when the store keeps them for any of this handler's spaces.
 	_, chunked := any(store.Store).(storage.ChunkedUploads)
 	dav.ocs, err = ocs.New(ocs.Config{
 		User:           users,
@@ -189,6 +211,8 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		Health:         storage.NewHealthProbe(store.Store).Check,
 		TUS:            true,
 		ChunkedUploads: chunked,
+		Trash:          keepsAny(dav.claim.granted, storage.Retention.KeepsTrash),
+		Versions:       keepsAny(dav.claim.granted, storage.Retention.KeepsVersions),
 	})
 	if err != nil {
 		return err
@@ -303,6 +327,9 @@ func (dav *DAVSpaces) Validate() error {
 	if dav.Root != "" && dav.StoreRaw != nil {
 		return fmt.Errorf("root and store are both set: give the directory as the bolt store's root")
 	}
+	if err := checkRetention(dav.TrashRetention, dav.Versions); err != nil {
+		return err
+	}
 	seen := map[string]bool{}
 	for _, ps := range dav.Spaces {
 		if ps.Name == "" {
@@ -316,6 +343,9 @@ func (dav *DAVSpaces) Validate() error {
 			return fmt.Errorf("project space %q: id %s is declared twice", ps.Name, id)
 		}
 		seen[id] = true
+		if err := checkRetention(ps.TrashRetention, ps.Versions); err != nil {
+			return fmt.Errorf("project space %q: %w", ps.Name, err)
+		}
 		for _, m := range slices.Concat(ps.Managers, ps.Editors, ps.Viewers) {
 			if m == "" || m == storage.GroupPrefix {
 				return fmt.Errorf("project space %q: member %q names nobody", ps.Name, m)
@@ -325,14 +355,15 @@ func (dav *DAVSpaces) Validate() error {
 	return nil
 }
 
-// Cleanup withdraws this handler's personal quota and releases the store.
+// Cleanup withdraws this handler's personal quota and retention and
+// releases the store.
 func (dav *DAVSpaces) Cleanup() error {
 	if dav.storeKey == "" {
 		return nil
 	}
-	dav.store.releasePersonalQuota(dav.quota)
+	dav.store.releaseSettings(dav.claim)
 	_, err := stores.Delete(dav.storeKey)
-	dav.storeKey, dav.store, dav.quota = "", nil, nil
+	dav.storeKey, dav.store, dav.claim = "", nil, nil
 	return err
 }
 
@@ -399,12 +430,19 @@ func parseDAVSpaces(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		locks_per_user <count>
 //		upload_ttl     <duration>
 //		max_open_uploads <count>
+//		trash_retention <duration>|off
+//		versions off | versions {
+//			keep <duration>
+//			max  <count>
+//		}
 //		space <name> {
 //			id      <id>
 //			quota   <size>
 //			manager <user...>
 //			editor  <user...>
 //			viewer  <user...>
+//			trash_retention <duration>|off
+//			versions off | versions { … }
 //		}
 //	}
 func (dav *DAVSpaces) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
@@ -446,6 +484,10 @@ func (dav *DAVSpaces) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		err = positiveDurationArg(d, &dav.UploadTTL)
 	case "max_open_uploads":
 		err = positiveIntArg(d, &dav.MaxOpenUploads)
+	case "trash_retention":
+		dav.TrashRetention, err = parseTrashRetention(d)
+	case "versions":
+		dav.Versions, err = parseVersions(d)
 	case "space":
 		var ps ProjectSpace
 		ps, err = parseSpace(d)
@@ -480,6 +522,10 @@ func (ps *ProjectSpace) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		err = listArg(d, &ps.Editors)
 	case "viewer":
 		err = listArg(d, &ps.Viewers)
+	case "trash_retention":
+		ps.TrashRetention, err = parseTrashRetention(d)
+	case "versions":
+		ps.Versions, err = parseVersions(d)
 	default:
 		return false, nil
 	}

@@ -923,13 +923,22 @@ func TestReloadRemovesMember(t *testing.T) {
 // store of root.
 func newestPersonalQuota(t *testing.T, root string) int64 {
 	t.Helper()
+	quota, _ := settingsInForce(t, root)
+	return quota
+}
+
+// settingsInForce are the personal quota and retention the pool last
+// applied to the store of root.
+func settingsInForce(t *testing.T, root string) (int64, storage.RetentionPolicy) {
+	t.Helper()
 	p := pooledOf(t, root)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.quotas) == 0 {
-		t.Fatalf("no personal quota claimed on %s", root)
+	quota, retention, ok := p.inForceLocked()
+	if !ok {
+		t.Fatalf("no settings claimed on %s", root)
 	}
-	return p.quotas[len(p.quotas)-1].bytes
+	return quota, retention
 }
 
 // TestPersonalQuotaOneConfiguration: handlers of one configuration on one

@@ -8,6 +8,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
+
+	"github.com/davspaces/davspaces/storage"
 )
 
 // stores shares one open store per backend (a bolt data directory; a
@@ -18,51 +20,89 @@ import (
 var stores = caddy.NewUsagePool()
 
 // pooledStore lets the usage pool close the store when its last user is
-// gone, and arbitrates the one personal quota of the store between the
+// gone, and arbitrates the settings that belong to the whole store (its
+// personal quota, the retention of its spaces) between the handlers and
 // configurations that use it.
 type pooledStore struct {
 	Store
 
 	mu     sync.Mutex
-	quotas []*quotaClaim // in provisioning order; the newest applies
+	claims []*storeClaim // in provisioning order; the newest configuration's apply
 }
 
-// quotaClaim is the personal quota a handler of one configuration asked for.
-type quotaClaim struct {
-	config context.Context
-	bytes  int64
+// storeClaim is what a handler of one configuration asks of its store.
+type storeClaim struct {
+	config        context.Context
+	personalQuota int64
+	retention     storage.RetentionPolicy
+	// granted is the retention the store keeps for the handler's spaces
+	// (its default for the personal spaces), once the claim is merged with
+	// those of the handlers before it: what the handler may advertise.
+	granted storage.RetentionPolicy
 }
 
 func (p *pooledStore) Destruct() error { return p.Close() }
 
-// claimPersonalQuota applies the personal quota a handler of config asks
-// for and returns the claim to release at cleanup. Handlers of one
-// configuration must agree, since the store has one personal quota; a newer
+// claimSettings applies the settings a handler asks for and returns the
+// claim to release at cleanup. Handlers of one configuration must agree on
+// the personal quota, since the store has one. They may differ in
+// retention: the store keeps the merge (mergeRetention), and ignored says
+// what of this handler's was not taken, for a warning. A newer
 // configuration (a reload) overrides an older one.
-func (p *pooledStore) claimPersonalQuota(config context.Context, bytes int64) (*quotaClaim, error) {
+func (p *pooledStore) claimSettings(c storeClaim) (claim *storeClaim, ignored []string, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, c := range p.quotas {
-		if c.config == config && c.bytes != bytes {
-			return nil, fmt.Errorf("personal quota of %d bytes differs from the %d bytes another davspaces handler on this store sets: the store has one personal quota, set the same in every handler", bytes, c.bytes)
+	var earlier storage.RetentionPolicy
+	for _, old := range p.claims {
+		if old.config != c.config {
+			continue
 		}
+		if old.personalQuota != c.personalQuota {
+			return nil, nil, fmt.Errorf("personal quota of %d bytes differs from the %d bytes another davspaces handler on this store sets: the store has one personal quota, set the same in every handler", c.personalQuota, old.personalQuota)
+		}
+		mergeRetention(&earlier, old.retention)
 	}
-	c := &quotaClaim{config: config, bytes: bytes}
-	p.quotas = append(p.quotas, c)
-	p.SetPersonalQuota(bytes)
-	return c, nil
+	ignored = mergeRetention(&earlier, c.retention)
+	c.granted = grantedRetention(earlier, c.retention)
+	claim = &c
+	p.claims = append(p.claims, claim)
+	p.applyLocked()
+	return claim, ignored, nil
 }
 
-// releasePersonalQuota forgets a claim and applies the newest quota left,
-// so that a reload failing after this module was provisioned leaves the
-// running configuration's quota in force.
-func (p *pooledStore) releasePersonalQuota(claim *quotaClaim) {
+// releaseSettings forgets a claim and applies the newest configuration's
+// claims left, so that a reload failing after this module was provisioned
+// leaves the running configuration's settings in force.
+func (p *pooledStore) releaseSettings(claim *storeClaim) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.quotas = slices.DeleteFunc(p.quotas, func(c *quotaClaim) bool { return c == claim })
-	if n := len(p.quotas); n > 0 {
-		p.SetPersonalQuota(p.quotas[n-1].bytes)
+	p.claims = slices.DeleteFunc(p.claims, func(c *storeClaim) bool { return c == claim })
+	p.applyLocked()
+}
+
+// applyLocked gives the store the settings in force, if any claim is left.
+func (p *pooledStore) applyLocked() {
+	if quota, retention, ok := p.inForceLocked(); ok {
+		p.SetPersonalQuota(quota)
+		p.SetRetention(retention)
 	}
+}
+
+// inForceLocked returns the settings of the newest configuration's
+// claims: its personal quota, on which they agree, and their retentions
+// merged. ok is false when no claim is left.
+func (p *pooledStore) inForceLocked() (personalQuota int64, retention storage.RetentionPolicy, ok bool) {
+	n := len(p.claims)
+	if n == 0 {
+		return 0, retention, false
+	}
+	newest := p.claims[n-1]
+	for _, c := range p.claims {
+		if c.config == newest.config {
+			mergeRetention(&retention, c.retention)
+		}
+	}
+	return newest.personalQuota, retention, true
 }
 
 // openStore returns the backend's store, opening it on first use.

@@ -1,10 +1,13 @@
 package graph
 
 import (
+	"context"
 	"math"
 	"net/http"
 	"slices"
 	"testing"
+
+	"github.com/davspaces/davspaces/storage"
 )
 
 func TestDrivesVisibility(t *testing.T) {
@@ -110,6 +113,25 @@ func TestDriveQuota(t *testing.T) {
 	}
 }
 
+// TestQuotaOfUndo: the trash and versions count in used, as the stores
+// count them against the quota; deleted is the trash's part.
+func TestQuotaOfUndo(t *testing.T) {
+	u := storage.Usage{Files: 500, Props: 10, Trash: 200, Versions: 90, Reserved: 100}
+	for _, tt := range []struct {
+		name  string
+		limit int64
+		want  quota
+	}{
+		{"no quota", storage.NoQuota, quota{Total: 0, Used: 800, Remaining: math.MaxInt64, Deleted: 200, State: "normal"}},
+		{"quota", 1000, quota{Total: 1000, Used: 800, Remaining: 100, Deleted: 200, State: "nearing"}},
+		{"over quota", 700, quota{Total: 700, Used: 800, Remaining: 0, Deleted: 200, State: "exceeded"}},
+	} {
+		if got := quotaOf(tt.limit, u); got != tt.want {
+			t.Errorf("%s: quotaOf = %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}
+
 func TestDriveETagChangesAfterPut(t *testing.T) {
 	e := newEnv(t)
 	for _, space := range []string{"physics", e.personalID("einstein")} {
@@ -178,5 +200,37 @@ func TestConfiguredIDOfPersonalSpace(t *testing.T) {
 	}
 	if got := len(e.drives("marie")); got != 2 {
 		t.Fatalf("marie has %d drives, want her personal space and physics", got)
+	}
+}
+
+// TestDriveQuotaDeleted: a deleted file's bytes are the drive's
+// quota.deleted and stay in used until the trash is emptied.
+func TestDriveQuotaDeleted(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.put("lab", "kept.bin", 100)
+	e.put("lab", "deleted.bin", 300)
+	f, err := e.store.Child(ctx, "lab", "lab", "deleted.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.Remove(ctx, "lab", f.ID, storage.Conditions{}); err != nil {
+		t.Fatal(err)
+	}
+	quotaOfLab := func() quota {
+		d, ok := driveByID(e.drives("marie"), testStorageID+"$lab")
+		if !ok {
+			t.Fatal("no drive lab")
+		}
+		return d.Quota
+	}
+	if got, want := quotaOfLab(), (quota{Total: 1000, Used: 400, Remaining: 600, Deleted: 300, State: "normal"}); got != want {
+		t.Errorf("after a delete: quota %+v, want %+v", got, want)
+	}
+	if err := e.store.EmptyTrash(ctx, "lab"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := quotaOfLab(), (quota{Total: 1000, Used: 100, Remaining: 900, Deleted: 0, State: "normal"}); got != want {
+		t.Errorf("after emptying the trash: quota %+v, want %+v", got, want)
 	}
 }

@@ -36,6 +36,11 @@ type dav struct {
 	// Chunking is the version of Nextcloud's chunked uploads ("chunking
 	// NG") served, absent when none is.
 	Chunking string `json:"chunking,omitempty" xml:"chunking,omitempty"`
+	// Trashbin is the version of the trash-bin endpoint served
+	// (/dav/spaces/trash-bin/…), absent when deletes keep nothing: the
+	// ownCloud web UI shows deleted files only when it is "1.0" and
+	// files.undelete is true.
+	Trashbin string `json:"trashbin,omitempty" xml:"trashbin,omitempty"`
 }
 
 type files struct {
@@ -97,6 +102,11 @@ func newCapabilities(cfg Config) capabilitiesData {
 		c.DAV.Chunking = "1.0"
 		c.Files.BigFileChunking = true
 	}
+	if cfg.Trash {
+		c.DAV.Trashbin = "1.0"
+		c.Files.Undelete = true
+	}
+	c.Files.Versioning = ocsBool(cfg.Versions)
 	if cfg.TUS {
 		c.Files.TUSSupport = &tusSupport{
 			Version:      "1.0.0",

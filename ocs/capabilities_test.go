@@ -133,6 +133,57 @@ func TestCapabilitiesXML(t *testing.T) {
 	}
 }
 
+func TestCapabilitiesUndo(t *testing.T) {
+	// The ownCloud web UI shows deleted files when dav.trashbin is "1.0"
+	// and files.undelete is true; the mobile apps read files.undelete and
+	// files.versioning as JSON booleans. Each is advertised only when the
+	// handler keeps what it names.
+	for _, tt := range []struct {
+		trash, versions bool
+		dav             map[string]any
+	}{
+		{trash: false, versions: false, dav: map[string]any{}},
+		{trash: true, versions: false, dav: map[string]any{"trashbin": "1.0"}},
+		{trash: false, versions: true, dav: map[string]any{}},
+		{trash: true, versions: true, dav: map[string]any{"trashbin": "1.0"}},
+	} {
+		h := newConfiguredHandler(t, func(cfg *Config) { cfg.Trash, cfg.Versions = tt.trash, tt.versions })
+		c := capabilitiesOf(t, h)
+		for path, want := range map[string]any{
+			"dav":              tt.dav,
+			"files.undelete":   tt.trash,
+			"files.versioning": tt.versions,
+		} {
+			if got := lookup(c, path); !reflect.DeepEqual(got, want) {
+				t.Errorf("trash %v, versions %v: %s = %#v, want %#v", tt.trash, tt.versions, path, got, want)
+			}
+		}
+	}
+
+	// XML carries the booleans as 1 and 0, as everywhere in OCS.
+	h := newConfiguredHandler(t, func(cfg *Config) { cfg.Trash, cfg.Versions = true, true })
+	w := serve(h, http.MethodGet, "/ocs/v1.php/cloud/capabilities", "X-User", "einstein")
+	var env struct {
+		Data struct {
+			Capabilities struct {
+				DAV struct {
+					Trashbin string `xml:"trashbin"`
+				} `xml:"dav"`
+				Files struct {
+					Undelete   string `xml:"undelete"`
+					Versioning string `xml:"versioning"`
+				} `xml:"files"`
+			} `xml:"capabilities"`
+		} `xml:"data"`
+	}
+	if err := xml.Unmarshal(w.Body.Bytes(), &env); err != nil {
+		t.Fatalf("%v: %s", err, w.Body)
+	}
+	if c := env.Data.Capabilities; c.DAV.Trashbin != "1.0" || c.Files.Undelete != "1" || c.Files.Versioning != "1" {
+		t.Errorf("XML capabilities %+v from %s", c, w.Body)
+	}
+}
+
 func TestVersionOf(t *testing.T) {
 	for _, tc := range []struct {
 		in                  string

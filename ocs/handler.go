@@ -40,6 +40,14 @@ type Config struct {
 	// (Nextcloud chunking NG, ownCloud v1 chunks); only then are they
 	// advertised, as dav.chunking and files.bigfilechunking.
 	ChunkedUploads bool
+	// Trash says deleted files are kept in a trash the WebDAV handler
+	// serves (/dav/spaces/trash-bin/…); only then are dav.trashbin and
+	// files.undelete advertised, which web UIs take to show deleted files.
+	Trash bool
+	// Versions says replaced content is kept as versions the WebDAV
+	// handler serves (/dav/meta/{fileid}/v); only then is files.versioning
+	// advertised.
+	Versions bool
 	// PollInterval is core.pollinterval. Default: 60, what ownCloud
 	// sends; the ownCloud client reads milliseconds and keeps its own
 	// default for values below 5000.

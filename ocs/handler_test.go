@@ -22,16 +22,23 @@ func newTestHandler(t *testing.T, tus bool) *Handler {
 // chunked uploads, both or neither.
 func newUploadsHandler(t *testing.T, tus, chunked bool) *Handler {
 	t.Helper()
-	h, err := New(Config{
+	return newConfiguredHandler(t, func(cfg *Config) { cfg.TUS, cfg.ChunkedUploads = tus, chunked })
+}
+
+// newConfiguredHandler is a handler with the test's user and status, and
+// what configure sets beside them.
+func newConfiguredHandler(t *testing.T, configure func(*Config)) *Handler {
+	t.Helper()
+	cfg := Config{
 		User: func(r *http.Request) (storage.User, bool) {
 			id := r.Header.Get("X-User")
 			return storage.User{ID: id, DisplayName: r.Header.Get("X-Name")}, id != ""
 		},
-		Email:          func(r *http.Request) string { return r.Header.Get("X-Email") },
-		Status:         DefaultStatus("1.2.3"),
-		TUS:            tus,
-		ChunkedUploads: chunked,
-	})
+		Email:  func(r *http.Request) string { return r.Header.Get("X-Email") },
+		Status: DefaultStatus("1.2.3"),
+	}
+	configure(&cfg)
+	h, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

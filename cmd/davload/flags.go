@@ -73,7 +73,7 @@ func (cfg *config) define(fs *flag.FlagSet) (rawURL, rawScenarios *string) {
 	rawScenarios = fs.String("scenario", "all", "comma list of scenarios: "+strings.Join(scenarioNames, ", ")+", or all")
 	fs.IntVar(&cfg.concurrency, "concurrency", 16, "workers for put-small, mkcol-delete, sync and the seeding of folders")
 	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "length of each timed scenario")
-	fs.IntVar(&cfg.files, "files", 10000, "files in propfind's folder")
+	fs.IntVar(&cfg.files, "files", 10000, "files in propfind's folder and in each folder delete removes")
 	fs.IntVar(&cfg.count, "count", 0, "stop each timed loop after this many requests (0: only -duration)")
 	fs.Var((*sizeFlag)(&cfg.size), "size", "size of put-small's files, e.g. 4KiB or 64")
 	fs.IntVar(&cfg.round, "round", 0, "round number to record in the JSON lines (for davload report)")

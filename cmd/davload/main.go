@@ -24,6 +24,9 @@
 //	              them, PUT of a new 4 KiB file under a temporary name in the
 //	              worker's subfolder and MOVE of it to its final name, for
 //	              -duration or -count requests (each counts)
+//	delete        seed a folder with -files 64-byte files (untimed), then
+//	              time one DELETE of the whole folder; repeated for -count
+//	              folders or until -duration has passed (at least once)
 //
 // Each scenario works in its own folder under -url (MKCOL first, DELETE at
 // the end). Every loop stops by count or by deadline, and any failed request

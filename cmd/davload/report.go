@@ -79,6 +79,9 @@ func measures(res *result) []measure {
 			unit: "op/s", value: res.OpsPerSec, failed: failed}}
 	case "mkcol-delete":
 		return []measure{{work: "MKCOL + DELETE, " + clients(res.Concurrency), unit: "op/s", value: res.OpsPerSec, failed: failed}}
+	case "delete":
+		return []measure{{work: fmt.Sprintf("DELETE of a folder of %s files, p50", humanize.Comma(int64(res.Files))),
+			unit: "ms", value: res.P50Ms, lowerBetter: true, failed: failed}}
 	case "peak-rss":
 		peaks := []measure{{work: "peak RSS (VmHWM)", unit: "MB", value: float64(res.PeakRSSKB) / 1024, lowerBetter: true}}
 		if res.PeakAnonRSSKB > 0 {

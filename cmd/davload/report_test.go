@@ -18,6 +18,7 @@ func TestMeasures(t *testing.T) {
 			[]string{"PUT 64 B × 10,000, 8 clients", "PROPFIND Depth 1, 10,000 files, p50"}},
 		{result{Scenario: "put-large", Size: 1 << 30}, []string{"PUT 1.0 GiB"}},
 		{result{Scenario: "get-large", Size: 1 << 30}, []string{"GET 1.0 GiB"}},
+		{result{Scenario: "delete", Size: 64, Files: 10000, Concurrency: 8}, []string{"DELETE of a folder of 10,000 files, p50"}},
 		{result{Scenario: "peak-rss", PeakRSSKB: 1024}, []string{"peak RSS (VmHWM)"}},
 		{result{Scenario: "peak-rss", PeakRSSKB: 1024, PeakAnonRSSKB: 512},
 			[]string{"peak RSS (VmHWM)", "peak anonymous RSS (heap, stacks)"}},

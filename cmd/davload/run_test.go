@@ -48,6 +48,9 @@ func TestRunAgainstWebDAVServer(t *testing.T) {
 	if res := results["mkcol-delete"]; res.N != 40 {
 		t.Errorf("mkcol-delete: %d requests, want 20 MKCOLs and their DELETEs", res.N)
 	}
+	if res := results["delete"]; res.N != 20 || res.Files != 30 || res.P50Ms <= 0 || res.OpsPerSec != 0 {
+		t.Errorf("delete: %+v, want 20 timed DELETEs of folders of 30 files", res)
+	}
 	if res := results["get-large"]; res.Bytes != 1<<20 {
 		t.Errorf("get-large: %d bytes", res.Bytes)
 	}

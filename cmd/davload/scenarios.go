@@ -12,7 +12,7 @@ import (
 )
 
 // scenarioNames lists the scenarios in the order they run.
-var scenarioNames = []string{"propfind", "put-small", "put-large", "get-large", "mkcol-delete", "sync"}
+var scenarioNames = []string{"propfind", "put-small", "put-large", "get-large", "mkcol-delete", "sync", "delete"}
 
 // seedFileSize is propfind's seeded files: seeding 10,000 of them is the
 // "64 B × 10,000" small-PUT workload of the benchmark.
@@ -55,6 +55,9 @@ func (r *runner) runScenario(ctx context.Context, name string) *result {
 	case "sync":
 		res.Size, res.Files = syncFileSize, syncFiles
 		r.syncMix(s, res)
+	case "delete":
+		res.Size, res.Files = seedFileSize, r.cfg.files
+		r.deleteFolders(s, res)
 	}
 	res.Errors = int(s.errors.Load())
 	res.roundFigures()
@@ -262,4 +265,38 @@ func (r *runner) mkcolDelete(s *scenario, res *result) {
 			}
 		}
 	})
+}
+
+// deleteFolders times the DELETE of a whole folder: each repetition seeds
+// a folder with -files small files (untimed, with -concurrency workers)
+// and sends one DELETE of it. It repeats while the budget lasts (-count
+// deletes or -duration, at least one), so that the seeding, which takes
+// far longer than the DELETE, is not what the budget bounds alone.
+func (r *runner) deleteFolders(s *scenario, res *result) {
+	dir, ok := r.scenarioFolder(s)
+	if !ok {
+		return
+	}
+	defer r.remove(s, dir)
+	content := bytes.Repeat([]byte("davload\n"), seedFileSize/8)
+	var lat []time.Duration
+	var seeding time.Duration
+	b := r.newBudget(s)
+	start := time.Now()
+	for i := 0; b.take(); i++ {
+		folder := child(dir, fmt.Sprintf("tree%03d", i), true)
+		if !r.mkcol(s, folder) {
+			break
+		}
+		seeded, _, took := r.seed(s, folder, r.cfg.files, content, func(i int64) string { return fmt.Sprintf("f%07d.txt", i) })
+		seeding += took
+		if seeded < int64(r.cfg.files) || !s.ok() {
+			break // a partial folder would time a smaller DELETE
+		}
+		s.timed(&lat, func() error { return r.send(s.ctx, deleteCall(folder)) })
+	}
+	res.finish(start, lat)
+	res.OpsPerSec = 0 // one DELETE at a time: its latency is the figure
+	res.SetupSecs = seeding.Seconds()
+	r.logf("delete: %d folders of %d files, seeded in %.2fs", res.N, r.cfg.files, res.SetupSecs)
 }

@@ -54,7 +54,8 @@ type result struct {
 	// Size is the body of one PUT: -size for put-small, 64 for propfind's
 	// seeding, 4096 for sync, -large for the large transfers.
 	Size int64 `json:"size,omitempty"`
-	// Files is the number of files propfind seeded and listed.
+	// Files is the number of files propfind seeded and listed, or delete
+	// seeded into each folder it deleted.
 	Files int `json:"files,omitempty"`
 	// N counts the measured requests that succeeded.
 	N      int     `json:"n"`
@@ -76,8 +77,8 @@ type result struct {
 	Entries int `json:"entries,omitempty"`
 	// MBPerSec is Bytes / Secs in 10^6 bytes per second (large transfers).
 	MBPerSec float64 `json:"mb_per_sec,omitempty"`
-	// SetupSecs is the time spent seeding (propfind's files, or get-large's
-	// file when put-large did not leave one).
+	// SetupSecs is the time spent seeding (propfind's and delete's files,
+	// or get-large's file when put-large did not leave one).
 	SetupSecs float64 `json:"setup_seconds,omitempty"`
 	// SetupOpsPerSec and SetupP50Ms are propfind's seeding rate and the
 	// median latency of its PUTs.
@@ -139,6 +140,9 @@ func printTable(w io.Writer, results []*result) {
 			f = append(f, lat...)
 			f = append(f, fmt.Sprintf("bytes=%d", r.BytesPerResponse), fmt.Sprintf("entries=%d", r.Entries),
 				fmt.Sprintf("seed=%.0f/s", r.SetupOpsPerSec))
+		case "delete":
+			f = append(f, lat...)
+			f = append(f, fmt.Sprintf("files=%d", r.Files), fmt.Sprintf("seeding=%.1fs", r.SetupSecs))
 		case "put-small", "mkcol-delete", "sync":
 			f = append(f, lat...)
 			f = append(f, fmt.Sprintf("ops/s=%.1f", r.OpsPerSec))
