@@ -32,12 +32,13 @@ func seedVictimUndo(owner *client, ref string) {
 
 // undoTargets names the trash (its root, every item, a file inside the
 // deleted folder) and the versions (meta, the versions collection, a
-// version) of space ref, each with the attacker's counterpart: the trash
-// root of a space that does not exist (unknownRef), the same keys in the
-// attacker's own trash (ownRef), and a file id of their own space that
-// does not exist. The project space leaves out the two targets the
-// personal space already covers with the same code, to keep the matrix
-// bounded.
+// version) of space ref, each with the attacker's counterpart: the same
+// trash paths in a space that does not exist (unknownRef), since a
+// foreign space's trash must not be told from no trash at all, and a
+// file id of the attacker's own space that does not exist (the meta
+// endpoint names files, not spaces). The project space leaves out the
+// two targets the personal space already covers with the same code, to
+// keep the matrix bounded.
 func undoTargets(owner *client, space, ref, ownRef, unknownRef string) []hostileTarget {
 	owner.t.Helper()
 	u := undoSpace{c: owner, ref: ref}
@@ -51,18 +52,18 @@ func undoTargets(owner *client, space, ref, ownRef, unknownRef string) []hostile
 	ownUnknownID := ownRef + "!" + uuid.NewString()
 
 	inTrash := func(name, p string) hostileTarget {
-		return hostileTarget{space + ":" + name, p, strings.Replace(p, ref, ownRef, 1), idReplacer(ref, ownRef)}
+		return hostileTarget{space + ":" + name, p, strings.Replace(p, ref, unknownRef, 1), idReplacer(ref, unknownRef)}
 	}
 	inMeta := func(name, p string) hostileTarget {
 		return hostileTarget{space + ":" + name, p, strings.Replace(p, fileID, ownUnknownID, 1), idReplacer(fileID, ownUnknownID)}
 	}
 	trash := "/dav/spaces/trash-bin/" + ref
 	targets := []hostileTarget{
-		{space + ":trash-root", trash, "/dav/spaces/trash-bin/" + unknownRef, idReplacer(ref, unknownRef)},
+		inTrash("trash-root", trash),
 		// The /remote.php form with the $ escaped.
 		{
 			space + ":remote-trash-file", "/remote.php/dav/spaces/trash-bin/" + escapeID(ref) + "/" + fileKey,
-			"/remote.php/dav/spaces/trash-bin/" + escapeID(ownRef) + "/" + fileKey, idReplacer(ref, ownRef),
+			"/remote.php/dav/spaces/trash-bin/" + escapeID(unknownRef) + "/" + fileKey, idReplacer(ref, unknownRef),
 		},
 		inTrash("trash-folder/inner", escapePath(trash+"/"+folderKey+"/inner.txt")),
 		inMeta("meta", "/dav/meta/"+fileID),
