@@ -245,6 +245,19 @@ func undoUnderQuotaScenario(t *testing.T, s *server) {
 	// Purging gives the bytes back at once.
 	u.c.expect(http.StatusNoContent, http.MethodDelete, u.trashPath(item.key), "")
 	u.wantUsed(base+30*kib, 0, "after the purge")
+
+	// A resumable upload that needs the trash's room gets it too.
+	u.c.expect(http.StatusNoContent, http.MethodDelete, u.path("new.bin"), "")
+	u.wantUsed(base+30*kib, 30*kib, "with new.bin in the trash")
+	resp, body, err := c.tusCreate(u.path(""), "tus.bin", 90*kib, bytes.Repeat([]byte("t"), 90*kib))
+	if err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("a TUS upload of 90 KiB with 70 KiB free and 30 KiB in the trash: %v %v\n%s", resp, err, body)
+	}
+	if items := u.trash(); len(items) != 0 {
+		t.Fatalf("the trash still holds %+v after a TUS upload needed its room", items)
+	}
+	u.wantContent("tus.bin", strings.Repeat("t", 90*kib))
+	u.wantUsed(base+90*kib, 0, "after the TUS upload")
 }
 
 // trash_retention and versions (per handler and per project space) decide
