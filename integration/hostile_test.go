@@ -94,10 +94,11 @@ func TestHostileUserMatrix(t *testing.T) {
 type hostileTarget struct {
 	name string // space:base/target, for the subtest name
 	path string
-	// control, if set, is the attacker's own counterpart of path (an
-	// unknown trash key, file id or space of their own), whose answer
-	// to the same request the target's must be; otherwise it is the
-	// answer for a missing file of one's own.
+	// control, if set, is the attacker's counterpart of path (the same
+	// trash path in a space that does not exist, a file id of their own
+	// that does not exist), whose answer to the same request the
+	// target's must be; otherwise that is the answer for a missing file
+	// of one's own.
 	control string
 	// own maps the victim's ids in path to their counterparts in
 	// control: an answer may name what was asked for, nothing more.
