@@ -34,6 +34,9 @@ func TestAssemblyFillingTheQuota(t *testing.T) {
 		"Destination", "/webdav/ng.bin", "OC-Total-Length", "1000"), http.StatusCreated)
 	wantUsage(storage.Usage{Files: 1000})
 	wantStatus(t, e.do("einstein", http.MethodDelete, "/webdav/ng.bin", ""), http.StatusNoContent)
+	wantUsage(storage.Usage{Trash: 1000})
+	// Emptied, the trash gives the space back for the next upload.
+	wantStatus(t, e.do("einstein", http.MethodDelete, trashPath(spaceID), ""), http.StatusNoContent)
 	wantUsage(storage.Usage{})
 
 	wantStatus(t, e.v1Put("einstein", "/webdav", "v1.bin", 2, 0, strings.Repeat("c", 500), "OC-Total-Length", "1000"), http.StatusCreated)

@@ -146,5 +146,10 @@ func parseDestination(r *http.Request) (davPath, error) {
 	if !ok {
 		return davPath{}, errorf(http.StatusBadRequest, "the Destination %s is not a WebDAV path of this server", u.Path)
 	}
+	if dp.kind == baseTrash || dp.kind == baseMeta {
+		// Nothing is moved into a trash-bin or onto a version: a DELETE
+		// trashes, a COPY of a version restores it.
+		return davPath{}, errorf(http.StatusBadRequest, "the Destination %s is not a file or folder path", u.Path)
+	}
 	return dp, nil
 }

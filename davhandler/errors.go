@@ -26,6 +26,9 @@ type davError struct {
 	// condition is a DAV: precondition or postcondition element, as XML
 	// with the d: prefix, sent inside d:error (RFC 4918 §16).
 	condition string
+	// header, when set, names the request header the refusal is about
+	// (s:header, as oCIS sends it).
+	header string
 	// retryAfter, when set, is the Retry-After of a 503 in seconds.
 	retryAfter int
 }
@@ -88,8 +91,8 @@ func exceptionFor(status int) string {
 }
 
 // writeErrorBody answers status with the XML error body (no body for HEAD).
-func writeErrorBody(w http.ResponseWriter, r *http.Request, status int, message, condition string) {
-	body := errorBody(status, message, condition)
+func writeErrorBody(w http.ResponseWriter, r *http.Request, status int, message, condition, header string) {
+	body := errorBody(status, message, condition, header)
 	h := w.Header()
 	h.Set("Content-Type", "application/xml; charset=utf-8")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
@@ -106,7 +109,7 @@ func writeErrorBody(w http.ResponseWriter, r *http.Request, status int, message,
 	}
 }
 
-func errorBody(status int, message, condition string) string {
+func errorBody(status int, message, condition, header string) string {
 	var b xmlBuilder
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
 	b.WriteString(`<d:error xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns">`)
@@ -115,7 +118,13 @@ func errorBody(status int, message, condition string) string {
 	b.text(exceptionFor(status))
 	b.WriteString(`</s:exception><s:message>`)
 	b.text(message)
-	b.WriteString("</s:message></d:error>\n")
+	b.WriteString("</s:message>")
+	if header != "" {
+		b.WriteString("<s:header>")
+		b.text(header)
+		b.WriteString("</s:header>")
+	}
+	b.WriteString("</d:error>\n")
 	return b.String()
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 	"testing"
@@ -53,6 +54,8 @@ var pathSeeds = []string{
 	"/webdav/a/b.txt", "/remote.php/webdav/", "/dav/files/einstein/x", "/remote.php/dav/spaces/S$P!N/x",
 	"/dav/spaces/", "/dav/unknown", "/webdav/../etc", "/webdav/a//b/", "/webdav/a\\b", "/webdav/\xff",
 	"/webdav/\uFFFE", "/dav/spaces/\xed\xa0\x80", "/remote.php", "/remote.phpx/webdav", "/dav/files/./x",
+	"/dav/spaces/trash-bin/S$P/1.N/a", "/dav/spaces/trash-bin/", "/dav/spaces/trash-bin/$", "/dav/meta/S$P!N/v/1.0",
+	"/remote.php/dav/meta/$!/v", "/dav/meta/S$P!N/x",
 }
 
 // chunkedPathSeeds are chunked uploads' paths: NG uploads, their parts and
@@ -100,13 +103,28 @@ func utf8Printable(s string) bool {
 
 // FuzzRequestPath sends read-only requests for fuzzed paths and resource ids
 // through the handler: nothing is a server error, and every body parses.
-// An NG upload with parts exists, so that its listings are reached.
+// An NG upload with parts exists, so that its listings are reached, and
+// so do a deleted folder in the trash and a file with a version.
 func FuzzRequestPath(f *testing.F) {
 	e := newEnv(f, withChunks)
 	wantStatus(f, e.do("einstein", "MKCOL", "/webdav/folder", ""), http.StatusCreated)
 	wantStatus(f, e.do("einstein", "PUT", "/webdav/folder/f.txt", "content"), http.StatusCreated)
 	ngUpload(f, e, "1001", "00001", "hello ", "00002", "world")
 	space := strings.TrimPrefix(e.personalSpacePath("einstein"), "/dav/spaces/")
+	e.mkcol("einstein", "/webdav", "gone")
+	e.putFile("einstein", "/webdav/gone/g.txt", "g")
+	wantStatus(f, e.do("einstein", "DELETE", "/webdav/gone", ""), http.StatusNoContent)
+	trash := trashPath(e.personalSpaceID("einstein"))
+	key := trashKey(f, e.listTrash("einstein", trash)[1].Href)
+	versioned := e.putFile("einstein", "/webdav/v.txt", "1")
+	e.putFile("einstein", "/webdav/v.txt", "2")
+	versionKey := path.Base(e.listVersions("einstein", versioned)[1].Href)
+	for _, p := range []string{trash, trash + "/" + key, trash + "/" + key + "/g.txt", trash + "/" + key + "/nope", trash + "/nokey",
+		"/dav/meta/" + versioned, "/dav/meta/" + versioned + "/v", "/dav/meta/" + versioned + "/v/" + versionKey} {
+		for m := range uint8(4) {
+			f.Add("", p, m)
+		}
+	}
 	for _, ref := range []string{space, testStorageID + "$physics", "physics", "other$physics", space + "!nope", "$!", "!", "$", space + "!" + space} {
 		f.Add(ref, "folder/f.txt", uint8(0))
 		f.Add(ref, "", uint8(1))

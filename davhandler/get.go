@@ -31,8 +31,15 @@ func (h *Handler) handleGet(w http.ResponseWriter, r *http.Request, req *request
 		return err
 	}
 	defer content.Close()
-	t.node = node
-	if _, err := checkMatch(r, t); err != nil {
+	return h.sendContent(w, r, node, content)
+}
+
+// sendContent answers a GET or HEAD of a file with content, the bytes of
+// node: the conditional requests and ranges of RFC 9110 against node's
+// etag and modification time, and the headers of an ownCloud download. A
+// file and a version of it are sent alike.
+func (h *Handler) sendContent(w http.ResponseWriter, r *http.Request, node storage.Node, content storage.Content) error {
+	if _, err := checkMatch(r, &target{node: node, exists: true}); err != nil {
 		return err
 	}
 	h.setNodeHeaders(w, node)
@@ -143,7 +150,7 @@ func (e *errorBodyWriter) WriteHeader(status int) {
 	}
 	e.intercepted = true
 	e.Header().Del("X-Content-Type-Options")
-	writeErrorBody(e.ResponseWriter, e.r, status, http.StatusText(status), "")
+	writeErrorBody(e.ResponseWriter, e.r, status, http.StatusText(status), "", "")
 }
 
 // startContent prefetches the content before a status that promises it.

@@ -82,6 +82,15 @@ type Config struct {
 	// Chunks keeps chunked uploads (Nextcloud chunking NG, ownCloud v1
 	// chunks); nil means they are not offered. They expire after UploadTTL.
 	Chunks storage.ChunkedUploads
+	// Trash serves the trash-bin of every space
+	// (/dav/spaces/trash-bin/{space}); nil means the Store's own when it
+	// keeps one, as a storage.Backend does. Without either the trash-bin
+	// is not offered: its paths answer 404.
+	Trash storage.Trash
+	// Versions serves the versions of files (/dav/meta/{id}/v); nil means
+	// the Store's own when it keeps them. Without either those paths
+	// answer 404.
+	Versions storage.Versions
 	// ProjectSpaces are the ids of the project spaces this handler serves
 	// (none when empty); any other project space in the store is as absent
 	// as one the user is not a member of (its data stays until it is
@@ -110,6 +119,10 @@ type Handler struct {
 	maxOpenUploads int
 	// chunks keeps chunked uploads; nil when they are not offered.
 	chunks storage.ChunkedUploads
+	// trash keeps the trash-bins; nil when they are not offered.
+	trash storage.Trash
+	// versions keeps the versions of files; nil when they are not offered.
+	versions storage.Versions
 }
 
 // New returns a Handler for cfg.
@@ -134,6 +147,8 @@ func New(cfg Config) (*Handler, error) {
 		uploadTTL:      cmp.Or(cfg.UploadTTL, DefaultUploadTTL),
 		maxOpenUploads: max(cmp.Or(cfg.MaxOpenUploads, DefaultMaxOpenUploads), 0),
 		chunks:         cfg.Chunks,
+		trash:          offered(cfg.Trash, cfg.Store),
+		versions:       offered(cfg.Versions, cfg.Store),
 	}
 	for _, id := range cfg.ProjectSpaces {
 		h.projectSpaces[id] = true
@@ -148,6 +163,17 @@ func New(cfg Config) (*Handler, error) {
 		h.maxLockTimeout = DefaultMaxLockTimeout
 	}
 	return h, nil
+}
+
+// offered returns configured, or else store as an I when it implements
+// it (nil otherwise): what a store offers beyond storage.Store is found
+// on it as pathWalker is, unless the configuration names another.
+func offered[I any](configured I, store storage.Store) I {
+	if any(configured) != nil {
+		return configured
+	}
+	i, _ := store.(I)
+	return i
 }
 
 // withLockDefaults fills the caps lim leaves at zero with their defaults.
@@ -211,6 +237,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, dp davPath, perr
 		return h.serveUpload(w, r, req)
 	case baseChunked:
 		return h.serveChunkedUpload(w, r, req)
+	case baseTrash:
+		return h.serveTrash(w, r, req)
+	case baseMeta:
+		return h.serveMeta(w, r, req)
 	}
 	switch r.Method {
 	case "PROPFIND":
@@ -266,7 +296,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if de.retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(de.retryAfter))
 	}
-	writeErrorBody(w, r, de.status, de.message, de.condition)
+	writeErrorBody(w, r, de.status, de.message, de.condition, de.header)
 }
 
 // logFailure logs the server's own faults at ERROR and the refusals of bad

@@ -39,6 +39,8 @@ const lockMethods = ", LOCK, UNLOCK"
 var unlockable = map[string]bool{
 	allowedOnVirtual: true, allowedOnUploads: true,
 	allowedOnChunkedUpload: true, allowedOnChunk: true, allowedOnAssemble: true,
+	allowedOnTrash: true, allowedOnTrashItem: true, allowedInTrashItem: true,
+	allowedOnMeta: true, allowedOnVersion: true,
 }
 
 // withLocks adds LOCK and UNLOCK to a list of allowed methods when the
@@ -83,9 +85,12 @@ func (h *Handler) handleOptions(w http.ResponseWriter, r *http.Request, dp davPa
 	if dp.kind == baseUploads && h.uploads != nil {
 		hdr.Set("Allow", allowedOnUploads)
 	}
+	if allow, ok := undoAllow(dp); ok {
+		hdr.Set("Allow", allow)
+	}
 	hdr.Set("DAV", h.davClasses())
 	hdr.Set("MS-Author-Via", "DAV")
-	if h.uploads != nil {
+	if h.uploads != nil && dp.kind != baseTrash && dp.kind != baseMeta {
 		setTusDiscovery(hdr)
 		if perr == nil {
 			h.setOptionsMaxSize(r, hdr, dp)
@@ -93,4 +98,20 @@ func (h *Handler) handleOptions(w http.ResponseWriter, r *http.Request, dp davPa
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// undoAllow returns the methods of a trash-bin or meta path; ok is false
+// for any other path.
+func undoAllow(dp davPath) (allow string, ok bool) {
+	switch {
+	case dp.kind == baseTrash:
+		return trashAllow(dp.segments), true
+	case dp.kind != baseMeta:
+		return "", false
+	case len(dp.segments) == 0:
+		return allowedOnMeta, true
+	case len(dp.segments) == 1:
+		return allowedOnVersions, true
+	}
+	return allowedOnVersion, true
 }

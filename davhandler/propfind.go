@@ -224,14 +224,16 @@ func (h responseHref) String() string {
 // childHref is the href of a child of the folder at parentHref, which is
 // escaped already.
 func childHref(parentHref string, n storage.Node) responseHref {
-	h := responseHref{base: parentHref, slash: n.IsFolder()}
-	if isPlainSegment(n.Name) {
+	return responseHref{base: parentHref, segment: escapeSegment(n.Name), slash: n.IsFolder()}
+}
+
+// escapeSegment escapes one path segment for an href.
+func escapeSegment(name string) string {
+	if isPlainSegment(name) {
 		// Most names escape to themselves: nothing to build.
-		h.segment = n.Name
-		return h
+		return name
 	}
-	h.segment = escapePath("/" + n.Name)[1:]
-	return h
+	return escapePath("/" + name)[1:]
 }
 
 // isPlainSegment reports whether escaping leaves name as it is: it holds

@@ -422,6 +422,10 @@ func propFavorite(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
 // quotaUnlimited is what ownCloud clients read as "no quota".
 const quotaUnlimited = "-3"
 
+// propQuotaAvailable is the room an upload has: the trash and versions
+// count as room, since the store gives them up for an upload that needs
+// it, and a client that checks this before it uploads (the desktop
+// client does) must not refuse what the server takes.
 func propQuotaAvailable(pc *propContext, _ *nodeView, dst []byte) ([]byte, bool) {
 	if pc.space.Quota < 0 {
 		return append(dst, quotaUnlimited...), true
@@ -430,14 +434,15 @@ func propQuotaAvailable(pc *propContext, _ *nodeView, dst []byte) ([]byte, bool)
 	if !ok {
 		return dst, false
 	}
-	free, _ := u.Free(pc.space.Quota)
+	free, _ := u.Room(pc.space.Quota)
 	return strconv.AppendInt(dst, free, 10), true
 }
 
 // propQuotaUsed is a folder's size, and for the space root what the space
-// holds against its quota (files and dead properties), from the read that
-// quota-available-bytes uses: used, reserved and available add up to the
-// quota.
+// holds against its quota (files, dead properties, trash and versions),
+// from the read that quota-available-bytes uses: used, reserved and
+// available add up to the quota plus the trash and versions, which are
+// both used and available to uploads.
 func propQuotaUsed(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
 	if v.node.ParentID != "" {
 		return propSize(pc, v, dst)

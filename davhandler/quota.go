@@ -13,10 +13,12 @@ import (
 // read. PROPFIND's quota properties use the same Usage, read once per
 // request (propContext.spaceUsage).
 
-// checkFreeQuota refuses growing the space by growth bytes when its free
-// quota cannot hold them, with storage.ErrInsufficientStorage (507). It is
-// an early answer for a size announced before the bytes arrive; the store
-// checks again when it commits them.
+// checkFreeQuota refuses growing the space by growth bytes when its quota
+// cannot hold them even once its trash and versions are given up, with
+// storage.ErrInsufficientStorage (507). It is an early answer for a size
+// announced before the bytes arrive; the store checks again when it
+// commits them, purging the oldest trash and versions where that makes
+// room.
 func (h *Handler) checkFreeQuota(ctx context.Context, space storage.Space, growth int64) error {
 	if space.Quota < 0 || growth <= 0 {
 		return nil // nothing to refuse: spare the read
@@ -25,13 +27,14 @@ func (h *Handler) checkFreeQuota(ctx context.Context, space storage.Space, growt
 	if err != nil {
 		return err
 	}
-	return u.Check(space.Quota, growth)
+	return u.CheckRoom(space.Quota, growth)
 }
 
-// freeQuota returns what the space's quota leaves free (never negative)
-// after its files, dead properties and the reservations of unfinished
-// uploads; limited=false when the space has no quota. TUS (Tus-Max-Size)
-// and the chunked uploads ask it.
+// freeQuota returns the room the space's quota leaves an upload (never
+// negative): after its files, dead properties and the reservations of
+// unfinished uploads, with the trash and versions it would give up for
+// the upload (storage.Usage.Room); limited=false when the space has no
+// quota. TUS (Tus-Max-Size) and the chunked uploads ask it.
 func (h *Handler) freeQuota(ctx context.Context, space storage.Space) (free int64, limited bool, err error) {
 	if space.Quota < 0 {
 		return 0, false, nil // no limit: spare the read
@@ -40,7 +43,7 @@ func (h *Handler) freeQuota(ctx context.Context, space storage.Space) (free int6
 	if err != nil {
 		return 0, true, err
 	}
-	free, limited = u.Free(space.Quota)
+	free, limited = u.Room(space.Quota)
 	return free, limited, nil
 }
 

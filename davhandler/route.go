@@ -22,6 +22,13 @@ const (
 	// baseChunked: /dav/uploads/{user}/{transfer}/… — a Nextcloud
 	// chunking NG upload; its one segment, if any, names a part.
 	baseChunked
+	// baseTrash: /dav/spaces/trash-bin/{spaceref}/… — the trash of a
+	// space; the first segment, if any, is a trash key, the others names
+	// below that item.
+	baseTrash
+	// baseMeta: /dav/meta/{resourceID}[/v[/{key}]] — a node by id: its
+	// path, and a file's versions.
+	baseMeta
 )
 
 // maxNameBytes is the longest file or folder name accepted.
@@ -36,7 +43,9 @@ type davPath struct {
 	// user is the {user} of /dav/files/{user} and
 	// /dav/uploads/{user}/{transfer}.
 	user string
-	// ref is the {resourceID} of /dav/spaces/{resourceID}.
+	// ref is the {resourceID} of /dav/spaces/{resourceID} and
+	// /dav/meta/{resourceID}, or the {spaceref} of
+	// /dav/spaces/trash-bin/{spaceref}.
 	ref string
 	// upload is the {id} of /dav/uploads/{id}, or the {transfer} of
 	// /dav/uploads/{user}/{transfer}.
@@ -84,11 +93,16 @@ func parseDAVNamespace(base, p string) (davPath, bool, *davError) {
 	var dp davPath
 	switch ns {
 	case "spaces":
+		if owner == trashBin {
+			return parseTrashPath(base+"/spaces/"+trashBin, rest)
+		}
 		dp = davPath{kind: baseSpaces, ref: owner, base: base + "/spaces/" + owner}
 	case "files":
 		dp = davPath{kind: baseFiles, user: owner, base: base + "/files/" + owner}
 	case "uploads":
 		return parseUploadPath(base, owner, rest)
+	case "meta":
+		return parseMetaPath(base+"/meta", owner, rest)
 	default:
 		return davPath{}, true, errorf(http.StatusNotFound, "File not found in root")
 	}
@@ -101,6 +115,50 @@ func parseDAVNamespace(base, p string) (davPath, bool, *davError) {
 	segs, err := splitSegments(rest)
 	dp.segments = segs
 	return dp, true, err
+}
+
+// trashBin is the segment after /dav/spaces that names the trash of the
+// space after it rather than a space.
+const trashBin = "trash-bin"
+
+// parseTrashPath handles what follows /dav/spaces/trash-bin (base): a
+// space reference, then a trash key and names below its item.
+func parseTrashPath(base, p string) (davPath, bool, *davError) {
+	ref, rest := cutSegment(p)
+	if ref == "" {
+		return davPath{}, true, errorf(http.StatusMethodNotAllowed, "Listing members of this collection is disabled")
+	}
+	if err := validateName(ref); err != nil {
+		return davPath{}, true, err
+	}
+	segs, err := splitSegments(rest)
+	if err != nil {
+		return davPath{}, true, err
+	}
+	return davPath{kind: baseTrash, ref: ref, base: base + "/" + ref, segments: segs}, true, nil
+}
+
+// versionsSegment is the segment below /dav/meta/{resourceID} that names
+// the versions of the file.
+const versionsSegment = "v"
+
+// parseMetaPath handles /dav/meta/{resourceID}, its versions collection
+// …/v and one version …/v/{key}; nothing else lives there.
+func parseMetaPath(base, id, rest string) (davPath, bool, *davError) {
+	if id == "" {
+		return davPath{}, true, errorf(http.StatusMethodNotAllowed, "Listing members of this collection is disabled")
+	}
+	if err := validateName(id); err != nil {
+		return davPath{}, true, err
+	}
+	segs, err := splitSegments(rest)
+	if err != nil {
+		return davPath{}, true, err
+	}
+	if len(segs) > 2 || (len(segs) > 0 && segs[0] != versionsSegment) {
+		return davPath{}, true, errNotFound
+	}
+	return davPath{kind: baseMeta, ref: id, base: base + "/" + id, segments: segs}, true, nil
 }
 
 // uploadsPath is where upload URLs live below /dav and /remote.php/dav.

@@ -112,10 +112,10 @@ func SortTrash(items []TrashItem) {
 }
 
 // Reviving picks the trash item a file newly created as name in folder
-// parentID takes its history from: the newest file deleted from that very
-// place whose retention has not run out, so that a client that deletes a
-// file and uploads it again keeps its versions. ok is false when there is
-// none.
+// parentID takes its history from: among items, those the space's trash
+// still keeps, the newest file deleted from that very place, so that a
+// client that deletes a file and uploads it again keeps its versions. ok
+// is false when there is none.
 func Reviving(items []TrashItem, parentID, name string) (TrashItem, bool) {
 	var best TrashItem
 	found := false

@@ -38,15 +38,19 @@ func (u Usage) Undo() int64 { return u.Trash + u.Versions }
 // space to grow by delta within quota, or 0 when it fits. When even all
 // of them would not make room, it returns 0 as well: Check refuses then,
 // and nothing is destroyed for an upload that is refused anyway.
+//
+// A space already over its quota (one lowered below what it keeps) must
+// shed what it is over by as well, or the check after the evictions would
+// refuse the upload that caused them.
 func (u Usage) Shortfall(quota, delta int64) int64 {
 	if delta <= 0 || quota < 0 {
 		return 0
 	}
-	free, _ := u.Free(quota)
-	if delta <= free || delta > free+u.Undo() {
+	short := delta - (quota - u.Used() - u.Reserved)
+	if short <= 0 || short > u.Undo() {
 		return 0
 	}
-	return delta - free
+	return short
 }
 
 // Free returns what quota leaves free after u, never negative, and whether
@@ -56,6 +60,28 @@ func (u Usage) Free(quota int64) (free int64, limited bool) {
 		return 0, false
 	}
 	return max(quota-u.Used()-u.Reserved, 0), true
+}
+
+// Room returns what quota leaves an upload, never negative, and whether
+// there is a limit at all: Free once the trash and versions are given up,
+// as a store gives them up for an upload that needs their room
+// (Shortfall, Evictions). Clients are told it as the room they have.
+func (u Usage) Room(quota int64) (room int64, limited bool) {
+	return u.withoutUndo().Free(quota)
+}
+
+// CheckRoom is Check for an upload, early, before its store makes room
+// for it: it fails only when even giving up all trash and versions would
+// not make room, exactly when the store's own check after Shortfall's
+// evictions would refuse.
+func (u Usage) CheckRoom(quota, delta int64) error {
+	return u.withoutUndo().Check(quota, delta)
+}
+
+// withoutUndo is u once its trash and versions are purged.
+func (u Usage) withoutUndo() Usage {
+	u.Trash, u.Versions = 0, 0
+	return u
 }
 
 // Check fails with ErrInsufficientStorage when the space cannot grow by

@@ -103,3 +103,88 @@ func TestUsageCheckWithin(t *testing.T) {
 		}
 	}
 }
+
+func TestUsageUndo(t *testing.T) {
+	u := Usage{Files: 100, Props: 10, Reserved: 20, Trash: 30, Versions: 40}
+	if got := u.Undo(); got != 70 {
+		t.Fatalf("Undo = %d, want 70", got)
+	}
+	if got := u.Used(); got != 180 {
+		t.Fatalf("Used = %d, want 180 (files, props, trash and versions; not reserved)", got)
+	}
+	if free, _ := u.Free(250); free != 50 {
+		t.Fatalf("Free = %d, want 50", free)
+	}
+}
+
+func TestUsageShortfall(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		u            Usage
+		quota, delta int64
+		want         int64
+	}{
+		{"fits", Usage{Files: 50, Trash: 30}, 100, 10, 0},
+		{"fits exactly", Usage{Files: 50, Trash: 30}, 100, 20, 0},
+		{"short, undo makes room", Usage{Files: 50, Trash: 30}, 100, 40, 20},
+		{"short by all undo", Usage{Files: 50, Trash: 30}, 100, 50, 30},
+		{"even all undo would not do", Usage{Files: 50, Trash: 30}, 100, 51, 0},
+		{"versions count as undo", Usage{Files: 50, Versions: 30}, 100, 45, 25},
+		{"reserved is not free", Usage{Files: 50, Trash: 30, Reserved: 10}, 100, 20, 10},
+		{"props are not undo", Usage{Props: 60, Trash: 30}, 100, 40, 30},
+		{"props are not undo, past it", Usage{Props: 60, Trash: 30}, 100, 41, 0},
+		{"shrinking", Usage{Files: 50, Trash: 50}, 100, -10, 0},
+		{"no growth", Usage{Files: 50, Trash: 50}, 100, 0, 0},
+		{"no quota", Usage{Files: 50, Trash: 50}, NoQuota, 1 << 40, 0},
+		// A quota lowered below what the space keeps: the excess must go too,
+		// or the check after the evictions would refuse.
+		{"over quota, undo covers the excess", Usage{Files: 50, Trash: 80}, 100, 10, 40},
+		{"over quota, undo does not cover it", Usage{Files: 120, Trash: 30}, 100, 10, 0},
+		{"over quota by files alone", Usage{Files: 120, Trash: 80}, 100, 10, 0},
+	} {
+		got := tc.u.Shortfall(tc.quota, tc.delta)
+		if got != tc.want {
+			t.Errorf("%s: Shortfall(%d, %d) = %d, want %d", tc.name, tc.quota, tc.delta, got, tc.want)
+			continue
+		}
+		if got == 0 {
+			continue
+		}
+		// Freeing the shortfall from the undo makes the change pass Check.
+		after := tc.u
+		after.Trash -= min(got, after.Trash)
+		after.Versions -= got - (tc.u.Trash - after.Trash)
+		if err := after.Check(tc.quota, tc.delta); err != nil {
+			t.Errorf("%s: after freeing %d bytes of undo: %v", tc.name, got, err)
+		}
+	}
+}
+
+// TestUsageRoom: an upload is refused early exactly when the store would
+// refuse it after its evictions, and the room shown is what it can have.
+func TestUsageRoom(t *testing.T) {
+	for _, tc := range []struct {
+		u            Usage
+		quota, delta int64
+	}{
+		{Usage{Files: 50, Trash: 30}, 100, 10},
+		{Usage{Files: 50, Trash: 30}, 100, 50},
+		{Usage{Files: 50, Trash: 30}, 100, 51},
+		{Usage{Files: 50, Versions: 30, Reserved: 10}, 100, 40},
+		{Usage{Files: 50, Versions: 30, Reserved: 10}, 100, 41},
+		{Usage{Props: 60, Trash: 30}, 100, 41},
+		{Usage{Files: 50, Trash: 80}, 100, 10},
+		{Usage{Files: 120, Trash: 80}, 100, 10},
+		{Usage{Files: 50, Trash: 50}, NoQuota, 1 << 40},
+	} {
+		storeRefuses := tc.u.Shortfall(tc.quota, tc.delta) == 0 && tc.u.Check(tc.quota, tc.delta) != nil
+		err := tc.u.CheckRoom(tc.quota, tc.delta)
+		if (err != nil) != storeRefuses || (err != nil && !errors.Is(err, ErrInsufficientStorage)) {
+			t.Errorf("%+v: CheckRoom(%d, %d) = %v, the store refuses: %v", tc.u, tc.quota, tc.delta, err, storeRefuses)
+		}
+		room, limited := tc.u.Room(tc.quota)
+		if limited && (tc.delta <= room) == storeRefuses {
+			t.Errorf("%+v: Room(%d) = %d for %d bytes, the store refuses: %v", tc.u, tc.quota, room, tc.delta, storeRefuses)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -29,7 +30,11 @@ type Version struct {
 // deleted whose trash item is still kept (Reviving) is that file restored
 // and then replaced: it gets its id, its versions, and its content as the
 // newest version. Versions stay with their file in the trash and are
-// destroyed with it. Their bytes count in the space's Usage.Versions.
+// destroyed with it. Their bytes count in the space's Usage.Versions,
+// within its quota: a replacement is refused only when its growth does not
+// fit even without any trash and versions, and the version it keeps never
+// takes the space past its quota: the oldest of what is kept goes first
+// (Evictions), the fresh version last.
 type Versions interface {
 	// FileVersions returns the versions of file fileID, newest first.
 	// ErrNotFound when the file does not exist in the space (or is in its
@@ -75,9 +80,14 @@ func VersionNotFound(fileID, key string) error {
 }
 
 // SortVersions orders versions newest first, as FileVersions returns them.
+// Two replaced in the same nanosecond go by their keys' seq, as numbers:
+// "1.10" is newer than "1.9".
 func SortVersions(vs []Version) {
 	slices.SortFunc(vs, func(a, b Version) int {
 		if c := b.Replaced.Compare(a.Replaced); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(len(b.Key), len(a.Key)); c != 0 {
 			return c
 		}
 		return strings.Compare(b.Key, a.Key)

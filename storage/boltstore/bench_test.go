@@ -92,9 +92,41 @@ func BenchmarkReadDir10000(b *testing.B) {
 }
 
 // BenchmarkRemoveFolder10000 removes a folder of 10,000 files (records
-// only: their content files do not exist).
+// only: their content files do not exist) into the trash.
 func BenchmarkRemoveFolder10000(b *testing.B) {
+	benchmarkRemoveFolder10000(b, newFixture(b))
+}
+
+// BenchmarkRemoveFolder10000NoTrash removes a folder of 10,000 files in a
+// store that keeps no trash: it destroys them, as every remove did before
+// the trash.
+func BenchmarkRemoveFolder10000NoTrash(b *testing.B) {
 	f := newFixture(b)
+	f.keepNoUndo()
+	benchmarkRemoveFolder10000(b, f)
+}
+
+// BenchmarkPurgeFolder10000 purges a trash item of a folder of 10,000
+// files: what a remove cost before the trash, now paid when the trash is
+// emptied.
+func BenchmarkPurgeFolder10000(b *testing.B) {
+	f := newFixture(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		dir := f.mkdir(b, f.root(), "big")
+		f.seedFiles(b, dir.ID, 10000)
+		if err := f.s.Remove(ctx, f.space.ID, dir.ID, storage.Conditions{}); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if err := f.s.EmptyTrash(ctx, f.space.ID); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchmarkRemoveFolder10000(b *testing.B, f *fixture) {
 	b.ReportAllocs()
 	for b.Loop() {
 		b.StopTimer()

@@ -249,3 +249,80 @@ func (d *decoder) str() string {
 	d.off += int(n)
 	return d.s[start:d.off]
 }
+
+// Formats of the trash and version records.
+const (
+	trashFormat   = 1
+	versionFormat = 1
+)
+
+// trashRec is a trash item as stored under its space and key: the id of
+// its node, whose record moved below the space's trash root (trash.go), and
+// what the node's record no longer says, where it was deleted from.
+type trashRec struct {
+	Key      string
+	NodeID   string
+	ParentID string // the folder it was deleted from
+	Name     string // its name there
+	Location string
+	Deleted  time.Time
+}
+
+// encodeTrash encodes r without its key. Layout: format, node id, parent,
+// name, location (strings), deleted Unix nanoseconds (varint).
+func encodeTrash(r *trashRec) []byte {
+	b := make([]byte, 0, 1+4*binary.MaxVarintLen16+binary.MaxVarintLen64+
+		len(r.NodeID)+len(r.ParentID)+len(r.Name)+len(r.Location))
+	b = append(b, trashFormat)
+	b = appendString(b, r.NodeID)
+	b = appendString(b, r.ParentID)
+	b = appendString(b, r.Name)
+	b = appendString(b, r.Location)
+	return binary.AppendVarint(b, r.Deleted.UnixNano())
+}
+
+func decodeTrash(key string, v []byte) (trashRec, error) {
+	d := decoder{b: v, s: string(v)}
+	if d.byte() != trashFormat {
+		return trashRec{}, fmt.Errorf("trash item %s: unknown format: %w", key, errCorrupt)
+	}
+	r := trashRec{Key: key, NodeID: d.str(), ParentID: d.str(), Name: d.str(), Location: d.str()}
+	r.Deleted = time.Unix(0, d.varint()).UTC()
+	if d.err != nil || r.NodeID == "" {
+		return trashRec{}, fmt.Errorf("trash item %s: %w", key, errCorrupt)
+	}
+	return r, nil
+}
+
+// versionRec is a version as stored: the file's record as it was, with
+// where its content is (kept, not deleted, when it was replaced).
+type versionRec struct {
+	Key      string
+	File     rec
+	Replaced time.Time
+}
+
+// encodeVersion encodes r without its key. Layout: format, replaced Unix
+// nanoseconds (varint), then the file's record as encodeNode writes it.
+func encodeVersion(r *versionRec) []byte {
+	b := make([]byte, 0, 1+binary.MaxVarintLen64+128)
+	b = append(b, versionFormat)
+	b = binary.AppendVarint(b, r.Replaced.UnixNano())
+	return append(b, encodeNode(&r.File)...)
+}
+
+func decodeVersion(key string, v []byte) (versionRec, error) {
+	d := decoder{b: v, s: string(v)}
+	if d.byte() != versionFormat {
+		return versionRec{}, fmt.Errorf("version %s: unknown format: %w", key, errCorrupt)
+	}
+	replaced := d.varint()
+	if d.err != nil {
+		return versionRec{}, fmt.Errorf("version %s: %w", key, errCorrupt)
+	}
+	file, err := decodeNode(v[d.off:])
+	if err != nil || file.Kind != storage.KindFile {
+		return versionRec{}, fmt.Errorf("version %s: %w", key, errCorrupt)
+	}
+	return versionRec{Key: key, File: file, Replaced: time.Unix(0, replaced).UTC()}, nil
+}

@@ -157,8 +157,9 @@ func TestCrashRecovery(t *testing.T) {
 		if want == 0 || want == len(nodes) {
 			t.Fatalf("round %d: %d of %d files have a content file, want both kinds", round, want, len(nodes))
 		}
+		want += versionsWithContentFile(t, s)
 		if got := countFiles(t, filepath.Join(dir, "blobs")); got != want {
-			t.Fatalf("round %d: %d content files for %d files that have one", round, got, want)
+			t.Fatalf("round %d: %d content files for %d files and versions that have one", round, got, want)
 		}
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
@@ -182,6 +183,26 @@ func withContentFile(t *testing.T, s *Store, nodes []storage.Node) int {
 			}
 		}
 		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// versionsWithContentFile counts the versions whose content is a content
+// file, not inline.
+func versionsWithContentFile(t *testing.T, s *Store) int {
+	t.Helper()
+	n := 0
+	err := s.view(func(tx *txn) error {
+		return tx.versions().ForEach(func(k, v []byte) error {
+			r, err := decodeVersion("", v)
+			if err == nil && r.File.Blob != "" {
+				n++
+			}
+			return err
+		})
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -175,3 +175,9 @@ func wantErr(t testing.TB, err, want error) {
 		t.Fatalf("error = %v, want %v", err, want)
 	}
 }
+
+// keepNoUndo makes the store keep no trash and no versions: removing and
+// replacing destroy at once, as before the trash.
+func (f *fixture) keepNoUndo() {
+	f.s.SetRetention(storage.RetentionPolicy{Default: storage.Retention{VersionsOff: true}})
+}

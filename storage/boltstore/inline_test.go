@@ -116,6 +116,7 @@ func TestInlineReplace(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newInlineFixture(t, 100)
+			f.keepNoUndo() // what is replaced is destroyed at once
 			first := f.put(t, f.root(), "f", tc.first)
 			second := f.put(t, f.root(), "f", tc.second)
 			if second.ID != first.ID || second.ETag == first.ETag {
@@ -136,6 +137,7 @@ func TestInlineReplace(t *testing.T) {
 // exactly as many as the files that hold them.
 func TestInlineTreeOperations(t *testing.T) {
 	f := newInlineFixture(t, 100)
+	f.keepNoUndo() // what is removed or replaced is destroyed at once
 	src := f.mkdir(t, f.root(), "src")
 	sub := f.mkdir(t, src.ID, "sub")
 	f.put(t, src.ID, "a", "alpha")

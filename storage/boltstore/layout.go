@@ -65,7 +65,7 @@ func (t *txn) removeNode(r *rec) error {
 // kept for the transaction: a bolt Get makes a cursor each time, whose
 // stack costs an allocation per level of the tree, and a lookup by id takes
 // two of them.
-type lookups struct{ nodes, children *bolt.Cursor }
+type lookups struct{ nodes, children, versions *bolt.Cursor }
 
 // get returns the value of key in the bucket open returns, or nil, seeking
 // with the cursor *c (made on first use). A seek starts from the bucket's

@@ -117,6 +117,12 @@ func (t *txn) readDir(spaceID, folderID, after string, limit int, fn func(rec) e
 	if !f.IsFolder() {
 		return storage.NotAFolder(folderID)
 	}
+	return t.scanChildren(folderID, after, limit, fn)
+}
+
+// scanChildren calls fn for up to limit children of folder folderID, in
+// name order, starting after the name after.
+func (t *txn) scanChildren(folderID, after string, limit int, fn func(rec) error) error {
 	prefix := childKey(folderID, "")
 	start := childKey(folderID, after)
 	c := t.children().Cursor()

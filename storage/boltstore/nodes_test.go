@@ -201,6 +201,7 @@ func TestPropagation(t *testing.T) {
 
 func TestRemove(t *testing.T) {
 	f := newFixture(t)
+	f.keepNoUndo() // what is removed or replaced is destroyed at once
 	a, b := f.tree(t)
 	c := f.mkdir(t, b.ID, "c")
 	deep := f.put(t, c.ID, "deep", "deep content")
@@ -271,6 +272,7 @@ func TestRemove(t *testing.T) {
 // walked across page boundaries and across records the walk has removed.
 func TestRemoveAndCopyWideTree(t *testing.T) {
 	f := newInlineFixture(t, 0)
+	f.keepNoUndo() // what is removed or replaced is destroyed at once
 	wide := f.mkdir(t, f.root(), "wide")
 	var want []string
 	for i := range 300 {
@@ -566,6 +568,7 @@ func TestCopy(t *testing.T) {
 
 func TestCopyRules(t *testing.T) {
 	f := newFixture(t)
+	f.keepNoUndo() // what is removed or replaced is destroyed at once
 	a := f.mkdir(t, f.root(), "a")
 	b := f.mkdir(t, a.ID, "b")
 	f.put(t, b.ID, "x", "12345")

@@ -205,10 +205,10 @@ func (t *txn) propUsage(nodeID, user string) propUsage {
 	return u
 }
 
-// deleteProps deletes every property of node n, counting them out of its
-// space.
-func (t *txn) deleteProps(n rec) error {
-	prefix := propPrefix(n.ID)
+// deleteProps deletes every property of node nodeID, counting them out of
+// space spaceID (a node in the trash still counts in its space).
+func (t *txn) deleteProps(spaceID, nodeID string) error {
+	prefix := propPrefix(nodeID)
 	var (
 		keys  [][]byte
 		freed int64
@@ -223,7 +223,7 @@ func (t *txn) deleteProps(n rec) error {
 			return err
 		}
 	}
-	return t.addProps(n.SpaceID, -freed)
+	return t.addProps(spaceID, -freed)
 }
 
 // propKeyBytes is what the name in property key k counts (PropBytes):

@@ -18,6 +18,7 @@ func remove(p storage.Property) storage.PropPatch {
 
 func TestProps(t *testing.T) {
 	f := newFixture(t)
+	f.keepNoUndo() // what is removed or replaced is destroyed at once
 	dir := f.mkdir(t, f.root(), "dir")
 	file := f.put(t, dir.ID, "f", "x")
 	other := f.put(t, dir.ID, "other", "y")

@@ -78,6 +78,11 @@ var (
 	bucketProps    = []byte("props")    // node id \0 user \0 namespace \0 local → value
 	bucketBlobs    = []byte("blobs")    // blob id → node id (references of content files)
 	bucketInline   = []byte("inline")   // inline key → content of a small file
+	// The trash and versions (trash.go, versions.go); new buckets, which
+	// Open creates in a database from before them.
+	bucketTrash       = []byte("trash")        // space id \0 trash key → encoded trash item
+	bucketTrashPlaces = []byte("trash_places") // parent id / name \0 trash key → space id: the items deleted from a place
+	bucketVersions    = []byte("versions")     // space id \0 file id \0 version key → encoded version
 
 	keyStorageID = []byte("storage_id")
 )
@@ -108,6 +113,9 @@ type Store struct {
 	group groupCommit
 
 	personalQuota atomic.Int64 // 0: personal spaces have no quota
+	// retention is what the trash and versions of each space keep
+	// (SetRetention); a txn reads it once.
+	retention atomic.Pointer[storage.RetentionPolicy]
 
 	// sessionDir holds the bytes of resumable uploads; sessionLocks
 	// serialises the calls that change one session; sessionSweep is the
@@ -166,6 +174,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		chunkDir: filepath.Join(dir, chunksDir),
 	}
 	s.SetPersonalQuota(opts.PersonalQuota)
+	s.SetRetention(storage.RetentionPolicy{Default: storage.DefaultRetention})
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}
@@ -217,7 +226,7 @@ func Open(dir string, opts Options) (*Store, error) {
 // init creates the buckets and settles the storage id.
 func (s *Store) init(storageID string) error {
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketMeta, bucketSpaces, bucketPersonal, bucketNodes, bucketChildren, bucketProps, bucketBlobs, bucketInline, bucketLocks, bucketLockTokens, bucketSessions, bucketChunkedUploads, bucketChunkParts} {
+		for _, name := range [][]byte{bucketMeta, bucketSpaces, bucketPersonal, bucketNodes, bucketChildren, bucketProps, bucketBlobs, bucketInline, bucketLocks, bucketLockTokens, bucketSessions, bucketChunkedUploads, bucketChunkParts, bucketTrash, bucketTrashPlaces, bucketVersions} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}

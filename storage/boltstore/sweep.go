@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,10 +14,11 @@ import (
 	"go.uber.org/zap"
 )
 
-// sweepSessions removes expired upload sessions and chunked uploads in the
+// sweepSessions removes expired upload sessions and chunked uploads, and
+// the trash items and versions the retention no longer keeps, in the
 // background, a bounded batch of each every sessionSweep, until the store
-// closes. Expired ones are never returned meanwhile; this only frees their
-// space.
+// closes. Expired sessions are never returned meanwhile; this only frees
+// their space.
 func (s *Store) sweepSessions() {
 	defer close(s.sessionSweepDone)
 	tick := time.NewTicker(s.sessionSweep)
@@ -40,6 +42,13 @@ func (s *Store) sweepSessions() {
 		}
 		if n > 0 {
 			s.log.Info("removed expired chunked uploads", zap.Int("count", n))
+		}
+		n, err = s.ExpireUndo(context.Background())
+		if err != nil {
+			s.log.Error("expired trash and versions cleanup failed", zap.Error(err))
+		}
+		if n > 0 {
+			s.log.Info("removed expired trash items and versions", zap.Int("count", n))
 		}
 	}
 }

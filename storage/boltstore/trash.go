@@ -1,43 +1,576 @@
 package boltstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/davspaces/davspaces/storage"
 )
 
-// errUndoPending: the trash and versions are being built (issue 19).
-var errUndoPending = errors.New("trash and versions: not implemented yet")
+// A deleted node keeps its record, its id, its properties and its content;
+// only where its record is changes. The top node of a trash item moves
+// below the trash root of its space, under the item's key as its name, and
+// every node of the subtree gets the trash's space id, so that each lookup
+// of the live space (nodeIn, Child) finds none of them without looking up
+// the tree. The trash's space id is also the trash root's id: the space id
+// with a NUL, which no real id contains (storage.ValidID), so it never
+// equals a space or node id, and its child keys never fall in the key
+// range of a live folder. Moving a subtree there costs a record rewrite
+// per node, about what destroying it did.
+//
+// The item itself, where the node was deleted from, is a record in the
+// trash bucket under space id \0 key; the trash_places bucket indexes the
+// items by the place they were deleted from (parent id / name \0 key), so
+// that a file created there again finds its history (Reviving) with one
+// seek.
 
-// TrashItems is not implemented yet.
+const trashSuffix = "\x00trash"
+
+// trashSpaceID returns the space id the nodes in the trash of space
+// spaceID carry, which is also the id of the parent of its items' nodes.
+func trashSpaceID(spaceID string) string { return spaceID + trashSuffix }
+
+// isTrashRoot reports whether id is the trash root of a space: no real id
+// holds a NUL.
+func isTrashRoot(id string) bool { return strings.IndexByte(id, 0) >= 0 }
+
+func trashItemKey(spaceID, key string) []byte {
+	return append(append([]byte(spaceID), 0), key...)
+}
+
+func trashPlacePrefix(parentID, name string) []byte {
+	return append(childKey(parentID, name), 0)
+}
+
+// trashItem returns item key of the trash of space spaceID.
+func (t *txn) trashItem(spaceID, key string) (trashRec, error) {
+	v := t.trash().Get(trashItemKey(spaceID, key))
+	if v == nil {
+		return trashRec{}, storage.TrashItemNotFound(key)
+	}
+	return decodeTrash(key, v)
+}
+
+func (t *txn) putTrashItem(spaceID string, item *trashRec) error {
+	if err := t.trash().Put(trashItemKey(spaceID, item.Key), encodeTrash(item)); err != nil {
+		return err
+	}
+	place := append(trashPlacePrefix(item.ParentID, item.Name), item.Key...)
+	return t.trashPlaces().Put(place, []byte(spaceID))
+}
+
+func (t *txn) deleteTrashItem(spaceID string, item trashRec) error {
+	if err := t.trash().Delete(trashItemKey(spaceID, item.Key)); err != nil {
+		return err
+	}
+	return t.trashPlaces().Delete(append(trashPlacePrefix(item.ParentID, item.Name), item.Key...))
+}
+
+// trashItems returns the items of the trash of space spaceID, in key order.
+func (t *txn) trashItems(spaceID string) ([]trashRec, error) {
+	prefix := trashItemKey(spaceID, "")
+	var items []trashRec
+	c := t.trash().Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		item, err := decodeTrash(string(k[len(prefix):]), v)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, item)
+	}
+	return items, nil
+}
+
+// itemNode returns the record of the top node of item.
+func (t *txn) itemNode(item trashRec) (rec, error) {
+	r, ok, err := t.node(item.NodeID)
+	if err != nil {
+		return rec{}, err
+	}
+	if !ok {
+		return rec{}, fmt.Errorf("node %s of trash item %s missing: %w", item.NodeID, item.Key, errCorrupt)
+	}
+	return r, nil
+}
+
+// public returns the item as the contract shows it, top its node's record.
+func (item trashRec) public(spaceID string, top rec) storage.TrashItem {
+	return storage.TrashItem{
+		Key:      item.Key,
+		Node:     item.present(spaceID, top),
+		Location: item.Location,
+		Deleted:  item.Deleted,
+	}
+}
+
+// present returns r, a node of item, as the contract shows it: in its
+// space, and the item's own node where it was deleted from.
+func (item trashRec) present(spaceID string, r rec) storage.Node {
+	n := r.Node
+	n.SpaceID = spaceID
+	if r.ID == item.NodeID {
+		n.ParentID, n.Name = item.ParentID, item.Name
+	}
+	return n
+}
+
+// discard takes n, a live node of space spaceID other than its root, with
+// everything below it out of the live tree: into the space's trash when
+// its retention keeps one, else destroyed. The caller propagates -n.Size
+// from n's parent.
+func (t *txn) discard(spaceID string, n rec) error {
+	if !t.retentionOf(spaceID).KeepsTrash() {
+		return t.destroyTree(spaceID, n)
+	}
+	return t.moveToTrash(spaceID, n)
+}
+
+// moveToTrash makes n and its subtree a new item of the trash of space
+// spaceID. Locks on them are dropped, as a remove drops them.
+func (t *txn) moveToTrash(spaceID string, n rec) error {
+	location, err := t.location(n)
+	if err != nil {
+		return err
+	}
+	if err := t.dropLocksBelow(n); err != nil {
+		return err
+	}
+	item := trashRec{
+		Key:      storage.TrashKey(t.now, n.ID),
+		NodeID:   n.ID,
+		ParentID: n.ParentID,
+		Name:     n.Name,
+		Location: location,
+		Deleted:  t.now,
+	}
+	if err := t.removeNode(&n); err != nil {
+		return err
+	}
+	n.SpaceID = trashSpaceID(spaceID)
+	n.ParentID, n.Name = n.SpaceID, item.Key
+	if err := t.placeNode(&n); err != nil {
+		return err
+	}
+	if err := t.setSubtreeSpace(n, n.SpaceID); err != nil {
+		return err
+	}
+	if err := t.putTrashItem(spaceID, &item); err != nil {
+		return err
+	}
+	return t.addUndo(spaceID, n.Size, 0)
+}
+
+// location returns the path of the live node n from its space's root.
+func (t *txn) location(n rec) (string, error) {
+	var names []string
+	for r := n; r.ParentID != ""; {
+		names = append(names, r.Name)
+		p, ok, err := t.node(r.ParentID)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return "", fmt.Errorf("ancestor %s missing: %w", r.ParentID, errCorrupt)
+		}
+		r = p
+	}
+	for i, j := 0, len(names)-1; i < j; i, j = i+1, j-1 {
+		names[i], names[j] = names[j], names[i]
+	}
+	return storage.TrashLocation(names), nil
+}
+
+// setSubtreeSpace gives every node below top (top excluded) the space id
+// spaceID. Their keys do not hold it, so each record is rewritten in place.
+// Each child is sought afresh (childAfter), as the bucket changes meanwhile.
+func (t *txn) setSubtreeSpace(top rec, spaceID string) error {
+	if !top.IsFolder() {
+		return nil
+	}
+	folders := []string{top.ID}
+	for len(folders) > 0 {
+		id := folders[len(folders)-1]
+		folders = folders[:len(folders)-1]
+		for after := ""; ; {
+			child, ok, err := t.childAfter(id, after)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				break
+			}
+			after = child.Name
+			child.SpaceID = spaceID
+			if err := t.putNode(&child); err != nil {
+				return err
+			}
+			if child.IsFolder() {
+				folders = append(folders, child.ID)
+			}
+		}
+	}
+	return nil
+}
+
+// trashedNode returns node nodeID of item, the item's own node or one
+// below it ("" is the item's own node).
+func (t *txn) trashedNode(spaceID string, item trashRec, nodeID string) (rec, error) {
+	if nodeID == "" {
+		nodeID = item.NodeID
+	}
+	r, ok, err := t.node(nodeID)
+	if err != nil {
+		return rec{}, err
+	}
+	if !ok || r.SpaceID != trashSpaceID(spaceID) {
+		return rec{}, storage.NodeNotFound(spaceID, nodeID)
+	}
+	for up := r; up.ID != item.NodeID; {
+		if isTrashRoot(up.ParentID) {
+			return rec{}, storage.NodeNotFound(spaceID, nodeID)
+		}
+		var ok bool
+		if up, ok, err = t.node(up.ParentID); err != nil {
+			return rec{}, err
+		} else if !ok {
+			return rec{}, fmt.Errorf("ancestor of %s missing: %w", nodeID, errCorrupt)
+		}
+	}
+	return r, nil
+}
+
+// restoreFromTrash puts n, a node of item, back into the live tree of
+// space spaceID as child name of folder parentID, which the caller has
+// checked: it keeps its id, its subtree, their properties and versions,
+// and gets a new etag. The item goes when its own node is restored, and
+// is that much smaller otherwise.
+func (t *txn) restoreFromTrash(spaceID string, item trashRec, n rec, parentID, name string) (rec, error) {
+	if err := t.removeNode(&n); err != nil {
+		return rec{}, err
+	}
+	live := n
+	live.SpaceID, live.ParentID, live.Name, live.ETag = spaceID, parentID, name, t.etag(n.ID)
+	if err := t.placeNode(&live); err != nil {
+		return rec{}, err
+	}
+	if err := t.setSubtreeSpace(live, spaceID); err != nil {
+		return rec{}, err
+	}
+	if n.ID == item.NodeID {
+		if err := t.deleteTrashItem(spaceID, item); err != nil {
+			return rec{}, err
+		}
+	} else if err := t.propagate(n.ParentID, -n.Size); err != nil {
+		return rec{}, err
+	}
+	if err := t.addUndo(spaceID, -n.Size, 0); err != nil {
+		return rec{}, err
+	}
+	return live, t.propagate(parentID, n.Size)
+}
+
+// purgeTrashItem destroys item of the trash of space spaceID with
+// everything in it, versions included.
+func (t *txn) purgeTrashItem(spaceID string, item trashRec) error {
+	top, err := t.itemNode(item)
+	if err != nil {
+		return err
+	}
+	if err := t.destroyTree(spaceID, top); err != nil {
+		return err
+	}
+	if err := t.deleteTrashItem(spaceID, item); err != nil {
+		return err
+	}
+	return t.addUndo(spaceID, -top.Size, 0)
+}
+
+// revive restores the file that was deleted as name from folder parentID
+// of space spaceID, when the trash still keeps one (storage.Reviving), so
+// that a file created there again takes its id and history. ok is false
+// when there is none.
+func (t *txn) revive(spaceID, parentID, name string) (rec, bool, error) {
+	retention := t.retentionOf(spaceID)
+	var candidates []storage.TrashItem
+	prefix := trashPlacePrefix(parentID, name)
+	c := t.trashPlaces().Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if string(v) != spaceID {
+			continue
+		}
+		item, err := t.trashItem(spaceID, string(k[len(prefix):]))
+		if err != nil {
+			return rec{}, false, err
+		}
+		if retention.TrashExpired(item.Deleted, t.now) {
+			continue // the sweep has not come by yet
+		}
+		top, err := t.itemNode(item)
+		if err != nil {
+			return rec{}, false, err
+		}
+		candidates = append(candidates, item.public(spaceID, top))
+	}
+	found, ok := storage.Reviving(candidates, parentID, name)
+	if !ok {
+		return rec{}, false, nil
+	}
+	item, err := t.trashItem(spaceID, found.Key)
+	if err != nil {
+		return rec{}, false, err
+	}
+	top, err := t.itemNode(item)
+	if err != nil {
+		return rec{}, false, err
+	}
+	r, err := t.restoreFromTrash(spaceID, item, top, parentID, name)
+	return r, err == nil, err
+}
+
+// TrashItems returns the items in the trash of a space, newest first.
 func (s *Store) TrashItems(ctx context.Context, spaceID string) ([]storage.TrashItem, error) {
-	return nil, errUndoPending
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []storage.TrashItem
+	err := s.view(func(t *txn) error {
+		if _, err := t.space(spaceID); err != nil {
+			return err
+		}
+		items, err := t.trashItems(spaceID)
+		if err != nil {
+			return err
+		}
+		out = make([]storage.TrashItem, 0, len(items))
+		for _, item := range items {
+			top, err := t.itemNode(item)
+			if err != nil {
+				return err
+			}
+			out = append(out, item.public(spaceID, top))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("trash of space %s: %w", spaceID, err)
+	}
+	storage.SortTrash(out)
+	return out, nil
 }
 
-// TrashNode is not implemented yet.
+// TrashNode returns trash item key and the node names lead to below it.
 func (s *Store) TrashNode(ctx context.Context, spaceID, key string, names []string) (storage.TrashItem, storage.Node, error) {
-	return storage.TrashItem{}, storage.Node{}, errUndoPending
+	if err := ctx.Err(); err != nil {
+		return storage.TrashItem{}, storage.Node{}, err
+	}
+	if err := storage.ValidTrashKey(key); err != nil {
+		return storage.TrashItem{}, storage.Node{}, err
+	}
+	var (
+		out  storage.TrashItem
+		node storage.Node
+	)
+	err := s.view(func(t *txn) error {
+		item, err := t.trashItem(spaceID, key)
+		if err != nil {
+			return err
+		}
+		r, err := t.itemNode(item)
+		if err != nil {
+			return err
+		}
+		out = item.public(spaceID, r)
+		for _, name := range names {
+			if err := storage.ValidName(name, nil); err != nil {
+				return fmt.Errorf("%w: %w", storage.ErrNotFound, err)
+			}
+			child, ok, err := t.child(r.ID, name)
+			if err != nil {
+				return err
+			}
+			if !r.IsFolder() || !ok {
+				return storage.ChildNotFound(r.ID, name)
+			}
+			r = child
+		}
+		node = item.present(spaceID, r)
+		return nil
+	})
+	if err != nil {
+		return storage.TrashItem{}, storage.Node{}, fmt.Errorf("trash item %s: %w", key, err)
+	}
+	return out, node, nil
 }
 
-// ReadTrashDir is not implemented yet.
+// ReadTrashDir returns up to limit children of folder folderID of trash
+// item key, in name order, after the name after.
 func (s *Store) ReadTrashDir(ctx context.Context, spaceID, key, folderID, after string, limit int) ([]storage.Node, error) {
-	return nil, errUndoPending
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := storage.ValidTrashKey(key); err != nil {
+		return nil, err
+	}
+	out := make([]storage.Node, 0, pageCapacity(limit))
+	err := s.view(func(t *txn) error {
+		item, err := t.trashItem(spaceID, key)
+		if err != nil {
+			return err
+		}
+		f, err := t.trashedNode(spaceID, item, folderID)
+		if err != nil {
+			return err
+		}
+		if !f.IsFolder() {
+			return storage.NotAFolder(folderID)
+		}
+		return t.scanChildren(f.ID, after, limit, func(r rec) error {
+			out = append(out, item.present(spaceID, r))
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("trash item %s: %w", key, err)
+	}
+	return out, nil
 }
 
-// RestoreTrash is not implemented yet.
-func (s *Store) RestoreTrash(ctx context.Context, spaceID, key string, t storage.Transfer) (storage.Node, bool, error) {
-	return storage.Node{}, false, errUndoPending
+// RestoreTrash moves node t.NodeID of trash item key back into the space.
+// Its target follows the rules of Move's: an existing node is replaced
+// only with Overwrite, and goes to the trash then; If-None-Match refuses
+// an existing target; the locks checked are those of the target (the
+// replaced node and everything below it, else the target's folder).
+func (s *Store) RestoreTrash(ctx context.Context, spaceID, key string, tr storage.Transfer) (storage.Node, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return storage.Node{}, false, err
+	}
+	if err := storage.ValidTrashKey(key); err != nil {
+		return storage.Node{}, false, err
+	}
+	if err := storage.ValidName(tr.NewName, nil); err != nil {
+		return storage.Node{}, false, fmt.Errorf("restore %s: %w", key, err)
+	}
+	var (
+		out      rec
+		replaced bool
+	)
+	err := s.update(func(t *txn) error {
+		item, err := t.trashItem(spaceID, key)
+		if err != nil {
+			return err
+		}
+		n, err := t.trashedNode(spaceID, item, tr.NodeID)
+		if err != nil {
+			return err
+		}
+		dst, err := t.folderIn(spaceID, tr.NewParentID, storage.ErrConflict)
+		if err != nil {
+			return err
+		}
+		target, exists, err := t.child(dst.ID, tr.NewName)
+		if err != nil {
+			return err
+		}
+		if err := checkRestoreTarget(tr, exists); err != nil {
+			return err
+		}
+		locked := lockedNode{id: dst.ID}
+		if exists {
+			locked = lockedNode{id: target.ID, below: target.IsFolder()}
+		}
+		if err := t.checkHeld(spaceID, tr.Locks, locked); err != nil {
+			return err
+		}
+		if exists {
+			if err := t.discard(spaceID, target); err != nil {
+				return err
+			}
+			if err := t.propagate(dst.ID, -target.Size); err != nil {
+				return err
+			}
+		}
+		out, err = t.restoreFromTrash(spaceID, item, n, dst.ID, tr.NewName)
+		replaced = exists
+		return err
+	})
+	if err != nil {
+		return storage.Node{}, false, fmt.Errorf("restore %s to %q: %w", key, tr.NewName, err)
+	}
+	return out.Node, replaced, nil
 }
 
-// PurgeTrash is not implemented yet.
-func (s *Store) PurgeTrash(ctx context.Context, spaceID, key string) error { return errUndoPending }
+// checkRestoreTarget applies tr to the target of a restore, which exists
+// or not: If-None-Match and the lack of Overwrite refuse an existing one.
+func checkRestoreTarget(tr storage.Transfer, exists bool) error {
+	switch {
+	case !exists:
+		return nil
+	case tr.IfNoneMatch:
+		return storage.ErrTargetExists
+	case !tr.Overwrite:
+		return storage.TargetExists(tr.NewName)
+	}
+	return nil
+}
 
-// EmptyTrash is not implemented yet.
-func (s *Store) EmptyTrash(ctx context.Context, spaceID string) error { return errUndoPending }
+// PurgeTrash destroys trash item key with its versions.
+func (s *Store) PurgeTrash(ctx context.Context, spaceID, key string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := storage.ValidTrashKey(key); err != nil {
+		return err
+	}
+	err := s.update(func(t *txn) error {
+		item, err := t.trashItem(spaceID, key)
+		if err != nil {
+			return err
+		}
+		return t.purgeTrashItem(spaceID, item)
+	})
+	if err != nil {
+		return fmt.Errorf("purge %s: %w", key, err)
+	}
+	return nil
+}
 
-// SetRetention is not implemented yet.
-func (s *Store) SetRetention(p storage.RetentionPolicy) {}
-
-// ExpireUndo is not implemented yet.
-func (s *Store) ExpireUndo(ctx context.Context) (int, error) { return 0, errUndoPending }
+// EmptyTrash purges every item in the trash of a space, one transaction
+// per item, so that a large trash does not hold up writers for long.
+func (s *Store) EmptyTrash(ctx context.Context, spaceID string) error {
+	var keys []string
+	err := s.view(func(t *txn) error {
+		if _, err := t.space(spaceID); err != nil {
+			return err
+		}
+		items, err := t.trashItems(spaceID)
+		for _, item := range items {
+			keys = append(keys, item.Key)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("empty trash of space %s: %w", spaceID, err)
+	}
+	for _, key := range keys {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := s.update(func(t *txn) error {
+			item, err := t.trashItem(spaceID, key)
+			if errors.Is(err, storage.ErrNotFound) {
+				return nil // restored or purged meanwhile
+			}
+			if err != nil {
+				return err
+			}
+			return t.purgeTrashItem(spaceID, item)
+		})
+		if err != nil {
+			return fmt.Errorf("empty trash of space %s: %w", spaceID, err)
+		}
+	}
+	return nil
+}

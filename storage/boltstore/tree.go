@@ -52,13 +52,13 @@ func (s *Store) Mkdir(ctx context.Context, spaceID, parentID, name string) (stor
 	return n.Node, nil
 }
 
-// Remove deletes a node and everything below it. The space root cannot be
+// Remove deletes a node and everything below it: into the space's trash,
+// unless its retention keeps none (discard). The space root cannot be
 // removed.
 func (s *Store) Remove(ctx context.Context, spaceID, nodeID string, c storage.Conditions) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	var garbage []string
 	err := s.update(func(t *txn) error {
 		n, err := t.nodeIn(spaceID, nodeID)
 		if err != nil {
@@ -74,7 +74,7 @@ func (s *Store) Remove(ctx context.Context, spaceID, nodeID string, c storage.Co
 		if err := c.Check(n.ETag); err != nil {
 			return err
 		}
-		if garbage, err = t.removeTree(n); err != nil {
+		if err := t.discard(spaceID, n); err != nil {
 			return err
 		}
 		return t.propagate(n.ParentID, -n.Size)
@@ -82,31 +82,24 @@ func (s *Store) Remove(ctx context.Context, spaceID, nodeID string, c storage.Co
 	if err != nil {
 		return fmt.Errorf("remove %s: %w", nodeID, err)
 	}
-	s.removeBlobs(garbage)
 	return nil
 }
 
-// removeTree deletes r, its entry in its parent and everything below it,
-// with their properties and locks. It returns the content files to delete
-// once the transaction has committed.
+// destroyTree deletes r, a node of space spaceID or of its trash, its
+// entry in its parent and everything below it, with their properties,
+// locks and versions. Their content files are removed once the
+// transaction has committed.
 //
 // It goes depth first, one child at a time, so that what it holds is
 // bounded by the depth of the tree, not by the size of a folder. Each
 // folder's children go in name order and each seek starts after the last
 // one removed: from the folder's start, it would walk past the emptied
 // pages, which bbolt keeps until the commit.
-func (t *txn) removeTree(r rec) ([]string, error) {
+func (t *txn) destroyTree(spaceID string, r rec) error {
 	if err := t.dropLocksBelow(r); err != nil {
-		return nil, err
-	}
-	var blobs []string
-	remove := func(n rec) error {
-		blob, err := t.removeLeaf(n)
-		if blob != "" {
-			blobs = append(blobs, blob)
-		}
 		return err
 	}
+	remove := func(n rec) error { return t.destroyLeaf(spaceID, n) }
 	// A level is a node being removed and the name of its last child
 	// removed.
 	type level struct {
@@ -121,7 +114,7 @@ func (t *txn) removeTree(r rec) ([]string, error) {
 		if l.node.IsFolder() {
 			var err error
 			if child, ok, err = t.childAfter(l.node.ID, l.after); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		switch {
@@ -129,7 +122,7 @@ func (t *txn) removeTree(r rec) ([]string, error) {
 			n := l.node
 			stack = stack[:len(stack)-1]
 			if err := remove(n); err != nil {
-				return nil, err
+				return err
 			}
 		case child.IsFolder():
 			l.after = child.Name
@@ -137,28 +130,30 @@ func (t *txn) removeTree(r rec) ([]string, error) {
 		default:
 			l.after = child.Name
 			if err := remove(child); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	return blobs, nil
+	return nil
 }
 
-// removeLeaf deletes n, a file or an empty folder, with its properties and
-// its content. It returns the content file to delete once the transaction
-// has committed, if any.
-func (t *txn) removeLeaf(n rec) (string, error) {
-	blob := ""
+// destroyLeaf deletes n, a file or an empty folder of space spaceID or of
+// its trash, with its properties, its content and its versions.
+func (t *txn) destroyLeaf(spaceID string, n rec) error {
 	if !n.IsFolder() {
-		var err error
-		if blob, err = t.dropContent(n); err != nil {
-			return "", err
+		blob, err := t.dropContent(n)
+		if err != nil {
+			return err
+		}
+		t.discardContent(blob)
+		if err := t.dropVersions(spaceID, n.ID); err != nil {
+			return err
 		}
 	}
-	if err := t.deleteProps(n); err != nil {
-		return "", err
+	if err := t.deleteProps(spaceID, n.ID); err != nil {
+		return err
 	}
-	return blob, t.removeNode(&n)
+	return t.removeNode(&n)
 }
 
 // childAfter returns the child of folder id whose name comes next after
@@ -228,7 +223,6 @@ func (s *Store) Move(ctx context.Context, spaceID string, tr storage.Transfer) (
 	var (
 		out      rec
 		replaced bool
-		garbage  []string
 	)
 	err := s.update(func(t *txn) error {
 		if n, err := t.nodeIn(spaceID, tr.NodeID); err != nil {
@@ -250,7 +244,7 @@ func (s *Store) Move(ctx context.Context, spaceID string, tr storage.Transfer) (
 		}
 		var targetSize int64
 		if x.replaced {
-			if garbage, err = t.removeTree(x.target); err != nil {
+			if err := t.discard(spaceID, x.target); err != nil {
 				return err
 			}
 			targetSize = x.target.Size
@@ -280,7 +274,6 @@ func (s *Store) Move(ctx context.Context, spaceID string, tr storage.Transfer) (
 	if err != nil {
 		return storage.Node{}, false, fmt.Errorf("move %s to %q: %w", tr.NodeID, tr.NewName, err)
 	}
-	s.removeBlobs(garbage)
 	return out.Node, replaced, nil
 }
 
@@ -324,14 +317,13 @@ func (s *Store) copy(ctx context.Context, spaceID string, tr storage.Transfer) (
 		if err := blobs.prepare(ctx, sources); err != nil {
 			return rec{}, false, err
 		}
-		n, replaced, garbage, err := s.recordCopy(spaceID, tr, blobs)
+		n, replaced, err := s.recordCopy(spaceID, tr, blobs)
 		if errors.Is(err, errSourceChanged) && attempt < maxCopyAttempts {
 			continue
 		}
 		if err != nil {
 			return rec{}, false, err
 		}
-		s.removeBlobs(garbage)
 		return n, replaced, nil
 	}
 }
@@ -351,7 +343,7 @@ func (s *Store) copySources(spaceID string, tr storage.Transfer) ([]string, erro
 		if err := t.checkHeld(spaceID, tr.Locks, x.lockedNodes(false)...); err != nil {
 			return err
 		}
-		if err := t.checkCopyQuota(spaceID, x, tr.Shallow); err != nil {
+		if err := t.checkRoom(spaceID, copyGrowth(x, tr.Shallow)); err != nil {
 			return err
 		}
 		sources, err = t.subtreeBlobs(x.src, tr.Shallow)
@@ -360,9 +352,9 @@ func (s *Store) copySources(spaceID string, tr storage.Transfer) ([]string, erro
 	return sources, err
 }
 
-// checkCopyQuota checks that the space can hold the copy x.
-func (t *txn) checkCopyQuota(spaceID string, x transfer, shallow bool) error {
-	return t.checkQuota(spaceID, copySize(x, shallow)-replacedSize(x))
+// copyGrowth is how much the copy x grows its space's files by.
+func copyGrowth(x transfer, shallow bool) int64 {
+	return copySize(x, shallow) - replacedSize(x)
 }
 
 // copySize is the size a copy adds at its target.
@@ -418,13 +410,12 @@ func (t *txn) subtreeBlobs(top rec, shallow bool) ([]string, error) {
 
 // recordCopy writes the metadata of a copy whose content files blobs has
 // made. It fails with errSourceChanged when the source now has content
-// blobs has not made. It returns the new top node, whether the target was
-// replaced and the content files to remove.
-func (s *Store) recordCopy(spaceID string, tr storage.Transfer, blobs *copyBlobs) (rec, bool, []string, error) {
+// blobs has not made. It returns the new top node and whether the target
+// was replaced.
+func (s *Store) recordCopy(spaceID string, tr storage.Transfer, blobs *copyBlobs) (rec, bool, error) {
 	var (
 		out      rec
 		replaced bool
-		garbage  []string
 	)
 	used := map[string]bool{}
 	err := s.update(func(t *txn) error {
@@ -439,7 +430,10 @@ func (s *Store) recordCopy(spaceID string, tr storage.Transfer, blobs *copyBlobs
 		if err := t.checkHeld(spaceID, tr.Locks, x.lockedNodes(false)...); err != nil {
 			return err
 		}
-		if err := t.checkCopyQuota(spaceID, x, tr.Shallow); err != nil {
+		if err := t.makeRoom(spaceID, copyGrowth(x, tr.Shallow)); err != nil {
+			return err
+		}
+		if err := t.checkQuota(spaceID, copyGrowth(x, tr.Shallow)); err != nil {
 			return err
 		}
 		before, err := t.usage(spaceID)
@@ -447,7 +441,7 @@ func (s *Store) recordCopy(spaceID string, tr storage.Transfer, blobs *copyBlobs
 			return err
 		}
 		if x.replaced {
-			if garbage, err = t.removeTree(x.target); err != nil {
+			if err := t.discard(spaceID, x.target); err != nil {
 				return err
 			}
 		}
@@ -461,10 +455,10 @@ func (s *Store) recordCopy(spaceID string, tr storage.Transfer, blobs *copyBlobs
 		return t.checkGrowthWithinQuota(spaceID, before)
 	})
 	if err != nil {
-		return rec{}, false, nil, err
+		return rec{}, false, err
 	}
 	blobs.used = used
-	return out, replaced, garbage, nil
+	return out, replaced, nil
 }
 
 // copyBlobs are the content files made for a copy before its transaction.

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/davspaces/davspaces/storage"
 )
 
 // txn is a bolt transaction with the store's buckets at hand. A bucket is
@@ -23,6 +25,12 @@ type txn struct {
 	look lookups // layout.go
 	// personalQuota is the store's default quota of personal spaces.
 	personalQuota int64
+	// retention is the store's retention policy when the txn began.
+	retention *storage.RetentionPolicy
+	// garbage are the content files the transaction no longer references,
+	// removed once it has committed (update, updateGrouped): before, a
+	// crash or a rollback would leave metadata pointing at nothing.
+	garbage []string
 }
 
 // openBuckets are the buckets a txn has opened so far; nil is not yet.
@@ -30,10 +38,24 @@ type openBuckets struct {
 	spaces, personal, nodes, children, props, blobs, inline *bolt.Bucket
 	locks, lockTokens                                       *bolt.Bucket
 	sessions, chunkedUploads, chunkParts                    *bolt.Bucket
+	trash, trashPlaces, versions                            *bolt.Bucket
 }
 
 func (s *Store) newTxn(tx *bolt.Tx) *txn {
-	return &txn{tx: tx, personalQuota: s.personalQuota.Load()}
+	return &txn{tx: tx, personalQuota: s.personalQuota.Load(), retention: s.retention.Load()}
+}
+
+// retentionOf returns the retention of space spaceID.
+func (t *txn) retentionOf(spaceID string) storage.Retention {
+	return t.retention.For(spaceID)
+}
+
+// discardContent marks a content file for removal once the transaction
+// has committed.
+func (t *txn) discardContent(blob string) {
+	if blob != "" {
+		t.garbage = append(t.garbage, blob)
+	}
 }
 
 // bucket returns the bucket called name, opening it into *open on first
@@ -59,6 +81,12 @@ func (t *txn) blobs() *bolt.Bucket { return t.bucket(&t.open.blobs, bucketBlobs)
 
 func (t *txn) inline() *bolt.Bucket { return t.bucket(&t.open.inline, bucketInline) }
 
+func (t *txn) trash() *bolt.Bucket { return t.bucket(&t.open.trash, bucketTrash) }
+
+func (t *txn) trashPlaces() *bolt.Bucket { return t.bucket(&t.open.trashPlaces, bucketTrashPlaces) }
+
+func (t *txn) versions() *bolt.Bucket { return t.bucket(&t.open.versions, bucketVersions) }
+
 // locks holds the lock records by space, lockTokens the space of each
 // token.
 func (t *txn) locks() *bolt.Bucket { return t.bucket(&t.open.locks, bucketLocks) }
@@ -71,8 +99,14 @@ func (s *Store) view(fn func(t *txn) error) error {
 
 // update runs fn in a write transaction. The change time and the sequence
 // number that makes etags unique are taken once the write lock is held.
+// The content files fn discards are removed once it has committed.
 func (s *Store) update(fn func(t *txn) error) error {
-	return diskFull(s.db.Update(s.writeTxn(fn)))
+	var garbage []string
+	err := diskFull(s.db.Update(s.writeTxn(fn, &garbage)))
+	if err == nil {
+		s.removeBlobs(garbage)
+	}
+	return err
 }
 
 // updateGrouped runs fn like update, but in a transaction it may share with
@@ -80,13 +114,20 @@ func (s *Store) update(fn func(t *txn) error) error {
 // made durable together. fn may run more than once and must leave nothing
 // behind outside the transaction but what its last run sets.
 func (s *Store) updateGrouped(fn func(t *txn) error) error {
-	return diskFull(s.group.update(s.writeTxn(fn)))
+	var garbage []string
+	err := diskFull(s.group.update(s.writeTxn(fn, &garbage)))
+	if err == nil {
+		s.removeBlobs(garbage)
+	}
+	return err
 }
 
 // writeTxn turns fn into a bolt write function with the store's buckets,
-// its own etag sequence number and the change time.
-func (s *Store) writeTxn(fn func(t *txn) error) func(*bolt.Tx) error {
+// its own etag sequence number and the change time. The content files the
+// last run of fn discarded are left in *garbage.
+func (s *Store) writeTxn(fn func(t *txn) error, garbage *[]string) func(*bolt.Tx) error {
 	return func(tx *bolt.Tx) error {
+		*garbage = nil
 		t := s.newTxn(tx)
 		seq, err := t.nodes().NextSequence()
 		if err != nil {
@@ -94,7 +135,9 @@ func (s *Store) writeTxn(fn func(t *txn) error) func(*bolt.Tx) error {
 		}
 		t.seq = seq
 		t.now = s.now()
-		return fn(t)
+		err = fn(t)
+		*garbage = t.garbage
+		return err
 	}
 }
 
@@ -111,9 +154,10 @@ func (t *txn) etag(id string) string {
 
 // propagate records a change below parentID: every folder from parentID up
 // to the space root gets a new etag, its modification time raised to the
-// change time and its size changed by delta.
+// change time and its size changed by delta. In a space's trash it stops
+// at the top node of the trash item (below the trash root, trash.go).
 func (t *txn) propagate(parentID string, delta int64) error {
-	for id := parentID; id != ""; {
+	for id := parentID; id != "" && !isTrashRoot(id); {
 		r, ok, err := t.node(id)
 		if err != nil {
 			return err

@@ -283,7 +283,6 @@ func (s *Store) commitInline(spaceID string, content newContent, c storage.Commi
 	if err != nil {
 		return storage.Node{}, false, err
 	}
-	s.removeReplaced(done)
 	return done.node.Node, done.created, nil
 }
 
@@ -303,16 +302,7 @@ func (s *Store) commitContentFile(spaceID, tmp string, content newContent, c sto
 		s.removeBlobs([]string{blob})
 		return storage.Node{}, false, err
 	}
-	s.removeReplaced(done)
 	return done.node.Node, done.created, nil
-}
-
-// removeReplaced removes the content file a commit replaced, if any: no
-// metadata references it once the commit is durable.
-func (s *Store) removeReplaced(done committed) {
-	if done.oldBlob != "" {
-		s.removeBlobs([]string{done.oldBlob})
-	}
 }
 
 // placeContent moves the file at tmp into place as a new content file,
@@ -349,13 +339,12 @@ type newContent struct {
 	sums   checksum.Sums
 }
 
-// committed is what recording a commit did: the file, whether the commit
-// created it, and the content file it replaced (oldBlob, "" if none), to
-// be removed once the commit is durable.
+// committed is what recording a commit did: the file, and whether the
+// commit created it. The content file it replaced, unless kept as a
+// version, is removed once the commit is durable (txn.discardContent).
 type committed struct {
 	node    rec
 	created bool
-	oldBlob string
 }
 
 // store records c as the content of the file r in t.
@@ -408,26 +397,55 @@ func (t *txn) recordContent(spaceID string, content newContent, c storage.Commit
 			return committed{}, err
 		}
 	}
+	created := !exists
+	if created {
+		// A file deleted from this place comes back to be replaced, so
+		// that its history stays (Reviving): it is still created. Its
+		// bytes move from the trash to the files, so the quota sees the
+		// same growth.
+		if target.old, target.exists, err = t.revive(spaceID, target.parentID, c.Name); err != nil {
+			return committed{}, err
+		}
+		if target.exists {
+			oldSize = target.old.Size
+		}
+	}
+	// The files are checked as if nothing were kept: a replacement that
+	// shrinks a file passes even in a space over its quota.
+	if err := t.makeRoom(spaceID, content.size-oldSize); err != nil {
+		return committed{}, err
+	}
 	if err := t.checkQuota(spaceID, content.size-oldSize); err != nil {
 		return committed{}, err
+	}
+	if target.exists {
+		if err := t.replaceContent(spaceID, target.old); err != nil {
+			return committed{}, err
+		}
 	}
 	done, err := t.writeContent(target, content, c)
 	if err != nil {
 		return committed{}, err
 	}
-	return done, t.propagate(target.parentID, content.size-oldSize)
+	done.created = created
+	if err := t.propagate(target.parentID, content.size-oldSize); err != nil {
+		return committed{}, err
+	}
+	if !target.exists || !t.retentionOf(spaceID).KeepsVersions() {
+		return done, nil
+	}
+	// The replaced content is kept as a version only where the quota has
+	// room for it: the newest of what the space keeps, it goes last.
+	return done, t.trimUndo(spaceID)
 }
 
 // writeContent writes the file c names, with content, in place of
-// target.old or as a new file.
+// target.old, whose content the caller has let go of (replaceContent), or
+// as a new file.
 func (t *txn) writeContent(target target, content newContent, c storage.Commit) (committed, error) {
 	done := committed{created: !target.exists}
 	if target.exists {
 		done.node = target.old
-		var err error
-		if done.oldBlob, err = t.dropContent(target.old); err != nil {
-			return committed{}, err
-		}
 	} else {
 		done.node = rec{Node: storage.Node{
 			ID:       uuid.NewString(),

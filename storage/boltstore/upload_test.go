@@ -66,6 +66,7 @@ func TestCommitChecksums(t *testing.T) {
 
 func TestCommitReplace(t *testing.T) {
 	f := newFixture(t)
+	f.keepNoUndo() // what is removed or replaced is destroyed at once
 	first, created, err := f.commit(f.root(), "f", "old content", storage.Commit{ContentType: "text/plain"})
 	if err != nil || !created {
 		t.Fatal(created, err)

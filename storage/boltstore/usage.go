@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"strings"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -14,7 +15,9 @@ import (
 // What a space holds besides its files, and what each user has open, are
 // running counters in the bucket
 //
-//	usage  "s\0" space id → dead property bytes, reserved bytes (varints)
+//	usage  "s\0" space id → dead property bytes, reserved bytes, trash
+//	                        bytes, version bytes (varints; a record from
+//	                        before the trash has the first two only)
 //	       "u\0" user id  → unfinished uploads (uvarint)
 //	       "reserved"     → reserved bytes of the whole store (varint)
 //
@@ -32,6 +35,7 @@ var _ storage.UsageReader = (*Store)(nil)
 // spaceCounters are the counters of one space.
 type spaceCounters struct {
 	props, reserved int64
+	trash, versions int64
 }
 
 func (t *txn) usageBucket() *bolt.Bucket { return t.tx.Bucket(bucketUsage) }
@@ -51,6 +55,9 @@ func (t *txn) spaceCounters(spaceID string) spaceCounters {
 	if d.more() {
 		c.props, c.reserved = d.varint(), d.varint()
 	}
+	if d.more() {
+		c.trash, c.versions = d.varint(), d.varint()
+	}
 	return c
 }
 
@@ -60,7 +67,25 @@ func (t *txn) putSpaceCounters(spaceID string, c spaceCounters) error {
 		return t.usageBucket().Delete(k)
 	}
 	b := binary.AppendVarint(nil, c.props)
-	return t.usageBucket().Put(k, binary.AppendVarint(b, c.reserved))
+	b = binary.AppendVarint(b, c.reserved)
+	if c.trash != 0 || c.versions != 0 {
+		b = binary.AppendVarint(b, c.trash)
+		b = binary.AppendVarint(b, c.versions)
+	}
+	return t.usageBucket().Put(k, b)
+}
+
+// addUndo counts trash and versions bytes into space spaceID. Keeping
+// them never fails on the quota: what an upload needs evicts them
+// (makeRoom, trimUndo).
+func (t *txn) addUndo(spaceID string, trash, versions int64) error {
+	if trash == 0 && versions == 0 {
+		return nil
+	}
+	c := t.spaceCounters(spaceID)
+	c.trash = max(c.trash+trash, 0)
+	c.versions = max(c.versions+versions, 0)
+	return t.putSpaceCounters(spaceID, c)
 }
 
 // Usage returns what space spaceID holds against its quota.
@@ -93,7 +118,7 @@ func (t *txn) usage(spaceID string) (storage.Usage, error) {
 		return storage.Usage{}, fmt.Errorf("root of space %s missing: %w", spaceID, errCorrupt)
 	}
 	c := t.spaceCounters(spaceID)
-	return storage.Usage{Files: root.Size, Props: c.props, Reserved: c.reserved}, nil
+	return storage.Usage{Files: root.Size, Props: c.props, Reserved: c.reserved, Trash: c.trash, Versions: c.versions}, nil
 }
 
 // quota returns the quota that applies to space spaceID.
@@ -159,6 +184,9 @@ func (t *txn) addProps(spaceID string, delta int64) error {
 func (t *txn) reserve(spaceID string, delta int64) error {
 	if delta == 0 || spaceID == "" {
 		return nil
+	}
+	if err := t.makeRoom(spaceID, delta); err != nil {
+		return err
 	}
 	if err := t.checkQuota(spaceID, delta); err != nil {
 		return err
@@ -293,7 +321,8 @@ func (t *txn) countProps(counters map[string]spaceCounters) error {
 			if n, found, err := t.node(nodeID); err != nil {
 				return err
 			} else if found {
-				spaceID = n.SpaceID
+				// A node in the trash counts in its space.
+				spaceID, _, _ = strings.Cut(n.SpaceID, trashSuffix)
 			}
 		}
 		if spaceID == "" {

@@ -177,9 +177,11 @@ func testUsageChunkedUploadsReserve(t *testing.T, f *fixture) {
 }
 
 // Dead properties count against the quota: names and values, shared and
-// per-user; a patch past it changes nothing; a removal releases them and
-// a copy counts its copies.
+// per-user; a patch past it changes nothing; a removal that keeps no trash
+// releases them (TrashPurge pins the release of those in the trash) and a
+// copy counts its copies.
 func testUsagePropsCount(t *testing.T, f *fixture) {
+	f.keepNoUndo()
 	f.s.SetPersonalQuota(1000)
 	file := f.put(t, f.root(), "f", "")
 	color := prop("urn:x", "color", "", strings.Repeat("c", 400))

@@ -83,6 +83,7 @@ func (f *fixture) racingCreations(stop <-chan struct{}) (wait func() ([]storage.
 // other uploads try to start while it completes: the room it reserved
 // passes to its file in one step, never free in between.
 func testUsageCompletionKeepsItsRoom(t *testing.T, f *fixture) {
+	f.keepNoUndo() // each round starts from an empty space, not a full trash
 	const quota = 1000
 	f.s.SetPersonalQuota(quota)
 	for round := range completionRounds {
@@ -108,6 +109,7 @@ func testUsageCompletionKeepsItsRoom(t *testing.T, f *fixture) {
 // commits; whatever the outcome, the session's reservation and its place
 // among its user's open uploads are given back exactly once.
 func testUsageCompletionsRace(t *testing.T, f *fixture) {
+	f.keepNoUndo() // each round starts from an empty space, not a full trash
 	const quota = 1000
 	f.s.SetPersonalQuota(quota)
 	for round := range completionRounds {

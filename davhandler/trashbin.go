@@ -1,0 +1,381 @@
+package davhandler
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+// The trash-bin of a space, where ownCloud clients look for it
+// (/dav/spaces/trash-bin/{space}, as oCIS serves it): PROPFIND lists the
+// deleted items and, below a deleted folder, its children; MOVE restores
+// an item or a node below one into the space; DELETE purges an item, or
+// on the trash root every item.
+
+// The methods of the trash root and of what is below it.
+const (
+	allowedOnTrash     = "OPTIONS, PROPFIND, DELETE"
+	allowedOnTrashItem = "OPTIONS, PROPFIND, MOVE, DELETE"
+	// allowedInTrashItem: a node below an item is restored, never purged
+	// alone.
+	allowedInTrashItem = "OPTIONS, PROPFIND, MOVE"
+)
+
+// trashAllow returns the methods a trash-bin path allows.
+func trashAllow(segments []string) string {
+	switch len(segments) {
+	case 0:
+		return allowedOnTrash
+	case 1:
+		return allowedOnTrashItem
+	}
+	return allowedInTrashItem
+}
+
+// The refusals of the trash-bin to members who may not use it.
+var (
+	errTrashReadOnly = errorf(http.StatusForbidden, "You have no permission to change this space, nor to see or restore what was deleted from it")
+	errNoPurge       = errorf(http.StatusForbidden, "You have no permission to purge the trash-bin of this space")
+	// errOverwriteRefused is oCIS' answer to a restore onto an existing
+	// name without Overwrite.
+	errOverwriteRefused = &davError{status: http.StatusPreconditionFailed,
+		message: "The destination node already exists, and the overwrite header is set to false", header: "Overwrite"}
+)
+
+// trashRequest is a request to the trash-bin of a space the caller may use.
+type trashRequest struct {
+	*request
+	space storage.Space
+	role  storage.Role
+}
+
+// key is the trash key the path names, "" for the trash root.
+func (tr *trashRequest) key() string {
+	if len(tr.path.segments) == 0 {
+		return ""
+	}
+	return tr.path.segments[0]
+}
+
+// below are the names the path leads to below its trash item.
+func (tr *trashRequest) below() []string {
+	if len(tr.path.segments) < 2 {
+		return nil
+	}
+	return tr.path.segments[1:]
+}
+
+func (h *Handler) serveTrash(w http.ResponseWriter, r *http.Request, req *request) error {
+	if h.trash == nil {
+		return errNotFound
+	}
+	tr, err := h.trashOf(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	switch r.Method {
+	case "PROPFIND":
+		return h.handleTrashPropfind(w, r, tr)
+	case "MOVE":
+		return h.handleTrashRestore(w, r, tr)
+	case http.MethodDelete:
+		return h.handleTrashPurge(w, r, tr)
+	}
+	// oCIS answers 501; every other resource here that does not take a
+	// method says 405 and what it takes, as uploads do.
+	return methodNotAllowed(trashAllow(req.path.segments), r.Method+" is not allowed on the trash-bin")
+}
+
+// trashOf finds the space whose trash-bin a request names. A space the
+// caller may not see answers 404, whatever the method and the key, so
+// that neither the space nor its trash items can be told from nothing.
+func (h *Handler) trashOf(ctx context.Context, req *request) (*trashRequest, error) {
+	space, nodeID, err := h.spaceByRef(ctx, req.path.ref)
+	if err != nil {
+		return nil, err
+	}
+	if !h.visible(space, req.user) {
+		return nil, errNotFound
+	}
+	if nodeID != "" && nodeID != space.ID {
+		return nil, errorf(http.StatusBadRequest, "Invalid space id %q: a trash-bin is named by its space's id, not by a file's", req.path.ref)
+	}
+	return &trashRequest{request: req, space: space, role: space.RoleOf(req.user)}, nil
+}
+
+// handleTrashPropfind lists the trash root (Depth 1: with one response per
+// item), an item, or a node below one (Depth 1: with a deleted folder's
+// children, so that one file can be restored from it).
+func (h *Handler) handleTrashPropfind(w http.ResponseWriter, r *http.Request, tr *trashRequest) error {
+	if tr.role < storage.RoleEditor {
+		return errTrashReadOnly
+	}
+	depth, err := h.listingDepth(r)
+	if err != nil {
+		return err
+	}
+	pf, err := h.readPropfind(w, r)
+	if err != nil {
+		return err
+	}
+	tl := &trashListing{storageID: h.store.StorageID(), space: tr.space, role: tr.role}
+	tl.spaceRef = appendSpaceRef(nil, tl.storageID, tr.space.ID)
+	if tr.key() == "" {
+		return h.writeTrashRoot(w, r, tr, tl, pf, depth)
+	}
+	return h.writeTrashNode(w, r, tr, tl, pf, depth)
+}
+
+// listingDepth reads the Depth of a PROPFIND of what has no deeper levels
+// than its children: infinity is refused as elsewhere when the handler
+// refuses it, and otherwise answered as 1.
+func (h *Handler) listingDepth(r *http.Request) (int, error) {
+	depth, err := parseDepth(r, depthInfinity)
+	if err != nil {
+		return 0, err
+	}
+	if depth == depthInfinity {
+		if !h.depthInfinity {
+			return 0, errorf(http.StatusBadRequest, "Depth infinity is disabled on this server: send Depth 0 or 1 (a missing Depth header means infinity)")
+		}
+		depth = 1
+	}
+	return depth, nil
+}
+
+// writeTrashRoot answers a PROPFIND of the trash root: the root, then
+// every item when depth is 1. The items are read before the 207 goes out.
+func (h *Handler) writeTrashRoot(w http.ResponseWriter, r *http.Request, tr *trashRequest, tl *trashListing, pf propfindRequest, depth int) error {
+	var items []storage.TrashItem
+	if depth > 0 {
+		var err error
+		if items, err = h.trash.TrashItems(r.Context(), tr.space.ID); err != nil {
+			return err
+		}
+	}
+	ms := startMultistatus(w)
+	var ps propSet
+	rootHref := hrefFor(tr.path.base, true)
+	trashProps.writeResponse(ms, &ps, pf, responseHref{base: rootHref}, trashView{tl: tl})
+	base := strings.TrimSuffix(rootHref, "/")
+	for i := range items {
+		it := &items[i]
+		href := responseHref{base: base, segment: escapeSegment(it.Key), slash: it.Node.IsFolder()}
+		trashProps.writeResponse(ms, &ps, pf, href, trashView{tl: tl, node: &it.Node, location: it.Location, deleted: it.Deleted})
+	}
+	return h.endMultistatus(r, ms.close())
+}
+
+// writeTrashNode answers a PROPFIND of an item or of a node below one:
+// the node, then, for a folder at depth 1, its children a page at a time.
+func (h *Handler) writeTrashNode(w http.ResponseWriter, r *http.Request, tr *trashRequest, tl *trashListing, pf propfindRequest, depth int) error {
+	key := tr.key()
+	if err := storage.ValidTrashKey(key); err != nil {
+		return err
+	}
+	item, node, err := h.trash.TrashNode(r.Context(), tr.space.ID, key, tr.below())
+	if err != nil {
+		return err
+	}
+	view := trashView{tl: tl, node: &node, location: trashLocation(item, tr.below()), deleted: item.Deleted}
+	ms := startMultistatus(w)
+	var ps propSet
+	href := hrefFor(tr.path.base+"/"+strings.Join(tr.path.segments, "/"), node.IsFolder())
+	trashProps.writeResponse(ms, &ps, pf, responseHref{base: href}, view)
+	if node.IsFolder() && depth > 0 {
+		err = h.writeTrashChildren(r.Context(), ms, &ps, pf, view, key, strings.TrimSuffix(href, "/"))
+	}
+	if err == nil {
+		err = ms.close()
+	}
+	return h.endMultistatus(r, err)
+}
+
+// writeTrashChildren streams the children of the deleted folder of
+// parent, within trash item key, page by page. A folder restored or
+// purged while it is listed ends its listing; what was sent stays
+// well-formed.
+func (h *Handler) writeTrashChildren(ctx context.Context, ms *multistatus, ps *propSet, pf propfindRequest, parent trashView, key, parentHref string) error {
+	after := ""
+	for limit := firstReadDirPage; ; limit = readDirPage {
+		page, err := h.trash.ReadTrashDir(ctx, parent.tl.space.ID, key, parent.node.ID, after, limit)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for i := range page {
+			child := &page[i]
+			view := parent
+			view.node, view.location = child, parent.location+"/"+child.Name
+			trashProps.writeResponse(ms, ps, pf, childHref(parentHref, *child), view)
+		}
+		if len(page) < limit {
+			return nil
+		}
+		after = page[len(page)-1].Name
+	}
+}
+
+// trashLocation is where the node names lead to below item was.
+func trashLocation(item storage.TrashItem, names []string) string {
+	if len(names) == 0 {
+		return item.Location
+	}
+	return item.Location + "/" + strings.Join(names, "/")
+}
+
+// endMultistatus logs the failure of a multistatus whose 207 has gone
+// out: all that is left is to cut the document short, which clients
+// detect as malformed.
+func (h *Handler) endMultistatus(r *http.Request, err error) error {
+	switch {
+	case err == nil:
+	case r.Context().Err() != nil:
+		h.logger.Debug("multistatus abandoned by the client", zap.String("uri", r.RequestURI), zap.Error(err))
+	default:
+		h.logger.Error("streaming multistatus", zap.String("uri", r.RequestURI), zap.Error(err))
+	}
+	return nil
+}
+
+// handleTrashRestore restores an item, or a node below one, to the
+// Destination, a place in the same space: 201 at a free name, 204 over
+// an existing node (which goes to the trash in turn).
+func (h *Handler) handleTrashRestore(w http.ResponseWriter, r *http.Request, tr *trashRequest) error {
+	if tr.key() == "" {
+		return methodNotAllowed(allowedOnTrash, "MOVE restores one trash item: name it by its key")
+	}
+	if tr.role < storage.RoleEditor {
+		return errTrashReadOnly
+	}
+	overwrite, err := parseOverwrite(r)
+	if err != nil {
+		return err
+	}
+	dstPath, err := parseDestination(r)
+	if err != nil {
+		return err
+	}
+	key := tr.key()
+	if err := storage.ValidTrashKey(key); err != nil {
+		return err
+	}
+	_, node, err := h.trash.TrashNode(r.Context(), tr.space.ID, key, tr.below())
+	if err != nil {
+		return err
+	}
+	dst, err := h.resolve(r.Context(), tr.user, dstPath)
+	if err != nil {
+		return err
+	}
+	t, err := restoreTransfer(tr.space, node, dst, overwrite)
+	if err != nil {
+		return err
+	}
+	if err := h.checkLocks(r, tr.request, dst, replaced(dst)...); err != nil {
+		return err
+	}
+	cond, err := checkPreconditions(r, dst)
+	if err != nil {
+		return err
+	}
+	// The store repeats what guards the destination (whether it exists,
+	// and its locks) with the restore; If-Match was about the request's
+	// state, which the check above has seen.
+	t.IfNoneMatch, t.Locks = cond.IfNoneMatch, h.heldTokens(r, tr.request)
+	restored, replacedTarget, err := h.trash.RestoreTrash(r.Context(), tr.space.ID, key, t)
+	if errors.Is(err, storage.ErrExists) {
+		return withCause(errOverwriteRefused, err)
+	}
+	if errors.Is(err, storage.ErrConflict) {
+		return &davError{status: http.StatusConflict, message: "The parent collection of the destination does not exist", cause: err}
+	}
+	if err != nil {
+		return err
+	}
+	h.setNodeHeaders(w, restored)
+	if replacedTarget {
+		w.WriteHeader(http.StatusNoContent)
+	} else {
+		w.WriteHeader(http.StatusCreated)
+	}
+	return nil
+}
+
+// restoreTransfer checks the destination dst of a restore of node into
+// space and names its target, as transferOf does for a MOVE.
+func restoreTransfer(space storage.Space, node storage.Node, dst *target, overwrite bool) (storage.Transfer, error) {
+	t := storage.Transfer{NodeID: node.ID, Overwrite: overwrite}
+	switch {
+	case dst.space.ID != space.ID:
+		return t, errorf(http.StatusBadGateway, "cross-space restores are not supported: restore into the space the item was deleted from")
+	case dst.exists && dst.node.ParentID == "":
+		return t, errorf(http.StatusForbidden, "the root of a space can not be replaced")
+	case dst.exists && !overwrite:
+		return t, errOverwriteRefused
+	case dst.exists && dst.isBase:
+		t.NewParentID, t.NewName = dst.node.ParentID, dst.node.Name
+	case !dst.hasParent:
+		return t, errorf(http.StatusConflict, "The parent collection of the destination does not exist")
+	default:
+		t.NewParentID, t.NewName = dst.parent.ID, dst.name
+	}
+	if !dst.canWrite() {
+		return t, errReadOnly
+	}
+	return t, nil
+}
+
+// withCause returns a copy of de that logs cause.
+func withCause(de *davError, cause error) *davError {
+	c := *de
+	c.cause = cause
+	return &c
+}
+
+// handleTrashPurge destroys an item (DELETE …/{key}) or every item
+// (DELETE on the trash root): what purging frees is given back at once.
+func (h *Handler) handleTrashPurge(w http.ResponseWriter, r *http.Request, tr *trashRequest) error {
+	if tr.role < storage.RoleEditor {
+		return errTrashReadOnly
+	}
+	if tr.role < storage.RoleManager {
+		return errNoPurge
+	}
+	key := tr.key()
+	var err error
+	switch {
+	case key == "":
+		err = h.trash.EmptyTrash(r.Context(), tr.space.ID)
+	case len(tr.below()) > 0:
+		err = h.refusePurgeBelow(r.Context(), tr)
+	default:
+		if err = storage.ValidTrashKey(key); err == nil {
+			err = h.trash.PurgeTrash(r.Context(), tr.space.ID, key)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// refusePurgeBelow answers a DELETE of a node below a trash item: only
+// whole items are purged. A node that is not there is 404 first.
+func (h *Handler) refusePurgeBelow(ctx context.Context, tr *trashRequest) error {
+	if err := storage.ValidTrashKey(tr.key()); err != nil {
+		return err
+	}
+	if _, _, err := h.trash.TrashNode(ctx, tr.space.ID, tr.key(), tr.below()); err != nil {
+		return err
+	}
+	return methodNotAllowed(allowedInTrashItem, "only a whole trash item can be purged: DELETE its key")
+}

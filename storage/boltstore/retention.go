@@ -1,0 +1,282 @@
+package boltstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+var _ storage.Retainer = (*Store)(nil)
+
+// expireBatch bounds what one ExpireUndo pass removes, so that a pass
+// never holds the write lock for long.
+const expireBatch = 256
+
+// SetRetention applies p from now on; the next sweep applies it to what
+// is kept already.
+func (s *Store) SetRetention(p storage.RetentionPolicy) {
+	p.Spaces = maps.Clone(p.Spaces)
+	s.retention.Store(&p)
+}
+
+// undoRef is a thing a space keeps for undo, in a pass over the store.
+type undoRef struct {
+	spaceID string
+	kept    storage.Kept
+}
+
+// ExpireUndo removes up to expireBatch trash items and versions the
+// retention no longer keeps: it finds them in a snapshot, then removes
+// each trash item in a transaction of its own and the versions, file by
+// file, in one.
+func (s *Store) ExpireUndo(ctx context.Context) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	var expired []undoRef
+	err := s.view(func(t *txn) (err error) {
+		t.now = s.now()
+		expired, err = t.expiredUndo(expireBatch)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("expire trash and versions: %w", err)
+	}
+	removed := 0
+	files := map[[2]string]bool{}
+	for _, ref := range expired {
+		if ref.kept.TrashKey == "" {
+			files[[2]string{ref.spaceID, ref.kept.FileID}] = true
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return removed, err
+		}
+		err := s.update(func(t *txn) error {
+			item, err := t.trashItem(ref.spaceID, ref.kept.TrashKey)
+			if errors.Is(err, storage.ErrNotFound) || err == nil && !t.retentionOf(ref.spaceID).TrashExpired(item.Deleted, t.now) {
+				return nil // restored or purged meanwhile, or kept longer now
+			}
+			if err != nil {
+				return err
+			}
+			removed++
+			return t.purgeTrashItem(ref.spaceID, item)
+		})
+		if err != nil {
+			return removed, fmt.Errorf("expire trash item %s: %w", ref.kept.TrashKey, err)
+		}
+	}
+	if len(files) == 0 {
+		return removed, nil
+	}
+	pruned := 0
+	err = s.update(func(t *txn) error {
+		pruned = 0
+		for f := range files {
+			n, err := t.pruneVersions(f[0], f[1])
+			if err != nil {
+				return err
+			}
+			pruned += n
+		}
+		return nil
+	})
+	if err != nil {
+		return removed, fmt.Errorf("expire versions: %w", err)
+	}
+	return removed + pruned, nil
+}
+
+// expiredUndo returns up to limit trash items and versions of the whole
+// store that the retention no longer keeps at t.now.
+func (t *txn) expiredUndo(limit int) ([]undoRef, error) {
+	var out []undoRef
+	c := t.trash().Cursor()
+	for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
+		spaceID, key, ok := bytes.Cut(k, []byte{0})
+		if !ok {
+			return nil, fmt.Errorf("trash key %q: %w", k, errCorrupt)
+		}
+		item, err := decodeTrash(string(key), v)
+		if err != nil {
+			return nil, err
+		}
+		if t.retentionOf(string(spaceID)).TrashExpired(item.Deleted, t.now) {
+			out = append(out, undoRef{spaceID: string(spaceID), kept: storage.Kept{TrashKey: item.Key}})
+		}
+	}
+	return t.expiredVersions(out, limit)
+}
+
+// expiredVersions appends to out, up to limit in all, the versions the
+// retention no longer keeps, a file's versions at a time.
+func (t *txn) expiredVersions(out []undoRef, limit int) ([]undoRef, error) {
+	var (
+		group     []storage.Version
+		groupOf   []byte // space id \0 file id \0
+		spaceID   string
+		fileID    string
+		flushErr  error
+		cursor    = t.versions().Cursor()
+		flushFile = func() {
+			if len(group) == 0 {
+				return
+			}
+			storage.SortVersions(group)
+			for _, v := range t.retentionOf(spaceID).VersionsToPrune(group, t.now) {
+				out = append(out, undoRef{spaceID: spaceID, kept: storage.Kept{FileID: fileID, VersionKey: v.Key}})
+			}
+			group = group[:0]
+		}
+	)
+	for k, v := cursor.First(); k != nil && len(out) < limit; k, v = cursor.Next() {
+		sp, rest, ok1 := bytes.Cut(k, []byte{0})
+		file, key, ok2 := bytes.Cut(rest, []byte{0})
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("version key %q: %w", k, errCorrupt)
+		}
+		prefix := k[:len(k)-len(key)]
+		if !bytes.Equal(prefix, groupOf) {
+			flushFile()
+			groupOf, spaceID, fileID = bytes.Clone(prefix), string(sp), string(file)
+		}
+		r, err := decodeVersion(string(key), v)
+		if err != nil {
+			flushErr = err
+			break
+		}
+		group = append(group, r.public(spaceID))
+	}
+	if flushErr != nil {
+		return nil, flushErr
+	}
+	flushFile()
+	return out, nil
+}
+
+// keptOf returns what space spaceID keeps for undo: its trash items and
+// the versions of its files.
+func (t *txn) keptOf(spaceID string) ([]storage.Kept, error) {
+	items, err := t.trashItems(spaceID)
+	if err != nil {
+		return nil, err
+	}
+	kept := make([]storage.Kept, 0, len(items))
+	for _, item := range items {
+		top, err := t.itemNode(item)
+		if err != nil {
+			return nil, err
+		}
+		kept = append(kept, storage.Kept{TrashKey: item.Key, Size: top.Size, Since: item.Deleted})
+	}
+	prefix := append([]byte(spaceID), 0)
+	c := t.versions().Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		file, key, ok := bytes.Cut(k[len(prefix):], []byte{0})
+		if !ok {
+			return nil, fmt.Errorf("version key %q: %w", k, errCorrupt)
+		}
+		r, err := decodeVersion(string(key), v)
+		if err != nil {
+			return nil, err
+		}
+		kept = append(kept, storage.Kept{FileID: string(file), VersionKey: r.Key, Size: r.File.Size, Since: r.Replaced})
+	}
+	return kept, nil
+}
+
+// evict removes k, a trash item or a version of space spaceID, as purging
+// it would. A thing gone already (a version of a file in a trash item
+// evicted before it) is skipped.
+func (t *txn) evict(spaceID string, k storage.Kept) error {
+	if k.TrashKey == "" {
+		return t.dropVersion(spaceID, k.FileID, k.VersionKey)
+	}
+	item, err := t.trashItem(spaceID, k.TrashKey)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return t.purgeTrashItem(spaceID, item)
+}
+
+// evictFor removes the oldest things space spaceID keeps for undo until
+// need more bytes are free (storage.Evictions).
+func (t *txn) evictFor(spaceID string, need int64) error {
+	if need <= 0 {
+		return nil
+	}
+	kept, err := t.keptOf(spaceID)
+	if err != nil {
+		return err
+	}
+	for _, k := range storage.Evictions(kept, need) {
+		if err := t.evict(spaceID, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// makeRoom evicts what space spaceID keeps for undo, oldest first, when
+// an upload or a copy growing it by delta bytes would not fit its quota
+// otherwise (storage.Usage.Shortfall); the caller checks the quota then.
+// Nothing goes when even all of it would not make room.
+func (t *txn) makeRoom(spaceID string, delta int64) error {
+	if delta <= 0 {
+		return nil
+	}
+	quota, err := t.quota(spaceID)
+	if err != nil || quota < 0 {
+		return err
+	}
+	u, err := t.usage(spaceID)
+	if err != nil {
+		return err
+	}
+	return t.evictFor(spaceID, u.Shortfall(quota, delta))
+}
+
+// checkRoom is checkQuota in a snapshot taken before a change that calls
+// makeRoom: growth that evictions can make room for passes.
+func (t *txn) checkRoom(spaceID string, delta int64) error {
+	if delta <= 0 {
+		return nil
+	}
+	quota, err := t.quota(spaceID)
+	if err != nil || quota < 0 {
+		return err
+	}
+	u, err := t.usage(spaceID)
+	if err != nil {
+		return err
+	}
+	if u.Shortfall(quota, delta) > 0 {
+		return nil
+	}
+	return u.Check(quota, delta)
+}
+
+// trimUndo evicts, oldest first, what space spaceID keeps for undo beyond
+// its quota: a commit keeps the content it replaces as a version only
+// where the quota has room for it, the files having passed the quota
+// check as if nothing were kept.
+func (t *txn) trimUndo(spaceID string) error {
+	quota, err := t.quota(spaceID)
+	if err != nil || quota < 0 {
+		return err
+	}
+	u, err := t.usage(spaceID)
+	if err != nil {
+		return err
+	}
+	over := u.Used() + u.Reserved - quota
+	return t.evictFor(spaceID, min(over, u.Undo()))
+}
