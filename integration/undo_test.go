@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -139,6 +140,54 @@ func trashRoundTripsScenario(t *testing.T, s *server) {
 	})
 }
 
+// Who may do what with the trash and the versions of a project space: an
+// editor lists and restores but may not purge, a viewer may not use the
+// trash, and lists and downloads versions but may not restore one.
+func TestUndoRoles(t *testing.T) {
+	onEachDeployment(t, serverOptions{}, undoRolesScenario)
+}
+
+func undoRolesScenario(t *testing.T, s *server) {
+	einstein := newClient(t, s.URL, "einstein")
+	physics := projectSpaceRef(personalSpaceRef(t, s, "einstein"), "Physics")
+	manager := undoSpace{c: einstein, ref: physics}
+	editor := undoSpace{c: newClient(t, s.URL, "marie"), ref: physics}
+	viewer := undoSpace{c: newClient(t, s.URL, "richard"), ref: physics}
+
+	manager.put(http.StatusCreated, "doc.txt", "first")
+	manager.put(http.StatusNoContent, "doc.txt", "second")
+	id := manager.fileID("doc.txt")
+	manager.put(http.StatusCreated, "gone.txt", "deleted by the editor")
+	editor.c.expect(http.StatusNoContent, http.MethodDelete, editor.path("gone.txt"), "")
+
+	item := editor.trashItem("gone.txt")
+	editor.c.expect(http.StatusForbidden, http.MethodDelete, editor.trashPath(item.key), "")
+	editor.c.expect(http.StatusForbidden, http.MethodDelete, editor.trashPath(""), "")
+	for _, req := range []struct{ method, path string }{
+		{"PROPFIND", viewer.trashPath("")},
+		{"PROPFIND", viewer.trashPath(item.key)},
+		{"MOVE", viewer.trashPath(item.key)},
+		{http.MethodDelete, viewer.trashPath(item.key)},
+		{http.MethodDelete, viewer.trashPath("")},
+	} {
+		_, body := viewer.c.expect(http.StatusForbidden, req.method, req.path, trashPropsBody,
+			"Depth", "1", "Destination", viewer.url("stolen.txt"))
+		wantDAVError(t, body, "Forbidden")
+	}
+	editor.restore(http.StatusCreated, item.key, "gone.txt")
+	manager.wantContent("gone.txt", "deleted by the editor")
+
+	if got := viewer.versionContents(id, viewer.versions(id)); !slices.Equal(got, []string{"first"}) {
+		t.Fatalf("the versions a viewer sees: %q", got)
+	}
+	key := viewer.versions(id)[0].key
+	_, body := viewer.c.expect(http.StatusForbidden, "COPY", versionPath(id, key), "", "Destination", viewer.url("doc.txt"))
+	wantDAVError(t, body, "Forbidden")
+	manager.wantContent("doc.txt", "second")
+	editor.restoreVersion(http.StatusNoContent, id, key, "doc.txt")
+	manager.wantContent("doc.txt", "first")
+}
+
 // Every replacement keeps the replaced content as a version, listed and
 // downloadable at /dav/meta/{fileid}/v; COPY restores one (204) and keeps
 // the content it replaces in turn; the versions stay with the file
@@ -242,9 +291,20 @@ func undoUnderQuotaScenario(t *testing.T, s *server) {
 	item := u.trashItem("other.bin")
 	u.wantUsed(base+60*kib, 30*kib, "after a refused upload")
 
-	// Purging gives the bytes back at once.
+	// Purging gives the bytes back at once, to the quota and, on the
+	// embedded store, to the disk.
+	blobs := func() int64 { return 0 }
+	if s.Root != "" {
+		blobs = func() int64 { return bytesUnder(t, filepath.Join(s.Root, "blobs")) }
+	}
+	onDisk := blobs()
 	u.c.expect(http.StatusNoContent, http.MethodDelete, u.trashPath(item.key), "")
 	u.wantUsed(base+30*kib, 0, "after the purge")
+	if s.Root != "" {
+		u.eventually(30*time.Second, "the purged content file to leave the disk", func() bool {
+			return blobs() <= onDisk-30*kib
+		})
+	}
 
 	// A resumable upload that needs the trash's room gets it too.
 	u.c.expect(http.StatusNoContent, http.MethodDelete, u.path("new.bin"), "")
