@@ -16,7 +16,7 @@ import (
 )
 
 // Issue 19 through the real Caddy, on both deployments: what a DELETE
-// takes goes to the space's trash, from where MOVE restores it (201 new,
+// takes (and a target COPY or MOVE replaces) goes to the space's trash, from where MOVE restores it (201 new,
 // 204 over an existing file, 412 with Overwrite F, 409 without the
 // parent) under its own file id, and DELETE purges an item or empties the
 // whole trash.
@@ -103,6 +103,23 @@ func trashRoundTripsScenario(t *testing.T, s *server) {
 		replaced := u.trashItem("target.txt")
 		u.restore(http.StatusCreated, replaced.key, "in the way.txt")
 		u.wantContent("in the way.txt", "the one in the way")
+	})
+
+	t.Run("targets replaced by COPY and MOVE", func(t *testing.T) {
+		u := u.in(t)
+		u.put(http.StatusCreated, "source.txt", "the source")
+		u.put(http.StatusCreated, "copied over.txt", "replaced by a COPY")
+		u.put(http.StatusCreated, "moved over.txt", "replaced by a MOVE")
+		id := u.fileID("moved over.txt")
+		u.c.expect(http.StatusNoContent, "COPY", u.path("source.txt"), "", "Destination", u.url("copied over.txt"))
+		u.c.expect(http.StatusNoContent, "MOVE", u.path("source.txt"), "", "Destination", u.url("moved over.txt"))
+		for name, content := range map[string]string{"copied over.txt": "replaced by a COPY", "moved over.txt": "replaced by a MOVE"} {
+			u.restore(http.StatusCreated, u.trashItem(name).key, "back "+name)
+			u.wantContent("back "+name, content)
+		}
+		if got := u.fileID("back moved over.txt"); got != id {
+			t.Fatalf("the file a MOVE replaced came back as %s, want %s", got, id)
+		}
 	})
 
 	t.Run("purge and empty", func(t *testing.T) {
