@@ -118,7 +118,10 @@ func adminAddress(config []byte) (string, error) {
 	if c.Admin != nil && c.Admin.Disabled {
 		return "", errors.New("a server holds the store, and the configuration turns the admin endpoint off: the backup needs it to take the database copy while the server runs (or stop the server)")
 	}
-	return caddycmd.DetermineAdminAPIAddress("", config, "", "")
+	if c.Admin != nil && c.Admin.Listen != "" {
+		return c.Admin.Listen, nil
+	}
+	return caddy.DefaultAdminListen, nil
 }
 
 // adminSnapshot takes database copies from the running server at addr.
