@@ -32,13 +32,16 @@ func TestHostileUserMatrix(t *testing.T) {
 
 	var targets []hostileTarget
 	ownRef := personalSpaceRef(t, s, "richard")
+	storageID, _, _ := strings.Cut(personal, "$")
+	unknownRef := storageID + "$" + uuid.NewString()
 	for _, space := range []struct{ name, ref string }{{"personal", personal}, {"project", project}} {
 		seedVictimSpace(owner, "/dav/spaces/"+space.ref)
+		seedVictimUndo(owner, space.ref)
 		targets = append(targets, hostileTargets(owner, space.name, space.ref, ownRef)...)
+		targets = append(targets, undoTargets(owner, space.name, space.ref, ownRef, unknownRef)...)
 	}
 	// A space that does not exist at all: the control row.
-	storageID, _, _ := strings.Cut(personal, "$")
-	targets = append(targets, pathTargets("unknown-space", "/dav/spaces/"+storageID+"$"+uuid.NewString())...)
+	targets = append(targets, pathTargets("unknown-space", "/dav/spaces/"+unknownRef)...)
 	if got := len(targets) * len(hostileMethods); got > 1000 {
 		t.Fatalf("%d requests: keep the matrix bounded", got)
 	}
@@ -48,10 +51,15 @@ func TestHostileUserMatrix(t *testing.T) {
 	for _, m := range hostileMethods {
 		for _, tg := range targets {
 			t.Run(m.name+"/"+tg.name, func(t *testing.T) {
-				resp, body := m.send(attacker.in(t), s.URL, tg.path)
+				c := attacker.in(t)
+				resp, body := m.send(c, s.URL, tg.path)
 				want := notFound[http.MethodGet]
 				if m.name == http.MethodHead {
 					want = notFound[http.MethodHead]
+				}
+				if tg.control != "" {
+					want = tg.controlAnswer(t, m, c, s.URL)
+					body = tg.ownView(body)
 				}
 				want.check(t, m.name+" "+tg.path, resp, body)
 			})
@@ -64,8 +72,13 @@ func TestHostileUserMatrix(t *testing.T) {
 		resp, body := c.do(http.MethodOptions, "/webdav/missing.txt", "")
 		ownMissing := newAnswer(resp, []byte(body))
 		for _, tg := range targets {
+			want := ownMissing
+			if tg.control != "" {
+				resp, body := c.do(http.MethodOptions, tg.control, "")
+				want = newAnswer(resp, []byte(body))
+			}
 			resp, body := c.do(http.MethodOptions, tg.path, "")
-			ownMissing.check(t, "OPTIONS "+tg.path, resp, []byte(body))
+			want.check(t, "OPTIONS "+tg.path, resp, tg.ownView([]byte(body)))
 		}
 	})
 
@@ -81,6 +94,15 @@ func TestHostileUserMatrix(t *testing.T) {
 type hostileTarget struct {
 	name string // space:base/target, for the subtest name
 	path string
+	// control, if set, is the attacker's counterpart of path (the same
+	// trash path in a space that does not exist, a file id of their own
+	// that does not exist), whose answer to the same request the
+	// target's must be; otherwise that is the answer for a missing file
+	// of one's own.
+	control string
+	// own maps the victim's ids in path to their counterparts in
+	// control: an answer may name what was asked for, nothing more.
+	own *strings.Replacer
 }
 
 // seedVictimSpace puts a file with a dead property, a folder and a file in
@@ -128,7 +150,7 @@ func hostileTargets(owner *client, space, ref, ownRef string) []hostileTarget {
 		{"folder-id/inner.txt", "/dav/spaces/" + folderID + "/inner.txt"},
 		{"folder-id/missing", "/dav/spaces/" + folderID + "/missing.txt"},
 	} {
-		targets = append(targets, hostileTarget{space + ":" + id.name, id.path})
+		targets = append(targets, hostileTarget{name: space + ":" + id.name, path: id.path})
 	}
 	return targets
 }
@@ -137,7 +159,7 @@ func hostileTargets(owner *client, space, ref, ownRef string) []hostileTarget {
 func pathTargets(name, base string) []hostileTarget {
 	var targets []hostileTarget
 	for _, p := range []string{"/", "/doc.txt", "/folder/", "/missing.txt"} {
-		targets = append(targets, hostileTarget{name + p, base + p})
+		targets = append(targets, hostileTarget{name: name + p, path: base + p})
 	}
 	return targets
 }
@@ -247,12 +269,14 @@ func notFoundAnswers(c *client) map[string]answer {
 	return out
 }
 
-// snapshotSpaces records the victim's spaces (by resource id) and the
-// attacker's own as their members see them.
+// snapshotSpaces records the victim's spaces (by resource id) with their
+// trash and the attacker's own as their members see them.
 func snapshotSpaces(owner, attacker *client, personal, project string) map[string]map[string]string {
 	return map[string]map[string]string{
 		"the victim's personal space":   owner.snapshot("/dav/spaces/" + personal + "/"),
 		"the project space":             owner.snapshot("/dav/spaces/" + project + "/"),
+		"the victim's personal trash":   undoSpace{c: owner, ref: personal}.snapshotTrash(),
+		"the project trash":             undoSpace{c: owner, ref: project}.snapshotTrash(),
 		"the attacker's personal space": attacker.snapshot("/webdav/"),
 	}
 }
@@ -278,6 +302,7 @@ func (c *client) snapshot(root string) map[string]string {
 			default:
 				_, body := c.expect(http.StatusOK, http.MethodGet, r.href, "")
 				snap[r.href] += "\ncontent sha1 " + sha1Hex([]byte(body))
+				snap[r.href] += c.snapshotVersions(r.props[ocNS+" fileid"])
 			}
 		}
 	}

@@ -16,9 +16,23 @@ import (
 // its name (caddymodule's TestSpaceIDFromName keeps it stable).
 const physicsSpaceID = "611c36a9-5419-59b6-b0a8-b0f550d98743"
 
-// physicsBlock is the Physics space of Caddyfile.example as the test
-// configuration holds it.
-const physicsBlock = "\t\t\tspace Physics {\n\t\t\t\tmanager einstein\n\t\t\t\teditor marie\n\t\t\t\tviewer richard\n\t\t\t}\n"
+// physicsMembers opens the Physics space of Caddyfile.example as the test
+// configuration holds it; the block may go on with comments.
+const physicsMembers = "\t\t\tspace Physics {\n\t\t\t\tmanager einstein\n\t\t\t\teditor marie\n\t\t\t\tviewer richard\n"
+
+// physicsBlock is the whole Physics space block of cfg, "" when cfg has
+// none as expected.
+func physicsBlock(cfg string) string {
+	start := strings.Index(cfg, physicsMembers)
+	if start < 0 {
+		return ""
+	}
+	end := strings.Index(cfg[start:], "\n\t\t\t}\n")
+	if end < 0 {
+		return ""
+	}
+	return cfg[start : start+end+len("\n\t\t\t}\n")]
+}
 
 // reloadable is a running Caddy whose configuration a test replaces through
 // the admin endpoint, as `caddy reload` does.
@@ -26,6 +40,8 @@ type reloadable struct {
 	*server
 	admin  string // the admin endpoint's address
 	config string // the Caddyfile it was started with
+	// physics is the Physics space block of config.
+	physics string
 }
 
 func startReloadable(t *testing.T) *reloadable {
@@ -42,10 +58,11 @@ func startReloadable(t *testing.T) *reloadable {
 		t.Fatal(err)
 	}
 	cfg := exampleCaddyfile(t, port, s.Root, opts)
-	if !strings.Contains(cfg, physicsBlock) {
+	physics := physicsBlock(cfg)
+	if physics == "" {
 		t.Fatalf("the test configuration has no Physics space as expected:\n%s", cfg)
 	}
-	return &reloadable{server: s, admin: admin, config: cfg}
+	return &reloadable{server: s, admin: admin, config: cfg, physics: physics}
 }
 
 // load replaces the running configuration with the started one edited by
@@ -143,7 +160,7 @@ func TestReloadStopsServingRemovedSpace(t *testing.T) {
 	physics := physicsPath(t, einstein)
 	einstein.expect(http.StatusCreated, "PUT", physics+"notes.txt", "kept")
 
-	s.load(t, physicsBlock, "")
+	s.load(t, s.physics, "")
 	for _, user := range []string{"einstein", "marie", "richard"} {
 		c := newClient(t, s.URL, user)
 		_, b := c.expect(http.StatusNotFound, "PROPFIND", physics, "", "Depth", "0")

@@ -85,7 +85,7 @@ func (s *Store) CreateChunkedUpload(ctx context.Context, u storage.ChunkedUpload
 			return err
 		}
 		if u.SpaceID != "" {
-			if err := s.checkQuota(ctx, tx, u.SpaceID, storage.ChunkedReservation(u.Length, 0, u.Replaces)); err != nil {
+			if err := s.makeRoomIn(ctx, tx, u.SpaceID, storage.ChunkedReservation(u.Length, 0, u.Replaces)); err != nil {
 				return err
 			}
 		}
@@ -449,7 +449,7 @@ func (s *Store) recordStored(ctx context.Context, tx pgx.Tx, u chunkedUploadRow,
 	next := u
 	next.Stored = stored
 	if u.SpaceID != "" {
-		if err := s.checkQuota(ctx, tx, u.SpaceID, next.reservation()-u.reservation()); err != nil {
+		if err := s.makeRoomIn(ctx, tx, u.SpaceID, next.reservation()-u.reservation()); err != nil {
 			return err
 		}
 	}
@@ -480,7 +480,7 @@ func (s *Store) ReserveChunkedUpload(ctx context.Context, id string, length int6
 			next := u
 			next.Length = length
 			if u.SpaceID != "" {
-				if err := s.checkQuota(ctx, tx, u.SpaceID, next.reservation()-u.reservation()); err != nil {
+				if err := s.makeRoomIn(ctx, tx, u.SpaceID, next.reservation()-u.reservation()); err != nil {
 					return err
 				}
 			}

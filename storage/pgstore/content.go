@@ -63,19 +63,22 @@ func adopt(ctx context.Context, tx pgx.Tx, keys ...string) error {
 	return err
 }
 
-// release hands the objects of segments that no node references any more
-// to the sweep, in the transaction that dropped a reference; the sweep
-// deletes them after ObjectGrace, so that readers who opened them finish.
+// release hands the objects of segments that neither a node nor a
+// version references any more to the sweep, in the transaction that
+// dropped a reference; the sweep deletes them after ObjectGrace, so that
+// readers who opened them finish. One statement, however many segments.
 func (s *Store) release(ctx context.Context, tx pgx.Tx, segments []s3content.Segment) error {
-	for _, seg := range segments {
-		_, err := tx.Exec(ctx, `
-			INSERT INTO object_sweep (key, sweep_after)
-			SELECT $1, $2
-			WHERE NOT EXISTS (SELECT 1 FROM nodes WHERE content @> jsonb_build_array(jsonb_build_object('k', $1::text)))
-			ON CONFLICT (key) DO NOTHING`, seg.Key, s.now().Add(s.objectGrace))
-		if err != nil {
-			return fmt.Errorf("releasing object %s: %w", seg.Key, err)
-		}
+	if len(segments) == 0 {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `
+		INSERT INTO object_sweep (key, sweep_after)
+		SELECT DISTINCT k, $2::timestamptz FROM unnest($1::text[]) AS k
+		WHERE NOT EXISTS (SELECT 1 FROM nodes WHERE content @> jsonb_build_array(jsonb_build_object('k', k)))
+			AND NOT EXISTS (SELECT 1 FROM versions WHERE content @> jsonb_build_array(jsonb_build_object('k', k)))
+		ON CONFLICT (key) DO NOTHING`, segmentKeys(segments), s.now().Add(s.objectGrace))
+	if err != nil {
+		return fmt.Errorf("releasing %d objects: %w", len(segments), err)
 	}
 	return nil
 }

@@ -97,7 +97,7 @@ func nodeIn(ctx context.Context, q querier, spaceID, id string) (nodeRow, error)
 	if err != nil {
 		return nodeRow{}, err
 	}
-	if !ok || r.SpaceID != spaceID {
+	if !ok || r.SpaceID != spaceID || isTrashSpace(spaceID) {
 		return nodeRow{}, storage.NodeNotFound(spaceID, id)
 	}
 	return r, nil
@@ -111,6 +111,8 @@ func folderIn(ctx context.Context, q querier, spaceID, id string, otherSpace err
 	if err != nil {
 		return nodeRow{}, err
 	}
+	// A folder in the space's trash is as missing as a deleted one.
+	ok = ok && r.SpaceID != trashSpaceID(spaceID)
 	if err := storage.CheckParent(spaceID, id, r.node(), ok, otherSpace); err != nil {
 		return nodeRow{}, err
 	}

@@ -159,3 +159,69 @@ BEGIN
 		INSERT INTO meta (key, value) VALUES ('usage_counted', '1');
 	END IF;
 END $$;
+
+-- Trash and versions (storage.Trash, storage.Versions). A space's trash
+-- is a second tree of nodes: a deleted node and everything below it keep
+-- their ids, properties and content and move to the pseudo space whose id
+-- is the space's followed by "/trash" (trashSpaceID), the top node under
+-- that pseudo space's root, named by its trash key. No space id holds a
+-- "/" (storage.ValidID), so no live space ever sees them; the pseudo
+-- space's row exists for the foreign key of nodes only. A trash item's
+-- bytes are the trash root's size, kept by the same propagation as a
+-- live root's. trash_items names each deleted top node with where it was.
+CREATE TABLE IF NOT EXISTS trash_items (
+	space_id   text NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
+	key        text COLLATE "C" NOT NULL,
+	node_id    text NOT NULL UNIQUE REFERENCES nodes (id) ON DELETE CASCADE,
+	-- where the node was: its folder and name (storage.Reviving looks
+	-- items up by them) and the path from the space's root
+	parent_id  text NOT NULL,
+	name       text COLLATE "C" NOT NULL,
+	location   text NOT NULL,
+	deleted_ns bigint NOT NULL, -- Unix nanoseconds, as in the key
+	PRIMARY KEY (space_id, key)
+);
+CREATE INDEX IF NOT EXISTS trash_items_origin ON trash_items (space_id, parent_id, name);
+CREATE INDEX IF NOT EXISTS trash_items_deleted ON trash_items (deleted_ns);
+
+-- The content a file had before it was replaced, keyed by the file's id:
+-- versions go with their file wherever it moves, the trash included, and
+-- with it when it is destroyed. An object is released only when neither a
+-- node nor a version holds it. space_id is the live space the versions
+-- count in (spaces.versions_bytes, a running counter as props_bytes).
+CREATE TABLE IF NOT EXISTS versions (
+	file_id      text NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
+	key          text COLLATE "C" NOT NULL,
+	space_id     text NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
+	size         bigint NOT NULL,
+	mtime        timestamptz NOT NULL,
+	etag         text NOT NULL,
+	content_type text NOT NULL DEFAULT '',
+	sha1         text NOT NULL DEFAULT '',
+	md5          text NOT NULL DEFAULT '',
+	adler32      text NOT NULL DEFAULT '',
+	content      jsonb NOT NULL DEFAULT '[]',
+	replaced_ns  bigint NOT NULL, -- Unix nanoseconds, as in the key
+	PRIMARY KEY (file_id, key)
+);
+CREATE INDEX IF NOT EXISTS versions_content ON versions USING gin (content jsonb_path_ops);
+CREATE INDEX IF NOT EXISTS versions_space ON versions (space_id, replaced_ns);
+CREATE INDEX IF NOT EXISTS versions_replaced ON versions (replaced_ns);
+ALTER TABLE spaces ADD COLUMN IF NOT EXISTS versions_bytes bigint NOT NULL DEFAULT 0;
+-- Every commit and purge asks these indexes whether an object is still
+-- referenced. A pending list (fastupdate) would make each such lookup scan
+-- every entry added since the last vacuum, and moving a large folder into
+-- the trash adds one per node: entries go straight into the index instead.
+-- Changed only where it is not yet, so that a node starting does not
+-- wait for the index's lock.
+DO $$
+DECLARE
+	idx text;
+BEGIN
+	FOREACH idx IN ARRAY ARRAY['nodes_content', 'versions_content'] LOOP
+		IF NOT EXISTS (SELECT 1 FROM pg_class WHERE oid = to_regclass(idx)
+				AND 'fastupdate=off' = ANY (coalesce(reloptions, '{}'))) THEN
+			EXECUTE format('ALTER INDEX %I SET (fastupdate = off)', idx);
+		END IF;
+	END LOOP;
+END $$;

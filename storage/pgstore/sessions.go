@@ -114,7 +114,7 @@ func (s *Store) CreateSession(ctx context.Context, us storage.UploadSession) (st
 		if err := openUpload(ctx, tx, us.User, limit); err != nil {
 			return err
 		}
-		if err := s.checkQuota(ctx, tx, us.SpaceID, storage.UploadReservation(us)); err != nil {
+		if err := s.makeRoomIn(ctx, tx, us.SpaceID, storage.UploadReservation(us)); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `

@@ -190,7 +190,7 @@ func (s *Store) Space(ctx context.Context, id string) (storage.Space, error) {
 	if err != nil {
 		return storage.Space{}, err
 	}
-	sp, found, err := querySpace(ctx, pool, `SELECT `+spaceColumns+` FROM spaces WHERE id = $1`, id)
+	sp, found, err := querySpace(ctx, pool, `SELECT `+spaceColumns+` FROM spaces WHERE id = $1 AND type <> 'trash'`, id)
 	if err != nil {
 		return storage.Space{}, classify(err)
 	}

@@ -79,6 +79,9 @@ var (
 	_ storage.LockStore      = (*Store)(nil)
 	_ storage.UploadSessions = (*Store)(nil)
 	_ storage.ChunkedUploads = (*Store)(nil)
+	_ storage.Trash          = (*Store)(nil)
+	_ storage.Versions       = (*Store)(nil)
+	_ storage.Retainer       = (*Store)(nil)
 )
 
 // Store is the PostgreSQL + S3 storage.Store. It is safe for concurrent
@@ -100,6 +103,10 @@ type Store struct {
 	sweepEvery  time.Duration
 
 	personalQuota atomic.Int64
+	retention     atomic.Pointer[storage.RetentionPolicy]
+	// recountVersions asks ExpireUndo to look for files with more
+	// versions than the policy keeps, after the policy was set.
+	recountVersions atomic.Bool
 
 	closing   chan struct{}
 	loops     sync.WaitGroup // the sweep, and the attempts to reach the backends
@@ -155,6 +162,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		s.now = time.Now
 	}
 	s.personalQuota.Store(max(opts.PersonalQuota, 0))
+	s.SetRetention(storage.RetentionPolicy{Default: storage.DefaultRetention})
 	if opts.StorageID != "" {
 		s.id.Store(&opts.StorageID)
 	}

@@ -46,10 +46,15 @@ func (s *Store) sweepLoop() {
 	}
 }
 
-// sweep makes one pass: expired sessions and chunked uploads first, so
-// that the objects they release are due in a later pass, then the objects
-// due now.
+// sweep makes one pass: expired trash, versions, sessions and chunked
+// uploads first, so that the objects they release are due in a later
+// pass, then the objects due now.
 func (s *Store) sweep(ctx context.Context) error {
+	// A failed expiry (a space's lock held long, an outage) must not keep
+	// the objects and uploads already due from going.
+	if _, err := s.ExpireUndo(ctx); err != nil && ctx.Err() == nil {
+		s.log.Warn("sweep: trash and versions", zap.Error(err))
+	}
 	steps := []struct {
 		what string
 		run  func(context.Context) (int, error)
@@ -142,6 +147,8 @@ func (s *Store) sweepObjects(ctx context.Context) (int, error) {
 		rows, err := tx.Query(ctx, `
 			SELECT key, written, EXISTS (
 				SELECT 1 FROM nodes WHERE content @> jsonb_build_array(jsonb_build_object('k', object_sweep.key))
+			) OR EXISTS (
+				SELECT 1 FROM versions WHERE content @> jsonb_build_array(jsonb_build_object('k', object_sweep.key))
 			) FROM object_sweep WHERE sweep_after <= $1
 			ORDER BY sweep_after LIMIT $2 FOR UPDATE OF object_sweep SKIP LOCKED`, s.dbNow(), sweepBatch)
 		if err != nil {

@@ -2,42 +2,441 @@ package pgstore
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/davspaces/davspaces/storage"
 )
 
-// errUndoPending: the trash and versions are being built (issue 19).
-var errUndoPending = errors.New("trash and versions: not implemented yet")
+// A space's trash is a second tree (schema.sql): Remove, and the target a
+// Move or Copy replaces, move the node's subtree into the space's pseudo
+// trash space in the change's own transaction, with its ids, properties,
+// content and versions, and record a trash item; a restore moves it back.
+// Both cost one statement over the subtree, as a destroy did. Purging
+// destroys the subtree as a remove without trash does.
 
-// TrashItems is not implemented yet.
+// trashSuffix makes a space's id the id of its trash's pseudo space and
+// of that pseudo space's root. Space ids never hold a "/".
+const trashSuffix = "/trash"
+
+// trashSpaceID is the id of the pseudo space, and of the root, that the
+// trashed nodes of space spaceID belong to.
+func trashSpaceID(spaceID string) string { return spaceID + trashSuffix }
+
+// isTrashSpace reports whether id names a trash rather than a space.
+func isTrashSpace(id string) bool { return strings.Contains(id, "/") }
+
+// SetRetention applies p from now on; ExpireUndo and the next commits
+// apply it to what is kept already.
+func (s *Store) SetRetention(p storage.RetentionPolicy) {
+	p.Spaces = maps.Clone(p.Spaces)
+	s.retention.Store(&p)
+	s.recountVersions.Store(true)
+}
+
+// retentionFor is the retention of space spaceID.
+func (s *Store) retentionFor(spaceID string) storage.Retention {
+	return s.retention.Load().For(spaceID)
+}
+
+// trashRow is a trash item as kept: the deleted top node and where it was.
+type trashRow struct {
+	nodeRow
+	Key        string `db:"key"`
+	OrigParent string `db:"orig_parent"`
+	OrigName   string `db:"orig_name"`
+	Location   string `db:"location"`
+	DeletedNS  int64  `db:"deleted_ns"`
+}
+
+// trashColumns are the columns trashRow scans, from trash_items t joined
+// with its node n.
+const trashColumns = `n.id, n.space_id, coalesce(n.parent_id, '') AS parent_id, n.name, n.kind, n.size,
+	n.mtime, n.etag, n.content_type, n.sha1, n.md5, n.adler32, n.content,
+	t.key, t.parent_id AS orig_parent, t.name AS orig_name, t.location, t.deleted_ns
+	FROM trash_items t JOIN nodes n ON n.id = t.node_id`
+
+func (r trashRow) deleted() time.Time { return time.Unix(0, r.DeletedNS).UTC() }
+
+// item is the storage.TrashItem of space spaceID that r is.
+func (r trashRow) item(spaceID string) storage.TrashItem {
+	n := r.nodeRow.node()
+	n.SpaceID, n.ParentID, n.Name = spaceID, r.OrigParent, r.OrigName
+	return storage.TrashItem{Key: r.Key, Node: n, Location: r.Location, Deleted: r.deleted()}
+}
+
+// trashedNode is the storage.Node of a node in the trash of spaceID: its
+// space is the live one, as a restore will make it again.
+func trashedNode(r nodeRow, spaceID string) storage.Node {
+	n := r.node()
+	n.SpaceID = spaceID
+	return n
+}
+
+func queryTrash(ctx context.Context, q querier, sql string, args ...any) ([]trashRow, error) {
+	rows, _ := q.Query(ctx, `SELECT `+trashColumns+` `+sql, args...)
+	return pgx.CollectRows(rows, pgx.RowToStructByName[trashRow])
+}
+
+// trashItem returns item key of the trash of spaceID, or a wrapped
+// ErrNotFound.
+func trashItem(ctx context.Context, q querier, spaceID, key string) (trashRow, error) {
+	rows, err := queryTrash(ctx, q, `WHERE t.space_id = $1 AND t.key = $2`, spaceID, key)
+	if err != nil {
+		return trashRow{}, err
+	}
+	if len(rows) == 0 {
+		return trashRow{}, storage.TrashItemNotFound(key)
+	}
+	return rows[0], nil
+}
+
+// trashedIn returns node id of trash item it (its node or one below it),
+// or a wrapped ErrNotFound.
+func trashedIn(ctx context.Context, tx pgx.Tx, spaceID string, it trashRow, id string) (nodeRow, error) {
+	if id == it.ID {
+		return it.nodeRow, nil
+	}
+	r, ok, err := nodeByID(ctx, tx, id)
+	if err != nil {
+		return nodeRow{}, err
+	}
+	if !ok || r.SpaceID != trashSpaceID(spaceID) {
+		return nodeRow{}, storage.NodeNotFound(spaceID, id)
+	}
+	if below, err := isAncestor(ctx, tx, it.ID, id); err != nil {
+		return nodeRow{}, err
+	} else if !below {
+		return nodeRow{}, storage.NodeNotFound(spaceID, id)
+	}
+	return r, nil
+}
+
+// spaceExists fails with ErrNotFound unless space spaceID exists.
+func spaceExists(ctx context.Context, tx pgx.Tx, spaceID string) error {
+	var exists bool
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM spaces WHERE id = $1 AND type <> 'trash')`, spaceID).Scan(&exists)
+	if err == nil && !exists {
+		return storage.SpaceNotFound(spaceID)
+	}
+	return err
+}
+
+// TrashItems returns the items in the trash of a space, newest first.
 func (s *Store) TrashItems(ctx context.Context, spaceID string) ([]storage.TrashItem, error) {
-	return nil, errUndoPending
+	var out []storage.TrashItem
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		if err := spaceExists(ctx, tx, spaceID); err != nil {
+			return err
+		}
+		rows, err := queryTrash(ctx, tx, `WHERE t.space_id = $1`, spaceID)
+		out = make([]storage.TrashItem, len(rows))
+		for i, r := range rows {
+			out[i] = r.item(spaceID)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("trash of space %s: %w", spaceID, err)
+	}
+	storage.SortTrash(out)
+	return out, nil
 }
 
-// TrashNode is not implemented yet.
+// TrashNode returns trash item key and the node names lead to below it.
 func (s *Store) TrashNode(ctx context.Context, spaceID, key string, names []string) (storage.TrashItem, storage.Node, error) {
-	return storage.TrashItem{}, storage.Node{}, errUndoPending
+	if err := storage.ValidTrashKey(key); err != nil {
+		return storage.TrashItem{}, storage.Node{}, err
+	}
+	var (
+		item storage.TrashItem
+		node storage.Node
+	)
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		it, err := trashItem(ctx, tx, spaceID, key)
+		if err != nil {
+			return err
+		}
+		item, node = it.item(spaceID), it.item(spaceID).Node
+		r := it.nodeRow
+		for _, name := range names {
+			if err := validName(name); err != nil {
+				return fmt.Errorf("walk: %w", err)
+			}
+			c, ok, err := child(ctx, tx, r.ID, name)
+			if err != nil {
+				return err
+			}
+			if !ok || !r.isFolder() {
+				return storage.ChildNotFound(r.ID, name)
+			}
+			r = c
+			node = trashedNode(r, spaceID)
+		}
+		return nil
+	})
+	if err != nil {
+		return storage.TrashItem{}, storage.Node{}, fmt.Errorf("trash item %q: %w", key, err)
+	}
+	return item, node, nil
 }
 
-// ReadTrashDir is not implemented yet.
+// ReadTrashDir returns up to limit children of folder folderID of trash
+// item key, ordered by name, after the name after.
 func (s *Store) ReadTrashDir(ctx context.Context, spaceID, key, folderID, after string, limit int) ([]storage.Node, error) {
-	return nil, errUndoPending
+	if err := storage.ValidTrashKey(key); err != nil {
+		return nil, err
+	}
+	var out []storage.Node
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		it, err := trashItem(ctx, tx, spaceID, key)
+		if err != nil {
+			return err
+		}
+		f, err := trashedIn(ctx, tx, spaceID, it, folderID)
+		if err != nil {
+			return err
+		}
+		if !f.isFolder() {
+			return storage.NotAFolder(folderID)
+		}
+		var max *int // NULL: LIMIT ALL
+		if limit > 0 {
+			max = &limit
+		}
+		rows, err := listNodes(ctx, tx, `SELECT `+listColumns+` FROM nodes
+			WHERE parent_id = $1 AND name > $2 ORDER BY name LIMIT $3`, f.ID, after, max)
+		out = make([]storage.Node, len(rows))
+		for i, r := range rows {
+			out[i] = trashedNode(r, spaceID)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read trash dir %s of %q: %w", folderID, key, err)
+	}
+	return out, nil
 }
 
-// RestoreTrash is not implemented yet.
+// discard takes node n of the space out of its tree, with everything
+// below it: into the trash when the space keeps one, else for good. The
+// caller propagates the size the parent loses.
+func (s *Store) discard(ctx context.Context, c *change, spaceID string, n nodeRow) error {
+	if s.retentionFor(spaceID).KeepsTrash() {
+		return s.moveToTrash(ctx, c, spaceID, n)
+	}
+	return s.destroyTree(ctx, c.tx, spaceID, n)
+}
+
+// moveToTrash makes node n of the space, with its subtree, a new item of
+// the space's trash: the locks on them go (as a remove drops them), their
+// ids, properties, content and versions stay.
+func (s *Store) moveToTrash(ctx context.Context, c *change, spaceID string, n nodeRow) error {
+	names, err := pathNames(ctx, c.tx, n.ID)
+	if err != nil {
+		return err
+	}
+	if err := ensureTrash(ctx, c, spaceID); err != nil {
+		return err
+	}
+	if err := dropLocksBelow(ctx, c.tx, spaceID, n.ID); err != nil {
+		return err
+	}
+	key := storage.TrashKey(c.now, n.ID)
+	trash := trashSpaceID(spaceID)
+	if err := moveSubtree(ctx, c, n.ID, trash, trash, key, false); err != nil {
+		return fmt.Errorf("moving %s to the trash: %w", n.ID, err)
+	}
+	_, err = c.tx.Exec(ctx, `INSERT INTO trash_items (space_id, key, node_id, parent_id, name, location, deleted_ns)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		spaceID, key, n.ID, n.ParentID, n.Name, storage.TrashLocation(names), c.now.UnixNano())
+	if err != nil {
+		return fmt.Errorf("recording trash item %s: %w", key, err)
+	}
+	return c.propagate(ctx, trash, n.Size)
+}
+
+// moveSubtree gives node id and every node below it the space spaceID,
+// and makes id the child name of parentID; a fresh etag when freshETag.
+// One statement, whatever the size of the subtree.
+func moveSubtree(ctx context.Context, c *change, id, spaceID, parentID, name string, freshETag bool) error {
+	_, err := c.tx.Exec(ctx, `
+		WITH RECURSIVE sub AS (
+			SELECT id FROM nodes WHERE id = $1
+			UNION ALL
+			SELECT n.id FROM nodes n JOIN sub ON n.parent_id = sub.id
+		)
+		UPDATE nodes SET space_id = $2,
+			parent_id = CASE WHEN nodes.id = $1 THEN $3 ELSE nodes.parent_id END,
+			name = CASE WHEN nodes.id = $1 THEN $4 ELSE nodes.name END,
+			etag = CASE WHEN nodes.id = $1 AND $5 THEN md5(nodes.id || ':' || $6::text) ELSE nodes.etag END
+		FROM sub WHERE nodes.id = sub.id`, id, spaceID, parentID, name, freshETag, c.tag)
+	return err
+}
+
+// pathNames returns the names from the root of its space to node id.
+func pathNames(ctx context.Context, tx pgx.Tx, id string) ([]string, error) {
+	rows, _ := tx.Query(ctx, `
+		WITH RECURSIVE up AS (
+			SELECT id, parent_id, name, 0 AS depth FROM nodes WHERE id = $1
+			UNION ALL
+			SELECT n.id, n.parent_id, n.name, up.depth + 1 FROM nodes n JOIN up ON n.id = up.parent_id
+		)
+		SELECT name FROM up WHERE parent_id IS NOT NULL ORDER BY depth DESC`, id)
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("path of %s: %w", id, err)
+	}
+	return names, nil
+}
+
+// ensureTrash creates the pseudo space and root of the space's trash,
+// unless they exist: a space gets them with its first deletion.
+func ensureTrash(ctx context.Context, c *change, spaceID string) error {
+	trash := trashSpaceID(spaceID)
+	_, err := c.tx.Exec(ctx, `INSERT INTO spaces (id, type, name, quota) VALUES ($1, 'trash', '', $2)
+		ON CONFLICT (id) DO NOTHING`, trash, storage.NoQuota)
+	if err != nil {
+		return fmt.Errorf("trash of space %s: %w", spaceID, err)
+	}
+	_, err = c.tx.Exec(ctx, `INSERT INTO nodes (id, space_id, parent_id, name, kind, mtime, etag)
+		VALUES ($1, $1, NULL, '', $2, $3, $4) ON CONFLICT (id) DO NOTHING`,
+		trash, storage.KindFolder, c.now, c.etag(trash))
+	if err != nil {
+		return fmt.Errorf("trash root of space %s: %w", spaceID, err)
+	}
+	return nil
+}
+
+// RestoreTrash moves node t.NodeID of trash item key back into the space.
+// The target's folder must be a live folder of the space; an existing
+// target is replaced only with Overwrite (and goes to the trash), and
+// IfNoneMatch refuses one as Copy does. Locks are checked on the target,
+// or its folder when there is none. IfMatch is not checked: the trashed
+// node has no etag a client could have seen.
 func (s *Store) RestoreTrash(ctx context.Context, spaceID, key string, t storage.Transfer) (storage.Node, bool, error) {
-	return storage.Node{}, false, errUndoPending
+	if err := storage.ValidTrashKey(key); err != nil {
+		return storage.Node{}, false, err
+	}
+	if err := validName(t.NewName); err != nil {
+		return storage.Node{}, false, fmt.Errorf("restore: %w", err)
+	}
+	var (
+		out      nodeRow
+		replaced bool
+	)
+	err := s.change(ctx, spaceID, func(c *change) error {
+		it, err := trashItem(ctx, c.tx, spaceID, key)
+		if err != nil {
+			return err
+		}
+		n, err := trashedIn(ctx, c.tx, spaceID, it, t.NodeID)
+		if err != nil {
+			return err
+		}
+		dst, err := folderIn(ctx, c.tx, spaceID, t.NewParentID, storage.ErrConflict)
+		if err != nil {
+			return err
+		}
+		target, exists, err := child(ctx, c.tx, dst.ID, t.NewName)
+		if err != nil {
+			return err
+		}
+		if exists && (!t.Overwrite || t.Conditions.IfNoneMatch) {
+			return storage.TargetExists(t.NewName)
+		}
+		locked := lockedNode{id: dst.ID}
+		if exists {
+			locked = lockedNode{id: target.ID, below: target.isFolder()}
+		}
+		if err := s.checkHeld(ctx, c.tx, spaceID, t.Locks, locked); err != nil {
+			return err
+		}
+		if exists {
+			if err := s.discard(ctx, c, spaceID, target); err != nil {
+				return err
+			}
+			if err := c.propagate(ctx, dst.ID, -target.Size); err != nil {
+				return err
+			}
+		}
+		out, err = s.restoreNode(ctx, c, spaceID, n, dst.ID, t.NewName)
+		replaced = exists
+		return err
+	})
+	if err != nil {
+		return storage.Node{}, false, fmt.Errorf("restore %s of trash item %q: %w", t.NodeID, key, err)
+	}
+	return out.node(), replaced, nil
 }
 
-// PurgeTrash is not implemented yet.
-func (s *Store) PurgeTrash(ctx context.Context, spaceID, key string) error { return errUndoPending }
+// restoreNode moves trashed node n with its subtree back into the space,
+// as child name of folder parentID with a fresh etag; the trash item
+// whose node it is goes, one it was below is left smaller. It returns the
+// node as restored.
+func (s *Store) restoreNode(ctx context.Context, c *change, spaceID string, n nodeRow, parentID, name string) (nodeRow, error) {
+	if err := moveSubtree(ctx, c, n.ID, spaceID, parentID, name, true); err != nil {
+		return nodeRow{}, fmt.Errorf("restoring %s: %w", n.ID, err)
+	}
+	if _, err := c.tx.Exec(ctx, `DELETE FROM trash_items WHERE node_id = $1`, n.ID); err != nil {
+		return nodeRow{}, err
+	}
+	if err := c.propagate(ctx, n.ParentID, -n.Size); err != nil {
+		return nodeRow{}, err
+	}
+	if err := c.propagate(ctx, parentID, n.Size); err != nil {
+		return nodeRow{}, err
+	}
+	r, _, err := nodeByID(ctx, c.tx, n.ID)
+	return r, err
+}
 
-// EmptyTrash is not implemented yet.
-func (s *Store) EmptyTrash(ctx context.Context, spaceID string) error { return errUndoPending }
+// PurgeTrash destroys trash item key with the versions of its files.
+func (s *Store) PurgeTrash(ctx context.Context, spaceID, key string) error {
+	if err := storage.ValidTrashKey(key); err != nil {
+		return err
+	}
+	err := s.change(ctx, spaceID, func(c *change) error {
+		it, err := trashItem(ctx, c.tx, spaceID, key)
+		if err != nil {
+			return err
+		}
+		return s.purgeItem(ctx, c, spaceID, it)
+	})
+	if err != nil {
+		return fmt.Errorf("purge trash item %q: %w", key, err)
+	}
+	return nil
+}
 
-// SetRetention is not implemented yet.
-func (s *Store) SetRetention(p storage.RetentionPolicy) {}
+// EmptyTrash purges every item in the trash of a space.
+func (s *Store) EmptyTrash(ctx context.Context, spaceID string) error {
+	err := s.change(ctx, spaceID, func(c *change) error {
+		items, err := queryTrash(ctx, c.tx, `WHERE t.space_id = $1`, spaceID)
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			if err := s.purgeItem(ctx, c, spaceID, it); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("empty the trash of space %s: %w", spaceID, err)
+	}
+	return nil
+}
 
-// ExpireUndo is not implemented yet.
-func (s *Store) ExpireUndo(ctx context.Context) (int, error) { return 0, errUndoPending }
+// purgeItem destroys trash item it of the space, giving its bytes back.
+func (s *Store) purgeItem(ctx context.Context, c *change, spaceID string, it trashRow) error {
+	if err := s.destroyTree(ctx, c.tx, spaceID, it.nodeRow); err != nil {
+		return err
+	}
+	return c.propagate(ctx, trashSpaceID(spaceID), -it.Size)
+}

@@ -37,10 +37,11 @@ func subtreeContent(ctx context.Context, tx pgx.Tx, topID string) ([]s3content.S
 	return pgx.CollectRows(rows, pgx.RowToStructByPos[s3content.Segment])
 }
 
-// removeTree deletes r and everything below it, with their properties and
-// locks (by cascade), and hands the objects no node references any more to
-// the sweep.
-func (s *Store) removeTree(ctx context.Context, tx pgx.Tx, r nodeRow) error {
+// destroyTree deletes r, a node of the space or of its trash, and
+// everything below it, with their properties and locks (by cascade) and
+// the versions of its files, and hands the objects nothing references any
+// more to the sweep. The caller propagates the size r's folder loses.
+func (s *Store) destroyTree(ctx context.Context, tx pgx.Tx, spaceID string, r nodeRow) error {
 	segments := r.Content
 	if r.isFolder() {
 		var err error
@@ -52,13 +53,20 @@ func (s *Store) removeTree(ctx context.Context, tx pgx.Tx, r nodeRow) error {
 	if err != nil {
 		return err
 	}
+	kept, err := subtreeVersions(ctx, tx, r.ID)
+	if err != nil {
+		return err
+	}
 	if _, err := tx.Exec(ctx, `DELETE FROM nodes WHERE id = $1`, r.ID); err != nil {
 		return fmt.Errorf("removing %s: %w", r.ID, err)
 	}
-	if err := s.addProps(ctx, tx, r.SpaceID, -props); err != nil {
+	if err := s.addProps(ctx, tx, spaceID, -props); err != nil {
 		return err
 	}
-	return s.release(ctx, tx, segments)
+	if err := addVersionBytes(ctx, tx, spaceID, -kept.size); err != nil {
+		return err
+	}
+	return s.release(ctx, tx, append(segments, kept.segments...))
 }
 
 // Mkdir creates an empty folder.
@@ -93,9 +101,10 @@ func (s *Store) Mkdir(ctx context.Context, spaceID, parentID, name string) (stor
 	return n.node(), nil
 }
 
-// Remove deletes a node and everything below it. The space root cannot be
-// removed. The objects of its files go to the sweep unless a copy shares
-// them.
+// Remove takes a node and everything below it out of the space: into
+// its trash (discard), or for good when the space keeps none. The space
+// root cannot be removed. Destroyed files' objects go to the sweep unless
+// a copy or a version shares them.
 func (s *Store) Remove(ctx context.Context, spaceID, nodeID string, cond storage.Conditions) error {
 	err := s.change(ctx, spaceID, func(c *change) error {
 		n, err := nodeIn(ctx, c.tx, spaceID, nodeID)
@@ -112,7 +121,7 @@ func (s *Store) Remove(ctx context.Context, spaceID, nodeID string, cond storage
 		if err := cond.Check(n.ETag); err != nil {
 			return err
 		}
-		if err := s.removeTree(ctx, c.tx, n); err != nil {
+		if err := s.discard(ctx, c, spaceID, n); err != nil {
 			return err
 		}
 		return c.propagate(ctx, n.ParentID, -n.Size)
@@ -150,7 +159,7 @@ func (s *Store) Move(ctx context.Context, spaceID string, tr storage.Transfer) (
 			return nil
 		}
 		if x.replaced {
-			if err := s.removeTree(ctx, c.tx, x.target); err != nil {
+			if err := s.discard(ctx, c, spaceID, x.target); err != nil {
 				return err
 			}
 		}
@@ -274,13 +283,16 @@ func (s *Store) Copy(ctx context.Context, spaceID string, tr storage.Transfer) (
 		if x.noop {
 			return nil
 		}
-		if err := s.checkQuota(ctx, c.tx, spaceID, x.copySize(tr.Shallow)-x.replacedSize()); err != nil {
-			return err
-		}
 		if x.replaced {
-			if err := s.removeTree(ctx, c.tx, x.target); err != nil {
+			if err := s.discard(ctx, c, spaceID, x.target); err != nil {
 				return err
 			}
+		}
+		// After the discard, so that a target kept in the trash counts
+		// (its size is in the files until the propagation below) and may
+		// itself make room.
+		if err := s.makeRoom(ctx, c, spaceID, x.copySize(tr.Shallow)-x.replacedSize()); err != nil {
+			return err
 		}
 		if out, err = c.copyTree(ctx, x.src, x.dst.ID, tr.NewName, tr.Shallow); err != nil {
 			return err

@@ -33,6 +33,11 @@ func (s *Store) change(ctx context.Context, spaceID string, fn func(*change) err
 	})
 }
 
+// changeIn is a change in tx, which holds the space's row lock already.
+func (s *Store) changeIn(tx pgx.Tx) *change {
+	return &change{tx: tx, now: s.now().UTC(), tag: uuid.NewString()}
+}
+
 // etag is the etag node id gets in this change: distinct for every node
 // and every change, and the same for a node changed twice in one change.
 func (c *change) etag(id string) string {
@@ -79,7 +84,7 @@ func (s *Store) read(ctx context.Context, fn func(pgx.Tx) error) error {
 func (s *Store) inSpace(ctx context.Context, spaceID string, fn func(pgx.Tx) error) error {
 	return s.tx(ctx, func(tx pgx.Tx) error {
 		var one int
-		err := tx.QueryRow(ctx, `SELECT 1 FROM spaces WHERE id = $1 FOR UPDATE`, spaceID).Scan(&one)
+		err := tx.QueryRow(ctx, `SELECT 1 FROM spaces WHERE id = $1 AND type <> 'trash' FOR UPDATE`, spaceID).Scan(&one)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return storage.SpaceNotFound(spaceID)
 		}

@@ -342,7 +342,9 @@ func (s *Store) commitContent(ctx context.Context, spaceID string, content newCo
 	return done.node.node(), done.created, nil
 }
 
-// recordContent is the transaction of commitContent.
+// recordContent is the transaction of commitContent. A file created
+// where a file was deleted is that file revived first (storage.Reviving);
+// the content a commit replaces is kept as a version of the file.
 func (s *Store) recordContent(ctx context.Context, ch *change, spaceID string, content newContent, c storage.Commit) (committed, error) {
 	target, err := commitTargetIn(ctx, ch, spaceID, c)
 	if err != nil {
@@ -351,12 +353,26 @@ func (s *Store) recordContent(ctx context.Context, ch *change, spaceID string, c
 	if err := s.checkHeld(ctx, ch.tx, spaceID, c.Locks, target.written()); err != nil {
 		return committed{}, err
 	}
-	old := target.old
-	if err := c.CheckReplace(old.node(), target.exists); err != nil {
+	if err := c.CheckReplace(target.old.node(), target.exists); err != nil {
 		return committed{}, err
 	}
-	if err := s.checkQuota(ctx, ch.tx, spaceID, content.size-old.Size); err != nil {
+	created := !target.exists
+	if created {
+		if target, err = s.revive(ctx, ch, spaceID, target, c.Name); err != nil {
+			return committed{}, err
+		}
+	}
+	old := target.old
+	// The files are checked as if nothing were kept: a replacement is
+	// refused only when its growth does not fit without any undo.
+	if err := s.makeRoom(ctx, ch, spaceID, content.size-old.Size); err != nil {
 		return committed{}, err
+	}
+	kept := false
+	if target.exists {
+		if kept, err = s.keepVersion(ctx, ch, spaceID, old); err != nil {
+			return committed{}, err
+		}
 	}
 	n, err := ch.writeContent(ctx, target, content, c)
 	if err != nil {
@@ -365,11 +381,52 @@ func (s *Store) recordContent(ctx context.Context, ch *change, spaceID string, c
 	if err := adopt(ctx, ch.tx, segmentKeys(content.segments)...); err != nil {
 		return committed{}, fmt.Errorf("adopting the content: %w", err)
 	}
+	// A kept version still holds the old objects; release leaves them.
 	if err := s.release(ctx, ch.tx, old.Content); err != nil {
 		return committed{}, err
 	}
-	done := committed{node: n, created: !target.exists}
-	return done, ch.propagate(ctx, target.parentID, content.size-old.Size)
+	if err := ch.propagate(ctx, target.parentID, content.size-old.Size); err != nil {
+		return committed{}, err
+	}
+	if kept {
+		// The version stays only where the quota has room for it: the
+		// newest of what the space keeps, it goes last.
+		if err := s.trimUndo(ctx, ch, spaceID); err != nil {
+			return committed{}, err
+		}
+	}
+	return committed{node: n, created: created}, nil
+}
+
+// revive restores, as the file a commit replaces, the newest file the
+// trash keeps that was deleted as name from the folder of target, which
+// does not exist (storage.Reviving); target is returned as it is when
+// there is none.
+func (s *Store) revive(ctx context.Context, ch *change, spaceID string, tg target, name string) (target, error) {
+	rows, err := queryTrash(ctx, ch.tx, `WHERE t.space_id = $1 AND t.parent_id = $2 AND t.name = $3`,
+		spaceID, tg.parentID, name)
+	if err != nil {
+		return tg, fmt.Errorf("looking for a deleted %q: %w", name, err)
+	}
+	r := s.retentionFor(spaceID)
+	var items []storage.TrashItem
+	byKey := map[string]trashRow{}
+	for _, row := range rows {
+		if !r.TrashExpired(row.deleted(), ch.now) {
+			items = append(items, row.item(spaceID))
+			byKey[row.Key] = row
+		}
+	}
+	it, ok := storage.Reviving(items, tg.parentID, name)
+	if !ok {
+		return tg, nil
+	}
+	old, err := s.restoreNode(ctx, ch, spaceID, byKey[it.Key].nodeRow, tg.parentID, name)
+	if err != nil {
+		return tg, err
+	}
+	tg.old, tg.exists = old, true
+	return tg, nil
 }
 
 // writeContent writes the row of the file c names, with content, in place

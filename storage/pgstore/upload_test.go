@@ -10,9 +10,12 @@ import (
 
 // An object is on the sweep's list exactly while no node references it: a
 // commit adopts it, a replacement or removal releases it, and a COPY
-// shares it, so removing one of two files that share it keeps it.
+// shares it, so removing one of two files that share it keeps it. The
+// space keeps no trash and no versions here, which would hold the objects
+// (TestUndoObjectLifecycle).
 func TestObjectLifecycle(t *testing.T) {
 	s := openTestStore(t, Options{})
+	s.SetRetention(storage.RetentionPolicy{Default: storage.Retention{VersionsOff: true}})
 	sp := personal(t, s)
 	ctx := t.Context()
 	f := put(t, s, sp.ID, sp.ID, "f", "first")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -19,6 +20,9 @@ import (
 // ChunkedReservation in SQL: a session's reservation is its length, a
 // chunked upload's the greater of what it announced and what it stores,
 // each less the size of the file it replaces.
+// Its trash is the size of its trash's root (kept by propagation, as
+// the live root's), its versions the running counter
+// spaces.versions_bytes.
 // The object store's free space cannot be measured: uploads there are
 // bounded by the quota and the open uploads cap alone.
 
@@ -45,12 +49,13 @@ func (s *Store) spaceUsage(ctx context.Context, tx pgx.Tx, spaceID string) (stor
 		u     storage.Usage
 	)
 	err := tx.QueryRow(ctx, `
-		SELECT s.type, s.quota, r.size, s.props_bytes,
+		SELECT s.type, s.quota, r.size, s.props_bytes, coalesce(t.size, 0), s.versions_bytes,
 			(SELECT coalesce(sum(greatest(length - replaces, 0)), 0) FROM upload_sessions WHERE space_id = s.id)::bigint
 			+ (SELECT coalesce(sum(greatest(greatest(length, stored) - replaces, 0)), 0)
 				FROM chunked_uploads WHERE space_id = s.id)::bigint
-		FROM spaces s JOIN nodes r ON r.id = s.id WHERE s.id = $1`,
-		spaceID).Scan(&typ, &quota, &u.Files, &u.Props, &u.Reserved)
+		FROM spaces s JOIN nodes r ON r.id = s.id LEFT JOIN nodes t ON t.id = s.id || $2
+		WHERE s.id = $1 AND s.type <> 'trash'`,
+		spaceID, trashSuffix).Scan(&typ, &quota, &u.Files, &u.Props, &u.Trash, &u.Versions, &u.Reserved)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return storage.Usage{}, 0, storage.SpaceNotFound(spaceID)
 	}
@@ -73,6 +78,107 @@ func (s *Store) checkQuota(ctx context.Context, tx pgx.Tx, spaceID string, delta
 		return err
 	}
 	return u.Check(quota, delta)
+}
+
+// makeRoom is checkQuota for a change that may take room from the
+// space's trash and versions (storage.Shortfall): an upload, a copy.
+// When only they can make room, the oldest of them are purged in the
+// caller's change (storage.Evictions) before the check; when even all of
+// them could not, nothing is purged and the check refuses.
+func (s *Store) makeRoom(ctx context.Context, c *change, spaceID string, delta int64) error {
+	if delta <= 0 {
+		return nil
+	}
+	u, quota, err := s.spaceUsage(ctx, c.tx, spaceID)
+	if err != nil {
+		return err
+	}
+	if need := u.Shortfall(quota, delta); need > 0 {
+		if err := s.evict(ctx, c, spaceID, need); err != nil {
+			return err
+		}
+		if u, quota, err = s.spaceUsage(ctx, c.tx, spaceID); err != nil {
+			return err
+		}
+	}
+	return u.Check(quota, delta)
+}
+
+// trimUndo evicts the oldest of what the space keeps for undo until it is
+// within its quota again, or has nothing left to give: after a commit
+// kept the content it replaced as a version, which never takes the space
+// past its quota.
+func (s *Store) trimUndo(ctx context.Context, c *change, spaceID string) error {
+	u, quota, err := s.spaceUsage(ctx, c.tx, spaceID)
+	if err != nil || quota < 0 {
+		return err
+	}
+	if over := min(u.Used()+u.Reserved-quota, u.Undo()); over > 0 {
+		return s.evict(ctx, c, spaceID, over)
+	}
+	return nil
+}
+
+// makeRoomIn is makeRoom for a transaction that holds the space's row
+// lock but changes no tree (a reservation).
+func (s *Store) makeRoomIn(ctx context.Context, tx pgx.Tx, spaceID string, delta int64) error {
+	return s.makeRoom(ctx, s.changeIn(tx), spaceID, delta)
+}
+
+// evict purges the oldest trash items and versions of the space until
+// need bytes are free (storage.Evictions).
+func (s *Store) evict(ctx context.Context, c *change, spaceID string, need int64) error {
+	kept, err := keptIn(ctx, c.tx, spaceID)
+	if err != nil {
+		return err
+	}
+	for _, k := range storage.Evictions(kept, need) {
+		if k.FileID != "" {
+			err = s.dropVersion(ctx, c.tx, spaceID, k.FileID, k.VersionKey, true)
+		} else {
+			err = s.purgeKey(ctx, c, spaceID, k.TrashKey)
+		}
+		if err != nil {
+			return fmt.Errorf("making room: %w", err)
+		}
+	}
+	return nil
+}
+
+// purgeKey purges trash item key, unless it is gone.
+func (s *Store) purgeKey(ctx context.Context, c *change, spaceID, key string) error {
+	it, err := trashItem(ctx, c.tx, spaceID, key)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return s.purgeItem(ctx, c, spaceID, it)
+}
+
+// keptIn lists what the space keeps only for undo: its trash items and
+// the versions of its files.
+func keptIn(ctx context.Context, tx pgx.Tx, spaceID string) ([]storage.Kept, error) {
+	rows, _ := tx.Query(ctx, `
+		SELECT t.key, '', '', n.size, t.deleted_ns FROM trash_items t JOIN nodes n ON n.id = t.node_id
+		WHERE t.space_id = $1
+		UNION ALL
+		SELECT '', file_id, key, size, replaced_ns FROM versions WHERE space_id = $1`, spaceID)
+	var (
+		kept []storage.Kept
+		k    storage.Kept
+		ns   int64
+	)
+	_, err := pgx.ForEachRow(rows, []any{&k.TrashKey, &k.FileID, &k.VersionKey, &k.Size, &ns}, func() error {
+		k.Since = time.Unix(0, ns).UTC()
+		kept = append(kept, k)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing the trash and versions of space %s: %w", spaceID, err)
+	}
+	return kept, nil
 }
 
 // addProps counts delta bytes of dead properties into the space, checking

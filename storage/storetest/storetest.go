@@ -47,10 +47,10 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	tests = append(tests, usageTests...)
 	tests = append(tests, usageGapTests...)
 	tests = append(tests, stallTests...)
-	tests = append(tests, undo(trashTests)...)
-	tests = append(tests, undo(versionTests)...)
-	tests = append(tests, undo(undoQuotaTests)...)
-	tests = append(tests, undo(undoRaceTests)...)
+	tests = append(tests, trashTests...)
+	tests = append(tests, versionTests...)
+	tests = append(tests, undoQuotaTests...)
+	tests = append(tests, undoRaceTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.run(t, newFixture(t, newStore(t)))

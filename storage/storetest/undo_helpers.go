@@ -11,31 +11,6 @@ import (
 	"github.com/davspaces/davspaces/storage"
 )
 
-// undo marks the tests of the trash, versions and retention. While a
-// store still answers them with its "not implemented yet" stub, they are
-// skipped rather than failed, so that the table can land before the
-// stores do; once both stores implement them the skip never happens.
-func undo(tests []conformanceTest) []conformanceTest {
-	marked := make([]conformanceTest, 0, len(tests))
-	for _, tc := range tests {
-		run := tc.run
-		marked = append(marked, conformanceTest{tc.name, func(t *testing.T, f *fixture) {
-			f.skipWithoutUndo(t)
-			run(t, f)
-		}})
-	}
-	return marked
-}
-
-// skipWithoutUndo skips t when the store has no trash yet (the stubs of
-// issue 19 answer "not implemented yet").
-func (f *fixture) skipWithoutUndo(t *testing.T) {
-	t.Helper()
-	if _, err := f.s.TrashItems(f.ctx, f.space.ID); err != nil && strings.Contains(err.Error(), "not implemented yet") {
-		t.Skipf("the store keeps no trash yet: %v", err)
-	}
-}
-
 // keepNoUndo makes every space of the store keep no trash and no
 // versions: a remove destroys, a replacement forgets, as before the
 // trash existed. Tests of something else than undo use it where exact
