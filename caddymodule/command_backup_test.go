@@ -121,3 +121,31 @@ func TestSnapshotAdminSendsTheOpenDatabase(t *testing.T) {
 		t.Fatalf("a store not open here: %v", err)
 	}
 }
+
+// The PostgreSQL store has backups of its own: the commands say so and
+// touch nothing.
+func TestBackupAndRestoreRefuseThePostgresStore(t *testing.T) {
+	config := writeConfig(t, `{
+	admin off
+}
+:0 {
+	davspaces {
+		store postgres {
+			dsn "postgres://davspaces@127.0.0.1:1/davspaces"
+			s3 {
+				endpoint 127.0.0.1:1
+				bucket davspaces
+				access_key key
+				secret_key secret
+			}
+		}
+	}
+}
+`)
+	for _, command := range []string{"backup", "restore"} {
+		_, _, err := runDavspaces(t, command, "--config", config, t.TempDir())
+		if err == nil || !strings.Contains(err.Error(), "embedded (bolt) store only") || !strings.Contains(err.Error(), "README") {
+			t.Errorf("%s of a PostgreSQL store: %v", command, err)
+		}
+	}
+}
