@@ -45,39 +45,39 @@ func TestBackupAndRestoreCommands(t *testing.T) {
 	data, sp := storeWithFiles(t, map[string]string{"a.txt": "aaa", "b.txt": "bbbb"})
 	config := boltConfig(t, data)
 	dest := filepath.Join(t.TempDir(), "backup")
-	out, _, err := runDavspaces(t, "backup", "--config", config, dest)
+	out, _, err := runSubcommand(t, "backup", "--config", config, dest)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out, "backup: database") || !strings.Contains(out, "2 linked (7 B)") || !strings.Contains(out, "the stopped store") {
 		t.Fatalf("backup printed %q", out)
 	}
-	out, _, err = runDavspaces(t, "backup", "--config", config, dest)
+	out, _, err = runSubcommand(t, "backup", "--config", config, dest)
 	if err != nil || !strings.Contains(out, "0 linked") || !strings.Contains(out, "2 already there (7 B)") {
 		t.Fatalf("incremental backup printed %q, %v", out, err)
 	}
 
 	fresh := filepath.Join(t.TempDir(), "restored")
 	restoreConfig := boltConfig(t, fresh)
-	out, _, err = runDavspaces(t, "restore", "--config", restoreConfig, dest)
+	out, _, err = runSubcommand(t, "restore", "--config", restoreConfig, dest)
 	if err != nil || !strings.Contains(out, "the store in "+fresh+" opens") {
 		t.Fatalf("restore printed %q, %v", out, err)
 	}
-	out, _, err = runDavspaces(t, "usage", "--config", restoreConfig)
+	out, _, err = runSubcommand(t, "usage", "--config", restoreConfig)
 	if err != nil || !strings.Contains(out, sp.ID) {
 		t.Fatalf("usage of the restored store printed %q, %v", out, err)
 	}
-	if _, _, err := runDavspaces(t, "restore", "--config", restoreConfig, dest); err == nil || !strings.Contains(err.Error(), "--force") {
+	if _, _, err := runSubcommand(t, "restore", "--config", restoreConfig, dest); err == nil || !strings.Contains(err.Error(), "--force") {
 		t.Fatalf("restore into a store without --force: %v", err)
 	}
-	if _, _, err := runDavspaces(t, "restore", "--config", restoreConfig, "--force", dest); err != nil {
+	if _, _, err := runSubcommand(t, "restore", "--config", restoreConfig, "--force", dest); err != nil {
 		t.Fatalf("restore --force: %v", err)
 	}
 }
 
 func TestBackupRefusesADestinationInTheStore(t *testing.T) {
 	data, _ := storeWithFiles(t, nil)
-	_, _, err := runDavspaces(t, "backup", "--config", boltConfig(t, data), filepath.Join(data, "backup"))
+	_, _, err := runSubcommand(t, "backup", "--config", boltConfig(t, data), filepath.Join(data, "backup"))
 	if err == nil || !strings.Contains(err.Error(), "must not hold one another") {
 		t.Fatalf("backup into the store: %v", err)
 	}
@@ -143,7 +143,7 @@ func TestBackupAndRestoreRefuseThePostgresStore(t *testing.T) {
 }
 `)
 	for _, command := range []string{"backup", "restore"} {
-		_, _, err := runDavspaces(t, command, "--config", config, t.TempDir())
+		_, _, err := runSubcommand(t, command, "--config", config, t.TempDir())
 		if err == nil || !strings.Contains(err.Error(), "embedded (bolt) store only") || !strings.Contains(err.Error(), "README") {
 			t.Errorf("%s of a PostgreSQL store: %v", command, err)
 		}

@@ -14,9 +14,9 @@ import (
 	"github.com/davspaces/davspaces/storage/boltstore"
 )
 
-// runDavspaces runs `davspaces args…` as `caddy davspaces` would and
+// runSubcommand runs `davspaces args…` as `caddy davspaces` would and
 // returns what it wrote on standard output and standard error.
-func runDavspaces(t *testing.T, args ...string) (stdout, stderr string, err error) {
+func runSubcommand(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	root := &cobra.Command{Use: "davspaces", SilenceUsage: true, SilenceErrors: true}
 	setUpCommand(root)
@@ -100,7 +100,7 @@ func TestUsageListsEverySpace(t *testing.T) {
 	}
 }
 `)
-	out, _, err := runDavspaces(t, "usage", "--config", config)
+	out, _, err := runSubcommand(t, "usage", "--config", config)
 	if err != nil {
 		t.Fatal(err)
 	}
