@@ -93,8 +93,10 @@ func (src *SnapshotSource) Close() error { return src.db.Close() }
 type BackupStats struct {
 	// DatabaseBytes is the size of the database copy.
 	DatabaseBytes int64
-	// Linked and Copied count the content files added to the backup,
-	// Skipped those it had already; the Bytes count their sizes.
+	// Linked and Copied count the content files added to the backup, over
+	// all its passes; Skipped those of the last database copy that the
+	// backup had already, from an earlier backup or an earlier pass of
+	// this one. The Bytes count their sizes.
 	Linked, Copied, Skipped                int
 	LinkedBytes, CopiedBytes, SkippedBytes int64
 	// Removed counts the content files of an earlier backup that the new
@@ -119,7 +121,7 @@ type BackupOptions struct {
 // away during a backup: each attempt only has to link what changed since
 // the one before, so several in a row mean a store that removes content
 // faster than a snapshot is taken, or a content file missing for good.
-const backupAttempts = 5
+const backupAttempts = 10
 
 // Backup copies the store in dir into dest, a directory that is empty or
 // holds an earlier backup of the store: a copy of the database, and the
@@ -136,6 +138,7 @@ func Backup(ctx context.Context, dir, dest string, opts BackupOptions) (BackupSt
 	var missing missingContent
 	for stats.Snapshots < backupAttempts {
 		stats.Snapshots++
+		stats.Skipped, stats.SkippedBytes = 0, 0
 		n, err := writeSnapshotFile(partial, opts.Snapshot)
 		if err != nil {
 			return stats, err
@@ -298,23 +301,23 @@ func (b *backup) addContent(ctx context.Context, blobs *bolt.Bucket) (missing mi
 
 // addBlob links or copies one content file into the backup, unless the
 // backup has it; gone is true when the store does not have it (any more).
+// A content file in the backup is whole (a link, or a copy renamed into
+// place once written) and never changes, so having its name is enough:
+// a pass over a fresh database copy costs one look-up in the backup per
+// content file, which keeps the window in which a content file can go
+// between the copy and its link short.
 func (b *backup) addBlob(id string) (gone bool, err error) {
 	src, dst := blobPathIn(b.src, id), blobPathIn(b.dest, id)
+	if have, err := os.Stat(dst); err == nil && have.Mode().IsRegular() {
+		b.skipped(have.Size())
+		return false, nil
+	}
 	info, err := os.Stat(src)
 	if errors.Is(err, fs.ErrNotExist) {
-		// An earlier run may have it: content files never change.
-		if have, herr := os.Stat(dst); herr == nil && have.Mode().IsRegular() {
-			b.skipped(have.Size())
-			return false, nil
-		}
 		return true, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("backup: content file %s: %w", id, err)
-	}
-	if have, err := os.Stat(dst); err == nil && have.Size() == info.Size() {
-		b.skipped(info.Size())
-		return false, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		return false, fmt.Errorf("backup: %w", err)
