@@ -581,3 +581,45 @@ func mustVersions(t *testing.T, f *fixture, id string) []storage.Version {
 	}
 	return vs
 }
+
+// TestCheckInspectSeesWhatOpenWouldRecover: a store opened for
+// inspection runs neither the recovery at open nor the sweeps, so a check
+// sees an orphan content file and a session without its bytes, which an
+// ordinary open would have removed unreported.
+func TestCheckInspectSeesWhatOpenWouldRecover(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, Options{InlineLimit: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := s.PersonalSpace(ctx, storage.User{ID: "einstein"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	us, err := s.CreateSession(ctx, storage.UploadSession{SpaceID: sp.ID, User: "einstein", Length: 10, Target: storage.Commit{ParentID: sp.ID, Name: "tus.bin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, sessionsDir, us.ID))
+	orphan := newBlobID()
+	os.MkdirAll(filepath.Join(dir, blobsDir, orphan[:2]), 0o700)
+	os.WriteFile(filepath.Join(dir, blobsDir, orphan[:2], orphan), []byte("orphan"), 0o600)
+
+	s, err = Open(dir, Options{Inspect: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	f := &fixture{s: s, space: sp}
+	found, _ := runCheck(t, s, storage.CheckOptions{Repair: true})
+	wantProblems(t, f, found, []wantProblem{
+		{kind: storage.ProblemDangling, path: "tus.bin", repairable: true},
+		{kind: storage.ProblemOrphanContent, repairable: true, global: true},
+	})
+	if after, _ := runCheck(t, s, storage.CheckOptions{}); len(after) > 0 {
+		t.Errorf("after repair: %v", after)
+	}
+}
