@@ -53,8 +53,10 @@ func (c *checkRun) checkSessions() error {
 func (c *checkRun) sessionFileProblem(id string, offset int64) string {
 	info, err := os.Stat(c.s.sessionPath(id))
 	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Sprintf("upload session %s has no bytes: its file is missing", id)
 	case err != nil:
-		return fmt.Sprintf("upload session %s has no bytes: %v", id, err)
+		return fmt.Sprintf("upload session %s: its file: %v", id, err)
 	case info.Size() < offset:
 		return fmt.Sprintf("upload session %s has %d bytes, its record says %d", id, info.Size(), offset)
 	}
