@@ -52,7 +52,7 @@ func TestCheckCommandReportsAndRepairs(t *testing.T) {
 	}
 
 	out, err := runDavspaces(t, "check", "--config", config)
-	if err == nil || !strings.Contains(out, "orphan-content ") || !strings.Contains(out, "1 problems, 0 repaired") {
+	if err == nil || !strings.Contains(out, "orphan-content: ") || !strings.Contains(out, "1 problems, 0 repaired") {
 		t.Fatalf("check of a store with an orphan: %v\n%s", err, out)
 	}
 	if _, err := os.Stat(orphan); err != nil {

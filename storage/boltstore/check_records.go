@@ -105,26 +105,27 @@ func (c *checkRun) checkRecords() error {
 		if !bytes.Equal(recordKey(&r), k) {
 			return []finding{problem(storage.ProblemDangling, spaceID, "", "record of node %s is kept under %q, not where its parent and name say", r.ID, k)}, nil
 		}
+		var fs []finding
 		if f := c.checkIndexEntry(t, r, k); f != nil {
-			return []finding{*f}, nil
+			fs = append(fs, *f)
 		}
 		if r.ParentID == "" {
 			if !t.spaceExists(r.ID) {
-				return []finding{problem(storage.ProblemDangling, r.ID, "", "root folder of a space that does not exist")}, nil
+				fs = append(fs, problem(storage.ProblemDangling, r.ID, "", "root folder of a space that does not exist"))
 			}
-			return nil, nil
+			return fs, nil
 		}
 		if r.ParentID != lastParent {
 			lastParent = r.ParentID
 			parentOK = t.parentExists(r.ParentID)
 		}
-		if !parentOK {
-			return []finding{problem(storage.ProblemDangling, spaceID, r.Name, "node %s is below folder %s, which does not exist", r.ID, r.ParentID)}, nil
+		switch {
+		case !parentOK:
+			fs = append(fs, problem(storage.ProblemDangling, spaceID, r.Name, "node %s is below folder %s, which does not exist", r.ID, r.ParentID))
+		case isTrashRoot(r.ParentID) && t.trash().Get(trashItemKey(spaceID, r.Name)) == nil:
+			fs = append(fs, problem(storage.ProblemDangling, spaceID, trashPath+"/"+r.Name, "node %s is in the trash without a trash item", r.ID))
 		}
-		if isTrashRoot(r.ParentID) && t.trash().Get(trashItemKey(spaceID, r.Name)) == nil {
-			return []finding{problem(storage.ProblemDangling, spaceID, trashPath+"/"+r.Name, "node %s is in the trash without a trash item", r.ID)}, nil
-		}
-		return nil, nil
+		return fs, nil
 	}, nil)
 }
 
