@@ -93,12 +93,23 @@ type checkRun struct {
 type finding struct {
 	storage.Problem
 	repair func() (bool, error)
+	// confirm, when set, looks again once the snapshot that found the
+	// problem has ended, for a problem that a change made after it began
+	// could make appear (a file removed after its record): false, and
+	// it is not reported.
+	confirm func() (bool, error)
 }
 
 // found repairs f when asked to and reports it. A problem that is gone by
 // the time the repair looks again is not reported: it was a change seen
 // half-way.
 func (c *checkRun) found(f finding) error {
+	if f.confirm != nil {
+		still, err := f.confirm()
+		if err != nil || !still {
+			return err
+		}
+	}
 	f.Repairable = f.repair != nil
 	if c.opts.Repair && f.repair != nil {
 		fixed, err := f.repair()
@@ -131,6 +142,16 @@ func (c *checkRun) progress(n int64) {
 	c.done += n
 	if c.opts.Progress != nil && n > 0 {
 		c.opts.Progress(c.done, 0)
+	}
+}
+
+// confirm makes the confirm of a finding: still says in a new snapshot
+// whether the problem is there.
+func (c *checkRun) confirm(still func(t *txn) bool) func() (bool, error) {
+	return func() (bool, error) {
+		var ok bool
+		err := c.s.view(func(t *txn) error { ok = still(t); return nil })
+		return ok, err
 	}
 }
 

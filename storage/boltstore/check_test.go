@@ -623,3 +623,145 @@ func TestCheckInspectSeesWhatOpenWouldRecover(t *testing.T) {
 		t.Errorf("after repair: %v", after)
 	}
 }
+
+// TestCheckWhileServing checks, and repairs, while writers change the
+// store in every way a client can: a check of a serving store must report
+// nothing that is only a change seen half-way, and a repair must change
+// nothing.
+func TestCheckWhileServing(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, Options{NoSync: true, InlineLimit: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	sp, err := s.PersonalSpace(ctx, storage.User{ID: "einstein"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{s: s, dir: dir, space: sp}
+	const writers, rounds = 4, 25
+	errs := make(chan error, writers)
+	done := make(chan struct{})
+	for w := 0; w < writers; w++ {
+		go func() { errs <- churn(f, w, rounds) }()
+	}
+	go func() {
+		for w := 0; w < writers; w++ {
+			if err := <-errs; err != nil {
+				t.Error(err)
+			}
+		}
+		close(done)
+	}()
+	for run := 0; ; run++ {
+		opts := storage.CheckOptions{Deep: run%2 == 0, Repair: run%2 == 1}
+		_, err := s.check(ctx, opts, func(p storage.Problem) { t.Errorf("check %d while serving: %v", run, p) }, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-done:
+			if run == 0 {
+				t.Log("the writers ended before the first check did")
+			}
+			found, _ := runCheck(t, s, storage.CheckOptions{Deep: true})
+			if len(found) > 0 {
+				t.Fatalf("after the writers: %v", found)
+			}
+			return
+		default:
+		}
+	}
+}
+
+// churn makes rounds of changes in a folder of its own: files created,
+// replaced, moved, copied, deleted and restored, properties, locks, an
+// upload session and a chunked upload each round.
+func churn(f *fixture, w, rounds int) error {
+	s, spaceID := f.s, f.space.ID
+	dir, err := s.Mkdir(ctx, spaceID, spaceID, "w"+string(rune('0'+w)))
+	if err != nil {
+		return err
+	}
+	put := func(parent, name, content string) (storage.Node, error) {
+		n, _, err := f.commit(parent, name, content, storage.Commit{})
+		return n, err
+	}
+	for i := 0; i < rounds; i++ {
+		sub, err := s.Mkdir(ctx, spaceID, dir.ID, "sub"+strings.Repeat("x", i))
+		if err != nil {
+			return err
+		}
+		n, err := put(sub.ID, "f", strings.Repeat("a", 10+i*13))
+		if err != nil {
+			return err
+		}
+		if _, err := put(sub.ID, "f", strings.Repeat("b", 100+i)); err != nil {
+			return err
+		}
+		if err := s.PatchProps(ctx, spaceID, n.ID, []storage.PropPatch{{Property: storage.Property{Name: storage.PropName{Space: "ns:", Local: "p"}, Value: "v"}}}); err != nil {
+			return err
+		}
+		if _, _, err := s.Copy(ctx, spaceID, storage.Transfer{NodeID: sub.ID, NewParentID: dir.ID, NewName: "copy" + strings.Repeat("y", i)}); err != nil {
+			return err
+		}
+		if _, _, err := s.Move(ctx, spaceID, storage.Transfer{NodeID: n.ID, NewParentID: dir.ID, NewName: "moved" + strings.Repeat("z", i)}); err != nil {
+			return err
+		}
+		l, err := s.CreateLock(ctx, storage.Lock{SpaceID: spaceID, NodeID: n.ID, Root: "/x", Scope: storage.LockExclusive, User: "einstein"}, storage.LockLimits{})
+		if err != nil {
+			return err
+		}
+		if err := s.RemoveLock(ctx, spaceID, l.Token); err != nil {
+			return err
+		}
+		if err := s.Remove(ctx, spaceID, sub.ID, storage.Conditions{}); err != nil {
+			return err
+		}
+		switch i % 3 {
+		case 0:
+			if err := s.EmptyTrash(ctx, spaceID); err != nil {
+				return err
+			}
+		case 1:
+			items, err := s.TrashItems(ctx, spaceID)
+			if err != nil {
+				return err
+			}
+			for _, item := range items {
+				if item.Node.ID != sub.ID {
+					continue
+				}
+				back := storage.Transfer{NodeID: sub.ID, NewParentID: dir.ID, NewName: "back" + strings.Repeat("b", i)}
+				if _, _, err := s.RestoreTrash(ctx, spaceID, item.Key, back); err != nil {
+					return err
+				}
+			}
+		}
+		us, err := s.CreateSession(ctx, storage.UploadSession{SpaceID: spaceID, User: "einstein", Length: 6,
+			Target: storage.Commit{ParentID: dir.ID, Name: "tus" + strings.Repeat("t", i)}})
+		if err != nil {
+			return err
+		}
+		if _, err := s.AppendSession(ctx, us.ID, 0, strings.NewReader("123456"), nil); err != nil {
+			return err
+		}
+		if _, _, err := s.CompleteSession(ctx, us.ID, nil, time.Time{}); err != nil {
+			return err
+		}
+		cu, err := s.CreateChunkedUpload(ctx, storage.ChunkedUpload{ID: "c" + string(rune('0'+w)), User: "einstein", SpaceID: spaceID, Length: 20})
+		if err != nil {
+			return err
+		}
+		for _, part := range []string{"1", "2", "1"} {
+			if _, err := s.PutChunk(ctx, cu.ID, part, strings.NewReader("0123456789")); err != nil {
+				return err
+			}
+		}
+		if err := s.RemoveChunkedUpload(ctx, cu.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -23,16 +23,7 @@ const orphanUploadGrace = time.Hour
 func (c *checkRun) checkSessions() error {
 	return c.scan(bucketSessions, func(t *txn, k, v []byte) ([]finding, error) {
 		id := string(k)
-		r, err := decodeSession(id, v)
-		var why string
-		switch {
-		case err != nil:
-			why = err.Error()
-		case !t.spaceExists(r.SpaceID):
-			why = fmt.Sprintf("upload session %s is in space %s, which does not exist", id, r.SpaceID)
-		default:
-			why = c.sessionFileProblem(id, r.Offset)
-		}
+		why, r := c.sessionProblem(t, id, v)
 		if why == "" {
 			return nil, nil
 		}
@@ -44,8 +35,39 @@ func (c *checkRun) checkSessions() error {
 		} else if p, ok, err := t.node(r.Target.ParentID); err == nil && ok {
 			path = joinPath(t.pathOf(p), r.Target.Name)
 		}
-		return []finding{problem(storage.ProblemDangling, r.SpaceID, path, "%s", why).withRepair(c.endSession(id))}, nil
+		f := problem(storage.ProblemDangling, r.SpaceID, path, "%s", why).withRepair(c.endSession(id))
+		// Its file may have gone with the session after the snapshot, or
+		// be on its way into a content file (CompleteSession moves it
+		// before it drops the record): judged again with the session's
+		// lock held, and not judged while a call holds it.
+		still := c.confirm(func(t *txn) bool {
+			v := t.sessions().Get([]byte(id))
+			why, _ := c.sessionProblem(t, id, v)
+			return v != nil && why != ""
+		})
+		f.confirm = func() (bool, error) {
+			unlock, ok := c.s.sessionLocks.tryLock(id)
+			if !ok {
+				return false, nil
+			}
+			defer unlock()
+			return still()
+		}
+		return []finding{f}, nil
 	}, nil)
+}
+
+// sessionProblem says what is wrong with session id, whose record is v,
+// or "".
+func (c *checkRun) sessionProblem(t *txn, id string, v []byte) (string, sessionRec) {
+	r, err := decodeSession(id, v)
+	switch {
+	case err != nil:
+		return err.Error(), r
+	case !t.spaceExists(r.SpaceID):
+		return fmt.Sprintf("upload session %s is in space %s, which does not exist", id, r.SpaceID), r
+	}
+	return c.sessionFileProblem(id, r.Offset), r
 }
 
 // sessionFileProblem says what is wrong with the file of session id, or
@@ -73,7 +95,8 @@ func (c *checkRun) endSession(id string) func() (bool, error) {
 		}
 		defer unlock()
 		fixed, err := c.update(func(t *txn) (bool, error) {
-			if t.sessions().Get([]byte(id)) == nil {
+			v := t.sessions().Get([]byte(id))
+			if why, _ := c.sessionProblem(t, id, v); v == nil || why == "" {
 				return false, nil
 			}
 			return true, t.dropSession(id)
@@ -90,22 +113,18 @@ func (c *checkRun) endSession(id string) func() (bool, error) {
 func (c *checkRun) checkChunkedUploads() error {
 	err := c.scan(bucketChunkedUploads, func(t *txn, k, v []byte) ([]finding, error) {
 		id := string(k)
-		r, err := decodeChunkedUpload(id, v)
-		var why string
-		switch {
-		case err != nil:
-			why = err.Error()
-		case r.SpaceID != "" && !t.spaceExists(r.SpaceID):
-			why = fmt.Sprintf("chunked upload %.64q is in space %s, which does not exist", id, r.SpaceID)
-		case t.chunkParts().Bucket(k) == nil:
-			why = fmt.Sprintf("chunked upload %.64q has no parts bucket", id)
-		default:
-			why = c.chunkFilesProblem(id, r.Dir, t.chunkParts().Bucket(k))
-		}
+		why, r := c.chunkedUploadProblem(t, id, v)
 		if why == "" {
 			return nil, nil
 		}
-		return []finding{problem(storage.ProblemDangling, r.SpaceID, "", "%s", why).withRepair(c.endChunkedUpload(id))}, nil
+		f := problem(storage.ProblemDangling, r.SpaceID, "", "%s", why).withRepair(c.endChunkedUpload(id))
+		// A replaced part's file goes once the record names the new one.
+		f.confirm = c.confirm(func(t *txn) bool {
+			v := t.chunkedUploads().Get([]byte(id))
+			why, _ := c.chunkedUploadProblem(t, id, v)
+			return v != nil && why != ""
+		})
+		return []finding{f}, nil
 	}, nil)
 	if err != nil {
 		return err
@@ -128,6 +147,23 @@ func (c *checkRun) checkChunkedUploads() error {
 				})
 			})}, nil
 	}, nil)
+}
+
+// chunkedUploadProblem says what is wrong with chunked upload id, whose
+// record is v, or "".
+func (c *checkRun) chunkedUploadProblem(t *txn, id string, v []byte) (string, chunkedUploadRec) {
+	r, err := decodeChunkedUpload(id, v)
+	switch {
+	case err != nil:
+		return err.Error(), r
+	case r.SpaceID != "" && !t.spaceExists(r.SpaceID):
+		return fmt.Sprintf("chunked upload %.64q is in space %s, which does not exist", id, r.SpaceID), r
+	}
+	parts := t.chunkParts().Bucket([]byte(id))
+	if parts == nil {
+		return fmt.Sprintf("chunked upload %.64q has no parts bucket", id), r
+	}
+	return c.chunkFilesProblem(id, r.Dir, parts), r
 }
 
 // chunkFilesProblem says which part of upload id lacks its file or has
@@ -160,7 +196,7 @@ func (c *checkRun) endChunkedUpload(id string) func() (bool, error) {
 		var dir string
 		fixed, err := c.update(func(t *txn) (bool, error) {
 			v := t.chunkedUploads().Get([]byte(id))
-			if v == nil {
+			if why, _ := c.chunkedUploadProblem(t, id, v); v == nil || why == "" {
 				return false, nil
 			}
 			if r, err := decodeChunkedUpload(id, v); err == nil {
