@@ -62,6 +62,7 @@ func (s *Store) check(ctx context.Context, opts storage.CheckOptions, report fun
 		{"trash items", c.checkTrashItems},
 		{"trash places", c.checkTrashPlaces},
 		{"content files", c.checkContentFiles},
+		{"inline content", c.checkInlineOrphans},
 		{"usage counters", c.checkUsage},
 	}
 	for _, step := range steps {

@@ -439,13 +439,22 @@ func TestCheckInlineContent(t *testing.T) {
 		}
 		return tx.Bucket(bucketInline).Put(inlineKey(o.Inline), []byte("tilt"))
 	})
+	f.corrupt(t, func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketInline).Put(inlineKey(r.Inline+1000), []byte("nobody's"))
+	})
 	found, _ := runCheck(t, s, storage.CheckOptions{})
-	wantProblems(t, f, found, []wantProblem{{kind: storage.ProblemMissingContent, path: "small.txt"}})
-	found, _ = runCheck(t, s, storage.CheckOptions{Deep: true})
+	wantProblems(t, f, found, []wantProblem{
+		{kind: storage.ProblemMissingContent, path: "small.txt"},
+		{kind: storage.ProblemOrphanContent, repairable: true, global: true},
+	})
+	found, _ = runCheck(t, s, storage.CheckOptions{Deep: true, Repair: true})
 	wantProblems(t, f, found, []wantProblem{
 		{kind: storage.ProblemMissingContent, path: "small.txt"},
 		{kind: storage.ProblemChecksum, path: "other.txt"},
+		{kind: storage.ProblemOrphanContent, repairable: true, global: true},
 	})
+	found, _ = runCheck(t, s, storage.CheckOptions{})
+	wantProblems(t, f, found, []wantProblem{{kind: storage.ProblemMissingContent, path: "small.txt"}})
 }
 
 func TestCheckOrphanUploadFiles(t *testing.T) {
