@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -32,9 +33,11 @@ a file whose content is missing is never removed.
 The exit status is 0 when the store is sound (or was repaired), 1 when
 problems remain.
 
-The embedded store is checked with the server stopped: its database is
-locked by the process that serves it. It is opened without its recovery
-and background sweeps, so that the check sees it as it is.`, runCheckCommand)
+A stopped embedded store is opened without its recovery and background
+sweeps, so that the check sees it as it is. One that a running server
+holds (its database is locked by that process) is checked by the server,
+through the configuration's admin endpoint (POST /davspaces/check), while
+it serves.`, runCheckCommand)
 	cmd.Flags().Bool("deep", false, "Also read every content and compare its SHA1")
 	cmd.Flags().Bool("repair", false, "Fix the problems that can be fixed without guessing")
 	return cmd
@@ -92,8 +95,9 @@ func checkSummary(sum storage.CheckSummary, err error) string {
 
 // openCheckedStore opens the store the command line names for a check:
 // the embedded one for inspection (boltstore.Options.Inspect: no recovery
-// or sweep changes it before the check sees it), any other as the server
-// opens it.
+// or sweep changes it before the check sees it), or, when a running
+// server holds it, through that server's admin endpoint; any other store
+// as the server opens it.
 func openCheckedStore(cmd *cobra.Command) (storage.Checker, func() error, error) {
 	h, err := loadConfiguredHandler(cmd)
 	if err != nil {
@@ -106,8 +110,9 @@ func openCheckedStore(cmd *cobra.Command) (storage.Checker, func() error, error)
 			Logger:    h.ctx.Logger(),
 			Inspect:   true,
 		})
-		if err != nil {
-			err = fmt.Errorf("opening davspaces store in %s (is the server that uses it stopped?): %w", b.StoreKey(), err)
+		if errors.Is(err, boltstore.ErrLocked) {
+			defer h.Close()
+			return runningServerChecker(h.Config, b.StoreKey())
 		}
 	} else {
 		store, err = h.Open(cmd.Context())
@@ -126,4 +131,14 @@ func openCheckedStore(cmd *cobra.Command) (storage.Checker, func() error, error)
 		return nil, nil, fmt.Errorf("the store %s cannot check itself", h.Key())
 	}
 	return checker, closeStore, nil
+}
+
+// runningServerChecker checks the embedded store in root through the
+// admin endpoint of the server that holds it.
+func runningServerChecker(config []byte, root string) (storage.Checker, func() error, error) {
+	addr, err := adminAddress(config)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the store %s is open in a running server, and its configuration turns the admin endpoint off: stop the server, or turn the endpoint on to check the store while it serves", root)
+	}
+	return adminChecker{addr: addr, key: root}, func() error { return nil }, nil
 }

@@ -50,8 +50,8 @@ func TestOpsCheckFindsAndRepairs(t *testing.T) {
 	}
 
 	out, code := runCaddyDavspaces(t, run, "check", "--config", config)
-	if code != 1 || !strings.Contains(out, "locked") {
-		t.Fatalf("check of a store the server holds: exit %d\n%s", code, out)
+	if code != 1 || !strings.Contains(out, "admin endpoint off") {
+		t.Fatalf("check of a store a server without admin endpoint holds: exit %d\n%s", code, out)
 	}
 	s.stop()
 	for _, args := range [][]string{{"check"}, {"check", "--deep"}} {
@@ -123,6 +123,86 @@ func TestOpsCheckFindsAndRepairs(t *testing.T) {
 	if space == "" {
 		t.Error("no space named")
 	}
+}
+
+// TestOpsCheckWhileServing checks the store of a running server through
+// its admin endpoint: an orphan content file is found and repaired, and a
+// deep check while clients write finds nothing.
+func TestOpsCheckWhileServing(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "data")
+	port := freePort(t)
+	opts := serverOptions{admin: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
+	run := caddyRun{dir: dir, config: exampleCaddyfile(t, port, root, opts), url: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	s := run.start(t)
+	config := filepath.Join(dir, "Caddyfile")
+	c := newClient(t, s.URL, "einstein")
+	c.expect(http.StatusCreated, "MKCOL", "/webdav/docs", "")
+	c.expect(http.StatusCreated, "PUT", "/webdav/docs/a.bin", string(randomBytes(t, 40<<10)))
+
+	orphan := strings.ReplaceAll(uuid.NewString(), "-", "")
+	writeStoreFile(t, filepath.Join(root, "blobs", orphan[:2], orphan), []byte("nobody's"))
+	out, code := runCaddyDavspaces(t, run, "check", "--config", config)
+	if code != 1 {
+		t.Fatalf("check of a serving store with an orphan: exit %d\n%s", code, out)
+	}
+	wantCheckLines(t, out, []checkLine{{kind: "orphan-content"}})
+	out, code = runCaddyDavspaces(t, run, "check", "--repair", "--config", config)
+	if code != 0 {
+		t.Fatalf("check --repair of a serving store: exit %d\n%s", code, out)
+	}
+	wantCheckLines(t, out, []checkLine{{kind: "orphan-content", repaired: true}})
+
+	// Clients write while a deep check runs: bounded work, each client in
+	// a folder of its own.
+	const clients, rounds = 4, 15
+	errs := make(chan error, clients)
+	for i := 0; i < clients; i++ {
+		go func() { errs <- writeWhileChecked(newClient(t, s.URL, "einstein"), i, rounds) }()
+	}
+	out, code = runCaddyDavspaces(t, run, "check", "--deep", "--config", config)
+	for i := 0; i < clients; i++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if code != 0 || !strings.Contains(out, "0 problems") {
+		t.Fatalf("deep check while clients write: exit %d\n%s", code, out)
+	}
+	out, code = runCaddyDavspaces(t, run, "check", "--deep", "--config", config)
+	if code != 0 {
+		t.Fatalf("deep check after the clients: exit %d\n%s", code, out)
+	}
+}
+
+// writeWhileChecked makes rounds of changes in a folder of its own:
+// uploads, replacements, moves and deletes.
+func writeWhileChecked(c *client, i, rounds int) error {
+	dir := fmt.Sprintf("/webdav/w%d", i)
+	if resp, body, err := c.try("MKCOL", dir, nil, nil); err != nil || resp.StatusCode != http.StatusCreated {
+		return fmt.Errorf("MKCOL %s: %v %s", dir, err, body)
+	}
+	content := bytes.Repeat([]byte{byte('a' + i)}, 20<<10)
+	for r := 0; r < rounds; r++ {
+		file := fmt.Sprintf("%s/f%d", dir, r)
+		steps := []struct {
+			method, path string
+			header       map[string]string
+			body         []byte
+		}{
+			{"PUT", file, nil, content},
+			{"PUT", file, nil, content[:r+1]},
+			{"MOVE", file, map[string]string{"Destination": file + ".moved"}, nil},
+			{"DELETE", file + ".moved", nil, nil},
+		}
+		for _, st := range steps {
+			resp, body, err := c.try(st.method, st.path, st.header, st.body)
+			if err != nil || resp.StatusCode >= 300 {
+				return fmt.Errorf("%s %s: %v %s", st.method, st.path, err, body)
+			}
+		}
+	}
+	return nil
 }
 
 // runCaddyDavspaces runs `caddy davspaces args...` in the environment of run, and

@@ -202,7 +202,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	db, err := bolt.Open(dbPath, 0o600, &bolt.Options{Timeout: lockTimeout, NoSync: opts.NoSync})
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
-			return nil, fmt.Errorf("open store: database %s is locked by another process", dbPath)
+			return nil, fmt.Errorf("open store: database %s is locked by another process: %w", dbPath, ErrLocked)
 		}
 		return nil, fmt.Errorf("open store: database %s: %w", dbPath, err)
 	}
