@@ -21,7 +21,7 @@ import (
 )
 
 // openBolt opens a real embedded store in a fresh directory.
-func openBolt(t *testing.T) *boltstore.Store {
+func openBolt(t testing.TB) *boltstore.Store {
 	t.Helper()
 	s, err := boltstore.Open(t.TempDir(), boltstore.Options{NoSync: true})
 	if err != nil {
@@ -259,4 +259,37 @@ func (c *offsetClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.offset += d
+}
+
+// BenchmarkNode measures what the wrapper adds to a cheap store call:
+// nothing to speak of without a span in the context (tracing off), a
+// span's cost with one.
+func BenchmarkNode(b *testing.B) {
+	bolt := openBolt(b)
+	sp, err := bolt.PutSpace(b.Context(), storage.Space{ID: "p", Name: "P", Type: storage.SpaceProject})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder()))
+	defer tp.Shutdown(context.Background())
+	tracing, span := tp.Tracer("bench").Start(b.Context(), "request")
+	defer span.End()
+	for _, bc := range []struct {
+		name  string
+		store storage.Backend
+		ctx   context.Context
+	}{
+		{"store", bolt, b.Context()},
+		{"wrapped, tracing off", traced.Wrap(bolt), b.Context()},
+		{"wrapped, tracing on", traced.Wrap(bolt), tracing},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := bc.store.Node(bc.ctx, sp.ID, sp.ID); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
