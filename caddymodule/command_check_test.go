@@ -2,11 +2,16 @@ package caddymodule
 
 import (
 	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/davspaces/davspaces/storage"
@@ -68,5 +73,22 @@ func TestCheckCommandReportsAndRepairs(t *testing.T) {
 	}
 	if _, err := runDavspaces(t, "check", "--config", config, "extra"); err == nil {
 		t.Fatal("check with an argument did not fail")
+	}
+}
+
+func TestCheckAdminRefusals(t *testing.T) {
+	for _, tt := range []struct {
+		method, store string
+		status        int
+	}{
+		{http.MethodGet, "", http.StatusMethodNotAllowed},
+		{http.MethodPost, filepath.Join(t.TempDir(), "not-open"), http.StatusNotFound},
+	} {
+		req := httptest.NewRequest(tt.method, checkAdminPath+"?store="+url.QueryEscape(tt.store), nil)
+		err := serveCheck(httptest.NewRecorder(), req)
+		var apiErr caddy.APIError
+		if !errors.As(err, &apiErr) || apiErr.HTTPStatus != tt.status {
+			t.Errorf("%s %s: %v, want status %d", tt.method, tt.store, err, tt.status)
+		}
 	}
 }
