@@ -115,33 +115,26 @@ func (c *checker) found(ctx context.Context, p storage.Problem, repair func(cont
 	return nil
 }
 
-// place is where a node is, as a problem names it.
+// trashPath is the first name of the path of a problem in a space's
+// trash: trashPath/<item key>/<names below the item>, as the embedded
+// store reports it too, so that no trashed node is taken for a live one.
+const trashPath = "trash-bin"
+
+// place is where a node is, as a problem names it: its live space (also
+// for a node in the space's trash) and its path from that space's root.
 type place struct {
-	spaceID string // the live space, also for a node in its trash
+	spaceID string
 	path    string
-	// inTrash is whether the node is in the space's trash; trashKey the
-	// item it is or is below, "" for the trash's root.
-	inTrash  bool
-	trashKey string
 }
 
-// problem is a problem of kind at p, detail prefixed with the trash item
-// the node is in.
+// problem is a problem of kind at p.
 func (p place) problem(kind storage.ProblemKind, repairable bool, format string, args ...any) storage.Problem {
-	detail := fmt.Sprintf(format, args...)
-	switch {
-	case p.trashKey != "":
-		detail = fmt.Sprintf("in the trash (item %s): %s", p.trashKey, detail)
-	case p.inTrash:
-		detail = "in the trash: " + detail
-	}
-	return storage.Problem{Kind: kind, SpaceID: p.spaceID, Path: p.path, Detail: detail, Repairable: repairable}
+	return storage.Problem{Kind: kind, SpaceID: p.spaceID, Path: p.path, Detail: fmt.Sprintf(format, args...), Repairable: repairable}
 }
 
-// locate returns where node id is: its live space and its path from that
-// space's root; for a node in a trash, the path it was deleted from. ok is
-// false when the node is gone (a change since the page was read: what was
-// found about it no longer holds).
+// locate returns where node id is. ok is false when the node is gone (a
+// change since the page was read: what was found about it no longer
+// holds).
 func (c *checker) locate(ctx context.Context, id string) (p place, ok bool, err error) {
 	err = c.s.read(ctx, func(tx pgx.Tx) error {
 		var spaceID string
@@ -156,42 +149,17 @@ func (c *checker) locate(ctx context.Context, id string) (p place, ok bool, err 
 		if err != nil {
 			return err
 		}
+		if isTrashSpace(spaceID) {
+			names = append([]string{trashPath}, names...)
+		}
 		ok = true
-		p = place{spaceID: spaceID, path: storage.TrashLocation(names)}
-		if !isTrashSpace(spaceID) {
-			return nil
-		}
-		p.spaceID, p.inTrash = strings.TrimSuffix(spaceID, trashSuffix), true
-		if len(names) == 0 {
-			return nil // the trash's root
-		}
-		return p.fromTrashItem(ctx, tx, names)
+		p = place{spaceID: strings.TrimSuffix(spaceID, trashSuffix), path: storage.TrashLocation(names)}
+		return nil
 	})
 	if err != nil {
 		return place{}, false, fmt.Errorf("locating node %s: %w", id, err)
 	}
 	return p, ok, nil
-}
-
-// fromTrashItem makes p, a node of a trash whose path from the trash's root is
-// names, the place it was deleted from: its item's location followed by
-// the rest of names.
-func (p *place) fromTrashItem(ctx context.Context, tx pgx.Tx, names []string) error {
-	p.trashKey = names[0]
-	var location string
-	err := tx.QueryRow(ctx, `SELECT location FROM trash_items WHERE space_id = $1 AND key = $2`,
-		p.spaceID, p.trashKey).Scan(&location)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil // a node under the trash's root that is no item: the trash step reports it
-	}
-	if err != nil {
-		return err
-	}
-	p.path = storage.TrashLocation(append([]string{location}, names[1:]...))
-	if location == "" {
-		p.path = storage.TrashLocation(names[1:])
-	}
-	return nil
 }
 
 // foundAt reports a problem about node id, located first; a node gone

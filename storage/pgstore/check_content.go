@@ -75,6 +75,10 @@ func (c *checker) checkFile(ctx context.Context, r contentRow) error {
 	if err != nil || fault == nil {
 		return err
 	}
+	if still, err := c.still(ctx, `SELECT EXISTS (SELECT 1 FROM nodes WHERE id = $1 AND size = $2 AND content = $3)`,
+		r.ID, r.Size, contentColumn(r.Content)); err != nil || !still {
+		return err
+	}
 	return c.foundAt(ctx, r.ID, fault.kind, nil, "file %s: %s", r.ID, fault.detail)
 }
 
@@ -98,19 +102,38 @@ func (c *checker) checkVersions(ctx context.Context) error {
 }
 
 // checkVersion reports what is wrong with a version's content. A version
-// whose content is not all there can never be restored nor read: a repair
-// drops it, as a record pointing at nothing.
+// whose objects are not all there can never be restored nor read: a
+// repair drops it, as a record pointing at nothing. One whose objects
+// differ from it is left for the administrator to judge.
 func (c *checker) checkVersion(ctx context.Context, r contentRow) error {
 	c.done++
 	fault, err := c.contentFault(ctx, r)
 	if err != nil || fault == nil {
 		return err
 	}
+	if still, err := c.still(ctx, `SELECT EXISTS (SELECT 1 FROM versions WHERE file_id = $1 AND key = $2 AND size = $3 AND content = $4)`,
+		r.ID, r.Key, r.Size, contentColumn(r.Content)); err != nil || !still {
+		return err
+	}
 	var repair func(context.Context) error
-	if fault.kind == storage.ProblemMissingContent || fault.kind == storage.ProblemContentSize {
+	if fault.kind == storage.ProblemMissingContent {
 		repair = func(ctx context.Context) error { return c.dropVersion(ctx, r) }
 	}
 	return c.foundAt(ctx, r.ID, fault.kind, repair, "version %s of file %s: %s", r.Key, r.ID, fault.detail)
+}
+
+// still reports whether the row a fault was found in is still as it was
+// read (query selects that). A file replaced since its page was read may
+// have lost its old objects to the sweep, after ObjectGrace; what its row
+// names now is checked by the next check.
+func (c *checker) still(ctx context.Context, query string, args ...any) (bool, error) {
+	pool, err := c.s.db()
+	if err != nil {
+		return false, err
+	}
+	var still bool
+	err = pool.QueryRow(ctx, query, args...).Scan(&still)
+	return still, err
 }
 
 // dropVersion deletes version r, as the retention would, under its space's
@@ -228,16 +251,39 @@ func (c *checker) checkSession(ctx context.Context, r sessionCheckRow) error {
 	if err != nil || detail == "" {
 		return err
 	}
-	p := place{spaceID: r.SpaceID, path: r.Target.Name}
-	if r.Target.ParentID != "" {
-		if parent, ok, err := c.locate(ctx, r.Target.ParentID); err != nil {
-			return err
-		} else if ok && !parent.inTrash {
-			p.path = storage.TrashLocation(append(splitPath(parent.path), r.Target.Name))
-		}
+	// Parts only grow with received: a session still at it still has them.
+	if still, err := c.still(ctx, `SELECT EXISTS (SELECT 1 FROM upload_sessions WHERE id = $1 AND received = $2)`,
+		r.ID, r.Received); err != nil || !still {
+		return err
+	}
+	p, err := c.sessionPlace(ctx, r)
+	if err != nil {
+		return err
 	}
 	repair := func(ctx context.Context) error { return c.dropSession(ctx, r.ID) }
 	return c.found(ctx, p.problem(storage.ProblemDangling, true, "upload session %s: %s", r.ID, detail), repair)
+}
+
+// sessionPlace is where session r will land: the file it replaces, or
+// its name in its folder.
+func (c *checker) sessionPlace(ctx context.Context, r sessionCheckRow) (place, error) {
+	p := place{spaceID: r.SpaceID, path: r.Target.Name}
+	if r.Target.NodeID != "" {
+		target, ok, err := c.locate(ctx, r.Target.NodeID)
+		if err != nil || ok {
+			return target, err
+		}
+	}
+	if r.Target.ParentID != "" {
+		parent, ok, err := c.locate(ctx, r.Target.ParentID)
+		if err != nil {
+			return place{}, err
+		}
+		if ok {
+			p.path = storage.TrashLocation(append(splitPath(parent.path), r.Target.Name))
+		}
+	}
+	return p, nil
 }
 
 // sessionFault says what is wrong with session r, or "".
@@ -315,6 +361,10 @@ func (c *checker) checkChunk(ctx context.Context, r chunkCheckRow) error {
 	}
 	fault, err := c.objectFault(ctx, r.Object, r.Size)
 	if err != nil || fault == nil {
+		return err
+	}
+	if still, err := c.still(ctx, `SELECT EXISTS (SELECT 1 FROM chunks WHERE upload_id = $1 AND name = $2 AND object = $3)`,
+		r.UploadID, r.Name, r.Object); err != nil || !still {
 		return err
 	}
 	return c.foundChunkedUpload(ctx, r.UploadID, fmt.Sprintf("chunk %q: %s", r.Name, fault.detail))

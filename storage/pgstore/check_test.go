@@ -3,6 +3,8 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -187,7 +189,11 @@ var corruptions = []corruption{
 		name: "wrong folder size in the trash",
 		damage: func(t *testing.T, s *Store, _ storage.Space, nodes map[string]storage.Node) string {
 			execSQL(t, s, `UPDATE nodes SET size = size - 1 WHERE id = $1`, nodes["old"].ID)
-			return "old"
+			var key string
+			if err := s.pool.QueryRow(t.Context(), `SELECT key FROM trash_items WHERE node_id = $1`, nodes["old"].ID).Scan(&key); err != nil {
+				t.Fatalf("trash key: %v", err)
+			}
+			return "trash-bin/" + key
 		},
 		kind: storage.ProblemFolderSize, inSpace: true, repairable: true,
 	},
@@ -398,4 +404,80 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestCheckWhileServing: a check of a store that clients change meanwhile,
+// with a sweep removing what they release at once, reports nothing: what
+// changed under it is not taken for damage.
+func TestCheckWhileServing(t *testing.T) {
+	opts := checkOpts
+	opts.Sweep = 20 * time.Millisecond
+	s := openTestStore(t, opts)
+	ctx := t.Context()
+	sp, nodes := checkWorkload(t, s)
+
+	const writers, rounds = 2, 15
+	done := make(chan error, writers)
+	for w := range writers {
+		go func() { done <- churn(ctx, s, sp.ID, nodes["docs"].ID, w, rounds) }()
+	}
+	running, checks := writers, 0
+	for ; running > 0 || checks == 0; checks++ {
+		_, err := s.Check(ctx, storage.CheckOptions{Deep: true}, func(p storage.Problem) {
+			t.Errorf("check %d while serving found: %s", checks, p)
+		})
+		if err != nil {
+			t.Fatalf("Check: %v", err)
+		}
+		for drained := false; !drained; {
+			select {
+			case err := <-done:
+				running--
+				if err != nil {
+					t.Fatalf("writer: %v", err)
+				}
+			default:
+				drained = true
+			}
+		}
+	}
+	t.Logf("%d checks ran while the clients wrote", checks)
+	requireClean(t, s)
+}
+
+// churn writes, replaces, moves and removes files in folder parent, rounds
+// times, as client w.
+func churn(ctx context.Context, s *Store, spaceID, parent string, w, rounds int) error {
+	for i := range rounds {
+		name := fmt.Sprintf("w%d-%d", w, i)
+		for _, content := range []string{"one", "and two"} {
+			u, err := s.NewUpload(ctx, spaceID)
+			if err != nil {
+				return err
+			}
+			if _, err := io.Copy(u, strings.NewReader(content)); err != nil {
+				u.Discard()
+				return err
+			}
+			_, _, err = u.Commit(ctx, storage.Commit{ParentID: parent, Name: name})
+			u.Discard()
+			if err != nil {
+				return fmt.Errorf("commit %s: %w", name, err)
+			}
+		}
+		n, err := s.Child(ctx, spaceID, parent, name)
+		if err != nil {
+			return err
+		}
+		moved, _, err := s.Move(ctx, spaceID, storage.Transfer{NodeID: n.ID, NewParentID: spaceID, NewName: name})
+		if err != nil {
+			return fmt.Errorf("move %s: %w", name, err)
+		}
+		if i%2 == 0 {
+			if err := s.Remove(ctx, spaceID, moved.ID, storage.Conditions{}); err != nil {
+				return fmt.Errorf("remove %s: %w", name, err)
+			}
+		}
+	}
+	return nil
 }

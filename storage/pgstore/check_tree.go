@@ -250,8 +250,8 @@ func (c *checker) checkTrash(ctx context.Context) error {
 		return err
 	}
 	for _, it := range items {
-		p := place{spaceID: it.SpaceID, path: it.Location, inTrash: true, trashKey: it.Key}.
-			problem(storage.ProblemDangling, false, "node %s of the item is not at the trash's root", it.NodeID)
+		p := place{spaceID: it.SpaceID, path: trashPath + "/" + it.Key}.
+			problem(storage.ProblemDangling, false, "node %s of trash item %s (deleted from %q) is not at the trash's root", it.NodeID, it.Key, it.Location)
 		if err := c.found(ctx, p, nil); err != nil {
 			return err
 		}
