@@ -69,6 +69,9 @@ func (s *Store) Check(ctx context.Context, opts storage.CheckOptions, report fun
 		{"orphan objects", c.checkOrphans},
 	}
 	for _, step := range steps {
+		if err := ctx.Err(); err != nil {
+			return c.sum, fmt.Errorf("check: %w", err)
+		}
 		if err := step.run(ctx); err != nil {
 			return c.sum, fmt.Errorf("check: %s: %w", step.what, classify(err))
 		}
