@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 
@@ -44,6 +45,9 @@ type checker struct {
 	// done and total feed opts.Progress: files and versions, then the
 	// objects listed.
 	done, total int64
+	// contents and bytes count the objects asked for, from the requests
+	// under way at once (checkRequests).
+	contents, bytes atomic.Int64
 }
 
 // Check verifies the store's consistency (storage.Checker), reporting each
@@ -70,13 +74,20 @@ func (s *Store) Check(ctx context.Context, opts storage.CheckOptions, report fun
 	}
 	for _, step := range steps {
 		if err := ctx.Err(); err != nil {
-			return c.sum, fmt.Errorf("check: %w", err)
+			return c.summary(), fmt.Errorf("check: %w", err)
 		}
 		if err := step.run(ctx); err != nil {
-			return c.sum, fmt.Errorf("check: %s: %w", step.what, classify(err))
+			return c.summary(), fmt.Errorf("check: %s: %w", step.what, classify(err))
 		}
 	}
-	return c.sum, nil
+	return c.summary(), nil
+}
+
+// summary is what the check looked at so far.
+func (c *checker) summary() storage.CheckSummary {
+	sum := c.sum
+	sum.Contents, sum.Bytes = c.contents.Load(), c.bytes.Load()
+	return sum
 }
 
 // count reads how much there is to check, for the summary and progress.

@@ -9,6 +9,7 @@ import (
 	"io"
 
 	"github.com/jackc/pgx/v5"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/davspaces/davspaces/storage"
 	"github.com/davspaces/davspaces/storage/s3content"
@@ -46,8 +47,12 @@ func (c *checker) checkFiles(ctx context.Context) error {
 		if err != nil || len(rows) == 0 {
 			return err
 		}
-		for _, r := range rows {
-			if err := c.checkFile(ctx, r); err != nil {
+		faults, err := c.faultsOf(ctx, rows)
+		if err != nil {
+			return err
+		}
+		for i, r := range rows {
+			if err := c.checkFile(ctx, r, faults[i]); err != nil {
 				return err
 			}
 		}
@@ -66,14 +71,32 @@ func (c *checker) contentPage(ctx context.Context, sql string, args ...any) ([]c
 	return pgx.CollectRows(rows, pgx.RowToStructByName[contentRow])
 }
 
-// checkFile reports what is wrong with a file's content. Nothing about a
-// file's content is repaired: its bytes are the user's, and only a copy
-// of the bucket can bring them back.
-func (c *checker) checkFile(ctx context.Context, r contentRow) error {
+// faultsOf asks the bucket about the content of rows, checkRequests rows
+// at a time: each object is a round trip, which to a remote S3 costs far
+// more than the check's own work.
+func (c *checker) faultsOf(ctx context.Context, rows []contentRow) ([]*contentFault, error) {
+	faults := make([]*contentFault, len(rows))
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(checkRequests)
+	for i, r := range rows {
+		g.Go(func() (err error) {
+			faults[i], err = c.contentFault(ctx, r)
+			return err
+		})
+	}
+	return faults, g.Wait()
+}
+
+// checkRequests bounds the requests to the bucket a check has under way.
+const checkRequests = 8
+
+// checkFile reports fault, what is wrong with a file's content, if
+// anything. Nothing about a file's content is repaired: its bytes are the
+// user's, and only a copy of the bucket can bring them back.
+func (c *checker) checkFile(ctx context.Context, r contentRow, fault *contentFault) error {
 	c.done++
-	fault, err := c.contentFault(ctx, r)
-	if err != nil || fault == nil {
-		return err
+	if fault == nil {
+		return nil
 	}
 	if still, err := c.still(ctx, `SELECT EXISTS (SELECT 1 FROM nodes WHERE id = $1 AND size = $2 AND content = $3)`,
 		r.ID, r.Size, contentColumn(r.Content)); err != nil || !still {
@@ -91,8 +114,12 @@ func (c *checker) checkVersions(ctx context.Context) error {
 		if err != nil || len(rows) == 0 {
 			return err
 		}
-		for _, r := range rows {
-			if err := c.checkVersion(ctx, r); err != nil {
+		faults, err := c.faultsOf(ctx, rows)
+		if err != nil {
+			return err
+		}
+		for i, r := range rows {
+			if err := c.checkVersion(ctx, r, faults[i]); err != nil {
 				return err
 			}
 		}
@@ -101,15 +128,15 @@ func (c *checker) checkVersions(ctx context.Context) error {
 	}
 }
 
-// checkVersion reports what is wrong with a version's content. A version
+// checkVersion reports fault, what is wrong with a version's content, if
+// anything. A version
 // whose objects are not all there can never be restored nor read: a
 // repair drops it, as a record pointing at nothing. One whose objects
 // differ from it is left for the administrator to judge.
-func (c *checker) checkVersion(ctx context.Context, r contentRow) error {
+func (c *checker) checkVersion(ctx context.Context, r contentRow, fault *contentFault) error {
 	c.done++
-	fault, err := c.contentFault(ctx, r)
-	if err != nil || fault == nil {
-		return err
+	if fault == nil {
+		return nil
 	}
 	if still, err := c.still(ctx, `SELECT EXISTS (SELECT 1 FROM versions WHERE file_id = $1 AND key = $2 AND size = $3 AND content = $4)`,
 		r.ID, r.Key, r.Size, contentColumn(r.Content)); err != nil || !still {
@@ -145,7 +172,8 @@ func (c *checker) dropVersion(ctx context.Context, r contentRow) error {
 }
 
 // contentFault asks the bucket for the objects of r, and with Deep reads
-// them: nil when they are all there with their sizes (and r's SHA1).
+// them: nil when they are all there with their sizes (and r's SHA1). It
+// is safe for concurrent use.
 func (c *checker) contentFault(ctx context.Context, r contentRow) (*contentFault, error) {
 	if total := s3content.Size(r.Content); total != r.Size {
 		return &contentFault{storage.ProblemContentSize,
@@ -181,7 +209,7 @@ func (c *checker) segmentsFault(ctx context.Context, segments []s3content.Segmen
 // objectFault asks the bucket for object key, which should hold size
 // bytes.
 func (c *checker) objectFault(ctx context.Context, key string, size int64) (*contentFault, error) {
-	c.sum.Contents++
+	c.contents.Add(1)
 	obj, err := c.s.objects.Stat(ctx, key)
 	if errors.Is(err, storage.ErrNotFound) {
 		return &contentFault{storage.ProblemMissingContent, fmt.Sprintf("object %s is missing", key)}, nil
@@ -189,7 +217,7 @@ func (c *checker) objectFault(ctx context.Context, key string, size int64) (*con
 	if err != nil {
 		return nil, err
 	}
-	c.sum.Bytes += obj.Size
+	c.bytes.Add(obj.Size)
 	if obj.Size != size {
 		return &contentFault{storage.ProblemContentSize,
 			fmt.Sprintf("object %s holds %d bytes, not %d", key, obj.Size, size)}, nil
