@@ -16,11 +16,12 @@ import (
 )
 
 // The content steps: every object a file, a version, a session's part or a
-// chunk names is asked for (a HEAD each, between the pages of rows), and
-// with Deep a file's or version's objects are read through and hashed. An
-// object a row read names cannot go before ObjectGrace has passed since the
-// row stopped naming it, so a page checked within that time sees no
-// object vanish under a change.
+// chunk names is asked for (a HEAD each, a few at once, between the pages
+// of rows), and with Deep a file's or version's objects are read through
+// and hashed. An object a row names cannot go before ObjectGrace has
+// passed since the row stopped naming it; a fault found is reported only
+// if the row is still as it was read, so a change made meanwhile is not
+// taken for damage.
 
 // contentRow is a file or a version as the content steps read it.
 type contentRow struct {
@@ -47,18 +48,31 @@ func (c *checker) checkFiles(ctx context.Context) error {
 		if err != nil || len(rows) == 0 {
 			return err
 		}
-		faults, err := c.faultsOf(ctx, rows)
-		if err != nil {
+		if err := c.checkContents(ctx, rows, c.foundInFile); err != nil {
 			return err
 		}
-		for i, r := range rows {
-			if err := c.checkFile(ctx, r, faults[i]); err != nil {
-				return err
-			}
-		}
 		after = rows[len(rows)-1].ID
-		c.progress()
 	}
+}
+
+// checkContents checks the content of rows, a page of files or versions,
+// and hands each fault to found.
+func (c *checker) checkContents(ctx context.Context, rows []contentRow, found func(context.Context, contentRow, *contentFault) error) error {
+	faults, err := c.faultsOf(ctx, rows)
+	if err != nil {
+		return err
+	}
+	for i, r := range rows {
+		c.done++
+		if faults[i] == nil {
+			continue
+		}
+		if err := found(ctx, r, faults[i]); err != nil {
+			return err
+		}
+	}
+	c.progress()
+	return nil
 }
 
 // contentPage reads one page of files or versions, in one statement.
@@ -90,14 +104,10 @@ func (c *checker) faultsOf(ctx context.Context, rows []contentRow) ([]*contentFa
 // checkRequests bounds the requests to the bucket a check has under way.
 const checkRequests = 8
 
-// checkFile reports fault, what is wrong with a file's content, if
-// anything. Nothing about a file's content is repaired: its bytes are the
-// user's, and only a copy of the bucket can bring them back.
-func (c *checker) checkFile(ctx context.Context, r contentRow, fault *contentFault) error {
-	c.done++
-	if fault == nil {
-		return nil
-	}
+// foundInFile reports fault, what is wrong with a file's content, unless
+// the file changed since. Nothing about a file's content is repaired: its
+// bytes are the user's, and only a copy of the bucket can bring them back.
+func (c *checker) foundInFile(ctx context.Context, r contentRow, fault *contentFault) error {
 	if still, err := c.still(ctx, `SELECT EXISTS (SELECT 1 FROM nodes WHERE id = $1 AND size = $2 AND content = $3)`,
 		r.ID, r.Size, contentColumn(r.Content)); err != nil || !still {
 		return err
@@ -114,30 +124,19 @@ func (c *checker) checkVersions(ctx context.Context) error {
 		if err != nil || len(rows) == 0 {
 			return err
 		}
-		faults, err := c.faultsOf(ctx, rows)
-		if err != nil {
+		if err := c.checkContents(ctx, rows, c.foundInVersion); err != nil {
 			return err
 		}
-		for i, r := range rows {
-			if err := c.checkVersion(ctx, r, faults[i]); err != nil {
-				return err
-			}
-		}
 		afterFile, afterKey = rows[len(rows)-1].ID, rows[len(rows)-1].Key
-		c.progress()
 	}
 }
 
-// checkVersion reports fault, what is wrong with a version's content, if
-// anything. A version
-// whose objects are not all there can never be restored nor read: a
-// repair drops it, as a record pointing at nothing. One whose objects
-// differ from it is left for the administrator to judge.
-func (c *checker) checkVersion(ctx context.Context, r contentRow, fault *contentFault) error {
-	c.done++
-	if fault == nil {
-		return nil
-	}
+// foundInVersion reports fault, what is wrong with a version's content,
+// unless the version changed since. A version whose objects are not all
+// there can never be restored nor read: a repair drops it, as a record
+// pointing at nothing. One whose objects differ from it is left for the
+// administrator to judge.
+func (c *checker) foundInVersion(ctx context.Context, r contentRow, fault *contentFault) error {
 	if still, err := c.still(ctx, `SELECT EXISTS (SELECT 1 FROM versions WHERE file_id = $1 AND key = $2 AND size = $3 AND content = $4)`,
 		r.ID, r.Key, r.Size, contentColumn(r.Content)); err != nil || !still {
 		return err
@@ -186,6 +185,10 @@ func (c *checker) contentFault(ctx context.Context, r contentRow) (*contentFault
 		return nil, nil
 	}
 	sum, err := c.sha1Of(ctx, r.Content)
+	if errors.Is(err, storage.ErrNotFound) {
+		// Gone since it was asked for: the row changed, or the bucket.
+		return &contentFault{storage.ProblemMissingContent, err.Error()}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
