@@ -268,6 +268,33 @@ var corruptions = []corruption{
 		kind: storage.ProblemUsage, inSpace: true, repairable: true,
 	},
 	{
+		name: "wrong chunked upload counters",
+		damage: func(t *testing.T, s *Store, _ storage.Space, _ map[string]storage.Node) string {
+			execSQL(t, s, `UPDATE chunked_uploads SET stored = stored + 3, parts = parts + 1`)
+			return ""
+		},
+		kind: storage.ProblemUsage, inSpace: true, repairable: true,
+	},
+	{
+		name: "node at the trash's root that is no item",
+		damage: func(t *testing.T, s *Store, _ storage.Space, nodes map[string]storage.Node) string {
+			var key string
+			if err := s.pool.QueryRow(t.Context(), `DELETE FROM trash_items WHERE node_id = $1 RETURNING key`, nodes["old"].ID).Scan(&key); err != nil {
+				t.Fatalf("dropping the trash item: %v", err)
+			}
+			return "trash-bin/" + key
+		},
+		kind: storage.ProblemDangling, inSpace: true,
+	},
+	{
+		name: "node below a file",
+		damage: func(t *testing.T, s *Store, _ storage.Space, nodes map[string]storage.Node) string {
+			execSQL(t, s, `UPDATE nodes SET parent_id = $1 WHERE id = $2`, nodes["docs/solo.txt"].ID, nodes["empty"].ID)
+			return "docs/solo.txt/empty"
+		},
+		kind: storage.ProblemDangling, inSpace: true,
+	},
+	{
 		name: "lock on a node of another space",
 		damage: func(t *testing.T, s *Store, sp storage.Space, nodes map[string]storage.Node) string {
 			other, err := s.PersonalSpace(t.Context(), storage.User{ID: "marie"})
