@@ -39,7 +39,10 @@ import (
 	"github.com/davspaces/davspaces/storage"
 )
 
-var _ storage.Store = (*Store)(nil)
+var (
+	_ storage.Store       = (*Store)(nil)
+	_ storage.SpaceLister = (*Store)(nil)
+)
 
 // Options configure a Store.
 type Options struct {
