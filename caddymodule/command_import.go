@@ -27,7 +27,7 @@ func init() {
 const personalPrefix = "user:"
 
 func newImportCommand() *cobra.Command {
-	cmd := newSubcommand("import --space <id | user:NAME> SRC [DEST-PATH]",
+	cmd := newSubcommand("import --space <id | user:NAME> [--workers N] SRC [DEST-PATH]",
 		"Brings a local folder's tree into a space",
 		`
 Brings the files and folders below the local folder SRC into a space, below
@@ -50,6 +50,7 @@ import, start it again. With 'store postgres' the import runs while the
 servers serve.`,
 		runImport)
 	cmd.Flags().String("space", "", "The space: its id, or user:NAME for a user's personal space")
+	cmd.Flags().Int("workers", localtree.DefaultWorkers, "How many files to import at once")
 	return cmd
 }
 
@@ -85,6 +86,10 @@ func runImport(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	workers, _ := cmd.Flags().GetInt("workers")
+	if workers < 1 {
+		return usageError("--workers %d: at least 1", workers)
+	}
 	// Checked before --space can create a personal space for nothing.
 	if info, err := os.Stat(src); err != nil || !info.IsDir() {
 		return usageError("%s is not a local folder", src)
@@ -96,7 +101,7 @@ func runImport(cmd *cobra.Command, args []string) error {
 		}
 		bar := progress.New(cmd.OutOrStdout(), "import", 0, progress.Options{Bytes: true})
 		obs := treeObserver(bar, cmd.ErrOrStderr())
-		sum, err := localtree.Import(ctx, store, space.ID, src, destPath, localtree.ImportOptions{Observer: obs})
+		sum, err := localtree.Import(ctx, store, space.ID, src, destPath, localtree.ImportOptions{Workers: workers, Observer: obs})
 		bar.Finish("%s into space %s", sum, space.ID)
 		return leftOut(sum, err)
 	})

@@ -3,6 +3,7 @@ package localtree
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -336,7 +337,7 @@ func TestImportStopsWithContext(t *testing.T) {
 			cancel()
 		}
 	}}
-	sum, err := Import(cctx, s, sp.ID, src, "", ImportOptions{Observer: obs})
+	sum, err := Import(cctx, s, sp.ID, src, "", ImportOptions{Workers: 1, Observer: obs})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Import = %v, want context.Canceled", err)
 	}
@@ -349,5 +350,31 @@ func mustOK(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestImportManyFilesAtOnce(t *testing.T) {
+	s := openStore(t)
+	sp := personalSpace(t, s)
+	src := t.TempDir()
+	tree := map[string]localFile{}
+	for i := range 300 {
+		p := fmt.Sprintf("d%02d/f%03d", i%15, i)
+		tree[p] = localFile{content: strings.Repeat("x", i*97), mtime: base.Add(time.Duration(i) * time.Second)}
+	}
+	writeTree(t, src, tree)
+	var rec recorder
+	sum, err := Import(ctx, s, sp.ID, src, "", ImportOptions{Workers: 32, Observer: rec.observer()})
+	if err != nil {
+		t.Fatalf("Import: %v", err)
+	}
+	if sum.Files != 300 || sum.Folders != 15 || rec.last.Files != 300 || rec.last.Bytes != rec.last.TotalBytes {
+		t.Errorf("summary %+v, last progress %+v", sum, rec.last)
+	}
+	nodes := spaceTree(t, s, sp.ID, "")
+	for p, f := range tree {
+		if n := nodes[p]; n.Checksums.SHA1 != sha1Hex(f.content) || !n.ModTime.Equal(f.mtime) {
+			t.Errorf("%s: %+v", p, n)
+		}
 	}
 }

@@ -87,8 +87,8 @@ func (s Summary) String() string {
 }
 
 // Observer is told of a transfer's progress and of what it leaves out.
-// Either function may be nil. They are called from the transferring
-// goroutine, one call at a time.
+// Either function may be nil. They are called one call at a time, though
+// not always from the same goroutine, and must not block for long.
 type Observer struct {
 	// Progress is called after every file and now and then within a
 	// large one.
