@@ -80,10 +80,15 @@ type Summary struct {
 	Skipped int64
 }
 
+// String says what the transfer did in one line; files found unchanged
+// only when there were any.
 func (s Summary) String() string {
-	return fmt.Sprintf("%d files (%s) written, %d folders created, %d files (%s) unchanged, %d skipped",
-		s.Files, humanize.IBytes(uint64(s.Bytes)), s.Folders,
-		s.Unchanged, humanize.IBytes(uint64(s.UnchangedBytes)), s.Skipped)
+	unchanged := ""
+	if s.Unchanged > 0 {
+		unchanged = fmt.Sprintf(", %d files (%s) unchanged", s.Unchanged, humanize.IBytes(uint64(s.UnchangedBytes)))
+	}
+	return fmt.Sprintf("%d files (%s) written, %d folders created%s, %d skipped",
+		s.Files, humanize.IBytes(uint64(s.Bytes)), s.Folders, unchanged, s.Skipped)
 }
 
 // Observer is told of a transfer's progress and of what it leaves out.
