@@ -133,8 +133,10 @@ type configuredHandler struct {
 	// the configuration; the first one's storage id counts.
 	Handlers []*DAVSpaces
 	Backend  StoreBackend
-	ctx      caddy.Context
-	cancel   context.CancelFunc
+	// Config is the whole configuration, as JSON.
+	Config []byte
+	ctx    caddy.Context
+	cancel context.CancelFunc
 }
 
 // Key is the store's key: a bolt store's data directory, a PostgreSQL
@@ -219,7 +221,11 @@ func loadConfiguredHandler(cmd *cobra.Command) (*configuredHandler, error) {
 			h.Close()
 		}
 	}
-	return chosen, err
+	if err != nil {
+		return nil, err
+	}
+	chosen.Config = config
+	return chosen, nil
 }
 
 // configuredHandlers returns the stores of the davspaces handlers in the
