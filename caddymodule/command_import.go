@@ -36,7 +36,9 @@ their modification times. Every file is committed as a WebDAV PUT is, its
 checksums computed while it streams, within the space's quota.
 
 A file the space has already with the same size and SHA1 is left as it is,
-so an interrupted import can simply be run again. Symbolic links, devices,
+so an interrupted import can simply be run again; one that differs is
+replaced, its old content kept as a version. A folder's modification time
+is always the time of the latest change below it. Symbolic links, devices,
 sockets and named pipes are left out, and so are names the store refuses,
 files the quota cannot hold and files someone holds a WebDAV lock on: each
 is listed on standard error, the import goes on, and the command exits

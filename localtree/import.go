@@ -40,9 +40,12 @@ const DefaultWorkers = 16
 // computed while it streams, the quota is checked, and a WebDAV lock that
 // someone holds on the target is respected.
 //
+// Folders keep no modification time of their own: in a store, a folder's
+// is the time of the latest change below it.
+//
 // A file already in the space with the same size and SHA1 is left as it
-// is (Summary.Unchanged), so an import that was interrupted can simply be
-// run again; one that differs is replaced (its old content becomes a
+// is, its modification time too (Summary.Unchanged), so an import that was
+// interrupted can simply be run again; one that differs is replaced (its old content becomes a
 // version). Import never replaces a file that changed in the space while
 // it was compared, and never one created there meanwhile.
 //
