@@ -24,6 +24,7 @@ import (
 	"github.com/davspaces/davspaces/graph"
 	"github.com/davspaces/davspaces/ocs"
 	"github.com/davspaces/davspaces/storage"
+	"github.com/davspaces/davspaces/storage/traced"
 )
 
 func init() {
@@ -178,11 +179,14 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		return err
 	}
 	users := userFromCaddy(dav.logger)
+	// Under Caddy's tracing directive every store call a request makes is
+	// a span of its own; without it the wrapper adds none.
+	served := traced.Wrap(store.Store)
 	dav.handler, err = davhandler.New(davhandler.Config{
-		Store:              store.Store,
-		Locks:              store.Store,
-		Uploads:            store.Store,
-		Chunks:             store.Store,
+		Store:              served,
+		Locks:              served,
+		Uploads:            served,
+		Chunks:             served,
 		UploadTTL:          time.Duration(dav.UploadTTL),
 		MaxOpenUploads:     dav.MaxOpenUploads,
 		User:               users,
@@ -218,7 +222,7 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		return err
 	}
 	dav.graph, err = graph.New(graph.Config{
-		Store:         store.Store,
+		Store:         served,
 		User:          users,
 		ProjectSpaces: projectSpaces,
 		Logger:        dav.logger,
