@@ -49,6 +49,14 @@ func setUpCommand(cmd *cobra.Command) {
 	for _, sub := range subcommands {
 		cmd.AddCommand(sub())
 	}
+	// Cobra shows the help of a command without its own run for any
+	// argument, and exits 0: a mistyped subcommand must not pass for done.
+	cmd.RunE = runCommand(func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usageError("unknown command %q for %q", args[0], cmd.CommandPath())
+		}
+		return cmd.Help()
+	})
 }
 
 // subcommands make the subcommands of `caddy davspaces`. Each subcommand's

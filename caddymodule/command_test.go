@@ -136,3 +136,19 @@ func TestCommandUsageErrors(t *testing.T) {
 		t.Fatal("exit statuses of problems and success")
 	}
 }
+
+func TestCommandUnknownSubcommand(t *testing.T) {
+	root := &cobra.Command{Use: "davspaces", SilenceUsage: true, SilenceErrors: true}
+	setUpCommand(root)
+	var out strings.Builder
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs([]string{"bogus"})
+	if err := root.Execute(); err == nil || !strings.Contains(err.Error(), `unknown command "bogus"`) {
+		t.Fatalf("an unknown subcommand: %v", err)
+	}
+	root.SetArgs([]string{})
+	if err := root.Execute(); err != nil || !strings.Contains(out.String(), "Available Commands") {
+		t.Fatalf("no subcommand: %v, printed %q", err, out.String())
+	}
+}

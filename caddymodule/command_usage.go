@@ -24,10 +24,10 @@ func newUsageCommand() *cobra.Command {
 Lists every space of the store, one line each: its id, name, type, number
 of members, number of files, the bytes of its files, of its trash and of
 its versions, and its quota ("none" without one). Sizes are in bytes, or
-in KB, MB, … with --human. It reads the store while the server is stopped
+in KiB, MiB, … with --human. It reads the store while the server is stopped
 (the embedded store) or running (PostgreSQL).`,
 		runUsage)
-	cmd.Flags().BoolP("human", "H", false, "Sizes in KB, MB, … rather than bytes")
+	cmd.Flags().BoolP("human", "H", false, "Sizes in KiB, MiB, … rather than bytes")
 	return cmd
 }
 
@@ -73,7 +73,7 @@ func runUsage(cmd *cobra.Command, args []string) error {
 	if err := writeUsage(cmd.OutOrStdout(), lines, human); err != nil {
 		return err
 	}
-	bar.Finish("%d spaces, %d files, %s", len(lines), total.Files, humanize.Bytes(uint64(total.Usage.Files)))
+	bar.Finish("%d spaces, %d files, %s", len(lines), total.Files, humanize.IBytes(uint64(max(total.Usage.Files, 0))))
 	return nil
 }
 
@@ -126,7 +126,7 @@ func countFiles(ctx context.Context, store storage.Store, spaceID, folderID stri
 func writeUsage(out io.Writer, lines []spaceUsage, human bool) error {
 	size := func(n int64) string {
 		if human {
-			return humanize.Bytes(uint64(max(n, 0)))
+			return humanize.IBytes(uint64(max(n, 0)))
 		}
 		return strconv.FormatInt(n, 10)
 	}

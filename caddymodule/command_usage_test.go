@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/davspaces/davspaces/internal/testpeer"
 	"github.com/davspaces/davspaces/storage"
 	"github.com/davspaces/davspaces/storage/boltstore"
 )
@@ -113,5 +114,35 @@ func TestUsageListsEverySpace(t *testing.T) {
 	want := regexp.MustCompile(`^` + alice.ID + `\s+Alice\s+personal\s+1\s+2\s+11\s+7\s+0\s+1000000$`)
 	if !want.MatchString(lines[1]) {
 		t.Fatalf("usage line %q does not match %s", lines[1], want)
+	}
+}
+
+// usage reads the PostgreSQL store as well, here from a JSON
+// configuration.
+func TestUsageOfThePostgresStore(t *testing.T) {
+	raw := postgresStoreJSON(testpeer.PostgreSQL(t), testpeer.S3Bucket(t))
+	dav := &DAVSpaces{StoreRaw: raw, Spaces: []ProjectSpace{{Name: "Physics", Managers: []string{"einstein"}, Editors: []string{"marie"}}}}
+	mustProvision(t, dav)
+	einstein, err := dav.store.PersonalSpace(t.Context(), storage.User{ID: "einstein"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	putFile(t, dav.store, einstein.ID, "a.txt", "hello")
+	config := filepath.Join(t.TempDir(), "caddy.json")
+	body := `{"admin":{"disabled":true},"apps":{"http":{"servers":{"s":{"listen":["127.0.0.1:0"],"routes":[{"handle":[{"handler":"davspaces","store":` + string(raw) + `}]}]}}}}}`
+	if err := os.WriteFile(config, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runSubcommand(t, "usage", "--config", config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`(?m)^` + einstein.ID + `\s+einstein\s+personal\s+1\s+1\s+5\s+0\s+0\s+none$`,
+		`(?m)\s+Physics\s+project\s+2\s+0\s+0\s+0\s+0\s+none$`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("usage has no line matching %s:\n%s", want, out)
+		}
 	}
 }

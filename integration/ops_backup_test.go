@@ -247,6 +247,7 @@ func TestOpsBackupWhileServing(t *testing.T) {
 	restoreConfig := opsConfig(t, freePort(t), fresh, restoreOpts)
 	out = mustCommand(t, "restore", "--config", restoreConfig, dest)
 	t.Logf("restore: %s", strings.TrimSpace(out))
+	checkRestored(t, restoreConfig)
 	restoredServer := startServer(t, restoreOpts)
 	rc := newClient(t, restoredServer.URL, "einstein")
 	for p, sum := range acknowledged {
@@ -325,4 +326,20 @@ func TestOpsUsage(t *testing.T) {
 func spaceOf(ref string) string {
 	_, space, _ := strings.Cut(ref, "$")
 	return space
+}
+
+// checkRestored runs `caddy davspaces check` on a restored store, which
+// must find nothing, in a build that has the check (restore also checks
+// a store that can check itself).
+func checkRestored(t *testing.T, config string) {
+	t.Helper()
+	out, errOut, status := davspacesCommand(t, "check", "--config", config)
+	if strings.Contains(errOut, "unknown command") {
+		t.Log("this build has no check command")
+		return
+	}
+	if status != 0 {
+		t.Fatalf("check of the restored store: status %d\n%s\n%s", status, out, tail(errOut, 2000))
+	}
+	t.Logf("check: %s", strings.TrimSpace(out))
 }

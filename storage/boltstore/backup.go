@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"syscall"
 	"time"
 
@@ -94,8 +93,10 @@ func (src *SnapshotSource) Close() error { return src.db.Close() }
 type BackupStats struct {
 	// DatabaseBytes is the size of the database copy.
 	DatabaseBytes int64
-	// Linked and Copied count the content files added to the backup,
-	// Skipped those it had already; the Bytes count their sizes.
+	// Linked and Copied count the content files added to the backup, over
+	// all its passes; Skipped those of the last database copy that the
+	// backup had already, from an earlier backup or an earlier pass of
+	// this one. The Bytes count their sizes.
 	Linked, Copied, Skipped                int
 	LinkedBytes, CopiedBytes, SkippedBytes int64
 	// Removed counts the content files of an earlier backup that the new
@@ -120,7 +121,7 @@ type BackupOptions struct {
 // away during a backup: each attempt only has to link what changed since
 // the one before, so several in a row mean a store that removes content
 // faster than a snapshot is taken, or a content file missing for good.
-const backupAttempts = 5
+const backupAttempts = 10
 
 // Backup copies the store in dir into dest, a directory that is empty or
 // holds an earlier backup of the store: a copy of the database, and the
@@ -134,26 +135,23 @@ func Backup(ctx context.Context, dir, dest string, opts BackupOptions) (BackupSt
 	}
 	partial := filepath.Join(dest, dbFile+".partial")
 	defer os.Remove(partial)
-	var missing []string
+	var missing missingContent
 	for stats.Snapshots < backupAttempts {
 		stats.Snapshots++
+		stats.Skipped, stats.SkippedBytes = 0, 0
 		n, err := writeSnapshotFile(partial, opts.Snapshot)
 		if err != nil {
 			return stats, err
 		}
 		stats.DatabaseBytes = n
-		blobs, err := ReferencedContent(partial)
+		missing, err = b.fromCopy(ctx, partial)
 		if err != nil {
 			return stats, err
 		}
-		missing, err = b.addContent(ctx, blobs)
-		if err != nil {
-			return stats, err
-		}
-		if len(missing) > 0 {
+		if missing.count > 0 {
 			continue // removed since the snapshot: take a fresh one
 		}
-		if stats.Removed, err = b.removeUnreferenced(blobs); err != nil {
+		if err := b.syncDirs(); err != nil {
 			return stats, err
 		}
 		if err := os.Rename(partial, filepath.Join(dest, dbFile)); err != nil {
@@ -161,7 +159,48 @@ func Backup(ctx context.Context, dir, dest string, opts BackupOptions) (BackupSt
 		}
 		return stats, syncDir(dest)
 	}
-	return stats, fmt.Errorf("backup: %d content files the database references are missing from %s after %d snapshots (the first: %s): run caddy davspaces check", len(missing), dir, stats.Snapshots, missing[0])
+	return stats, fmt.Errorf("backup: %d content files the database references are missing from %s after %d snapshots (the first: %s): run caddy davspaces check", missing.count, dir, stats.Snapshots, missing.first)
+}
+
+// missingContent counts the content files a database copy references that
+// the store does not have, and names the first.
+type missingContent struct {
+	count int
+	first string
+}
+
+// fromCopy settles the backup's content files with the database copy at
+// path: it adds those missing and, when none is missing from the store,
+// drops those the copy does not reference.
+func (b *backup) fromCopy(ctx context.Context, path string) (missingContent, error) {
+	var missing missingContent
+	err := viewCopy(path, func(blobs *bolt.Bucket) error {
+		var err error
+		if missing, err = b.addContent(ctx, blobs); err != nil || missing.count > 0 {
+			return err
+		}
+		b.stats.Removed, err = b.removeUnreferenced(blobs)
+		return err
+	})
+	return missing, err
+}
+
+// viewCopy opens the database copy at path read-only and calls fn with
+// its bucket of referenced content files (empty when it has none). The
+// copy must not be open elsewhere.
+func viewCopy(path string, fn func(blobs *bolt.Bucket) error) error {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: snapshotLockWait})
+	if err != nil {
+		return fmt.Errorf("opening the database copy %s: %w", path, err)
+	}
+	defer db.Close()
+	return db.View(func(tx *bolt.Tx) error {
+		blobs := tx.Bucket(bucketBlobs)
+		if blobs == nil {
+			return fmt.Errorf("%s is no database of the embedded store", path)
+		}
+		return fn(blobs)
+	})
 }
 
 // backup is one run of Backup.
@@ -171,6 +210,8 @@ type backup struct {
 	progress  func(done, total int64)
 	// copyOnly is set once a link failed across file systems.
 	copyOnly bool
+	// touched are the content directories given new entries, to flush.
+	touched map[string]bool
 }
 
 // prepare makes the backup's directories.
@@ -200,32 +241,19 @@ func writeSnapshotFile(path string, snapshot func(io.Writer) (int64, error)) (in
 	return n, nil
 }
 
-// ReferencedContent returns the ids of the content files the database at
-// path references (files, their versions, the trash), in order. The
-// database must not be open elsewhere: it is a copy.
+// ReferencedContent returns the ids of the content files the database
+// copy at path references (files, their versions, the trash), in order.
+// It holds them all in memory: for tests and small stores; Backup walks
+// them instead.
 func ReferencedContent(path string) ([]string, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: snapshotLockWait})
-	if err != nil {
-		return nil, fmt.Errorf("opening %s: %w", path, err)
-	}
-	defer db.Close()
-	var blobs []string
-	err = db.View(func(tx *bolt.Tx) error {
-		bucket := tx.Bucket(bucketBlobs)
-		if bucket == nil {
-			return nil
-		}
-		return bucket.ForEach(func(k, _ []byte) error {
-			if validBlobID(string(k)) {
-				blobs = append(blobs, string(k))
-			}
+	var ids []string
+	err := viewCopy(path, func(blobs *bolt.Bucket) error {
+		return blobs.ForEach(func(k, _ []byte) error {
+			ids = append(ids, string(k))
 			return nil
 		})
 	})
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	return blobs, nil
+	return ids, err
 }
 
 // validBlobID reports whether id can name a content file: long enough for
@@ -239,51 +267,65 @@ func blobPathIn(dir, id string) string {
 	return filepath.Join(dir, blobsDir, id[:2], id)
 }
 
-// addContent puts every content file of blobs into the backup that is not
-// there yet and returns those missing from the store.
-func (b *backup) addContent(ctx context.Context, blobs []string) (missing []string, err error) {
-	total := int64(len(blobs))
-	for i, id := range blobs {
+// addContent puts every content file the bucket references into the
+// backup, unless it is there already, and counts those missing from the
+// store.
+func (b *backup) addContent(ctx context.Context, blobs *bolt.Bucket) (missing missingContent, err error) {
+	total, done := int64(blobs.Stats().KeyN), int64(0)
+	err = blobs.ForEach(func(k, _ []byte) error {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
+		}
+		id := string(k)
+		if !validBlobID(id) {
+			return fmt.Errorf("backup: the database references a content file named %q", id)
 		}
 		gone, err := b.addBlob(id)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if gone {
-			missing = append(missing, id)
+			if missing.count == 0 {
+				missing.first = id
+			}
+			missing.count++
 		}
+		done++
 		if b.progress != nil {
-			b.progress(int64(i+1), total)
+			b.progress(done, total)
 		}
-	}
-	return missing, nil
+		return nil
+	})
+	return missing, err
 }
 
 // addBlob links or copies one content file into the backup, unless the
 // backup has it; gone is true when the store does not have it (any more).
+// A content file in the backup is whole (a link, or a copy renamed into
+// place once written) and never changes, so having its name is enough:
+// a pass over a fresh database copy costs one look-up in the backup per
+// content file, which keeps the window in which a content file can go
+// between the copy and its link short.
 func (b *backup) addBlob(id string) (gone bool, err error) {
 	src, dst := blobPathIn(b.src, id), blobPathIn(b.dest, id)
+	if have, err := os.Stat(dst); err == nil && have.Mode().IsRegular() {
+		b.skipped(have.Size())
+		return false, nil
+	}
 	info, err := os.Stat(src)
 	if errors.Is(err, fs.ErrNotExist) {
-		// An earlier run may have it: content files never change.
-		if have, herr := os.Stat(dst); herr == nil && have.Mode().IsRegular() {
-			b.skipped(have.Size())
-			return false, nil
-		}
 		return true, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("backup: content file %s: %w", id, err)
 	}
-	if have, err := os.Stat(dst); err == nil && have.Size() == info.Size() {
-		b.skipped(info.Size())
-		return false, nil
-	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		return false, fmt.Errorf("backup: %w", err)
 	}
+	if b.touched == nil {
+		b.touched = map[string]bool{}
+	}
+	b.touched[filepath.Dir(dst)] = true
 	return b.place(id, src, dst, info.Size())
 }
 
@@ -360,8 +402,8 @@ func copyContent(src, dst string) (err error) {
 }
 
 // removeUnreferenced removes the content files of an earlier backup that
-// blobs (sorted) does not hold, and leftovers of interrupted copies.
-func (b *backup) removeUnreferenced(blobs []string) (int, error) {
+// the bucket does not reference, and leftovers of interrupted copies.
+func (b *backup) removeUnreferenced(blobs *bolt.Bucket) (int, error) {
 	removed := 0
 	root := filepath.Join(b.dest, blobsDir)
 	dirs, err := os.ReadDir(root)
@@ -377,7 +419,7 @@ func (b *backup) removeUnreferenced(blobs []string) (int, error) {
 			return removed, fmt.Errorf("backup: %w", err)
 		}
 		for _, e := range entries {
-			if _, found := slices.BinarySearch(blobs, e.Name()); found {
+			if blobs.Get([]byte(e.Name())) != nil {
 				continue
 			}
 			if err := os.Remove(filepath.Join(root, d.Name(), e.Name())); err != nil {
@@ -387,6 +429,18 @@ func (b *backup) removeUnreferenced(blobs []string) (int, error) {
 		}
 	}
 	return removed, nil
+}
+
+// syncDirs flushes the entries of the content directories the backup
+// added to, so that the database copy never lands before its content.
+func (b *backup) syncDirs() error {
+	for dir := range b.touched {
+		if err := syncDir(dir); err != nil {
+			return fmt.Errorf("backup: %w", err)
+		}
+	}
+	b.touched = nil
+	return syncDir(filepath.Join(b.dest, blobsDir))
 }
 
 // syncDir flushes a directory's entries (a rename) to stable storage.
@@ -427,8 +481,7 @@ var storeEntries = []string{dbFile, blobsDir, uploadsDir, sessionsDir, chunksDir
 func Restore(ctx context.Context, src, dir string, opts RestoreOptions) (BackupStats, error) {
 	var stats BackupStats
 	srcDB := filepath.Join(src, dbFile)
-	blobs, err := ReferencedContent(srcDB)
-	if err != nil {
+	if _, err := os.Stat(srcDB); err != nil {
 		return stats, fmt.Errorf("restore: no backup in %s: %w", src, err)
 	}
 	if err := clearForRestore(dir, opts.Replace); err != nil {
@@ -438,12 +491,19 @@ func Restore(ctx context.Context, src, dir string, opts RestoreOptions) (BackupS
 	if err := b.prepare(); err != nil {
 		return stats, err
 	}
-	missing, err := b.addContent(ctx, blobs)
+	var missing missingContent
+	err := viewCopy(srcDB, func(blobs *bolt.Bucket) (err error) {
+		missing, err = b.addContent(ctx, blobs)
+		return err
+	})
 	if err != nil {
 		return stats, err
 	}
-	if len(missing) > 0 {
-		return stats, fmt.Errorf("restore: the backup in %s lacks %d content files its database references (the first: %s)", src, len(missing), missing[0])
+	if missing.count > 0 {
+		return stats, fmt.Errorf("restore: the backup in %s lacks %d content files its database references (the first: %s)", src, missing.count, missing.first)
+	}
+	if err := b.syncDirs(); err != nil {
+		return stats, err
 	}
 	// The database changes once the store is open: a copy, never a link.
 	partial := filepath.Join(dir, dbFile+".partial")
