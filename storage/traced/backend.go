@@ -42,8 +42,7 @@ type walkingBackend struct {
 }
 
 // Unwrap returns the traced store, for callers that need what it offers
-// beyond storage.Backend (an administrator's command: storage.Checker,
-// storage.SpaceLister).
+// beyond storage.Backend (an administrator's command: storage.Checker).
 func (b *Backend) Unwrap() storage.Backend { return b.next }
 
 func (b *walkingBackend) Walk(ctx context.Context, spaceID, nodeID string, names []string) ([]storage.Node, error) {
@@ -87,6 +86,12 @@ func (b *Backend) PutSpace(ctx context.Context, s storage.Space) (storage.Space,
 func (b *Backend) Space(ctx context.Context, id string) (storage.Space, error) {
 	return call(ctx, "Space", id, func(ctx context.Context) (storage.Space, error) {
 		return b.next.Space(ctx, id)
+	})
+}
+
+func (b *Backend) Spaces(ctx context.Context) ([]storage.Space, error) {
+	return call(ctx, "Spaces", "", func(ctx context.Context) ([]storage.Space, error) {
+		return b.next.Spaces(ctx)
 	})
 }
 
