@@ -177,12 +177,16 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := registerStoreMetrics(ctx.GetMetricsRegistry(), store, dav.storeKey, projectSpaces); err != nil {
+		return fmt.Errorf("davspaces metrics: %w", err)
+	}
+	served := withTiming(store.Store, store.metrics)
 	users := userFromCaddy(dav.logger)
 	dav.handler, err = davhandler.New(davhandler.Config{
-		Store:              store.Store,
-		Locks:              store.Store,
-		Uploads:            store.Store,
-		Chunks:             store.Store,
+		Store:              served,
+		Locks:              served,
+		Uploads:            served,
+		Chunks:             served,
 		UploadTTL:          time.Duration(dav.UploadTTL),
 		MaxOpenUploads:     dav.MaxOpenUploads,
 		User:               users,
@@ -218,7 +222,7 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		return err
 	}
 	dav.graph, err = graph.New(graph.Config{
-		Store:         store.Store,
+		Store:         served,
 		User:          users,
 		ProjectSpaces: projectSpaces,
 		Logger:        dav.logger,
@@ -382,7 +386,7 @@ func (dav *DAVSpaces) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 	r = withForwardedScheme(r)
 	for _, route := range []func(*http.Request) (http.Handler, bool){dav.handler.Route, dav.ocs.Route, dav.graph.Route} {
 		if h, ok := route(r); ok {
-			h.ServeHTTP(w, r)
+			dav.store.metrics.serveCounted(h, w, r)
 			return nil
 		}
 	}
