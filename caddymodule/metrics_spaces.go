@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/davspaces/davspaces/davhandler"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -18,7 +19,7 @@ import (
 const spaceScrapeTimeout = 10 * time.Second
 
 // spaceCollector reads, at each scrape, what every served space of one
-// store uses and the locks held in them. A series per space, not per user
+// store uses, the locks held in them, and the store's unfinished uploads. A series per space, not per user
 // or path: the personal spaces and the configured project spaces bound
 // it. Each read is a short transaction of its own (one bolt read, one
 // pooled PostgreSQL query), so a scrape holds no lock or connection long.
@@ -27,6 +28,7 @@ type spaceCollector struct {
 	metrics *storeMetrics
 	used    *prometheus.Desc
 	locks   *prometheus.Desc
+	uploads *prometheus.Desc
 
 	mu       sync.Mutex
 	projects map[string]bool // the project spaces the configuration serves
@@ -42,6 +44,9 @@ func newSpaceCollector(store Store, m *storeMetrics, storeKey string) *spaceColl
 			[]string{"space", "type"}, labels),
 		locks: prometheus.NewDesc("davspaces_locks_held",
 			"WebDAV locks live in the served spaces.", nil, labels),
+		uploads: prometheus.NewDesc("davspaces_upload_sessions_open",
+			"Unfinished uploads the store keeps, by kind: tus, chunking-ng, chunking-v1; expired ones until the sweep ends them.",
+			[]string{"kind"}, labels),
 		projects: map[string]bool{},
 	}
 }
@@ -49,6 +54,7 @@ func newSpaceCollector(store Store, m *storeMetrics, storeKey string) *spaceColl
 func (c *spaceCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.used
 	ch <- c.locks
+	ch <- c.uploads
 }
 
 // addProjects adds project spaces another handler of the configuration
@@ -76,6 +82,25 @@ func (c *spaceCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(c.locks, prometheus.GaugeValue, float64(locks))
+	c.collectUploads(ctx, ch)
+}
+
+// collectUploads counts the store's unfinished uploads by kind, when it
+// can count them.
+func (c *spaceCollector) collectUploads(ctx context.Context, ch chan<- prometheus.Metric) {
+	counter, ok := c.store.(storage.OpenUploadCounter)
+	if !ok {
+		return
+	}
+	open, err := counter.CountOpenUploads(ctx, davhandler.ChunkedUploadKind)
+	if err != nil {
+		return // the store is unavailable: no figure rather than a wrong one
+	}
+	for kind, n := range map[string]int{
+		uploadTUS: open.Sessions, uploadNG: open.Chunked[uploadNG], uploadV1: open.Chunked[uploadV1],
+	} {
+		ch <- prometheus.MustNewConstMetric(c.uploads, prometheus.GaugeValue, float64(n), kind)
+	}
 }
 
 // spaces returns the served spaces: from the store's list when it can

@@ -72,6 +72,11 @@ func TestStoreMetrics(t *testing.T) {
 	}
 	t.Cleanup(func() { cleanup(t, d) })
 	reg := ctx.GetMetricsRegistry()
+	personal, err := pooledOf(t, root).PersonalSpace(t.Context(), storage.User{ID: "einstein"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	personalID := personal.ID
 
 	steps := []struct {
 		req  request
@@ -80,15 +85,14 @@ func TestStoreMetrics(t *testing.T) {
 		{request{method: http.MethodPut, target: "/webdav/hello.txt", body: "hello", user: "einstein"}, http.StatusCreated},
 		{request{method: http.MethodGet, target: "/webdav/hello.txt", user: "einstein"}, http.StatusOK},
 		{request{method: "LOCK", target: "/webdav/hello.txt", body: metricsLockBody, user: "einstein"}, http.StatusOK},
+		{request{method: http.MethodPost, target: "/remote.php/dav/spaces/" + personalID + "/", user: "einstein", header: map[string]string{
+			"Tus-Resumable": "1.0.0", "Upload-Length": "10", "Upload-Metadata": "filename dHVzLnR4dA=="}}, http.StatusCreated},
+		{request{method: "MKCOL", target: "/remote.php/dav/uploads/einstein/transfer-1", user: "einstein"}, http.StatusCreated},
 	}
 	for _, s := range steps {
 		if rec := serve(t, d, s.req); rec.Code != s.want {
 			t.Fatalf("%s %s: %d %s", s.req.method, s.req.target, rec.Code, rec.Body)
 		}
-	}
-	personal, err := pooledOf(t, root).PersonalSpace(t.Context(), storage.User{ID: "einstein"})
-	if err != nil {
-		t.Fatal(err)
 	}
 	projectID := d.Spaces[0].space().ID
 
@@ -110,6 +114,9 @@ func TestStoreMetrics(t *testing.T) {
 		{"davspaces_space_used_bytes", map[string]string{"space": projectID, "type": "project"}, eq(0), "0"},
 		{"davspaces_locks_held", map[string]string{"store": root}, eq(1), "1"},
 		{"davspaces_sweep_runs_total", map[string]string{"result": "failed"}, eq(0), "0"},
+		{"davspaces_upload_sessions_open", map[string]string{"kind": "tus"}, eq(1), "1"},
+		{"davspaces_upload_sessions_open", map[string]string{"kind": "chunking-ng"}, eq(1), "1"},
+		{"davspaces_upload_sessions_open", map[string]string{"kind": "chunking-v1"}, eq(0), "0"},
 		{"davspaces_sweep_removed_total", map[string]string{"what": "upload_sessions"}, eq(0), "0"},
 	} {
 		got, ok := metricValue(t, reg, c.name, c.labels)

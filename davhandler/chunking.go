@@ -91,6 +91,20 @@ func ngUploadID(userID, transfer string) string {
 	return url.PathEscape(userID) + "/ng/" + url.PathEscape(transfer)
 }
 
+// ChunkedUploadKind tells which protocol started the chunked upload with
+// the store id id: "chunking-ng", "chunking-v1", or "other" for an id this
+// handler did not choose. The escaped user id before it holds no slash.
+func ChunkedUploadKind(id string) string {
+	_, rest, _ := strings.Cut(id, "/")
+	switch {
+	case strings.HasPrefix(rest, "ng/"):
+		return "chunking-ng"
+	case strings.HasPrefix(rest, "v1/"):
+		return "chunking-v1"
+	}
+	return "other"
+}
+
 // handleNGCreate starts an upload (MKCOL). A size announced with
 // OC-Total-Length is checked against the free quota at once, so that a
 // client learns before it sends anything that the file will not fit.
