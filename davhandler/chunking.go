@@ -149,6 +149,7 @@ func (h *Handler) handleNGCreate(w http.ResponseWriter, r *http.Request, req *re
 func (h *Handler) ngTargetSpace(r *http.Request, req *request) (storage.Space, int64, error) {
 	if r.Header.Get("Destination") == "" {
 		space, err := h.store.PersonalSpace(r.Context(), req.user)
+		noteSpace(r.Context(), space.ID)
 		return space, 0, err
 	}
 	dst, err := parseFileDestination(r)
@@ -186,6 +187,7 @@ func (h *Handler) uploadSpace(r *http.Request, req *request, u storage.ChunkedUp
 	if err != nil {
 		return storage.Space{}, 0, fmt.Errorf("reading the space of chunked upload %s: %w", u.ID, err)
 	}
+	noteSpace(r.Context(), space.ID) // the user's own upload
 	// The reservation counts the whole file; a file it replaces frees
 	// its bytes only at the commit.
 	return space, 0, nil
