@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // serveCounted serves r with h, counting the bytes of its body and of the
@@ -13,14 +14,14 @@ import (
 func (m *storeMetrics) serveCounted(h http.Handler, w http.ResponseWriter, r *http.Request) {
 	method := methodLabel(r.Method)
 	if r.Body != nil && r.Body != http.NoBody {
-		r.Body = &countingBody{ReadCloser: r.Body, m: m, method: method}
+		r.Body = &countingBody{ReadCloser: r.Body, bytes: m.bytes.WithLabelValues("in", method)}
 	}
 	if kind, ok := uploadKind(r); ok {
 		inFlight := m.inFlight.WithLabelValues(kind)
 		inFlight.Inc()
 		defer inFlight.Dec()
 	}
-	h.ServeHTTP(&countingWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, m: m, method: method}, r)
+	h.ServeHTTP(&countingWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, bytes: m.bytes.WithLabelValues("out", method)}, r)
 }
 
 // uploadKind tells which kind of upload a request with a body is: a TUS
@@ -50,13 +51,12 @@ func uploadKind(r *http.Request) (string, bool) {
 // countingBody counts the bytes read from a request body.
 type countingBody struct {
 	io.ReadCloser
-	m      *storeMetrics
-	method string
+	bytes prometheus.Counter
 }
 
 func (b *countingBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	b.m.countBytes("in", b.method, n)
+	b.bytes.Add(float64(n))
 	return n, err
 }
 
@@ -65,18 +65,17 @@ func (b *countingBody) Read(p []byte) (int, error) {
 // ReadFrom for sendfile).
 type countingWriter struct {
 	*caddyhttp.ResponseWriterWrapper
-	m      *storeMetrics
-	method string
+	bytes prometheus.Counter
 }
 
 func (w *countingWriter) Write(p []byte) (int, error) {
 	n, err := w.ResponseWriterWrapper.Write(p)
-	w.m.countBytes("out", w.method, n)
+	w.bytes.Add(float64(n))
 	return n, err
 }
 
 func (w *countingWriter) ReadFrom(r io.Reader) (int64, error) {
 	n, err := w.ResponseWriterWrapper.ReadFrom(r)
-	w.m.countBytes("out", w.method, int(n))
+	w.bytes.Add(float64(n))
 	return n, err
 }

@@ -17,7 +17,7 @@ import (
 // through untimed; the operation label is one of the method names below,
 // a fixed set.
 type timedStore struct {
-	Store
+	storage.Backend
 	m *storeMetrics
 }
 
@@ -34,14 +34,24 @@ type pathWalker interface {
 	Walk(ctx context.Context, spaceID, nodeID string, names []string) ([]storage.Node, error)
 }
 
-// withTiming returns s measuring its operations into m, keeping the
-// optional interfaces davhandler looks for.
-func withTiming(s Store, m *storeMetrics) Store {
-	t := timedStore{Store: s, m: m}
-	if w, ok := s.(pathWalker); ok {
+// withTiming returns b measuring its operations into m. It offers Walk
+// when b does, so that davhandler's fast path stays, and Health always, a
+// store without it being as healthy as its process; it wraps any
+// storage.Backend, another decorator as well as a store.
+func withTiming(b storage.Backend, m *storeMetrics) storage.Backend {
+	t := timedStore{Backend: b, m: m}
+	if w, ok := b.(pathWalker); ok {
 		return &walkingTimedStore{timedStore: t, walker: w}
 	}
 	return &t
+}
+
+// Health asks the wrapped store's backends, when it has any.
+func (t *timedStore) Health(ctx context.Context) error {
+	if hc, ok := t.Backend.(storage.HealthChecker); ok {
+		return hc.Health(ctx)
+	}
+	return nil
 }
 
 // timed returns the function to call when operation op ends.
@@ -57,7 +67,7 @@ func (w *walkingTimedStore) Walk(ctx context.Context, spaceID, nodeID string, na
 
 func (t *timedStore) PersonalSpace(ctx context.Context, u storage.User) (storage.Space, error) {
 	defer t.timed("personal_space")()
-	sp, err := t.Store.PersonalSpace(ctx, u)
+	sp, err := t.Backend.PersonalSpace(ctx, u)
 	if err == nil {
 		t.m.sawSpace(sp)
 	}
@@ -66,74 +76,74 @@ func (t *timedStore) PersonalSpace(ctx context.Context, u storage.User) (storage
 
 func (t *timedStore) Space(ctx context.Context, id string) (storage.Space, error) {
 	defer t.timed("space")()
-	return t.Store.Space(ctx, id)
+	return t.Backend.Space(ctx, id)
 }
 
 func (t *timedStore) Usage(ctx context.Context, spaceID string) (storage.Usage, error) {
 	defer t.timed("usage")()
-	return t.Store.Usage(ctx, spaceID)
+	return t.Backend.Usage(ctx, spaceID)
 }
 
 func (t *timedStore) Node(ctx context.Context, spaceID, nodeID string) (storage.Node, error) {
 	defer t.timed("node")()
-	return t.Store.Node(ctx, spaceID, nodeID)
+	return t.Backend.Node(ctx, spaceID, nodeID)
 }
 
 func (t *timedStore) Child(ctx context.Context, spaceID, parentID, name string) (storage.Node, error) {
 	defer t.timed("child")()
-	return t.Store.Child(ctx, spaceID, parentID, name)
+	return t.Backend.Child(ctx, spaceID, parentID, name)
 }
 
 func (t *timedStore) ReadDir(ctx context.Context, spaceID, folderID, after string, limit int) ([]storage.Node, error) {
 	defer t.timed("read_dir")()
-	return t.Store.ReadDir(ctx, spaceID, folderID, after, limit)
+	return t.Backend.ReadDir(ctx, spaceID, folderID, after, limit)
 }
 
 func (t *timedStore) ReadDirProps(ctx context.Context, spaceID, folderID, user, after string, limit int) ([]storage.Entry, error) {
 	defer t.timed("read_dir_props")()
-	return t.Store.ReadDirProps(ctx, spaceID, folderID, user, after, limit)
+	return t.Backend.ReadDirProps(ctx, spaceID, folderID, user, after, limit)
 }
 
 func (t *timedStore) Mkdir(ctx context.Context, spaceID, parentID, name string) (storage.Node, error) {
 	defer t.timed("mkdir")()
-	return t.Store.Mkdir(ctx, spaceID, parentID, name)
+	return t.Backend.Mkdir(ctx, spaceID, parentID, name)
 }
 
 func (t *timedStore) Remove(ctx context.Context, spaceID, nodeID string, c storage.Conditions) error {
 	defer t.timed("remove")()
-	return t.Store.Remove(ctx, spaceID, nodeID, c)
+	return t.Backend.Remove(ctx, spaceID, nodeID, c)
 }
 
 func (t *timedStore) Move(ctx context.Context, spaceID string, tr storage.Transfer) (storage.Node, bool, error) {
 	defer t.timed("move")()
-	return t.Store.Move(ctx, spaceID, tr)
+	return t.Backend.Move(ctx, spaceID, tr)
 }
 
 func (t *timedStore) Copy(ctx context.Context, spaceID string, tr storage.Transfer) (storage.Node, bool, error) {
 	defer t.timed("copy")()
-	return t.Store.Copy(ctx, spaceID, tr)
+	return t.Backend.Copy(ctx, spaceID, tr)
 }
 
 // Open times the opening only: reading the content is paced by the client.
 func (t *timedStore) Open(ctx context.Context, spaceID, nodeID string) (storage.Node, storage.Content, error) {
 	defer t.timed("open")()
-	return t.Store.Open(ctx, spaceID, nodeID)
+	return t.Backend.Open(ctx, spaceID, nodeID)
 }
 
 func (t *timedStore) Props(ctx context.Context, spaceID, nodeID, user string) ([]storage.Property, error) {
 	defer t.timed("props")()
-	return t.Store.Props(ctx, spaceID, nodeID, user)
+	return t.Backend.Props(ctx, spaceID, nodeID, user)
 }
 
 func (t *timedStore) PatchProps(ctx context.Context, spaceID, nodeID string, patches []storage.PropPatch) error {
 	defer t.timed("patch_props")()
-	return t.Store.PatchProps(ctx, spaceID, nodeID, patches)
+	return t.Backend.PatchProps(ctx, spaceID, nodeID, patches)
 }
 
 // NewUpload returns an upload whose commit is timed; writing its content
 // is paced by the client, so it is not.
 func (t *timedStore) NewUpload(ctx context.Context, spaceID string) (storage.Upload, error) {
-	u, err := t.Store.NewUpload(ctx, spaceID)
+	u, err := t.Backend.NewUpload(ctx, spaceID)
 	if err != nil {
 		return nil, err
 	}
@@ -143,17 +153,17 @@ func (t *timedStore) NewUpload(ctx context.Context, spaceID string) (storage.Upl
 // CompleteSession times the commit of a resumable (TUS) upload.
 func (t *timedStore) CompleteSession(ctx context.Context, id string, locks *storage.LockTokens, modTime time.Time) (storage.Node, bool, error) {
 	defer t.timed("commit")()
-	return t.Store.CompleteSession(ctx, id, locks, modTime)
+	return t.Backend.CompleteSession(ctx, id, locks, modTime)
 }
 
 func (t *timedStore) CreateLock(ctx context.Context, l storage.Lock, lim storage.LockLimits) (storage.Lock, error) {
 	defer t.timed("create_lock")()
-	return t.Store.CreateLock(ctx, l, lim)
+	return t.Backend.CreateLock(ctx, l, lim)
 }
 
 func (t *timedStore) LocksOn(ctx context.Context, spaceID, nodeID string, below bool) ([]storage.Lock, error) {
 	defer t.timed("locks_on")()
-	return t.Store.LocksOn(ctx, spaceID, nodeID, below)
+	return t.Backend.LocksOn(ctx, spaceID, nodeID, below)
 }
 
 // timedUpload times the commit of an upload.

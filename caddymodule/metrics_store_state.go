@@ -121,14 +121,6 @@ func (m *storeMetrics) observeSweep(r storage.SweepReport) {
 	}
 }
 
-// countBytes adds n bytes of a request (direction "in") or response
-// ("out") of method.
-func (m *storeMetrics) countBytes(direction, method string, n int) {
-	if n > 0 {
-		m.bytes.WithLabelValues(direction, method).Add(float64(n))
-	}
-}
-
 // sawSpace remembers a personal space for the usage gauge.
 func (m *storeMetrics) sawSpace(sp storage.Space) {
 	if sp.Type != storage.SpacePersonal {
