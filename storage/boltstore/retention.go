@@ -230,15 +230,8 @@ func (t *txn) evictFor(spaceID string, need int64) error {
 // otherwise (storage.Usage.Shortfall); the caller checks the quota then.
 // Nothing goes when even all of it would not make room.
 func (t *txn) makeRoom(spaceID string, delta int64) error {
-	if delta <= 0 {
-		return nil
-	}
-	quota, err := t.quota(spaceID)
-	if err != nil || quota < 0 {
-		return err
-	}
-	u, err := t.usage(spaceID)
-	if err != nil {
+	quota, u, ok, err := t.quotaFor(spaceID, delta)
+	if !ok {
 		return err
 	}
 	return t.evictFor(spaceID, u.Shortfall(quota, delta))
@@ -247,21 +240,11 @@ func (t *txn) makeRoom(spaceID string, delta int64) error {
 // checkRoom is checkQuota in a snapshot taken before a change that calls
 // makeRoom: growth that evictions can make room for passes.
 func (t *txn) checkRoom(spaceID string, delta int64) error {
-	if delta <= 0 {
-		return nil
-	}
-	quota, err := t.quota(spaceID)
-	if err != nil || quota < 0 {
+	quota, u, ok, err := t.quotaFor(spaceID, delta)
+	if !ok {
 		return err
 	}
-	u, err := t.usage(spaceID)
-	if err != nil {
-		return err
-	}
-	if u.Shortfall(quota, delta) > 0 {
-		return nil
-	}
-	return u.Check(quota, delta)
+	return u.CheckRoom(quota, delta)
 }
 
 // trimUndo evicts, oldest first, what space spaceID keeps for undo beyond

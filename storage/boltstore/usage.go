@@ -133,18 +133,27 @@ func (t *txn) quota(spaceID string) (int64, error) {
 // checkQuota fails with ErrInsufficientStorage when growing the space by
 // delta bytes would exceed its quota. Shrinking always succeeds.
 func (t *txn) checkQuota(spaceID string, delta int64) error {
-	if delta <= 0 {
-		return nil
-	}
-	quota, err := t.quota(spaceID)
-	if err != nil || quota < 0 {
-		return err
-	}
-	u, err := t.usage(spaceID)
-	if err != nil {
+	quota, u, ok, err := t.quotaFor(spaceID, delta)
+	if !ok {
 		return err
 	}
 	return u.Check(quota, delta)
+}
+
+// quotaFor reads the quota and usage a growth of space spaceID by delta
+// bytes is checked against; ok is false when there is nothing to check
+// (no growth, no quota) or the read failed.
+func (t *txn) quotaFor(spaceID string, delta int64) (quota int64, u storage.Usage, ok bool, err error) {
+	if delta <= 0 {
+		return 0, u, false, nil
+	}
+	if quota, err = t.quota(spaceID); err != nil || quota < 0 {
+		return 0, u, false, err
+	}
+	if u, err = t.usage(spaceID); err != nil {
+		return 0, u, false, err
+	}
+	return quota, u, true, nil
 }
 
 // checkGrowthWithinQuota fails with ErrInsufficientStorage when the space
