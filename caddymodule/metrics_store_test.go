@@ -227,3 +227,37 @@ func TestTimedStoreKeepsTheFastPath(t *testing.T) {
 		t.Fatal("the timed store lost Walk")
 	}
 }
+
+// TestMetricsOfTwoStoresInOneConfiguration: handlers on two stores, and
+// two handlers on one, register in one registry; each store's series
+// carry its store label.
+func TestMetricsOfTwoStoresInOneConfiguration(t *testing.T) {
+	ctx := newContext(t)
+	rootA, rootB := t.TempDir(), t.TempDir()
+	handlers := []*DAVSpaces{
+		{Root: rootA, Spaces: []ProjectSpace{{Name: "a", Managers: []string{"einstein"}}}},
+		{Root: rootA, Spaces: []ProjectSpace{{Name: "b", Managers: []string{"einstein"}}}},
+		{Root: rootB},
+	}
+	for _, d := range handlers {
+		if err := provisionIn(t, ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cleanup(t, d) })
+	}
+	put := request{method: http.MethodPut, target: "/webdav/f.txt", body: "abcd", user: "einstein"}
+	if rec := serve(t, handlers[2], put); rec.Code != http.StatusCreated {
+		t.Fatalf("PUT: %d", rec.Code)
+	}
+	reg := ctx.GetMetricsRegistry()
+	for root, want := range map[string]float64{rootA: 0, rootB: 4} {
+		if got, ok := metricValue(t, reg, "davspaces_http_bytes_total", map[string]string{"store": root, "direction": "in", "method": "PUT"}); !ok || got != want {
+			t.Errorf("bytes in of store %s = %v (present: %v), want %v", root, got, ok, want)
+		}
+	}
+	for _, ps := range []ProjectSpace{handlers[0].Spaces[0], handlers[1].Spaces[0]} {
+		if _, ok := metricValue(t, reg, "davspaces_space_used_bytes", map[string]string{"store": rootA, "space": ps.space().ID}); !ok {
+			t.Errorf("project space %s of the shared store not measured", ps.Name)
+		}
+	}
+}
