@@ -63,13 +63,20 @@ func (h *Handler) handleCopyMove(w http.ResponseWriter, r *http.Request, req *re
 	if err != nil {
 		return err
 	}
+	h.answerPlaced(w, node, replaced)
+	return nil
+}
+
+// answerPlaced answers a request that put node in place (COPY, MOVE, a
+// restore from the trash): 204 when it replaced an existing target, 201
+// when it created one.
+func (h *Handler) answerPlaced(w http.ResponseWriter, node storage.Node, replaced bool) {
 	h.setNodeHeaders(w, node)
 	if replaced {
 		w.WriteHeader(http.StatusNoContent)
 	} else {
 		w.WriteHeader(http.StatusCreated)
 	}
-	return nil
 }
 
 // transferOf checks a COPY or MOVE from src to dst and names its target.

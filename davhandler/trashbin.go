@@ -300,12 +300,7 @@ func (h *Handler) handleTrashRestore(w http.ResponseWriter, r *http.Request, tr 
 	if err != nil {
 		return err
 	}
-	h.setNodeHeaders(w, restored)
-	if replacedTarget {
-		w.WriteHeader(http.StatusNoContent)
-	} else {
-		w.WriteHeader(http.StatusCreated)
-	}
+	h.answerPlaced(w, restored, replacedTarget)
 	return nil
 }
 
