@@ -173,12 +173,14 @@ func TestSweepMetrics(t *testing.T) {
 		v, _ := metricValue(t, reg, "davspaces_sweep_runs_total", map[string]string{"result": "ok"})
 		return v
 	}
-	before := runs() // the content sweep at opening may have reported already
+	// The content sweep at opening reports once, before or after this
+	// test's reports: it removes no uploads, trash or versions.
+	before := runs()
 	store := pooledOf(t, root).Store.(*boltstore.Store)
 	store.Report(storage.SweepReport{UploadSessions: 2, ChunkedUploads: 1, Undo: 3, Content: 4})
 	store.Report(storage.SweepReport{Failed: true})
-	if got := runs(); got != before+1 {
-		t.Errorf("ok runs = %v, want %v", got, before+1)
+	if got := runs(); got < before+1 || got > 2 {
+		t.Errorf("ok runs = %v, want %v or the opening sweep's too", got, before+1)
 	}
 	if got, _ := metricValue(t, reg, "davspaces_sweep_runs_total", map[string]string{"result": "failed"}); got != 1 {
 		t.Errorf("failed runs = %v, want 1", got)
