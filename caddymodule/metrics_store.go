@@ -20,6 +20,9 @@ type storeMetrics struct {
 	latency      *prometheus.HistogramVec
 	sweepRuns    *prometheus.CounterVec
 	sweepRemoved *prometheus.CounterVec
+	// operations are the latency's observers by operation, looked up
+	// without the vector's lock and hashing on every store call.
+	operations map[string]prometheus.Observer
 
 	mu sync.Mutex
 	// personal are the personal spaces the store has handed out since it
@@ -85,8 +88,9 @@ func newStoreMetrics(storeKey string) *storeMetrics {
 	for _, k := range uploadKinds {
 		m.inFlight.WithLabelValues(k)
 	}
+	m.operations = make(map[string]prometheus.Observer, len(storeOperations))
 	for _, op := range storeOperations {
-		m.latency.WithLabelValues(op)
+		m.operations[op] = m.latency.WithLabelValues(op)
 	}
 	for _, r := range sweepResults {
 		m.sweepRuns.WithLabelValues(r)
@@ -102,8 +106,14 @@ func (m *storeMetrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.bytes, m.inFlight, m.latency, m.sweepRuns, m.sweepRemoved}
 }
 
+// observeOperation records the latency d of store operation op, one of
+// storeOperations.
 func (m *storeMetrics) observeOperation(op string, d time.Duration) {
-	m.latency.WithLabelValues(op).Observe(d.Seconds())
+	o, ok := m.operations[op]
+	if !ok {
+		o = m.latency.WithLabelValues(op) // an operation missing from the list
+	}
+	o.Observe(d.Seconds())
 }
 
 // observeSweep counts one pass of the store's sweep.

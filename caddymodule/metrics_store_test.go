@@ -263,3 +263,24 @@ func TestMetricsOfTwoStoresInOneConfiguration(t *testing.T) {
 		}
 	}
 }
+
+// TestTimingCostsNoAllocation: timing a store call allocates nothing
+// beyond what the store's own call does.
+func TestTimingCostsNoAllocation(t *testing.T) {
+	s, err := boltstore.Open(filepath.Join(t.TempDir(), "s"), boltstore.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sp, err := s.PersonalSpace(t.Context(), storage.User{ID: "einstein"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	timed := withTiming(s, newStoreMetrics("k"))
+	ctx := t.Context()
+	raw := testing.AllocsPerRun(100, func() { s.Node(ctx, sp.ID, sp.ID) })
+	withTimer := testing.AllocsPerRun(100, func() { timed.Node(ctx, sp.ID, sp.ID) })
+	if withTimer > raw {
+		t.Errorf("a timed Node allocates %v times, the store's %v", withTimer, raw)
+	}
+}
