@@ -24,6 +24,7 @@ import (
 	"github.com/davspaces/davspaces/graph"
 	"github.com/davspaces/davspaces/ocs"
 	"github.com/davspaces/davspaces/storage"
+	"github.com/davspaces/davspaces/storage/traced"
 )
 
 func init() {
@@ -180,8 +181,11 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 	if err := registerStoreMetrics(ctx.GetMetricsRegistry(), store, dav.storeKey, projectSpaces); err != nil {
 		return fmt.Errorf("davspaces metrics: %w", err)
 	}
-	served := withTiming(store.Store, store.metrics)
 	users := userFromCaddy(dav.logger)
+	// Under Caddy's tracing directive every store call a request makes is
+	// a span of its own; without it the wrapper adds none. Each call's
+	// latency goes to the store's metrics.
+	served := withTiming(traced.Wrap(store.Store), store.metrics)
 	dav.handler, err = davhandler.New(davhandler.Config{
 		Store:              served,
 		Locks:              served,

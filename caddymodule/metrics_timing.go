@@ -46,6 +46,10 @@ func withTiming(b storage.Backend, m *storeMetrics) storage.Backend {
 	return &t
 }
 
+// Unwrap returns the timed store, for callers that need what it offers
+// beyond storage.Backend.
+func (t *timedStore) Unwrap() storage.Backend { return t.Backend }
+
 // Health asks the wrapped store's backends, when it has any.
 func (t *timedStore) Health(ctx context.Context) error {
 	if hc, ok := t.Backend.(storage.HealthChecker); ok {

@@ -76,6 +76,7 @@ const DefaultMaxConns = 16
 // The interfaces the protocol layer takes from a store.
 var (
 	_ storage.Store          = (*Store)(nil)
+	_ storage.SpaceLister    = (*Store)(nil)
 	_ storage.LockStore      = (*Store)(nil)
 	_ storage.UploadSessions = (*Store)(nil)
 	_ storage.ChunkedUploads = (*Store)(nil)
