@@ -11,6 +11,7 @@ import (
 
 	"github.com/davspaces/davspaces/storage"
 	"github.com/davspaces/davspaces/storage/boltstore"
+	"github.com/davspaces/davspaces/storage/traced"
 )
 
 // metricValue returns the value of the series of family name whose labels
@@ -218,15 +219,21 @@ func TestUploadKind(t *testing.T) {
 }
 
 // TestTimedStoreKeepsTheFastPath: the timing decorator keeps the path
-// walk davhandler looks for.
+// walk davhandler looks for, over a store and over the tracing decorator.
 func TestTimedStoreKeepsTheFastPath(t *testing.T) {
 	s, err := boltstore.Open(filepath.Join(t.TempDir(), "s"), boltstore.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, ok := withTiming(s, newStoreMetrics("k")).(pathWalker); !ok {
-		t.Fatal("the timed store lost Walk")
+	for name, b := range map[string]storage.Backend{"store": s, "traced store": traced.Wrap(s)} {
+		timed := withTiming(b, newStoreMetrics("k"))
+		if _, ok := timed.(traced.Walker); !ok {
+			t.Errorf("the timed %s lost Walk", name)
+		}
+		if _, ok := timed.(storage.HealthChecker); !ok {
+			t.Errorf("the timed %s lost Health", name)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/davspaces/davspaces/storage"
+	"github.com/davspaces/davspaces/storage/traced"
 )
 
 // timedStore measures the latency of the store operations a request
@@ -14,24 +15,18 @@ import (
 // boundary would measure WebDAV methods, which Caddy's own
 // http_request_duration_seconds does already, while a slow store shows
 // here as the operation that is slow. Operations not overridden pass
-// through untimed; the operation label is one of the method names below,
-// a fixed set.
+// through untimed; the operation label is one of storeOperations, a
+// fixed set.
 type timedStore struct {
 	storage.Backend
 	m *storeMetrics
 }
 
 // walkingTimedStore is a timedStore over a store that resolves whole
-// paths at once: it keeps davhandler's fast path (pathWalker).
+// paths at once: it keeps davhandler's fast path.
 type walkingTimedStore struct {
 	timedStore
-	walker pathWalker
-}
-
-// pathWalker is davhandler's optional interface of stores that resolve a
-// path in one snapshot.
-type pathWalker interface {
-	Walk(ctx context.Context, spaceID, nodeID string, names []string) ([]storage.Node, error)
+	walker traced.Walker
 }
 
 // withTiming returns b measuring its operations into m. It offers Walk
@@ -40,7 +35,7 @@ type pathWalker interface {
 // storage.Backend, another decorator as well as a store.
 func withTiming(b storage.Backend, m *storeMetrics) storage.Backend {
 	t := timedStore{Backend: b, m: m}
-	if w, ok := b.(pathWalker); ok {
+	if w, ok := b.(traced.Walker); ok {
 		return &walkingTimedStore{timedStore: t, walker: w}
 	}
 	return &t
