@@ -178,10 +178,14 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := registerStoreMetrics(ctx.GetMetricsRegistry(), store, dav.storeKey, projectSpaces); err != nil {
+		return fmt.Errorf("davspaces metrics: %w", err)
+	}
 	users := userFromCaddy(dav.logger)
 	// Under Caddy's tracing directive every store call a request makes is
-	// a span of its own; without it the wrapper adds none.
-	served := traced.Wrap(store.Store)
+	// a span of its own; without it the wrapper adds none. Each call's
+	// latency goes to the store's metrics.
+	served := withTiming(traced.Wrap(store.Store), store.metrics)
 	dav.handler, err = davhandler.New(davhandler.Config{
 		Store:              served,
 		Locks:              served,
@@ -386,7 +390,7 @@ func (dav *DAVSpaces) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 	r = withForwardedScheme(r)
 	for _, route := range []func(*http.Request) (http.Handler, bool){dav.handler.Route, dav.ocs.Route, dav.graph.Route} {
 		if h, ok := route(r); ok {
-			h.ServeHTTP(w, r)
+			dav.store.metrics.serveCounted(h, w, r)
 			return nil
 		}
 	}

@@ -125,6 +125,8 @@ type Store struct {
 	// retention is what the trash and versions of each space keep
 	// (SetRetention); a txn reads it once.
 	retention atomic.Pointer[storage.RetentionPolicy]
+	// SweepHook reports what the background sweeps removed (sweep.go).
+	storage.SweepHook
 
 	// sessionDir holds the bytes of resumable uploads; sessionLocks
 	// serialises the calls that change one session; sessionSweep is the

@@ -108,6 +108,8 @@ type Store struct {
 	// recountVersions asks ExpireUndo to look for files with more
 	// versions than the policy keeps, after the policy was set.
 	recountVersions atomic.Bool
+	// SweepHook reports what the background sweep removed (sweep.go).
+	storage.SweepHook
 
 	closing   chan struct{}
 	loops     sync.WaitGroup // the sweep, and the attempts to reach the backends
