@@ -178,11 +178,7 @@ func findSpace(ctx context.Context, store Store, arg string, create bool) (stora
 	}
 	// Looked up first: PersonalSpace would also set the owner's display
 	// name, which only the user's sign-in knows.
-	lister, ok := store.(storage.SpaceLister)
-	if !ok {
-		return storage.Space{}, fmt.Errorf("--space %s: the store cannot list its spaces", arg)
-	}
-	spaces, err := lister.Spaces(ctx)
+	spaces, err := store.Spaces(ctx)
 	if err != nil {
 		return storage.Space{}, err
 	}

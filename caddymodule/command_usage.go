@@ -49,11 +49,7 @@ func runUsage(cmd *cobra.Command, args []string) error {
 	}
 	defer closeStore()
 	ctx := cmd.Context()
-	lister, ok := store.(storage.SpaceLister)
-	if !ok {
-		return fmt.Errorf("the store %T cannot list its spaces", store)
-	}
-	spaces, err := lister.Spaces(ctx)
+	spaces, err := store.Spaces(ctx)
 	if err != nil {
 		return err
 	}

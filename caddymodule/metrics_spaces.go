@@ -103,10 +103,10 @@ func (c *spaceCollector) collectUploads(ctx context.Context, ch chan<- prometheu
 	}
 }
 
-// spaces returns the served spaces: from the store's list when it can
-// list them (every personal space, the configured project spaces), else
-// the configured project spaces and the personal spaces handed out since
-// the store was opened.
+// spaces returns the served spaces: from the store's list (every
+// personal space, the configured project spaces), or, while the store
+// cannot answer, the configured project spaces and the personal spaces
+// handed out since the store was opened.
 func (c *spaceCollector) spaces(ctx context.Context) []storage.Space {
 	c.mu.Lock()
 	projects := make(map[string]bool, len(c.projects))
@@ -114,16 +114,14 @@ func (c *spaceCollector) spaces(ctx context.Context) []storage.Space {
 		projects[id] = true
 	}
 	c.mu.Unlock()
-	if lister, ok := c.store.(storage.SpaceLister); ok {
-		if all, err := lister.Spaces(ctx); err == nil {
-			served := all[:0]
-			for _, sp := range all {
-				if sp.Type == storage.SpacePersonal || projects[sp.ID] {
-					served = append(served, sp)
-				}
+	if all, err := c.store.Spaces(ctx); err == nil {
+		served := all[:0]
+		for _, sp := range all {
+			if sp.Type == storage.SpacePersonal || projects[sp.ID] {
+				served = append(served, sp)
 			}
-			return served
 		}
+		return served
 	}
 	var spaces []storage.Space
 	for id := range projects {
