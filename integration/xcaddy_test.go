@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -55,7 +54,7 @@ func TestXcaddyBuildServesTheExample(t *testing.T) {
 		t.Errorf("xcaddy's Caddy is version %q (%v), want %s", out, err, version)
 	}
 
-	c := startXcaddyExample(t, binary)
+	c := startExample(t, binary)
 	c.user = ""
 	resp, body := c.expect(http.StatusOK, "GET", "/status.php", "")
 	var status struct {
@@ -130,45 +129,4 @@ func buildWithXcaddy(t *testing.T, version string) string {
 		t.Fatalf("xcaddy build: %v\n%s", err, tail(string(out), 4000))
 	}
 	return binary
-}
-
-// startXcaddyExample runs binary on Caddyfile.example as it is, on its
-// fixed address https://localhost:9200, and returns a client of it as
-// einstein once it answers.
-func startXcaddyExample(t *testing.T, binary string) *client {
-	t.Helper()
-	dir := t.TempDir()
-	cmd := exec.Command(binary, "run", "--config", "../Caddyfile.example")
-	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(dir, "data"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
-	logFile, err := os.Create(filepath.Join(dir, "caddy.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s := &server{URL: "https://localhost:9200", cmd: cmd, log: logFile}
-	t.Cleanup(func() {
-		s.stop()
-		if t.Failed() {
-			out, _ := os.ReadFile(logFile.Name())
-			t.Logf("caddy log:\n%s", tail(string(out), 4000))
-		}
-	})
-	c := newClient(t, s.URL, "einstein")
-	c.http.Transport = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		req, _ := http.NewRequest(http.MethodOptions, s.URL+"/remote.php/webdav/", nil)
-		resp, err := c.http.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			return c
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the example server did not start: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }
