@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -743,7 +744,10 @@ func churn(f *fixture, w, rounds int) error {
 					continue
 				}
 				back := storage.Transfer{NodeID: sub.ID, NewParentID: dir.ID, NewName: "back" + strings.Repeat("b", i)}
-				if _, _, err := s.RestoreTrash(ctx, spaceID, item.Key, back); err != nil {
+				// Another writer may have emptied the space's trash since
+				// it was listed.
+				_, _, err := s.RestoreTrash(ctx, spaceID, item.Key, back)
+				if err != nil && !errors.Is(err, storage.ErrNotFound) {
 					return err
 				}
 			}
