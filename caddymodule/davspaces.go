@@ -24,6 +24,7 @@ import (
 	"github.com/davspaces/davspaces/graph"
 	"github.com/davspaces/davspaces/ocs"
 	"github.com/davspaces/davspaces/storage"
+	"github.com/davspaces/davspaces/webui"
 )
 
 func init() {
@@ -98,10 +99,13 @@ type DAVSpaces struct {
 	// served: a project space taken out of the configuration keeps its
 	// data and comes back when it is configured again.
 	Spaces []ProjectSpace `json:"spaces,omitempty"`
+	// Web configures the browser page. Default: served.
+	Web *WebSettings `json:"web,omitempty"`
 
 	handler  *davhandler.Handler
 	ocs      *ocs.Handler
 	graph    *graph.Handler
+	web      *webui.Handler // nil when the page is off
 	store    *pooledStore
 	storeKey string      // the backend's key in the pool
 	claim    *storeClaim // this handler's say in the store's personal quota and retention
@@ -178,6 +182,9 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		return err
 	}
 	users := userFromCaddy(dav.logger)
+	if dav.web, err = newWebPage(dav.Web); err != nil {
+		return err
+	}
 	dav.handler, err = davhandler.New(davhandler.Config{
 		Store:              store.Store,
 		Locks:              store.Store,
@@ -196,6 +203,7 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		},
 		Logger:        dav.logger,
 		ProjectSpaces: projectSpaces,
+		Page:          dav.davPage(),
 	})
 	if err != nil {
 		return err
@@ -376,11 +384,11 @@ func checkID(what, id string) error {
 	return nil
 }
 
-// ServeHTTP serves the WebDAV, OCS and Graph paths and passes everything
-// else on.
+// ServeHTTP serves the browser page, the WebDAV, OCS and Graph paths and
+// passes everything else on.
 func (dav *DAVSpaces) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	r = withForwardedScheme(r)
-	for _, route := range []func(*http.Request) (http.Handler, bool){dav.handler.Route, dav.ocs.Route, dav.graph.Route} {
+	for _, route := range []func(*http.Request) (http.Handler, bool){dav.webRoute, dav.handler.Route, dav.ocs.Route, dav.graph.Route} {
 		if h, ok := route(r); ok {
 			h.ServeHTTP(w, r)
 			return nil
@@ -444,6 +452,7 @@ func parseDAVSpaces(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //			trash_retention <duration>|off
 //			versions off | versions { … }
 //		}
+//		web on|off
 //	}
 func (dav *DAVSpaces) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
@@ -488,6 +497,8 @@ func (dav *DAVSpaces) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		dav.TrashRetention, err = parseTrashRetention(d)
 	case "versions":
 		dav.Versions, err = parseVersions(d)
+	case "web":
+		dav.Web, err = parseWeb(d)
 	case "space":
 		var ps ProjectSpace
 		ps, err = parseSpace(d)
