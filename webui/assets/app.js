@@ -181,14 +181,27 @@ class FolderView {
     this.refresh();
   }
 
-  // refresh sorts and filters the entries and starts the table over.
+  // sorted returns the entries in the table's order, folders first; the
+  // order is kept until the entries or the sort change, so that typing in
+  // the filter only filters.
+  sorted() {
+    const key = `${this.sort.key}:${this.sort.ascending}`;
+    if (this.sortedFor !== this.entries || this.sortedKey !== key) {
+      const compare = sorters[this.sort.key];
+      const direction = this.sort.ascending ? 1 : -1;
+      this.sortedEntries = [...this.entries].sort((a, b) => (b.folder - a.folder) || direction * compare(a, b) || collator.compare(a.name, b.name));
+      this.sortedFor = this.entries;
+      this.sortedKey = key;
+    }
+    return this.sortedEntries;
+  }
+
+  // refresh filters the sorted entries and starts the table over.
   refresh() {
     const needle = this.filter.trim().toLocaleLowerCase();
-    const compare = sorters[this.sort.key];
-    const direction = this.sort.ascending ? 1 : -1;
-    this.visible = this.entries
-      .filter((e) => !needle || e.name.toLocaleLowerCase().includes(needle))
-      .sort((a, b) => (b.folder - a.folder) || direction * compare(a, b) || collator.compare(a.name, b.name));
+    const sorted = this.sorted();
+    this.visible = needle ? sorted.filter((e) => e.name.toLocaleLowerCase().includes(needle)) : sorted;
+    performance.mark("listing-sorted");
     this.body.replaceChildren();
     this.shown = 0;
     const total = this.entries.length;

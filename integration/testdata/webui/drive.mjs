@@ -1,0 +1,258 @@
+// Drives Debian's chromium with puppeteer-core through the browser page
+// of a real Caddy, as integration/webui_test.go asks: the overview, a big
+// folder, a folder's changes, the trash, and "not found" for a
+// non-member. Its one argument is JSON (see webui_test.go's driveOptions).
+// It prints one JSON line per measured figure or check and exits non-zero
+// with the reason when a check fails.
+import fs from "node:fs";
+import path from "node:path";
+import puppeteer from "puppeteer-core";
+
+const opts = JSON.parse(process.argv[2]);
+const report = (event) => console.log(JSON.stringify(event));
+
+const desktop = { width: 1280, height: 800, deviceScaleFactor: 1 };
+const phone = { width: 390, height: 844, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
+
+function fail(message) {
+  throw new Error(message);
+}
+
+async function ready(page, view) {
+  await page.waitForSelector(`body[data-ready="${view}"]`, { timeout: 30000 });
+}
+
+async function open(page, url, view) {
+  await page.goto(opts.base + url, { waitUntil: "domcontentloaded", timeout: 30000 });
+  await ready(page, view);
+}
+
+// shoot writes a screenshot at desktop and phone width.
+async function shoot(page, name) {
+  for (const [width, viewport] of [["desktop", desktop], ["phone", phone]]) {
+    await page.setViewport(viewport);
+    await new Promise((r) => setTimeout(r, 150));
+    const file = path.join(opts.artifacts, `${name}-${width}.png`);
+    await page.screenshot({ path: file, fullPage: false });
+    report({ event: "screenshot", file });
+  }
+  await page.setViewport(desktop);
+}
+
+async function rows(page) {
+  return page.$$eval("tbody tr[data-name]", (trs) => trs.map((tr) => tr.dataset.name));
+}
+
+async function waitRow(page, name, present = true) {
+  await page.waitForFunction(
+    (n, p) => !!document.querySelector(`tbody tr[data-name="${CSS.escape(n)}"]`) === p,
+    { timeout: 20000 }, name, present);
+}
+
+async function statusText(page) {
+  await page.waitForSelector("#status .note", { timeout: 20000 });
+  return page.$eval("#status .note", (el) => el.textContent.trim());
+}
+
+async function dismissStatus(page) {
+  await page.evaluate(() => document.getElementById("status").replaceChildren());
+}
+
+// answer fills the open dialog's input (if text is given) and confirms.
+async function answer(page, text) {
+  await page.waitForSelector("dialog[open]", { timeout: 10000 });
+  if (text !== undefined) {
+    const input = await page.$("dialog[open] input");
+    await input.click({ count: 3 });
+    await page.keyboard.down("Control");
+    await page.keyboard.press("KeyA");
+    await page.keyboard.up("Control");
+    await page.keyboard.type(text);
+    await page.keyboard.press("Enter");
+  } else {
+    await page.click("dialog[open] button[type=submit]");
+  }
+  await page.waitForSelector("dialog[open]", { hidden: true, timeout: 10000 });
+}
+
+async function clickLabel(page, label) {
+  const sel = `[aria-label="${label}"]`;
+  await page.waitForSelector(sel, { timeout: 20000 });
+  await page.click(sel);
+}
+
+async function overview(page) {
+  await open(page, "/", "overview");
+  const cards = await page.$$eval(".card", (cs) => cs.map((c) => c.textContent));
+  if (!cards.some((c) => c.includes("Personal")) || !cards.some((c) => c.includes("Physics") && c.includes("Manager"))) {
+    fail(`overview shows ${JSON.stringify(cards)}`);
+  }
+  if ((await page.$$(".quota-track, .quota-text")).length === 0) {
+    fail("overview shows no quota");
+  }
+  report({ event: "check", name: "overview", cards: cards.length });
+  await shoot(page, "overview");
+}
+
+// bigFolder opens the folder of many files: the time from navigation to a
+// table with rows and a working filter, best of three loads.
+async function bigFolder(page) {
+  let best = Infinity;
+  for (let i = 0; i < 3; i++) {
+    const started = Date.now();
+    await open(page, opts.bigFolder, "folder");
+    await page.waitForSelector("tbody tr[data-name]");
+    best = Math.min(best, Date.now() - started);
+    const timings = await page.evaluate(() => [...performance.getEntriesByType("resource"), ...performance.getEntriesByType("mark")].map((e) => [e.name.slice(-40), Math.round(e.startTime), Math.round(e.duration), e.transferSize]));
+    report({ event: "timings", load: Date.now() - started, timings });
+  }
+  const count = await page.$eval(".count", (el) => el.textContent);
+  if (!count.startsWith(`${opts.bigCount} items`)) {
+    fail(`big folder says ${count}`);
+  }
+  const shown = (await rows(page)).length;
+  // The page stays usable: the filter answers at once.
+  // The filter is reached by keyboard ("/"); the figure is the time one
+  // keystroke takes to narrow 10,000 names down to one row.
+  await page.keyboard.press("/");
+  await page.keyboard.type(opts.bigNeedle.slice(0, -1));
+  const t0 = Date.now();
+  await page.keyboard.type(opts.bigNeedle.slice(-1));
+  await page.waitForFunction(() => document.querySelectorAll("tbody tr[data-name]").length === 1, { timeout: 5000 });
+  const filterMs = Date.now() - t0;
+  report({ event: "figure", name: "bigFolderMs", value: best, rows: shown });
+  report({ event: "figure", name: "bigFilterMs", value: filterMs });
+  if (best > opts.budgetMs) {
+    fail(`the folder of ${opts.bigCount} files took ${best} ms to show, more than ${opts.budgetMs}`);
+  }
+  await page.click('input[type="search"]', { count: 3 });
+  await page.keyboard.press("Backspace");
+  await page.waitForFunction((n) => document.querySelectorAll("tbody tr[data-name]").length === n, { timeout: 5000 }, shown);
+  await page.click(".more button");
+  await page.waitForFunction((n) => document.querySelectorAll("tbody tr[data-name]").length > n, { timeout: 5000 }, shown);
+}
+
+async function folderChanges(page) {
+  await open(page, opts.workFolder, "folder");
+  await shoot(page, "folder");
+  await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "dark" }]);
+  await shoot(page, "folder-dark");
+  await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "light" }]);
+  // New folder, then rename it.
+  await page.click("button.primary");
+  await answer(page, "Drafts");
+  await waitRow(page, "Drafts");
+  await dismissStatus(page);
+  await clickLabel(page, "Rename Drafts");
+  await answer(page, "Final");
+  await waitRow(page, "Final");
+  await waitRow(page, "Drafts", false);
+  await dismissStatus(page);
+  // A refusal in words: the name is taken.
+  await page.click("button.primary");
+  await answer(page, "Final");
+  const refusal = await statusText(page);
+  if (!refusal.includes("already there")) {
+    fail(`creating a folder twice says ${JSON.stringify(refusal)}`);
+  }
+  report({ event: "check", name: "refusal", text: refusal });
+  await dismissStatus(page);
+  // Delete to the trash, and restore.
+  await clickLabel(page, "Delete notes.txt");
+  await answer(page);
+  await waitRow(page, "notes.txt", false);
+  const deleted = await statusText(page);
+  if (!deleted.includes("trash")) {
+    fail(`deleting says ${JSON.stringify(deleted)}`);
+  }
+  await dismissStatus(page);
+  await clickLabel(page, "Delete Final");
+  await answer(page);
+  await waitRow(page, "Final", false);
+  await dismissStatus(page);
+  await page.click('a[href="#trash"]');
+  await ready(page, "trash");
+  await waitRow(page, "notes.txt");
+  await waitRow(page, "Final");
+  await shoot(page, "trash");
+  await clickLabel(page, "Restore notes.txt");
+  await waitRow(page, "notes.txt", false);
+  await dismissStatus(page);
+  await clickLabel(page, "Delete Final permanently");
+  await answer(page);
+  await waitRow(page, "Final", false);
+  await page.waitForSelector("tr.empty", { timeout: 10000 });
+  await dismissStatus(page);
+  await page.click(".tools a.button");
+  await ready(page, "folder");
+  await waitRow(page, "notes.txt");
+  report({ event: "check", name: "changes" });
+}
+
+// notFound opens a space the user is no member of and a path that does
+// not exist: the same page, naming nothing.
+async function notFound(browser) {
+  const context = await browser.createBrowserContext();
+  const page = await context.newPage();
+  await page.authenticate({ username: opts.stranger.user, password: opts.stranger.password });
+  const texts = [];
+  for (const url of [opts.foreignFolder, opts.missingFolder]) {
+    const res = await page.goto(opts.base + url, { waitUntil: "domcontentloaded" });
+    if (res.status() !== 404) {
+      fail(`${url} as ${opts.stranger.user}: status ${res.status()}`);
+    }
+    await ready(page, "notfound");
+    texts.push(await page.$eval("body", (b) => b.innerText));
+  }
+  if (texts[0] !== texts[1] || !texts[0].includes("Not found")) {
+    fail(`not found pages differ or say nothing: ${JSON.stringify(texts)}`);
+  }
+  for (const hint of opts.hints) {
+    if (texts[0].includes(hint)) {
+      fail(`the not found page names ${hint}`);
+    }
+  }
+  report({ event: "check", name: "notFound" });
+  await context.close();
+}
+
+async function main() {
+  fs.mkdirSync(opts.artifacts, { recursive: true });
+  const browser = await puppeteer.launch({
+    executablePath: opts.chromium,
+    headless: true,
+    userDataDir: opts.userDataDir,
+    args: [
+      "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync",
+      `--user-data-dir=${opts.userDataDir}`,
+    ],
+    protocolTimeout: 120000,
+  });
+  const problems = [];
+  try {
+    const page = await browser.newPage();
+    page.on("console", (msg) => {
+      if (msg.type() === "error" && !/status of 40[49]|status of 412|status of 405/.test(msg.text())) {
+        problems.push(msg.text());
+      }
+    });
+    page.on("pageerror", (err) => problems.push(String(err)));
+    await page.setViewport(desktop);
+    await page.authenticate({ username: opts.user, password: opts.password });
+    await overview(page);
+    await bigFolder(page);
+    await folderChanges(page);
+    await notFound(browser);
+    if (problems.length) {
+      fail(`the page reported errors: ${problems.join("; ")}`);
+    }
+  } finally {
+    await browser.close();
+  }
+}
+
+main().catch((err) => {
+  console.error(err && err.stack ? err.stack : String(err));
+  process.exit(1);
+});
