@@ -34,6 +34,7 @@ type driveOptions struct {
 	Chromium      string        `json:"chromium"`
 	UserDataDir   string        `json:"userDataDir"`
 	Artifacts     string        `json:"artifacts"`
+	Downloads     string        `json:"downloads"`
 	Base          string        `json:"base"`
 	User          string        `json:"user"`
 	Password      string        `json:"password"`
@@ -85,7 +86,7 @@ func webUIArtifacts(t *testing.T) string {
 // TestWebUI drives the browser page with Debian's chromium against the
 // real Caddy, signed in with Basic: the overview, a folder of 10,000 files
 // usable within 2 s, new folder, rename, delete, restore and purge from
-// the trash, a refusal in words, and "not found" for a non-member. It
+// the trash, a file's download, a refusal in words, and "not found" for a non-member. It
 // writes screenshots at desktop and phone width of the overview, a folder
 // and the trash.
 func TestWebUI(t *testing.T) {
@@ -103,8 +104,9 @@ func TestWebUI(t *testing.T) {
 	work := "/dav/spaces/" + physics + "/work/"
 	einstein.expect(http.StatusCreated, "MKCOL", work, "")
 	einstein.expect(http.StatusCreated, "MKCOL", work+"data/", "")
+	const notes = "Notes on the photoelectric effect\n"
 	for name, body := range map[string]string{
-		"notes.txt":   "Notes on the photoelectric effect\n",
+		"notes.txt":   notes,
 		"photo.jpg":   strings.Repeat("j", 48_000),
 		"song.mp3":    strings.Repeat("m", 3_200_000),
 		"report.pdf":  strings.Repeat("p", 250_000),
@@ -118,6 +120,7 @@ func TestWebUI(t *testing.T) {
 		Chromium:      chromium,
 		UserDataDir:   filepath.Join(t.TempDir(), "chromium"),
 		Artifacts:     webUIArtifacts(t),
+		Downloads:     t.TempDir(),
 		Base:          s.URL,
 		User:          "einstein",
 		Password:      users["einstein"],
@@ -133,9 +136,14 @@ func TestWebUI(t *testing.T) {
 	}
 	events := runDrive(t, dir, opts)
 	for _, ev := range events {
-		if ev["event"] != "check" {
+		if ev["event"] != "check" && ev["event"] != "timings" {
 			t.Logf("%v", ev)
 		}
+	}
+
+	downloaded, err := os.ReadFile(filepath.Join(opts.Downloads, "notes.txt"))
+	if err != nil || string(downloaded) != notes {
+		t.Errorf("the page's download of notes.txt: %q, %v; want %q", downloaded, err, notes)
 	}
 
 	// What the page did is on the server.

@@ -149,7 +149,10 @@ class FolderView {
       this.filterInput);
     this.count = h("p", { class: "count", "aria-live": "polite" });
     this.body = h("tbody", {});
-    this.more = h("div", { class: "more" });
+    // One button for the next rows, kept while they are added so that
+    // the keyboard's focus stays on it; scrolling to it adds them as well.
+    this.moreButton = h("button", { type: "button", class: "secondary", onclick: () => this.showMore() });
+    this.more = h("div", { class: "more" }, this.moreButton);
     const table = h("table", { class: "listing" },
       h("thead", {}, h("tr", {},
         this.sortHeader("name", "Name", "col-name"),
@@ -218,7 +221,8 @@ class FolderView {
     this.body.append(...next.map((e) => this.row(e)));
     this.shown += next.length;
     const left = this.visible.length - this.shown;
-    this.more.replaceChildren(left > 0 ? h("button", { type: "button", class: "secondary", onclick: () => this.showMore() }, `Show ${Math.min(left, PAGE_ROWS)} more (${left} left)`) : "");
+    this.moreButton.hidden = left === 0;
+    this.moreButton.textContent = `Show ${Math.min(left, PAGE_ROWS)} more (${left} left)`;
   }
 
   row(entry) {

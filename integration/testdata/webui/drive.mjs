@@ -27,16 +27,23 @@ async function open(page, url, view) {
   await ready(page, view);
 }
 
+// setViewport switches the viewport and waits for the page to be ready in
+// view again: puppeteer reloads the page when isMobile changes.
+async function setViewport(page, viewport) {
+  const view = await page.$eval("body", (b) => b.dataset.ready);
+  await page.setViewport(viewport);
+  await ready(page, view);
+}
+
 // shoot writes a screenshot at desktop and phone width.
 async function shoot(page, name) {
   for (const [width, viewport] of [["desktop", desktop], ["phone", phone]]) {
-    await page.setViewport(viewport);
-    await new Promise((r) => setTimeout(r, 150));
+    await setViewport(page, viewport);
     const file = path.join(opts.artifacts, `${name}-${width}.png`);
     await page.screenshot({ path: file, fullPage: false });
     report({ event: "screenshot", file });
   }
-  await page.setViewport(desktop);
+  await setViewport(page, desktop);
 }
 
 async function rows(page) {
@@ -62,23 +69,23 @@ async function dismissStatus(page) {
 async function answer(page, text) {
   await page.waitForSelector("dialog[open]", { timeout: 10000 });
   if (text !== undefined) {
-    const input = await page.$("dialog[open] input");
-    await input.click({ count: 3 });
-    await page.keyboard.down("Control");
-    await page.keyboard.press("KeyA");
-    await page.keyboard.up("Control");
-    await page.keyboard.type(text);
+    await click(page, "dialog[open] input");
+    await page.locator("dialog[open] input").setTimeout(10000).fill(text);
     await page.keyboard.press("Enter");
   } else {
-    await page.click("dialog[open] button[type=submit]");
+    await click(page, "dialog[open] button[type=submit]");
   }
   await page.waitForSelector("dialog[open]", { hidden: true, timeout: 10000 });
 }
 
+// click clicks what sel selects once it is there, visible and still:
+// the page renders its table anew after each change.
+async function click(page, sel) {
+  await page.locator(sel).setTimeout(20000).click();
+}
+
 async function clickLabel(page, label) {
-  const sel = `[aria-label="${label}"]`;
-  await page.waitForSelector(sel, { timeout: 20000 });
-  await page.click(sel);
+  await click(page, `[aria-label="${label}"]`);
 }
 
 async function overview(page) {
@@ -125,11 +132,23 @@ async function bigFolder(page) {
   if (best > opts.budgetMs) {
     fail(`the folder of ${opts.bigCount} files took ${best} ms to show, more than ${opts.budgetMs}`);
   }
-  await page.click('input[type="search"]', { count: 3 });
+  // Clear the filter with the keyboard; the focus is still in it.
+  await page.keyboard.down("Control");
+  await page.keyboard.press("KeyA");
+  await page.keyboard.up("Control");
   await page.keyboard.press("Backspace");
   await page.waitForFunction((n) => document.querySelectorAll("tbody tr[data-name]").length === n, { timeout: 5000 }, shown);
-  await page.click(".more button");
+  // Scrolling to the end of the table adds the next rows.
+  await page.$eval(".more", (el) => el.scrollIntoView());
   await page.waitForFunction((n) => document.querySelectorAll("tbody tr[data-name]").length > n, { timeout: 5000 }, shown);
+  // So does the button, for the keyboard, which keeps its focus.
+  const more = await page.$$eval("tbody tr[data-name]", (trs) => trs.length);
+  await page.focus(".more button");
+  await page.keyboard.press("Enter");
+  await page.waitForFunction((n) => document.querySelectorAll("tbody tr[data-name]").length > n, { timeout: 5000 }, more);
+  if (!(await page.$eval(".more button", (b) => b === document.activeElement))) {
+    fail("the show-more button lost the focus");
+  }
 }
 
 async function folderChanges(page) {
@@ -139,7 +158,7 @@ async function folderChanges(page) {
   await shoot(page, "folder-dark");
   await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "light" }]);
   // New folder, then rename it.
-  await page.click("button.primary");
+  await click(page, "button.primary");
   await answer(page, "Drafts");
   await waitRow(page, "Drafts");
   await dismissStatus(page);
@@ -149,7 +168,7 @@ async function folderChanges(page) {
   await waitRow(page, "Drafts", false);
   await dismissStatus(page);
   // A refusal in words: the name is taken.
-  await page.click("button.primary");
+  await click(page, "button.primary");
   await answer(page, "Final");
   const refusal = await statusText(page);
   if (!refusal.includes("already there")) {
@@ -157,6 +176,7 @@ async function folderChanges(page) {
   }
   report({ event: "check", name: "refusal", text: refusal });
   await dismissStatus(page);
+  await download(page, "notes.txt");
   // Delete to the trash, and restore.
   await clickLabel(page, "Delete notes.txt");
   await answer(page);
@@ -170,7 +190,7 @@ async function folderChanges(page) {
   await answer(page);
   await waitRow(page, "Final", false);
   await dismissStatus(page);
-  await page.click('a[href="#trash"]');
+  await click(page, 'a[href="#trash"]');
   await ready(page, "trash");
   await waitRow(page, "notes.txt");
   await waitRow(page, "Final");
@@ -183,10 +203,26 @@ async function folderChanges(page) {
   await waitRow(page, "Final", false);
   await page.waitForSelector("tr.empty", { timeout: 10000 });
   await dismissStatus(page);
-  await page.click(".tools a.button");
+  await click(page, ".tools a.button");
   await ready(page, "folder");
   await waitRow(page, "notes.txt");
   report({ event: "check", name: "changes" });
+}
+
+// download clicks a file's download button and waits for the file in
+// opts.downloads, which the Go test compares with what it uploaded.
+async function download(page, name) {
+  const cdp = await page.createCDPSession();
+  await cdp.send("Browser.setDownloadBehavior", { behavior: "allow", downloadPath: opts.downloads });
+  await clickLabel(page, `Download ${name}`);
+  const file = path.join(opts.downloads, name);
+  for (let i = 0; i < 100 && !fs.existsSync(file); i++) {
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  if (!fs.existsSync(file)) {
+    fail(`${name} was not downloaded`);
+  }
+  report({ event: "download", file });
 }
 
 // notFound opens a space the user is no member of and a path that does
