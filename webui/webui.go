@@ -19,6 +19,7 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -185,7 +186,7 @@ func (h *Handler) servePage(w http.ResponseWriter, status int, view string) {
 	hdr := w.Header()
 	setSecurityHeaders(hdr)
 	hdr.Set("Content-Type", "text/html; charset=utf-8")
-	hdr.Set("Content-Length", fmt.Sprint(len(page)))
+	hdr.Set("Content-Length", strconv.Itoa(len(page)))
 	// The same URL answers WebDAV clients with something else, and the
 	// page of a folder depends on who asks.
 	hdr.Set("Cache-Control", "no-store")

@@ -178,6 +178,8 @@ function toEntry({ href, props }) {
 /** listFolder returns the folder at url and its children. */
 export async function listFolder(url) {
   const [self, listing] = await Promise.all([stat(url), propfind(url, 1, childProps, "open the folder")]);
+  // The marks time the phases of a big folder's opening (the browser
+  // test reports them).
   performance.mark("listing-received");
   const children = listing.slice(1).map(toEntry);
   performance.mark("listing-parsed");
