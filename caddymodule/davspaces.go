@@ -24,6 +24,7 @@ import (
 	"github.com/davspaces/davspaces/graph"
 	"github.com/davspaces/davspaces/ocs"
 	"github.com/davspaces/davspaces/storage"
+	"github.com/davspaces/davspaces/storage/traced"
 	"github.com/davspaces/davspaces/webui"
 )
 
@@ -181,15 +182,22 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := registerStoreMetrics(ctx.GetMetricsRegistry(), store, dav.storeKey, projectSpaces); err != nil {
+		return fmt.Errorf("davspaces metrics: %w", err)
+	}
 	users := userFromCaddy(dav.logger)
 	if dav.web, err = newWebPage(dav.Web); err != nil {
 		return err
 	}
+	// Under Caddy's tracing directive every store call a request makes is
+	// a span of its own; without it the wrapper adds none. Each call's
+	// latency goes to the store's metrics.
+	served := withTiming(traced.Wrap(store.Store), store.metrics)
 	dav.handler, err = davhandler.New(davhandler.Config{
-		Store:              store.Store,
-		Locks:              store.Store,
-		Uploads:            store.Store,
-		Chunks:             store.Store,
+		Store:              served,
+		Locks:              served,
+		Uploads:            served,
+		Chunks:             served,
 		UploadTTL:          time.Duration(dav.UploadTTL),
 		MaxOpenUploads:     dav.MaxOpenUploads,
 		User:               users,
@@ -226,7 +234,7 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		return err
 	}
 	dav.graph, err = graph.New(graph.Config{
-		Store:         store.Store,
+		Store:         served,
 		User:          users,
 		ProjectSpaces: projectSpaces,
 		Logger:        dav.logger,
@@ -390,7 +398,7 @@ func (dav *DAVSpaces) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 	r = withForwardedScheme(r)
 	for _, route := range []func(*http.Request) (http.Handler, bool){dav.webRoute, dav.handler.Route, dav.ocs.Route, dav.graph.Route} {
 		if h, ok := route(r); ok {
-			h.ServeHTTP(w, r)
+			dav.store.metrics.serveCounted(h, w, r)
 			return nil
 		}
 	}

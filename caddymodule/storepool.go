@@ -25,6 +25,9 @@ var stores = caddy.NewUsagePool()
 // configurations that use it.
 type pooledStore struct {
 	Store
+	// metrics are what the store's traffic and sweeps did since it was
+	// opened, whichever configuration served it.
+	metrics *storeMetrics
 
 	mu     sync.Mutex
 	claims []*storeClaim // in provisioning order; the newest configuration's apply
@@ -112,7 +115,11 @@ func openStore(ctx context.Context, backend StoreBackend, storageID string, logg
 		if err != nil {
 			return nil, err
 		}
-		return &pooledStore{Store: s}, nil
+		m := newStoreMetrics(backend.StoreKey())
+		if o, ok := s.(storage.SweepObservable); ok {
+			o.ObserveSweeps(m.observeSweep)
+		}
+		return &pooledStore{Store: s, metrics: m}, nil
 	})
 	if err != nil {
 		return nil, err

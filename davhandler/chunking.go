@@ -91,6 +91,20 @@ func ngUploadID(userID, transfer string) string {
 	return url.PathEscape(userID) + "/ng/" + url.PathEscape(transfer)
 }
 
+// ChunkedUploadKind tells which protocol started the chunked upload with
+// the store id id: "chunking-ng", "chunking-v1", or "other" for an id this
+// handler did not choose. The escaped user id before it holds no slash.
+func ChunkedUploadKind(id string) string {
+	_, rest, _ := strings.Cut(id, "/")
+	switch {
+	case strings.HasPrefix(rest, "ng/"):
+		return "chunking-ng"
+	case strings.HasPrefix(rest, "v1/"):
+		return "chunking-v1"
+	}
+	return "other"
+}
+
 // handleNGCreate starts an upload (MKCOL). A size announced with
 // OC-Total-Length is checked against the free quota at once, so that a
 // client learns before it sends anything that the file will not fit.
@@ -135,6 +149,7 @@ func (h *Handler) handleNGCreate(w http.ResponseWriter, r *http.Request, req *re
 func (h *Handler) ngTargetSpace(r *http.Request, req *request) (storage.Space, int64, error) {
 	if r.Header.Get("Destination") == "" {
 		space, err := h.store.PersonalSpace(r.Context(), req.user)
+		noteSpace(r.Context(), space.ID)
 		return space, 0, err
 	}
 	dst, err := parseFileDestination(r)
@@ -172,6 +187,7 @@ func (h *Handler) uploadSpace(r *http.Request, req *request, u storage.ChunkedUp
 	if err != nil {
 		return storage.Space{}, 0, fmt.Errorf("reading the space of chunked upload %s: %w", u.ID, err)
 	}
+	noteSpace(r.Context(), space.ID) // the user's own upload
 	// The reservation counts the whole file; a file it replaces frees
 	// its bytes only at the commit.
 	return space, 0, nil

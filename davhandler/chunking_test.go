@@ -499,3 +499,17 @@ func TestChunkedUploadsExpire(t *testing.T) {
 		}
 	}
 }
+
+func TestChunkedUploadKind(t *testing.T) {
+	user := storage.User{ID: "a/b"}
+	tgt := &target{space: storage.Space{ID: "s"}, parent: storage.Node{ID: "p"}}
+	for id, want := range map[string]string{
+		ngUploadID(user.ID, "t/1"):                          "chunking-ng",
+		v1UploadID(user, tgt, v1Chunk{file: "f", count: 2}): "chunking-v1",
+		"big": "other",
+	} {
+		if got := ChunkedUploadKind(id); got != want {
+			t.Errorf("ChunkedUploadKind(%q) = %q, want %q", id, got, want)
+		}
+	}
+}

@@ -31,6 +31,9 @@ type davError struct {
 	header string
 	// retryAfter, when set, is the Retry-After of a 503 in seconds.
 	retryAfter int
+	// reason, when set, says which limit refused the request, for the
+	// log (refusallog.go); otherwise the cause or status tells.
+	reason string
 }
 
 // serverFault reports whether the error is the server's fault rather than

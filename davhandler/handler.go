@@ -221,6 +221,7 @@ type routedRequest struct {
 }
 
 func (rr *routedRequest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r = withParties(r)
 	if err := rr.h.serve(w, r, rr.path, rr.pathErr); err != nil {
 		rr.h.fail(w, r, err)
 	}
@@ -237,6 +238,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, dp davPath, perr
 	if !ok || user.ID == "" {
 		return errorf(http.StatusUnauthorized, "No valid credentials were provided")
 	}
+	noteUser(r.Context(), user.ID)
 	req := &request{user: user, path: dp}
 	switch dp.kind {
 	case baseUploads:
@@ -306,15 +308,24 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // logFailure logs the server's own faults at ERROR and the refusals of bad
-// requests at DEBUG.
+// requests at DEBUG, each with the user and space it concerns and the
+// reason, so that an administrator can answer "why was I refused". The
+// path is logged without its query, which is no business of the log.
 func (h *Handler) logFailure(r *http.Request, de *davError, err error) {
 	level, msg := zapcore.DebugLevel, "webdav request refused"
 	if de.serverFault() && r.Context().Err() == nil {
 		// A failure after the client went away is no fault to report.
 		level, msg = zapcore.ErrorLevel, "webdav request failed"
 	}
-	if c := h.logger.Check(level, msg); c != nil {
-		c.Write(zap.String("method", r.Method), zap.String("uri", r.RequestURI),
-			zap.Int("status", de.status), zap.Error(err))
+	c := h.logger.Check(level, msg)
+	if c == nil {
+		return
 	}
+	var parties requestParties
+	if p := partiesOf(r.Context()); p != nil {
+		parties = *p
+	}
+	c.Write(zap.String("method", r.Method), zap.String("path", r.URL.Path),
+		zap.Int("status", de.status), zap.String("user", parties.user), zap.String("space", parties.space),
+		zap.String("reason", refusalReason(de, err)), zap.Error(err))
 }

@@ -60,7 +60,7 @@ func (h *Handler) handleLock(w http.ResponseWriter, r *http.Request, req *reques
 // shows the lock repeats it, for each resource the lock covers.
 func (h *Handler) checkLockOwner(owner string) error {
 	if limit := h.lockLimits.MaxOwnerBytes; len(owner) > limit {
-		return errorf(http.StatusBadRequest, "The lock's owner is %d bytes of XML, more than the %d allowed", len(owner), limit)
+		return withReason(errorf(http.StatusBadRequest, "The lock's owner is %d bytes of XML, more than the %d allowed", len(owner), limit), reasonLockOwnerMax)
 	}
 	return nil
 }

@@ -61,7 +61,7 @@ func (h *Handler) resolveMeta(ctx context.Context, req *request) (*target, error
 	if err != nil {
 		return nil, err
 	}
-	if !h.visible(space, req.user) {
+	if !h.visible(ctx, space, req.user) {
 		return nil, metaNotFound(ref, nil)
 	}
 	if nodeID == "" {

@@ -159,7 +159,7 @@ func (h *Handler) resolveBase(ctx context.Context, user storage.User, dp davPath
 	if err != nil {
 		return space, "", err
 	}
-	if !h.visible(space, user) {
+	if !h.visible(ctx, space, user) {
 		return space, "", errNotFound
 	}
 	if nodeID == "" {
@@ -171,11 +171,16 @@ func (h *Handler) resolveBase(ctx context.Context, user storage.User, dp davPath
 // visible reports whether user may learn that space exists: it is served
 // here and user is a member. Every other space answers as one that does not
 // exist, so that neither a stranger nor a former member can tell them apart.
-func (h *Handler) visible(space storage.Space, user storage.User) bool {
+// A visible space is noted as the request's, for the log of a refusal.
+func (h *Handler) visible(ctx context.Context, space storage.Space, user storage.User) bool {
 	if space.Type == storage.SpaceProject && !h.projectSpaces[space.ID] {
 		return false
 	}
-	return space.RoleOf(user) != storage.RoleNone
+	if space.RoleOf(user) == storage.RoleNone {
+		return false
+	}
+	noteSpace(ctx, space.ID)
+	return true
 }
 
 // spaceByRef parses a resource id (<storage>$<space>!<node>, <storage>$<space>

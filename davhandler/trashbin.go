@@ -99,7 +99,7 @@ func (h *Handler) trashOf(ctx context.Context, req *request) (*trashRequest, err
 	if err != nil {
 		return nil, err
 	}
-	if !h.visible(space, req.user) {
+	if !h.visible(ctx, space, req.user) {
 		return nil, errNotFound
 	}
 	if nodeID != "" && nodeID != space.ID {

@@ -278,7 +278,7 @@ func (h *Handler) handleTusDelete(w http.ResponseWriter, r *http.Request, s stor
 	return nil
 }
 
-var errChunkTooLong = errorf(http.StatusRequestEntityTooLarge, "The body would end past Upload-Length")
+var errChunkTooLong = withReason(errorf(http.StatusRequestEntityTooLarge, "The body would end past Upload-Length"), reasonUploadLength)
 
 // appendChunk streams the request body into the upload, never holding more
 // of it than a copy buffer.
@@ -305,7 +305,7 @@ func appendError(err, readErr error) error {
 		return &davError{status: http.StatusConflict, cause: err,
 			message: "The upload's offset changed meanwhile: ask HEAD for it"}
 	case errors.Is(err, storage.ErrInvalid):
-		return &davError{status: http.StatusRequestEntityTooLarge, cause: err, message: errChunkTooLong.message}
+		return &davError{status: http.StatusRequestEntityTooLarge, cause: err, message: errChunkTooLong.message, reason: reasonUploadLength}
 	case errors.Is(err, storage.ErrNotFound):
 		return errNotFound
 	}
@@ -350,7 +350,7 @@ func (h *Handler) sessionTarget(ctx context.Context, user storage.User, s storag
 	if err != nil {
 		return nil, err
 	}
-	if !h.visible(space, user) {
+	if !h.visible(ctx, space, user) {
 		return nil, errNotFound
 	}
 	t := &target{space: space, role: space.RoleOf(user), name: s.Target.Name}

@@ -42,7 +42,7 @@ func (h *Handler) readXMLBody(w http.ResponseWriter, r *http.Request) ([]byte, e
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxXMLBytes))
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return nil, errorf(http.StatusRequestEntityTooLarge, "XML request body is larger than %d bytes", h.maxXMLBytes)
+		return nil, withReason(errorf(http.StatusRequestEntityTooLarge, "XML request body is larger than %d bytes", h.maxXMLBytes), reasonMaxXMLBody)
 	}
 	if err != nil {
 		return nil, bodyReadError(err)
@@ -237,7 +237,7 @@ func (d *documentWalk) next(tok xml.Token) error {
 		case d.rootEnded:
 			return badXML("the document has more than one root element")
 		case len(d.open) == maxDocumentDepth:
-			return badXML("elements are nested more than %d deep", maxDocumentDepth)
+			return withReason(badXML("elements are nested more than %d deep", maxDocumentDepth), reasonXMLDepth)
 		}
 		return d.open.push(t)
 	case xml.EndElement:
@@ -420,7 +420,7 @@ func innerXML(dec *xml.Decoder, el xml.StartElement) (string, error) {
 		switch t := tok.(type) {
 		case xml.StartElement:
 			if depth++; depth > maxValueDepth {
-				return "", badXML("the value of %s nests elements more than %d deep", el.Name.Local, maxValueDepth)
+				return "", withReason(badXML("the value of %s nests elements more than %d deep", el.Name.Local, maxValueDepth), reasonXMLDepth)
 			}
 			t.Attr = withoutNamespaceDecls(t.Attr)
 			if t.Name.Space == "" {

@@ -51,7 +51,9 @@ func (d *discovery) metadata(ctx context.Context) (*metadata, error) {
 	return m, nil
 }
 
-func (d *discovery) fetch(ctx context.Context) (*metadata, error) {
+func (d *discovery) fetch(ctx context.Context) (_ *metadata, err error) {
+	ctx, span := startSpan(ctx, opDiscovery)
+	defer func() { endSpan(span, err) }()
 	d.p.stats.discoveries.Add(1)
 	// OpenID Connect Discovery §4: any trailing "/" of the issuer is
 	// removed before the well-known path is appended.

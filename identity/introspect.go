@@ -68,7 +68,7 @@ func (p *Provider) acceptsAudience(aud string) bool { return slices.Contains(p.a
 // introspect asks the introspection endpoint about token. Any answer but
 // 200 is ErrUnavailable: the endpoint refuses this server's credentials
 // (401) or is down, which says nothing about the token.
-func (p *Provider) introspect(ctx context.Context, token string) (map[string]any, error) {
+func (p *Provider) introspect(ctx context.Context, token string) (_ map[string]any, err error) {
 	endpoint, err := p.introspectionEndpoint(ctx)
 	if err != nil {
 		return nil, err
@@ -78,6 +78,8 @@ func (p *Provider) introspect(ctx context.Context, token string) (map[string]any
 		return nil, err
 	}
 	defer release()
+	ctx, span := startSpan(ctx, opIntrospection)
+	defer func() { endSpan(span, err) }()
 	p.stats.introspections.Add(1)
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()

@@ -58,12 +58,12 @@ func (s *keySet) key(ctx context.Context, kid string) ([]jose.JSONWebKey, error)
 	now := s.p.now()
 	if keys := s.known(kid); len(keys) > 0 {
 		if now.Sub(s.fetchedAt) > keysMaxAge && s.mayFetch(now) {
-			s.startRefresh()
+			s.startRefresh(ctx)
 		}
 		s.mu.Unlock()
 		return keys, nil
 	}
-	r, err := s.refreshFor(kid, now)
+	r, err := s.refreshFor(ctx, kid, now)
 	s.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -86,7 +86,7 @@ func (s *keySet) key(ctx context.Context, kid string) ([]jose.JSONWebKey, error)
 
 // refreshFor returns the fetch to wait for to learn kid, starting one when
 // allowed. s.mu must be held.
-func (s *keySet) refreshFor(kid string, now time.Time) (*keyRefresh, error) {
+func (s *keySet) refreshFor(ctx context.Context, kid string, now time.Time) (*keyRefresh, error) {
 	if s.inflight != nil {
 		return s.inflight, nil
 	}
@@ -98,7 +98,7 @@ func (s *keySet) refreshFor(kid string, now time.Time) (*keyRefresh, error) {
 		// "invalid", which would make a client drop a good token.
 		return nil, fmt.Errorf("%w: unknown signing key %q; keys were fetched %v ago", ErrUnavailable, kid, now.Sub(s.fetchedAt).Round(time.Second))
 	}
-	return s.startRefresh(), nil
+	return s.startRefresh(ctx), nil
 }
 
 // mayFetch reports whether a background refresh may start now: none runs
@@ -108,13 +108,15 @@ func (s *keySet) mayFetch(now time.Time) bool {
 }
 
 // startRefresh fetches the keys in a goroutine of its own, so that a caller
-// giving up does not cancel the fetch the others wait for. The provider's
-// timeout bounds it. s.mu must be held.
-func (s *keySet) startRefresh() *keyRefresh {
+// giving up does not cancel the fetch the others wait for; the fetch keeps
+// only the span of ctx, the request that started it, so that it shows in
+// that request's trace. The provider's timeout bounds it. s.mu must be
+// held.
+func (s *keySet) startRefresh(ctx context.Context) *keyRefresh {
 	r := &keyRefresh{done: make(chan struct{})}
 	s.inflight = r
 	go func() {
-		set, err := s.fetch(context.Background())
+		set, err := s.fetch(detachedSpan(ctx))
 		s.mu.Lock()
 		if err != nil {
 			s.failure, s.failedAt = err, s.p.now()
@@ -142,9 +144,11 @@ func (s *keySet) fetch(ctx context.Context) (*jose.JSONWebKeySet, error) {
 	if err != nil {
 		return nil, err
 	}
+	ctx, span := startSpan(ctx, opKeys)
+	defer func() { endSpan(span, err) }()
 	s.p.stats.keyFetches.Add(1)
 	var set jose.JSONWebKeySet
-	if err := s.p.getJSON(ctx, m.JWKSURI, "", &set); err != nil {
+	if err = s.p.getJSON(ctx, m.JWKSURI, "", &set); err != nil {
 		return nil, fmt.Errorf("fetching signing keys: %w", err)
 	}
 	return &set, nil

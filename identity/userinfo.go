@@ -6,7 +6,7 @@ import (
 )
 
 // userinfo asks the provider's userinfo endpoint about token.
-func (p *Provider) userinfo(ctx context.Context, token string) (map[string]any, error) {
+func (p *Provider) userinfo(ctx context.Context, token string) (_ map[string]any, err error) {
 	m, err := p.discovery.metadata(ctx)
 	if err != nil {
 		return nil, err
@@ -19,9 +19,11 @@ func (p *Provider) userinfo(ctx context.Context, token string) (map[string]any, 
 		return nil, err
 	}
 	defer release()
+	ctx, span := startSpan(ctx, opUserinfo)
+	defer func() { endSpan(span, err) }()
 	p.stats.userinfoCalls.Add(1)
 	var claims map[string]any
-	if err := p.getJSON(ctx, m.UserinfoEndpoint, token, &claims); err != nil {
+	if err = p.getJSON(ctx, m.UserinfoEndpoint, token, &claims); err != nil {
 		return nil, fmt.Errorf("userinfo: %w", err)
 	}
 	return claims, nil

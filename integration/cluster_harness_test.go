@@ -56,6 +56,9 @@ type clusterOptions struct {
 type cluster struct {
 	lb    *server // what clients talk to
 	nodes []*clusterNode
+	// dsn and bucket are the database and bucket the nodes share.
+	dsn    string
+	bucket testpeer.S3
 }
 
 // clusterNode is one Caddy of a cluster, which a test can kill and start
@@ -86,7 +89,7 @@ func startCluster(t testing.TB, opts clusterOptions) *cluster {
 	if opts.beforeNodes != nil {
 		opts.beforeNodes()
 	}
-	c := &cluster{}
+	c := &cluster{dsn: dsn, bucket: bucket}
 	var upstreams []string
 	for range clusterSize {
 		port := freePort(t)

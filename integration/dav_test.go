@@ -150,11 +150,13 @@ func checkExampleOCS(t *testing.T, c *client) {
 	c.user = ""
 }
 
-// TestExampleCaddyfileAsIs runs the README's server command configuration
-// unchanged: HTTPS on localhost:9200 with Caddy's internal CA.
-func TestExampleCaddyfileAsIs(t *testing.T) {
+// startExample runs binary on Caddyfile.example as it is, on its fixed
+// address https://localhost:9200, and returns a client of it as einstein
+// once it answers.
+func startExample(t *testing.T, binary string) *client {
+	t.Helper()
 	dir := t.TempDir()
-	cmd := exec.Command(caddyBinary, "run", "--config", "../Caddyfile.example")
+	cmd := exec.Command(binary, "run", "--config", "../Caddyfile.example")
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(dir, "data"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
 	logFile, err := os.Create(filepath.Join(dir, "caddy.log"))
 	if err != nil {
@@ -180,13 +182,19 @@ func TestExampleCaddyfileAsIs(t *testing.T) {
 		resp, err := c.http.Do(req)
 		if err == nil {
 			resp.Body.Close()
-			break
+			return c
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the example server did not start: %v", err)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// TestExampleCaddyfileAsIs runs the README's server command configuration
+// unchanged: HTTPS on localhost:9200 with Caddy's internal CA.
+func TestExampleCaddyfileAsIs(t *testing.T) {
+	c := startExample(t, caddyBinary)
 	c.expect(http.StatusCreated, "PUT", "/remote.php/webdav/readme.txt", "hi")
 	c.expect(http.StatusMultiStatus, "PROPFIND", "/remote.php/webdav/", "", "Depth", "1")
 	c.user = "richard"

@@ -48,12 +48,18 @@ type Problem struct {
 	Repaired   bool
 }
 
+// String is the problem on one line: "<kind> <space>:/<path>: <detail>",
+// with "<kind>: <detail>" for a problem in no space (an orphan content file)
+// and " (repaired)" at the end once repaired.
 func (p Problem) String() string {
 	where := p.SpaceID
 	if p.Path != "" {
 		where += ":/" + p.Path
 	}
-	s := fmt.Sprintf("%s %s: %s", p.Kind, where, p.Detail)
+	if where != "" {
+		where = " " + where
+	}
+	s := fmt.Sprintf("%s%s: %s", p.Kind, where, p.Detail)
 	if p.Repaired {
 		s += " (repaired)"
 	}

@@ -166,3 +166,26 @@ func (t *txn) createSpace(sp *storage.Space) error {
 	}}
 	return t.placeNode(&root)
 }
+
+// Spaces returns every personal and project space, ordered by id, with
+// the quota that applies to each; it reads one snapshot.
+func (s *Store) Spaces(ctx context.Context) ([]storage.Space, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []storage.Space
+	err := s.view(func(t *txn) error {
+		return t.spaces().ForEach(func(k, v []byte) error {
+			sp, err := decodeSpace(string(k), v)
+			if err != nil {
+				return err
+			}
+			out = append(out, storage.EffectiveQuota(sp, s.personalQuota.Load()))
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing spaces: %w", err)
+	}
+	return out, nil
+}

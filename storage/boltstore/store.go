@@ -39,7 +39,10 @@ import (
 	"github.com/davspaces/davspaces/storage"
 )
 
-var _ storage.Store = (*Store)(nil)
+var (
+	_ storage.Store       = (*Store)(nil)
+	_ storage.SpaceLister = (*Store)(nil)
+)
 
 // Options configure a Store.
 type Options struct {
@@ -66,6 +69,12 @@ type Options struct {
 	// 0 means DefaultInlineLimit, a negative value keeps every file in a
 	// content file.
 	InlineLimit int64
+	// Inspect opens the store for an administrator's check (Check): none
+	// of the recovery at open (unfinished uploads, orphan session files
+	// and chunk directories) and none of the background sweeps (orphan
+	// content files, expired sessions, trash and versions) run, so that
+	// the check sees the store as it is and changes only what it repairs.
+	Inspect bool
 }
 
 // Bucket names.
@@ -116,6 +125,8 @@ type Store struct {
 	// retention is what the trash and versions of each space keep
 	// (SetRetention); a txn reads it once.
 	retention atomic.Pointer[storage.RetentionPolicy]
+	// SweepHook reports what the background sweeps removed (sweep.go).
+	storage.SweepHook
 
 	// sessionDir holds the bytes of resumable uploads; sessionLocks
 	// serialises the calls that change one session; sessionSweep is the
@@ -193,7 +204,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	db, err := bolt.Open(dbPath, 0o600, &bolt.Options{Timeout: lockTimeout, NoSync: opts.NoSync})
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
-			return nil, fmt.Errorf("open store: database %s is locked by another process", dbPath)
+			return nil, fmt.Errorf("open store: database %s is locked by another process: %w", dbPath, ErrLocked)
 		}
 		return nil, fmt.Errorf("open store: database %s: %w", dbPath, err)
 	}
@@ -202,6 +213,12 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := s.init(opts.StorageID); err != nil {
 		db.Close()
 		return nil, err
+	}
+	if opts.Inspect {
+		close(s.sweepDone)
+		close(s.sessionSweepDone)
+		close(s.trimDone)
+		return s, nil
 	}
 	// We hold the database lock, so nothing in uploads/ belongs to a live
 	// upload: it was never acknowledged.

@@ -12,6 +12,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	"go.uber.org/zap"
+
+	"github.com/davspaces/davspaces/storage"
 )
 
 // sweepSessions removes expired upload sessions and chunked uploads, and
@@ -29,28 +31,35 @@ func (s *Store) sweepSessions() {
 			return
 		case <-tick.C:
 		}
-		n, err := s.purgeSessions(sessionPurgeBatch)
+		s.Report(s.sweepExpired())
+	}
+}
+
+// sweepExpired makes one pass of the sessions' sweep and says what it
+// removed.
+func (s *Store) sweepExpired() storage.SweepReport {
+	var r storage.SweepReport
+	steps := []struct {
+		what    string
+		run     func() (int, error)
+		removed *int
+	}{
+		{"expired upload sessions", func() (int, error) { return s.purgeSessions(sessionPurgeBatch) }, &r.UploadSessions},
+		{"expired chunked uploads", func() (int, error) { return s.purgeChunkedUploads(sessionPurgeBatch) }, &r.ChunkedUploads},
+		{"expired trash items and versions", func() (int, error) { return s.ExpireUndo(context.Background()) }, &r.Undo},
+	}
+	for _, step := range steps {
+		n, err := step.run()
+		*step.removed = n
 		if err != nil {
-			s.log.Error("expired upload session cleanup failed", zap.Error(err))
+			r.Failed = true
+			s.log.Error("cleanup of "+step.what+" failed", zap.Error(err))
 		}
 		if n > 0 {
-			s.log.Info("removed expired upload sessions", zap.Int("count", n))
-		}
-		n, err = s.purgeChunkedUploads(sessionPurgeBatch)
-		if err != nil {
-			s.log.Error("expired chunked upload cleanup failed", zap.Error(err))
-		}
-		if n > 0 {
-			s.log.Info("removed expired chunked uploads", zap.Int("count", n))
-		}
-		n, err = s.ExpireUndo(context.Background())
-		if err != nil {
-			s.log.Error("expired trash and versions cleanup failed", zap.Error(err))
-		}
-		if n > 0 {
-			s.log.Info("removed expired trash items and versions", zap.Int("count", n))
+			s.log.Info("removed "+step.what, zap.Int("count", n))
 		}
 	}
+	return r
 }
 
 // sweep removes content files no node references (left by a crash between
@@ -70,12 +79,14 @@ func (s *Store) sweep() {
 		removed += n
 		if err != nil {
 			s.log.Error("orphan content cleanup failed", zap.Error(err))
+			s.Report(storage.SweepReport{Content: removed, Failed: true})
 			return
 		}
 	}
 	if removed > 0 {
 		s.log.Info("removed unreferenced content files", zap.Int("count", removed))
 	}
+	s.Report(storage.SweepReport{Content: removed})
 }
 
 func (s *Store) sweepDir(dir string) (int, error) {

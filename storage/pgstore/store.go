@@ -76,6 +76,7 @@ const DefaultMaxConns = 16
 // The interfaces the protocol layer takes from a store.
 var (
 	_ storage.Store          = (*Store)(nil)
+	_ storage.SpaceLister    = (*Store)(nil)
 	_ storage.LockStore      = (*Store)(nil)
 	_ storage.UploadSessions = (*Store)(nil)
 	_ storage.ChunkedUploads = (*Store)(nil)
@@ -107,6 +108,8 @@ type Store struct {
 	// recountVersions asks ExpireUndo to look for files with more
 	// versions than the policy keeps, after the policy was set.
 	recountVersions atomic.Bool
+	// SweepHook reports what the background sweep removed (sweep.go).
+	storage.SweepHook
 
 	closing   chan struct{}
 	loops     sync.WaitGroup // the sweep, and the attempts to reach the backends

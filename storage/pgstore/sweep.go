@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
+	"github.com/davspaces/davspaces/storage"
 	"github.com/davspaces/davspaces/storage/s3content"
 )
 
@@ -48,23 +49,37 @@ func (s *Store) sweepLoop() {
 
 // sweep makes one pass: expired trash, versions, sessions and chunked
 // uploads first, so that the objects they release are due in a later
-// pass, then the objects due now.
+// pass, then the objects due now. It reports what it removed, whether it
+// failed or not.
 func (s *Store) sweep(ctx context.Context) error {
+	var r storage.SweepReport
+	err := s.sweepSteps(ctx, &r)
+	r.Failed = r.Failed || err != nil
+	s.Report(r)
+	return err
+}
+
+// sweepSteps makes the pass of sweep, counting into r what it removes.
+func (s *Store) sweepSteps(ctx context.Context, r *storage.SweepReport) error {
 	// A failed expiry (a space's lock held long, an outage) must not keep
 	// the objects and uploads already due from going.
-	if _, err := s.ExpireUndo(ctx); err != nil && ctx.Err() == nil {
+	n, err := s.ExpireUndo(ctx)
+	r.Undo = n
+	if err != nil && ctx.Err() == nil {
+		r.Failed = true
 		s.log.Warn("sweep: trash and versions", zap.Error(err))
 	}
 	steps := []struct {
-		what string
-		run  func(context.Context) (int, error)
+		what    string
+		run     func(context.Context) (int, error)
+		removed *int
 	}{
-		{"expired upload sessions", s.sweepSessions},
-		{"expired chunked uploads", s.sweepChunkedUploads},
-		{"objects", s.sweepObjects},
+		{"expired upload sessions", s.sweepSessions, &r.UploadSessions},
+		{"expired chunked uploads", s.sweepChunkedUploads, &r.ChunkedUploads},
+		{"objects", s.sweepObjects, &r.Content},
 	}
 	for _, step := range steps {
-		if err := drain(ctx, step.run); err != nil {
+		if err := drain(ctx, step.run, step.removed); err != nil {
 			return fmt.Errorf("%s: %w", step.what, err)
 		}
 	}
@@ -74,10 +89,12 @@ func (s *Store) sweep(ctx context.Context) error {
 	return nil
 }
 
-// drain runs batch until it takes less than a whole batch.
-func drain(ctx context.Context, batch func(context.Context) (int, error)) error {
+// drain runs batch until it takes less than a whole batch, adding what
+// each took to taken.
+func drain(ctx context.Context, batch func(context.Context) (int, error), taken *int) error {
 	for {
 		n, err := batch(ctx)
+		*taken += n
 		if err != nil || n < sweepBatch {
 			return err
 		}

@@ -210,3 +210,42 @@ func TestDiscardLeavesNoMultipart(t *testing.T) {
 		t.Fatalf("incomplete uploads left: %+v", us)
 	}
 }
+
+// TestSweepReportsWhatItRemoved: a pass tells the store's observer what
+// it removed: an expired session, then the objects it released.
+func TestSweepReportsWhatItRemoved(t *testing.T) {
+	clk := &testClock{}
+	s := openTestStore(t, Options{Now: clk.Now, ObjectGrace: time.Millisecond, UploadGrace: time.Millisecond})
+	ctx := t.Context()
+	insertTree(t, s, "sp")
+	us := newTestSession(t, s, "sp", 10)
+	if _, err := s.AppendSession(ctx, us.ID, 0, strings.NewReader("abc"), nil); err != nil {
+		t.Fatalf("AppendSession: %v", err)
+	}
+	// The background pass (every minute) may report too.
+	reports := make(chan storage.SweepReport, 100)
+	s.ObserveSweeps(func(r storage.SweepReport) { reports <- r })
+	clk.Advance(2 * time.Hour)
+	var total storage.SweepReport
+	// The objects the session released are due after ObjectGrace, in a
+	// later pass; a loaded machine may need a few.
+	for pass := 0; pass < 50 && total.Content == 0; pass++ {
+		if pass > 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err := s.sweep(ctx); err != nil {
+			t.Fatalf("sweep: %v", err)
+		}
+		for len(reports) > 0 {
+			r := <-reports
+			total.UploadSessions += r.UploadSessions
+			total.Content += r.Content
+			if r.Failed {
+				t.Fatalf("pass %d reported a failure", pass)
+			}
+		}
+	}
+	if total.UploadSessions != 1 || total.Content == 0 {
+		t.Fatalf("reports added up to %+v, want the session and its objects", total)
+	}
+}

@@ -51,6 +51,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	tests = append(tests, versionTests...)
 	tests = append(tests, undoQuotaTests...)
 	tests = append(tests, undoRaceTests...)
+	tests = append(tests, spaceListTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.run(t, newFixture(t, newStore(t)))

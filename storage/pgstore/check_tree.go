@@ -1,0 +1,306 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+// The tree steps: each reads one space, or one kind of record, in one
+// statement or snapshot.
+
+// checkSpaces checks, space by space, that each folder's size is what the
+// files below it hold (a trash's root included), and that a live space's
+// counters of properties and versions are what a recount gives.
+func (c *checker) checkSpaces(ctx context.Context) error {
+	pool, err := c.s.db()
+	if err != nil {
+		return err
+	}
+	rows, _ := pool.Query(ctx, `SELECT id FROM spaces ORDER BY id`)
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := c.checkFolderSizes(ctx, id); err != nil {
+			return fmt.Errorf("space %s: %w", id, err)
+		}
+		if isTrashSpace(id) {
+			continue
+		}
+		if err := c.checkCounters(ctx, id); err != nil {
+			return fmt.Errorf("space %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// folderTotals selects ($1: a space's or trash's id, $2: KindFile, $3:
+// KindFolder) each folder of the space whose size is not the sum of the
+// files below it, with that sum: every file adds its size to each of its
+// ancestors. A wrong folder is found alone, not with its ancestors, as
+// comparing a folder with its children's recorded sizes would.
+const folderTotals = `
+	WITH RECURSIVE up AS (
+		SELECT parent_id AS folder, size FROM nodes
+		WHERE space_id = $1 AND kind = $2 AND parent_id IS NOT NULL
+		UNION ALL
+		SELECT n.parent_id, up.size FROM up JOIN nodes n ON n.id = up.folder
+		WHERE n.parent_id IS NOT NULL
+	), totals AS (
+		SELECT folder, sum(size)::bigint AS total FROM up GROUP BY folder
+	), wrong AS (
+		SELECT f.id, f.size, coalesce(t.total, 0)::bigint AS total
+		FROM nodes f LEFT JOIN totals t ON t.folder = f.id
+		WHERE f.space_id = $1 AND f.kind = $3 AND f.size <> coalesce(t.total, 0)
+	)`
+
+// checkFolderSizes reports each folder of space (or trash) id whose size
+// is wrong; a repair sets them all under the space's lock, with fresh
+// etags, deciding again there.
+func (c *checker) checkFolderSizes(ctx context.Context, id string) error {
+	type wrongSize struct {
+		ID          string
+		Size, Total int64
+	}
+	var wrong []wrongSize
+	err := c.s.read(ctx, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, folderTotals+`SELECT id, size, total FROM wrong ORDER BY id`,
+			id, storage.KindFile, storage.KindFolder)
+		var err error
+		wrong, err = pgx.CollectRows(rows, pgx.RowToStructByPos[wrongSize])
+		return err
+	})
+	if err != nil || len(wrong) == 0 {
+		return err
+	}
+	repaired := false
+	repair := func(ctx context.Context) error {
+		if repaired {
+			return nil
+		}
+		repaired = true
+		return c.repairFolderSizes(ctx, id)
+	}
+	for _, w := range wrong {
+		err := c.foundAt(ctx, w.ID, storage.ProblemFolderSize, repair,
+			"folder %s records %d bytes; the files below it hold %d", w.ID, w.Size, w.Total)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// repairFolderSizes sets the size of every folder of space (or trash) id
+// to what the files below it hold.
+func (c *checker) repairFolderSizes(ctx context.Context, id string) error {
+	return c.s.inSpace(ctx, strings.TrimSuffix(id, trashSuffix), func(tx pgx.Tx) error {
+		ch := c.s.changeIn(tx)
+		_, err := tx.Exec(ctx, folderTotals+`
+			UPDATE nodes SET size = wrong.total, etag = md5(nodes.id || ':' || $4::text)
+			FROM wrong WHERE nodes.id = wrong.id`, id, storage.KindFile, storage.KindFolder, ch.tag)
+		return err
+	})
+}
+
+// checkCounters compares the running counters of space id with a recount;
+// a repair recounts them under the space's lock.
+func (c *checker) checkCounters(ctx context.Context, id string) error {
+	var props, propsCount, versions, versionsCount int64
+	err := c.s.read(ctx, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT s.props_bytes, `+recountProps+`, s.versions_bytes, `+recountVersions+`
+			FROM spaces s WHERE s.id = $1`, id, trashSuffix).Scan(&props, &propsCount, &versions, &versionsCount)
+	})
+	if err != nil {
+		return err
+	}
+	repair := func(ctx context.Context) error {
+		return c.s.inSpace(ctx, id, func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, `UPDATE spaces s SET props_bytes = `+recountProps+`,
+				versions_bytes = `+recountVersions+` WHERE s.id = $1`, id, trashSuffix)
+			return err
+		})
+	}
+	root := place{spaceID: id}
+	if props != propsCount {
+		p := root.problem(storage.ProblemUsage, true, "the space counts %d bytes of properties; they hold %d", props, propsCount)
+		if err := c.found(ctx, p, repair); err != nil {
+			return err
+		}
+	}
+	if versions != versionsCount {
+		p := root.problem(storage.ProblemUsage, true, "the space counts %d bytes of versions; they hold %d", versions, versionsCount)
+		if err := c.found(ctx, p, repair); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// The recounts of a space s's counters ($2: trashSuffix): the dead
+// properties of its nodes, live or in its trash, as storage.PropBytes
+// counts them, and the sizes of the versions it counts.
+const (
+	recountProps = `(SELECT coalesce(sum(octet_length(p.ns) + octet_length(p.local) + octet_length(p.value)), 0)
+		FROM props p JOIN nodes n ON n.id = p.node_id WHERE n.space_id IN (s.id, s.id || $2))::bigint`
+	recountVersions = `(SELECT coalesce(sum(v.size), 0) FROM versions v WHERE v.space_id = s.id)::bigint`
+)
+
+// misplaced is a record the foreign keys let through but the store's rules
+// do not: the node it is about, and what is wrong.
+type misplaced struct {
+	NodeID string
+	Detail string
+}
+
+// checkTree reports nodes whose parent is a file or in another space,
+// spaces without a root, and versions of folders or counted in another
+// space than their file's. None is repaired: which side is right cannot
+// be told.
+func (c *checker) checkTree(ctx context.Context) error {
+	queries := []struct {
+		sql  string
+		args []any
+	}{
+		{`SELECT c.id, CASE WHEN p.kind <> $1 THEN 'its parent ' || p.id || ' is a file'
+			ELSE 'its parent ' || p.id || ' is in ' || p.space_id || ', it in ' || c.space_id END
+		FROM nodes c JOIN nodes p ON p.id = c.parent_id
+		WHERE p.kind <> $1 OR p.space_id <> c.space_id`, []any{storage.KindFolder}},
+		{`SELECT n.id, 'node ' || n.id || ' has no parent and is not its space''s root'
+		FROM nodes n WHERE n.parent_id IS NULL AND n.id <> n.space_id`, nil},
+		{`SELECT v.file_id, 'version ' || v.key || ' of ' || v.file_id ||
+			CASE WHEN n.kind = $1 THEN ', a folder' ELSE ' counts in space ' || v.space_id || ', not its file''s' END
+		FROM versions v JOIN nodes n ON n.id = v.file_id
+		WHERE n.kind = $1 OR v.space_id <> split_part(n.space_id, '/', 1)`, []any{storage.KindFolder}},
+	}
+	for _, q := range queries {
+		if err := c.reportMisplaced(ctx, q.sql, q.args...); err != nil {
+			return err
+		}
+	}
+	var rootless []string
+	err := c.s.read(ctx, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, `SELECT id FROM spaces s WHERE NOT EXISTS (SELECT 1 FROM nodes WHERE id = s.id) ORDER BY id`)
+		var err error
+		rootless, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, id := range rootless {
+		p := place{spaceID: strings.TrimSuffix(id, trashSuffix)}.problem(storage.ProblemDangling, false, "space %s has no root folder", id)
+		if err := c.found(ctx, p, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reportMisplaced reports, unrepaired, each (node, detail) that query
+// selects.
+func (c *checker) reportMisplaced(ctx context.Context, query string, args ...any) error {
+	var found []misplaced
+	err := c.s.read(ctx, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, query, args...)
+		var err error
+		found, err = pgx.CollectRows(rows, pgx.RowToStructByPos[misplaced])
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, m := range found {
+		if err := c.foundAt(ctx, m.NodeID, storage.ProblemDangling, nil, "%s", m.Detail); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkTrash reports trash items whose node is not at the root of their
+// trash, and nodes at a trash's root that are no item (counted in the
+// trash's size, seen by no one). Neither is repaired: where the node
+// belongs cannot be told.
+func (c *checker) checkTrash(ctx context.Context) error {
+	type item struct {
+		SpaceID, Key, Location, NodeID string
+	}
+	var items []item
+	var strays []misplaced
+	err := c.s.read(ctx, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, `SELECT t.space_id, t.key, t.location, t.node_id FROM trash_items t
+			JOIN nodes n ON n.id = t.node_id WHERE n.parent_id IS DISTINCT FROM t.space_id || $1 ORDER BY t.space_id, t.key`, trashSuffix)
+		var err error
+		if items, err = pgx.CollectRows(rows, pgx.RowToStructByPos[item]); err != nil {
+			return err
+		}
+		rows, _ = tx.Query(ctx, `SELECT n.id, n.name FROM nodes n JOIN spaces s ON s.id = n.parent_id AND s.type = 'trash'
+			WHERE NOT EXISTS (SELECT 1 FROM trash_items t WHERE t.node_id = n.id) ORDER BY n.id`)
+		strays, err = pgx.CollectRows(rows, pgx.RowToStructByPos[misplaced])
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		p := place{spaceID: it.SpaceID, path: trashPath + "/" + it.Key}.
+			problem(storage.ProblemDangling, false, "node %s of trash item %s (deleted from %q) is not at the trash's root", it.NodeID, it.Key, it.Location)
+		if err := c.found(ctx, p, nil); err != nil {
+			return err
+		}
+	}
+	for _, n := range strays {
+		if err := c.foundAt(ctx, n.NodeID, storage.ProblemDangling, nil,
+			"node %s is at the trash's root but is no trash item", n.NodeID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkLocks reports locks on a node of another space than theirs (a lock
+// the space's checks never consult); a repair drops them, as a remove of
+// the node would have.
+func (c *checker) checkLocks(ctx context.Context) error {
+	type lock struct {
+		Token, SpaceID, NodeID, UserID string
+	}
+	var locks []lock
+	err := c.s.read(ctx, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, `SELECT l.token, l.space_id, l.node_id, l.user_id FROM locks l
+			JOIN nodes n ON n.id = l.node_id WHERE n.space_id <> l.space_id ORDER BY l.space_id, l.node_id`)
+		var err error
+		locks, err = pgx.CollectRows(rows, pgx.RowToStructByPos[lock])
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, l := range locks {
+		repair := func(ctx context.Context) error {
+			return c.s.inSpace(ctx, l.SpaceID, func(tx pgx.Tx) error {
+				_, err := tx.Exec(ctx, `DELETE FROM locks WHERE token = $1`, l.Token)
+				return err
+			})
+		}
+		// The token is a capability: named by its user, never shown.
+		p := place{spaceID: l.SpaceID}.problem(storage.ProblemDangling, true,
+			"a lock of user %s of space %s is on node %s of another space", l.UserID, l.SpaceID, l.NodeID)
+		if loc, ok, err := c.locate(ctx, l.NodeID); err != nil {
+			return err
+		} else if ok {
+			p.Path = loc.path
+		}
+		if err := c.found(ctx, p, repair); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,295 @@
+package traced_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/davspaces/davspaces/storage"
+	"github.com/davspaces/davspaces/storage/boltstore"
+	"github.com/davspaces/davspaces/storage/storetest"
+	"github.com/davspaces/davspaces/storage/traced"
+)
+
+// openBolt opens a real embedded store in a fresh directory.
+func openBolt(t testing.TB) *boltstore.Store {
+	t.Helper()
+	s, err := boltstore.Open(t.TempDir(), boltstore.Options{NoSync: true})
+	if err != nil {
+		t.Fatalf("boltstore.Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// recording returns a context carrying a recorded parent span, and the
+// recorder of every span ended under it.
+func recording(t *testing.T) (context.Context, trace.Span, *tracetest.SpanRecorder) {
+	t.Helper()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	ctx, parent := tp.Tracer("test").Start(t.Context(), "request")
+	return ctx, parent, rec
+}
+
+// storeSpan returns the one ended store span of operation op.
+func storeSpan(t *testing.T, rec *tracetest.SpanRecorder, op string) sdktrace.ReadOnlySpan {
+	t.Helper()
+	var found []sdktrace.ReadOnlySpan
+	for _, s := range rec.Ended() {
+		if s.Name() == traced.SpanPrefix+op {
+			found = append(found, s)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%d spans %s%s, want 1", len(found), traced.SpanPrefix, op)
+	}
+	return found[0]
+}
+
+func attr(s sdktrace.ReadOnlySpan, key string) (string, bool) {
+	for _, kv := range s.Attributes() {
+		if string(kv.Key) == key {
+			return kv.Value.Emit(), true
+		}
+	}
+	return "", false
+}
+
+// TestEveryOperationIsTraced calls every method of storage.Backend that
+// takes a context through the wrapper, with zero arguments (the store
+// refuses most of them, which is traced as well), and wants a span for
+// each, a child of the caller's.
+func TestEveryOperationIsTraced(t *testing.T) {
+	ctx, parent, rec := recording(t)
+	b := traced.Wrap(openBolt(t))
+	ctxType := reflect.TypeFor[context.Context]()
+	backend := reflect.TypeFor[storage.Backend]()
+	var ops []string
+	for m := range backend.Methods() {
+		if m.Type.NumIn() == 0 || m.Type.In(0) != ctxType {
+			continue
+		}
+		ops = append(ops, m.Name)
+		args := []reflect.Value{reflect.ValueOf(ctx)}
+		for i := 1; i < m.Type.NumIn(); i++ {
+			args = append(args, argument(m.Type.In(i)))
+		}
+		reflect.ValueOf(b).MethodByName(m.Name).Call(args)
+	}
+	if len(ops) < 40 {
+		t.Fatalf("only %d operations found on storage.Backend", len(ops))
+	}
+	for _, op := range ops {
+		s := storeSpan(t, rec, op)
+		if s.Parent().SpanID() != parent.SpanContext().SpanID() {
+			t.Errorf("%s: parent %s, want the caller's span %s", op, s.Parent().SpanID(), parent.SpanContext().SpanID())
+		}
+		if got, _ := attr(s, string(traced.AttrOperation)); got != op {
+			t.Errorf("%s: operation attribute %q", op, got)
+		}
+	}
+}
+
+// argument is a zero value of t, but a readable one for an io.Reader.
+func argument(t reflect.Type) reflect.Value {
+	if t == reflect.TypeFor[io.Reader]() {
+		return reflect.ValueOf(strings.NewReader(""))
+	}
+	return reflect.Zero(t)
+}
+
+// TestSpansNameSpacesNotFiles follows a file's life and wants the space id
+// and the operation on its spans, and no file name, path or token
+// anywhere in them.
+func TestSpansNameSpacesNotFiles(t *testing.T) {
+	ctx, _, rec := recording(t)
+	b := traced.Wrap(openBolt(t))
+	sp, err := b.PutSpace(ctx, storage.Space{ID: "project-1", Name: "Project", Type: storage.SpaceProject, Quota: storage.NoQuota})
+	if err != nil {
+		t.Fatalf("PutSpace: %v", err)
+	}
+	dir, err := b.Mkdir(ctx, sp.ID, sp.ID, "secret-folder")
+	if err != nil {
+		t.Fatalf("Mkdir: %v", err)
+	}
+	u, err := b.NewUpload(ctx, sp.ID)
+	if err != nil {
+		t.Fatalf("NewUpload: %v", err)
+	}
+	if _, err := io.Copy(u, strings.NewReader("secret content")); err != nil {
+		t.Fatalf("writing the upload: %v", err)
+	}
+	if _, _, err := u.Commit(ctx, storage.Commit{ParentID: dir.ID, Name: "secret-file.txt"}); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+	if _, err := b.Child(ctx, sp.ID, dir.ID, "no-such-secret"); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("Child of a missing name: %v, want ErrNotFound", err)
+	}
+
+	for _, op := range []string{"PutSpace", "Mkdir", "NewUpload", "Commit", "Child"} {
+		s := storeSpan(t, rec, op)
+		if got, _ := attr(s, string(traced.AttrSpace)); got != sp.ID {
+			t.Errorf("%s: space attribute %q, want %q", op, got, sp.ID)
+		}
+	}
+	child := storeSpan(t, rec, "Child")
+	if got, _ := attr(child, string(traced.AttrRefusal)); got != storage.ErrNotFound.Error() {
+		t.Errorf("Child refused: refusal attribute %q, want %q", got, storage.ErrNotFound)
+	}
+	if child.Status().Code != 0 {
+		t.Errorf("a refusal set the span's status to %v", child.Status())
+	}
+	for _, s := range rec.Ended() {
+		for _, kv := range s.Attributes() {
+			if strings.Contains(kv.Value.Emit(), "secret") {
+				t.Errorf("span %s: attribute %s = %q names a file", s.Name(), kv.Key, kv.Value.Emit())
+			}
+		}
+		if strings.Contains(s.Status().Description, "secret") {
+			t.Errorf("span %s: status %q names a file", s.Name(), s.Status().Description)
+		}
+	}
+}
+
+// TestNoSpanWithoutParent: a call whose context carries no span (tracing
+// off, a background sweep) records nothing.
+func TestNoSpanWithoutParent(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	defer tp.Shutdown(context.Background())
+	b := traced.Wrap(openBolt(t))
+	if _, err := b.PutSpace(t.Context(), storage.Space{ID: "p", Name: "P", Type: storage.SpaceProject}); err != nil {
+		t.Fatalf("PutSpace: %v", err)
+	}
+	if n := len(rec.Ended()); n != 0 {
+		t.Errorf("%d spans without a parent span", n)
+	}
+}
+
+// TestOptionalInterfacesKept: what davhandler looks for on a store (Walk,
+// Health; ReadFrom on an upload) is there exactly when the store has it.
+func TestOptionalInterfacesKept(t *testing.T) {
+	ctx, _, rec := recording(t)
+	bolt := openBolt(t)
+	walking := traced.Wrap(bolt)
+	w, ok := walking.(traced.Walker)
+	if !ok {
+		t.Fatal("the wrapper of a store that walks does not walk")
+	}
+	sp, err := walking.PutSpace(ctx, storage.Space{ID: "p", Name: "P", Type: storage.SpaceProject})
+	if err != nil {
+		t.Fatalf("PutSpace: %v", err)
+	}
+	if nodes, err := w.Walk(ctx, sp.ID, sp.ID, nil); err != nil || len(nodes) != 1 {
+		t.Fatalf("Walk: %v, %v", nodes, err)
+	}
+	storeSpan(t, rec, "Walk")
+
+	plain := traced.Wrap(struct{ storage.Backend }{bolt})
+	if _, ok := plain.(traced.Walker); ok {
+		t.Error("the wrapper of a store that does not walk claims to walk")
+	}
+	if err := plain.(storage.HealthChecker).Health(ctx); err != nil {
+		t.Errorf("Health of a store without backends: %v", err)
+	}
+
+	u, err := walking.NewUpload(ctx, sp.ID)
+	if err != nil {
+		t.Fatalf("NewUpload: %v", err)
+	}
+	defer u.Discard()
+	if _, ok := u.(io.ReaderFrom); !ok {
+		t.Fatal("the traced upload lost the store's ReadFrom")
+	}
+	if n, err := io.Copy(u, strings.NewReader("twelve bytes")); err != nil || n != 12 || u.Size() != 12 {
+		t.Fatalf("io.Copy into the upload: %d, %v; Size %d", n, err, u.Size())
+	}
+	if unwrapped := walking.(interface{ Unwrap() storage.Backend }).Unwrap(); unwrapped != storage.Backend(bolt) {
+		t.Errorf("Unwrap gives %T, not the store", unwrapped)
+	}
+}
+
+// TestConformance runs the store contract through the wrapper: tracing
+// changes nothing a caller sees.
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Store {
+		clk := &offsetClock{}
+		s, err := boltstore.Open(t.TempDir(), boltstore.Options{NoSync: true, Now: clk.Now})
+		if err != nil {
+			t.Fatalf("boltstore.Open: %v", err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return clockedStore{traced.Wrap(s), clk}
+	})
+}
+
+// clockedStore lets the conformance tests move the store's clock on
+// (storetest.Clock).
+type clockedStore struct {
+	storage.Backend
+	clk *offsetClock
+}
+
+func (s clockedStore) Advance(d time.Duration) { s.clk.Advance(d) }
+
+// offsetClock is the real time plus an offset the tests can grow.
+type offsetClock struct {
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+func (c *offsetClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
+
+func (c *offsetClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offset += d
+}
+
+// BenchmarkNode measures what the wrapper adds to a cheap store call:
+// nothing to speak of without a span in the context (tracing off), a
+// span's cost with one.
+func BenchmarkNode(b *testing.B) {
+	bolt := openBolt(b)
+	sp, err := bolt.PutSpace(b.Context(), storage.Space{ID: "p", Name: "P", Type: storage.SpaceProject})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder()))
+	defer tp.Shutdown(context.Background())
+	tracing, span := tp.Tracer("bench").Start(b.Context(), "request")
+	defer span.End()
+	for _, bc := range []struct {
+		name  string
+		store storage.Backend
+		ctx   context.Context
+	}{
+		{"store", bolt, b.Context()},
+		{"wrapped, tracing off", traced.Wrap(bolt), b.Context()},
+		{"wrapped, tracing on", traced.Wrap(bolt), tracing},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := bc.store.Node(bc.ctx, sp.ID, sp.ID); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
