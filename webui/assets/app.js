@@ -108,6 +108,11 @@ const sorters = {
   modified: (a, b) => (a.modified ? a.modified.getTime() : 0) - (b.modified ? b.modified.getTime() : 0),
 };
 const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: "base" });
+const numberFormat = new Intl.NumberFormat();
+
+function items(n) {
+  return `${numberFormat.format(n)} ${n === 1 ? "item" : "items"}`;
+}
 
 /** FolderView shows one folder's entries, a page of rows at a time. */
 class FolderView {
@@ -208,7 +213,7 @@ class FolderView {
     this.body.replaceChildren();
     this.shown = 0;
     const total = this.entries.length;
-    this.count.textContent = needle ? `${this.visible.length} of ${total} items match` : `${total} ${total === 1 ? "item" : "items"}`;
+    this.count.textContent = needle ? `${numberFormat.format(this.visible.length)} of ${items(total)} match` : items(total);
     if (this.visible.length === 0) {
       this.body.append(h("tr", { class: "empty" }, h("td", { colspan: "4" }, needle ? "No names match the filter." : "This folder is empty.")));
     }
@@ -222,7 +227,7 @@ class FolderView {
     this.shown += next.length;
     const left = this.visible.length - this.shown;
     this.moreButton.hidden = left === 0;
-    this.moreButton.textContent = `Show ${Math.min(left, PAGE_ROWS)} more (${left} left)`;
+    this.moreButton.textContent = `Show ${Math.min(left, PAGE_ROWS)} more (${numberFormat.format(left)} left)`;
   }
 
   row(entry) {
@@ -300,7 +305,7 @@ class TrashView {
       ? this.items.map((item) => this.row(item))
       : h("tr", { class: "empty" }, h("td", { colspan: "5" }, "The trash is empty.")));
     main.replaceChildren(
-      h("div", { class: "heading" }, h("h1", {}, title), h("p", { class: "count" }, `${this.items.length} ${this.items.length === 1 ? "item" : "items"}`)),
+      h("div", { class: "heading" }, h("h1", {}, title), h("p", { class: "count" }, items(this.items.length))),
       h("div", { class: "tools" },
         h("a", { class: "button secondary", href: folderURL(this.loc.base, this.loc.segments) }, icon("back"), h("span", {}, "Back to the files")),
         this.items.length > 0 && h("button", { type: "button", class: "danger", onclick: () => this.empty() }, icon("purge"), h("span", {}, "Empty the trash"))),
