@@ -197,3 +197,20 @@ func TestAssets(t *testing.T) {
 		t.Errorf("PUT of an asset: status %d, want 405", rec.Code)
 	}
 }
+
+// TestScriptsBuildNoMarkup keeps names from the server out of the markup:
+// the scripts build the page with elements and text nodes only, so a file
+// named like HTML stays text, and nothing is evaluated.
+func TestScriptsBuildNoMarkup(t *testing.T) {
+	h := newHandler(t)
+	for name, a := range h.assets {
+		if !strings.HasSuffix(name, ".js") {
+			continue
+		}
+		for _, banned := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "setAttribute(\"style\""} {
+			if strings.Contains(string(a.body), banned) {
+				t.Errorf("%s uses %s", name, banned)
+			}
+		}
+	}
+}
