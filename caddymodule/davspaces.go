@@ -25,6 +25,7 @@ import (
 	"github.com/davspaces/davspaces/ocs"
 	"github.com/davspaces/davspaces/storage"
 	"github.com/davspaces/davspaces/storage/traced"
+	"github.com/davspaces/davspaces/webui"
 )
 
 func init() {
@@ -99,10 +100,13 @@ type DAVSpaces struct {
 	// served: a project space taken out of the configuration keeps its
 	// data and comes back when it is configured again.
 	Spaces []ProjectSpace `json:"spaces,omitempty"`
+	// Web configures the browser page. Default: served.
+	Web *WebSettings `json:"web,omitempty"`
 
 	handler  *davhandler.Handler
 	ocs      *ocs.Handler
 	graph    *graph.Handler
+	web      *webui.Handler // nil when the page is off
 	store    *pooledStore
 	storeKey string      // the backend's key in the pool
 	claim    *storeClaim // this handler's say in the store's personal quota and retention
@@ -182,6 +186,9 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("davspaces metrics: %w", err)
 	}
 	users := userFromCaddy(dav.logger)
+	if dav.web, err = newWebPage(dav.Web); err != nil {
+		return err
+	}
 	// Under Caddy's tracing directive every store call a request makes is
 	// a span of its own; without it the wrapper adds none. Each call's
 	// latency goes to the store's metrics.
@@ -204,6 +211,7 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		},
 		Logger:        dav.logger,
 		ProjectSpaces: projectSpaces,
+		Page:          dav.davPage(),
 	})
 	if err != nil {
 		return err
@@ -384,11 +392,11 @@ func checkID(what, id string) error {
 	return nil
 }
 
-// ServeHTTP serves the WebDAV, OCS and Graph paths and passes everything
-// else on.
+// ServeHTTP serves the browser page, the WebDAV, OCS and Graph paths and
+// passes everything else on.
 func (dav *DAVSpaces) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	r = withForwardedScheme(r)
-	for _, route := range []func(*http.Request) (http.Handler, bool){dav.handler.Route, dav.ocs.Route, dav.graph.Route} {
+	for _, route := range []func(*http.Request) (http.Handler, bool){dav.webRoute, dav.handler.Route, dav.ocs.Route, dav.graph.Route} {
 		if h, ok := route(r); ok {
 			dav.store.metrics.serveCounted(h, w, r)
 			return nil
@@ -452,6 +460,7 @@ func parseDAVSpaces(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //			trash_retention <duration>|off
 //			versions off | versions { … }
 //		}
+//		web on|off
 //	}
 func (dav *DAVSpaces) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
@@ -496,6 +505,8 @@ func (dav *DAVSpaces) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		dav.TrashRetention, err = parseTrashRetention(d)
 	case "versions":
 		dav.Versions, err = parseVersions(d)
+	case "web":
+		dav.Web, err = parseWeb(d)
 	case "space":
 		var ps ProjectSpace
 		ps, err = parseSpace(d)

@@ -14,6 +14,9 @@ import (
 
 func (h *Handler) handleGet(w http.ResponseWriter, r *http.Request, req *request) error {
 	t, err := h.resolveExisting(r.Context(), req.user, req.path)
+	if h.servePage(w, r, t, err) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}

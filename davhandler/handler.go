@@ -96,6 +96,9 @@ type Config struct {
 	// as one the user is not a member of (its data stays until it is
 	// configured again). Personal spaces are always served.
 	ProjectSpaces []string
+	// Page answers a browser's GET of a folder (webui.Handler); nil means
+	// browsers get the WebDAV answers like every other client.
+	Page Page
 }
 
 // Handler serves WebDAV requests under /dav/spaces, /dav/files, /webdav and
@@ -123,6 +126,8 @@ type Handler struct {
 	trash storage.Trash
 	// versions keeps the versions of files; nil when they are not offered.
 	versions storage.Versions
+	// page answers browsers' GETs of folders; nil when there is no page.
+	page Page
 }
 
 // New returns a Handler for cfg.
@@ -149,6 +154,7 @@ func New(cfg Config) (*Handler, error) {
 		chunks:         cfg.Chunks,
 		trash:          offered(cfg.Trash, cfg.Store),
 		versions:       offered(cfg.Versions, cfg.Store),
+		page:           cfg.Page,
 	}
 	for _, id := range cfg.ProjectSpaces {
 		h.projectSpaces[id] = true

@@ -1,0 +1,302 @@
+// Drives Debian's chromium with puppeteer-core through the browser page
+// of a real Caddy, as integration/webui_test.go asks: the overview, a big
+// folder, a folder's changes, the trash, and "not found" for a
+// non-member, with screenshots at desktop and phone width (and a folder in
+// dark mode) in opts.artifacts. Its one argument is JSON (see webui_test.go's driveOptions).
+// It prints one JSON line per measured figure or check and exits non-zero
+// with the reason when a check fails.
+import fs from "node:fs";
+import path from "node:path";
+import puppeteer from "puppeteer-core";
+
+const opts = JSON.parse(process.argv[2]);
+const report = (event) => console.log(JSON.stringify(event));
+
+const desktop = { width: 1280, height: 800, deviceScaleFactor: 1 };
+const phone = { width: 390, height: 844, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
+
+function fail(message) {
+  throw new Error(message);
+}
+
+async function ready(page, view) {
+  await page.waitForSelector(`body[data-ready="${view}"]`, { timeout: 30000 });
+}
+
+async function open(page, url, view) {
+  await page.goto(opts.base + url, { waitUntil: "domcontentloaded", timeout: 30000 });
+  await ready(page, view);
+}
+
+// setViewport switches the viewport and waits for the page to be ready in
+// view again: puppeteer reloads the page when isMobile changes.
+async function setViewport(page, viewport) {
+  const view = await page.$eval("body", (b) => b.dataset.ready);
+  await page.setViewport(viewport);
+  await ready(page, view);
+}
+
+// shoot writes a screenshot at desktop and phone width.
+async function shoot(page, name) {
+  for (const [width, viewport] of [["desktop", desktop], ["phone", phone]]) {
+    await setViewport(page, viewport);
+    const file = path.join(opts.artifacts, `${name}-${width}.png`);
+    await page.screenshot({ path: file, fullPage: false });
+    report({ event: "screenshot", file });
+  }
+  await setViewport(page, desktop);
+}
+
+async function rows(page) {
+  return page.$$eval("tbody tr[data-name]", (trs) => trs.map((tr) => tr.dataset.name));
+}
+
+async function waitRow(page, name, present = true) {
+  await page.waitForFunction(
+    (n, p) => !!document.querySelector(`tbody tr[data-name="${CSS.escape(n)}"]`) === p,
+    { timeout: 20000 }, name, present);
+}
+
+async function statusText(page) {
+  await page.waitForSelector("#status .note", { timeout: 20000 });
+  return page.$eval("#status .note", (el) => el.textContent.trim());
+}
+
+async function dismissStatus(page) {
+  await page.evaluate(() => document.getElementById("status").replaceChildren());
+}
+
+// answer fills the open dialog's input (if text is given) and confirms.
+async function answer(page, text) {
+  await page.waitForSelector("dialog[open]", { timeout: 10000 });
+  if (text !== undefined) {
+    await click(page, "dialog[open] input");
+    await page.locator("dialog[open] input").setTimeout(10000).fill(text);
+    await page.keyboard.press("Enter");
+  } else {
+    await click(page, "dialog[open] button[type=submit]");
+  }
+  await page.waitForSelector("dialog[open]", { hidden: true, timeout: 10000 });
+}
+
+// click clicks what sel selects once it is there, visible and still:
+// the page renders its table anew after each change.
+async function click(page, sel) {
+  await page.locator(sel).setTimeout(20000).click();
+}
+
+async function clickLabel(page, label) {
+  await click(page, `[aria-label="${label}"]`);
+}
+
+async function overview(page) {
+  await open(page, "/", "overview");
+  const cards = await page.$$eval(".card", (cs) => cs.map((c) => c.textContent));
+  if (!cards.some((c) => c.includes("Personal")) || !cards.some((c) => c.includes("Physics") && c.includes("Manager"))) {
+    fail(`overview shows ${JSON.stringify(cards)}`);
+  }
+  if ((await page.$$(".quota-track, .quota-text")).length === 0) {
+    fail("overview shows no quota");
+  }
+  report({ event: "check", name: "overview", cards: cards.length });
+  await shoot(page, "overview");
+}
+
+// bigFolder opens the folder of many files: the time from navigation to a
+// table with rows and a working filter, best of three loads.
+async function bigFolder(page) {
+  let best = Infinity;
+  for (let i = 0; i < 3; i++) {
+    const started = Date.now();
+    await open(page, opts.bigFolder, "folder");
+    await page.waitForSelector("tbody tr[data-name]");
+    best = Math.min(best, Date.now() - started);
+    const timings = await page.evaluate(() => [...performance.getEntriesByType("resource"), ...performance.getEntriesByType("mark")].map((e) => [e.name.slice(-40), Math.round(e.startTime), Math.round(e.duration), e.transferSize]));
+    report({ event: "timings", load: Date.now() - started, timings });
+  }
+  const count = await page.$eval(".count", (el) => el.textContent);
+  if (count.replace(/\D/g, "") !== String(opts.bigCount)) {
+    fail(`big folder says ${count}`);
+  }
+  const shown = (await rows(page)).length;
+  await shoot(page, "big-folder");
+  // The page stays usable: the filter answers at once.
+  // The filter is reached by keyboard ("/"); the figure is the time one
+  // keystroke takes to narrow 10,000 names down to one row.
+  await page.keyboard.press("/");
+  await page.keyboard.type(opts.bigNeedle.slice(0, -1));
+  const t0 = Date.now();
+  await page.keyboard.type(opts.bigNeedle.slice(-1));
+  await page.waitForFunction(() => document.querySelectorAll("tbody tr[data-name]").length === 1, { timeout: 5000 });
+  const filterMs = Date.now() - t0;
+  report({ event: "figure", name: "bigFolderMs", value: best, rows: shown });
+  report({ event: "figure", name: "bigFilterMs", value: filterMs });
+  if (best > opts.budgetMs) {
+    fail(`the folder of ${opts.bigCount} files took ${best} ms to show, more than ${opts.budgetMs}`);
+  }
+  // Clear the filter with the keyboard; the focus is still in it.
+  await page.keyboard.down("Control");
+  await page.keyboard.press("KeyA");
+  await page.keyboard.up("Control");
+  await page.keyboard.press("Backspace");
+  // (At least the first page: the end of the table was in view while the
+  // filter left one row, which may have asked for the next page already.)
+  await page.waitForFunction((n) => document.querySelectorAll("tbody tr[data-name]").length >= n, { timeout: 5000 }, shown);
+  // Scrolling to the end of the table adds the next rows.
+  const before = await page.$$eval("tbody tr[data-name]", (trs) => trs.length);
+  await page.$eval(".more", (el) => el.scrollIntoView());
+  await page.waitForFunction((n) => document.querySelectorAll("tbody tr[data-name]").length > n, { timeout: 5000 }, before);
+  // So does the button, for the keyboard, which keeps its focus.
+  const more = await page.$$eval("tbody tr[data-name]", (trs) => trs.length);
+  await page.focus(".more button");
+  await page.keyboard.press("Enter");
+  await page.waitForFunction((n) => document.querySelectorAll("tbody tr[data-name]").length > n, { timeout: 5000 }, more);
+  if (!(await page.$eval(".more button", (b) => b === document.activeElement))) {
+    fail("the show-more button lost the focus");
+  }
+}
+
+async function folderChanges(page) {
+  await open(page, opts.workFolder, "folder");
+  if (await page.$eval(".more button", (b) => b.offsetParent !== null)) {
+    fail("a folder shown whole offers to show more");
+  }
+  await shoot(page, "folder");
+  await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "dark" }]);
+  await shoot(page, "folder-dark");
+  await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "light" }]);
+  // New folder, then rename it.
+  await click(page, "button.primary");
+  await answer(page, "Drafts");
+  await waitRow(page, "Drafts");
+  await dismissStatus(page);
+  await clickLabel(page, "Rename Drafts");
+  await answer(page, "Final");
+  await waitRow(page, "Final");
+  await waitRow(page, "Drafts", false);
+  await dismissStatus(page);
+  // A refusal in words: the name is taken.
+  await click(page, "button.primary");
+  await answer(page, "Final");
+  const refusal = await statusText(page);
+  if (!refusal.includes("already there")) {
+    fail(`creating a folder twice says ${JSON.stringify(refusal)}`);
+  }
+  report({ event: "check", name: "refusal", text: refusal });
+  await dismissStatus(page);
+  await download(page, "notes.txt");
+  // Delete to the trash, and restore.
+  await clickLabel(page, "Delete notes.txt");
+  await answer(page);
+  await waitRow(page, "notes.txt", false);
+  const deleted = await statusText(page);
+  if (!deleted.includes("trash")) {
+    fail(`deleting says ${JSON.stringify(deleted)}`);
+  }
+  await dismissStatus(page);
+  await clickLabel(page, "Delete Final");
+  await answer(page);
+  await waitRow(page, "Final", false);
+  await dismissStatus(page);
+  await click(page, 'a[href="#trash"]');
+  await ready(page, "trash");
+  await waitRow(page, "notes.txt");
+  await waitRow(page, "Final");
+  await shoot(page, "trash");
+  await clickLabel(page, "Restore notes.txt");
+  await waitRow(page, "notes.txt", false);
+  await dismissStatus(page);
+  await clickLabel(page, "Delete Final permanently");
+  await answer(page);
+  await waitRow(page, "Final", false);
+  await page.waitForSelector("tr.empty", { timeout: 10000 });
+  await dismissStatus(page);
+  await click(page, ".tools a.button");
+  await ready(page, "folder");
+  await waitRow(page, "notes.txt");
+  report({ event: "check", name: "changes" });
+}
+
+// download clicks a file's download button and waits for the file in
+// opts.downloads, which the Go test compares with what it uploaded.
+async function download(page, name) {
+  const cdp = await page.createCDPSession();
+  await cdp.send("Browser.setDownloadBehavior", { behavior: "allow", downloadPath: opts.downloads });
+  await clickLabel(page, `Download ${name}`);
+  const file = path.join(opts.downloads, name);
+  for (let i = 0; i < 100 && !fs.existsSync(file); i++) {
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  if (!fs.existsSync(file)) {
+    fail(`${name} was not downloaded`);
+  }
+  report({ event: "download", file });
+}
+
+// notFound opens a space the user is no member of and a path that does
+// not exist: the same page, naming nothing.
+async function notFound(browser) {
+  const context = await browser.createBrowserContext();
+  const page = await context.newPage();
+  await page.authenticate({ username: opts.stranger.user, password: opts.stranger.password });
+  const texts = [];
+  for (const url of [opts.foreignFolder, opts.missingFolder]) {
+    const res = await page.goto(opts.base + url, { waitUntil: "domcontentloaded" });
+    if (res.status() !== 404) {
+      fail(`${url} as ${opts.stranger.user}: status ${res.status()}`);
+    }
+    await ready(page, "notfound");
+    texts.push(await page.$eval("body", (b) => b.innerText));
+  }
+  if (texts[0] !== texts[1] || !texts[0].includes("Not found")) {
+    fail(`not found pages differ or say nothing: ${JSON.stringify(texts)}`);
+  }
+  for (const hint of opts.hints) {
+    if (texts[0].includes(hint)) {
+      fail(`the not found page names ${hint}`);
+    }
+  }
+  report({ event: "check", name: "notFound" });
+  await context.close();
+}
+
+async function main() {
+  fs.mkdirSync(opts.artifacts, { recursive: true });
+  const browser = await puppeteer.launch({
+    executablePath: opts.chromium,
+    headless: true,
+    userDataDir: opts.userDataDir,
+    args: [
+      "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync",
+      `--user-data-dir=${opts.userDataDir}`,
+    ],
+    protocolTimeout: 120000,
+  });
+  const problems = [];
+  try {
+    const page = await browser.newPage();
+    page.on("console", (msg) => {
+      if (msg.type() === "error" && !/status of 40[49]|status of 412|status of 405/.test(msg.text())) {
+        problems.push(msg.text());
+      }
+    });
+    page.on("pageerror", (err) => problems.push(String(err)));
+    await page.setViewport(desktop);
+    await page.authenticate({ username: opts.user, password: opts.password });
+    await overview(page);
+    await bigFolder(page);
+    await folderChanges(page);
+    await notFound(browser);
+    if (problems.length) {
+      fail(`the page reported errors: ${problems.join("; ")}`);
+    }
+  } finally {
+    await browser.close();
+  }
+}
+
+main().catch((err) => {
+  console.error(err && err.stack ? err.stack : String(err));
+  process.exit(1);
+});

@@ -1,0 +1,253 @@
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// webUIDir holds the puppeteer-core script and its npm packages.
+const webUIDir = "testdata/webui"
+
+// webUIInstall installs the script's npm packages, from the module root.
+const webUIInstall = "npm ci --prefix integration/testdata/webui"
+
+// bigFolderFiles is how many files the big folder holds: the issue's
+// 10,000, which the page must open usable within bigFolderBudget.
+const (
+	bigFolderFiles  = 10_000
+	bigFolderBudget = 2 * time.Second
+)
+
+// driveOptions are the options of testdata/webui/drive.mjs.
+type driveOptions struct {
+	Chromium      string        `json:"chromium"`
+	UserDataDir   string        `json:"userDataDir"`
+	Artifacts     string        `json:"artifacts"`
+	Downloads     string        `json:"downloads"`
+	Base          string        `json:"base"`
+	User          string        `json:"user"`
+	Password      string        `json:"password"`
+	BigFolder     string        `json:"bigFolder"`
+	BigCount      int           `json:"bigCount"`
+	BigNeedle     string        `json:"bigNeedle"`
+	BudgetMs      int64         `json:"budgetMs"`
+	WorkFolder    string        `json:"workFolder"`
+	Stranger      driveIdentity `json:"stranger"`
+	ForeignFolder string        `json:"foreignFolder"`
+	MissingFolder string        `json:"missingFolder"`
+	Hints         []string      `json:"hints"`
+}
+
+type driveIdentity struct {
+	User     string `json:"user"`
+	Password string `json:"password"`
+}
+
+// requireBrowser finds chromium, node and puppeteer-core. Missing ones fail
+// the test in CI (CI=true), where the test command installs them, and skip
+// it elsewhere.
+func requireBrowser(t *testing.T) (chromium, dir string) {
+	t.Helper()
+	chromium = requirePeer(t, "chromium")
+	requirePeer(t, "node")
+	dir, err := filepath.Abs(webUIDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "puppeteer-core", "package.json")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("puppeteer-core is not installed: the test command must run %s", webUIInstall)
+		}
+		t.Skipf("puppeteer-core is not installed; run: %s", webUIInstall)
+	}
+	return chromium, dir
+}
+
+// webUIArtifacts is where the screenshots go: WEBUI_ARTIFACTS when set
+// (to keep them), else the test's own directory.
+func webUIArtifacts(t *testing.T) string {
+	if dir := os.Getenv("WEBUI_ARTIFACTS"); dir != "" {
+		return dir
+	}
+	return filepath.Join(t.TempDir(), "artifacts")
+}
+
+// TestWebUI drives the browser page with Debian's chromium against the
+// real Caddy, signed in with Basic: the overview, a folder of 10,000 files
+// usable within 2 s, new folder, rename, delete, restore and purge from
+// the trash, a file's download, a refusal in words, and "not found" for a non-member. It
+// writes screenshots at desktop and phone width of the overview, a folder
+// and the trash.
+func TestWebUI(t *testing.T) {
+	chromium, dir := requireBrowser(t)
+	// A quota, so that the overview shows its bar.
+	s := startServer(t, serverOptions{davspaces: []string{"personal_quota 2GB"}})
+	einstein := newClient(t, s.URL, "einstein")
+	personal := personalSpaceRef(t, s, "einstein")
+	physics := projectSpaceRef(personal, "Physics")
+
+	bigFolder := "/dav/spaces/" + personal + "/big/"
+	einstein.expect(http.StatusCreated, "MKCOL", bigFolder, "")
+	putMany(t, einstein, bigFolder, bigFolderFiles)
+
+	work := "/dav/spaces/" + physics + "/work/"
+	einstein.expect(http.StatusCreated, "MKCOL", work, "")
+	einstein.expect(http.StatusCreated, "MKCOL", work+"data/", "")
+	const notes = "Notes on the photoelectric effect\n"
+	for name, body := range map[string]string{
+		"notes.txt":   notes,
+		"photo.jpg":   strings.Repeat("j", 48_000),
+		"song.mp3":    strings.Repeat("m", 3_200_000),
+		"report.pdf":  strings.Repeat("p", 250_000),
+		"archive.zip": strings.Repeat("z", 1_200_000),
+		"main.go":     "package main\n",
+	} {
+		einstein.expect(http.StatusCreated, http.MethodPut, work+name, body)
+	}
+
+	opts := driveOptions{
+		Chromium:      chromium,
+		UserDataDir:   filepath.Join(t.TempDir(), "chromium"),
+		Artifacts:     webUIArtifacts(t),
+		Downloads:     t.TempDir(),
+		Base:          s.URL,
+		User:          "einstein",
+		Password:      users["einstein"],
+		BigFolder:     bigFolder,
+		BigCount:      bigFolderFiles,
+		BigNeedle:     fmt.Sprintf("file-%05d", bigFolderFiles-1),
+		BudgetMs:      bigFolderBudget.Milliseconds(),
+		WorkFolder:    work,
+		Stranger:      driveIdentity{User: "richard", Password: users["richard"]},
+		ForeignFolder: bigFolder,
+		MissingFolder: "/dav/spaces/" + personal + "x/big/",
+		Hints:         []string{"einstein", "big", "file-", "Personal"},
+	}
+	events := runDrive(t, dir, opts)
+	for _, ev := range events {
+		if ev["event"] != "check" && ev["event"] != "timings" {
+			t.Logf("%v", ev)
+		}
+	}
+
+	downloaded, err := os.ReadFile(filepath.Join(opts.Downloads, "notes.txt"))
+	if err != nil || string(downloaded) != notes {
+		t.Errorf("the page's download of notes.txt: %q, %v; want %q", downloaded, err, notes)
+	}
+
+	// What the page did is on the server.
+	wantStatus := func(path string, status int) {
+		t.Helper()
+		resp, _ := einstein.do("PROPFIND", path, "", "Depth", "0")
+		if resp.StatusCode != status {
+			t.Errorf("PROPFIND %s: %d, want %d", path, resp.StatusCode, status)
+		}
+	}
+	wantStatus(work+"notes.txt", http.StatusMultiStatus)
+	wantStatus(work+"Drafts/", http.StatusNotFound)
+	wantStatus(work+"Final/", http.StatusNotFound)
+	resp, body := einstein.do("PROPFIND", "/dav/spaces/trash-bin/"+physics, "", "Depth", "1")
+	if items := len(mustMultistatus(t, resp, body)) - 1; items != 0 {
+		t.Errorf("the trash holds %d items after the page restored one and purged the other", items)
+	}
+}
+
+// putMany puts n small files named file-00000.txt … into folder with a few
+// requests at a time.
+func putMany(t *testing.T, c *client, folder string, n int) {
+	t.Helper()
+	const workers = 6
+	names := make(chan int)
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range names {
+				resp, body, err := c.try(http.MethodPut, fmt.Sprintf("%sfile-%05d.txt", folder, i), nil, []byte(fmt.Sprint(i)))
+				if err == nil && resp.StatusCode != http.StatusCreated {
+					err = fmt.Errorf("PUT file %d: %d %s", i, resp.StatusCode, body)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	started := time.Now()
+	func() {
+		defer close(names)
+		for i := range n {
+			select {
+			case names <- i:
+			case err := <-errs:
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	t.Logf("put %d files in %v", n, time.Since(started).Round(time.Millisecond))
+}
+
+func mustMultistatus(t *testing.T, resp *http.Response, body string) []davResponse {
+	t.Helper()
+	if resp.StatusCode != http.StatusMultiStatus {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	rs, err := parseMultistatus([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+// runDrive runs drive.mjs and returns the events it printed; a failed run
+// fails the test with its reason.
+func runDrive(t *testing.T, dir string, opts driveOptions) []map[string]any {
+	t.Helper()
+	arg, err := json.Marshal(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(dir, "drive.mjs"), string(arg))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	var events []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(stdout.Bytes()))
+	for sc.Scan() {
+		var ev map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Errorf("drive.mjs printed %q", sc.Text())
+			continue
+		}
+		events = append(events, ev)
+	}
+	if runErr != nil {
+		t.Fatalf("drive.mjs: %v\n%s\n%s", runErr, stdout.String(), tail(stderr.String(), 4000))
+	}
+	return events
+}

@@ -1,0 +1,429 @@
+// The page: the spaces overview at /, a folder's view at its WebDAV URL and
+// the space's trash at the same URL with #trash. The server sends the same
+// shell for each; <body data-view> says which it is.
+
+import * as dav from "./dav.js";
+import { ask, formatDate, formatSize, h, icon, kindOf, showError, showStatus } from "./ui.js";
+
+/** PAGE_ROWS is how many rows are added to the table at a time. */
+const PAGE_ROWS = 200;
+
+const main = document.getElementById("main");
+const crumbs = document.getElementById("crumbs");
+
+// A WebDAV base path: the personal space (/webdav, /dav/files/{user}) or
+// any space by id (/dav/spaces/{id}), with or without /remote.php.
+const basePattern = /^((?:\/remote\.php)?\/(?:webdav|dav\/files\/[^/]+|dav\/spaces\/[^/]+))(\/.*)?$/;
+
+/** parseLocation splits a page's path into its base (as sent) and the decoded names below. */
+function parseLocation(pathname) {
+  const m = basePattern.exec(pathname);
+  if (!m) {
+    return null;
+  }
+  const segments = (m[2] || "").split("/").filter(Boolean).map(decodeURIComponent);
+  return { base: m[1], segments };
+}
+
+function folderURL(base, segments) {
+  return segments.length ? `${base}/${dav.encodePath(segments)}/` : `${base}/`;
+}
+
+// spaceOf finds the Graph drive a base path names.
+function spaceOf(drives, base) {
+  const m = /\/dav\/spaces\/([^/]+)$/.exec(base);
+  if (!m) {
+    return drives.find((d) => d.driveType === "personal");
+  }
+  const id = decodeURIComponent(m[1]);
+  return drives.find((d) => d.id === id);
+}
+
+function spaceTitle(drive) {
+  if (!drive) {
+    return "Space";
+  }
+  return drive.driveType === "personal" ? "Personal" : drive.name;
+}
+
+function setCrumbs(items) {
+  const list = h("ol", {});
+  items.forEach(([label, href], i) => {
+    const last = i === items.length - 1;
+    list.append(h("li", {}, last ? h("span", { "aria-current": "page" }, label) : h("a", { href }, label)));
+  });
+  crumbs.replaceChildren(list);
+}
+
+// ---- Overview ----
+
+function roleOf(drive, permissions) {
+  if (drive.driveType === "personal") {
+    return "Owner";
+  }
+  if (permissions.includes("P")) {
+    return "Manager";
+  }
+  return /[WCK]/.test(permissions) ? "Editor" : "Viewer";
+}
+
+function quotaBar(quota) {
+  const used = quota.used || 0;
+  if (!quota.total) {
+    return h("p", { class: "quota-text" }, `${formatSize(used)} used, no limit`);
+  }
+  const ratio = Math.min(1, used / quota.total);
+  const fill = h("div", { class: `quota-fill${ratio >= 0.9 ? " full" : ""}` });
+  fill.style.width = `${(ratio * 100).toFixed(1)}%`;
+  return h("div", { class: "quota" },
+    h("div", { class: "quota-track", role: "meter", "aria-valuemin": "0", "aria-valuemax": String(quota.total), "aria-valuenow": String(used), "aria-label": "Space used" }, fill),
+    h("p", { class: "quota-text" }, `${formatSize(used)} of ${formatSize(quota.total)} used`));
+}
+
+async function showOverview() {
+  document.title = "Your spaces · davspaces";
+  setCrumbs([["Spaces", "/"]]);
+  main.replaceChildren(h("h1", {}, "Your spaces"), h("p", { class: "loading" }, "Loading…"));
+  const drives = await dav.drives();
+  const cards = await Promise.all(drives.map(async (drive) => {
+    const href = `${new URL(drive.root.webDavUrl, location.origin).pathname}/`;
+    const root = await dav.stat(href).catch(() => null);
+    const role = root ? roleOf(drive, root.permissions) : "";
+    const personal = drive.driveType === "personal";
+    return h("li", { class: "card" },
+      h("a", { href, class: "card-link" },
+        icon(personal ? "person" : "space"),
+        h("span", { class: "card-name" }, spaceTitle(drive))),
+      h("p", { class: "card-meta" }, [personal ? "Personal space" : "Project space", role].filter(Boolean).join(" · ")),
+      quotaBar(drive.quota || {}));
+  }));
+  main.replaceChildren(h("h1", {}, "Your spaces"), h("ul", { class: "cards" }, cards));
+}
+
+// ---- Folder ----
+
+const sorters = {
+  name: (a, b) => collator.compare(a.name, b.name),
+  size: (a, b) => a.size - b.size,
+  modified: (a, b) => (a.modified ? a.modified.getTime() : 0) - (b.modified ? b.modified.getTime() : 0),
+};
+const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: "base" });
+const numberFormat = new Intl.NumberFormat();
+
+function items(n) {
+  return `${numberFormat.format(n)} ${n === 1 ? "item" : "items"}`;
+}
+
+/** FolderView shows one folder's entries, a page of rows at a time. */
+class FolderView {
+  constructor(loc, drive) {
+    this.loc = loc;
+    this.drive = drive;
+    this.url = folderURL(loc.base, loc.segments);
+    this.sort = { key: "name", ascending: true };
+    this.filter = "";
+    this.entries = [];
+    this.visible = [];
+    this.shown = 0;
+  }
+
+  get title() {
+    return this.loc.segments.length ? this.loc.segments[this.loc.segments.length - 1] : spaceTitle(this.drive);
+  }
+
+  async load() {
+    const { self, children } = await dav.listFolder(this.url);
+    this.self = self;
+    this.entries = children;
+    this.render();
+  }
+
+  can(letter) {
+    return this.self.permissions.includes(letter);
+  }
+
+  render() {
+    document.title = `${this.title} · davspaces`;
+    const { base, segments } = this.loc;
+    setCrumbs([["Spaces", "/"], [spaceTitle(this.drive), `${base}/`],
+      ...segments.map((name, i) => [name, folderURL(base, segments.slice(0, i + 1))])]);
+    this.filterInput = h("input", { type: "search", placeholder: "Filter names", "aria-label": "Filter names", value: this.filter, oninput: (ev) => this.setFilter(ev.target.value) });
+    const tools = h("div", { class: "tools" },
+      this.can("C") && h("button", { type: "button", class: "primary", onclick: () => this.newFolder() }, icon("newFolder"), h("span", {}, "New folder")),
+      h("a", { class: "button secondary", href: "#trash" }, icon("trash"), h("span", {}, "Trash")),
+      this.filterInput);
+    this.count = h("p", { class: "count", "aria-live": "polite" });
+    this.body = h("tbody", {});
+    // One button for the next rows, kept while they are added so that
+    // the keyboard's focus stays on it; scrolling to it adds them as well.
+    this.moreButton = h("button", { type: "button", class: "secondary", onclick: () => this.showMore() });
+    this.more = h("div", { class: "more" }, this.moreButton);
+    const table = h("table", { class: "listing" },
+      h("thead", {}, h("tr", {},
+        this.sortHeader("name", "Name", "col-name"),
+        this.sortHeader("size", "Size", "col-size"),
+        this.sortHeader("modified", "Modified", "col-date"),
+        h("th", { class: "col-actions" }, h("span", { class: "visually-hidden" }, "Actions")))),
+      this.body);
+    main.replaceChildren(h("div", { class: "heading" }, h("h1", {}, this.title), this.count), tools, table, this.more);
+    this.observer = new IntersectionObserver((seen) => seen.some((e) => e.isIntersecting) && this.showMore());
+    this.observer.observe(this.more);
+    this.refresh();
+  }
+
+  sortHeader(key, label, cls) {
+    const active = this.sort.key === key;
+    const sort = active ? (this.sort.ascending ? "ascending" : "descending") : "none";
+    return h("th", { class: cls, "aria-sort": sort },
+      h("button", { type: "button", class: "sort", onclick: () => this.setSort(key) }, label, h("span", { class: "arrow", "aria-hidden": "true" }, active ? (this.sort.ascending ? "▲" : "▼") : "")));
+  }
+
+  setSort(key) {
+    this.sort = { key, ascending: this.sort.key === key ? !this.sort.ascending : true };
+    this.render();
+    main.querySelector(`th[aria-sort="${this.sort.ascending ? "ascending" : "descending"}"] button`).focus();
+  }
+
+  setFilter(value) {
+    this.filter = value;
+    this.refresh();
+  }
+
+  // sorted returns the entries in the table's order, folders first; the
+  // order is kept until the entries or the sort change, so that typing in
+  // the filter only filters.
+  sorted() {
+    const key = `${this.sort.key}:${this.sort.ascending}`;
+    if (this.sortedFor !== this.entries || this.sortedKey !== key) {
+      const compare = sorters[this.sort.key];
+      const direction = this.sort.ascending ? 1 : -1;
+      this.sortedEntries = [...this.entries].sort((a, b) => (b.folder - a.folder) || direction * compare(a, b) || collator.compare(a.name, b.name));
+      this.sortedFor = this.entries;
+      this.sortedKey = key;
+    }
+    return this.sortedEntries;
+  }
+
+  // refresh filters the sorted entries and starts the table over.
+  refresh() {
+    const needle = this.filter.trim().toLocaleLowerCase();
+    const sorted = this.sorted();
+    this.visible = needle ? sorted.filter((e) => e.name.toLocaleLowerCase().includes(needle)) : sorted;
+    performance.mark("listing-sorted");
+    this.body.replaceChildren();
+    this.shown = 0;
+    const total = this.entries.length;
+    this.count.textContent = needle ? `${numberFormat.format(this.visible.length)} of ${items(total)} match` : items(total);
+    if (this.visible.length === 0) {
+      this.body.append(h("tr", { class: "empty" }, h("td", { colspan: "4" }, needle ? "No names match the filter." : "This folder is empty.")));
+    }
+    this.showMore();
+  }
+
+  // showMore adds the next page of rows.
+  showMore() {
+    const next = this.visible.slice(this.shown, this.shown + PAGE_ROWS);
+    this.body.append(...next.map((e) => this.row(e)));
+    this.shown += next.length;
+    const left = this.visible.length - this.shown;
+    this.moreButton.hidden = left === 0;
+    this.moreButton.textContent = `Show ${Math.min(left, PAGE_ROWS)} more (${numberFormat.format(left)} left)`;
+  }
+
+  row(entry) {
+    const href = entry.href;
+    const link = entry.folder
+      ? h("a", { href, class: "name" }, icon("folder"), h("span", {}, entry.name))
+      : h("a", { href, class: "name", download: entry.name }, icon(kindOf(entry)), h("span", {}, entry.name));
+    const actions = h("td", { class: "col-actions" },
+      !entry.folder && h("a", { class: "button icon-only plain", href, download: entry.name, title: `Download ${entry.name}`, "aria-label": `Download ${entry.name}` }, icon("download")),
+      this.can("C") && h("button", { type: "button", class: "icon-only plain", title: `Rename ${entry.name}`, "aria-label": `Rename ${entry.name}`, onclick: () => this.rename(entry) }, icon("rename")),
+      this.can("C") && h("button", { type: "button", class: "icon-only plain", title: `Delete ${entry.name}`, "aria-label": `Delete ${entry.name}`, onclick: () => this.remove(entry) }, icon("trash")));
+    return h("tr", { "data-name": entry.name },
+      h("td", { class: "col-name" }, link),
+      h("td", { class: "col-size" }, formatSize(entry.size)),
+      h("td", { class: "col-date" }, formatDate(entry.modified)),
+      actions);
+  }
+
+  async act(work, done) {
+    try {
+      await work();
+      await this.load();
+      showStatus(done);
+    } catch (err) {
+      showError(err);
+    }
+  }
+
+  async newFolder() {
+    const name = await ask({ title: "New folder", label: "Name", value: "", confirm: "Create" });
+    if (name) {
+      await this.act(() => dav.makeFolder(this.url + encodeURIComponent(name)), `Folder “${name}” created.`);
+    }
+  }
+
+  async rename(entry) {
+    const name = await ask({ title: `Rename “${entry.name}”`, label: "New name", value: entry.name, confirm: "Rename" });
+    if (name && name !== entry.name) {
+      const to = this.url + encodeURIComponent(name) + (entry.folder ? "/" : "");
+      await this.act(() => dav.move(entry.href, to, "rename it"), `Renamed to “${name}”.`);
+    }
+  }
+
+  async remove(entry) {
+    const ok = await ask({ title: `Delete “${entry.name}”?`, confirm: "Delete", danger: true });
+    if (ok) {
+      await this.act(() => dav.remove(entry.href, "delete it"), `“${entry.name}” was moved to the trash.`);
+    }
+  }
+}
+
+// ---- Trash ----
+
+/** TrashView lists a space's trash with restore, purge and empty. */
+class TrashView {
+  constructor(loc, drive) {
+    this.loc = loc;
+    this.drive = drive;
+  }
+
+  async load() {
+    if (!this.trashURL) {
+      const root = await dav.stat(`${this.loc.base}/`);
+      this.trashURL = `/dav/spaces/trash-bin/${encodeURIComponent(root.spaceId)}`;
+    }
+    this.items = await dav.listTrash(this.trashURL);
+    this.render();
+  }
+
+  render() {
+    const title = `Trash of ${spaceTitle(this.drive)}`;
+    document.title = `${title} · davspaces`;
+    setCrumbs([["Spaces", "/"], [spaceTitle(this.drive), `${this.loc.base}/`], ["Trash", "#trash"]]);
+    const body = h("tbody", {}, this.items.length
+      ? this.items.map((item) => this.row(item))
+      : h("tr", { class: "empty" }, h("td", { colspan: "5" }, "The trash is empty.")));
+    main.replaceChildren(
+      h("div", { class: "heading" }, h("h1", {}, title), h("p", { class: "count" }, items(this.items.length))),
+      h("div", { class: "tools" },
+        h("a", { class: "button secondary", href: folderURL(this.loc.base, this.loc.segments) }, icon("back"), h("span", {}, "Back to the files")),
+        this.items.length > 0 && h("button", { type: "button", class: "danger", onclick: () => this.empty() }, icon("purge"), h("span", {}, "Empty the trash"))),
+      h("table", { class: "listing trash" },
+        h("thead", {}, h("tr", {},
+          h("th", { class: "col-name" }, "Name"),
+          h("th", { class: "col-location" }, "Was in"),
+          h("th", { class: "col-date" }, "Deleted"),
+          h("th", { class: "col-size" }, "Size"),
+          h("th", { class: "col-actions" }, h("span", { class: "visually-hidden" }, "Actions")))),
+        body));
+  }
+
+  row(item) {
+    const folder = item.location.includes("/") ? item.location.slice(0, item.location.lastIndexOf("/")) : "";
+    return h("tr", { "data-name": item.name },
+      h("td", { class: "col-name" }, h("span", { class: "name" }, icon(kindOf(item)), h("span", {}, item.name))),
+      h("td", { class: "col-location" }, `/${folder}`),
+      h("td", { class: "col-date" }, formatDate(item.deleted)),
+      h("td", { class: "col-size" }, formatSize(item.size)),
+      h("td", { class: "col-actions" },
+        h("button", { type: "button", class: "icon-only plain", title: `Restore ${item.name}`, "aria-label": `Restore ${item.name}`, onclick: () => this.restore(item) }, icon("restore")),
+        h("button", { type: "button", class: "icon-only plain", title: `Delete ${item.name} permanently`, "aria-label": `Delete ${item.name} permanently`, onclick: () => this.purge(item) }, icon("purge"))));
+  }
+
+  async act(work, done) {
+    try {
+      await work();
+      await this.load();
+      showStatus(done);
+    } catch (err) {
+      showError(err);
+    }
+  }
+
+  restore(item) {
+    const to = `${this.loc.base}/${dav.encodePath(item.location.split("/"))}${item.folder ? "/" : ""}`;
+    return this.act(() => dav.move(item.href, to, `restore “${item.name}”`), `“${item.name}” is back in /${item.location}.`);
+  }
+
+  async purge(item) {
+    const ok = await ask({ title: `Delete “${item.name}” permanently?`, confirm: "Delete permanently", danger: true });
+    if (ok) {
+      await this.act(() => dav.remove(item.href, `delete “${item.name}” permanently`), `“${item.name}” is deleted permanently.`);
+    }
+  }
+
+  async empty() {
+    const ok = await ask({ title: "Empty the trash?", confirm: "Empty the trash", danger: true });
+    if (ok) {
+      await this.act(() => dav.remove(this.trashURL, "empty the trash"), "The trash is empty.");
+    }
+  }
+}
+
+// ---- Not found ----
+
+function showNotFound() {
+  document.title = "Not found · davspaces";
+  setCrumbs([["Spaces", "/"]]);
+  main.replaceChildren(h("section", { class: "notfound" },
+    h("h1", {}, "Not found"),
+    h("p", {}, "There is nothing at this address that you can open."),
+    h("a", { class: "button primary", href: "/" }, "Go to your spaces")));
+}
+
+// ---- Start ----
+
+async function showFolderOrTrash() {
+  const loc = parseLocation(location.pathname);
+  if (!loc) {
+    showNotFound();
+    return;
+  }
+  const drives = await dav.drives().catch(() => []);
+  const drive = spaceOf(drives, loc.base);
+  const view = location.hash === "#trash" ? new TrashView(loc, drive) : new FolderView(loc, drive);
+  main.replaceChildren(h("p", { class: "loading" }, "Loading…"));
+  await view.load();
+  document.body.dataset.ready = location.hash === "#trash" ? "trash" : "folder";
+}
+
+async function start() {
+  try {
+    switch (document.body.dataset.view) {
+      case "overview":
+        await showOverview();
+        document.body.dataset.ready = "overview";
+        break;
+      case "folder":
+        await showFolderOrTrash();
+        break;
+      default:
+        showNotFound();
+        document.body.dataset.ready = "notfound";
+    }
+  } catch (err) {
+    main.replaceChildren(h("p", { class: "note error" }, err.message || String(err)));
+    document.body.dataset.ready = "error";
+  }
+}
+
+window.addEventListener("hashchange", () => {
+  if (document.body.dataset.view === "folder") {
+    delete document.body.dataset.ready;
+    start();
+  }
+});
+
+document.addEventListener("keydown", (ev) => {
+  const typing = ev.target instanceof HTMLInputElement || ev.target instanceof HTMLTextAreaElement;
+  if (ev.key === "/" && !typing && !ev.ctrlKey && !ev.metaKey && !ev.altKey) {
+    const filter = main.querySelector('input[type="search"]');
+    if (filter) {
+      ev.preventDefault();
+      filter.focus();
+    }
+  }
+});
+
+start();

@@ -1,0 +1,238 @@
+// The server's endpoints as the page uses them: WebDAV (PROPFIND, MKCOL,
+// MOVE, DELETE), the trash-bin and Graph's drives. Every request goes to
+// the page's own origin with the browser's credentials (the Basic sign-in
+// the browser prompted for).
+
+const DAV = "DAV:";
+const OC = "http://owncloud.org/ns";
+
+/** A refusal of the server, with the words to show a person. */
+export class RequestError extends Error {
+  constructor(status, serverMessage, action) {
+    super(explain(status, serverMessage, action));
+    this.status = status;
+  }
+}
+
+// What a refused action means, by status. The server's own message is
+// added where the status alone says too little.
+function explain(status, serverMessage, action) {
+  const what = action ? `Could not ${action}: ` : "";
+  switch (status) {
+    case 0:
+      return `${what}the server cannot be reached. Check your connection and try again.`;
+    case 401:
+      return `${what}you are signed out. Reload the page to sign in again.`;
+    case 403:
+      return `${what}your role in this space does not allow it.`;
+    case 404:
+      return `${what}it is not there any more (moved or deleted meanwhile?). Reload the page to see the folder as it is now.`;
+    case 405:
+    case 412:
+      return `${what}something with that name is already there.`;
+    case 409:
+      return `${what}the folder it would go into does not exist any more.`;
+    case 413:
+      return `${what}it is too large for the server.`;
+    case 415:
+    case 400:
+      return `${what}the server refused the request${serverMessage ? ` (${serverMessage})` : ""}.`;
+    case 423:
+      return `${what}it is locked by someone who is working on it. Try again later.`;
+    case 502:
+      return `${what}it cannot go to another space this way.`;
+    case 503:
+      return `${what}the server is busy or its storage is unavailable. Try again in a moment.`;
+    case 507:
+      return `${what}the space is full (its quota is reached). Empty the trash or delete something first.`;
+  }
+  if (status >= 500) {
+    return `${what}the server failed (${status}). Try again later.`;
+  }
+  return `${what}the server refused it (${status}${serverMessage ? `: ${serverMessage}` : ""}).`;
+}
+
+/** send makes one request and throws a RequestError unless it succeeds. */
+export async function send(method, url, { headers = {}, body, action } = {}) {
+  let res;
+  try {
+    res = await fetch(url, { method, headers, body, credentials: "same-origin", cache: "no-store" });
+  } catch {
+    throw new RequestError(0, "", action);
+  }
+  if (!res.ok) {
+    throw new RequestError(res.status, await serverMessage(res), action);
+  }
+  return res;
+}
+
+// serverMessage reads the s:message of a WebDAV XML error body, if any.
+async function serverMessage(res) {
+  const text = await res.text().catch(() => "");
+  if (!text.startsWith("<?xml") && !text.startsWith("<d:error")) {
+    return "";
+  }
+  const doc = new DOMParser().parseFromString(text, "application/xml");
+  const msg = doc.getElementsByTagNameNS("http://sabredav.org/ns", "message")[0];
+  return msg ? msg.textContent.trim() : "";
+}
+
+// A folder's children are listed with the few properties the table shows,
+// so that a folder of 10,000 files is a small answer; the folder itself is
+// read alone with what the page needs to know about it.
+const childProps = [["d", "resourcetype"], ["oc", "size"], ["d", "getlastmodified"]];
+const selfProps = [...childProps, ["oc", "permissions"], ["oc", "fileid"], ["oc", "spaceid"]];
+
+const trashProps = [
+  ["d", "resourcetype"], ["oc", "size"], ["oc", "trashbin-original-filename"],
+  ["oc", "trashbin-original-location"], ["oc", "trashbin-delete-timestamp"],
+];
+
+function propfindBody(props) {
+  const names = props.map(([ns, name]) => `<${ns}:${name}/>`).join("");
+  return `<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:" xmlns:oc="${OC}"><d:prop>${names}</d:prop></d:propfind>`;
+}
+
+async function propfind(url, depth, props, action) {
+  const res = await send("PROPFIND", url, {
+    headers: { Depth: String(depth), "Content-Type": "application/xml; charset=utf-8" },
+    body: propfindBody(props),
+    action,
+  });
+  const doc = new DOMParser().parseFromString(await res.text(), "application/xml");
+  performance.mark("propfind-parsed");
+  return Array.from(childElements(doc.documentElement, DAV, "response"), readResponse);
+}
+
+// childElements yields the children of el with a name; walking children
+// directly keeps a listing of 10,000 responses fast, where a search of each
+// subtree by name would not be.
+function* childElements(el, ns, name) {
+  for (let c = el.firstElementChild; c; c = c.nextElementSibling) {
+    if (c.localName === name && c.namespaceURI === ns) {
+      yield c;
+    }
+  }
+}
+
+// readResponse turns one d:response into its href and the properties of
+// its 200 propstat, by local name.
+function readResponse(response) {
+  let href = "";
+  const props = {};
+  for (let c = response.firstElementChild; c; c = c.nextElementSibling) {
+    if (c.namespaceURI !== DAV) {
+      continue;
+    }
+    if (c.localName === "href") {
+      href = c.textContent;
+    } else if (c.localName === "propstat") {
+      readPropstat(c, props);
+    }
+  }
+  return { href, props };
+}
+
+function readPropstat(propstat, props) {
+  const [status] = childElements(propstat, DAV, "status");
+  if (status && !/ 200 /.test(status.textContent)) {
+    return;
+  }
+  for (const prop of childElements(propstat, DAV, "prop")) {
+    for (let el = prop.firstElementChild; el; el = el.nextElementSibling) {
+      props[el.localName] = el;
+    }
+  }
+}
+
+function text(props, name) {
+  return props[name] ? props[name].textContent : "";
+}
+
+function isCollection(props) {
+  const rt = props.resourcetype;
+  return !!rt && !childElements(rt, DAV, "collection").next().done;
+}
+
+// lastSegment is the decoded name at the end of an href.
+function lastSegment(href) {
+  const parts = href.replace(/\/+$/, "").split("/");
+  return decodeURIComponent(parts[parts.length - 1]);
+}
+
+function toEntry({ href, props }) {
+  const folder = isCollection(props);
+  const modified = text(props, "getlastmodified");
+  return {
+    href,
+    name: lastSegment(href),
+    folder,
+    size: Number(text(props, "size") || 0),
+    modified: modified ? new Date(modified) : null,
+    permissions: text(props, "permissions"),
+    fileId: text(props, "fileid"),
+    spaceId: text(props, "spaceid"),
+  };
+}
+
+/** listFolder returns the folder at url and its children. */
+export async function listFolder(url) {
+  const [self, listing] = await Promise.all([stat(url), propfind(url, 1, childProps, "open the folder")]);
+  // The marks time the phases of a big folder's opening (the browser
+  // test reports them).
+  performance.mark("listing-received");
+  const children = listing.slice(1).map(toEntry);
+  performance.mark("listing-parsed");
+  return { self, children };
+}
+
+/** stat returns the folder or file at url alone. */
+export async function stat(url) {
+  const [self] = (await propfind(url, 0, selfProps, "read it")).map(toEntry);
+  return self;
+}
+
+/** listTrash returns the items in a space's trash, newest first. */
+export async function listTrash(trashURL) {
+  const [, ...items] = await propfind(trashURL, 1, trashProps, "open the trash");
+  return items.map(({ href, props }) => ({
+    href,
+    key: lastSegment(href),
+    name: text(props, "trashbin-original-filename"),
+    location: text(props, "trashbin-original-location"),
+    deleted: new Date(Number(text(props, "trashbin-delete-timestamp")) * 1000),
+    folder: isCollection(props),
+    size: Number(text(props, "size") || 0),
+  }));
+}
+
+/** destination is the Destination header for path on this origin. */
+export function destination(path) {
+  return new URL(path, location.origin).href;
+}
+
+export function makeFolder(url) {
+  return send("MKCOL", url, { action: "create the folder" });
+}
+
+export function move(from, to, action) {
+  return send("MOVE", from, { headers: { Destination: destination(to), Overwrite: "F" }, action });
+}
+
+export function remove(url, action) {
+  return send("DELETE", url, { action });
+}
+
+/** drives returns the user's spaces as Graph lists them. */
+export async function drives() {
+  const res = await send("GET", "/graph/v1.0/me/drives", {
+    headers: { Accept: "application/json" },
+    action: "list your spaces",
+  });
+  return (await res.json()).value;
+}
+
+/** encodePath escapes each segment of a path. */
+export function encodePath(segments) {
+  return segments.map(encodeURIComponent).join("/");
+}

@@ -1,0 +1,158 @@
+// Small DOM helpers: elements, icons, dialogs and the status line. No
+// inline script or style anywhere: the page runs under a strict
+// Content-Security-Policy.
+
+/** h creates an element with attributes (on* are listeners) and children. */
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) {
+      continue;
+    }
+    if (name.startsWith("on")) {
+      el.addEventListener(name.slice(2), value);
+    } else if (name === "class") {
+      el.className = value;
+    } else {
+      el.setAttribute(name, value === true ? "" : value);
+    }
+  }
+  el.append(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+  return el;
+}
+
+// Stroked 24×24 icons, drawn by hand.
+const iconPaths = {
+  folder: "M3 7a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v8a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2z",
+  file: "M14 3H6.5A1.5 1.5 0 0 0 5 4.5v15A1.5 1.5 0 0 0 6.5 21h11a1.5 1.5 0 0 0 1.5-1.5V8zM14 3v5h5",
+  text: "M14 3H6.5A1.5 1.5 0 0 0 5 4.5v15A1.5 1.5 0 0 0 6.5 21h11a1.5 1.5 0 0 0 1.5-1.5V8zM14 3v5h5M8.5 12.5h7M8.5 16h7",
+  image: "M4 5h16v14H4zM4 16l4.5-4.5 4 4 2.5-2.5 5 5M15.5 9.5h.01",
+  audio: "M9 17V5l11-2v12M9 17a2.5 2.5 0 1 1-5 0 2.5 2.5 0 0 1 5 0zM20 15a2.5 2.5 0 1 1-5 0 2.5 2.5 0 0 1 5 0z",
+  video: "M3 6h13v12H3zM16 10.5l5-3v9l-5-3",
+  archive: "M3 4h18v4H3zM5 8v12h14V8M10 12h4",
+  code: "M8.5 7.5 4 12l4.5 4.5M15.5 7.5 20 12l-4.5 4.5",
+  pdf: "M14 3H6.5A1.5 1.5 0 0 0 5 4.5v15A1.5 1.5 0 0 0 6.5 21h11a1.5 1.5 0 0 0 1.5-1.5V8zM14 3v5h5M8 17v-4h1.5a1.5 1.5 0 0 1 0 3H8",
+  trash: "M4 7h16M9.5 7V4.5h5V7M6.5 7l1 13h9l1-13M10 11v5M14 11v5",
+  rename: "M4 20h4L19.5 8.5l-4-4L4 16zM13.5 6.5l4 4",
+  restore: "M4 12a8 8 0 1 0 2.4-5.7M4 4v5h5",
+  purge: "M6 6l12 12M18 6 6 18",
+  download: "M12 4v11M7 10.5l5 5 5-5M5 20h14",
+  newFolder: "M3 7a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v8a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2zM12 10v6M9 13h6",
+  back: "M15 5l-7 7 7 7",
+  space: "M4 6h16v12H4zM4 10h16",
+  person: "M12 12a4 4 0 1 0 0-8 4 4 0 0 0 0 8zM4.5 20a7.5 7.5 0 0 1 15 0",
+};
+
+/** icon returns the named icon as inline SVG, hidden from screen readers. */
+export function icon(name) {
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("viewBox", "0 0 24 24");
+  svg.setAttribute("aria-hidden", "true");
+  svg.setAttribute("class", `icon icon-${name}`);
+  const path = document.createElementNS("http://www.w3.org/2000/svg", "path");
+  path.setAttribute("d", iconPaths[name] || iconPaths.file);
+  svg.append(path);
+  return svg;
+}
+
+const kinds = {
+  image: ["png", "jpg", "jpeg", "gif", "webp", "svg", "bmp", "tif", "tiff", "heic", "avif"],
+  audio: ["mp3", "wav", "flac", "ogg", "m4a", "aac", "opus"],
+  video: ["mp4", "mkv", "mov", "avi", "webm", "m4v"],
+  archive: ["zip", "tar", "gz", "tgz", "bz2", "xz", "7z", "rar", "zst"],
+  code: ["js", "mjs", "ts", "go", "py", "c", "h", "cpp", "rs", "java", "sh", "json", "xml", "yaml", "yml", "html", "css", "toml"],
+  text: ["txt", "md", "csv", "log", "rtf", "doc", "docx", "odt", "tex"],
+  pdf: ["pdf"],
+};
+const kindByExtension = new Map(Object.entries(kinds).flatMap(([kind, exts]) => exts.map((e) => [e, kind])));
+
+/** kindOf names the icon of an entry by its type. */
+export function kindOf(entry) {
+  if (entry.folder) {
+    return "folder";
+  }
+  const dot = entry.name.lastIndexOf(".");
+  return (dot > 0 && kindByExtension.get(entry.name.slice(dot + 1).toLowerCase())) || "file";
+}
+
+const units = ["B", "KB", "MB", "GB", "TB", "PB"];
+
+/** formatSize writes a byte count for people (decimal units). */
+export function formatSize(bytes) {
+  let n = bytes;
+  let unit = 0;
+  while (n >= 1000 && unit < units.length - 1) {
+    n /= 1000;
+    unit++;
+  }
+  return unit === 0 ? `${n} B` : `${n < 10 ? n.toFixed(1) : Math.round(n)} ${units[unit]}`;
+}
+
+const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+
+export function formatDate(date) {
+  return date && !Number.isNaN(date.getTime()) ? dateFormat.format(date) : "";
+}
+
+/** showStatus tells the person what happened; errors stay until closed. */
+export function showStatus(message, { error = false } = {}) {
+  const status = document.getElementById("status");
+  const close = h("button", { class: "plain", type: "button", "aria-label": "Dismiss", onclick: () => status.replaceChildren() }, icon("purge"));
+  status.replaceChildren(h("div", { class: error ? "note error" : "note" }, h("span", {}, message), close));
+  if (!error) {
+    const shown = status.firstChild;
+    setTimeout(() => shown.isConnected && shown.remove(), 6000);
+  }
+}
+
+/** showError shows a failed action's words. */
+export function showError(err) {
+  showStatus(err && err.message ? err.message : String(err), { error: true });
+}
+
+/**
+ * ask opens a modal dialog and resolves with the text entered (input
+ * given), true (confirmation) or null when cancelled. Escape cancels,
+ * Enter confirms.
+ */
+export function ask({ title, label, value, confirm = "OK", danger = false }) {
+  return new Promise((resolve) => {
+    const input = label !== undefined ? h("input", { type: "text", value: value || "", required: true, autocomplete: "off", spellcheck: "false" }) : null;
+    const form = h("form", { class: "dialog-form" },
+      h("h2", {}, title),
+      input && h("label", {}, h("span", {}, label), input),
+      h("div", { class: "dialog-buttons" },
+        h("button", { type: "button", class: "secondary", value: "cancel", onclick: () => finish(null) }, "Cancel"),
+        h("button", { type: "submit", class: danger ? "danger" : "primary" }, confirm)));
+    const dialog = h("dialog", { "aria-label": title }, form);
+    let done = false;
+    function finish(result) {
+      if (done) {
+        return;
+      }
+      done = true;
+      dialog.close();
+      dialog.remove();
+      resolve(result);
+    }
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      if (input && input.value.trim() === "") {
+        input.focus();
+        return;
+      }
+      finish(input ? input.value.trim() : true);
+    });
+    dialog.addEventListener("cancel", (ev) => {
+      ev.preventDefault();
+      finish(null);
+    });
+    document.body.append(dialog);
+    dialog.showModal();
+    if (input) {
+      input.focus();
+      const dot = input.value.lastIndexOf(".");
+      input.setSelectionRange(0, dot > 0 ? dot : input.value.length);
+    }
+  });
+}
