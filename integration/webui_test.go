@@ -101,7 +101,7 @@ func TestWebUI(t *testing.T) {
 	einstein.expect(http.StatusCreated, "MKCOL", bigFolder, "")
 	putMany(t, einstein, bigFolder, bigFolderFiles)
 
-	work := "/dav/spaces/" + physics + "/work/"
+	work := "/dav/spaces/" + physics + "/lab/"
 	einstein.expect(http.StatusCreated, "MKCOL", work, "")
 	einstein.expect(http.StatusCreated, "MKCOL", work+"data/", "")
 	const notes = "Notes on the photoelectric effect\n"
