@@ -3,6 +3,7 @@ package davhandler
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/davspaces/davspaces/storage"
 )
 
 // getZip sends GET <p>?zip as user; hdr holds header name/value pairs.
@@ -216,4 +219,42 @@ func TestZipMemoryStaysFlat(t *testing.T) {
 		t.Errorf("live heap grew by %d bytes while zipping %d files, want under %d", hw.maxHeap-before, files, limit)
 	}
 	t.Logf("zip of %d bytes; live heap before %d, peak %d", hw.written, before, hw.maxHeap)
+}
+
+// removingStore removes a file just before the zip opens it, as another
+// client's DELETE would between the listing and the copy.
+type removingStore struct {
+	storage.Store
+	// victim is the name of the file to remove.
+	victim string
+}
+
+func (s *removingStore) Open(ctx context.Context, spaceID, nodeID string) (storage.Node, storage.Content, error) {
+	if n, err := s.Store.Node(ctx, spaceID, nodeID); err == nil && n.Name == s.victim {
+		if err := s.Store.Remove(ctx, spaceID, nodeID, storage.Conditions{}); err != nil {
+			return storage.Node{}, nil, err
+		}
+	}
+	return s.Store.Open(ctx, spaceID, nodeID)
+}
+
+func TestZipLeavesOutAFileRemovedMeanwhile(t *testing.T) {
+	removing := &removingStore{}
+	e := newEnv(t, func(c *Config) {
+		removing.Store = c.Store
+		c.Store = removing
+	})
+	base := "/dav/spaces/" + testStorageID + "$physics"
+	wantStatus(t, e.do("einstein", "MKCOL", base+"/lab", ""), http.StatusCreated)
+	for _, name := range []string{"a.txt", "b.txt", "c.txt"} {
+		wantStatus(t, e.do("einstein", "PUT", base+"/lab/"+name, name), http.StatusCreated)
+	}
+	removing.victim = "b.txt"
+	rec := e.getZip("einstein", base+"/lab")
+	wantStatus(t, rec, http.StatusOK)
+	contents, _ := readZip(t, rec.Body.Bytes())
+	want := map[string]string{"lab/": "", "lab/a.txt": "a.txt", "lab/c.txt": "c.txt"}
+	if fmt.Sprint(contents) != fmt.Sprint(want) {
+		t.Errorf("entries = %v, want %v", contents, want)
+	}
 }
