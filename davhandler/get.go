@@ -14,11 +14,15 @@ import (
 
 func (h *Handler) handleGet(w http.ResponseWriter, r *http.Request, req *request) error {
 	t, err := h.resolveExisting(r.Context(), req.user, req.path)
-	if h.servePage(w, r, t, err) {
+	if (err != nil || !wantsZip(r)) && h.servePage(w, r, t, err) {
 		return nil
 	}
 	if err != nil {
 		return err
+	}
+	if t.node.IsFolder() && wantsZip(r) {
+		h.serveZip(w, r, t)
+		return nil
 	}
 	if t.node.IsFolder() {
 		h.setNodeHeaders(w, t.node)

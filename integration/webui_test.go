@@ -1,11 +1,13 @@
 package integration
 
 import (
+	"archive/zip"
 	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -86,9 +88,9 @@ func webUIArtifacts(t *testing.T) string {
 // TestWebUI drives the browser page with Debian's chromium against the
 // real Caddy, signed in with Basic: the overview, a folder of 10,000 files
 // usable within 2 s, new folder, rename, delete, restore and purge from
-// the trash, a file's download, a refusal in words, and "not found" for a non-member. It
-// writes screenshots at desktop and phone width of the overview, a folder
-// and the trash.
+// the trash, a file's download and the folder's as a zip, a refusal in
+// words, and "not found" for a non-member. It writes screenshots at
+// desktop and phone width of the overview, a folder and the trash.
 func TestWebUI(t *testing.T) {
 	chromium, dir := requireBrowser(t)
 	// A quota, so that the overview shows its bar.
@@ -105,14 +107,15 @@ func TestWebUI(t *testing.T) {
 	einstein.expect(http.StatusCreated, "MKCOL", work, "")
 	einstein.expect(http.StatusCreated, "MKCOL", work+"data/", "")
 	const notes = "Notes on the photoelectric effect\n"
-	for name, body := range map[string]string{
+	uploaded := map[string]string{
 		"notes.txt":   notes,
 		"photo.jpg":   strings.Repeat("j", 48_000),
 		"song.mp3":    strings.Repeat("m", 3_200_000),
 		"report.pdf":  strings.Repeat("p", 250_000),
 		"archive.zip": strings.Repeat("z", 1_200_000),
 		"main.go":     "package main\n",
-	} {
+	}
+	for name, body := range uploaded {
 		einstein.expect(http.StatusCreated, http.MethodPut, work+name, body)
 	}
 
@@ -146,6 +149,12 @@ func TestWebUI(t *testing.T) {
 		t.Errorf("the page's download of notes.txt: %q, %v; want %q", downloaded, err, notes)
 	}
 
+	wantZip := map[string]string{"lab/": "", "lab/data/": ""}
+	for name, body := range uploaded {
+		wantZip["lab/"+name] = body
+	}
+	compareZip(t, filepath.Join(opts.Downloads, "lab.zip"), wantZip)
+
 	// What the page did is on the server.
 	wantStatus := func(path string, status int) {
 		t.Helper()
@@ -160,6 +169,39 @@ func TestWebUI(t *testing.T) {
 	resp, body := einstein.do("PROPFIND", "/dav/spaces/trash-bin/"+physics, "", "Depth", "1")
 	if items := len(mustMultistatus(t, resp, body)) - 1; items != 0 {
 		t.Errorf("the trash holds %d items after the page restored one and purged the other", items)
+	}
+}
+
+// compareZip reads the archive at file and compares its entries (name to
+// content, "" for a folder) with want.
+func compareZip(t *testing.T, file string, want map[string]string) {
+	t.Helper()
+	zr, err := zip.OpenReader(file)
+	if err != nil {
+		t.Errorf("the page's folder zip: %v", err)
+		return
+	}
+	defer zr.Close()
+	got := map[string]string{}
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatalf("%s in the zip: %v", f.Name, err)
+		}
+		body, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatalf("reading %s from the zip: %v", f.Name, err)
+		}
+		got[f.Name] = string(body)
+	}
+	if len(got) != len(want) {
+		t.Errorf("the folder zip holds %d entries, want %d", len(got), len(want))
+	}
+	for name, body := range want {
+		if g, ok := got[name]; !ok || g != body {
+			t.Errorf("the folder zip's %s: present %v, %d bytes; want %d bytes", name, ok, len(g), len(body))
+		}
 	}
 }
 

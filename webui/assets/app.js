@@ -114,6 +114,12 @@ function items(n) {
   return `${numberFormat.format(n)} ${n === 1 ? "item" : "items"}`;
 }
 
+// zipLink downloads a folder as a zip the server streams (GET <folder URL>?zip).
+function zipLink(folderHref, name, cls, ...label) {
+  const title = `Download ${name} as zip`;
+  return h("a", { class: cls, href: `${folderHref}?zip`, download: `${name}.zip`, title, "aria-label": title, "data-zip": name }, icon("download"), ...label);
+}
+
 /** FolderView shows one folder's entries, a page of rows at a time. */
 class FolderView {
   constructor(loc, drive) {
@@ -150,6 +156,7 @@ class FolderView {
     this.filterInput = h("input", { type: "search", placeholder: "Filter names", "aria-label": "Filter names", value: this.filter, oninput: (ev) => this.setFilter(ev.target.value) });
     const tools = h("div", { class: "tools" },
       this.can("C") && h("button", { type: "button", class: "primary", onclick: () => this.newFolder() }, icon("newFolder"), h("span", {}, "New folder")),
+      zipLink(this.url, this.title, "button secondary", h("span", {}, "Download as zip")),
       h("a", { class: "button secondary", href: "#trash" }, icon("trash"), h("span", {}, "Trash")),
       this.filterInput);
     this.count = h("p", { class: "count", "aria-live": "polite" });
@@ -237,6 +244,7 @@ class FolderView {
       : h("a", { href, class: "name", download: entry.name }, icon(kindOf(entry)), h("span", {}, entry.name));
     const actions = h("td", { class: "col-actions" },
       !entry.folder && h("a", { class: "button icon-only plain", href, download: entry.name, title: `Download ${entry.name}`, "aria-label": `Download ${entry.name}` }, icon("download")),
+      entry.folder && zipLink(entry.href, entry.name, "button icon-only plain"),
       this.can("C") && h("button", { type: "button", class: "icon-only plain", title: `Rename ${entry.name}`, "aria-label": `Rename ${entry.name}`, onclick: () => this.rename(entry) }, icon("rename")),
       this.can("C") && h("button", { type: "button", class: "icon-only plain", title: `Delete ${entry.name}`, "aria-label": `Delete ${entry.name}`, onclick: () => this.remove(entry) }, icon("trash")));
     return h("tr", { "data-name": entry.name },

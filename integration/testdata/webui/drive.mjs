@@ -1,6 +1,6 @@
 // Drives Debian's chromium with puppeteer-core through the browser page
 // of a real Caddy, as integration/webui_test.go asks: the overview, a big
-// folder, a folder's changes, the trash, and "not found" for a
+// folder, a folder's download as a zip, a folder's changes, the trash, and "not found" for a
 // non-member, with screenshots at desktop and phone width (and a folder in
 // dark mode) in opts.artifacts. Its one argument is JSON (see webui_test.go's driveOptions).
 // It prints one JSON line per measured figure or check and exits non-zero
@@ -165,6 +165,10 @@ async function folderChanges(page) {
   await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "dark" }]);
   await shoot(page, "folder-dark");
   await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "light" }]);
+  // The folder as a zip, which the Go test unpacks and compares.
+  const folderName = await page.$eval("h1", (el) => el.textContent);
+  await shoot(page, "folder-zip");
+  await download(page, `${folderName}.zip`, `Download ${folderName} as zip`);
   // New folder, then rename it.
   await click(page, "button.primary");
   await answer(page, "Drafts");
@@ -217,12 +221,13 @@ async function folderChanges(page) {
   report({ event: "check", name: "changes" });
 }
 
-// download clicks a file's download button and waits for the file in
-// opts.downloads, which the Go test compares with what it uploaded.
-async function download(page, name) {
+// download clicks a download button (label, by default the file's) and
+// waits for the file name in opts.downloads, which the Go test compares
+// with what it uploaded. Chromium names a download in progress otherwise.
+async function download(page, name, label = `Download ${name}`) {
   const cdp = await page.createCDPSession();
   await cdp.send("Browser.setDownloadBehavior", { behavior: "allow", downloadPath: opts.downloads });
-  await clickLabel(page, `Download ${name}`);
+  await clickLabel(page, label);
   const file = path.join(opts.downloads, name);
   for (let i = 0; i < 100 && !fs.existsSync(file); i++) {
     await new Promise((r) => setTimeout(r, 200));
