@@ -47,6 +47,9 @@ type driveOptions struct {
 	ForeignFolder string        `json:"foreignFolder"`
 	MissingFolder string        `json:"missingFolder"`
 	Hints         []string      `json:"hints"`
+	Favorite      string        `json:"favorite"`
+	Versioned     string        `json:"versioned"`
+	Versions      int           `json:"versions"`
 }
 
 type driveIdentity struct {
@@ -116,6 +119,16 @@ func TestWebUI(t *testing.T) {
 		einstein.expect(http.StatusCreated, http.MethodPut, work+name, body)
 	}
 
+	// A file replaced twice: two versions, the first content the oldest.
+	drafts := []string{"first draft\n", "second draft\n", "third draft\n"}
+	for i, body := range drafts {
+		status := http.StatusNoContent
+		if i == 0 {
+			status = http.StatusCreated
+		}
+		einstein.expect(status, http.MethodPut, work+"draft.txt", body)
+	}
+
 	opts := driveOptions{
 		Chromium:      chromium,
 		UserDataDir:   filepath.Join(t.TempDir(), "chromium"),
@@ -133,6 +146,9 @@ func TestWebUI(t *testing.T) {
 		ForeignFolder: bigFolder,
 		MissingFolder: "/dav/spaces/" + personal + "x/big/",
 		Hints:         []string{"einstein", "big", "file-", "Personal"},
+		Favorite:      "main.go",
+		Versioned:     "draft.txt",
+		Versions:      len(drafts) - 1,
 	}
 	events := runDrive(t, dir, opts)
 	for _, ev := range events {
@@ -157,6 +173,13 @@ func TestWebUI(t *testing.T) {
 	wantStatus(work+"notes.txt", http.StatusMultiStatus)
 	wantStatus(work+"Drafts/", http.StatusNotFound)
 	wantStatus(work+"Final/", http.StatusNotFound)
+	if resp, body := einstein.do(http.MethodGet, work+"draft.txt", ""); body != drafts[0] {
+		t.Errorf("draft.txt after the page restored its oldest version: %d %q, want %q", resp.StatusCode, body, drafts[0])
+	}
+	const favoriteProp = `<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:favorite/></d:prop></d:propfind>`
+	if resp, body := einstein.do("PROPFIND", work+opts.Favorite, favoriteProp, "Depth", "0"); !strings.Contains(body, ">1</oc:favorite>") {
+		t.Errorf("oc:favorite of %s after the page marked it: %d %s", opts.Favorite, resp.StatusCode, body)
+	}
 	resp, body := einstein.do("PROPFIND", "/dav/spaces/trash-bin/"+physics, "", "Depth", "1")
 	if items := len(mustMultistatus(t, resp, body)) - 1; items != 0 {
 		t.Errorf("the trash holds %d items after the page restored one and purged the other", items)

@@ -217,6 +217,47 @@ async function folderChanges(page) {
   report({ event: "check", name: "changes" });
 }
 
+// details marks a file as a favourite from the list, opens a file's
+// details and versions, shoots them at both widths and restores the oldest
+// version; the Go test checks both through WebDAV.
+async function details(page) {
+  await open(page, opts.workFolder, "folder");
+  await clickLabel(page, `Add ${opts.favorite} to favourites`);
+  await page.waitForSelector(`[aria-label="Remove ${opts.favorite} from favourites"][aria-pressed="true"]`, { timeout: 20000 });
+  await dismissStatus(page);
+  for (const [width, viewport] of [["phone", phone], ["desktop", desktop]]) {
+    await setViewport(page, viewport);
+    await clickLabel(page, `Details of ${opts.versioned}`);
+    await page.waitForSelector("dialog.details .version-list li", { timeout: 20000 });
+    const file = path.join(opts.artifacts, `details-versions-${width}.png`);
+    await page.screenshot({ path: file, fullPage: false });
+    report({ event: "screenshot", file });
+    if (width === "phone") {
+      await page.keyboard.press("Escape");
+      await page.waitForSelector("dialog.details", { hidden: true, timeout: 10000 });
+    }
+  }
+  const facts = await page.$eval("dialog.details .facts", (el) => el.innerText);
+  if (!facts.includes("Checksums") || !/SHA1:/i.test(facts) || !facts.includes("File id")) {
+    fail(`the details say ${JSON.stringify(facts)}`);
+  }
+  const versions = await page.$$eval("dialog.details .version-list li", (lis) => lis.length);
+  if (versions !== opts.versions) {
+    fail(`the versions panel lists ${versions} versions, want ${opts.versions}`);
+  }
+  // The oldest is last: newest first.
+  await click(page, "dialog.details .version-list li:last-child button");
+  const restored = await statusText(page);
+  if (!restored.includes("content again")) {
+    fail(`restoring a version says ${JSON.stringify(restored)}`);
+  }
+  await page.waitForFunction((n) => document.querySelectorAll("dialog.details .version-list li").length === n, { timeout: 20000 }, opts.versions);
+  await dismissStatus(page);
+  await click(page, 'dialog.details [aria-label="Close the details"]');
+  await page.waitForSelector("dialog.details", { hidden: true, timeout: 10000 });
+  report({ event: "check", name: "details", versions });
+}
+
 // download clicks a file's download button and waits for the file in
 // opts.downloads, which the Go test compares with what it uploaded.
 async function download(page, name) {
@@ -287,6 +328,7 @@ async function main() {
     await overview(page);
     await bigFolder(page);
     await folderChanges(page);
+    await details(page);
     await notFound(browser);
     if (problems.length) {
       fail(`the page reported errors: ${problems.join("; ")}`);
