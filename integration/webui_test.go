@@ -176,6 +176,11 @@ func TestWebUI(t *testing.T) {
 	if resp, body := einstein.do(http.MethodGet, work+"draft.txt", ""); body != drafts[0] {
 		t.Errorf("draft.txt after the page restored its oldest version: %d %q, want %q", resp.StatusCode, body, drafts[0])
 	}
+	if link := eventValue(events, "link", "url"); link == "" {
+		t.Error("the page copied no link")
+	} else if resp, body := einstein.do(http.MethodGet, strings.TrimPrefix(link, s.URL), ""); body != drafts[0] {
+		t.Errorf("GET of the copied link %s: %d %q, want %q", link, resp.StatusCode, body, drafts[0])
+	}
 	const favoriteProp = `<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:favorite/></d:prop></d:propfind>`
 	if resp, body := einstein.do("PROPFIND", work+opts.Favorite, favoriteProp, "Depth", "0"); !strings.Contains(body, ">1</oc:favorite>") {
 		t.Errorf("oc:favorite of %s after the page marked it: %d %s", opts.Favorite, resp.StatusCode, body)
@@ -273,4 +278,15 @@ func runDrive(t *testing.T, dir string, opts driveOptions) []map[string]any {
 		t.Fatalf("drive.mjs: %v\n%s\n%s", runErr, stdout.String(), tail(stderr.String(), 4000))
 	}
 	return events
+}
+
+// eventValue is the field of the first event of a kind drive.mjs printed.
+func eventValue(events []map[string]any, kind, field string) string {
+	for _, ev := range events {
+		if ev["event"] == kind {
+			v, _ := ev[field].(string)
+			return v
+		}
+	}
+	return ""
 }

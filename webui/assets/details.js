@@ -12,6 +12,9 @@ const detailProps = [
   ["oc", "fileid"], ["oc", "favorite"], ["d", "lockdiscovery"],
 ];
 
+// Versions of a file often differ by seconds only.
+const versionDate = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
+
 const versionProps = [["d", "getlastmodified"], ["d", "getcontentlength"], ["oc", "checksums"]];
 
 /** readDetails asks the server for what the details dialog shows. */
@@ -166,7 +169,7 @@ class DetailsPanel {
   }
 
   versionRow(version, index) {
-    const when = formatDate(version.modified);
+    const when = Number.isNaN(version.modified.getTime()) ? "unknown date" : versionDate.format(version.modified);
     const label = `version of ${when}${index === 0 ? " (newest)" : ""}`;
     return h("li", { "data-key": version.key },
       h("span", { class: "version-date" }, when),

@@ -245,6 +245,19 @@ async function details(page) {
   if (versions !== opts.versions) {
     fail(`the versions panel lists ${versions} versions, want ${opts.versions}`);
   }
+  // The private link, through the clipboard.
+  await click(page, "dialog.details .tools button");
+  const copied = await statusText(page);
+  if (!copied.includes("copied")) {
+    fail(`copying the link says ${JSON.stringify(copied)}`);
+  }
+  report({ event: "link", url: await page.evaluate(() => navigator.clipboard.readText()) });
+  await dismissStatus(page);
+  await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "dark" }]);
+  const dark = path.join(opts.artifacts, "details-versions-dark-desktop.png");
+  await page.screenshot({ path: dark, fullPage: false });
+  report({ event: "screenshot", file: dark });
+  await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "light" }]);
   // The oldest is last: newest first.
   await click(page, "dialog.details .version-list li:last-child button");
   const restored = await statusText(page);
@@ -256,6 +269,24 @@ async function details(page) {
   await click(page, 'dialog.details [aria-label="Close the details"]');
   await page.waitForSelector("dialog.details", { hidden: true, timeout: 10000 });
   report({ event: "check", name: "details", versions });
+}
+
+// viewerRestore opens the versions as a viewer of the space, who may list
+// them but not restore one: the refusal is in words.
+async function viewerRestore(browser) {
+  const context = await browser.createBrowserContext();
+  const page = await context.newPage();
+  await page.setViewport(desktop);
+  await page.authenticate({ username: opts.stranger.user, password: opts.stranger.password });
+  await open(page, opts.workFolder, "folder");
+  await clickLabel(page, `Details of ${opts.versioned}`);
+  await click(page, "dialog.details .version-list li:last-child button");
+  const refusal = await statusText(page);
+  if (!refusal.includes("you may not restore versions in this space")) {
+    fail(`a viewer's restore says ${JSON.stringify(refusal)}`);
+  }
+  report({ event: "check", name: "viewerRestore", text: refusal });
+  await context.close();
 }
 
 // download clicks a file's download button and waits for the file in
@@ -314,6 +345,7 @@ async function main() {
     ],
     protocolTimeout: 120000,
   });
+  await browser.defaultBrowserContext().overridePermissions(opts.base, ["clipboard-read", "clipboard-write", "clipboard-sanitized-write"]);
   const problems = [];
   try {
     const page = await browser.newPage();
@@ -329,6 +361,7 @@ async function main() {
     await bigFolder(page);
     await folderChanges(page);
     await details(page);
+    await viewerRestore(browser);
     await notFound(browser);
     if (problems.length) {
       fail(`the page reported errors: ${problems.join("; ")}`);
