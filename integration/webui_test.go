@@ -50,6 +50,8 @@ type driveOptions struct {
 	Favorite      string        `json:"favorite"`
 	Versioned     string        `json:"versioned"`
 	Versions      int           `json:"versions"`
+	Locked        string        `json:"locked"`
+	LockOwner     string        `json:"lockOwner"`
 }
 
 type driveIdentity struct {
@@ -129,6 +131,11 @@ func TestWebUI(t *testing.T) {
 		einstein.expect(status, http.MethodPut, work+"draft.txt", body)
 	}
 
+	// A locked file, whose details say by whom and until when.
+	einstein.expect(http.StatusOK, "LOCK", work+"report.pdf",
+		`<d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope><d:locktype><d:write/></d:locktype><d:owner>Einstein's editor</d:owner></d:lockinfo>`,
+		"Timeout", "Second-3600")
+
 	opts := driveOptions{
 		Chromium:      chromium,
 		UserDataDir:   filepath.Join(t.TempDir(), "chromium"),
@@ -149,6 +156,8 @@ func TestWebUI(t *testing.T) {
 		Favorite:      "main.go",
 		Versioned:     "draft.txt",
 		Versions:      len(drafts) - 1,
+		Locked:        "report.pdf",
+		LockOwner:     "Einstein's editor",
 	}
 	events := runDrive(t, dir, opts)
 	for _, ev := range events {

@@ -107,12 +107,17 @@ export async function showDetails(entry, changed) {
   const close = h("button", { type: "button", class: "icon-only plain", "aria-label": "Close the details", title: "Close" }, icon("purge"));
   const dialog = h("dialog", { class: "details", "aria-label": `Details of ${entry.name}` },
     h("div", { class: "details-head" }, h("h2", {}, entry.name), close), body);
-  const finish = () => {
-    dialog.close();
+  // The opener gets the focus back, found again by its label: the table
+  // may have been rendered anew meanwhile.
+  const opener = document.activeElement && document.activeElement.getAttribute("aria-label");
+  close.addEventListener("click", () => dialog.close());
+  dialog.addEventListener("close", () => {
     dialog.remove();
-  };
-  close.addEventListener("click", finish);
-  dialog.addEventListener("close", () => dialog.remove());
+    const again = opener && document.querySelector(`[aria-label="${CSS.escape(opener)}"]`);
+    if (again) {
+      again.focus();
+    }
+  });
   document.body.append(dialog);
   dialog.showModal();
   close.focus();

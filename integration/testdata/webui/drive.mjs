@@ -268,6 +268,18 @@ async function details(page) {
   await dismissStatus(page);
   await click(page, 'dialog.details [aria-label="Close the details"]');
   await page.waitForSelector("dialog.details", { hidden: true, timeout: 10000 });
+  // The dialog closes with Escape and gives the focus back to its button.
+  await clickLabel(page, `Details of ${opts.locked}`);
+  await page.waitForSelector("dialog.details .facts", { timeout: 20000 });
+  const lock = await page.$eval("dialog.details .facts", (el) => el.innerText);
+  if (!lock.includes(`by ${opts.lockOwner}, until`)) {
+    fail(`the details of a locked file say ${JSON.stringify(lock)}`);
+  }
+  await page.keyboard.press("Escape");
+  await page.waitForSelector("dialog.details", { hidden: true, timeout: 10000 });
+  if (!(await page.evaluate((l) => document.activeElement && document.activeElement.getAttribute("aria-label") === l, `Details of ${opts.locked}`))) {
+    fail("closing the details lost the focus");
+  }
   report({ event: "check", name: "details", versions });
 }
 
