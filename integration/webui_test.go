@@ -91,9 +91,12 @@ func webUIArtifacts(t *testing.T) string {
 // TestWebUI drives the browser page with Debian's chromium against the
 // real Caddy, signed in with Basic: the overview, a folder of 10,000 files
 // usable within 2 s, new folder, rename, delete, restore and purge from
-// the trash, a file's download, a refusal in words, and "not found" for a non-member. It
-// writes screenshots at desktop and phone width of the overview, a folder
-// and the trash.
+// the trash, a file's download, a refusal in words, and "not found" for a non-member;
+// a favourite marked in the list, a file's details (checksums, id, a lock's
+// holder), its private link copied and fetched, and its oldest version
+// restored (a viewer's restore refused in words), each checked through
+// WebDAV. It writes screenshots at desktop and phone width of the overview,
+// a folder, the trash and a file's details with its versions.
 func TestWebUI(t *testing.T) {
 	chromium, dir := requireBrowser(t)
 	// A quota, so that the overview shows its bar.

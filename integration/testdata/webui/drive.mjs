@@ -1,8 +1,9 @@
 // Drives Debian's chromium with puppeteer-core through the browser page
 // of a real Caddy, as integration/webui_test.go asks: the overview, a big
-// folder, a folder's changes, the trash, and "not found" for a
-// non-member, with screenshots at desktop and phone width (and a folder in
-// dark mode) in opts.artifacts. Its one argument is JSON (see webui_test.go's driveOptions).
+// folder, a folder's changes, the trash, a file's details, favourite,
+// link and versions, a viewer's refused restore, and "not found" for a
+// non-member, with screenshots at desktop and phone width (and a folder and
+// a file's details in dark mode) in opts.artifacts. Its one argument is JSON (see webui_test.go's driveOptions).
 // It prints one JSON line per measured figure or check and exits non-zero
 // with the reason when a check fails.
 import fs from "node:fs";
