@@ -49,6 +49,11 @@ type driveOptions struct {
 	ForeignFolder string        `json:"foreignFolder"`
 	MissingFolder string        `json:"missingFolder"`
 	Hints         []string      `json:"hints"`
+	Favorite      string        `json:"favorite"`
+	Versioned     string        `json:"versioned"`
+	Versions      int           `json:"versions"`
+	Locked        string        `json:"locked"`
+	LockOwner     string        `json:"lockOwner"`
 }
 
 type driveIdentity struct {
@@ -89,8 +94,12 @@ func webUIArtifacts(t *testing.T) string {
 // real Caddy, signed in with Basic: the overview, a folder of 10,000 files
 // usable within 2 s, new folder, rename, delete, restore and purge from
 // the trash, a file's download and the folder's as a zip, a refusal in
-// words, and "not found" for a non-member. It writes screenshots at
-// desktop and phone width of the overview, a folder and the trash.
+// words, and "not found" for a non-member; a favourite marked in the list,
+// a file's details (checksums, id, a lock's holder), its private link
+// copied and fetched, and its oldest version restored (a viewer's restore
+// refused in words), each checked through WebDAV. It writes screenshots at
+// desktop and phone width of the overview, a folder, the trash and a
+// file's details with its versions.
 func TestWebUI(t *testing.T) {
 	chromium, dir := requireBrowser(t)
 	// A quota, so that the overview shows its bar.
@@ -119,6 +128,21 @@ func TestWebUI(t *testing.T) {
 		einstein.expect(http.StatusCreated, http.MethodPut, work+name, body)
 	}
 
+	// A file replaced twice: two versions, the first content the oldest.
+	drafts := []string{"first draft\n", "second draft\n", "third draft\n"}
+	for i, body := range drafts {
+		status := http.StatusNoContent
+		if i == 0 {
+			status = http.StatusCreated
+		}
+		einstein.expect(status, http.MethodPut, work+"draft.txt", body)
+	}
+
+	// A locked file, whose details say by whom and until when.
+	einstein.expect(http.StatusOK, "LOCK", work+"report.pdf",
+		`<d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope><d:locktype><d:write/></d:locktype><d:owner>Einstein's editor</d:owner></d:lockinfo>`,
+		"Timeout", "Second-3600")
+
 	opts := driveOptions{
 		Chromium:      chromium,
 		UserDataDir:   filepath.Join(t.TempDir(), "chromium"),
@@ -136,6 +160,11 @@ func TestWebUI(t *testing.T) {
 		ForeignFolder: bigFolder,
 		MissingFolder: "/dav/spaces/" + personal + "x/big/",
 		Hints:         []string{"einstein", "big", "file-", "Personal"},
+		Favorite:      "main.go",
+		Versioned:     "draft.txt",
+		Versions:      len(drafts) - 1,
+		Locked:        "report.pdf",
+		LockOwner:     "Einstein's editor",
 	}
 	events := runDrive(t, dir, opts)
 	for _, ev := range events {
@@ -166,6 +195,18 @@ func TestWebUI(t *testing.T) {
 	wantStatus(work+"notes.txt", http.StatusMultiStatus)
 	wantStatus(work+"Drafts/", http.StatusNotFound)
 	wantStatus(work+"Final/", http.StatusNotFound)
+	if resp, body := einstein.do(http.MethodGet, work+"draft.txt", ""); body != drafts[0] {
+		t.Errorf("draft.txt after the page restored its oldest version: %d %q, want %q", resp.StatusCode, body, drafts[0])
+	}
+	if link := eventValue(events, "link", "url"); link == "" {
+		t.Error("the page copied no link")
+	} else if resp, body := einstein.do(http.MethodGet, strings.TrimPrefix(link, s.URL), ""); body != drafts[0] {
+		t.Errorf("GET of the copied link %s: %d %q, want %q", link, resp.StatusCode, body, drafts[0])
+	}
+	const favoriteProp = `<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:favorite/></d:prop></d:propfind>`
+	if resp, body := einstein.do("PROPFIND", work+opts.Favorite, favoriteProp, "Depth", "0"); !strings.Contains(body, ">1</oc:favorite>") {
+		t.Errorf("oc:favorite of %s after the page marked it: %d %s", opts.Favorite, resp.StatusCode, body)
+	}
 	resp, body := einstein.do("PROPFIND", "/dav/spaces/trash-bin/"+physics, "", "Depth", "1")
 	if items := len(mustMultistatus(t, resp, body)) - 1; items != 0 {
 		t.Errorf("the trash holds %d items after the page restored one and purged the other", items)
@@ -292,4 +333,15 @@ func runDrive(t *testing.T, dir string, opts driveOptions) []map[string]any {
 		t.Fatalf("drive.mjs: %v\n%s\n%s", runErr, stdout.String(), tail(stderr.String(), 4000))
 	}
 	return events
+}
+
+// eventValue is the field of the first event of a kind drive.mjs printed.
+func eventValue(events []map[string]any, kind, field string) string {
+	for _, ev := range events {
+		if ev["event"] == kind {
+			v, _ := ev[field].(string)
+			return v
+		}
+	}
+	return ""
 }

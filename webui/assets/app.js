@@ -3,6 +3,7 @@
 // shell for each; <body data-view> says which it is.
 
 import * as dav from "./dav.js";
+import { setFavorite, showDetails } from "./details.js";
 import { ask, formatDate, formatSize, h, icon, kindOf, showError, showStatus } from "./ui.js";
 
 /** PAGE_ROWS is how many rows are added to the table at a time. */
@@ -242,7 +243,10 @@ class FolderView {
     const link = entry.folder
       ? h("a", { href, class: "name" }, icon("folder"), h("span", {}, entry.name))
       : h("a", { href, class: "name", download: entry.name }, icon(kindOf(entry)), h("span", {}, entry.name));
+    const star = entry.favorite ? `Remove ${entry.name} from favourites` : `Add ${entry.name} to favourites`;
     const actions = h("td", { class: "col-actions" },
+      h("button", { type: "button", class: `icon-only plain favorite${entry.favorite ? " on" : ""}`, "aria-pressed": String(entry.favorite), title: star, "aria-label": star, onclick: () => this.toggleFavorite(entry) }, icon(entry.favorite ? "starFilled" : "star")),
+      h("button", { type: "button", class: "icon-only plain", title: `Details of ${entry.name}`, "aria-label": `Details of ${entry.name}`, onclick: () => showDetails(entry, () => this.load().catch(showError)) }, icon("info")),
       !entry.folder && h("a", { class: "button icon-only plain", href, download: entry.name, title: `Download ${entry.name}`, "aria-label": `Download ${entry.name}` }, icon("download")),
       entry.folder && zipLink(entry.href, entry.name, "button icon-only plain"),
       this.can("C") && h("button", { type: "button", class: "icon-only plain", title: `Rename ${entry.name}`, "aria-label": `Rename ${entry.name}`, onclick: () => this.rename(entry) }, icon("rename")),
@@ -261,6 +265,16 @@ class FolderView {
       showStatus(done);
     } catch (err) {
       showError(err);
+    }
+  }
+
+  async toggleFavorite(entry) {
+    const name = entry.favorite ? `“${entry.name}” is no longer a favourite.` : `“${entry.name}” is a favourite.`;
+    await this.act(() => setFavorite(entry.href, !entry.favorite), name);
+    const label = entry.favorite ? `Add ${entry.name} to favourites` : `Remove ${entry.name} from favourites`;
+    const again = main.querySelector(`[aria-label="${CSS.escape(label)}"]`);
+    if (again) {
+      again.focus();
     }
   }
 

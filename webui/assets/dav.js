@@ -80,7 +80,7 @@ async function serverMessage(res) {
 // A folder's children are listed with the few properties the table shows,
 // so that a folder of 10,000 files is a small answer; the folder itself is
 // read alone with what the page needs to know about it.
-const childProps = [["d", "resourcetype"], ["oc", "size"], ["d", "getlastmodified"]];
+const childProps = [["d", "resourcetype"], ["oc", "size"], ["d", "getlastmodified"], ["oc", "favorite"]];
 const selfProps = [...childProps, ["oc", "permissions"], ["oc", "fileid"], ["oc", "spaceid"]];
 
 const trashProps = [
@@ -93,7 +93,7 @@ function propfindBody(props) {
   return `<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:" xmlns:oc="${OC}"><d:prop>${names}</d:prop></d:propfind>`;
 }
 
-async function propfind(url, depth, props, action) {
+export async function propfind(url, depth, props, action) {
   const res = await send("PROPFIND", url, {
     headers: { Depth: String(depth), "Content-Type": "application/xml; charset=utf-8" },
     body: propfindBody(props),
@@ -107,7 +107,7 @@ async function propfind(url, depth, props, action) {
 // childElements yields the children of el with a name; walking children
 // directly keeps a listing of 10,000 responses fast, where a search of each
 // subtree by name would not be.
-function* childElements(el, ns, name) {
+export function* childElements(el, ns, name) {
   for (let c = el.firstElementChild; c; c = c.nextElementSibling) {
     if (c.localName === name && c.namespaceURI === ns) {
       yield c;
@@ -145,17 +145,17 @@ function readPropstat(propstat, props) {
   }
 }
 
-function text(props, name) {
+export function text(props, name) {
   return props[name] ? props[name].textContent : "";
 }
 
-function isCollection(props) {
+export function isCollection(props) {
   const rt = props.resourcetype;
   return !!rt && !childElements(rt, DAV, "collection").next().done;
 }
 
 // lastSegment is the decoded name at the end of an href.
-function lastSegment(href) {
+export function lastSegment(href) {
   const parts = href.replace(/\/+$/, "").split("/");
   return decodeURIComponent(parts[parts.length - 1]);
 }
@@ -172,6 +172,7 @@ function toEntry({ href, props }) {
     permissions: text(props, "permissions"),
     fileId: text(props, "fileid"),
     spaceId: text(props, "spaceid"),
+    favorite: text(props, "favorite") === "1",
   };
 }
 

@@ -1,8 +1,10 @@
 // Drives Debian's chromium with puppeteer-core through the browser page
 // of a real Caddy, as integration/webui_test.go asks: the overview, a big
-// folder, a folder's download as a zip, a folder's changes, the trash, and "not found" for a
-// non-member, with screenshots at desktop and phone width (and a folder in
-// dark mode) in opts.artifacts. Its one argument is JSON (see webui_test.go's driveOptions).
+// folder, a folder's download as a zip, a folder's changes, the trash, a
+// file's details, favourite, link and versions, a viewer's refused
+// restore, and "not found" for a non-member, with screenshots at desktop
+// and phone width (and a folder and a file's details in dark mode) in
+// opts.artifacts. Its one argument is JSON (see webui_test.go's driveOptions).
 // It prints one JSON line per measured figure or check and exits non-zero
 // with the reason when a check fails.
 import fs from "node:fs";
@@ -221,6 +223,90 @@ async function folderChanges(page) {
   report({ event: "check", name: "changes" });
 }
 
+// details marks a file as a favourite from the list, opens a file's
+// details and versions, shoots them at both widths and restores the oldest
+// version; the Go test checks both through WebDAV.
+async function details(page) {
+  await open(page, opts.workFolder, "folder");
+  await clickLabel(page, `Add ${opts.favorite} to favourites`);
+  await page.waitForSelector(`[aria-label="Remove ${opts.favorite} from favourites"][aria-pressed="true"]`, { timeout: 20000 });
+  await dismissStatus(page);
+  for (const [width, viewport] of [["phone", phone], ["desktop", desktop]]) {
+    await setViewport(page, viewport);
+    await clickLabel(page, `Details of ${opts.versioned}`);
+    await page.waitForSelector("dialog.details .version-list li", { timeout: 20000 });
+    const file = path.join(opts.artifacts, `details-versions-${width}.png`);
+    await page.screenshot({ path: file, fullPage: false });
+    report({ event: "screenshot", file });
+    if (width === "phone") {
+      await page.keyboard.press("Escape");
+      await page.waitForSelector("dialog.details", { hidden: true, timeout: 10000 });
+    }
+  }
+  const facts = await page.$eval("dialog.details .facts", (el) => el.innerText);
+  if (!facts.includes("Checksums") || !/SHA1:/i.test(facts) || !facts.includes("File id")) {
+    fail(`the details say ${JSON.stringify(facts)}`);
+  }
+  const versions = await page.$$eval("dialog.details .version-list li", (lis) => lis.length);
+  if (versions !== opts.versions) {
+    fail(`the versions panel lists ${versions} versions, want ${opts.versions}`);
+  }
+  // The private link, through the clipboard.
+  await click(page, "dialog.details .tools button");
+  const copied = await statusText(page);
+  if (!copied.includes("copied")) {
+    fail(`copying the link says ${JSON.stringify(copied)}`);
+  }
+  report({ event: "link", url: await page.evaluate(() => navigator.clipboard.readText()) });
+  await dismissStatus(page);
+  await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "dark" }]);
+  const dark = path.join(opts.artifacts, "details-versions-dark-desktop.png");
+  await page.screenshot({ path: dark, fullPage: false });
+  report({ event: "screenshot", file: dark });
+  await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "light" }]);
+  // The oldest is last: newest first.
+  await click(page, "dialog.details .version-list li:last-child button");
+  const restored = await statusText(page);
+  if (!restored.includes("content again")) {
+    fail(`restoring a version says ${JSON.stringify(restored)}`);
+  }
+  await page.waitForFunction((n) => document.querySelectorAll("dialog.details .version-list li").length === n, { timeout: 20000 }, opts.versions);
+  await dismissStatus(page);
+  await click(page, 'dialog.details [aria-label="Close the details"]');
+  await page.waitForSelector("dialog.details", { hidden: true, timeout: 10000 });
+  // The dialog closes with Escape and gives the focus back to its button.
+  await clickLabel(page, `Details of ${opts.locked}`);
+  await page.waitForSelector("dialog.details .facts", { timeout: 20000 });
+  const lock = await page.$eval("dialog.details .facts", (el) => el.innerText);
+  if (!lock.includes(`by ${opts.lockOwner}, until`)) {
+    fail(`the details of a locked file say ${JSON.stringify(lock)}`);
+  }
+  await page.keyboard.press("Escape");
+  await page.waitForSelector("dialog.details", { hidden: true, timeout: 10000 });
+  if (!(await page.evaluate((l) => document.activeElement && document.activeElement.getAttribute("aria-label") === l, `Details of ${opts.locked}`))) {
+    fail("closing the details lost the focus");
+  }
+  report({ event: "check", name: "details", versions });
+}
+
+// viewerRestore opens the versions as a viewer of the space, who may list
+// them but not restore one: the refusal is in words.
+async function viewerRestore(browser) {
+  const context = await browser.createBrowserContext();
+  const page = await context.newPage();
+  await page.setViewport(desktop);
+  await page.authenticate({ username: opts.stranger.user, password: opts.stranger.password });
+  await open(page, opts.workFolder, "folder");
+  await clickLabel(page, `Details of ${opts.versioned}`);
+  await click(page, "dialog.details .version-list li:last-child button");
+  const refusal = await statusText(page);
+  if (!refusal.includes("you may not restore versions in this space")) {
+    fail(`a viewer's restore says ${JSON.stringify(refusal)}`);
+  }
+  report({ event: "check", name: "viewerRestore", text: refusal });
+  await context.close();
+}
+
 // download clicks a download button (label, by default the file's) and
 // waits for the file name in opts.downloads, which the Go test compares
 // with what it uploaded. Chromium names a download in progress otherwise.
@@ -278,6 +364,7 @@ async function main() {
     ],
     protocolTimeout: 120000,
   });
+  await browser.defaultBrowserContext().overridePermissions(opts.base, ["clipboard-read", "clipboard-write", "clipboard-sanitized-write"]);
   const problems = [];
   try {
     const page = await browser.newPage();
@@ -292,6 +379,8 @@ async function main() {
     await overview(page);
     await bigFolder(page);
     await folderChanges(page);
+    await details(page);
+    await viewerRestore(browser);
     await notFound(browser);
     if (problems.length) {
       fail(`the page reported errors: ${problems.join("; ")}`);
