@@ -285,8 +285,17 @@ func TestTimingCostsNoAllocation(t *testing.T) {
 	}
 	timed := withTiming(s, newStoreMetrics("k"))
 	ctx := t.Context()
-	raw := testing.AllocsPerRun(100, func() { s.Node(ctx, sp.ID, sp.ID) })
-	withTimer := testing.AllocsPerRun(100, func() { timed.Node(ctx, sp.ID, sp.ID) })
+	// The fewest of a few rounds: the store's own goroutines (its sweeps)
+	// may allocate during any one of them on a busy machine.
+	fewest := func(f func()) float64 {
+		least := testing.AllocsPerRun(100, f)
+		for range 4 {
+			least = min(least, testing.AllocsPerRun(100, f))
+		}
+		return least
+	}
+	raw := fewest(func() { s.Node(ctx, sp.ID, sp.ID) })
+	withTimer := fewest(func() { timed.Node(ctx, sp.ID, sp.ID) })
 	if withTimer > raw {
 		t.Errorf("a timed Node allocates %v times, the store's %v", withTimer, raw)
 	}
