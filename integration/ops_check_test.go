@@ -76,32 +76,7 @@ func TestOpsCheckFindsAndRepairs(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	out, code = runCaddyDavspaces(t, run, "check", "--config", config)
-	if code != 1 {
-		t.Fatalf("check of a damaged store: exit %d\n%s", code, out)
-	}
-	space := wantCheckLines(t, out, []checkLine{
-		{kind: "missing-content", path: "docs/a.bin"},
-		{kind: "orphan-content", path: ""},
-		{kind: "folder-size", path: "docs/sub"},
-		{kind: "dangling", path: "docs/tus.bin"},
-	})
-	t.Logf("check of the damaged store:\n%s", out)
-	if !strings.Contains(out, "4 problems, 0 repaired") {
-		t.Errorf("summary of the check:\n%s", out)
-	}
-
-	out, code = runCaddyDavspaces(t, run, "check", "--repair", "--config", config)
-	if code != 1 {
-		t.Fatalf("check --repair with a missing content file: exit %d, want 1\n%s", code, out)
-	}
-	wantCheckLines(t, out, []checkLine{
-		{kind: "missing-content", path: "docs/a.bin"},
-		{kind: "orphan-content", path: "", repaired: true},
-		{kind: "folder-size", path: "docs/sub", repaired: true},
-		{kind: "dangling", path: "docs/tus.bin", repaired: true},
-	})
-	t.Logf("check --repair:\n%s", out)
+	space := checkFindsTheDamage(t, run, config)
 	if _, err := os.Stat(filepath.Join(root, "blobs", orphan[:2], orphan)); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the orphan content file is still there: %v", err)
 	}
@@ -351,4 +326,40 @@ func damageFolderSize(t *testing.T, dbPath, name string, delta int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// checkFindsTheDamage runs check, then check --repair, on the store of
+// config, damaged as both deployments' tests damage it: a missing content,
+// an orphan, a wrong folder size and a session without its bytes. Both
+// exit 1 (the missing content cannot be repaired); it returns the space
+// the problems name.
+func checkFindsTheDamage(t *testing.T, run caddyRun, config string) string {
+	t.Helper()
+	out, code := runCaddyDavspaces(t, run, "check", "--config", config)
+	if code != 1 {
+		t.Fatalf("check of a damaged store: exit %d\n%s", code, out)
+	}
+	space := wantCheckLines(t, out, []checkLine{
+		{kind: "missing-content", path: "docs/a.bin"},
+		{kind: "orphan-content", path: ""},
+		{kind: "folder-size", path: "docs/sub"},
+		{kind: "dangling", path: "docs/tus.bin"},
+	})
+	t.Logf("check of the damaged store:\n%s", out)
+	if !strings.Contains(out, "4 problems, 0 repaired") {
+		t.Errorf("summary of the check:\n%s", out)
+	}
+
+	out, code = runCaddyDavspaces(t, run, "check", "--repair", "--config", config)
+	if code != 1 {
+		t.Fatalf("check --repair with missing content: exit %d, want 1\n%s", code, out)
+	}
+	wantCheckLines(t, out, []checkLine{
+		{kind: "missing-content", path: "docs/a.bin"},
+		{kind: "orphan-content", path: "", repaired: true},
+		{kind: "folder-size", path: "docs/sub", repaired: true},
+		{kind: "dangling", path: "docs/tus.bin", repaired: true},
+	})
+	t.Logf("check --repair:\n%s", out)
+	return space
 }
