@@ -21,13 +21,19 @@ import (
 // end, another pass over either folder finds nothing to do. It runs on
 // every deployment.
 func TestDesktopClients(t *testing.T) {
+	onEachDesktopClient(t, desktopScenario)
+}
+
+// onEachDesktopClient runs scenario with each desktop client, on a fresh
+// server of each deployment over HTTPS.
+func onEachDesktopClient(t *testing.T, scenario func(*testing.T, *desktopSession)) {
 	for _, d := range deployments {
 		t.Run(d.name, func(t *testing.T) {
 			for _, dc := range desktopClients {
 				t.Run(dc.program, func(t *testing.T) {
 					binary := requirePeer(t, dc.program)
 					s := d.start(t, serverOptions{tls: true})
-					desktopScenario(t, newDesktopSession(t, s, dc, binary))
+					scenario(t, newDesktopSession(t, s, dc, binary))
 				})
 			}
 		})

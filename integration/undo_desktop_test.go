@@ -24,17 +24,7 @@ import (
 // the local folder back to the tree it started with. It runs on every
 // deployment, as TestDesktopClients does.
 func TestDesktopUndo(t *testing.T) {
-	for _, d := range deployments {
-		t.Run(d.name, func(t *testing.T) {
-			for _, dc := range desktopClients {
-				t.Run(dc.program, func(t *testing.T) {
-					binary := requirePeer(t, dc.program)
-					s := d.start(t, serverOptions{tls: true})
-					desktopUndoScenario(t, newDesktopSession(t, s, dc, binary))
-				})
-			}
-		})
-	}
+	onEachDesktopClient(t, desktopUndoScenario)
 }
 
 // The local tree of TestDesktopUndo: what the client deletes, overwrites,
