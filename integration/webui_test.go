@@ -166,7 +166,7 @@ func TestWebUI(t *testing.T) {
 		Locked:        "report.pdf",
 		LockOwner:     "Einstein's editor",
 	}
-	events := runDrive(t, dir, opts)
+	events := runDrive(t, dir, "drive.mjs", opts)
 	for _, ev := range events {
 		if ev["event"] != "check" && ev["event"] != "timings" {
 			t.Logf("%v", ev)
@@ -307,9 +307,10 @@ func mustMultistatus(t *testing.T, resp *http.Response, body string) []davRespon
 	return rs
 }
 
-// runDrive runs drive.mjs and returns the events it printed; a failed run
-// fails the test with its reason.
-func runDrive(t *testing.T, dir string, opts driveOptions) []map[string]any {
+// runDrive runs one browser script of testdata/webui with opts as its
+// argument and returns the events it printed; a failed run fails the test
+// with its reason.
+func runDrive(t *testing.T, dir, script string, opts any) []map[string]any {
 	t.Helper()
 	arg, err := json.Marshal(opts)
 	if err != nil {
@@ -317,7 +318,7 @@ func runDrive(t *testing.T, dir string, opts driveOptions) []map[string]any {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(dir, "drive.mjs"), string(arg))
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(dir, script), string(arg))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()
@@ -326,13 +327,13 @@ func runDrive(t *testing.T, dir string, opts driveOptions) []map[string]any {
 	for sc.Scan() {
 		var ev map[string]any
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			t.Errorf("drive.mjs printed %q", sc.Text())
+			t.Errorf("%s printed %q", script, sc.Text())
 			continue
 		}
 		events = append(events, ev)
 	}
 	if runErr != nil {
-		t.Fatalf("drive.mjs: %v\n%s\n%s", runErr, stdout.String(), tail(stderr.String(), 4000))
+		t.Fatalf("%s: %v\n%s\n%s", script, runErr, stdout.String(), tail(stderr.String(), 4000))
 	}
 	return events
 }

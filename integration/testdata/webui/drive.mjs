@@ -9,87 +9,10 @@
 // with the reason when a check fails.
 import fs from "node:fs";
 import path from "node:path";
-import puppeteer from "puppeteer-core";
-
-const opts = JSON.parse(process.argv[2]);
-const report = (event) => console.log(JSON.stringify(event));
-
-const desktop = { width: 1280, height: 800, deviceScaleFactor: 1 };
-const phone = { width: 390, height: 844, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
-
-function fail(message) {
-  throw new Error(message);
-}
-
-async function ready(page, view) {
-  await page.waitForSelector(`body[data-ready="${view}"]`, { timeout: 30000 });
-}
-
-async function open(page, url, view) {
-  await page.goto(opts.base + url, { waitUntil: "domcontentloaded", timeout: 30000 });
-  await ready(page, view);
-}
-
-// setViewport switches the viewport and waits for the page to be ready in
-// view again: puppeteer reloads the page when isMobile changes.
-async function setViewport(page, viewport) {
-  const view = await page.$eval("body", (b) => b.dataset.ready);
-  await page.setViewport(viewport);
-  await ready(page, view);
-}
-
-// shoot writes a screenshot at desktop and phone width.
-async function shoot(page, name) {
-  for (const [width, viewport] of [["desktop", desktop], ["phone", phone]]) {
-    await setViewport(page, viewport);
-    const file = path.join(opts.artifacts, `${name}-${width}.png`);
-    await page.screenshot({ path: file, fullPage: false });
-    report({ event: "screenshot", file });
-  }
-  await setViewport(page, desktop);
-}
-
-async function rows(page) {
-  return page.$$eval("tbody tr[data-name]", (trs) => trs.map((tr) => tr.dataset.name));
-}
-
-async function waitRow(page, name, present = true) {
-  await page.waitForFunction(
-    (n, p) => !!document.querySelector(`tbody tr[data-name="${CSS.escape(n)}"]`) === p,
-    { timeout: 20000 }, name, present);
-}
-
-async function statusText(page) {
-  await page.waitForSelector("#status .note", { timeout: 20000 });
-  return page.$eval("#status .note", (el) => el.textContent.trim());
-}
-
-async function dismissStatus(page) {
-  await page.evaluate(() => document.getElementById("status").replaceChildren());
-}
-
-// answer fills the open dialog's input (if text is given) and confirms.
-async function answer(page, text) {
-  await page.waitForSelector("dialog[open]", { timeout: 10000 });
-  if (text !== undefined) {
-    await click(page, "dialog[open] input");
-    await page.locator("dialog[open] input").setTimeout(10000).fill(text);
-    await page.keyboard.press("Enter");
-  } else {
-    await click(page, "dialog[open] button[type=submit]");
-  }
-  await page.waitForSelector("dialog[open]", { hidden: true, timeout: 10000 });
-}
-
-// click clicks what sel selects once it is there, visible and still:
-// the page renders its table anew after each change.
-async function click(page, sel) {
-  await page.locator(sel).setTimeout(20000).click();
-}
-
-async function clickLabel(page, label) {
-  await click(page, `[aria-label="${label}"]`);
-}
+import {
+  answer, click, clickLabel, desktop, dismissStatus, download, fail, launch, open, opts, phone,
+  ready, report, rows, run, setViewport, shoot, statusText, waitRow,
+} from "./lib.mjs";
 
 async function overview(page) {
   await open(page, "/", "overview");
@@ -307,23 +230,6 @@ async function viewerRestore(browser) {
   await context.close();
 }
 
-// download clicks a download button (label, by default the file's) and
-// waits for the file name in opts.downloads, which the Go test compares
-// with what it uploaded. Chromium names a download in progress otherwise.
-async function download(page, name, label = `Download ${name}`) {
-  const cdp = await page.createCDPSession();
-  await cdp.send("Browser.setDownloadBehavior", { behavior: "allow", downloadPath: opts.downloads });
-  await clickLabel(page, label);
-  const file = path.join(opts.downloads, name);
-  for (let i = 0; i < 100 && !fs.existsSync(file); i++) {
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  if (!fs.existsSync(file)) {
-    fail(`${name} was not downloaded`);
-  }
-  report({ event: "download", file });
-}
-
 // notFound opens a space the user is no member of and a path that does
 // not exist: the same page, naming nothing.
 async function notFound(browser) {
@@ -352,18 +258,7 @@ async function notFound(browser) {
 }
 
 async function main() {
-  fs.mkdirSync(opts.artifacts, { recursive: true });
-  const browser = await puppeteer.launch({
-    executablePath: opts.chromium,
-    headless: true,
-    userDataDir: opts.userDataDir,
-    args: [
-      "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync",
-      `--user-data-dir=${opts.userDataDir}`,
-    ],
-    protocolTimeout: 120000,
-  });
+  const browser = await launch();
   await browser.defaultBrowserContext().overridePermissions(opts.base, ["clipboard-read", "clipboard-write", "clipboard-sanitized-write"]);
   const problems = [];
   try {
@@ -390,7 +285,4 @@ async function main() {
   }
 }
 
-main().catch((err) => {
-  console.error(err && err.stack ? err.stack : String(err));
-  process.exit(1);
-});
+run(main);
