@@ -31,6 +31,9 @@ type uploadOptions struct {
 	Big   string   `json:"big"`
 	// Album is a folder with a sub-folder, uploaded by the folder picker.
 	Album string `json:"album"`
+	// Dropped is a folder dropped on the page: a file, a sub-folder with a
+	// file, and an empty one.
+	Dropped string `json:"dropped"`
 	// Paused is uploaded slowly and paused and resumed.
 	Paused string `json:"paused"`
 	// TinyFolder is a space's folder with a small quota, which refuses
@@ -61,7 +64,8 @@ const (
 // finishes. A folder with a sub-folder goes up by the folder picker, an
 // upload is paused (no bytes move) and resumed, and a file past a space's
 // quota is refused in words before its first byte while the other file
-// goes on. It writes screenshots of an upload in progress at desktop and
+// goes on. A folder dropped on the page goes up with its sub-folders, the
+// empty one included. It writes screenshots of an upload in progress at desktop and
 // phone width. Then every file's SHA1 is compared through WebDAV, and no
 // unfinished upload is left (nothing reserved, nothing in the browser's
 // storage) and the bytes sent show the big file was not sent twice.
@@ -100,9 +104,14 @@ func TestWebUIUpload(t *testing.T) {
 	}{
 		{"notes.txt", 2_000}, {"photo.jpg", 1_500_000}, {"big.bin", bigUploadSize},
 		{"album/cover.txt", 300}, {"album/disc 1/track 01.txt", 40_000}, {"paused.bin", pausedSize},
+		{"dropped/a.txt", 5_000}, {"dropped/inner/b.txt", 70_000},
 	} {
 		want[f.rel] = write(f.rel, f.size)
 	}
+	if err := os.Mkdir(filepath.Join(files, "dropped", "empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	opts.Dropped = filepath.Join(files, "dropped")
 	opts.Small = []string{filepath.Join(files, "notes.txt"), filepath.Join(files, "photo.jpg")}
 	opts.Big = filepath.Join(files, "big.bin")
 	opts.Paused = filepath.Join(files, "paused.bin")
@@ -126,7 +135,7 @@ func TestWebUIUpload(t *testing.T) {
 	}
 	sent, trips := proxy.stats()
 	var total int64
-	for _, f := range []string{"notes.txt", "photo.jpg", "big.bin", "album/cover.txt", "album/disc 1/track 01.txt", "paused.bin"} {
+	for f := range want {
 		st, err := os.Stat(filepath.Join(files, filepath.FromSlash(f)))
 		if err != nil {
 			t.Fatal(err)
@@ -160,7 +169,10 @@ func TestWebUIUpload(t *testing.T) {
 	einstein.expect(http.StatusNotFound, "PROPFIND", tinyFolder+"too%20big.bin", "", "Depth", "0")
 
 	// Nothing else is there, and no unfinished upload reserves bytes.
-	for path, children := range map[string]int{folder: 5, folder + "album/": 2, folder + "album/disc%201/": 1} {
+	for path, children := range map[string]int{
+		folder: 6, folder + "album/": 2, folder + "album/disc%201/": 1,
+		folder + "dropped/": 3, folder + "dropped/inner/": 1, folder + "dropped/empty/": 0,
+	} {
 		if got := len(einstein.propfind(path, "1", "")) - 1; got != children {
 			t.Errorf("%s holds %d entries, want %d", path, got, children)
 		}

@@ -131,7 +131,8 @@ class Upload {
     this.retries = 0;
     this.conflicts = 0;
     this.speed = 0;
-    this.measured = 0;
+    this.measured = 0; // sessionBytes at the last measurement
+    this.measuredAt = 0;
     this.state = "queued";
     this.message = "";
   }
@@ -166,7 +167,7 @@ class Upload {
           return; // paused or cancelled, which set the state
         }
         if (!retryable(err) || this.retries >= RETRY_DELAYS_MS.length) {
-          this.setState("failed", err.message || String(err));
+          this.setState("failed", this.words(err));
           return;
         }
         const delay = RETRY_DELAYS_MS[this.retries++];
@@ -176,6 +177,15 @@ class Upload {
         }
       }
     }
+  }
+
+  // words says why the upload failed. A precondition failed at the commit
+  // means the file was changed by someone else while this one went up.
+  words(err) {
+    if (err instanceof dav.RequestError && err.status === 412) {
+      return `Could not ${this.action}: the file there was changed meanwhile. Reload the page and upload it again.`;
+    }
+    return err.message || String(err);
   }
 
   async transfer(signal) {
@@ -426,7 +436,7 @@ export class Uploads {
     this.filesInput = this.input({ "data-upload": "files" });
     this.folderInput = this.input({ "data-upload": "folder", webkitdirectory: true });
     this.watchDrops(zone);
-    setInterval(() => this.tick(), TICK_MS);
+    this.ticker = 0;
   }
 
   input(attrs) {
@@ -540,7 +550,10 @@ export class Uploads {
     return failed;
   }
 
-  /** pump starts queued uploads while fewer than PARALLEL are sending. */
+  /**
+   * pump starts queued uploads while fewer than PARALLEL are sending, and
+   * measures their speed while any is.
+   */
   pump() {
     let running = this.items.filter((u) => active.has(u.state)).length;
     for (const u of this.items) {
@@ -551,6 +564,12 @@ export class Uploads {
         running++;
         u.run().finally(() => this.pump());
       }
+    }
+    if (running > 0 && !this.ticker) {
+      this.ticker = setInterval(() => this.tick(), TICK_MS);
+    } else if (running === 0 && this.ticker) {
+      clearInterval(this.ticker);
+      this.ticker = 0;
     }
   }
 
@@ -580,19 +599,20 @@ export class Uploads {
   tick() {
     const now = performance.now();
     for (const u of this.items) {
+      if (!active.has(u.state)) {
+        u.speed = 0;
+        u.measuredAt = 0; // a resumed upload is measured afresh
+        continue;
+      }
       const seconds = (now - (u.measuredAt || now)) / 1000;
-      if (active.has(u.state) && seconds > 0) {
+      if (seconds > 0) {
         const current = (u.sessionBytes - u.measured) / seconds;
         u.speed = u.speed ? 0.7 * u.speed + 0.3 * current : current;
-      } else if (!active.has(u.state)) {
-        u.speed = 0;
       }
       u.measured = u.sessionBytes;
       u.measuredAt = now;
     }
-    if (this.items.some((u) => active.has(u.state))) {
-      this.render();
-    }
+    this.render();
   }
 
   render() {

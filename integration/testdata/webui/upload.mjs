@@ -2,7 +2,7 @@
 // integration/webui_upload_test.go asks: three files by the file picker,
 // the 300 MB one cut mid-way by the Go test's proxy, the page reloaded and
 // the same file picked again to resume it; a folder with a sub-folder by
-// the folder picker; an upload paused and resumed (with screenshots of it
+// the folder picker and another dropped; an upload paused and resumed (with screenshots of it
 // in progress); and a file past a space's quota refused in words. Its one
 // argument is JSON (see uploadOptions). It prints one JSON line per check
 // and exits non-zero with the reason when one fails.
@@ -96,6 +96,21 @@ async function uploadFolder(page) {
   report({ event: "check", name: "folder uploaded" });
 }
 
+// dropFolder drops a folder on the folder view, as a file manager would:
+// its files go up and its sub-folders, an empty one too, are made.
+async function dropFolder(page) {
+  const box = await (await page.$("main")).boundingBox();
+  const point = { x: box.x + 40, y: box.y + 40 };
+  const data = { items: [], files: [opts.dropped], dragOperationsMask: 1 };
+  await page.mouse.dragEnter(point, data);
+  await page.mouse.dragOver(point, data);
+  await page.mouse.drop(point, data);
+  await waitState(page, "dropped/a.txt", ["done"]);
+  await waitState(page, "dropped/inner/b.txt", ["done"]);
+  await waitRow(page, "dropped");
+  report({ event: "check", name: "folder dropped" });
+}
+
 // shootInProgress writes the screenshots of an upload going on; the
 // phone's viewport keeps isMobile off, which would reload the page.
 async function shootInProgress(page) {
@@ -163,7 +178,7 @@ async function main() {
     await page.authenticate({ username: opts.user, password: opts.password });
     await page.setViewport(desktop);
     await open(page, opts.folder, "folder");
-    for (const [phase, step] of [["cut and reload", cutAndReload], ["resume", resume], ["folder", uploadFolder], ["pause", pauseAndResume], ["quota", quotaRefused]]) {
+    for (const [phase, step] of [["cut and reload", cutAndReload], ["resume", resume], ["folder", uploadFolder], ["drop", dropFolder], ["pause", pauseAndResume], ["quota", quotaRefused]]) {
       const started = Date.now();
       await step(page);
       report({ event: "figure", name: phase, ms: Date.now() - started });
