@@ -6,7 +6,7 @@
 // the listing refreshes.
 
 import * as dav from "./dav.js";
-import { formatSize, h, icon } from "./ui.js";
+import { formatSize, h, icon, showStatus } from "./ui.js";
 
 /**
  * CHUNK is the most bytes one PATCH carries: well below the 100 MB a proxy
@@ -127,7 +127,7 @@ class Upload {
     this.offset = 0;
     this.inflight = 0; // bytes of the running PATCH sent so far
     this.sessionBytes = 0; // bytes sent since the page was loaded
-    this.resumedFrom = -1; // the server's offset when a saved upload went on
+    this.resumedFrom = -1; // the server's offset when this page first asked (a saved upload's resume)
     this.retries = 0;
     this.conflicts = 0;
     this.speed = 0;
@@ -265,6 +265,9 @@ class Upload {
   }
 
   save() {
+    if (this.state === "cancelled") {
+      return; // a chunk that ended as it was cancelled
+    }
     this.uploads.saved.put(this.fp, { url: this.url, folder: this.folder, name: this.name, path: this.path, size: this.size, offset: this.offset });
   }
 
@@ -471,12 +474,14 @@ export class Uploads {
   }
 
   watchDrops(zone) {
-    const accepts = (ev) => this.folder && ev.dataTransfer && ev.dataTransfer.types.includes("Files");
+    // Files dragged here never open in the tab instead of the page, also
+    // where they cannot be uploaded.
+    const carriesFiles = (ev) => ev.dataTransfer && ev.dataTransfer.types.includes("Files");
     zone.addEventListener("dragover", (ev) => {
-      if (accepts(ev)) {
+      if (carriesFiles(ev)) {
         ev.preventDefault();
-        ev.dataTransfer.dropEffect = "copy";
-        zone.classList.add("drop-target");
+        ev.dataTransfer.dropEffect = this.folder ? "copy" : "none";
+        zone.classList.toggle("drop-target", !!this.folder);
       }
     });
     zone.addEventListener("dragleave", (ev) => {
@@ -486,10 +491,14 @@ export class Uploads {
     });
     zone.addEventListener("drop", (ev) => {
       zone.classList.remove("drop-target");
-      if (!accepts(ev)) {
+      if (!carriesFiles(ev)) {
         return;
       }
       ev.preventDefault();
+      if (!this.folder) {
+        showStatus("Files can be uploaded only into a folder you may change: open one, then drop them there.", { error: true });
+        return;
+      }
       // The items are readable only during the event: take their entries now.
       const taken = Array.from(ev.dataTransfer.items, (item) => ({ entry: item.webkitGetAsEntry && item.webkitGetAsEntry(), file: item.getAsFile() }));
       droppedFiles(taken).then(({ files, folders }) => this.add(files, folders), (err) => this.summary.replaceChildren(String(err)));
@@ -511,9 +520,13 @@ export class Uploads {
       names.forEach((_, i) => dirs.add(names.slice(0, i + 1).join("/")));
     }
     const failed = await this.makeFolders(base, [...dirs]);
+    const going = new Set(this.items.filter((u) => !finished.has(u.state)).map((u) => u.fp));
     for (const { file, path } of files) {
       const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
       const upload = new Upload(this, file, dir ? `${base}${dav.encodePath(dir.split("/"))}/` : base, path);
+      if (going.has(upload.fp)) {
+        continue; // picked again while it goes up
+      }
       if (failed.has(dir)) {
         upload.state = "failed";
         upload.message = failed.get(dir);
