@@ -3,8 +3,10 @@ package graph
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"slices"
 	"testing"
+	"time"
 )
 
 // The shapes ownCloud Web reads while it starts (owncloud/web
@@ -63,20 +65,21 @@ func actionsOn(r roleDefinition, condition string) []string {
 func TestDrivesFilterAndOrder(t *testing.T) {
 	e := newEnv(t)
 	tests := []struct {
-		query string
-		want  []string // aliases, in order
+		filter, orderby string
+		want            []string // aliases, in order
 	}{
-		{"$filter=driveType eq personal", []string{"personal/marie"}},
-		{"$filter=driveType eq project", []string{"project/physics", "project/lab-notes"}},
-		{"$filter=driveType eq 'project'&$orderby=name asc", []string{"project/lab-notes", "project/physics"}},
-		{"$orderby=name desc", []string{"project/physics", "personal/marie", "project/lab-notes"}},
-		{"$orderby=name", []string{"project/lab-notes", "personal/marie", "project/physics"}},
-		{"$filter=driveType eq virtual", nil},
-		{"$filter=driveType eq mountpoint&$orderby=name asc", nil},
+		{"driveType eq personal", "", []string{"personal/marie"}},
+		{"driveType eq project", "", []string{"project/physics", "project/lab-notes"}},
+		{"driveType eq 'project'", "name asc", []string{"project/lab-notes", "project/physics"}},
+		{"", "name desc", []string{"project/physics", "personal/marie", "project/lab-notes"}},
+		{"", "name", []string{"project/lab-notes", "personal/marie", "project/physics"}},
+		{"driveType eq virtual", "", nil},
+		{"driveType eq mountpoint", "name asc", nil},
 	}
 	for _, tt := range tests {
-		t.Run(tt.query, func(t *testing.T) {
-			rec := e.do("marie", http.MethodGet, "/graph/v1beta1/me/drives?"+encodeQuery(tt.query))
+		target := drivesQueryTarget(tt.filter, tt.orderby)
+		t.Run(target, func(t *testing.T) {
+			rec := e.do("marie", http.MethodGet, target)
 			wantStatus(t, rec, http.StatusOK)
 			var body struct {
 				Value []drive `json:"value"`
@@ -93,29 +96,28 @@ func TestDrivesFilterAndOrder(t *testing.T) {
 			}
 		})
 	}
-	for _, q := range []string{"$filter=driveType ne personal", "$filter=name eq x", "$filter=driveType eq share", "$orderby=size asc", "$orderby=name up"} {
-		if rec := e.do("marie", http.MethodGet, "/graph/v1beta1/me/drives?"+encodeQuery(q)); rec.Code != http.StatusBadRequest {
-			t.Errorf("%s: status %d, want 400", q, rec.Code)
+	for _, q := range [][2]string{
+		{"driveType ne personal", ""}, {"name eq x", ""}, {"driveType eq share", ""},
+		{"", "size asc"}, {"", "name up"}, {"", "name asc desc"},
+	} {
+		target := drivesQueryTarget(q[0], q[1])
+		if rec := e.do("marie", http.MethodGet, target); rec.Code != http.StatusBadRequest {
+			t.Errorf("%s: status %d, want 400", target, rec.Code)
 		}
 	}
 }
 
-// encodeQuery escapes the spaces and quotes of a readable query.
-func encodeQuery(q string) string {
-	out := make([]byte, 0, len(q))
-	for i := 0; i < len(q); i++ {
-		switch q[i] {
-		case ' ':
-			out = append(out, "%20"...)
-		case '\'':
-			out = append(out, "%27"...)
-		case '$':
-			out = append(out, "%24"...)
-		default:
-			out = append(out, q[i])
-		}
+// drivesQueryTarget is the /me/drives URL with the $filter and $orderby
+// given (empty ones left out).
+func drivesQueryTarget(filter, orderby string) string {
+	q := url.Values{}
+	if filter != "" {
+		q.Set("$filter", filter)
 	}
-	return string(out)
+	if orderby != "" {
+		q.Set("$orderby", orderby)
+	}
+	return "/graph/v1beta1/me/drives?" + q.Encode()
 }
 
 func TestDriveWebURLAndMembers(t *testing.T) {
@@ -181,5 +183,32 @@ func TestMeMail(t *testing.T) {
 	e := &env{t: t, h: h}
 	if rec := e.do("richard", http.MethodGet, "/graph/v1.0/me"); !contains(rec.Body.String(), `"mail":"richard@example.org"`) {
 		t.Errorf("me %s", rec.Body)
+	}
+}
+
+func TestDriveOrderByTime(t *testing.T) {
+	at := func(sec int64) *time.Time { v := time.Unix(sec, 0).UTC(); return &v }
+	drives := func() []drive {
+		return []drive{{Name: "b", LastModifiedDateTime: at(20)}, {Name: "a", LastModifiedDateTime: at(30)}, {Name: "c"}}
+	}
+	for order, want := range map[string][]string{
+		"lastModifiedDateTime":      {"c", "b", "a"},
+		"lastModifiedDateTime asc":  {"c", "b", "a"},
+		"lastModifiedDateTime desc": {"a", "b", "c"},
+		"name DESC":                 {"c", "b", "a"},
+	} {
+		q, err := parseDrivesQuery(url.Values{"$orderby": {order}})
+		if err != nil {
+			t.Fatalf("%s: %v", order, err)
+		}
+		ds := drives()
+		q.sort(ds)
+		var got []string
+		for _, d := range ds {
+			got = append(got, d.Name)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("$orderby=%s: %q, want %q", order, got, want)
+		}
 	}
 }
