@@ -2,9 +2,12 @@ package integration
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -280,4 +283,89 @@ func TestOwnCloudWebStartup(t *testing.T) {
 	// 8. The personal space's files, at the WebDAV URL buildSpace makes
 	// from the drive's id: /dav/spaces/<id>.
 	alice.expect(http.StatusMultiStatus, "PROPFIND", "/dav/spaces/"+url.PathEscape(personal[0].ID), "", "Depth", "1")
+}
+
+// webBesideCaddyfile is the README's site for ownCloud Web beside
+// davspaces: Web's bundle under file_server on the same origin (no CORS),
+// its own routes falling back to index.html, and oidc_auth only on the
+// paths davspaces answers for signed-in users. %[1]d is the port, %[2]s
+// the data directory, %[3]s Web's bundle.
+const webBesideCaddyfile = `{
+	admin off
+}
+http://127.0.0.1:%[1]d {
+	@api {
+		path /dav/* /webdav /webdav/* /remote.php/* /ocs/* /graph/* /api/*
+		not method OPTIONS
+	}
+	oidc_auth @api {
+		issuer {$OIDC_ISSUER}
+	}
+	route {
+		davspaces {
+			root %[2]s
+			web off
+		}
+		root * %[3]s
+		try_files {path} /index.html
+		file_server
+	}
+}
+`
+
+// TestOwnCloudWebBesideDAVSpaces runs the README's site: Web's files and
+// its routes load without a token, /app/list too, and the API wants one.
+func TestOwnCloudWebBesideDAVSpaces(t *testing.T) {
+	idp := testidp.Start(t, testidp.Options{})
+	dir := t.TempDir()
+	bundle := filepath.Join(dir, "web")
+	if err := os.MkdirAll(bundle, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{
+		"index.html":  "<!doctype html><title>ownCloud</title>",
+		"config.json": `{"server":"http://127.0.0.1"}`,
+	} {
+		if err := os.WriteFile(filepath.Join(bundle, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	port := freePort(t)
+	s := caddyRun{
+		dir:    dir,
+		config: fmt.Sprintf(webBesideCaddyfile, port, filepath.Join(dir, "data"), bundle),
+		url:    fmt.Sprintf("http://127.0.0.1:%d", port),
+		env:    []string{"OIDC_ISSUER=" + idp.Issuer},
+	}.start(t)
+	anonymous := &client{t: t, base: s.URL, http: http.DefaultClient}
+	alice := &client{t: t, base: s.URL, token: idp.Token(t, "alice"), http: http.DefaultClient}
+
+	// Web's page, its configuration and its own routes (a folder view, a
+	// private link) come from the bundle, before sign-in.
+	for path, want := range map[string]string{
+		"/":                            "<title>ownCloud</title>",
+		"/config.json":                 `"server"`,
+		"/files/spaces/personal/alice": "<title>ownCloud</title>",
+		"/f/some-storage$space%21node": "<title>ownCloud</title>",
+		"/app/list":                    `"mime-types":[]`,
+		"/status.php":                  `"installed":true`,
+	} {
+		if _, body := anonymous.expect(http.StatusOK, http.MethodGet, path, ""); !strings.Contains(body, want) {
+			t.Errorf("GET %s: %q, want it to hold %q", path, body, want)
+		}
+	}
+	// The API wants a token, and tells a script so without a Basic prompt.
+	for _, path := range []string{"/graph/v1.0/me", "/ocs/v2.php/cloud/capabilities?format=json", "/dav/spaces/", "/webdav/"} {
+		resp, _ := anonymous.expect(http.StatusUnauthorized, http.MethodGet, path, "", webXHR...)
+		if got := resp.Header.Values("WWW-Authenticate"); len(got) != 1 || !strings.HasPrefix(got[0], "Bearer ") {
+			t.Errorf("GET %s: challenges %q", path, got)
+		}
+	}
+	anonymous.expect(http.StatusUnauthorized, http.MethodPost, "/api/v0/settings/assignments-list", "{}", webXHR...)
+	webCall(t, alice, http.StatusOK, http.MethodGet, "/graph/v1.0/me", "", nil)
+	personal := listDrives(t, alice, "personal")
+	if len(personal) != 1 {
+		t.Fatalf("personal drives %+v", personal)
+	}
+	alice.expect(http.StatusCreated, http.MethodPut, "/dav/spaces/"+url.PathEscape(personal[0].ID)+"/hello.txt", "hello")
 }
