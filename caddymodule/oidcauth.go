@@ -196,7 +196,11 @@ func (a *OIDCAuth) authenticateFallback(w http.ResponseWriter, r *http.Request, 
 }
 
 // challenge answers 401 with a Bearer challenge and those of the fallback
-// providers (Basic, for example).
+// providers (Basic, for example). A script's request (X-Requested-With:
+// XMLHttpRequest, as ownCloud Web sends) gets the Bearer challenge alone:
+// a Basic one would make the browser put up its password prompt over the
+// page, which signs in with OpenID Connect; the oCIS proxy leaves it out
+// for such requests too.
 func (a *OIDCAuth) challenge(w http.ResponseWriter, r *http.Request, params string) error {
 	realm := a.Realm
 	if realm == "" {
@@ -207,6 +211,9 @@ func (a *OIDCAuth) challenge(w http.ResponseWriter, r *http.Request, params stri
 		c += ", " + params
 	}
 	w.Header().Add("WWW-Authenticate", c)
+	if strings.EqualFold(r.Header.Get("X-Requested-With"), "XMLHttpRequest") {
+		return caddyhttp.Error(http.StatusUnauthorized, errors.New("not authenticated"))
+	}
 	for _, p := range a.fallbacks {
 		rec := &challengeRecorder{ResponseWriter: w, header: http.Header{}}
 		anonymous := r.Clone(r.Context())
