@@ -158,7 +158,9 @@ const provider = new Provider(issuer, {
     const { sub: _sub, email_verified: _ev, ...claims } = userClaims(user);
     return claims;
   },
-  ttl: { AccessToken: TTL, Grant: TTL },
+  // A browser client's grant outlives its short access tokens: its refresh
+  // tokens and a reload's sign-in need it.
+  ttl: { AccessToken: TTL, Grant: (_ctx, grant) => (grant.clientId === WEB_CLIENT?.id ? Math.max(TTL, 3600) : TTL) },
 });
 provider.on('server_error', (_ctx, err) => console.error('server_error', err));
 let refreshes = 0;
