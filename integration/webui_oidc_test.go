@@ -109,3 +109,37 @@ func TestWebUIOIDC(t *testing.T) {
 		t.Errorf("the provider saw %d refresh_token grants; the page did not renew its token", n)
 	}
 }
+
+// TestWebUIBasicPrompt: without a client id, a browser's page load that
+// comes without credentials (browser_pages lets it through oidc_auth) is
+// answered with a Basic challenge, so that the browser's own prompt
+// appears; the page's assets load without credentials, and WebDAV
+// requests without them are refused by oidc_auth as before.
+func TestWebUIBasicPrompt(t *testing.T) {
+	s := startServer(t, serverOptions{})
+	get := func(method, path, accept string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(method, s.URL+path, nil)
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	for _, path := range []string{"/", "/webdav/", "/dav/spaces/no-such-space/x/"} {
+		resp := get(http.MethodGet, path, "text/html")
+		if c := resp.Header.Values("WWW-Authenticate"); resp.StatusCode != http.StatusUnauthorized || len(c) != 1 || !strings.HasPrefix(c[0], "Basic realm=") {
+			t.Errorf("GET %s from a browser without credentials: %d %q, want 401 with a Basic challenge", path, resp.StatusCode, c)
+		}
+	}
+	if resp := get(http.MethodGet, "/webui/app.js", ""); resp.StatusCode != http.StatusOK {
+		t.Errorf("GET app.js without credentials: %d", resp.StatusCode)
+	}
+	if resp := get("PROPFIND", "/webdav/", "text/html"); resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer ") {
+		t.Errorf("PROPFIND without credentials: %d %q, want oidc_auth's 401", resp.StatusCode, resp.Header.Values("WWW-Authenticate"))
+	}
+}

@@ -459,6 +459,9 @@ function viewOf(pathname) {
 function navigate(url) {
   history.pushState(null, "", url);
   render();
+  // As after a page load: the keyboard starts at the content.
+  window.scrollTo(0, 0);
+  main.focus({ preventScroll: true });
 }
 
 function render() {

@@ -95,7 +95,9 @@ async function redirectToProvider() {
   const verifier = randomString();
   const state = randomString();
   const nonce = randomString();
-  const returnTo = location.pathname + location.search + location.hash;
+  // A stale ?code=…&state=… (a bookmark of the way back) is not returned to.
+  const stale = location.pathname === "/" && new URLSearchParams(location.search).has("state");
+  const returnTo = stale ? "/" : location.pathname + location.search + location.hash;
   sessionStorage.setItem(roundTripKey, JSON.stringify({ verifier, state, nonce, returnTo }));
   const query = new URLSearchParams({
     response_type: "code",
