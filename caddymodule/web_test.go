@@ -145,3 +145,18 @@ func TestServeHTTPWebSignedOut(t *testing.T) {
 		t.Error("an empty client id signs in")
 	}
 }
+
+func TestProvisionWebSignInNeedsIssuer(t *testing.T) {
+	for ws, wantErr := range map[*WebSettings]string{
+		{ClientID: "web"}:                          "client_id needs an issuer",
+		{ClientID: "web", Issuer: "id.example"}:    "not an http(s) URL",
+		{ClientID: "", Issuer: "not checked, off"}: "",
+	} {
+		d := &DAVSpaces{Root: t.TempDir(), Web: ws}
+		err := provision(t, d)
+		cleanup(t, d)
+		if (wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), wantErr)) {
+			t.Errorf("web %+v: provisioning error %v, want %q", *ws, err, wantErr)
+		}
+	}
+}

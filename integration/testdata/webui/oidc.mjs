@@ -1,7 +1,8 @@
 // The browser page signed in with OpenID Connect (TestWebUIOIDC): the
 // provider's form, in-page navigation, a new folder, a download, the token
 // renewed, a reload, "not found", sign-out. It prints one JSON event a line.
-import { answer, click, desktop, download, fail, launch, opts, ready, report, run, shoot, waitRow } from "./lib.mjs";
+import path from "node:path";
+import { answer, click, desktop, download, fail, launch, opts, phone, ready, report, run, setViewport, shoot, waitRow } from "./lib.mjs";
 
 const loginForm = "#username";
 
@@ -91,6 +92,11 @@ run(async () => {
   await ready(page, "overview");
   await page.waitForSelector("#signout", { visible: true });
   await shoot(page, "oidc-overview");
+  await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "dark" }]);
+  await setViewport(page, phone);
+  await page.screenshot({ path: path.join(opts.artifacts, "oidc-overview-dark-phone.png") });
+  await page.emulateMediaFeatures([]);
+  await setViewport(page, desktop);
 
   // Sign out: the provider ends its session and sends the browser back to
   // a signed-out page; signing in again asks for the password.
