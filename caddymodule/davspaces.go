@@ -406,6 +406,9 @@ func checkID(what, id string) error {
 // paths and passes everything else on.
 func (dav *DAVSpaces) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	r = withForwardedScheme(r)
+	if served, err := dav.serveSignedOut(w, r); served {
+		return err
+	}
 	for _, route := range []func(*http.Request) (http.Handler, bool){dav.webRoute, dav.handler.Route, dav.ocs.Route, dav.graph.Route, dav.settings.Route} {
 		if h, ok := route(r); ok {
 			dav.store.metrics.serveCounted(h, w, r)
@@ -470,7 +473,11 @@ func parseDAVSpaces(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //			trash_retention <duration>|off
 //			versions off | versions { … }
 //		}
-//		web on|off
+//		web on|off | web {
+//			client_id <id>
+//			issuer    <url>
+//			scopes    <scope...>
+//		}
 //	}
 func (dav *DAVSpaces) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name

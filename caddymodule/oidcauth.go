@@ -20,6 +20,7 @@ import (
 
 	"github.com/davspaces/davspaces/identity"
 	"github.com/davspaces/davspaces/storage"
+	"github.com/davspaces/davspaces/webui"
 )
 
 func init() {
@@ -54,6 +55,15 @@ type OIDCAuth struct {
 	// ProvidersRaw are authentication providers tried for requests without
 	// a Bearer token, such as http_basic.
 	ProvidersRaw caddy.ModuleMap `json:"providers,omitempty" caddy:"namespace=http.authentication.providers"`
+	// BrowserPages lets a browser's page load (webui.WantsPage) and the
+	// page's assets (GET or HEAD under webui.AssetPrefix) through without
+	// a user when they carry no Authorization header: a browser that
+	// navigates sends none. davspaces answers them itself, without a
+	// user: the page (which then signs in with OpenID Connect) or a Basic
+	// challenge. Put it only in front of davspaces: a handler behind it
+	// that does not check for a user would serve such requests. Other
+	// requests without credentials still get 401. Default: off.
+	BrowserPages bool `json:"browser_pages,omitempty"`
 
 	provider    *verifier
 	providerKey string
@@ -126,6 +136,9 @@ func (a *OIDCAuth) Cleanup() error {
 // ServeHTTP authenticates the request and passes it on.
 func (a *OIDCAuth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+	if a.BrowserPages && isBrowserPageLoad(r) {
+		return next.ServeHTTP(w, r)
+	}
 	token, bearer := bearerToken(r)
 	if !bearer {
 		if a.authenticateFallback(w, r, repl) {
@@ -227,6 +240,16 @@ func (a *OIDCAuth) challenge(w http.ResponseWriter, r *http.Request, params stri
 	return caddyhttp.Error(http.StatusUnauthorized, errors.New("not authenticated"))
 }
 
+// isBrowserPageLoad reports whether r is a browser's navigation to a page
+// or its fetch of the page's assets, without credentials.
+func isBrowserPageLoad(r *http.Request) bool {
+	if _, has := r.Header["Authorization"]; has {
+		return false
+	}
+	asset := (r.Method == http.MethodGet || r.Method == http.MethodHead) && strings.HasPrefix(r.URL.Path, webui.AssetPrefix)
+	return asset || webui.WantsPage(r)
+}
+
 // bearerToken returns the token of an "Authorization: Bearer" header.
 func bearerToken(r *http.Request) (string, bool) {
 	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
@@ -268,6 +291,7 @@ func parseOIDCAuth(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) 
 //		name_claim   <claim>
 //		groups_claim <claim>
 //		realm        <realm>
+//		browser_pages
 //		token_rate   <per_second> [<burst>]
 //		userinfo_concurrency <n>
 //		basic [<hash_algorithm> [<realm>]] {
@@ -301,6 +325,8 @@ func (a *OIDCAuth) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		err = oneArg(d, &a.GroupsClaim)
 	case "realm":
 		err = oneArg(d, &a.Realm)
+	case "browser_pages":
+		err = flagArg(d, &a.BrowserPages)
 	case "basic":
 		var basic caddyauth.HTTPBasicAuth
 		basic, err = parseBasic(d)
