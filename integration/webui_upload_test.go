@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/davspaces/davspaces/internal/testidp"
 )
 
 // uploadOptions are the options of testdata/webui/upload.mjs.
@@ -159,11 +161,11 @@ func TestWebUIUpload(t *testing.T) {
 	}
 
 	for rel, sum := range want {
-		if got := davSHA1(t, s.URL, folder+escapePath(rel)); got != sum {
+		if got := davSHA1(t, s.URL, folder+escapePath(rel), basicAuth("einstein")); got != sum {
 			t.Errorf("%s: SHA1 %s through WebDAV, want %s", rel, got, sum)
 		}
 	}
-	if got := davSHA1(t, s.URL, tinyFolder+"fits.txt"); got != fitsSum {
+	if got := davSHA1(t, s.URL, tinyFolder+"fits.txt", basicAuth("einstein")); got != fitsSum {
 		t.Errorf("fits.txt in the tiny space: SHA1 %s, want %s", got, fitsSum)
 	}
 	einstein.expect(http.StatusNotFound, "PROPFIND", tinyFolder+"too%20big.bin", "", "Depth", "0")
@@ -239,14 +241,44 @@ func writeRandomFile(t *testing.T, path string, size int64) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// davSHA1 GETs path as einstein and sums the body as it streams.
-func davSHA1(t *testing.T, base, path string) string {
+// TestWebUIUploadOIDC uploads a file of two chunks from the page signed in
+// with the test OpenID Connect provider: every TUS request carries the
+// page's token (the PATCHes go by XMLHttpRequest, for their progress).
+func TestWebUIUploadOIDC(t *testing.T) {
+	chromium, dir := requireBrowser(t)
+	port := freePort(t)
+	origin := fmt.Sprintf("http://127.0.0.1:%d", port)
+	idp := testidp.Start(t, testidp.Options{WebClient: testidp.WebClient{
+		ID: webClientID, RedirectURIs: []string{origin + "/"}, PostLogoutRedirectURIs: []string{origin + "/"},
+	}})
+	s := startServer(t, serverOptions{issuer: idp.Issuer, port: port, davspaces: labSpace, env: []string{"OIDC_WEB_CLIENT_ID=" + webClientID}})
+	alice := &client{t: t, base: s.URL, token: idp.Token(t, "alice"), http: http.DefaultClient}
+	work := "/dav/spaces/lab/uploads/"
+	alice.expect(http.StatusCreated, "MKCOL", work, "")
+	file := filepath.Join(t.TempDir(), "signed.bin")
+	sum := writeRandomFile(t, file, 40_000_000)
+
+	opts := map[string]any{
+		"chromium": chromium, "userDataDir": filepath.Join(t.TempDir(), "chromium"), "artifacts": webUIArtifacts(t),
+		"base": s.URL, "user": "alice", "password": "alice-password", "folder": work, "file": file,
+	}
+	for _, ev := range runDrive(t, dir, "upload_oidc.mjs", opts) {
+		t.Logf("%v", ev)
+	}
+	if got := davSHA1(t, s.URL, work+"signed.bin", "Bearer "+alice.token); got != sum {
+		t.Errorf("signed.bin: SHA1 %s through WebDAV, want %s", got, sum)
+	}
+}
+
+// davSHA1 GETs path with the Authorization header auth and sums the body
+// as it streams.
+func davSHA1(t *testing.T, base, path, auth string) string {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, base+path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", basicAuth("einstein"))
+	req.Header.Set("Authorization", auth)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("GET %s: %v", path, err)

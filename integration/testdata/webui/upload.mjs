@@ -7,38 +7,9 @@
 // argument is JSON (see uploadOptions). It prints one JSON line per check
 // and exits non-zero with the reason when one fails.
 import path from "node:path";
-import { desktop, fail, launch, open, opts, phone, ready, report, run, waitRow } from "./lib.mjs";
+import { desktop, fail, launch, open, opts, phone, ready, report, run, uploadLine, waitRow, waitUpload } from "./lib.mjs";
 
 const name = (file) => path.basename(file);
-
-// upload returns the page's line for an upload (not one waiting for its
-// file after a reload), with its state and counts.
-async function upload(page, label) {
-  return page.$eval(`.uploads li[data-name="${label}"]:not([data-state="waiting"])`, (li) => ({
-    ...li.dataset,
-    sent: Number(li.dataset.sent),
-    sessionBytes: Number(li.dataset.sessionBytes),
-    resumedFrom: Number(li.dataset.resumedFrom),
-    text: li.querySelector(".upload-text").textContent,
-  }));
-}
-
-// waitState waits until the upload is in one of states; one that failed
-// meanwhile fails the script with the page's words.
-async function waitState(page, label, states, timeout = 90000) {
-  const state = await page.waitForFunction((n, wanted) => {
-    const li = document.querySelector(`.uploads li[data-name="${CSS.escape(n)}"]:not([data-state="waiting"])`);
-    if (!li) {
-      return false;
-    }
-    const s = li.dataset.state;
-    return (wanted.includes(s) || s === "failed" || s === "cancelled") && s;
-  }, { timeout, polling: "mutation" }, label, states).then((h) => h.jsonValue());
-  if (!states.includes(state)) {
-    fail(`${label}: ${state}: ${(await upload(page, label)).text}`);
-  }
-  return upload(page, label);
-}
 
 // network works the Go test's proxy: "up" after a cut, "cut?after=N".
 async function network(what) {
@@ -58,9 +29,9 @@ async function pick(page, input, ...files) {
 async function cutAndReload(page) {
   await pick(page, "files", ...opts.small, opts.big);
   for (const file of opts.small) {
-    await waitState(page, name(file), ["done"]);
+    await waitUpload(page, name(file), ["done"]);
   }
-  const cut = await waitState(page, name(opts.big), ["retrying"]);
+  const cut = await waitUpload(page, name(opts.big), ["retrying"]);
   report({ event: "check", name: "connection lost", sent: cut.sent, text: cut.text });
   for (const file of opts.small) {
     await waitRow(page, name(file));
@@ -80,7 +51,7 @@ async function resume(page) {
     fail(`after the reload the page says ${offer}`);
   }
   await pick(page, "files", opts.big);
-  const done = await waitState(page, big, ["done"]);
+  const done = await waitUpload(page, big, ["done"]);
   report({ event: "resumed", from: done.resumedFrom, sent: done.sessionBytes, offer });
   if (done.resumedFrom <= 0 || done.sessionBytes >= done.sent) {
     fail(`big file resumed from ${done.resumedFrom} sending ${done.sessionBytes} bytes`);
@@ -90,8 +61,8 @@ async function resume(page) {
 
 async function uploadFolder(page) {
   await pick(page, "folder", opts.album);
-  await waitState(page, "album/cover.txt", ["done"]);
-  await waitState(page, "album/disc 1/track 01.txt", ["done"]);
+  await waitUpload(page, "album/cover.txt", ["done"]);
+  await waitUpload(page, "album/disc 1/track 01.txt", ["done"]);
   await waitRow(page, "album");
   report({ event: "check", name: "folder uploaded" });
 }
@@ -105,8 +76,8 @@ async function dropFolder(page) {
   await page.mouse.dragEnter(point, data);
   await page.mouse.dragOver(point, data);
   await page.mouse.drop(point, data);
-  await waitState(page, "dropped/a.txt", ["done"]);
-  await waitState(page, "dropped/inner/b.txt", ["done"]);
+  await waitUpload(page, "dropped/a.txt", ["done"]);
+  await waitUpload(page, "dropped/inner/b.txt", ["done"]);
   await waitRow(page, "dropped");
   report({ event: "check", name: "folder dropped" });
 }
@@ -143,16 +114,16 @@ async function pauseAndResume(page) {
   }, { timeout: 30000, polling: 100 }, label);
   await shootInProgress(page);
   await page.locator(`[aria-label="Pause ${label}"]`).setTimeout(10000).click();
-  const paused = await waitState(page, label, ["paused"]);
+  const paused = await waitUpload(page, label, ["paused"]);
   await new Promise((r) => setTimeout(r, 1500));
-  const still = await upload(page, label);
+  const still = await uploadLine(page, label);
   if (still.state !== "paused" || still.sent !== paused.sent || still.sessionBytes > paused.sessionBytes) {
     fail(`paused at ${paused.sent} (${paused.sessionBytes} sent), then ${still.state} at ${still.sent} (${still.sessionBytes} sent)`);
   }
   report({ event: "check", name: "paused", sent: paused.sent, text: paused.text });
   await page.emulateNetworkConditions(null);
   await page.locator(`[aria-label="Resume ${label}"]`).setTimeout(10000).click();
-  await waitState(page, label, ["done"]);
+  await waitUpload(page, label, ["done"]);
   await waitRow(page, label);
   report({ event: "check", name: "resumed after pause" });
 }
@@ -162,12 +133,12 @@ async function pauseAndResume(page) {
 async function quotaRefused(page) {
   await open(page, opts.tinyFolder, "folder");
   await pick(page, "files", opts.tooBig, opts.fits);
-  const refused = await waitState(page, name(opts.tooBig), ["failed"]);
+  const refused = await waitUpload(page, name(opts.tooBig), ["failed"]);
   if (refused.state !== "failed" || !refused.text.includes("quota")) {
     fail(`the file past the quota: ${refused.state}: ${refused.text}`);
   }
   report({ event: "refused", sent: refused.sessionBytes, text: refused.text });
-  await waitState(page, name(opts.fits), ["done"]);
+  await waitUpload(page, name(opts.fits), ["done"]);
   await waitRow(page, name(opts.fits));
 }
 
