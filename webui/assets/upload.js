@@ -426,7 +426,8 @@ export class Uploads {
     this.rows = new Map();
     this.folder = null;
     this.refreshView = () => {};
-    this.summary = h("p", { class: "upload-summary", "aria-live": "polite" });
+    // Not a live region: read twice a second, it would drown everything.
+    this.summary = h("p", { class: "upload-summary" });
     this.overall = progressBar("Progress of all uploads");
     this.list = h("ul", { class: "upload-list" });
     this.waiting = h("ul", { class: "upload-list waiting" });
