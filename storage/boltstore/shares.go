@@ -147,9 +147,13 @@ func (t *txn) indexedShares(b *bolt.Bucket, prefix []byte, keep func(storage.Sha
 	c := b.Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 		id := k[bytes.LastIndexByte(k, 0)+1:]
-		sh, err := t.share(string(id))
+		v := t.shares().Get(id)
+		if v == nil {
+			return nil, fmt.Errorf("share index entry %q names no share: %w", k, errCorrupt)
+		}
+		sh, err := decodeShare(string(id), v)
 		if err != nil {
-			return nil, fmt.Errorf("index entry %q: %w", k, err)
+			return nil, err
 		}
 		if keep(sh) {
 			out = append(out, sh)
