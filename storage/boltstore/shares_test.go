@@ -57,6 +57,10 @@ func TestCheckShares(t *testing.T) {
 		}
 		return t.shareTokens().Put([]byte("stale-token"), []byte(link.ID))
 	})
+	// A damaged share blocks no remove in its space.
+	if err := f.s.Remove(ctx, f.space.ID, f.top.ID, storage.Conditions{}); err != nil {
+		t.Fatalf("Remove beside a share of a missing node: %v", err)
+	}
 	want := []wantProblem{
 		{kind: storage.ProblemDangling, repairable: true},               // the share of ghost
 		{kind: storage.ProblemDangling, path: "docs", repairable: true}, // marie's, not indexed
@@ -89,4 +93,27 @@ func (f *fixture) share(t *testing.T, sh storage.Share) storage.Share {
 		t.Fatalf("CreateShare: %v", err)
 	}
 	return got
+}
+
+// BenchmarkSharesBelowUnshared is what a remove of a folder with no shares
+// below it pays for the shares of its space: 100 shared folders elsewhere,
+// three levels down, each walked up.
+func BenchmarkSharesBelowUnshared(b *testing.B) {
+	f := newFixture(b)
+	f.shareItemsElsewhere(b, 100)
+	dir := f.mkdir(b, f.root(), "unshared")
+	b.ReportAllocs()
+	for b.Loop() {
+		// Nothing to delete: a read-only transaction does.
+		err := f.s.view(func(t *txn) error {
+			r, _, err := t.node(dir.ID)
+			if err != nil {
+				return err
+			}
+			return t.deleteSharesBelow(f.space.ID, r)
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
 }
