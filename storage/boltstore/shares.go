@@ -10,11 +10,11 @@ import (
 	"github.com/davspaces/davspaces/storage"
 )
 
-// A share's record lives in the shares bucket under its id. Four indexes
-// point at it, each a key ending in \0 + share id with an empty value, so
-// that every listing is one prefix scan:
+// A share's record lives in the shares bucket under its id. A link's
+// token maps to its id in share_tokens, and three indexes hold a key per
+// share ending in \0 + its id, with an empty value, so that every listing
+// is one prefix scan:
 //
-//	share_tokens    token → share id (links only)
 //	share_items     space id \0 node id \0 share id
 //	share_creators  creator \0 share id
 //	share_grantees  kind byte, grantee \0 share id (users and groups only)
