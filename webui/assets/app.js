@@ -4,7 +4,8 @@
 
 import * as dav from "./dav.js";
 import { setFavorite, showDetails } from "./details.js";
-import { ask, formatDate, formatSize, h, icon, kindOf, showError, showStatus } from "./ui.js";
+import { acceptDrops, askClash, pickFolder, place, startDrag, transfer } from "./picker.js";
+import { ask, formatDate, formatSize, h, icon, kindOf, opensInline, showError, showStatus } from "./ui.js";
 
 /** PAGE_ROWS is how many rows are added to the table at a time. */
 const PAGE_ROWS = 200;
@@ -174,6 +175,7 @@ class FolderView {
         h("th", { class: "col-actions" }, h("span", { class: "visually-hidden" }, "Actions")))),
       this.body);
     main.replaceChildren(h("div", { class: "heading" }, h("h1", {}, this.title), this.count), tools, table, this.more);
+    this.acceptDropsOnCrumbs();
     this.observer = new IntersectionObserver((seen) => seen.some((e) => e.isIntersecting) && this.showMore());
     this.observer.observe(this.more);
     this.refresh();
@@ -242,7 +244,7 @@ class FolderView {
     const href = entry.href;
     const link = entry.folder
       ? h("a", { href, class: "name" }, icon("folder"), h("span", {}, entry.name))
-      : h("a", { href, class: "name", download: entry.name }, icon(kindOf(entry)), h("span", {}, entry.name));
+      : h("a", { href, class: "name", ...(opensInline(entry) ? { target: "_blank", rel: "noopener" } : { download: entry.name }) }, icon(kindOf(entry)), h("span", {}, entry.name));
     const star = entry.favorite ? `Remove ${entry.name} from favourites` : `Add ${entry.name} to favourites`;
     const actions = h("td", { class: "col-actions" },
       h("button", { type: "button", class: `icon-only plain favorite${entry.favorite ? " on" : ""}`, "aria-pressed": String(entry.favorite), title: star, "aria-label": star, onclick: () => this.toggleFavorite(entry) }, icon(entry.favorite ? "starFilled" : "star")),
@@ -250,12 +252,60 @@ class FolderView {
       !entry.folder && h("a", { class: "button icon-only plain", href, download: entry.name, title: `Download ${entry.name}`, "aria-label": `Download ${entry.name}` }, icon("download")),
       entry.folder && zipLink(entry.href, entry.name, "button icon-only plain"),
       this.can("C") && h("button", { type: "button", class: "icon-only plain", title: `Rename ${entry.name}`, "aria-label": `Rename ${entry.name}`, onclick: () => this.rename(entry) }, icon("rename")),
+      h("button", { type: "button", class: "icon-only plain", title: `Move or copy ${entry.name}…`, "aria-label": `Move or copy ${entry.name}`, onclick: () => this.moveOrCopy(entry) }, icon("move")),
       this.can("C") && h("button", { type: "button", class: "icon-only plain", title: `Delete ${entry.name}`, "aria-label": `Delete ${entry.name}`, onclick: () => this.remove(entry) }, icon("trash")));
-    return h("tr", { "data-name": entry.name },
+    const tr = h("tr", { "data-name": entry.name, draggable: "true", ondragstart: (ev) => this.drag(ev, entry), ondragend: () => { this.dragged = null; } },
       h("td", { class: "col-name" }, link),
       h("td", { class: "col-size" }, formatSize(entry.size)),
       h("td", { class: "col-date" }, formatDate(entry.modified)),
       actions);
+    if (entry.folder) {
+      acceptDrops(tr, () => this.dragged !== entry && this.dragged, (dragged, copy) => this.transfer(dragged, this.placeOf([...this.loc.segments, entry.name]), copy));
+    }
+    return tr;
+  }
+
+  // ---- Move and copy (picker.js) ----
+
+  placeOf(segments) {
+    return place(this.loc.base, segments, this.drive && this.drive.id);
+  }
+
+  drag(ev, entry) {
+    this.dragged = entry;
+    startDrag(ev, entry);
+  }
+
+  // acceptDropsOnCrumbs lets rows be dropped on the folders above: the
+  // crumbs' links after "Spaces" are the space's top and its folders.
+  acceptDropsOnCrumbs() {
+    crumbs.querySelectorAll("a").forEach((a, i) => {
+      if (i > 0) {
+        acceptDrops(a, () => this.dragged, (dragged, copy) => this.transfer(dragged, this.placeOf(this.loc.segments.slice(0, i - 1)), copy));
+      }
+    });
+  }
+
+  async moveOrCopy(entry) {
+    const choice = await pickFolder(entry, this.placeOf(this.loc.segments));
+    if (choice) {
+      await this.transfer(entry, choice.to, choice.copy);
+    }
+  }
+
+  async transfer(entry, to, copy) {
+    this.dragged = null;
+    const where = to.segments.length ? `“${to.segments[to.segments.length - 1]}”` : "the top folder";
+    try {
+      const name = await transfer(entry, this.placeOf(this.loc.segments), to, copy, askClash);
+      if (name === null) {
+        return;
+      }
+      await this.load();
+      showStatus(`${copy ? "Copied" : "Moved"} “${entry.name}” to ${where}${name !== entry.name ? ` as “${name}”` : ""}.`);
+    } catch (err) {
+      showError(err);
+    }
   }
 
   async act(work, done) {
