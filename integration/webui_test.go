@@ -68,6 +68,7 @@ type moveCopyNames struct {
 	Locked     string `json:"locked"`     // whose drag is refused
 	Folder     string `json:"folder"`     // the sub-folder
 	OtherSpace string `json:"otherSpace"` // the other space's name in the picker
+	SpaceName  string `json:"spaceName"`  // the work folder's space, named in its private link's breadcrumbs
 }
 
 // inlineNames are the files drive.mjs opens: Text in a tab, HTML as a
@@ -195,7 +196,7 @@ func TestWebUI(t *testing.T) {
 		LockOwner:     "Einstein's editor",
 		MoveCopy: moveCopyNames{
 			Moved: "song.mp3", Copied: "notes.txt", Kept: "notes (2).txt", Dragged: "archive.zip",
-			Locked: "report.pdf", Folder: "data", OtherSpace: "Personal",
+			Locked: "report.pdf", Folder: "data", OtherSpace: "Personal", SpaceName: "Physics",
 		},
 		Inline: inlineNames{Text: "notes.txt", TextContent: "photoelectric", HTML: "page.html"},
 	}

@@ -124,9 +124,10 @@ function zipLink(folderHref, name, cls, ...label) {
 
 /** FolderView shows one folder's entries, a page of rows at a time. */
 class FolderView {
-  constructor(loc, drive) {
+  constructor(loc, drive, drives) {
     this.loc = loc;
     this.drive = drive;
+    this.drives = drives;
     this.url = folderURL(loc.base, loc.segments);
     this.sort = { key: "name", ascending: true };
     this.filter = "";
@@ -142,6 +143,9 @@ class FolderView {
   async load() {
     const { self, children } = await dav.listFolder(this.url);
     this.self = self;
+    // A private link (/dav/spaces/{file id}/) names no space: the folder
+    // tells which it is in.
+    this.drive = this.drive || this.drives.find((d) => d.id === self.spaceId);
     this.entries = children;
     this.render();
   }
@@ -454,7 +458,7 @@ async function showFolderOrTrash() {
   }
   const drives = await dav.drives().catch(() => []);
   const drive = spaceOf(drives, loc.base);
-  const view = location.hash === "#trash" ? new TrashView(loc, drive) : new FolderView(loc, drive);
+  const view = location.hash === "#trash" ? new TrashView(loc, drive) : new FolderView(loc, drive, drives);
   main.replaceChildren(h("p", { class: "loading" }, "Loading…"));
   await view.load();
   document.body.dataset.ready = location.hash === "#trash" ? "trash" : "folder";

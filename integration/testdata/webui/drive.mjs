@@ -350,6 +350,20 @@ async function moveCopy(page) {
     fail(`a Ctrl-drag onto the crumb says ${JSON.stringify(crumbText)}`);
   }
   await dismissStatus(page);
+  // A folder's private link names its space in the breadcrumbs.
+  await open(page, opts.workFolder, "folder");
+  await clickLabel(page, `Details of ${folder}`);
+  await page.waitForSelector("dialog.details .facts", { timeout: 20000 });
+  await click(page, "dialog.details .tools button");
+  await statusText(page);
+  const link = await page.evaluate(() => navigator.clipboard.readText());
+  await dismissStatus(page);
+  await page.goto(link, { waitUntil: "domcontentloaded", timeout: 30000 });
+  await ready(page, "folder");
+  const linkCrumbs = await page.$eval("#crumbs", (el) => el.innerText);
+  if (!linkCrumbs.includes(opts.moveCopy.spaceName)) {
+    fail(`the private link's breadcrumbs say ${JSON.stringify(linkCrumbs)}, not the space's name`);
+  }
   report({ event: "check", name: "moveCopy" });
 }
 
