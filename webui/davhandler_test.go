@@ -40,7 +40,7 @@ func newDAVEnv(t *testing.T, withPage bool) *davEnv {
 	}
 	cfg := davhandler.Config{Store: store, User: basicUser, ProjectSpaces: []string{"physics"}}
 	if withPage {
-		page, err := webui.New()
+		page, err := webui.New(webui.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -394,3 +394,53 @@ var (
 	_ Walker                = (*walkingBackend)(nil)
 	_ io.ReaderFrom         = (*upload)(nil)
 )
+
+// The storage.Shares methods.
+
+func (b *Backend) CreateShare(ctx context.Context, s storage.Share) (storage.Share, error) {
+	return call(ctx, "CreateShare", s.SpaceID, func(ctx context.Context) (storage.Share, error) {
+		return b.next.CreateShare(ctx, s)
+	})
+}
+
+func (b *Backend) UpdateShare(ctx context.Context, id string, update storage.Share) (storage.Share, error) {
+	return call(ctx, "UpdateShare", "", func(ctx context.Context) (storage.Share, error) {
+		return b.next.UpdateShare(ctx, id, update)
+	})
+}
+
+func (b *Backend) DeleteShare(ctx context.Context, id string) error {
+	return call0(ctx, "DeleteShare", "", func(ctx context.Context) error {
+		return b.next.DeleteShare(ctx, id)
+	})
+}
+
+func (b *Backend) Share(ctx context.Context, id string) (storage.Share, error) {
+	return call(ctx, "Share", "", func(ctx context.Context) (storage.Share, error) {
+		return b.next.Share(ctx, id)
+	})
+}
+
+func (b *Backend) LinkByToken(ctx context.Context, token string) (storage.Share, error) {
+	return call(ctx, "LinkByToken", "", func(ctx context.Context) (storage.Share, error) {
+		return b.next.LinkByToken(ctx, token)
+	})
+}
+
+func (b *Backend) ItemShares(ctx context.Context, spaceID, nodeID string) ([]storage.Share, error) {
+	return call(ctx, "ItemShares", spaceID, func(ctx context.Context) ([]storage.Share, error) {
+		return b.next.ItemShares(ctx, spaceID, nodeID)
+	})
+}
+
+func (b *Backend) SharesBy(ctx context.Context, creator string) ([]storage.Share, error) {
+	return call(ctx, "SharesBy", "", func(ctx context.Context) ([]storage.Share, error) {
+		return b.next.SharesBy(ctx, creator)
+	})
+}
+
+func (b *Backend) SharesWith(ctx context.Context, u storage.User) ([]storage.Share, error) {
+	return call(ctx, "SharesWith", "", func(ctx context.Context) ([]storage.Share, error) {
+		return b.next.SharesWith(ctx, u)
+	})
+}
