@@ -299,10 +299,15 @@ class FolderView {
   }
 
   async moveOrCopy(entry) {
+    const label = `Move or copy ${entry.name}`;
     const choice = await pickFolder(entry, this.placeOf(this.loc.segments));
     if (choice) {
       await this.transfer(entry, choice.to, choice.copy);
     }
+    // The keyboard goes on from the row's button, or, when the row went
+    // away with a move, from the table.
+    const again = main.querySelector(`[aria-label="${CSS.escape(label)}"]`);
+    (again || main).focus({ preventScroll: !again });
   }
 
   async transfer(entry, to, copy) {

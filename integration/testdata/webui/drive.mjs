@@ -306,6 +306,8 @@ async function moveCopy(page) {
   if (!copiedText.includes(`Copied “${copied}”`)) {
     fail(`copying to another space says ${JSON.stringify(copiedText)}`);
   }
+  // The keyboard goes on from the row's button.
+  await page.waitForFunction((l) => document.activeElement && document.activeElement.getAttribute("aria-label") === l, { timeout: 10000 }, `Move or copy ${copied}`);
   await dismissStatus(page);
   // A copy beside itself gets a number.
   await clickLabel(page, `Move or copy ${copied}`);
