@@ -22,6 +22,7 @@ import (
 
 	"github.com/davspaces/davspaces/davhandler"
 	"github.com/davspaces/davspaces/graph"
+	"github.com/davspaces/davspaces/internal/samesite"
 	"github.com/davspaces/davspaces/ocs"
 	"github.com/davspaces/davspaces/settings"
 	"github.com/davspaces/davspaces/storage"
@@ -403,7 +404,8 @@ func checkID(what, id string) error {
 }
 
 // ServeHTTP serves the browser page, the WebDAV, OCS, Graph and settings
-// paths and passes everything else on.
+// paths and passes everything else on. A state change a browser sends for
+// another site is refused before any of them sees it.
 func (dav *DAVSpaces) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	r = withForwardedScheme(r)
 	if served, err := dav.serveSignedOut(w, r); served {
@@ -411,11 +413,20 @@ func (dav *DAVSpaces) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 	}
 	for _, route := range []func(*http.Request) (http.Handler, bool){dav.webRoute, dav.handler.Route, dav.ocs.Route, dav.graph.Route, dav.settings.Route} {
 		if h, ok := route(r); ok {
+			if samesite.Forged(r) {
+				h = http.HandlerFunc(refuseForged)
+			}
 			dav.store.metrics.serveCounted(h, w, r)
 			return nil
 		}
 	}
 	return next.ServeHTTP(w, r)
+}
+
+// refuseForged answers a state change sent for another site (see package
+// samesite) with 403 and the WebDAV error body.
+func refuseForged(w http.ResponseWriter, r *http.Request) {
+	davhandler.WriteError(w, r, http.StatusForbidden, "a request from another site may not change anything here: send a Bearer token")
 }
 
 // space turns the declaration into a storage space.

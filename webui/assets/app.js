@@ -5,7 +5,8 @@
 import * as auth from "./auth.js";
 import * as dav from "./dav.js";
 import { setFavorite, showDetails } from "./details.js";
-import { ask, formatDate, formatSize, h, icon, kindOf, showError, showStatus } from "./ui.js";
+import { acceptDrops, askClash, pickFolder, place, startDrag, transfer } from "./picker.js";
+import { ask, formatDate, formatSize, h, icon, kindOf, opensInline, showError, showStatus } from "./ui.js";
 import { Uploads } from "./upload.js";
 
 /** PAGE_ROWS is how many rows are added to the table at a time. */
@@ -128,9 +129,10 @@ function zipLink(folderHref, name, cls, ...label) {
 
 /** FolderView shows one folder's entries, a page of rows at a time. */
 class FolderView {
-  constructor(loc, drive) {
+  constructor(loc, drive, drives) {
     this.loc = loc;
     this.drive = drive;
+    this.drives = drives;
     this.url = folderURL(loc.base, loc.segments);
     this.sort = { key: "name", ascending: true };
     this.filter = "";
@@ -146,6 +148,9 @@ class FolderView {
   async load() {
     const { self, children } = await dav.listFolder(this.url);
     this.self = self;
+    // A private link (/dav/spaces/{file id}/) names no space: the folder
+    // tells which it is in.
+    this.drive = this.drive || this.drives.find((d) => d.id === self.spaceId);
     this.entries = children;
     this.render();
   }
@@ -180,6 +185,7 @@ class FolderView {
         h("th", { class: "col-actions" }, h("span", { class: "visually-hidden" }, "Actions")))),
       this.body);
     main.replaceChildren(h("div", { class: "heading" }, h("h1", {}, this.title), this.count), tools, table, this.more);
+    this.acceptDropsOnCrumbs();
     uploads.showIn(this.can("C") ? this.url : null, () => this.load().catch(showError));
     this.observer = new IntersectionObserver((seen) => seen.some((e) => e.isIntersecting) && this.showMore());
     this.observer.observe(this.more);
@@ -249,7 +255,7 @@ class FolderView {
     const href = entry.href;
     const link = entry.folder
       ? h("a", { href, class: "name" }, icon("folder"), h("span", {}, entry.name))
-      : h("a", { href, class: "name", download: entry.name }, icon(kindOf(entry)), h("span", {}, entry.name));
+      : h("a", { href, class: "name", ...(this.viewable(entry) ? { target: "_blank", rel: "noopener" } : { download: entry.name }) }, icon(kindOf(entry)), h("span", {}, entry.name));
     const star = entry.favorite ? `Remove ${entry.name} from favourites` : `Add ${entry.name} to favourites`;
     const actions = h("td", { class: "col-actions" },
       h("button", { type: "button", class: `icon-only plain favorite${entry.favorite ? " on" : ""}`, "aria-pressed": String(entry.favorite), title: star, "aria-label": star, onclick: () => this.toggleFavorite(entry) }, icon(entry.favorite ? "starFilled" : "star")),
@@ -257,12 +263,72 @@ class FolderView {
       !entry.folder && h("a", { class: "button icon-only plain", href, download: entry.name, title: `Download ${entry.name}`, "aria-label": `Download ${entry.name}` }, icon("download")),
       entry.folder && zipLink(entry.href, entry.name, "button icon-only plain"),
       this.can("C") && h("button", { type: "button", class: "icon-only plain", title: `Rename ${entry.name}`, "aria-label": `Rename ${entry.name}`, onclick: () => this.rename(entry) }, icon("rename")),
+      h("button", { type: "button", class: "icon-only plain", title: `Move or copy ${entry.name}…`, "aria-label": `Move or copy ${entry.name}`, onclick: () => this.moveOrCopy(entry) }, icon("move")),
       this.can("C") && h("button", { type: "button", class: "icon-only plain", title: `Delete ${entry.name}`, "aria-label": `Delete ${entry.name}`, onclick: () => this.remove(entry) }, icon("trash")));
-    return h("tr", { "data-name": entry.name },
+    const tr = h("tr", { "data-name": entry.name, draggable: "true", ondragstart: (ev) => this.drag(ev, entry), ondragend: () => { this.dragged = null; } },
       h("td", { class: "col-name" }, link),
       h("td", { class: "col-size" }, formatSize(entry.size)),
       h("td", { class: "col-date" }, formatDate(entry.modified)),
       actions);
+    if (entry.folder) {
+      acceptDrops(tr, () => this.dragged !== entry && this.dragged, (dragged, copy) => this.transfer(dragged, this.placeOf([...this.loc.segments, entry.name]), copy));
+    }
+    return tr;
+  }
+
+  // viewable tells whether entry's name opens it in a tab of its own: a
+  // type the server shows inline, and a sign-in the new tab shares (a
+  // token lives in this page only; with one, the name downloads).
+  viewable(entry) {
+    return opensInline(entry) && !auth.signedIn();
+  }
+
+  // ---- Move and copy (picker.js) ----
+
+  placeOf(segments) {
+    return place(this.loc.base, segments, this.drive && this.drive.id);
+  }
+
+  drag(ev, entry) {
+    this.dragged = entry;
+    startDrag(ev, entry);
+  }
+
+  // acceptDropsOnCrumbs lets rows be dropped on the folders above: the
+  // crumbs' links after "Spaces" are the space's top and its folders.
+  acceptDropsOnCrumbs() {
+    crumbs.querySelectorAll("a").forEach((a, i) => {
+      if (i > 0) {
+        acceptDrops(a, () => this.dragged, (dragged, copy) => this.transfer(dragged, this.placeOf(this.loc.segments.slice(0, i - 1)), copy));
+      }
+    });
+  }
+
+  async moveOrCopy(entry) {
+    const label = `Move or copy ${entry.name}`;
+    const choice = await pickFolder(entry, this.placeOf(this.loc.segments));
+    if (choice) {
+      await this.transfer(entry, choice.to, choice.copy);
+    }
+    // The keyboard goes on from the row's button, or, when the row went
+    // away with a move, from the table.
+    const again = main.querySelector(`[aria-label="${CSS.escape(label)}"]`);
+    (again || main).focus({ preventScroll: !again });
+  }
+
+  async transfer(entry, to, copy) {
+    this.dragged = null;
+    const where = to.segments.length ? `“${to.segments[to.segments.length - 1]}”` : "the top folder";
+    try {
+      const name = await transfer(entry, this.placeOf(this.loc.segments), to, copy, askClash);
+      if (name === null) {
+        return;
+      }
+      await this.load();
+      showStatus(`${copy ? "Copied" : "Moved"} “${entry.name}” to ${where}${name !== entry.name ? ` as “${name}”` : ""}.`);
+    } catch (err) {
+      showError(err);
+    }
   }
 
   async act(work, done) {
@@ -412,7 +478,7 @@ async function showFolderOrTrash() {
   }
   const drives = await dav.drives().catch(() => []);
   const drive = spaceOf(drives, loc.base);
-  const view = location.hash === "#trash" ? new TrashView(loc, drive) : new FolderView(loc, drive);
+  const view = location.hash === "#trash" ? new TrashView(loc, drive) : new FolderView(loc, drive, drives);
   main.replaceChildren(h("p", { class: "loading" }, "Loading…"));
   try {
     await view.load();
