@@ -7,12 +7,16 @@ import * as dav from "./dav.js";
 import { setFavorite, showDetails } from "./details.js";
 import { acceptDrops, askClash, pickFolder, place, startDrag, transfer } from "./picker.js";
 import { ask, formatDate, formatSize, h, icon, kindOf, opensInline, showError, showStatus } from "./ui.js";
+import { Uploads } from "./upload.js";
 
 /** PAGE_ROWS is how many rows are added to the table at a time. */
 const PAGE_ROWS = 200;
 
 const main = document.getElementById("main");
 const crumbs = document.getElementById("crumbs");
+// The uploads outlive the views: they go on while the listing refreshes
+// or the trash is shown; drops on the folder view are uploaded.
+const uploads = new Uploads(main);
 
 // A WebDAV base path: the personal space (/webdav, /dav/files/{user}) or
 // any space by id (/dav/spaces/{id}), with or without /remote.php.
@@ -163,6 +167,7 @@ class FolderView {
     this.filterInput = h("input", { type: "search", placeholder: "Filter names", "aria-label": "Filter names", value: this.filter, oninput: (ev) => this.setFilter(ev.target.value) });
     const tools = h("div", { class: "tools" },
       this.can("C") && h("button", { type: "button", class: "primary", onclick: () => this.newFolder() }, icon("newFolder"), h("span", {}, "New folder")),
+      this.can("C") && uploads.buttons(),
       zipLink(this.url, this.title, "button secondary", h("span", {}, "Download as zip")),
       h("a", { class: "button secondary", href: "#trash" }, icon("trash"), h("span", {}, "Trash")),
       this.filterInput);
@@ -181,6 +186,7 @@ class FolderView {
       this.body);
     main.replaceChildren(h("div", { class: "heading" }, h("h1", {}, this.title), this.count), tools, table, this.more);
     this.acceptDropsOnCrumbs();
+    uploads.showIn(this.can("C") ? this.url : null, () => this.load().catch(showError));
     this.observer = new IntersectionObserver((seen) => seen.some((e) => e.isIntersecting) && this.showMore());
     this.observer.observe(this.more);
     this.refresh();
@@ -582,6 +588,7 @@ async function start() {
     }
     shownPath = location.pathname;
     showSignOut();
+    uploads.showIn(null); // until a folder view takes drops again
     switch (document.body.dataset.view) {
       case "overview":
         await showOverview();

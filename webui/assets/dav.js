@@ -55,22 +55,78 @@ function explain(status, serverMessage, action) {
   return `${what}the server refused it (${status}${serverMessage ? `: ${serverMessage}` : ""}).`;
 }
 
-/** send makes one request and throws a RequestError unless it succeeds. */
-export async function send(method, url, { headers = {}, body, action } = {}) {
+/**
+ * send makes one request and throws a RequestError unless it succeeds.
+ * Every request of the page goes through here, with these headers. signal
+ * aborts it (then the AbortError is thrown); onUploadProgress(bytes) is told
+ * how much of the body went out, which fetch cannot tell in Chromium, so
+ * such a request goes by XMLHttpRequest.
+ */
+export async function send(method, url, { headers = {}, body, action, signal, onUploadProgress } = {}) {
   const token = await authorization();
   if (token) {
     headers = { ...headers, Authorization: token };
   }
+  const request = { method, headers, body, signal };
   let res;
   try {
-    res = await fetch(url, { method, headers, body, credentials: "same-origin", cache: "no-store" });
-  } catch {
+    res = onUploadProgress
+      ? await sendWithProgress(url, request, onUploadProgress)
+      : await fetch(url, { ...request, credentials: "same-origin", cache: "no-store" });
+  } catch (err) {
+    if (signal && signal.aborted) {
+      throw err;
+    }
     throw new RequestError(0, "", action);
   }
   if (!res.ok) {
     throw new RequestError(res.status, await serverMessage(res), action);
   }
   return res;
+}
+
+/** isAbort reports whether err is a request aborted by its signal. */
+export function isAbort(err) {
+  return err instanceof DOMException && err.name === "AbortError";
+}
+
+// sendWithProgress is fetch by XMLHttpRequest, for the upload progress
+// events; it answers a Response as fetch does.
+function sendWithProgress(url, { method, headers, body, signal }, onProgress) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open(method, url);
+    for (const [name, value] of Object.entries(headers)) {
+      xhr.setRequestHeader(name, value);
+    }
+    xhr.upload.addEventListener("progress", (ev) => onProgress(ev.loaded));
+    xhr.addEventListener("load", () => {
+      const empty = [204, 205, 304].includes(xhr.status);
+      resolve(new Response(empty ? null : xhr.responseText, { status: xhr.status, headers: responseHeaders(xhr) }));
+    });
+    xhr.addEventListener("error", () => reject(new TypeError("network error")));
+    xhr.addEventListener("timeout", () => reject(new TypeError("timeout")));
+    xhr.addEventListener("abort", () => reject(new DOMException("The request was aborted", "AbortError")));
+    if (signal) {
+      if (signal.aborted) {
+        reject(new DOMException("The request was aborted", "AbortError"));
+        return;
+      }
+      signal.addEventListener("abort", () => xhr.abort(), { once: true });
+    }
+    xhr.send(body === undefined ? null : body);
+  });
+}
+
+function responseHeaders(xhr) {
+  const headers = new Headers();
+  for (const line of xhr.getAllResponseHeaders().trim().split(/[\r\n]+/)) {
+    const colon = line.indexOf(":");
+    if (colon > 0) {
+      headers.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
+    }
+  }
+  return headers;
 }
 
 // serverMessage reads the s:message of a WebDAV XML error body, if any.

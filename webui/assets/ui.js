@@ -46,6 +46,12 @@ const iconPaths = {
   info: "M12 21a9 9 0 1 0 0-18 9 9 0 0 0 0 18zM12 11v5.5M12 7.5h.01",
   move: "M3 7a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v8a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2zM9 13h6M12.5 10.5 15 13l-2.5 2.5",
   link: "M10 14a4 4 0 0 0 5.7 0l3-3a4 4 0 0 0-5.7-5.7l-1 1M14 10a4 4 0 0 0-5.7 0l-3 3a4 4 0 0 0 5.7 5.7l1-1",
+  // Uploads (upload.js).
+  upload: "M12 16V5M7 9.5l5-5 5 5M5 20h14",
+  uploadFolder: "M3 7a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v8a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2zM12 16v-5.5M9.5 13l2.5-2.5 2.5 2.5",
+  pause: "M8 5v14M16 5v14",
+  play: "M7 4.5v15l12-7.5z",
+  chevron: "M6 9l6 6 6-6",
 };
 
 /** icon returns the named icon as inline SVG, hidden from screen readers. */

@@ -128,3 +128,34 @@ export function run(main) {
     process.exit(1);
   });
 }
+
+// The page's uploads (upload.js), for the scripts that upload.
+
+// uploadLine returns the page's line for an upload (not one waiting for its
+// file after a reload), with its state and counts.
+export async function uploadLine(page, label) {
+  return page.$eval(`.uploads li[data-name="${label}"]:not([data-state="waiting"])`, (li) => ({
+    ...li.dataset,
+    sent: Number(li.dataset.sent),
+    sessionBytes: Number(li.dataset.sessionBytes),
+    resumedFrom: Number(li.dataset.resumedFrom),
+    text: li.querySelector(".upload-text").textContent,
+  }));
+}
+
+// waitUpload waits until the upload is in one of states; one that failed
+// meanwhile fails the script with the page's words.
+export async function waitUpload(page, label, states, timeout = 90000) {
+  const state = await page.waitForFunction((n, wanted) => {
+    const li = document.querySelector(`.uploads li[data-name="${CSS.escape(n)}"]:not([data-state="waiting"])`);
+    if (!li) {
+      return false;
+    }
+    const s = li.dataset.state;
+    return (wanted.includes(s) || s === "failed" || s === "cancelled") && s;
+  }, { timeout, polling: "mutation" }, label, states).then((h) => h.jsonValue());
+  if (!states.includes(state)) {
+    fail(`${label}: ${state}: ${(await uploadLine(page, label)).text}`);
+  }
+  return uploadLine(page, label);
+}
