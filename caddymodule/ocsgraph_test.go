@@ -11,8 +11,9 @@ import (
 )
 
 // TestServeHTTPOCSAndGraph checks that one davspaces handler serves the
-// whole ownCloud-compatible surface: status.php without a user, the OCS
-// endpoints and the Graph drives with one.
+// whole ownCloud-compatible surface: status.php and ownCloud Web's
+// application list without a user; the OCS endpoints, the Graph drives and
+// role definitions, and the settings service's lists with one.
 func TestServeHTTPOCSAndGraph(t *testing.T) {
 	d := &DAVSpaces{Root: t.TempDir(), Spaces: []ProjectSpace{{Name: "Physics", Managers: []string{"einstein"}}}}
 	mustProvision(t, d)
@@ -30,6 +31,13 @@ func TestServeHTTPOCSAndGraph(t *testing.T) {
 		{"user", request{method: http.MethodGet, target: "/ocs/v2.php/cloud/user?format=json", user: "einstein"}, 200, `"id":"einstein"`},
 		{"unknown ocs path", request{method: http.MethodGet, target: "/ocs/v2.php/apps/x?format=json", user: "einstein"}, 404, `"statuscode":404`},
 		{"graph drives", request{method: http.MethodGet, target: "/graph/v1.0/me/drives", user: "einstein"}, 200, `"Physics"`},
+		{"app list without user", request{method: http.MethodGet, target: "/app/list"}, 200, `{"mime-types":[]}`},
+		{"assignments", request{method: http.MethodPost, target: "/api/v0/settings/assignments-list", body: `{"account_uuid":"einstein"}`, user: "einstein"}, 200, `{"assignments":[]}`},
+		{"roles", request{method: http.MethodPost, target: "/api/v0/settings/roles-list", body: `{}`, user: "einstein"}, 200, `{"bundles":[]}`},
+		{"permissions", request{method: http.MethodPost, target: "/api/v0/settings/permissions-list", body: `{}`, user: "einstein"}, 200, `{"permissions":[]}`},
+		{"settings without user", request{method: http.MethodPost, target: "/api/v0/settings/assignments-list"}, 401, `"code":401`},
+		{"role definitions", request{method: http.MethodGet, target: "/graph/v1beta1/roleManagement/permissions/roleDefinitions", user: "einstein"}, 200, `"312c0871-5ef7-4b3a-85b6-0e4074c64049"`},
+		{"drives of a type", request{method: http.MethodGet, target: "/graph/v1beta1/me/drives?%24filter=driveType%20eq%20project", user: "einstein"}, 200, `"webUrl":"http://example.com/f/`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := serve(t, d, tc.req)
