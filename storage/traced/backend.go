@@ -444,3 +444,29 @@ func (b *Backend) SharesWith(ctx context.Context, u storage.User) ([]storage.Sha
 		return b.next.SharesWith(ctx, u)
 	})
 }
+
+// The storage.Directory methods.
+
+func (b *Backend) RememberUser(ctx context.Context, e storage.DirectoryEntry) error {
+	return call0(ctx, "RememberUser", "", func(ctx context.Context) error {
+		return b.next.RememberUser(ctx, e)
+	})
+}
+
+func (b *Backend) DirectoryUser(ctx context.Context, id string) (storage.DirectoryEntry, error) {
+	return call(ctx, "DirectoryUser", "", func(ctx context.Context) (storage.DirectoryEntry, error) {
+		return b.next.DirectoryUser(ctx, id)
+	})
+}
+
+func (b *Backend) SearchUsers(ctx context.Context, query string, limit int) ([]storage.DirectoryEntry, error) {
+	return call(ctx, "SearchUsers", "", func(ctx context.Context) ([]storage.DirectoryEntry, error) {
+		return b.next.SearchUsers(ctx, query, limit)
+	})
+}
+
+func (b *Backend) SearchGroups(ctx context.Context, query string, limit int) ([]string, error) {
+	return call(ctx, "SearchGroups", "", func(ctx context.Context) ([]string, error) {
+		return b.next.SearchGroups(ctx, query, limit)
+	})
+}
