@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -304,4 +305,37 @@ func SortShares(shares []Share) {
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
+}
+
+// ShareLive reports whether share s gives access at now, its creator's
+// role in the item's space being creatorRole now: not expired, and made by
+// someone who may still share there (MayShare).
+func ShareLive(s Share, creatorRole Role, now time.Time) bool {
+	return !s.Expired(now) && MayShare(creatorRole)
+}
+
+// ShareReader is what judging a share needs of a store: the item's space
+// and the creator's groups.
+type ShareReader interface {
+	Space(ctx context.Context, id string) (Space, error)
+	Directory
+}
+
+// LiveShare reports whether s gives access now, judging its creator with
+// the groups of their last sign-in (UserWithGroups) and the space as the
+// store has it. A space that no longer exists makes every share of it
+// dead, as does an error of the store (returned too).
+func LiveShare(ctx context.Context, r ShareReader, s Share, now time.Time) (bool, error) {
+	space, err := r.Space(ctx, s.SpaceID)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return false, nil
+		}
+		return false, fmt.Errorf("the space of share %s: %w", s.ID, err)
+	}
+	creator, err := UserWithGroups(ctx, r, s.Creator)
+	if err != nil {
+		return false, err
+	}
+	return ShareLive(s, space.RoleOf(creator), now), nil
 }

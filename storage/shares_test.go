@@ -129,3 +129,24 @@ func TestMayShareAndSharedWith(t *testing.T) {
 		t.Errorf("CheckShareCount below the cap: %v", err)
 	}
 }
+
+func TestShareLive(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name    string
+		expires time.Time
+		role    Role
+		want    bool
+	}{
+		{"an editor's", time.Time{}, RoleEditor, true},
+		{"a manager's, expiring later", now.Add(time.Minute), RoleManager, true},
+		{"expired", now, RoleManager, false},
+		{"its creator a viewer now", time.Time{}, RoleViewer, false},
+		{"its creator gone", time.Time{}, RoleNone, false},
+	}
+	for _, tt := range tests {
+		if got := ShareLive(Share{Expires: tt.expires}, tt.role, now); got != tt.want {
+			t.Errorf("%s: live %v", tt.name, got)
+		}
+	}
+}
