@@ -6,6 +6,8 @@ import * as auth from "./auth.js";
 import * as dav from "./dav.js";
 import { setFavorite, showDetails } from "./details.js";
 import { acceptDrops, askClash, pickFolder, place, startDrag, transfer } from "./picker.js";
+import { parsePublic, PublicView } from "./public.js";
+import { mayShare, showShare } from "./share.js";
 import { ask, formatDate, formatSize, h, icon, kindOf, opensInline, showError, showStatus } from "./ui.js";
 import { Uploads } from "./upload.js";
 
@@ -159,6 +161,13 @@ class FolderView {
     return this.self.permissions.includes(letter);
   }
 
+  // canShare tells whether the user may share the folder's items: the
+  // server gives R to those who may (editors, managers, a personal
+  // space's owner).
+  canShare() {
+    return mayShare(this.self.permissions);
+  }
+
   render() {
     document.title = `${this.title} · davspaces`;
     const { base, segments } = this.loc;
@@ -259,7 +268,8 @@ class FolderView {
     const star = entry.favorite ? `Remove ${entry.name} from favourites` : `Add ${entry.name} to favourites`;
     const actions = h("td", { class: "col-actions" },
       h("button", { type: "button", class: `icon-only plain favorite${entry.favorite ? " on" : ""}`, "aria-pressed": String(entry.favorite), title: star, "aria-label": star, onclick: () => this.toggleFavorite(entry) }, icon(entry.favorite ? "starFilled" : "star")),
-      h("button", { type: "button", class: "icon-only plain", title: `Details of ${entry.name}`, "aria-label": `Details of ${entry.name}`, onclick: () => showDetails(entry, () => this.load().catch(showError)) }, icon("info")),
+      h("button", { type: "button", class: "icon-only plain", title: `Details of ${entry.name}`, "aria-label": `Details of ${entry.name}`, onclick: () => showDetails(entry, () => this.load().catch(showError), { canShare: this.canShare() }) }, icon("info")),
+      this.canShare() && h("button", { type: "button", class: "icon-only plain", "data-share": "", title: `Share ${entry.name}`, "aria-label": `Share ${entry.name}`, onclick: () => showShare(entry).catch(showError) }, icon("share")),
       !entry.folder && h("a", { class: "button icon-only plain", href, download: entry.name, title: `Download ${entry.name}`, "aria-label": `Download ${entry.name}` }, icon("download")),
       entry.folder && zipLink(entry.href, entry.name, "button icon-only plain"),
       this.can("C") && h("button", { type: "button", class: "icon-only plain", title: `Rename ${entry.name}`, "aria-label": `Rename ${entry.name}`, onclick: () => this.rename(entry) }, icon("rename")),
@@ -496,6 +506,17 @@ async function showFolderOrTrash() {
   document.body.dataset.ready = location.hash === "#trash" ? "trash" : "folder";
 }
 
+// ---- A public link's page ----
+
+// showPublic shows /s/{token}: no sign-in, and every request of the page
+// from now on one of the link's (dav.usePublicLink).
+async function showPublic() {
+  dav.usePublicLink();
+  uploads.showIn(null);
+  const view = new PublicView({ main, setCrumbs, uploads });
+  document.body.dataset.ready = await view.show();
+}
+
 // ---- Sign-in (OpenID Connect) ----
 
 function showSignedOut() {
@@ -522,6 +543,9 @@ function showSignOut() {
 function viewOf(pathname) {
   if (pathname === "/") {
     return "overview";
+  }
+  if (parsePublic(pathname)) {
+    return "public";
   }
   return parseLocation(pathname) ? "folder" : "notfound";
 }
@@ -568,6 +592,11 @@ function followLink(ev) {
   if ((samePage && url.hash) || viewOf(url.pathname) === "notfound") {
     return; // #trash is the hashchange's
   }
+  // A public link's page and the signed-in pages do not share a load: the
+  // one sends no credentials, the other must sign in.
+  if ((viewOf(url.pathname) === "public") !== (document.body.dataset.view === "public")) {
+    return;
+  }
   ev.preventDefault();
   navigate(url.pathname + url.search + url.hash);
 }
@@ -577,6 +606,10 @@ window.addEventListener("popstate", () => location.pathname !== shownPath && ren
 
 async function start() {
   try {
+    if (document.body.dataset.view === "public") {
+      await showPublic();
+      return;
+    }
     if (await auth.start() === "signed-out") {
       showSignedOut();
       return;
