@@ -1,0 +1,82 @@
+package integration
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// shareOptions are the options of testdata/webui/share.mjs.
+type shareOptions struct {
+	Chromium    string `json:"chromium"`
+	UserDataDir string `json:"userDataDir"`
+	Artifacts   string `json:"artifacts"`
+	Downloads   string `json:"downloads"`
+	Base        string `json:"base"`
+	User        string `json:"user"`
+	Password    string `json:"password"`
+	// Folder is the page whose rows Shared and Drop are.
+	Folder string `json:"folder"`
+	// Shared is a folder shared by a link with LinkPassword; File is in it.
+	Shared       string `json:"shared"`
+	LinkPassword string `json:"linkPassword"`
+	File         string `json:"file"`
+	// Drop is a folder shared as a file drop; Dropped is uploaded into it.
+	Drop    string `json:"drop"`
+	Dropped string `json:"dropped"`
+	// Unknown is a link page whose token never existed.
+	Unknown string `json:"unknown"`
+}
+
+// TestWebUIShare drives the share dialog and the public link page with
+// Debian's chromium against the real Caddy: einstein creates a link with a
+// password to a folder in the dialog and copies it; a fresh browser
+// context (no sign-in) opens the link's page, is refused a wrong password,
+// enters the right one, lists the folder and downloads a file, whose bytes
+// are compared here. einstein creates a file-drop link to another folder;
+// a fresh context sees only the upload area, uploads a file, which is then
+// in einstein's folder. A token that never existed shows the not-found
+// words. Screenshots: the share dialog and the public folder at desktop
+// and phone width, the file drop at phone width.
+func TestWebUIShare(t *testing.T) {
+	chromium, dir := requireBrowser(t)
+	s := startServer(t, serverOptions{})
+	einstein := newClient(t, s.URL, "einstein")
+	personal := personalSpaceRef(t, s, "einstein")
+	folder := "/dav/spaces/" + personal + "/"
+	const paper = "On the electrodynamics of moving bodies\n"
+	einstein.expect(http.StatusCreated, "MKCOL", folder+"Papers/", "")
+	einstein.expect(http.StatusCreated, http.MethodPut, folder+"Papers/relativity.txt", paper)
+	einstein.expect(http.StatusCreated, "MKCOL", folder+"Inbox/", "")
+	dropped := filepath.Join(t.TempDir(), "homework.txt")
+	droppedSum := writeRandomFile(t, dropped, 70_000)
+
+	opts := shareOptions{
+		Chromium:     chromium,
+		UserDataDir:  filepath.Join(t.TempDir(), "chromium"),
+		Artifacts:    webUIArtifacts(t),
+		Downloads:    t.TempDir(),
+		Base:         s.URL,
+		User:         "einstein",
+		Password:     users["einstein"],
+		Folder:       folder,
+		Shared:       "Papers",
+		LinkPassword: "photons-are-quanta",
+		File:         "relativity.txt",
+		Drop:         "Inbox",
+		Dropped:      dropped,
+		Unknown:      "/s/Zm9yZ2VkLXRva2VuLXRoYXQtbmV2ZXItZXhpc3RlZA",
+	}
+	for _, ev := range runDrive(t, dir, "share.mjs", opts) {
+		t.Logf("%v", ev)
+	}
+
+	got, err := os.ReadFile(filepath.Join(opts.Downloads, opts.File))
+	if err != nil || string(got) != paper {
+		t.Errorf("the public page's download of %s: %q, %v; want %q", opts.File, got, err, paper)
+	}
+	if sum := davSHA1(t, s.URL, folder+"Inbox/homework.txt", basicAuth("einstein")); sum != droppedSum {
+		t.Errorf("the file dropped through the link, in einstein's Inbox: SHA1 %s, want %s", sum, droppedSum)
+	}
+}
