@@ -263,8 +263,14 @@ func checkShareFields(s Share, item Node, now time.Time) error {
 // CheckShareCount fails with ErrTooManyShares when a creator with count
 // shares may make no more.
 func CheckShareCount(count int) error {
-	if count >= MaxSharesPerCreator {
-		return fmt.Errorf("%d shares, at most %d: %w", count, MaxSharesPerCreator, ErrTooManyShares)
+	return CheckShareCountWithin(count, MaxSharesPerCreator)
+}
+
+// CheckShareCountWithin is CheckShareCount with a store's own cap, limit,
+// which tests lower so as to reach it quickly.
+func CheckShareCountWithin(count, limit int) error {
+	if count >= limit {
+		return fmt.Errorf("%d shares, at most %d: %w", count, limit, ErrTooManyShares)
 	}
 	return nil
 }

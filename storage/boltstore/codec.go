@@ -326,3 +326,42 @@ func decodeVersion(key string, v []byte) (versionRec, error) {
 	}
 	return versionRec{Key: key, File: file, Replaced: time.Unix(0, replaced).UTC()}, nil
 }
+
+// shareFormat is the format of the share records.
+const shareFormat = 1
+
+// encodeShare encodes sh without its id. Layout: format, kind, role,
+// space, node, creator, grantee, token, password hash, display name
+// (strings), expires and created (appendTime, locks.go).
+func encodeShare(sh *storage.Share) []byte {
+	b := make([]byte, 0, 3+7*binary.MaxVarintLen16+2*(1+binary.MaxVarintLen64)+
+		len(sh.SpaceID)+len(sh.NodeID)+len(sh.Creator)+len(sh.Grantee)+len(sh.Token)+len(sh.PasswordHash)+len(sh.DisplayName))
+	b = append(b, shareFormat, byte(sh.Kind), byte(sh.Role))
+	b = appendString(b, sh.SpaceID)
+	b = appendString(b, sh.NodeID)
+	b = appendString(b, sh.Creator)
+	b = appendString(b, sh.Grantee)
+	b = appendString(b, sh.Token)
+	b = appendString(b, string(sh.PasswordHash))
+	b = appendString(b, sh.DisplayName)
+	b = appendTime(b, sh.Expires)
+	return appendTime(b, sh.Created)
+}
+
+func decodeShare(id string, v []byte) (storage.Share, error) {
+	d := decoder{b: v, s: string(v)}
+	if d.byte() != shareFormat {
+		return storage.Share{}, fmt.Errorf("share %s: unknown format: %w", id, errCorrupt)
+	}
+	sh := storage.Share{ID: id, Kind: storage.ShareKind(d.byte()), Role: storage.ShareRole(d.byte())}
+	sh.SpaceID, sh.NodeID, sh.Creator, sh.Grantee, sh.Token = d.str(), d.str(), d.str(), d.str(), d.str()
+	if hash := d.str(); hash != "" {
+		sh.PasswordHash = []byte(hash)
+	}
+	sh.DisplayName = d.str()
+	sh.Expires, sh.Created = d.time(), d.time()
+	if d.err != nil || sh.SpaceID == "" || sh.NodeID == "" {
+		return storage.Share{}, fmt.Errorf("share %s: %w", id, errCorrupt)
+	}
+	return sh, nil
+}

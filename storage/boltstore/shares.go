@@ -1,51 +1,421 @@
 package boltstore
 
 import (
+	"bytes"
 	"context"
-	"errors"
 	"fmt"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/davspaces/davspaces/storage"
 )
 
-// errSharesPending: the storage.Shares contract is written, this store's
-// implementation is not yet.
-var errSharesPending = fmt.Errorf("shares: %w", errors.ErrUnsupported)
+// A share's record lives in the shares bucket under its id. Four indexes
+// point at it, each a key ending in \0 + share id with an empty value, so
+// that every listing is one prefix scan:
+//
+//	share_tokens    token → share id (links only)
+//	share_items     space id \0 node id \0 share id
+//	share_creators  creator \0 share id
+//	share_grantees  kind byte, grantee \0 share id (users and groups only)
+//
+// A share changes with its item in the same transaction: Remove and the
+// target a Move or Copy replaces go through discard, which deletes the
+// shares of the discarded subtree first (deleteSharesBelow). A move keeps
+// the item's id, which is all a share names, so it needs nothing.
 
-// CreateShare is not implemented yet.
+// storage.Shares is implemented here.
+var _ storage.Shares = (*Store)(nil)
+
+// The share buckets, new in a database from before them: Open creates them.
+var (
+	bucketShares        = []byte("shares")
+	bucketShareTokens   = []byte("share_tokens")
+	bucketShareItems    = []byte("share_items")
+	bucketShareCreators = []byte("share_creators")
+	bucketShareGrantees = []byte("share_grantees")
+)
+
+// shareBuckets are the buckets a txn has opened for shares.
+type shareBuckets struct {
+	shares, tokens, items, creators, grantees *bolt.Bucket
+}
+
+func (t *txn) shares() *bolt.Bucket { return t.bucket(&t.open.share.shares, bucketShares) }
+
+func (t *txn) shareTokens() *bolt.Bucket {
+	return t.bucket(&t.open.share.tokens, bucketShareTokens)
+}
+
+func (t *txn) shareItems() *bolt.Bucket { return t.bucket(&t.open.share.items, bucketShareItems) }
+
+func (t *txn) shareCreators() *bolt.Bucket {
+	return t.bucket(&t.open.share.creators, bucketShareCreators)
+}
+
+func (t *txn) shareGrantees() *bolt.Bucket {
+	return t.bucket(&t.open.share.grantees, bucketShareGrantees)
+}
+
+// itemSharesPrefix is the prefix of the share_items keys of node nodeID of
+// space spaceID; with nodeID empty, of the space's first key of all.
+func itemSharesPrefix(spaceID, nodeID string) []byte {
+	k := append([]byte(spaceID), 0)
+	if nodeID == "" {
+		return k
+	}
+	return append(append(k, nodeID...), 0)
+}
+
+func creatorSharesPrefix(creator string) []byte { return append([]byte(creator), 0) }
+
+func granteeSharesPrefix(kind storage.ShareKind, grantee string) []byte {
+	return append(append([]byte{byte(kind)}, grantee...), 0)
+}
+
+// indexKeys returns the keys of sh in share_items, share_creators and, for
+// a share with a user or group, share_grantees (else nil).
+func indexKeys(sh *storage.Share) (item, creator, grantee []byte) {
+	item = append(itemSharesPrefix(sh.SpaceID, sh.NodeID), sh.ID...)
+	creator = append(creatorSharesPrefix(sh.Creator), sh.ID...)
+	if sh.Kind != storage.ShareLink {
+		grantee = append(granteeSharesPrefix(sh.Kind, sh.Grantee), sh.ID...)
+	}
+	return item, creator, grantee
+}
+
+// putShare writes sh, new or changed, with its index entries; a share's
+// indexed fields never change.
+func (t *txn) putShare(sh *storage.Share) error {
+	if err := t.shares().Put([]byte(sh.ID), encodeShare(sh)); err != nil {
+		return err
+	}
+	item, creator, grantee := indexKeys(sh)
+	if err := t.shareItems().Put(item, nil); err != nil {
+		return err
+	}
+	if err := t.shareCreators().Put(creator, nil); err != nil {
+		return err
+	}
+	if grantee != nil {
+		if err := t.shareGrantees().Put(grantee, nil); err != nil {
+			return err
+		}
+	}
+	if sh.Token != "" {
+		return t.shareTokens().Put([]byte(sh.Token), []byte(sh.ID))
+	}
+	return nil
+}
+
+// deleteShare deletes sh and its index entries.
+func (t *txn) deleteShare(sh *storage.Share) error {
+	if err := t.shares().Delete([]byte(sh.ID)); err != nil {
+		return err
+	}
+	item, creator, grantee := indexKeys(sh)
+	if err := t.shareItems().Delete(item); err != nil {
+		return err
+	}
+	if err := t.shareCreators().Delete(creator); err != nil {
+		return err
+	}
+	if grantee != nil {
+		if err := t.shareGrantees().Delete(grantee); err != nil {
+			return err
+		}
+	}
+	if sh.Token != "" {
+		return t.shareTokens().Delete([]byte(sh.Token))
+	}
+	return nil
+}
+
+// share returns share id, or a wrapped ErrNotFound.
+func (t *txn) share(id string) (storage.Share, error) {
+	v := t.shares().Get([]byte(id))
+	if v == nil {
+		return storage.Share{}, storage.ShareNotFound(id)
+	}
+	return decodeShare(id, v)
+}
+
+// indexedShares returns the shares whose ids end the keys of bucket b under
+// prefix and for which keep is true.
+func (t *txn) indexedShares(b *bolt.Bucket, prefix []byte, keep func(storage.Share) bool) ([]storage.Share, error) {
+	var out []storage.Share
+	c := b.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		id := k[bytes.LastIndexByte(k, 0)+1:]
+		sh, err := t.share(string(id))
+		if err != nil {
+			return nil, fmt.Errorf("index entry %q: %w", k, err)
+		}
+		if keep(sh) {
+			out = append(out, sh)
+		}
+	}
+	return out, nil
+}
+
+// itemShares returns the shares of node nodeID of space spaceID, or of
+// every node of the space with nodeID empty. The fields are compared
+// again: a user id may hold a \0, and prefixes then overlap.
+func (t *txn) itemShares(spaceID, nodeID string) ([]storage.Share, error) {
+	return t.indexedShares(t.shareItems(), itemSharesPrefix(spaceID, nodeID), func(sh storage.Share) bool {
+		return sh.SpaceID == spaceID && (nodeID == "" || sh.NodeID == nodeID)
+	})
+}
+
+// countSharesBy returns how many shares creator has made, counting up to
+// limit only.
+func (t *txn) countSharesBy(creator string, limit int) int {
+	prefix := creatorSharesPrefix(creator)
+	n := 0
+	c := t.shareCreators().Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && n < limit; k, _ = c.Next() {
+		if bytes.IndexByte(k[len(prefix):], 0) < 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// deleteSharesBelow deletes the shares of top and of every node below it,
+// top a live node of space spaceID about to leave the live tree. A space
+// has few shares next to its nodes, so each share's item is walked up to
+// see whether top is above it, rather than top's subtree walked down: a
+// folder with no shares below it costs one seek however big it is.
+func (t *txn) deleteSharesBelow(spaceID string, top rec) error {
+	shares, err := t.itemShares(spaceID, "")
+	if err != nil {
+		return err
+	}
+	below := map[string]bool{} // node id → whether top is it or above it
+	for _, sh := range shares {
+		in, known := below[sh.NodeID]
+		if !known {
+			if in, err = t.isAncestor(top.ID, sh.NodeID); err != nil {
+				return err
+			}
+			below[sh.NodeID] = in
+		}
+		if !in {
+			continue
+		}
+		if err := t.deleteShare(&sh); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sharedItem returns the item of a new share or of a share being changed:
+// a live node of its space.
+func (t *txn) sharedItem(sh storage.Share) (rec, error) {
+	return t.nodeIn(sh.SpaceID, sh.NodeID)
+}
+
+// CreateShare keeps a new share (storage.Shares).
 func (s *Store) CreateShare(ctx context.Context, sh storage.Share) (storage.Share, error) {
-	return storage.Share{}, errSharesPending
+	if err := ctx.Err(); err != nil {
+		return storage.Share{}, err
+	}
+	sh.ID, sh.Token = storage.NewShareID(), ""
+	if sh.Kind == storage.ShareLink {
+		sh.Token = storage.NewLinkToken()
+	}
+	limit := s.maxSharesPerCreator()
+	err := s.update(func(t *txn) error {
+		item, err := t.sharedItem(sh)
+		if err != nil {
+			return err
+		}
+		sh.Created = t.now
+		if err := storage.CheckNewShare(sh, item.Node, t.now); err != nil {
+			return err
+		}
+		if err := t.checkNoTwin(sh); err != nil {
+			return err
+		}
+		if err := storage.CheckShareCountWithin(t.countSharesBy(sh.Creator, limit), limit); err != nil {
+			return err
+		}
+		return t.putShare(&sh)
+	})
+	if err != nil {
+		return storage.Share{}, fmt.Errorf("create share of %s: %w", sh.NodeID, err)
+	}
+	return sh, nil
 }
 
-// UpdateShare is not implemented yet.
+// checkNoTwin refuses a second share of an item with the same user or
+// group.
+func (t *txn) checkNoTwin(sh storage.Share) error {
+	if sh.Kind == storage.ShareLink {
+		return nil
+	}
+	shares, err := t.itemShares(sh.SpaceID, sh.NodeID)
+	if err != nil {
+		return err
+	}
+	for _, other := range shares {
+		if other.Kind == sh.Kind && other.Grantee == sh.Grantee {
+			return fmt.Errorf("already shared with %.64q: %w", sh.Grantee, storage.ErrExists)
+		}
+	}
+	return nil
+}
+
+// UpdateShare changes what a share lets do and until when
+// (storage.Shares).
 func (s *Store) UpdateShare(ctx context.Context, id string, update storage.Share) (storage.Share, error) {
-	return storage.Share{}, errSharesPending
+	if err := ctx.Err(); err != nil {
+		return storage.Share{}, err
+	}
+	var out storage.Share
+	err := s.update(func(t *txn) error {
+		old, err := t.share(id)
+		if err != nil {
+			return err
+		}
+		item, err := t.sharedItem(old)
+		if err != nil {
+			return err
+		}
+		if err := storage.CheckShareUpdate(old, update, item.Node, t.now); err != nil {
+			return err
+		}
+		out = old
+		out.Role, out.PasswordHash, out.DisplayName, out.Expires = update.Role, update.PasswordHash, update.DisplayName, update.Expires
+		return t.shares().Put([]byte(id), encodeShare(&out))
+	})
+	if err != nil {
+		return storage.Share{}, fmt.Errorf("update share: %w", err)
+	}
+	return out, nil
 }
 
-// DeleteShare is not implemented yet.
-func (s *Store) DeleteShare(ctx context.Context, id string) error { return errSharesPending }
+// DeleteShare deletes a share (storage.Shares).
+func (s *Store) DeleteShare(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := s.update(func(t *txn) error {
+		sh, err := t.share(id)
+		if err != nil {
+			return err
+		}
+		return t.deleteShare(&sh)
+	})
+	if err != nil {
+		return fmt.Errorf("delete share: %w", err)
+	}
+	return nil
+}
 
-// Share is not implemented yet.
+// Share returns a share by id (storage.Shares).
 func (s *Store) Share(ctx context.Context, id string) (storage.Share, error) {
-	return storage.Share{}, errSharesPending
+	if err := ctx.Err(); err != nil {
+		return storage.Share{}, err
+	}
+	var out storage.Share
+	err := s.view(func(t *txn) error {
+		var err error
+		out, err = t.share(id)
+		return err
+	})
+	return out, err
 }
 
-// LinkByToken is not implemented yet.
+// LinkByToken returns the link of a token, expired or not
+// (storage.Shares).
 func (s *Store) LinkByToken(ctx context.Context, token string) (storage.Share, error) {
-	return storage.Share{}, errSharesPending
+	if err := ctx.Err(); err != nil {
+		return storage.Share{}, err
+	}
+	if err := storage.ValidLinkToken(token); err != nil {
+		return storage.Share{}, err
+	}
+	var out storage.Share
+	err := s.view(func(t *txn) error {
+		id := t.shareTokens().Get([]byte(token))
+		if id == nil {
+			return storage.LinkNotFound()
+		}
+		var err error
+		out, err = t.share(string(id))
+		return err
+	})
+	return out, err
 }
 
-// ItemShares is not implemented yet.
+// ItemShares returns the shares of an item or of a whole space
+// (storage.Shares).
 func (s *Store) ItemShares(ctx context.Context, spaceID, nodeID string) ([]storage.Share, error) {
-	return nil, errSharesPending
+	return s.listShares(ctx, func(t *txn) ([]storage.Share, error) { return t.itemShares(spaceID, nodeID) })
 }
 
-// SharesBy is not implemented yet.
+// SharesBy returns the shares a user made (storage.Shares).
 func (s *Store) SharesBy(ctx context.Context, creator string) ([]storage.Share, error) {
-	return nil, errSharesPending
+	return s.listShares(ctx, func(t *txn) ([]storage.Share, error) {
+		return t.indexedShares(t.shareCreators(), creatorSharesPrefix(creator), func(sh storage.Share) bool {
+			return sh.Creator == creator
+		})
+	})
 }
 
-// SharesWith is not implemented yet.
+// SharesWith returns the shares with a user and with the user's groups
+// (storage.Shares).
 func (s *Store) SharesWith(ctx context.Context, u storage.User) ([]storage.Share, error) {
-	return nil, errSharesPending
+	return s.listShares(ctx, func(t *txn) ([]storage.Share, error) {
+		with := func(sh storage.Share) bool { return storage.SharedWith(sh, u) }
+		out, err := t.indexedShares(t.shareGrantees(), granteeSharesPrefix(storage.ShareWithUser, u.ID), with)
+		if err != nil {
+			return nil, err
+		}
+		seen := map[string]bool{} // a user's token may name a group twice
+		for _, g := range u.Groups {
+			if seen[g] {
+				continue
+			}
+			seen[g] = true
+			shares, err := t.indexedShares(t.shareGrantees(), granteeSharesPrefix(storage.ShareWithGroup, g), with)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, shares...)
+		}
+		return out, nil
+	})
+}
+
+// listShares returns what list finds in a snapshot, in SortShares order.
+func (s *Store) listShares(ctx context.Context, list func(t *txn) ([]storage.Share, error)) ([]storage.Share, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []storage.Share
+	err := s.view(func(t *txn) error {
+		var err error
+		out, err = list(t)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list shares: %w", err)
+	}
+	storage.SortShares(out)
+	return out, nil
+}
+
+// SetMaxSharesPerCreator lowers (or raises) how many shares one user may
+// have, n <= 0 restoring storage.MaxSharesPerCreator: tests reach the cap
+// without making ten thousand shares.
+func (s *Store) SetMaxSharesPerCreator(n int) { s.shareCap.Store(int64(n)) }
+
+func (s *Store) maxSharesPerCreator() int {
+	if n := s.shareCap.Load(); n > 0 {
+		return int(n)
+	}
+	return storage.MaxSharesPerCreator
 }

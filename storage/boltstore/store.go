@@ -122,6 +122,9 @@ type Store struct {
 	group groupCommit
 
 	personalQuota atomic.Int64 // 0: personal spaces have no quota
+	// shareCap is how many shares one user may have; 0 is
+	// storage.MaxSharesPerCreator (SetMaxSharesPerCreator).
+	shareCap atomic.Int64
 	// retention is what the trash and versions of each space keep
 	// (SetRetention); a txn reads it once.
 	retention atomic.Pointer[storage.RetentionPolicy]
@@ -243,7 +246,8 @@ func Open(dir string, opts Options) (*Store, error) {
 // init creates the buckets and settles the storage id.
 func (s *Store) init(storageID string) error {
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketMeta, bucketSpaces, bucketPersonal, bucketNodes, bucketChildren, bucketProps, bucketBlobs, bucketInline, bucketLocks, bucketLockTokens, bucketSessions, bucketChunkedUploads, bucketChunkParts, bucketTrash, bucketTrashPlaces, bucketVersions} {
+		for _, name := range [][]byte{bucketMeta, bucketSpaces, bucketPersonal, bucketNodes, bucketChildren, bucketProps, bucketBlobs, bucketInline, bucketLocks, bucketLockTokens, bucketSessions, bucketChunkedUploads, bucketChunkParts, bucketTrash, bucketTrashPlaces, bucketVersions,
+			bucketShares, bucketShareTokens, bucketShareItems, bucketShareCreators, bucketShareGrantees} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}

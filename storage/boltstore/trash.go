@@ -120,8 +120,12 @@ func (item trashRec) present(spaceID string, r rec) storage.Node {
 // discard takes n, a live node of space spaceID other than its root, with
 // everything below it out of the live tree: into the space's trash when
 // its retention keeps one, else destroyed. The caller propagates -n.Size
-// from n's parent.
+// from n's parent. The shares of the subtree go with it: restoring it
+// from the trash revives none.
 func (t *txn) discard(spaceID string, n rec) error {
+	if err := t.deleteSharesBelow(spaceID, n); err != nil {
+		return err
+	}
 	if !t.retentionOf(spaceID).KeepsTrash() {
 		return t.destroyTree(spaceID, n)
 	}

@@ -52,6 +52,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	tests = append(tests, undoQuotaTests...)
 	tests = append(tests, undoRaceTests...)
 	tests = append(tests, spaceListTests...)
+	tests = append(tests, shareTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.run(t, newFixture(t, newStore(t)))
