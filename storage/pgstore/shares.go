@@ -126,7 +126,7 @@ func (s *Store) CreateShare(ctx context.Context, sh storage.Share) (storage.Shar
 		if err := storage.CheckNewShare(sh, item.node(), now); err != nil {
 			return err
 		}
-		if err := countShare(ctx, tx, sh.Creator); err != nil {
+		if err := countShare(ctx, tx, sh.Creator, s.maxSharesPerCreator()); err != nil {
 			return err
 		}
 		sh.ID, sh.Created, sh.Token = storage.NewShareID(), time.Unix(0, now.UnixNano()).UTC(), ""
@@ -142,10 +142,18 @@ func (s *Store) CreateShare(ctx context.Context, sh storage.Share) (storage.Shar
 	return sh, nil
 }
 
-// countShare checks that creator may make another share, holding the
-// creator's advisory lock to the end of tx so that concurrent creations in
-// any space, on any node, are counted one after the other.
-func countShare(ctx context.Context, tx pgx.Tx, creator string) error {
+// maxSharesPerCreator is how many shares one user may have.
+func (s *Store) maxSharesPerCreator() int {
+	if n := s.shareCap.Load(); n > 0 {
+		return int(n)
+	}
+	return storage.MaxSharesPerCreator
+}
+
+// countShare checks that creator may make another share under limit,
+// holding the creator's advisory lock to the end of tx so that concurrent
+// creations in any space, on any node, are counted one after the other.
+func countShare(ctx context.Context, tx pgx.Tx, creator string, limit int) error {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, sharesLock, creator); err != nil {
 		return err
 	}
@@ -153,7 +161,7 @@ func countShare(ctx context.Context, tx pgx.Tx, creator string) error {
 	if err := tx.QueryRow(ctx, `SELECT count(*) FROM shares WHERE creator = $1`, creator).Scan(&n); err != nil {
 		return fmt.Errorf("counting the shares of %s: %w", creator, err)
 	}
-	return storage.CheckShareCount(n)
+	return storage.CheckShareCountWithin(n, limit)
 }
 
 // insertShare inserts sh; a share of its item with its grantee is
