@@ -308,23 +308,11 @@ func (s *Store) listShares(ctx context.Context, what, where string, args ...any)
 }
 
 // deleteSharesBelow deletes the shares of node n of the space and of
-// every node below it, as n leaves the space. For a folder it walks up
-// from each share of the space until it meets n or the root: its cost
-// grows with the space's shares and the tree's depth, not with the size
-// of the folder, so that removing a large folder of a space without
-// shares costs one index probe.
+// every node below it, as n leaves the space.
 func deleteSharesBelow(ctx context.Context, tx pgx.Tx, spaceID string, n nodeRow) error {
 	var err error
 	if n.isFolder() {
-		_, err = tx.Exec(ctx, `
-			WITH RECURSIVE up AS (
-				SELECT s.id AS share_id, n.id, n.parent_id
-				FROM shares s JOIN nodes n ON n.id = s.node_id WHERE s.space_id = $1
-				UNION ALL
-				SELECT up.share_id, p.id, p.parent_id FROM up JOIN nodes p ON p.id = up.parent_id
-				WHERE up.id <> $2
-			)
-			DELETE FROM shares WHERE id IN (SELECT share_id FROM up WHERE id = $2)`, spaceID, n.ID)
+		err = deleteSharesInFolder(ctx, tx, spaceID, n.ID)
 	} else {
 		_, err = tx.Exec(ctx, `DELETE FROM shares WHERE space_id = $1 AND node_id = $2`, spaceID, n.ID)
 	}
@@ -332,4 +320,32 @@ func deleteSharesBelow(ctx context.Context, tx pgx.Tx, spaceID string, n nodeRow
 		return fmt.Errorf("deleting the shares below %s: %w", n.ID, err)
 	}
 	return nil
+}
+
+// deleteSharesInFolder deletes the shares of folder id and of everything
+// below it. It walks up from each share of the space until it meets the
+// folder or the root, each walk anchored at one node so that every step
+// is an index lookup: its cost grows with the space's shares and the
+// tree's depth, never with the size of the folder or of the table, and a
+// space without shares costs one index probe.
+func deleteSharesInFolder(ctx context.Context, tx pgx.Tx, spaceID, id string) error {
+	var shared bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM shares WHERE space_id = $1)`, spaceID).Scan(&shared); err != nil || !shared {
+		return err
+	}
+	// The planner prices each walk as a large recursion and would spend
+	// far longer compiling the statement (JIT) than running its few index
+	// lookups: off for the rest of this short transaction.
+	if _, err := tx.Exec(ctx, `SET LOCAL jit = off`); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `
+		DELETE FROM shares s WHERE s.space_id = $1 AND EXISTS (
+			WITH RECURSIVE up AS (
+				SELECT id, parent_id FROM nodes WHERE id = s.node_id
+				UNION ALL
+				SELECT p.id, p.parent_id FROM nodes p JOIN up ON p.id = up.parent_id WHERE up.id <> $2
+			)
+			SELECT 1 FROM up WHERE id = $2)`, spaceID, id)
+	return err
 }

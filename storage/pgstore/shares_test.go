@@ -126,3 +126,17 @@ func TestShareCreateRacesRemove(t *testing.T) {
 		t.Errorf("%d share rows left on trashed items", n)
 	}
 }
+
+// TestSharesGoWithTheirSpace: no method deletes a space yet, but the
+// schema already takes a space's shares with its row.
+func TestSharesGoWithTheirSpace(t *testing.T) {
+	s := openTestStore(t, Options{})
+	sp := personal(t, s)
+	createShare(t, s, linkOn(sp.ID, put(t, s, sp.ID, sp.ID, "a.txt", "hello")))
+	if _, err := s.pool.Exec(t.Context(), `DELETE FROM spaces WHERE id = $1`, sp.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := shareRows(t, s); n != 0 {
+		t.Errorf("%d share rows outlive their space", n)
+	}
+}
