@@ -22,7 +22,9 @@ import (
 
 	"github.com/davspaces/davspaces/davhandler"
 	"github.com/davspaces/davspaces/graph"
+	"github.com/davspaces/davspaces/internal/samesite"
 	"github.com/davspaces/davspaces/ocs"
+	"github.com/davspaces/davspaces/settings"
 	"github.com/davspaces/davspaces/storage"
 	"github.com/davspaces/davspaces/storage/traced"
 	"github.com/davspaces/davspaces/webui"
@@ -40,7 +42,10 @@ func init() {
 // /dav/spaces, /dav/files, /webdav and their /remote.php forms, and beside
 // it what clients read before they sync: /status.php, the OCS capabilities
 // and user under /ocs/v1.php and /ocs/v2.php, and the spaces under
-// /graph/v1.0/me. Requests for other paths go to the next handler.
+// /graph/v1.0/me; and what ownCloud Web reads while it starts: /app/list,
+// the role definitions under /graph/v1beta1 and the settings service's
+// lists under /api/v0/settings. Requests for other paths go to the next
+// handler.
 //
 // The user comes from Caddy's authentication ({http.auth.user.id}, with
 // {http.auth.user.name} and {http.auth.user.groups} when set, as oidc_auth
@@ -106,6 +111,7 @@ type DAVSpaces struct {
 	handler  *davhandler.Handler
 	ocs      *ocs.Handler
 	graph    *graph.Handler
+	settings *settings.Handler
 	web      *webui.Handler // nil when the page is off
 	store    *pooledStore
 	storeKey string      // the backend's key in the pool
@@ -236,9 +242,14 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 	dav.graph, err = graph.New(graph.Config{
 		Store:         served,
 		User:          users,
+		Email:         emailFromCaddy,
 		ProjectSpaces: projectSpaces,
 		Logger:        dav.logger,
 	})
+	if err != nil {
+		return err
+	}
+	dav.settings, err = settings.New(settings.Config{User: users})
 	return err
 }
 
@@ -392,17 +403,30 @@ func checkID(what, id string) error {
 	return nil
 }
 
-// ServeHTTP serves the browser page, the WebDAV, OCS and Graph paths and
-// passes everything else on.
+// ServeHTTP serves the browser page, the WebDAV, OCS, Graph and settings
+// paths and passes everything else on. A state change a browser sends for
+// another site is refused before any of them sees it.
 func (dav *DAVSpaces) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	r = withForwardedScheme(r)
-	for _, route := range []func(*http.Request) (http.Handler, bool){dav.webRoute, dav.handler.Route, dav.ocs.Route, dav.graph.Route} {
+	if served, err := dav.serveSignedOut(w, r); served {
+		return err
+	}
+	for _, route := range []func(*http.Request) (http.Handler, bool){dav.webRoute, dav.handler.Route, dav.ocs.Route, dav.graph.Route, dav.settings.Route} {
 		if h, ok := route(r); ok {
+			if samesite.Forged(r) {
+				h = http.HandlerFunc(refuseForged)
+			}
 			dav.store.metrics.serveCounted(h, w, r)
 			return nil
 		}
 	}
 	return next.ServeHTTP(w, r)
+}
+
+// refuseForged answers a state change sent for another site (see package
+// samesite) with 403 and the WebDAV error body.
+func refuseForged(w http.ResponseWriter, r *http.Request) {
+	davhandler.WriteError(w, r, http.StatusForbidden, "a request from another site may not change anything here: send a Bearer token")
 }
 
 // space turns the declaration into a storage space.
@@ -460,7 +484,11 @@ func parseDAVSpaces(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //			trash_retention <duration>|off
 //			versions off | versions { … }
 //		}
-//		web on|off
+//		web on|off | web {
+//			client_id <id>
+//			issuer    <url>
+//			scopes    <scope...>
+//		}
 //	}
 func (dav *DAVSpaces) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name

@@ -20,6 +20,7 @@ import (
 
 	"github.com/davspaces/davspaces/identity"
 	"github.com/davspaces/davspaces/storage"
+	"github.com/davspaces/davspaces/webui"
 )
 
 func init() {
@@ -54,6 +55,15 @@ type OIDCAuth struct {
 	// ProvidersRaw are authentication providers tried for requests without
 	// a Bearer token, such as http_basic.
 	ProvidersRaw caddy.ModuleMap `json:"providers,omitempty" caddy:"namespace=http.authentication.providers"`
+	// BrowserPages lets a browser's page load (webui.WantsPage) and the
+	// page's assets (GET or HEAD under webui.AssetPrefix) through without
+	// a user when they carry no Authorization header: a browser that
+	// navigates sends none. davspaces answers them itself, without a
+	// user: the page (which then signs in with OpenID Connect) or a Basic
+	// challenge. Put it only in front of davspaces: a handler behind it
+	// that does not check for a user would serve such requests. Other
+	// requests without credentials still get 401. Default: off.
+	BrowserPages bool `json:"browser_pages,omitempty"`
 
 	provider    *verifier
 	providerKey string
@@ -126,6 +136,9 @@ func (a *OIDCAuth) Cleanup() error {
 // ServeHTTP authenticates the request and passes it on.
 func (a *OIDCAuth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+	if a.BrowserPages && isBrowserPageLoad(r) {
+		return next.ServeHTTP(w, r)
+	}
 	token, bearer := bearerToken(r)
 	if !bearer {
 		if a.authenticateFallback(w, r, repl) {
@@ -196,7 +209,11 @@ func (a *OIDCAuth) authenticateFallback(w http.ResponseWriter, r *http.Request, 
 }
 
 // challenge answers 401 with a Bearer challenge and those of the fallback
-// providers (Basic, for example).
+// providers (Basic, for example). A script's request (X-Requested-With:
+// XMLHttpRequest, as ownCloud Web sends) gets the Bearer challenge alone:
+// a Basic one would make the browser put up its password prompt over the
+// page, which signs in with OpenID Connect; the oCIS proxy leaves it out
+// for such requests too.
 func (a *OIDCAuth) challenge(w http.ResponseWriter, r *http.Request, params string) error {
 	realm := a.Realm
 	if realm == "" {
@@ -207,6 +224,9 @@ func (a *OIDCAuth) challenge(w http.ResponseWriter, r *http.Request, params stri
 		c += ", " + params
 	}
 	w.Header().Add("WWW-Authenticate", c)
+	if strings.EqualFold(r.Header.Get("X-Requested-With"), "XMLHttpRequest") {
+		return caddyhttp.Error(http.StatusUnauthorized, errors.New("not authenticated"))
+	}
 	for _, p := range a.fallbacks {
 		rec := &challengeRecorder{ResponseWriter: w, header: http.Header{}}
 		anonymous := r.Clone(r.Context())
@@ -218,6 +238,16 @@ func (a *OIDCAuth) challenge(w http.ResponseWriter, r *http.Request, params stri
 		}
 	}
 	return caddyhttp.Error(http.StatusUnauthorized, errors.New("not authenticated"))
+}
+
+// isBrowserPageLoad reports whether r is a browser's navigation to a page
+// or its fetch of the page's assets, without credentials.
+func isBrowserPageLoad(r *http.Request) bool {
+	if _, has := r.Header["Authorization"]; has {
+		return false
+	}
+	asset := (r.Method == http.MethodGet || r.Method == http.MethodHead) && strings.HasPrefix(r.URL.Path, webui.AssetPrefix)
+	return asset || webui.WantsPage(r)
 }
 
 // bearerToken returns the token of an "Authorization: Bearer" header.
@@ -261,6 +291,7 @@ func parseOIDCAuth(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) 
 //		name_claim   <claim>
 //		groups_claim <claim>
 //		realm        <realm>
+//		browser_pages
 //		token_rate   <per_second> [<burst>]
 //		userinfo_concurrency <n>
 //		basic [<hash_algorithm> [<realm>]] {
@@ -294,6 +325,8 @@ func (a *OIDCAuth) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		err = oneArg(d, &a.GroupsClaim)
 	case "realm":
 		err = oneArg(d, &a.Realm)
+	case "browser_pages":
+		err = flagArg(d, &a.BrowserPages)
 	case "basic":
 		var basic caddyauth.HTTPBasicAuth
 		basic, err = parseBasic(d)

@@ -26,6 +26,7 @@ import (
 
 	"github.com/davspaces/davspaces/identity"
 	"github.com/davspaces/davspaces/internal/testidp"
+	"github.com/davspaces/davspaces/webui"
 )
 
 // The token tests run against a real OpenID Connect provider (testidp:
@@ -87,6 +88,8 @@ type mwCall struct {
 	method, target, body string
 	// authorization is the Authorization header, when not empty.
 	authorization string
+	// accept is the Accept header, when not empty.
+	accept string
 	// remoteAddr is the client's address; empty means httptest's.
 	remoteAddr string
 	// setup, when not nil, sets placeholders before the handler runs.
@@ -117,6 +120,9 @@ func runMiddleware(h caddyhttp.MiddlewareHandler, c mwCall) *exchange {
 	r := httptest.NewRequest(c.method, c.target, body)
 	if c.authorization != "" {
 		r.Header.Set("Authorization", c.authorization)
+	}
+	if c.accept != "" {
+		r.Header.Set("Accept", c.accept)
 	}
 	if c.remoteAddr != "" {
 		r.RemoteAddr = c.remoteAddr
@@ -567,6 +573,44 @@ func TestOIDCAuthNoCredentials(t *testing.T) {
 	if s := a.provider.Stats(); s != (identity.Stats{}) {
 		t.Errorf("requests without a Bearer token contacted the provider: %+v", s)
 	}
+}
+
+// TestOIDCAuthBrowserPages: with browser_pages, a page load and an asset
+// without credentials pass on without a user; WebDAV requests, a GET that
+// does not ask for HTML, and requests with credentials are checked as
+// always.
+func TestOIDCAuthBrowserPages(t *testing.T) {
+	a := &OIDCAuth{OIDC: OIDC{Issuer: closedIssuer(t)}, BrowserPages: true}
+	mustProvisionModule(t, a)
+	for _, c := range []mwCall{
+		{target: "/dav/spaces/x/folder/", accept: browserAccept},
+		{target: "/", accept: browserAccept},
+		{target: webui.AssetPrefix + "app.js"},
+		{method: http.MethodHead, target: webui.AssetPrefix + "style.css"},
+	} {
+		x := runMiddleware(a, c)
+		wantPassed(t, x)
+		if id, ok := x.repl.GetString(userIDPlaceholder); ok || id != "" {
+			t.Errorf("%s %s passed with user %q", c.method, c.target, id)
+		}
+	}
+	for name, c := range map[string]mwCall{
+		"PROPFIND":             {method: "PROPFIND", target: "/webdav/", accept: browserAccept},
+		"GET without html":     {target: "/webdav/notes.txt", accept: "*/*"},
+		"POST to an asset":     {method: http.MethodPost, target: webui.AssetPrefix + "app.js"},
+		"page with basic":      {target: "/webdav/", accept: browserAccept, authorization: basic("einstein", "relativity")},
+		"page with bad bearer": {target: "/webdav/", accept: browserAccept, authorization: bearer("garbage")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			x := runMiddleware(a, c)
+			if x.next || x.err == nil {
+				t.Errorf("passed on without being checked")
+			}
+		})
+	}
+	off := &OIDCAuth{OIDC: OIDC{Issuer: closedIssuer(t)}}
+	mustProvisionModule(t, off)
+	wantUnauthorized(t, runMiddleware(off, mwCall{target: "/webdav/", accept: browserAccept}), `Bearer realm="example.com"`)
 }
 
 func TestOIDCAuthBasicFallback(t *testing.T) {

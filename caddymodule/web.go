@@ -1,9 +1,13 @@
 package caddymodule
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/davspaces/davspaces/davhandler"
 	"github.com/davspaces/davspaces/webui"
@@ -16,6 +20,19 @@ type WebSettings struct {
 	// Disabled turns the page off: browsers get the same answers as
 	// WebDAV clients. Default: false, the page is served.
 	Disabled bool `json:"disabled,omitempty"`
+	// ClientID is the page's OpenID Connect client (public, authorization
+	// code with PKCE; the provider must allow the redirect URI
+	// https://<host>/ and the same as post-logout redirect URI). Set, the
+	// page signs in with the provider itself, and a browser that is not
+	// signed in gets the page (which sends it to the provider) instead of
+	// a Basic prompt. Placeholders such as {env.OIDC_WEB_CLIENT_ID} are
+	// expanded; empty: no OpenID Connect sign-in in the page.
+	ClientID string `json:"client_id,omitempty"`
+	// Issuer is the provider's issuer URL; required with ClientID.
+	// Placeholders are expanded.
+	Issuer string `json:"issuer,omitempty"`
+	// Scopes the page asks for. Default: openid profile email.
+	Scopes []string `json:"scopes,omitempty"`
 }
 
 // enabled reports whether the page is served.
@@ -26,7 +43,62 @@ func newWebPage(ws *WebSettings) (*webui.Handler, error) {
 	if !ws.enabled() {
 		return nil, nil
 	}
-	return webui.New()
+	opts, err := ws.options()
+	if err != nil {
+		return nil, err
+	}
+	return webui.New(opts)
+}
+
+// options expands the placeholders of the sign-in settings.
+func (ws *WebSettings) options() (webui.Options, error) {
+	if ws == nil {
+		return webui.Options{}, nil
+	}
+	repl := caddy.NewReplacer()
+	signIn := webui.SignIn{
+		ClientID: repl.ReplaceAll(ws.ClientID, ""),
+		Issuer:   repl.ReplaceAll(ws.Issuer, ""),
+		Scopes:   ws.Scopes,
+	}
+	if signIn.ClientID == "" {
+		return webui.Options{}, nil
+	}
+	if signIn.Issuer == "" {
+		return webui.Options{}, errors.New("web: client_id needs an issuer")
+	}
+	return webui.Options{SignIn: signIn}, nil
+}
+
+// serveSignedOut answers a browser's page request that comes without a
+// user (oidc_auth's browser_pages let it through), on a path this handler
+// serves: the page, when it signs in with OpenID Connect itself, or a
+// Basic challenge, so that the browser's own prompt appears and the
+// authentication handler's Basic provider signs in. ok=false: the request
+// has a user, or is not such a page request.
+func (dav *DAVSpaces) serveSignedOut(w http.ResponseWriter, r *http.Request) (ok bool, err error) {
+	if dav.web == nil || !webui.WantsPage(r) || signedIn(r) {
+		return false, nil
+	}
+	if _, ours := dav.handler.Route(r); !ours && r.URL.Path != "/" {
+		return false, nil
+	}
+	if dav.web.SignsIn() {
+		dav.web.ServeSignIn(w, r)
+		return true, nil
+	}
+	w.Header().Set("WWW-Authenticate", fmt.Sprintf("Basic realm=%q, charset=\"UTF-8\"", r.Host))
+	return true, caddyhttp.Error(http.StatusUnauthorized, errors.New("not signed in"))
+}
+
+// signedIn reports whether an authentication handler set the user.
+func signedIn(r *http.Request) bool {
+	repl, ok := requestReplacer(r)
+	if !ok {
+		return false
+	}
+	id, _ := repl.GetString(userIDPlaceholder)
+	return id != ""
 }
 
 // webRoute routes the page's own requests (the overview and its assets);
@@ -47,8 +119,17 @@ func (dav *DAVSpaces) davPage() davhandler.Page {
 	return dav.web
 }
 
-// parseWeb reads `web off` or `web on`.
+// parseWeb reads `web off`, `web on` or the block form:
+//
+//	web {
+//		client_id <id>
+//		issuer    <url>
+//		scopes    <scope...>
+//	}
 func parseWeb(d *caddyfile.Dispenser) (*WebSettings, error) {
+	if nesting := d.Nesting(); d.CountRemainingArgs() == 0 && d.NextBlock(nesting) {
+		return parseWebBlock(d, nesting)
+	}
 	var v string
 	if !d.AllArgs(&v) {
 		return nil, d.ArgErr()
@@ -60,4 +141,29 @@ func parseWeb(d *caddyfile.Dispenser) (*WebSettings, error) {
 		return &WebSettings{}, nil
 	}
 	return nil, d.Errf("web: want on or off, got %q", v)
+}
+
+// parseWebBlock reads the subdirectives of a web block, the first of
+// which the dispenser is on; nesting is the web line's.
+func parseWebBlock(d *caddyfile.Dispenser, nesting int) (*WebSettings, error) {
+	ws := &WebSettings{}
+	for {
+		var err error
+		switch d.Val() {
+		case "client_id":
+			err = oneArg(d, &ws.ClientID)
+		case "issuer":
+			err = oneArg(d, &ws.Issuer)
+		case "scopes":
+			err = listArg(d, &ws.Scopes)
+		default:
+			return nil, d.Errf("unrecognized web subdirective: %s", d.Val())
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !d.NextBlock(nesting) {
+			return ws, nil
+		}
+	}
 }

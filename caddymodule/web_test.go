@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/davspaces/davspaces/webui"
 )
@@ -19,6 +20,9 @@ func TestUnmarshalCaddyfileWeb(t *testing.T) {
 		"davspaces {\n web off\n}": {Disabled: true},
 		"davspaces {\n web on\n}":  {},
 		"davspaces":                nil,
+		"davspaces {\n web {\n client_id {env.OIDC_WEB_CLIENT_ID}\n issuer https://id.example.test\n scopes openid profile\n scopes offline_access\n }\n personal_quota 1GB\n}": {
+			ClientID: "{env.OIDC_WEB_CLIENT_ID}", Issuer: "https://id.example.test", Scopes: []string{"openid", "profile", "offline_access"},
+		},
 	} {
 		var got DAVSpaces
 		if err := got.UnmarshalCaddyfile(caddyfile.NewTestDispenser(input)); err != nil {
@@ -30,11 +34,15 @@ func TestUnmarshalCaddyfileWeb(t *testing.T) {
 		}
 	}
 	for input, wantErr := range map[string]string{
-		"davspaces {\n web\n}":         "wrong argument count",
-		"davspaces {\n web maybe\n}":   `want on or off, got "maybe"`,
-		"davspaces {\n web off on\n}":  "wrong argument count",
-		"davspaces {\n web {\n}\n}":    "wrong argument count",
-		"davspaces {\n web offline\n}": `got "offline"`,
+		"davspaces {\n web\n}":                        "wrong argument count",
+		"davspaces {\n web maybe\n}":                  `want on or off, got "maybe"`,
+		"davspaces {\n web off on\n}":                 "wrong argument count",
+		"davspaces {\n web {\n}\n}":                   "wrong argument count",
+		"davspaces {\n web offline\n}":                `got "offline"`,
+		"davspaces {\n web {\n client_id\n }\n}":      "wrong argument count",
+		"davspaces {\n web {\n client_id a b\n }\n}":  "wrong argument count",
+		"davspaces {\n web {\n secret s\n }\n}":       "unrecognized web subdirective: secret",
+		"davspaces {\n web on {\n client_id a\n }\n}": "unrecognized subdirective",
 	} {
 		var got DAVSpaces
 		err := got.UnmarshalCaddyfile(caddyfile.NewTestDispenser(input))
@@ -85,5 +93,70 @@ func TestServeHTTPWebOff(t *testing.T) {
 	rec := serve(t, d, browserGet("/webdav/", "einstein"))
 	if rec.Code != http.StatusOK || rec.Body.Len() != 0 || rec.Header().Get("Content-Type") != "httpd/unix-directory" {
 		t.Errorf("a folder from a browser with web off: %d %q %q, want the WebDAV answer", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+	}
+}
+
+// TestServeHTTPWebSignedOut: a browser's page request without a user
+// (oidc_auth's browser_pages let it through) gets the page when it signs
+// in with OpenID Connect, the same for every path, and a Basic challenge
+// otherwise; WebDAV requests without a user are refused as always.
+func TestServeHTTPWebSignedOut(t *testing.T) {
+	t.Setenv("DAVSPACES_TEST_WEB_CLIENT", "web-client")
+	oidc := &DAVSpaces{Root: t.TempDir(), Web: &WebSettings{ClientID: "{env.DAVSPACES_TEST_WEB_CLIENT}", Issuer: "https://id.example.test/realms/x"}}
+	mustProvision(t, oidc)
+	var folderPage string
+	for _, target := range []string{"/webdav/", "/dav/files/einstein/notes/", "/dav/spaces/no-such-space/secret/"} {
+		rec := serve(t, oidc, browserGet(target, ""))
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `content="web-client"`) {
+			t.Errorf("GET %s signed out: %d, want the page with the client id:\n%s", target, rec.Code, rec.Body)
+		}
+		if folderPage == "" {
+			folderPage = rec.Body.String()
+		} else if rec.Body.String() != folderPage {
+			t.Errorf("GET %s signed out: the page differs from another path's", target)
+		}
+		if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "connect-src 'self' https://id.example.test;") {
+			t.Errorf("GET %s: Content-Security-Policy %q", target, csp)
+		}
+	}
+	if rec := serve(t, oidc, browserGet("/", "")); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `data-view="overview"`) {
+		t.Errorf("GET / signed out: %d, want the overview", rec.Code)
+	}
+	if _, err := serveNext(oidc, browserGet("/elsewhere", "")); !errors.Is(err, errNext) {
+		t.Errorf("GET /elsewhere signed out: %v, want the next handler", err)
+	}
+	if rec, _ := serveNext(oidc, request{method: "PROPFIND", target: "/webdav/", header: map[string]string{"Depth": "0"}}); rec.Code != http.StatusUnauthorized {
+		t.Errorf("PROPFIND signed out: %d, want 401", rec.Code)
+	}
+
+	basic := &DAVSpaces{Root: t.TempDir()}
+	mustProvision(t, basic)
+	for _, target := range []string{"/", "/webdav/", "/dav/spaces/no-such-space/"} {
+		rec, err := serveNext(basic, browserGet(target, ""))
+		var he caddyhttp.HandlerError
+		if !errors.As(err, &he) || he.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(rec.Header().Get("WWW-Authenticate"), "Basic realm=") {
+			t.Errorf("GET %s signed out without OIDC: %v, WWW-Authenticate %q; want 401 with a Basic challenge", target, err, rec.Header().Get("WWW-Authenticate"))
+		}
+	}
+	// Unset, the environment variable means no sign-in in the page.
+	unset := &DAVSpaces{Root: t.TempDir(), Web: &WebSettings{ClientID: "{env.DAVSPACES_TEST_UNSET_CLIENT}"}}
+	mustProvision(t, unset)
+	if unset.web.SignsIn() {
+		t.Error("an empty client id signs in")
+	}
+}
+
+func TestProvisionWebSignInNeedsIssuer(t *testing.T) {
+	for ws, wantErr := range map[*WebSettings]string{
+		{ClientID: "web"}:                          "client_id needs an issuer",
+		{ClientID: "web", Issuer: "id.example"}:    "not an http(s) URL",
+		{ClientID: "", Issuer: "not checked, off"}: "",
+	} {
+		d := &DAVSpaces{Root: t.TempDir(), Web: ws}
+		err := provision(t, d)
+		cleanup(t, d)
+		if (wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), wantErr)) {
+			t.Errorf("web %+v: provisioning error %v, want %q", *ws, err, wantErr)
+		}
 	}
 }

@@ -93,6 +93,13 @@ func exceptionFor(status int) string {
 	return `Sabre\DAV\Exception`
 }
 
+// WriteError answers status with the XML error body, for a refusal made
+// in front of the handlers (a forged cross-site request) that must look
+// like the handlers' own.
+func WriteError(w http.ResponseWriter, r *http.Request, status int, message string) {
+	writeErrorBody(w, r, status, message, "", "")
+}
+
 // writeErrorBody answers status with the XML error body (no body for HEAD).
 func writeErrorBody(w http.ResponseWriter, r *http.Request, status int, message, condition, header string) {
 	body := errorBody(status, message, condition, header)

@@ -51,8 +51,7 @@ func (h *Handler) sendContent(w http.ResponseWriter, r *http.Request, node stora
 	}
 	h.setNodeHeaders(w, node)
 	hdr := w.Header()
-	hdr.Set("Content-Type", contentType(node))
-	hdr.Set("Content-Disposition", contentDisposition(node.Name))
+	setContentHeaders(hdr, node.Name, contentType(node))
 	if sha1 := node.Checksums.SHA1; sha1 != "" {
 		hdr.Set("OC-Checksum", "SHA1:"+sha1)
 	}
@@ -140,7 +139,7 @@ type errorBodyWriter struct {
 }
 
 // contentHeaders describe a body that a failed prefetch does not send.
-var contentHeaders = []string{"Content-Range", "Accept-Ranges", "Content-Disposition", "OC-Checksum", "OC-ETag", "OC-FileId"}
+var contentHeaders = []string{"Content-Range", "Accept-Ranges", "Content-Disposition", "Content-Security-Policy", "OC-Checksum", "OC-ETag", "OC-FileId"}
 
 func (e *errorBodyWriter) WriteHeader(status int) {
 	if status < http.StatusBadRequest {

@@ -81,7 +81,7 @@ func TestGet(t *testing.T) {
 		t.Fatalf("body %q", rec.Body.String())
 	}
 	hdr := rec.Header()
-	if hdr.Get("Content-Disposition") != `attachment; filename*=UTF-8''comma%2C.txt; filename="comma,.txt"` ||
+	if hdr.Get("Content-Disposition") != `inline; filename*=UTF-8''comma%2C.txt; filename="comma,.txt"` ||
 		!strings.HasPrefix(hdr.Get("OC-Checksum"), "SHA1:") || hdr.Get("Accept-Ranges") != "bytes" ||
 		!strings.HasPrefix(hdr.Get("Content-Type"), "text/plain") {
 		t.Fatalf("headers %v", hdr)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/davspaces/davspaces/internal/origin"
@@ -13,10 +14,13 @@ import (
 
 // drive is one space in the Graph drive shape.
 type drive struct {
-	ID                   string     `json:"id"`
-	DriveType            string     `json:"driveType"`
-	DriveAlias           string     `json:"driveAlias"`
-	Name                 string     `json:"name"`
+	ID         string `json:"id"`
+	DriveType  string `json:"driveType"`
+	DriveAlias string `json:"driveAlias"`
+	Name       string `json:"name"`
+	// WebURL opens the space in a browser: the private link of its root.
+	// ownCloud Web takes the server's address from it.
+	WebURL               string     `json:"webUrl"`
 	LastModifiedDateTime *time.Time `json:"lastModifiedDateTime,omitempty"`
 	Owner                *owner     `json:"owner,omitempty"`
 	Quota                quota      `json:"quota"`
@@ -36,6 +40,8 @@ type driveRoot struct {
 	ID        string `json:"id"`
 	WebDavURL string `json:"webDavUrl"`
 	ETag      string `json:"eTag"`
+	// Permissions name the space's members and their roles.
+	Permissions []permission `json:"permissions"`
 }
 
 // drivesBody is the answer of /me/drives.
@@ -44,8 +50,13 @@ type drivesBody struct {
 }
 
 // myDrives answers the spaces u may see: the personal space, then every
-// configured project space u has a role in, in configuration order.
+// configured project space u has a role in, in configuration order, or as
+// $orderby asks; $filter picks a drive type.
 func (h *Handler) myDrives(w http.ResponseWriter, r *http.Request, u storage.User) error {
+	q, err := parseDrivesQuery(r.URL.Query())
+	if err != nil {
+		return err
+	}
 	spaces, err := h.visibleSpaces(r.Context(), u)
 	if err != nil {
 		return err
@@ -53,12 +64,16 @@ func (h *Handler) myDrives(w http.ResponseWriter, r *http.Request, u storage.Use
 	base := origin.Of(r)
 	body := drivesBody{Value: make([]drive, 0, len(spaces))}
 	for _, s := range spaces {
+		if !q.wants(s.Type) {
+			continue
+		}
 		d, err := h.drive(r.Context(), base, s)
 		if err != nil {
 			return err
 		}
 		body.Value = append(body.Value, d)
 	}
+	q.sort(body.Value)
 	h.writeJSON(w, r, http.StatusOK, body)
 	return nil
 }
@@ -98,16 +113,20 @@ func (h *Handler) drive(ctx context.Context, base string, s storage.Space) (driv
 		return drive{}, fmt.Errorf("usage of space %s: %w", s.ID, err)
 	}
 	id := h.store.StorageID() + "$" + s.ID
+	// The private link of the root, as its WebDAV oc:privatelink gives it.
+	link := url.URL{Path: "/f/" + id + "!" + root.ID}
 	d := drive{
 		ID:        id,
 		DriveType: string(s.Type),
 		Name:      s.Name,
+		WebURL:    base + link.EscapedPath(),
 		Quota:     quotaOf(s.Quota, usage),
 		Root: driveRoot{
 			ID:        id,
 			WebDavURL: base + "/dav/spaces/" + id,
 			// Quoted, as the WebDAV getetag of the same root.
-			ETag: `"` + root.ETag + `"`,
+			ETag:        `"` + root.ETag + `"`,
+			Permissions: memberPermissions(s),
 		},
 	}
 	if !root.ModTime.IsZero() {

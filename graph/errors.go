@@ -19,6 +19,11 @@ type apiError struct {
 
 func (e *apiError) Error() string { return e.code + ": " + e.message }
 
+// invalidRequest is a 400 for a query the endpoint cannot answer.
+func invalidRequest(message string) *apiError {
+	return &apiError{http.StatusBadRequest, "invalidRequest", message}
+}
+
 var (
 	errUnauthenticated = &apiError{http.StatusUnauthorized, "unauthenticated", "Authentication is required"}
 	errNotFound        = &apiError{http.StatusNotFound, "itemNotFound", "The resource could not be found"}

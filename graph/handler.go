@@ -22,6 +22,9 @@ type Config struct {
 	Store storage.Store
 	// User identifies the caller. Required.
 	User func(*http.Request) (storage.User, bool)
+	// Email returns the caller's e-mail address for /me. Optional:
+	// without it /me has no mail.
+	Email func(*http.Request) string
 	// ProjectSpaces are the ids of the configured project spaces, the only
 	// project spaces listed; any other is as absent as one the user is not
 	// a member of, as in davhandler.
@@ -34,6 +37,7 @@ type Config struct {
 type Handler struct {
 	store         storage.Store
 	user          func(*http.Request) (storage.User, bool)
+	email         func(*http.Request) string
 	projectSpaces []string
 	logger        *zap.Logger
 	routes        map[string]endpoint
@@ -53,6 +57,7 @@ func New(cfg Config) (*Handler, error) {
 	h := &Handler{
 		store:         cfg.Store,
 		user:          cfg.User,
+		email:         cfg.Email,
 		projectSpaces: dedupe(cfg.ProjectSpaces),
 		logger:        cfg.Logger,
 	}
@@ -64,6 +69,7 @@ func New(cfg Config) (*Handler, error) {
 		"/graph/v1.0/me":           h.me,
 		"/graph/v1.0/me/drives":    h.myDrives,
 		"/graph/v1beta1/me/drives": h.myDrives,
+		"/graph/v1beta1/roleManagement/permissions/roleDefinitions": h.roleDefinitionsList,
 	}
 	return h, nil
 }

@@ -77,6 +77,10 @@ type serverOptions struct {
 	// admin is the admin endpoint's address (reload tests); empty turns it
 	// off
 	admin string
+	// env is extra environment for Caddy (NAME=value)
+	env []string
+	// port is the port to listen on; 0 picks a free one
+	port int
 	// tls keeps the example's HTTPS with Caddy's local CA, on
 	// https://localhost:port (desktop sync clients want a host name and
 	// TLS), without the HTTP redirect listener.
@@ -92,8 +96,11 @@ func startServer(t testing.TB, opts serverOptions) *server {
 	if root == "" {
 		root = filepath.Join(dir, "data")
 	}
-	port := freePort(t)
-	run := caddyRun{dir: dir, config: exampleCaddyfile(t, port, root, opts), url: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	port := opts.port
+	if port == 0 {
+		port = freePort(t)
+	}
+	run := caddyRun{dir: dir, config: exampleCaddyfile(t, port, root, opts), url: fmt.Sprintf("http://127.0.0.1:%d", port), env: opts.env}
 	if opts.issuer != "" {
 		run.env = append(run.env, "OIDC_ISSUER="+opts.issuer)
 	}

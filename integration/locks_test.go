@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/davspaces/davspaces/davhandler"
+	"github.com/davspaces/davspaces/internal/testidp"
 )
 
 // lockers is how many clients race for one lock: enough for the requests
@@ -360,9 +361,12 @@ func TestLockTokensOfOthers(t *testing.T) {
 
 // TestLockCORS: the example's CORS snippet lets a browser client of an
 // allowed origin lock: the preflight allows LOCK and UNLOCK and the headers
-// they carry, and the answer exposes the Lock-Token header.
+// they carry, and the answer exposes the Lock-Token header. The client
+// signs in with a token: another origin's state changes with Basic
+// credentials are refused (package samesite).
 func TestLockCORS(t *testing.T) {
-	s := startServer(t, serverOptions{})
+	idp := testidp.Start(t, testidp.Options{})
+	s := startServer(t, serverOptions{issuer: idp.Issuer})
 	const origin = "https://localhost:9200"
 	anonymous := newClient(t, s.URL, "")
 	for _, method := range []string{"LOCK", "UNLOCK"} {
@@ -382,8 +386,8 @@ func TestLockCORS(t *testing.T) {
 			}
 		}
 	}
-	c := newClient(t, s.URL, "einstein")
-	resp, b := c.do("LOCK", "/webdav/f.txt", lockInfo("exclusive", "einstein"), "Origin", origin)
+	c := &client{t: t, base: s.URL, token: idp.Token(t, "alice"), http: http.DefaultClient}
+	resp, b := c.do("LOCK", "/webdav/f.txt", lockInfo("exclusive", "alice"), "Origin", origin)
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("LOCK of a new file: %d\n%s", resp.StatusCode, b)
 	}

@@ -54,6 +54,29 @@ type driveOptions struct {
 	Versions      int           `json:"versions"`
 	Locked        string        `json:"locked"`
 	LockOwner     string        `json:"lockOwner"`
+	MoveCopy      moveCopyNames `json:"moveCopy"`
+	Inline        inlineNames   `json:"inline"`
+}
+
+// moveCopyNames are the files of the work folder that drive.mjs moves and
+// copies.
+type moveCopyNames struct {
+	Moved      string `json:"moved"`      // into Folder with the picker
+	Copied     string `json:"copied"`     // to OtherSpace's top with the picker, beside itself, to OtherSpace again
+	Kept       string `json:"kept"`       // the name of the second copy, beside itself and in OtherSpace
+	Dragged    string `json:"dragged"`    // onto Folder's row, then Ctrl-dragged back onto the crumb
+	Locked     string `json:"locked"`     // whose drag is refused
+	Folder     string `json:"folder"`     // the sub-folder
+	OtherSpace string `json:"otherSpace"` // the other space's name in the picker
+	SpaceName  string `json:"spaceName"`  // the work folder's space, named in its private link's breadcrumbs
+}
+
+// inlineNames are the files drive.mjs opens: Text in a tab, HTML as a
+// download.
+type inlineNames struct {
+	Text        string `json:"text"`
+	TextContent string `json:"textContent"`
+	HTML        string `json:"html"`
 }
 
 type driveIdentity struct {
@@ -97,9 +120,14 @@ func webUIArtifacts(t *testing.T) string {
 // words, and "not found" for a non-member; a favourite marked in the list,
 // a file's details (checksums, id, a lock's holder), its private link
 // copied and fetched, and its oldest version restored (a viewer's restore
-// refused in words), each checked through WebDAV. It writes screenshots at
-// desktop and phone width of the overview, a folder, the trash and a
-// file's details with its versions.
+// refused in words), each checked through WebDAV; a file moved into a
+// sub-folder and one copied to another space with the folder picker, a
+// name clash settled by keeping both, a row dragged onto a folder and
+// Ctrl-dragged onto a breadcrumb, a locked file's move refused in words,
+// each checked through WebDAV; a text file shown in a sandboxed tab and an
+// HTML file downloaded, not rendered. It writes screenshots at desktop and
+// phone width of the overview, a folder, the trash, a file's details with
+// its versions and the folder picker.
 func TestWebUI(t *testing.T) {
 	chromium, dir := requireBrowser(t)
 	// A quota, so that the overview shows its bar.
@@ -123,6 +151,7 @@ func TestWebUI(t *testing.T) {
 		"report.pdf":  strings.Repeat("p", 250_000),
 		"archive.zip": strings.Repeat("z", 1_200_000),
 		"main.go":     "package main\n",
+		"page.html":   "<h1 id=rendered>rendered</h1><script>document.title='ran'</script>",
 	}
 	for name, body := range uploaded {
 		einstein.expect(http.StatusCreated, http.MethodPut, work+name, body)
@@ -165,6 +194,11 @@ func TestWebUI(t *testing.T) {
 		Versions:      len(drafts) - 1,
 		Locked:        "report.pdf",
 		LockOwner:     "Einstein's editor",
+		MoveCopy: moveCopyNames{
+			Moved: "song.mp3", Copied: "notes.txt", Kept: "notes (2).txt", Dragged: "archive.zip",
+			Locked: "report.pdf", Folder: "data", OtherSpace: "Personal", SpaceName: "Physics",
+		},
+		Inline: inlineNames{Text: "notes.txt", TextContent: "photoelectric", HTML: "page.html"},
 	}
 	events := runDrive(t, dir, "drive.mjs", opts)
 	for _, ev := range events {
@@ -209,10 +243,45 @@ func TestWebUI(t *testing.T) {
 	if resp, body := einstein.do("PROPFIND", work+opts.Favorite, favoriteProp, "Depth", "0"); !strings.Contains(body, ">1</oc:favorite>") {
 		t.Errorf("oc:favorite of %s after the page marked it: %d %s", opts.Favorite, resp.StatusCode, body)
 	}
+	checkMovedAndCopied(t, einstein, work, "/dav/spaces/"+personal+"/", uploaded, opts.MoveCopy)
+	if html, err := os.ReadFile(filepath.Join(opts.Downloads, opts.Inline.HTML)); err != nil || string(html) != uploaded[opts.Inline.HTML] {
+		t.Errorf("opening %s downloaded %q, %v; want its content", opts.Inline.HTML, html, err)
+	}
 	resp, body := einstein.do("PROPFIND", "/dav/spaces/trash-bin/"+physics, "", "Depth", "1")
 	if items := len(mustMultistatus(t, resp, body)) - 1; items != 0 {
 		t.Errorf("the trash holds %d items after the page restored one and purged the other", items)
 	}
+}
+
+// checkMovedAndCopied checks through WebDAV what drive.mjs moved and
+// copied in work (a folder of uploaded files) and to the other space's top.
+func checkMovedAndCopied(t *testing.T, c *client, work, other string, uploaded map[string]string, n moveCopyNames) {
+	t.Helper()
+	want := map[string]string{
+		work + n.Folder + "/" + n.Moved:   uploaded[n.Moved],
+		other + n.Copied:                  uploaded[n.Copied],
+		other + n.Kept:                    uploaded[n.Copied],
+		work + n.Copied:                   uploaded[n.Copied],
+		work + n.Kept:                     uploaded[n.Copied],
+		work + n.Folder + "/" + n.Dragged: uploaded[n.Dragged],
+		work + n.Dragged:                  uploaded[n.Dragged],
+		work + n.Locked:                   uploaded[n.Locked],
+	}
+	for path, content := range want {
+		if resp, body := c.do(http.MethodGet, escapeSegments(path), ""); resp.StatusCode != http.StatusOK || body != content {
+			t.Errorf("GET %s after the page's moves and copies: %d, %d bytes; want %d bytes", path, resp.StatusCode, len(body), len(content))
+		}
+	}
+	for _, gone := range []string{work + n.Moved, work + n.Folder + "/" + n.Locked} {
+		if resp, _ := c.do("PROPFIND", escapeSegments(gone), "", "Depth", "0"); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("PROPFIND %s after the page moved it away (or was refused): %d, want 404", gone, resp.StatusCode)
+		}
+	}
+}
+
+// escapeSegments escapes a path's segments (a name with a space).
+func escapeSegments(path string) string {
+	return strings.ReplaceAll(path, " ", "%20")
 }
 
 // compareZip reads the archive at file and compares its entries (name to

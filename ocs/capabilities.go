@@ -19,11 +19,12 @@ type capabilitiesData struct {
 }
 
 type capabilities struct {
-	Core      core      `json:"core" xml:"core"`
-	DAV       dav       `json:"dav" xml:"dav"`
-	Files     files     `json:"files" xml:"files"`
-	Checksums checksums `json:"checksums" xml:"checksums"`
-	Spaces    spaces    `json:"spaces" xml:"spaces"`
+	Core         core         `json:"core" xml:"core"`
+	DAV          dav          `json:"dav" xml:"dav"`
+	Files        files        `json:"files" xml:"files"`
+	FilesSharing filesSharing `json:"files_sharing" xml:"files_sharing"`
+	Checksums    checksums    `json:"checksums" xml:"checksums"`
+	Spaces       spaces       `json:"spaces" xml:"spaces"`
 }
 
 type core struct {

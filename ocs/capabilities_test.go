@@ -83,6 +83,10 @@ func TestCapabilities(t *testing.T) {
 			"spaces.version":                "1.0.0",
 			"spaces.projects":               true,
 			"dav":                           tt.dav,
+			// Nothing can be shared yet; ownCloud Web would take missing
+			// flags for true.
+			"files_sharing.api_enabled":    false,
+			"files_sharing.public.enabled": false,
 		} {
 			if got := lookup(c, path); !reflect.DeepEqual(got, want) {
 				t.Errorf("tus %v, chunked %v: %s = %#v, want %#v", tt.tus, tt.chunked, path, got, want)

@@ -1,6 +1,7 @@
 // Package ocs serves the parts of the ownCloud OCS API and the status
 // document that ownCloud and Nextcloud clients read before they sync:
-// /status.php, the capabilities and the signed-in user. It advertises only
+// /status.php, the capabilities and the signed-in user; and the (empty)
+// application list ownCloud Web reads before it signs in. It advertises only
 // what the rest of davspaces really serves.
 package ocs
 
@@ -86,6 +87,8 @@ func (h *Handler) Route(r *http.Request) (http.Handler, bool) {
 		return http.HandlerFunc(h.serveStatus), true
 	case HealthPath:
 		return http.HandlerFunc(h.serveHealth), true
+	case AppListPath:
+		return http.HandlerFunc(h.serveAppList), true
 	}
 	for _, v := range []apiVersion{v1, v2} {
 		prefix := v.prefix()

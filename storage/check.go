@@ -25,7 +25,7 @@ const (
 	// ProblemFolderSize: a folder's size is not the sum of its children's.
 	ProblemFolderSize ProblemKind = "folder-size"
 	// ProblemDangling: an upload session, chunked upload, lock, trash
-	// item, version, property or index entry points at nothing.
+	// item, version, property, share or index entry points at nothing.
 	ProblemDangling ProblemKind = "dangling"
 	// ProblemUsage: a space's usage counters disagree with what it holds.
 	ProblemUsage ProblemKind = "usage"

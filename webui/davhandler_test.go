@@ -40,7 +40,7 @@ func newDAVEnv(t *testing.T, withPage bool) *davEnv {
 	}
 	cfg := davhandler.Config{Store: store, User: basicUser, ProjectSpaces: []string{"physics"}}
 	if withPage {
-		page, err := webui.New()
+		page, err := webui.New(webui.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +134,7 @@ func TestBrowserGetsFolderPage(t *testing.T) {
 
 // TestWebDAVClientsKeepTheirAnswers: what does not ask for HTML, or asks
 // with Depth, gets the empty folder body as before; a file is its content
-// even for a browser (a download link).
+// even for a browser.
 func TestWebDAVClientsKeepTheirAnswers(t *testing.T) {
 	e := newDAVEnv(t, true)
 	for _, tc := range []struct{ name, accept, depth string }{
@@ -157,8 +157,9 @@ func TestWebDAVClientsKeepTheirAnswers(t *testing.T) {
 	if rec.Code != http.StatusOK || rec.Body.String() != "E=mc²" {
 		t.Errorf("a browser's GET of a file: %d %q, want its content", rec.Code, rec.Body)
 	}
-	if cd := rec.Header().Get("Content-Disposition"); !strings.HasPrefix(cd, "attachment") {
-		t.Errorf("a file opened by a browser: Content-Disposition %q, want a download", cd)
+	// Plain text is shown in the browser, in a sandbox.
+	if cd, csp := rec.Header().Get("Content-Disposition"), rec.Header().Get("Content-Security-Policy"); !strings.HasPrefix(cd, "inline") || !strings.HasPrefix(csp, "sandbox") {
+		t.Errorf("a text file opened by a browser: Content-Disposition %q, Content-Security-Policy %q, want inline in a sandbox", cd, csp)
 	}
 	rec = e.do("einstein", http.MethodHead, "/webdav/notes/", browserAccept)
 	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "httpd/unix-directory" {

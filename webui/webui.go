@@ -15,9 +15,11 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
+	"html"
 	"io/fs"
 	"mime"
 	"net/http"
+	"net/url"
 	"path"
 	"strconv"
 	"strings"
@@ -30,9 +32,71 @@ const AssetPrefix = "/webui/"
 
 // ContentSecurityPolicy is sent with every answer of this package: scripts,
 // styles and requests only from the server's own origin, no inline script
-// or style, no frames, no plugins, no form posts.
+// or style, no frames, no plugins, no form posts. With OpenID Connect
+// sign-in, connect-src adds the issuer's origin (see Handler.csp).
 const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; " +
 	"img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// Options configure the page.
+type Options struct {
+	// SignIn, when its ClientID is set, makes the page sign in with
+	// OpenID Connect itself; otherwise the browser's own credentials
+	// (its Basic prompt) are used.
+	SignIn SignIn
+}
+
+// SignIn is the page's OpenID Connect client: the authorization code flow
+// with PKCE, as a public client (no secret), its redirect URI the server's
+// origin + "/".
+type SignIn struct {
+	// ClientID is the page's client at the provider.
+	ClientID string
+	// Issuer is the provider's issuer URL; the page reads its discovery
+	// document and calls its token endpoint, so its origin is added to
+	// the Content-Security-Policy's connect-src.
+	Issuer string
+	// Scopes are asked for. Default: openid profile email.
+	Scopes []string
+}
+
+// enabled reports whether the page signs in with OpenID Connect.
+func (s SignIn) enabled() bool { return s.ClientID != "" }
+
+// check refuses an issuer that is not an absolute http(s) URL.
+func (s SignIn) check() error {
+	if !s.enabled() {
+		return nil
+	}
+	u, err := url.Parse(s.Issuer)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return fmt.Errorf("webui: sign-in issuer %q is not an http(s) URL", s.Issuer)
+	}
+	return nil
+}
+
+// issuerOrigin is the scheme and host of the issuer.
+func (s SignIn) issuerOrigin() string {
+	u, _ := url.Parse(s.Issuer)
+	return u.Scheme + "://" + u.Host
+}
+
+// metaTags carry the settings to the scripts (no inline script under the
+// CSP): auth.js reads them.
+func (s SignIn) metaTags() string {
+	if !s.enabled() {
+		return ""
+	}
+	scopes := s.Scopes
+	if len(scopes) == 0 {
+		scopes = []string{"openid", "profile", "email"}
+	}
+	meta := func(name, content string) string {
+		return `<meta name="` + name + `" content="` + html.EscapeString(content) + `">` + "\n"
+	}
+	return meta("davspaces-oidc-issuer", strings.TrimRight(s.Issuer, "/")) +
+		meta("davspaces-oidc-client-id", s.ClientID) +
+		meta("davspaces-oidc-scopes", strings.Join(scopes, " "))
+}
 
 //go:embed assets
 var embedded embed.FS
@@ -50,6 +114,10 @@ type Handler struct {
 	pages map[string][]byte
 	// assets are the files under AssetPrefix by name, with their ETags.
 	assets map[string]asset
+	// csp is the Content-Security-Policy of every answer.
+	csp string
+	// signsIn tells whether the page signs in with OpenID Connect.
+	signsIn bool
 }
 
 // asset is one embedded file ready to send.
@@ -59,17 +127,24 @@ type asset struct {
 	contentType string
 }
 
-// New reads the embedded assets.
-func New() (*Handler, error) {
+// New reads the embedded assets and fills the shell in with opts.
+func New(opts Options) (*Handler, error) {
+	if err := opts.SignIn.check(); err != nil {
+		return nil, err
+	}
 	files, err := fs.Sub(embedded, "assets")
 	if err != nil {
 		return nil, fmt.Errorf("webui: %w", err)
 	}
-	h := &Handler{pages: map[string][]byte{}, assets: map[string]asset{}}
+	h := &Handler{pages: map[string][]byte{}, assets: map[string]asset{}, csp: ContentSecurityPolicy, signsIn: opts.SignIn.enabled()}
+	if h.signsIn {
+		h.csp = strings.Replace(ContentSecurityPolicy, "connect-src 'self'", "connect-src 'self' "+opts.SignIn.issuerOrigin(), 1)
+	}
 	shell, err := fs.ReadFile(files, "index.html")
 	if err != nil {
 		return nil, fmt.Errorf("webui: reading the shell: %w", err)
 	}
+	shell = bytes.Replace(shell, []byte("{{signin}}\n"), []byte(opts.SignIn.metaTags()), 1)
 	for _, view := range []string{viewOverview, viewFolder, viewNotFound} {
 		h.pages[view] = bytes.ReplaceAll(shell, []byte("{{view}}"), []byte(view))
 	}
@@ -174,6 +249,24 @@ func (h *Handler) ServeFolder(w http.ResponseWriter, r *http.Request) {
 	h.servePage(w, http.StatusOK, viewFolder)
 }
 
+// SignsIn reports whether the page signs in with OpenID Connect itself, so
+// that a browser that is not signed in yet gets the page (ServeSignIn)
+// rather than a Basic prompt.
+func (h *Handler) SignsIn() bool { return h.signsIn }
+
+// ServeSignIn answers a browser that is not signed in yet, when the page
+// signs in itself: the overview's shell for /, the folder's for any other
+// path (the caller sends only paths under a WebDAV base), without looking
+// anything up, so that the answer is the same for every path and tells
+// nothing. Signed in, the page's own requests find out what is there.
+func (h *Handler) ServeSignIn(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/" {
+		h.ServeOverview(w, r)
+		return
+	}
+	h.servePage(w, http.StatusOK, viewFolder)
+}
+
 // ServeNotFound answers the "not found" page with 404. It is the same for
 // a path that does not exist and for a space the user is no member of, so
 // the page gives no hint of what others have.
@@ -184,7 +277,7 @@ func (h *Handler) ServeNotFound(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) servePage(w http.ResponseWriter, status int, view string) {
 	page := h.pages[view]
 	hdr := w.Header()
-	setSecurityHeaders(hdr)
+	h.setSecurityHeaders(hdr)
 	hdr.Set("Content-Type", "text/html; charset=utf-8")
 	hdr.Set("Content-Length", strconv.Itoa(len(page)))
 	// The same URL answers WebDAV clients with something else, and the
@@ -199,7 +292,7 @@ func (h *Handler) servePage(w http.ResponseWriter, status int, view string) {
 // new build's assets are picked up at once.
 func (h *Handler) serveAsset(w http.ResponseWriter, r *http.Request) {
 	hdr := w.Header()
-	setSecurityHeaders(hdr)
+	h.setSecurityHeaders(hdr)
 	a, ok := h.assets[strings.TrimPrefix(r.URL.Path, AssetPrefix)]
 	if !ok {
 		http.Error(w, "not found", http.StatusNotFound)
@@ -217,8 +310,8 @@ func (h *Handler) serveAsset(w http.ResponseWriter, r *http.Request) {
 }
 
 // setSecurityHeaders sets what every answer of the page carries.
-func setSecurityHeaders(hdr http.Header) {
-	hdr.Set("Content-Security-Policy", ContentSecurityPolicy)
+func (h *Handler) setSecurityHeaders(hdr http.Header) {
+	hdr.Set("Content-Security-Policy", h.csp)
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	hdr.Set("X-Frame-Options", "DENY")
 	hdr.Set("Referrer-Policy", "no-referrer")

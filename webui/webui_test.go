@@ -12,7 +12,7 @@ const browserAccept = "text/html,application/xhtml+xml,application/xml;q=0.9,ima
 
 func newHandler(t *testing.T) *Handler {
 	t.Helper()
-	h, err := New()
+	h, err := New(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,6 +58,19 @@ type Options struct {
 	// IssuerPath is appended to http://127.0.0.1:<port> to form the issuer,
 	// e.g. "/realms/test" as Keycloak has it.
 	IssuerPath string
+	// WebClient, when its ID is set, adds a public client for a browser
+	// page: the authorization code flow with PKCE, refresh tokens, CORS for
+	// its redirect URIs' origins, a sign-in form for the users of
+	// node/users.json, and RP-initiated logout. Its access tokens are JWTs
+	// for Resource, like Token's.
+	WebClient WebClient
+}
+
+// WebClient is a public client of the provider (no secret).
+type WebClient struct {
+	ID                     string   `json:"id"`
+	RedirectURIs           []string `json:"redirect_uris"`
+	PostLogoutRedirectURIs []string `json:"post_logout_redirect_uris,omitempty"`
 }
 
 // IdP is a running provider.
@@ -153,6 +166,13 @@ func Start(t testing.TB, opts Options) *IdP {
 		"IDP_ISSUER_PATH=" + opts.IssuerPath,
 		"IDP_ACCESS_TOKEN_TTL=" + strconv.Itoa(int(ttl/time.Second)),
 		"IDP_EXIT_WITH_STDIN=1",
+	}
+	if opts.WebClient.ID != "" {
+		client, err := json.Marshal(opts.WebClient)
+		if err != nil {
+			t.Fatalf("testidp: %v", err)
+		}
+		env = append(env, "IDP_WEB_CLIENT="+string(client))
 	}
 	if err := p.start(dir, env); err != nil {
 		t.Fatalf("testidp: %v\nprovider stderr:\n%s", err, p.stderr)
@@ -339,9 +359,17 @@ func (p *IdP) Introspections(t testing.TB) int {
 	return p.calls(t).Introspections
 }
 
+// Refreshes returns how many refresh_token grants the provider answered
+// with new tokens since it started.
+func (p *IdP) Refreshes(t testing.TB) int {
+	t.Helper()
+	return p.calls(t).Refreshes
+}
+
 type callCounts struct {
 	Userinfo       int `json:"calls"`
 	Introspections int `json:"introspections"`
+	Refreshes      int `json:"refreshes"`
 }
 
 func (p *IdP) calls(t testing.TB) callCounts {

@@ -61,6 +61,9 @@ func (s *Store) check(ctx context.Context, opts storage.CheckOptions, report fun
 		{"chunked uploads", c.checkChunkedUploads},
 		{"trash items", c.checkTrashItems},
 		{"trash places", c.checkTrashPlaces},
+		// Shares before their indexes: a share's repair drops its entries.
+		{"shares", c.checkShares},
+		{"share indexes", c.checkShareIndexes},
 		{"content files", c.checkContentFiles},
 		{"inline content", c.checkInlineOrphans},
 		{"usage counters", c.checkUsage},

@@ -581,6 +581,12 @@ func workload(t *testing.T, f *fixture) {
 	if _, err := f.s.PutChunk(ctx, cu.ID, "00001", strings.NewReader("0123456789")); err != nil {
 		t.Fatal(err)
 	}
+	f.share(t, storage.Share{Kind: storage.ShareLink, NodeID: files[70].ID, Role: storage.ShareViewer})
+	f.share(t, storage.Share{Kind: storage.ShareWithGroup, NodeID: dirs[2], Role: storage.ShareEditor, Grantee: "physics"})
+	gone := f.share(t, storage.Share{Kind: storage.ShareWithUser, NodeID: files[71].ID, Role: storage.ShareViewer, Grantee: "marie"})
+	if err := f.s.Remove(ctx, f.space.ID, gone.NodeID, storage.Conditions{}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func mustVersions(t *testing.T, f *fixture, id string) []storage.Version {

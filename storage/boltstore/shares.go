@@ -10,11 +10,11 @@ import (
 	"github.com/davspaces/davspaces/storage"
 )
 
-// A share's record lives in the shares bucket under its id. Four indexes
-// point at it, each a key ending in \0 + share id with an empty value, so
-// that every listing is one prefix scan:
+// A share's record lives in the shares bucket under its id. A link's
+// token maps to its id in share_tokens, and three indexes hold a key per
+// share ending in \0 + its id, with an empty value, so that every listing
+// is one prefix scan:
 //
-//	share_tokens    token → share id (links only)
 //	share_items     space id \0 node id \0 share id
 //	share_creators  creator \0 share id
 //	share_grantees  kind byte, grantee \0 share id (users and groups only)
@@ -147,9 +147,13 @@ func (t *txn) indexedShares(b *bolt.Bucket, prefix []byte, keep func(storage.Sha
 	c := b.Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 		id := k[bytes.LastIndexByte(k, 0)+1:]
-		sh, err := t.share(string(id))
+		v := t.shares().Get(id)
+		if v == nil {
+			return nil, fmt.Errorf("share index entry %q names no share: %w", k, errCorrupt)
+		}
+		sh, err := decodeShare(string(id), v)
 		if err != nil {
-			return nil, fmt.Errorf("index entry %q: %w", k, err)
+			return nil, err
 		}
 		if keep(sh) {
 			out = append(out, sh)
@@ -183,31 +187,76 @@ func (t *txn) countSharesBy(creator string, limit int) int {
 
 // deleteSharesBelow deletes the shares of top and of every node below it,
 // top a live node of space spaceID about to leave the live tree. A space
-// has few shares next to its nodes, so each share's item is walked up to
+// has few shares next to its nodes, so each shared node is walked up to
 // see whether top is above it, rather than top's subtree walked down: a
-// folder with no shares below it costs one seek however big it is.
+// folder with no shares in its space costs one seek however big it is.
+// The item index's keys name the nodes, so only the shares that go are
+// read.
 func (t *txn) deleteSharesBelow(spaceID string, top rec) error {
-	shares, err := t.itemShares(spaceID, "")
-	if err != nil {
-		return err
-	}
-	below := map[string]bool{} // node id → whether top is it or above it
-	for _, sh := range shares {
-		in, known := below[sh.NodeID]
-		if !known {
-			if in, err = t.isAncestor(top.ID, sh.NodeID); err != nil {
-				return err
-			}
-			below[sh.NodeID] = in
+	prefix := itemSharesPrefix(spaceID, "")
+	var doomed []string // ids of the shares below top
+	below := ancestry{top: top.ID, memo: map[string]bool{}}
+	c := t.shareItems().Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		nodeID, shareID, ok := bytes.Cut(k[len(prefix):], []byte{0})
+		if !ok {
+			return fmt.Errorf("share index entry %q: %w", k, errCorrupt)
 		}
-		if !in {
-			continue
+		in, err := below.has(t, string(nodeID))
+		if err != nil {
+			return err
+		}
+		if in {
+			doomed = append(doomed, string(shareID))
+		}
+	}
+	for _, id := range doomed {
+		sh, err := t.share(id)
+		if err != nil {
+			return err
 		}
 		if err := t.deleteShare(&sh); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// ancestry answers whether nodes are top or below it, remembering the
+// answer for every node it walked through, so that shares on nodes of one
+// branch cost one walk up that branch between them. A node whose parent
+// chain breaks is not below top: every node below top is reached from it.
+type ancestry struct {
+	top  string
+	memo map[string]bool // node id → whether top is it or above it
+}
+
+func (a *ancestry) has(t *txn, id string) (bool, error) {
+	var walked []string
+	in := false
+	for up := id; up != "" && !isTrashRoot(up); {
+		if known, ok := a.memo[up]; ok {
+			in = known
+			break
+		}
+		walked = append(walked, up)
+		if up == a.top {
+			in = true
+			break
+		}
+		r, ok, err := t.node(up)
+		if err != nil {
+			return false, err
+		}
+		if !ok {
+			break // damage Check reports; no reason to refuse the remove
+		}
+		up = r.ParentID
+	}
+	for _, w := range walked {
+		a.memo[w] = in
+	}
+	return in, nil
 }
 
 // sharedItem returns the item of a new share or of a share being changed:

@@ -2,9 +2,11 @@
 // the space's trash at the same URL with #trash. The server sends the same
 // shell for each; <body data-view> says which it is.
 
+import * as auth from "./auth.js";
 import * as dav from "./dav.js";
 import { setFavorite, showDetails } from "./details.js";
-import { ask, formatDate, formatSize, h, icon, kindOf, showError, showStatus } from "./ui.js";
+import { acceptDrops, askClash, pickFolder, place, startDrag, transfer } from "./picker.js";
+import { ask, formatDate, formatSize, h, icon, kindOf, opensInline, showError, showStatus } from "./ui.js";
 
 /** PAGE_ROWS is how many rows are added to the table at a time. */
 const PAGE_ROWS = 200;
@@ -123,9 +125,10 @@ function zipLink(folderHref, name, cls, ...label) {
 
 /** FolderView shows one folder's entries, a page of rows at a time. */
 class FolderView {
-  constructor(loc, drive) {
+  constructor(loc, drive, drives) {
     this.loc = loc;
     this.drive = drive;
+    this.drives = drives;
     this.url = folderURL(loc.base, loc.segments);
     this.sort = { key: "name", ascending: true };
     this.filter = "";
@@ -141,6 +144,9 @@ class FolderView {
   async load() {
     const { self, children } = await dav.listFolder(this.url);
     this.self = self;
+    // A private link (/dav/spaces/{file id}/) names no space: the folder
+    // tells which it is in.
+    this.drive = this.drive || this.drives.find((d) => d.id === self.spaceId);
     this.entries = children;
     this.render();
   }
@@ -174,6 +180,7 @@ class FolderView {
         h("th", { class: "col-actions" }, h("span", { class: "visually-hidden" }, "Actions")))),
       this.body);
     main.replaceChildren(h("div", { class: "heading" }, h("h1", {}, this.title), this.count), tools, table, this.more);
+    this.acceptDropsOnCrumbs();
     this.observer = new IntersectionObserver((seen) => seen.some((e) => e.isIntersecting) && this.showMore());
     this.observer.observe(this.more);
     this.refresh();
@@ -242,7 +249,7 @@ class FolderView {
     const href = entry.href;
     const link = entry.folder
       ? h("a", { href, class: "name" }, icon("folder"), h("span", {}, entry.name))
-      : h("a", { href, class: "name", download: entry.name }, icon(kindOf(entry)), h("span", {}, entry.name));
+      : h("a", { href, class: "name", ...(this.viewable(entry) ? { target: "_blank", rel: "noopener" } : { download: entry.name }) }, icon(kindOf(entry)), h("span", {}, entry.name));
     const star = entry.favorite ? `Remove ${entry.name} from favourites` : `Add ${entry.name} to favourites`;
     const actions = h("td", { class: "col-actions" },
       h("button", { type: "button", class: `icon-only plain favorite${entry.favorite ? " on" : ""}`, "aria-pressed": String(entry.favorite), title: star, "aria-label": star, onclick: () => this.toggleFavorite(entry) }, icon(entry.favorite ? "starFilled" : "star")),
@@ -250,12 +257,72 @@ class FolderView {
       !entry.folder && h("a", { class: "button icon-only plain", href, download: entry.name, title: `Download ${entry.name}`, "aria-label": `Download ${entry.name}` }, icon("download")),
       entry.folder && zipLink(entry.href, entry.name, "button icon-only plain"),
       this.can("C") && h("button", { type: "button", class: "icon-only plain", title: `Rename ${entry.name}`, "aria-label": `Rename ${entry.name}`, onclick: () => this.rename(entry) }, icon("rename")),
+      h("button", { type: "button", class: "icon-only plain", title: `Move or copy ${entry.name}…`, "aria-label": `Move or copy ${entry.name}`, onclick: () => this.moveOrCopy(entry) }, icon("move")),
       this.can("C") && h("button", { type: "button", class: "icon-only plain", title: `Delete ${entry.name}`, "aria-label": `Delete ${entry.name}`, onclick: () => this.remove(entry) }, icon("trash")));
-    return h("tr", { "data-name": entry.name },
+    const tr = h("tr", { "data-name": entry.name, draggable: "true", ondragstart: (ev) => this.drag(ev, entry), ondragend: () => { this.dragged = null; } },
       h("td", { class: "col-name" }, link),
       h("td", { class: "col-size" }, formatSize(entry.size)),
       h("td", { class: "col-date" }, formatDate(entry.modified)),
       actions);
+    if (entry.folder) {
+      acceptDrops(tr, () => this.dragged !== entry && this.dragged, (dragged, copy) => this.transfer(dragged, this.placeOf([...this.loc.segments, entry.name]), copy));
+    }
+    return tr;
+  }
+
+  // viewable tells whether entry's name opens it in a tab of its own: a
+  // type the server shows inline, and a sign-in the new tab shares (a
+  // token lives in this page only; with one, the name downloads).
+  viewable(entry) {
+    return opensInline(entry) && !auth.signedIn();
+  }
+
+  // ---- Move and copy (picker.js) ----
+
+  placeOf(segments) {
+    return place(this.loc.base, segments, this.drive && this.drive.id);
+  }
+
+  drag(ev, entry) {
+    this.dragged = entry;
+    startDrag(ev, entry);
+  }
+
+  // acceptDropsOnCrumbs lets rows be dropped on the folders above: the
+  // crumbs' links after "Spaces" are the space's top and its folders.
+  acceptDropsOnCrumbs() {
+    crumbs.querySelectorAll("a").forEach((a, i) => {
+      if (i > 0) {
+        acceptDrops(a, () => this.dragged, (dragged, copy) => this.transfer(dragged, this.placeOf(this.loc.segments.slice(0, i - 1)), copy));
+      }
+    });
+  }
+
+  async moveOrCopy(entry) {
+    const label = `Move or copy ${entry.name}`;
+    const choice = await pickFolder(entry, this.placeOf(this.loc.segments));
+    if (choice) {
+      await this.transfer(entry, choice.to, choice.copy);
+    }
+    // The keyboard goes on from the row's button, or, when the row went
+    // away with a move, from the table.
+    const again = main.querySelector(`[aria-label="${CSS.escape(label)}"]`);
+    (again || main).focus({ preventScroll: !again });
+  }
+
+  async transfer(entry, to, copy) {
+    this.dragged = null;
+    const where = to.segments.length ? `“${to.segments[to.segments.length - 1]}”` : "the top folder";
+    try {
+      const name = await transfer(entry, this.placeOf(this.loc.segments), to, copy, askClash);
+      if (name === null) {
+        return;
+      }
+      await this.load();
+      showStatus(`${copy ? "Copied" : "Moved"} “${entry.name}” to ${where}${name !== entry.name ? ` as “${name}”` : ""}.`);
+    } catch (err) {
+      showError(err);
+    }
   }
 
   async act(work, done) {
@@ -400,18 +467,121 @@ async function showFolderOrTrash() {
   const loc = parseLocation(location.pathname);
   if (!loc) {
     showNotFound();
+    document.body.dataset.ready = "notfound";
     return;
   }
   const drives = await dav.drives().catch(() => []);
   const drive = spaceOf(drives, loc.base);
-  const view = location.hash === "#trash" ? new TrashView(loc, drive) : new FolderView(loc, drive);
+  const view = location.hash === "#trash" ? new TrashView(loc, drive) : new FolderView(loc, drive, drives);
   main.replaceChildren(h("p", { class: "loading" }, "Loading…"));
-  await view.load();
+  try {
+    await view.load();
+  } catch (err) {
+    // Signed in with a token the server sent the same page for every
+    // path; this is where a folder that is not there (or not the user's)
+    // turns out so, with the same words as the server's "not found".
+    if (err.status !== 404) {
+      throw err;
+    }
+    showNotFound();
+    document.body.dataset.ready = "notfound";
+    return;
+  }
   document.body.dataset.ready = location.hash === "#trash" ? "trash" : "folder";
 }
 
+// ---- Sign-in (OpenID Connect) ----
+
+function showSignedOut() {
+  document.title = "Signed out · davspaces";
+  crumbs.replaceChildren();
+  main.replaceChildren(h("section", { class: "notfound" },
+    h("h1", {}, "You are signed out"),
+    h("p", {}, "Sign in again to see your spaces."),
+    h("button", { type: "button", class: "primary", onclick: () => auth.signInAgain().catch(showError) }, "Sign in")));
+  document.body.dataset.ready = "signedout";
+}
+
+function showSignOut() {
+  if (!auth.signedIn() || document.getElementById("signout")) {
+    return;
+  }
+  document.querySelector("header.top").append(
+    h("button", { type: "button", id: "signout", class: "secondary signout", onclick: () => auth.signOut().catch(showError) }, "Sign out"));
+}
+
+// ---- Navigation ----
+
+// viewOf is the view of a path, as the server would name it.
+function viewOf(pathname) {
+  if (pathname === "/") {
+    return "overview";
+  }
+  return parseLocation(pathname) ? "folder" : "notfound";
+}
+
+// navigate shows the page at url without loading it again: the token of an
+// OpenID Connect sign-in lives in this page only.
+function navigate(url) {
+  history.pushState(null, "", url);
+  render();
+  // As after a page load: the keyboard starts at the content.
+  window.scrollTo(0, 0);
+  main.focus({ preventScroll: true });
+}
+
+function render() {
+  document.body.dataset.view = viewOf(location.pathname);
+  delete document.body.dataset.ready;
+  start();
+}
+
+// shownPath is the path of the view on screen; a change of the hash alone
+// is the hashchange's.
+let shownPath = location.pathname;
+
+// followLink takes over a click on a link to one of the page's views, and,
+// signed in with a token, on a download link.
+function followLink(ev) {
+  const link = ev.target instanceof Element && ev.target.closest("a[href]");
+  if (!link || ev.defaultPrevented || ev.button !== 0 || ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.altKey || link.target) {
+    return;
+  }
+  const url = new URL(link.href);
+  if (url.origin !== location.origin || url.protocol !== location.protocol) {
+    return;
+  }
+  if (link.hasAttribute("download")) {
+    if (auth.signedIn()) {
+      ev.preventDefault();
+      dav.saveAs(url.pathname + url.search, link.getAttribute("download")).catch(showError);
+    }
+    return;
+  }
+  const samePage = url.pathname === location.pathname && url.search === location.search;
+  if ((samePage && url.hash) || viewOf(url.pathname) === "notfound") {
+    return; // #trash is the hashchange's
+  }
+  ev.preventDefault();
+  navigate(url.pathname + url.search + url.hash);
+}
+
+document.addEventListener("click", followLink);
+window.addEventListener("popstate", () => location.pathname !== shownPath && render());
+
 async function start() {
   try {
+    if (await auth.start() === "signed-out") {
+      showSignedOut();
+      return;
+    }
+    if (auth.enabled) {
+      // The server sent the same page for every path; the sign-in may
+      // have come back to another one.
+      document.body.dataset.view = viewOf(location.pathname);
+    }
+    shownPath = location.pathname;
+    showSignOut();
     switch (document.body.dataset.view) {
       case "overview":
         await showOverview();

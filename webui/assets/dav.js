@@ -1,7 +1,10 @@
 // The server's endpoints as the page uses them: WebDAV (PROPFIND, MKCOL,
 // MOVE, DELETE), the trash-bin and Graph's drives. Every request goes to
 // the page's own origin with the browser's credentials (the Basic sign-in
-// the browser prompted for).
+// the browser prompted for) or, signed in with OpenID Connect, the access
+// token (auth.js).
+
+import { authorization } from "./auth.js";
 
 const DAV = "DAV:";
 const OC = "http://owncloud.org/ns";
@@ -54,6 +57,10 @@ function explain(status, serverMessage, action) {
 
 /** send makes one request and throws a RequestError unless it succeeds. */
 export async function send(method, url, { headers = {}, body, action } = {}) {
+  const token = await authorization();
+  if (token) {
+    headers = { ...headers, Authorization: token };
+  }
   let res;
   try {
     res = await fetch(url, { method, headers, body, credentials: "same-origin", cache: "no-store" });
@@ -231,6 +238,22 @@ export async function drives() {
     action: "list your spaces",
   });
   return (await res.json()).value;
+}
+
+/**
+ * saveAs downloads url as a file named name through send, for a page
+ * signed in with a token, which a plain <a download> link cannot carry.
+ * The whole file is held in the browser's memory (a Blob) until it is
+ * saved.
+ */
+export async function saveAs(url, name) {
+  const res = await send("GET", url, { action: `download “${name}”` });
+  const blobURL = URL.createObjectURL(await res.blob());
+  // Not in the document: the click must not reach the page's own link
+  // handling, which would download it again.
+  Object.assign(document.createElement("a"), { href: blobURL, download: name }).click();
+  // The download has started by then; the URL only keeps the Blob alive.
+  setTimeout(() => URL.revokeObjectURL(blobURL), 60_000);
 }
 
 /** encodePath escapes each segment of a path. */

@@ -44,6 +44,7 @@ const iconPaths = {
   star: "M12 3.5l2.6 5.3 5.9.9-4.3 4.1 1 5.8-5.2-2.7-5.2 2.7 1-5.8-4.3-4.1 5.9-.9z",
   starFilled: "M12 3.5l2.6 5.3 5.9.9-4.3 4.1 1 5.8-5.2-2.7-5.2 2.7 1-5.8-4.3-4.1 5.9-.9z",
   info: "M12 21a9 9 0 1 0 0-18 9 9 0 0 0 0 18zM12 11v5.5M12 7.5h.01",
+  move: "M3 7a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v8a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2zM9 13h6M12.5 10.5 15 13l-2.5 2.5",
   link: "M10 14a4 4 0 0 0 5.7 0l3-3a4 4 0 0 0-5.7-5.7l-1 1M14 10a4 4 0 0 0-5.7 0l-3 3a4 4 0 0 0 5.7 5.7l1-1",
 };
 
@@ -77,6 +78,16 @@ export function kindOf(entry) {
   }
   const dot = entry.name.lastIndexOf(".");
   return (dot > 0 && kindByExtension.get(entry.name.slice(dot + 1).toLowerCase())) || "file";
+}
+
+// The server shows these inline (images but SVG, plain text, PDF, audio,
+// video); everything else it sends as a download.
+const inlineKinds = new Set(["png", "jpg", "jpeg", "gif", "webp", "bmp", "avif", "ico", "txt", "pdf", ...kinds.audio, "mp4", "webm", "m4v", "mov"]);
+
+/** opensInline tells whether the browser shows entry's content in a tab. */
+export function opensInline(entry) {
+  const dot = entry.name.lastIndexOf(".");
+  return !entry.folder && dot > 0 && inlineKinds.has(entry.name.slice(dot + 1).toLowerCase());
 }
 
 const units = ["B", "KB", "MB", "GB", "TB", "PB"];

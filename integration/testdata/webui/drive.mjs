@@ -1,8 +1,10 @@
 // Drives Debian's chromium with puppeteer-core through the browser page
 // of a real Caddy, as integration/webui_test.go asks: the overview, a big
 // folder, a folder's download as a zip, a folder's changes, the trash, a
-// file's details, favourite, link and versions, a viewer's refused
-// restore, and "not found" for a non-member, with screenshots at desktop
+// file's details, favourite, link and versions, move and copy (the
+// folder picker, drag & drop, a name clash, a lock's refusal), a text file
+// shown in a tab and an HTML file downloaded, a viewer's refused restore,
+// and "not found" for a non-member, with screenshots at desktop
 // and phone width (and a folder and a file's details in dark mode) in
 // opts.artifacts. Its one argument is JSON (see webui_test.go's driveOptions).
 // It prints one JSON line per measured figure or check and exits non-zero
@@ -212,6 +214,188 @@ async function details(page) {
   report({ event: "check", name: "details", versions });
 }
 
+// pickerAt waits until the folder picker shows the folder named current
+// with its folders listed.
+async function pickerAt(page, current) {
+  await page.waitForFunction((c) => {
+    const here = document.querySelector("dialog.picker .picker-crumbs [aria-current]");
+    return here && here.textContent === c && !document.querySelector("dialog.picker .picker-list").textContent.includes("Loading");
+  }, { timeout: 20000 }, current);
+}
+
+// pickerFolder opens the folder named name in the picker.
+async function pickerFolder(page, name) {
+  await page.waitForFunction((n) => [...document.querySelectorAll("dialog.picker .picker-folder")].some((b) => b.textContent === n), { timeout: 20000 }, name);
+  await page.evaluate((n) => [...document.querySelectorAll("dialog.picker .picker-folder")].find((b) => b.textContent === n).click(), name);
+  await pickerAt(page, name);
+}
+
+async function pickerButton(page, label) {
+  await page.evaluate((l) => [...document.querySelectorAll("dialog.picker .dialog-buttons button")].find((b) => b.textContent === l).click(), label);
+  await page.waitForSelector("dialog.picker", { hidden: true, timeout: 10000 });
+}
+
+// dragRow drops the row of name on the element sel selects, as a mouse
+// would (Ctrl held for a copy): the events a browser sends for a drag.
+async function dragRow(page, name, sel, copy = false) {
+  await page.waitForSelector(sel, { timeout: 20000 });
+  await page.evaluate((n, s, ctrlKey) => {
+    const from = document.querySelector(`tbody tr[data-name="${CSS.escape(n)}"]`);
+    const to = document.querySelector(s);
+    const dataTransfer = new DataTransfer();
+    from.dispatchEvent(new DragEvent("dragstart", { bubbles: true, cancelable: true, dataTransfer }));
+    const over = new DragEvent("dragover", { bubbles: true, cancelable: true, dataTransfer, ctrlKey });
+    to.dispatchEvent(over);
+    if (!over.defaultPrevented) {
+      throw new Error(`${s} does not take a dropped row`);
+    }
+    to.dispatchEvent(new DragEvent("drop", { bubbles: true, cancelable: true, dataTransfer, ctrlKey }));
+    from.dispatchEvent(new DragEvent("dragend", { bubbles: true, dataTransfer }));
+  }, name, sel, copy);
+}
+
+// moveCopy moves a file into a sub-folder and copies one to another space
+// with the folder picker (shot at both widths), settles a name clash by
+// keeping both, drags a row onto a folder row and, with Ctrl, onto a
+// breadcrumb, and shows a locked file's refusal in words. The Go test
+// checks each through WebDAV.
+async function moveCopy(page) {
+  const { moved, copied, dragged, folder, locked } = opts.moveCopy;
+  await open(page, opts.workFolder, "folder");
+  const here = await page.$eval("h1", (el) => el.textContent);
+  for (const [width, viewport] of [["phone", phone], ["desktop", desktop]]) {
+    await setViewport(page, viewport);
+    await clickLabel(page, `Move or copy ${moved}`);
+    // The picker starts in the file's folder.
+    await pickerAt(page, here);
+    await page.waitForSelector("dialog.picker .picker-folder", { timeout: 20000 });
+    await page.waitForFunction(() => document.querySelector("dialog.picker select").options.length > 1, { timeout: 20000 });
+    const file = path.join(opts.artifacts, `picker-${width}.png`);
+    await page.screenshot({ path: file, fullPage: false });
+    report({ event: "screenshot", file });
+    if (width === "desktop") {
+      await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "dark" }]);
+      const dark = path.join(opts.artifacts, "picker-dark-desktop.png");
+      await page.screenshot({ path: dark, fullPage: false });
+      report({ event: "screenshot", file: dark });
+      await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "light" }]);
+    } else {
+      await page.keyboard.press("Escape");
+      await page.waitForSelector("dialog.picker", { hidden: true, timeout: 10000 });
+    }
+  }
+  // Move into the sub-folder.
+  await pickerFolder(page, folder);
+  await pickerButton(page, "Move here");
+  const movedText = await statusText(page);
+  if (!movedText.includes(`Moved “${moved}” to “${folder}”`)) {
+    fail(`moving with the picker says ${JSON.stringify(movedText)}`);
+  }
+  await waitRow(page, moved, false);
+  await dismissStatus(page);
+  // Copy to another space, by the keyboard: Enter on the row's button.
+  await page.focus(`[aria-label="Move or copy ${copied}"]`);
+  await page.keyboard.press("Enter");
+  await pickerAt(page, here);
+  await page.waitForFunction(() => document.querySelector("dialog.picker select").options.length > 1, { timeout: 20000 });
+  const other = await page.$$eval("dialog.picker select option", (os, name) => os.find((o) => o.textContent === name).value, opts.moveCopy.otherSpace);
+  await page.select("dialog.picker select", other);
+  await pickerAt(page, "Top");
+  await pickerButton(page, "Copy here");
+  const copiedText = await statusText(page);
+  if (!copiedText.includes(`Copied “${copied}”`)) {
+    fail(`copying to another space says ${JSON.stringify(copiedText)}`);
+  }
+  // The keyboard goes on from the row's button.
+  await page.waitForFunction((l) => document.activeElement && document.activeElement.getAttribute("aria-label") === l, { timeout: 10000 }, `Move or copy ${copied}`);
+  await dismissStatus(page);
+  // A copy beside itself gets a number.
+  await clickLabel(page, `Move or copy ${copied}`);
+  await pickerAt(page, here);
+  await pickerButton(page, "Copy here");
+  await waitRow(page, opts.moveCopy.kept);
+  await dismissStatus(page);
+  // A second copy to the other space: the name is taken there; keep both.
+  await clickLabel(page, `Move or copy ${copied}`);
+  await pickerAt(page, here);
+  await page.waitForFunction(() => document.querySelector("dialog.picker select").options.length > 1, { timeout: 20000 });
+  await page.select("dialog.picker select", other);
+  await pickerAt(page, "Top");
+  await pickerButton(page, "Copy here");
+  await page.waitForSelector("dialog.clash", { timeout: 20000 });
+  const clash = path.join(opts.artifacts, "picker-clash-desktop.png");
+  await page.screenshot({ path: clash, fullPage: false });
+  report({ event: "screenshot", file: clash });
+  await click(page, "dialog.clash button.primary");
+  const keptText = await statusText(page);
+  if (!keptText.includes(`as “${opts.moveCopy.kept}”`)) {
+    fail(`keeping both says ${JSON.stringify(keptText)}`);
+  }
+  await dismissStatus(page);
+  // Drag a row onto a folder row: a move.
+  await dragRow(page, dragged, `tbody tr[data-name="${folder}"]`);
+  await waitRow(page, dragged, false);
+  await dismissStatus(page);
+  // A locked file is refused in words.
+  await dragRow(page, locked, `tbody tr[data-name="${folder}"]`);
+  const lockedText = await statusText(page);
+  if (!lockedText.includes("locked")) {
+    fail(`moving a locked file says ${JSON.stringify(lockedText)}`);
+  }
+  await dismissStatus(page);
+  // In the sub-folder, Ctrl-drag a row onto the crumb of the folder above: a copy.
+  await open(page, `${opts.workFolder}${encodeURIComponent(folder)}/`, "folder");
+  await waitRow(page, dragged);
+  await dragRow(page, dragged, `#crumbs a[href$="/${encodeURIComponent(here)}/"]`, true);
+  const crumbText = await statusText(page);
+  if (!crumbText.includes(`Copied “${dragged}” to “${here}”`)) {
+    fail(`a Ctrl-drag onto the crumb says ${JSON.stringify(crumbText)}`);
+  }
+  await dismissStatus(page);
+  // A folder's private link names its space in the breadcrumbs.
+  await open(page, opts.workFolder, "folder");
+  await clickLabel(page, `Details of ${folder}`);
+  await page.waitForSelector("dialog.details .facts", { timeout: 20000 });
+  await click(page, "dialog.details .tools button");
+  await statusText(page);
+  const link = await page.evaluate(() => navigator.clipboard.readText());
+  await dismissStatus(page);
+  await page.goto(link, { waitUntil: "domcontentloaded", timeout: 30000 });
+  await ready(page, "folder");
+  const linkCrumbs = await page.$eval("#crumbs", (el) => el.innerText);
+  if (!linkCrumbs.includes(opts.moveCopy.spaceName)) {
+    fail(`the private link's breadcrumbs say ${JSON.stringify(linkCrumbs)}, not the space's name`);
+  }
+  report({ event: "check", name: "moveCopy" });
+}
+
+// inlineViewing opens a text file from its row in a tab of its own, where
+// it shows in a sandbox (an opaque origin), and opens an HTML file's
+// address, which downloads instead of rendering.
+async function inlineViewing(browser, page) {
+  await open(page, opts.workFolder, "folder");
+  const opened = new Promise((resolve) => browser.once("targetcreated", resolve));
+  await click(page, `tbody tr[data-name="${opts.inline.text}"] a.name`);
+  const tab = await (await opened).page();
+  await tab.waitForFunction((t) => document.body && document.body.innerText.includes(t), { timeout: 20000 }, opts.inline.textContent);
+  const origin = await tab.evaluate(() => window.origin);
+  if (origin !== "null") {
+    fail(`the text file's tab runs as origin ${origin}, want an opaque origin`);
+  }
+  await tab.close();
+  const cdp = await page.createCDPSession();
+  await cdp.send("Browser.setDownloadBehavior", { behavior: "allow", downloadPath: opts.downloads });
+  const navigation = await page.goto(opts.base + opts.workFolder + encodeURIComponent(opts.inline.html)).then(() => "rendered", (err) => err.message);
+  const file = path.join(opts.downloads, opts.inline.html);
+  for (let i = 0; i < 100 && !fs.existsSync(file); i++) {
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  if (!fs.existsSync(file)) {
+    fail(`opening ${opts.inline.html} did not download it (${navigation})`);
+  }
+  report({ event: "check", name: "inlineViewing", origin, html: navigation });
+}
+
 // viewerRestore opens the versions as a viewer of the space, who may list
 // them but not restore one: the refusal is in words.
 async function viewerRestore(browser) {
@@ -264,7 +448,7 @@ async function main() {
   try {
     const page = await browser.newPage();
     page.on("console", (msg) => {
-      if (msg.type() === "error" && !/status of 40[49]|status of 412|status of 405/.test(msg.text())) {
+      if (msg.type() === "error" && !/status of 40[49]|status of 412|status of 405|status of 423/.test(msg.text())) {
         problems.push(msg.text());
       }
     });
@@ -275,6 +459,8 @@ async function main() {
     await bigFolder(page);
     await folderChanges(page);
     await details(page);
+    await moveCopy(page);
+    await inlineViewing(browser, page);
     await viewerRestore(browser);
     await notFound(browser);
     if (problems.length) {

@@ -13,6 +13,9 @@
 //   IDP_ACCESS_TOKEN_TTL  access token lifetime in seconds, default 3600
 //   IDP_EXIT_WITH_STDIN   1 = also exit when stdin ends, so a provider never
 //                         outlives a Go test process that died
+//   IDP_WEB_CLIENT        JSON {"id", "redirect_uris", "post_logout_redirect_uris"}:
+//                         a public browser client (authorization code + PKCE,
+//                         refresh tokens, CORS for its redirect URIs' origins)
 //
 // Added to oidc-provider's own endpoints (discovery, jwks, token, userinfo /me):
 //   - the password grant: with `resource` it issues a JWT access token for that
@@ -22,9 +25,14 @@
 //   - token introspection (RFC 7662) at <issuer>/token/introspection, for the
 //     test client's credentials; it knows the opaque tokens (a JWT access
 //     token is not kept, so it is "active": false there).
-//   - GET <issuer>/test/userinfo-calls → {"calls": N, "introspections": M}:
-//     requests that reached the userinfo and introspection endpoints, so
-//     tests can prove that a client caches.
+//   - GET <issuer>/test/userinfo-calls → {"calls": N, "introspections": M,
+//     "refreshes": R}: requests that reached the userinfo and introspection
+//     endpoints, so tests can prove that a client caches, and refresh_token
+//     grants that succeeded, so they can prove that a page renews its token.
+//   - with IDP_WEB_CLIENT, a sign-in form at <issuer>/interaction/<uid>
+//     (username and password of users.json; consent is given at once for
+//     what the client asked), and RP-initiated logout. Its access tokens are
+//     JWTs for the test resource, as the password grant's with `resource`.
 
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -41,6 +49,7 @@ const CLIENT = { id: 'test-client', secret: 'test-client-secret' };
 const RESOURCE = 'urn:davspaces:test-api';
 const SCOPES = ['openid', 'profile', 'email', 'groups'];
 const TTL = Number.parseInt(env.IDP_ACCESS_TOKEN_TTL || '3600', 10);
+const WEB_CLIENT = env.IDP_WEB_CLIENT ? JSON.parse(env.IDP_WEB_CLIENT) : null;
 const users = JSON.parse(readFileSync(new URL('users.json', import.meta.url), 'utf8'));
 
 const checkPassword = (username, password) => users.find((u) => u.username === username && u.password === password);
@@ -65,7 +74,13 @@ class MemoryAdapter {
   constructor(model) { this.model = model; }
   async upsert(id, payload) { store.set(`${this.model}:${id}`, payload); }
   async find(id) { return store.get(`${this.model}:${id}`); }
-  async findByUid() { return undefined; }
+  // Sessions are found by uid when a sign-in resumes after the form.
+  async findByUid(uid) {
+    for (const [key, payload] of store) {
+      if (key.startsWith(`${this.model}:`) && payload.uid === uid) return payload;
+    }
+    return undefined;
+  }
   async findByUserCode() { return undefined; }
   async consume(id) { const p = store.get(`${this.model}:${id}`); if (p) p.consumed = Math.floor(Date.now() / 1000); }
   async destroy(id) { store.delete(`${this.model}:${id}`); }
@@ -99,7 +114,13 @@ const provider = new Provider(issuer, {
     grant_types: ['password'],
     response_types: [],
     redirect_uris: [],
-  }],
+  }, ...(WEB_CLIENT ? [webClient(WEB_CLIENT)] : [])],
+  // The browser client gets refresh tokens without offline_access, as a
+  // page keeps its token only while it is open.
+  clientBasedCORS: (_ctx, origin, client) => client.clientAuthMethod === 'none'
+    && client.redirectUris.some((uri) => URL.parse(uri)?.origin === origin),
+  issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+  interactions: { url: async (_ctx, interaction) => `${mountPath}/interaction/${interaction.uid}` },
   async findAccount(_ctx, sub) {
     const user = users.find((u) => u.sub === sub);
     return user && { accountId: sub, claims: async () => userClaims(user) };
@@ -118,8 +139,12 @@ const provider = new Provider(issuer, {
     // Any authenticated client may introspect any token: the test client
     // plays the resource server.
     introspection: { enabled: true, allowedPolicy: async () => true },
+    rpInitiatedLogout: { enabled: true, logoutSource },
     resourceIndicators: {
       enabled: true,
+      // The browser client names no resource: its tokens are for the API.
+      defaultResource: async (_ctx, client, oneOf) => oneOf ?? (client.clientAuthMethod === 'none' ? RESOURCE : undefined),
+      useGrantedResource: async () => true,
       getResourceServerInfo: async (_ctx, indicator) => {
         if (indicator === RESOURCE) return resourceServer;
         throw new errors.InvalidTarget(`unknown resource ${indicator}`);
@@ -133,9 +158,36 @@ const provider = new Provider(issuer, {
     const { sub: _sub, email_verified: _ev, ...claims } = userClaims(user);
     return claims;
   },
-  ttl: { AccessToken: TTL, Grant: TTL },
+  // A browser client's grant outlives its short access tokens: its refresh
+  // tokens and a reload's sign-in need it.
+  ttl: { AccessToken: TTL, Grant: (_ctx, grant) => (grant.clientId === WEB_CLIENT?.id ? Math.max(TTL, 3600) : TTL) },
 });
 provider.on('server_error', (_ctx, err) => console.error('server_error', err));
+let refreshes = 0;
+provider.on('grant.success', (ctx) => {
+  if (ctx.oidc.params.grant_type === 'refresh_token') refreshes += 1;
+});
+
+// webClient is the public client of a page: no secret, PKCE (required for
+// public clients by oidc-provider), refresh tokens.
+function webClient({ id, redirect_uris: redirectURIs, post_logout_redirect_uris: logoutURIs }) {
+  return {
+    client_id: id,
+    token_endpoint_auth_method: 'none',
+    application_type: 'web',
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    redirect_uris: redirectURIs,
+    post_logout_redirect_uris: logoutURIs || [],
+  };
+}
+
+// logoutSource asks nothing: the form signs out when its button is pressed
+// (oidc-provider's own page asks "Do you want to sign-out?" too).
+async function logoutSource(ctx, form) {
+  ctx.body = `<!doctype html><html><head><meta charset="utf-8"><title>Sign out</title></head><body>
+${form}<button id="logout" type="submit" form="op.logoutForm" value="yes" name="logout">Sign out</button></body></html>`;
+}
 
 // The password grant (RFC 6749 §4.3), which oidc-provider leaves out; it
 // issues tokens through the library's own Grant and AccessToken models.
@@ -180,7 +232,14 @@ server.on('request', (req, res) => {
   }
   const local = path.slice(mountPath.length) || '/';
   if (local === '/test/userinfo-calls') {
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ calls: userinfoCalls, introspections }));
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ calls: userinfoCalls, introspections, refreshes }));
+    return;
+  }
+  if (local.startsWith('/interaction/')) {
+    interaction(req, res, local).catch((err) => {
+      console.error('interaction', err);
+      if (!res.headersSent) res.writeHead(500).end(String(err));
+    });
     return;
   }
   if (local === '/me') userinfoCalls += 1;
@@ -189,6 +248,61 @@ server.on('request', (req, res) => {
   req.url = local + req.url.slice(path.length);
   callback(req, res);
 });
+
+// interaction answers the sign-in steps oidc-provider sends the browser to:
+// GET shows the form (or gives consent at once), POST …/login checks the
+// password.
+async function interaction(req, res, local) {
+  const details = await provider.interactionDetails(req, res);
+  const { uid, prompt, params } = details;
+  if (req.method === 'POST' && local === `/interaction/${uid}/login`) {
+    const form = new URLSearchParams(await readBody(req));
+    const user = checkPassword(form.get('username'), form.get('password'));
+    if (!user) {
+      loginForm(res, uid, params.client_id, 'Wrong username or password.');
+      return;
+    }
+    await provider.interactionFinished(req, res, { login: { accountId: user.sub } }, { mergeWithLastSubmission: false });
+    return;
+  }
+  if (prompt.name === 'login') {
+    loginForm(res, uid, params.client_id, '');
+    return;
+  }
+  // Consent: grant what is missing, as a first-party client gets it.
+  const grant = details.grantId
+    ? await provider.Grant.find(details.grantId)
+    : new provider.Grant({ accountId: details.session.accountId, clientId: params.client_id });
+  const { missingOIDCScope, missingOIDCClaims, missingResourceScopes } = prompt.details;
+  if (missingOIDCScope) grant.addOIDCScope(missingOIDCScope.join(' '));
+  if (missingOIDCClaims) grant.addOIDCClaims(missingOIDCClaims);
+  for (const [indicator, scopes] of Object.entries(missingResourceScopes || {})) {
+    grant.addResourceScope(indicator, scopes.join(' '));
+  }
+  const grantId = await grant.save();
+  await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+}
+
+function loginForm(res, uid, clientID, error) {
+  const esc = (v) => String(v).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(`<!doctype html>
+<html><head><meta charset="utf-8"><title>Sign in</title></head><body>
+<h1>Sign in to ${esc(clientID)}</h1>${error ? `<p id="error">${esc(error)}</p>` : ''}
+<form method="post" action="${mountPath}/interaction/${esc(uid)}/login">
+<label>Username <input id="username" name="username" autocomplete="username" required></label>
+<label>Password <input id="password" name="password" type="password" autocomplete="current-password" required></label>
+<button id="submit" type="submit">Sign in</button>
+</form></body></html>`);
+}
+
+async function readBody(req) {
+  let body = '';
+  for await (const chunk of req) {
+    body += chunk;
+    if (body.length > 10_000) throw new Error('form too large');
+  }
+  return body;
+}
 
 process.on('SIGTERM', () => process.exit(0));
 if (env.IDP_EXIT_WITH_STDIN === '1') process.stdin.on('end', () => process.exit(0)).resume();
