@@ -253,5 +253,6 @@ CREATE UNIQUE INDEX IF NOT EXISTS shares_token ON shares (token);
 CREATE INDEX IF NOT EXISTS shares_item ON shares (space_id, node_id);
 CREATE INDEX IF NOT EXISTS shares_creator ON shares (creator);
 CREATE INDEX IF NOT EXISTS shares_grantee ON shares (kind, grantee);
--- A user or group has one share of an item.
+-- A user or group has one share of an item; a link (kind 3) is no share
+-- with anybody.
 CREATE UNIQUE INDEX IF NOT EXISTS shares_one_per_grantee ON shares (node_id, kind, grantee) WHERE kind <> 3;

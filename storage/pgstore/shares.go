@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -165,7 +166,7 @@ func countShare(ctx context.Context, tx pgx.Tx, creator string, limit int) error
 }
 
 // insertShare inserts sh; a share of its item with its grantee is
-// ErrExists.
+// ErrExists (shares_one_per_grantee, whose "kind <> 3" leaves links out).
 func insertShare(ctx context.Context, tx pgx.Tx, sh storage.Share) error {
 	var token *string
 	if sh.Token != "" {
@@ -198,8 +199,10 @@ func (s *Store) UpdateShare(ctx context.Context, id string, update storage.Share
 			return err
 		}
 		item, err := nodeIn(ctx, tx, old.SpaceID, old.NodeID)
-		if err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
 			return storage.ShareNotFound(id)
+		} else if err != nil {
+			return err
 		}
 		if err := storage.CheckShareUpdate(old, update, item.node(), s.now().UTC()); err != nil {
 			return err
