@@ -241,6 +241,8 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 	}
 	dav.graph, err = graph.New(graph.Config{
 		Store:         served,
+		Shares:        served,
+		Directory:     served,
 		User:          users,
 		Email:         emailFromCaddy,
 		ProjectSpaces: projectSpaces,
