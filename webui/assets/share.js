@@ -197,7 +197,7 @@ class SharePanel {
         h("button", { type: "button", class: "secondary", "aria-label": `Copy ${name}`, onclick: () => this.copy(p, name) }, icon("link"), h("span", {}, "Copy"))),
       h("div", { class: "share-line share-controls" },
         this.typeSelect(p.link.type, `Type of ${name}`, (ev) => this.act(() => graph("PATCH", `${this.itemURL}/permissions/${encodeURIComponent(p.id)}`, { link: { type: ev.target.value } }, `change ${name}`), `${name} changed.`)),
-        expiry,
+        h("label", { class: "share-expiry" }, h("span", {}, "Expires"), expiry),
         h("button", { type: "button", class: "plain", "aria-label": `${p.hasPassword ? "Change the password of" : "Set a password for"} ${name}`, onclick: () => this.changePassword(p, name) }, p.hasPassword ? "Change password" : "Set password"),
         p.hasPassword && h("button", { type: "button", class: "plain", "aria-label": `Remove the password of ${name}`, onclick: () => this.setPassword(p, name, "") }, "Remove password"),
         h("button", { type: "button", class: "icon-only plain", title: `Delete ${name}`, "aria-label": `Delete ${name}`, onclick: () => this.act(() => graph("DELETE", `${this.itemURL}/permissions/${encodeURIComponent(p.id)}`, undefined, `delete ${name}`), `${name} deleted: its address opens nothing any more.`) }, icon("trash"))));
@@ -322,7 +322,7 @@ class SharePanel {
       invite.disabled = true;
       clearTimeout(timer);
       const query = search.value.trim();
-      if (query.length < 2) {
+      if (query.length < 3) {
         results.replaceChildren();
         return;
       }
