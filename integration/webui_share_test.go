@@ -1,10 +1,15 @@
 package integration
 
 import (
+	"encoding/json"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/davspaces/davspaces/graph"
 )
 
 // shareOptions are the options of testdata/webui/share.mjs.
@@ -27,6 +32,9 @@ type shareOptions struct {
 	Dropped string `json:"dropped"`
 	// Unknown is a link page whose token never existed.
 	Unknown string `json:"unknown"`
+	// Invitee is invited to Shared and then made an editor (EditorRole).
+	Invitee    string `json:"invitee"`
+	EditorRole string `json:"editorRole"`
 }
 
 // TestWebUIShare drives the share dialog and the public link page with
@@ -34,7 +42,8 @@ type shareOptions struct {
 // password to a folder in the dialog and copies it; a fresh browser
 // context (no sign-in) opens the link's page, is refused a wrong password,
 // enters the right one, lists the folder and downloads a file, whose bytes
-// are compared here. einstein creates a file-drop link to another folder;
+// are compared here. In the same dialog einstein invites marie, found by a
+// part of her name, and makes her an editor, which Graph then lists. einstein creates a file-drop link to another folder;
 // a fresh context sees only the upload area, uploads a file, which is then
 // in einstein's folder. A token that never existed shows the not-found
 // words. Screenshots: the share dialog and the public folder at desktop
@@ -67,10 +76,14 @@ func TestWebUIShare(t *testing.T) {
 		Drop:         "Inbox",
 		Dropped:      dropped,
 		Unknown:      "/s/Zm9yZ2VkLXRva2VuLXRoYXQtbmV2ZXItZXhpc3RlZA",
+		Invitee:      "marie",
+		EditorRole:   graph.RoleEditorID,
 	}
 	for _, ev := range runDrive(t, dir, "share.mjs", opts) {
 		t.Logf("%v", ev)
 	}
+
+	checkInvited(t, einstein, folder+"Papers/", opts.Invitee, opts.EditorRole)
 
 	got, err := os.ReadFile(filepath.Join(opts.Downloads, opts.File))
 	if err != nil || string(got) != paper {
@@ -79,4 +92,35 @@ func TestWebUIShare(t *testing.T) {
 	if sum := davSHA1(t, s.URL, folder+"Inbox/homework.txt", basicAuth("einstein")); sum != droppedSum {
 		t.Errorf("the file dropped through the link, in einstein's Inbox: SHA1 %s, want %s", sum, droppedSum)
 	}
+}
+
+// checkInvited reads the Graph permissions of the folder at path and wants
+// user among them with role.
+func checkInvited(t *testing.T, c *client, path, user, role string) {
+	t.Helper()
+	item := c.prop(path, "http://owncloud.org/ns", "fileid")
+	drive, _, _ := strings.Cut(item, "!")
+	resp, body := c.do(http.MethodGet, "/graph/v1beta1/drives/"+url.PathEscape(drive)+"/items/"+url.PathEscape(item)+"/permissions", "")
+	var list struct {
+		Value []struct {
+			Roles       []string `json:"roles"`
+			GrantedToV2 struct {
+				User struct {
+					ID string `json:"id"`
+				} `json:"user"`
+			} `json:"grantedToV2"`
+		} `json:"value"`
+	}
+	if err := json.Unmarshal([]byte(body), &list); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("the permissions of %s: %d %s (%v)", path, resp.StatusCode, body, err)
+	}
+	for _, p := range list.Value {
+		if p.GrantedToV2.User.ID == user {
+			if len(p.Roles) != 1 || p.Roles[0] != role {
+				t.Errorf("%s's roles on %s: %v, want [%s]", user, path, p.Roles, role)
+			}
+			return
+		}
+	}
+	t.Errorf("the permissions of %s name no %s: %s", path, user, body)
 }

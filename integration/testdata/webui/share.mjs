@@ -45,6 +45,7 @@ async function createLink(page, row, { type, name, password, shoot }) {
     fail(`the new link ${name} says ${JSON.stringify(facts)}`);
   }
   if (shoot) {
+    await invite(page);
     await shootBoth(page, "share-dialog");
   }
   await clickLabel(page, `Copy ${name}`);
@@ -56,6 +57,20 @@ async function createLink(page, row, { type, name, password, shoot }) {
   await page.waitForSelector("dialog[open]", { hidden: true, timeout: 10000 });
   report({ event: "link", row, type, url });
   return url;
+}
+
+// invite finds opts.invitee by a part of the name, invites them with the
+// first role offered (a viewer) and then makes them an editor.
+async function invite(page) {
+  const who = opts.invitee;
+  await page.locator('dialog.share [aria-label="Find people and groups"]').setTimeout(10000).fill(who.slice(0, 3));
+  await page.waitForFunction((n) => [...document.querySelectorAll("dialog.share .share-result")].some((b) => b.textContent.includes(n)), { timeout: 20000 }, who);
+  await page.$$eval("dialog.share .share-result", (buttons, n) => buttons.find((b) => b.textContent.includes(n)).click(), who);
+  await click(page, "dialog.share .share-people .share-new button[type=submit]:not([disabled])");
+  await page.waitForSelector("dialog.share li[data-permission]", { timeout: 20000 });
+  await page.select("dialog.share li[data-permission] select", opts.editorRole);
+  await page.waitForFunction(() => document.querySelector("#status .note")?.textContent.includes("role changed"), { timeout: 20000 });
+  report({ event: "check", name: "invited", who });
 }
 
 // publicPage opens url in a fresh browser context, which has no sign-in.
