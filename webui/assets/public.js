@@ -11,7 +11,8 @@ import { formatDate, formatSize, h, icon, kindOf, showError } from "./ui.js";
 
 const linkProps = [
   ["d", "resourcetype"], ["oc", "size"], ["d", "getlastmodified"], ["oc", "permissions"], ["oc", "name"],
-  ["oc", "public-link-permission"], ["oc", "public-link-share-owner"], ["oc", "owner-display-name"],
+  ["oc", "public-link-permission"], ["oc", "public-link-item-type"], ["oc", "public-link-share-owner"],
+  ["oc", "owner-display-name"],
 ];
 const childProps = [["d", "resourcetype"], ["oc", "size"], ["d", "getlastmodified"]];
 
@@ -91,7 +92,15 @@ export class PublicView {
       return this.showDrop(root);
     }
     if (!dav.isCollection(root.props)) {
-      return this.showFile(root);
+      return this.showFile(root, this.base);
+    }
+    if (dav.text(root.props, "public-link-item-type") === "file") {
+      // A file's link as oCIS has it: a folder holding the one file.
+      const [, file] = await dav.propfind(`${this.base}/`, 1, childProps, "open the link");
+      if (file) {
+        this.name = dav.lastSegment(file.href);
+        return this.showFile(file, file.href);
+      }
     }
     return this.showFolder(rights);
   }
@@ -101,7 +110,8 @@ export class PublicView {
   async openRoot() {
     for (;;) {
       try {
-        const [root] = await dav.propfind(`${this.base}/`, 0, linkProps, "open the link");
+        // Without a slash: a file's link names the file itself.
+        const [root] = await dav.propfind(this.base, 0, linkProps, "open the link");
         return root;
       } catch (err) {
         if (!(err instanceof dav.RequestError) || (err.status !== 401 && err.status !== 429)) {
@@ -172,7 +182,7 @@ export class PublicView {
 
   // ---- A file ----
 
-  showFile(root) {
+  showFile(root, url) {
     document.title = `${this.name} · davspaces`;
     this.setCrumbs([[this.name, this.pageURL([])]]);
     const entry = { name: this.name, folder: false };
@@ -180,7 +190,7 @@ export class PublicView {
     this.main.replaceChildren(h("section", { class: "public-file" },
       h("div", { class: "heading" }, h("h1", {}, h("span", { class: "name" }, icon(kindOf(entry)), h("span", {}, this.name)))),
       h("p", { class: "count" }, [formatSize(Number(dav.text(root.props, "size") || 0)), modified && formatDate(new Date(modified))].filter(Boolean).join(" · ")),
-      h("div", { class: "tools" }, this.downloadLink(`${this.base}/`, this.name, "button primary", h("span", {}, "Download")))));
+      h("div", { class: "tools" }, this.downloadLink(url, this.name, "button primary", icon("download"), h("span", {}, "Download")))));
     return "public-file";
   }
 
