@@ -37,6 +37,13 @@ func (h *Handler) handlePropfind(w http.ResponseWriter, r *http.Request, req *re
 	if err != nil {
 		return err
 	}
+	if !t.access.mayRead() && !t.isBase {
+		return errNotFound
+	}
+	if !t.access.mayList() {
+		// A file drop answers its root alone.
+		depth = 0
+	}
 	if h.uploads != nil && t.node.IsFolder() {
 		// ownCloud clients learn here that they may upload into it with TUS.
 		setTusDiscovery(w.Header())
