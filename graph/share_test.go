@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/davspaces/davspaces/shareid"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -199,13 +200,13 @@ func TestInvitationLifecycle(t *testing.T) {
 	}
 	rec = e.doJSON("marie", http.MethodGet, "/graph/v1beta1/me/drive/sharedWithMe", nil, &with)
 	wantStatus(t, rec, http.StatusOK)
-	if len(with.Value) != 1 || with.Value[0].ID != MountID(p.ID) || with.Value[0].Name != "drafts" || !with.Value[0].Synchronize ||
+	if len(with.Value) != 1 || with.Value[0].ID != shareid.Mount(p.ID) || with.Value[0].Name != "drafts" || !with.Value[0].Synchronize ||
 		with.Value[0].Folder == nil || with.Value[0].RemoteItem.ID != item || len(with.Value[0].RemoteItem.Permissions) != 1 {
 		t.Fatalf("sharedWithMe %s", rec.Body)
 	}
 	var mounts drivesBody
 	e.doJSON("marie", http.MethodGet, "/graph/v1beta1/me/drives?%24filter=driveType+eq+mountpoint", nil, &mounts)
-	if len(mounts.Value) != 1 || mounts.Value[0].ID != MountID(p.ID) || mounts.Value[0].DriveType != "mountpoint" ||
+	if len(mounts.Value) != 1 || mounts.Value[0].ID != shareid.Mount(p.ID) || mounts.Value[0].DriveType != "mountpoint" ||
 		mounts.Value[0].Root.RemoteItem == nil || mounts.Value[0].Root.RemoteItem.ID != item {
 		t.Fatalf("mount points %+v", mounts)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/davspaces/davspaces/internal/origin"
+	"github.com/davspaces/davspaces/shareid"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -166,7 +167,7 @@ func (h *Handler) received(ctx context.Context, u storage.User) ([]mount, error)
 			name = it.node.Name + " (" + strconv.Itoa(i) + ")"
 		}
 		taken[name] = true
-		mounts = append(mounts, mount{id: MountID(it.shares[0].ID), name: name, item: it})
+		mounts = append(mounts, mount{id: shareid.Mount(it.shares[0].ID), name: name, item: it})
 	}
 	return mounts, nil
 }
@@ -202,7 +203,7 @@ func (h *Handler) sharedWithMe(w http.ResponseWriter, r *http.Request, u storage
 	for _, m := range mounts {
 		d := driveItem{
 			ID:              m.id,
-			ParentReference: &itemReference{DriveID: SharesDriveID, DriveType: "virtual", ID: SharesDriveID + "!" + sharesSpaceID},
+			ParentReference: &itemReference{DriveID: shareid.DriveID, DriveType: "virtual", ID: shareid.DriveID + "!" + shareid.Jail},
 			RemoteItem:      h.remoteItem(m.item, base, names),
 			Hidden:          &visible,
 			Synchronize:     &accepted,
@@ -245,15 +246,15 @@ func (h *Handler) sharedByMe(w http.ResponseWriter, r *http.Request, u storage.U
 // share jail.
 func (h *Handler) sharesDrive(base string) drive {
 	return drive{
-		ID:         SharesDriveID,
+		ID:         shareid.DriveID,
 		DriveType:  "virtual",
 		DriveAlias: "virtual/shares",
 		Name:       "Shares",
-		WebURL:     privateLink(base, SharesDriveID),
+		WebURL:     privateLink(base, shareid.DriveID),
 		Quota:      quotaOf(storage.NoQuota, storage.Usage{}),
 		Root: driveRoot{
-			ID:          SharesDriveID,
-			WebDavURL:   base + "/dav/spaces/" + SharesDriveID,
+			ID:          shareid.DriveID,
+			WebDavURL:   base + "/dav/spaces/" + shareid.DriveID,
 			Permissions: []permission{},
 		},
 	}

@@ -2,22 +2,6 @@ package graph
 
 import "strings"
 
-// SharesDriveID is the id of every user's Shares drive, the virtual drive
-// whose root lists what was shared with them: oCIS' constant, which
-// ownCloud Web and the apps recognise.
-const SharesDriveID = sharesSpaceID + "$" + sharesSpaceID
-
-// sharesSpaceID is the storage and space part of SharesDriveID.
-const sharesSpaceID = "a0ca6a90-a365-4782-871e-d44447bbc668"
-
-// MountID is the id of the mount point of share shareID in the Shares
-// drive: the drive id, "!", the share id, as oCIS forms the ids of the
-// items of its share jail. It names both the mount point drive in
-// /me/drives and the item in sharedWithMe.
-func MountID(shareID string) string {
-	return SharesDriveID + "!" + shareID
-}
-
 // itemRef is a Graph item id taken apart: <storage>$<space>!<node>.
 type itemRef struct {
 	spaceID, nodeID string
