@@ -220,8 +220,10 @@ func rolesFor(n storage.Node) []roleSummary {
 }
 
 // listRootPermissions answers the members of a space as the permissions
-// of its root, for anyone who may share in it; links and invitations of
-// a root do not exist (errRootShare).
+// of its root, to every member (ownCloud Web lists a space's members
+// this way when the space itself is selected); they are read only, as
+// the configuration gives them, and links and invitations of a root do
+// not exist (errRootShare).
 func (h *Handler) listRootPermissions(w http.ResponseWriter, r *http.Request, u storage.User, ip itemPath) error {
 	spaceID, ok := parseDriveID(h.store.StorageID(), ip.driveID)
 	if !ok {
@@ -231,12 +233,8 @@ func (h *Handler) listRootPermissions(w http.ResponseWriter, r *http.Request, u 
 	if err != nil {
 		return err
 	}
-	role := space.RoleOf(u)
-	if role == storage.RoleNone {
+	if space.RoleOf(u) == storage.RoleNone {
 		return errNotFound
-	}
-	if !storage.MayShare(role) {
-		return errMayNotShare
 	}
 	h.writeJSON(w, r, http.StatusOK, struct {
 		ActionsAllowed []string      `json:"@libre.graph.permissions.actions.allowedValues"`

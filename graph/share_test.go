@@ -389,3 +389,61 @@ func TestParseItemPath(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedByMeParent: ownCloud Web finds a shared item's folder from
+// parentReference.path ("." at the root, "./a/b" below it).
+func TestSharedByMeParent(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	a, err := e.store.Mkdir(ctx, "physics", "physics", "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.store.Mkdir(ctx, "physics", a.ID, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := e.store.Mkdir(ctx, "physics", b.ID, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drive := testStorageID + "$physics"
+	for _, n := range []storage.Node{c, a} {
+		wantStatus(t, e.doJSON("marie", http.MethodPost, itemURL(drive, drive+"!"+n.ID, "createLink"), map[string]any{"type": "view"}, nil), http.StatusOK)
+	}
+	var by struct {
+		Value []struct {
+			Name            string
+			ParentReference itemReference
+			Permissions     []linkPermission
+		}
+	}
+	e.doJSON("marie", http.MethodGet, "/graph/v1beta1/me/drive/sharedByMe", nil, &by)
+	if len(by.Value) != 2 {
+		t.Fatalf("sharedByMe %+v", by)
+	}
+	if p := by.Value[0].ParentReference; by.Value[0].Name != "c" || p.Path != "./a/b" || p.ID != drive+"!"+b.ID || p.DriveID != drive || p.DriveType != "project" {
+		t.Errorf("c: %+v", by.Value[0])
+	}
+	if p := by.Value[1].ParentReference; by.Value[1].Name != "a" || p.Path != "." || p.ID != drive+"!physics" {
+		t.Errorf("a: %+v", by.Value[1])
+	}
+	if inv := by.Value[0].Permissions[0].Invitation; inv == nil || inv.InvitedBy.User.ID != "marie" {
+		t.Errorf("a link's creator: %+v", by.Value[0].Permissions[0])
+	}
+}
+
+// TestRootPermissions: every member reads a space's members as its root's
+// permissions; nobody shares a root.
+func TestRootPermissions(t *testing.T) {
+	e := newEnv(t)
+	target := "/graph/v1beta1/drives/" + testStorageID + "$physics/root/permissions"
+	var list struct{ Value []permission }
+	wantStatus(t, e.doJSON("richard:chemists", http.MethodGet, target, nil, &list), http.StatusOK)
+	if len(list.Value) != 3 {
+		t.Fatalf("members %+v", list)
+	}
+	wantStatus(t, e.doJSON("richard", http.MethodGet, target, nil, nil), http.StatusNotFound)
+	wantStatus(t, e.doJSON("einstein", http.MethodGet, "/graph/v1beta1/drives/"+testStorageID+"$archive/root/permissions", nil, nil), http.StatusNotFound)
+	wantStatus(t, e.doJSON("einstein", http.MethodPost, "/graph/v1beta1/drives/"+testStorageID+"$physics/root/invite", `{}`, nil), http.StatusBadRequest)
+}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/davspaces/davspaces/internal/origin"
@@ -42,6 +44,10 @@ type itemReference struct {
 	DriveID   string `json:"driveId"`
 	DriveType string `json:"driveType"`
 	ID        string `json:"id,omitempty"`
+	// Path is the parent's path in its space, "." for the root and
+	// "./a/b" below it, as oCIS gives it; only to those who see the
+	// space (sharedByMe).
+	Path string `json:"path,omitempty"`
 }
 
 type identitySetUser struct {
@@ -234,12 +240,43 @@ func (h *Handler) sharedByMe(w http.ResponseWriter, r *http.Request, u storage.U
 	base, names := origin.Of(r), h.names(ctx)
 	value := make([]driveItem, 0, len(items))
 	for _, it := range items {
-		value = append(value, *h.remoteItem(it, base, names))
+		d := h.remoteItem(it, base, names)
+		parent, err := h.parentPath(ctx, it.node)
+		if err != nil {
+			return err
+		}
+		d.ParentReference.ID = formatItemID(h.store.StorageID(), it.space.ID, it.node.ParentID)
+		d.ParentReference.Path = parent
+		value = append(value, *d)
 	}
 	h.writeJSON(w, r, http.StatusOK, struct {
 		Value []driveItem `json:"value"`
 	}{value})
 	return nil
+}
+
+// parentPath is the path of n's parent in its space: "." for the root,
+// "./a/b" below it.
+func (h *Handler) parentPath(ctx context.Context, n storage.Node) (string, error) {
+	var names []string
+	for range maxAncestors {
+		if n.ParentID == "" {
+			break
+		}
+		parent, err := h.store.Node(ctx, n.SpaceID, n.ParentID)
+		if err != nil {
+			return "", fmt.Errorf("parent of %s: %w", n.ID, err)
+		}
+		if parent.ParentID != "" {
+			names = append(names, parent.Name)
+		}
+		n = parent
+	}
+	if len(names) == 0 {
+		return ".", nil
+	}
+	slices.Reverse(names)
+	return "./" + strings.Join(names, "/"), nil
 }
 
 // sharesDrive is the user's Shares drive, oCIS' virtual drive of the
