@@ -194,9 +194,9 @@ func (h *Handler) listPermissions(w http.ResponseWriter, r *http.Request, u stor
 		return fmt.Errorf("shares of %s: %w", it.node.ID, err)
 	}
 	body := permissionsBody{ActionsAllowed: sharerActions, RolesAllowed: rolesFor(it.node), Value: []sharePermission{}}
-	base, names := origin.Of(r), h.names(ctx)
+	base, names, judge := origin.Of(r), h.names(ctx), h.newJudge()
 	for _, s := range shares {
-		live, err := h.live(ctx, s)
+		live, err := judge.live(ctx, s)
 		if err != nil {
 			return err
 		}
@@ -257,7 +257,7 @@ func (h *Handler) itemShare(ctx context.Context, it sharedItem, id string) (stor
 	if s.SpaceID != it.space.ID || s.NodeID != it.node.ID {
 		return storage.Share{}, errNotFound
 	}
-	live, err := h.live(ctx, s)
+	live, err := h.newJudge().live(ctx, s)
 	if err != nil {
 		return storage.Share{}, err
 	}

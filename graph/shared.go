@@ -83,6 +83,7 @@ type sharedItemOf struct {
 func (h *Handler) liveItems(ctx context.Context, shares []storage.Share, keep func(storage.Share) bool) ([]*sharedItemOf, error) {
 	var items []*sharedItemOf
 	byItem := map[[2]string]*sharedItemOf{}
+	judge := h.newJudge()
 	for _, s := range shares {
 		if !keep(s) {
 			continue
@@ -92,7 +93,7 @@ func (h *Handler) liveItems(ctx context.Context, shares []storage.Share, keep fu
 			it.shares = append(it.shares, s)
 			continue
 		}
-		live, err := h.live(ctx, s)
+		live, err := judge.live(ctx, s)
 		if err != nil {
 			return nil, err
 		}
@@ -115,7 +116,7 @@ func (h *Handler) liveItems(ctx context.Context, shares []storage.Share, keep fu
 			live := i == 0
 			if !live {
 				var err error
-				if live, err = h.live(ctx, s); err != nil {
+				if live, err = judge.live(ctx, s); err != nil {
 					return nil, err
 				}
 			}
@@ -154,14 +155,16 @@ type mount struct {
 	item     *sharedItemOf
 }
 
-// received lists the items shared with u (not by u), each once, named as
-// the item; a name taken by an earlier mount gets " (2)", " (3)"….
+// received lists the items shared with u, each once, named as the item;
+// a name taken by an earlier mount gets " (2)", " (3)"…. It is the list
+// davhandler's Shares drive shows (its receivedShares and nameMounts),
+// in the same order and with the same names and mount ids.
 func (h *Handler) received(ctx context.Context, u storage.User) ([]mount, error) {
 	shares, err := h.shares.SharesWith(ctx, u)
 	if err != nil {
 		return nil, fmt.Errorf("shares with %s: %w", u.ID, err)
 	}
-	items, err := h.liveItems(ctx, shares, func(s storage.Share) bool { return s.Creator != u.ID })
+	items, err := h.liveItems(ctx, shares, func(storage.Share) bool { return true })
 	if err != nil {
 		return nil, err
 	}
