@@ -182,10 +182,17 @@ var sharerActions = []string{actionPermissionsCreate, actionPermissionsRead,
 	actionPermissionsUpdate, actionPermissionsDelete}
 
 // listPermissions answers the live shares and links of the item, with the
-// actions and roles the caller may use on it.
+// actions and roles the caller may use on it. Someone who sees the item
+// but may not share it (a viewer, a recipient) gets an empty list with no
+// actions and no roles: ownCloud Web lists an item's permissions whenever
+// its sidebar opens, and a link's address would give more than viewing.
 func (h *Handler) listPermissions(w http.ResponseWriter, r *http.Request, u storage.User, ip itemPath) error {
 	ctx := r.Context()
 	it, err := h.shareableItem(ctx, u, ip.driveID, ip.itemID)
+	if errors.Is(err, errMayNotShare) {
+		h.writeJSON(w, r, http.StatusOK, permissionsBody{ActionsAllowed: []string{}, RolesAllowed: []roleSummary{}, Value: []sharePermission{}})
+		return nil
+	}
 	if err != nil {
 		return err
 	}

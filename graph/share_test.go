@@ -221,8 +221,21 @@ func TestInvitationLifecycle(t *testing.T) {
 		t.Fatalf("sharedByMe %+v", by)
 	}
 
-	// The recipient sees the item but may not share it; others do not see it.
-	wantStatus(t, e.doJSON("marie", http.MethodGet, itemURL(drive, item, "permissions"), nil, nil), http.StatusForbidden)
+	// The recipient sees the item but may not share it: an empty list, as
+	// for a viewer, also through the drive id ownCloud Web takes from the
+	// mount point (its root.remoteItem.rootId); others do not see it.
+	rootID := mounts.Value[0].Root.RemoteItem.RootID
+	if rootID != drive+"!"+e.personalID("einstein") {
+		t.Fatalf("rootId %q", rootID)
+	}
+	for _, d := range []string{drive, rootID} {
+		var list permissionsList
+		wantStatus(t, e.doJSON("marie", http.MethodGet, itemURL(d, item, "permissions"), nil, &list), http.StatusOK)
+		if len(list.Value) != 0 || len(list.Actions) != 0 || len(list.Roles) != 0 {
+			t.Fatalf("the recipient's list %+v", list)
+		}
+	}
+	wantStatus(t, e.doJSON("marie", http.MethodPost, itemURL(drive, item, "createLink"), map[string]any{"type": "view"}, nil), http.StatusForbidden)
 	wantStatus(t, e.doJSON("richard", http.MethodGet, itemURL(drive, item, "permissions"), nil, nil), http.StatusNotFound)
 
 	rec = e.doJSON("einstein", http.MethodPatch, itemURL(drive, item, "permissions/"+p.ID), map[string]any{"roles": []string{RoleViewerID}}, &p)
@@ -237,6 +250,20 @@ func TestInvitationLifecycle(t *testing.T) {
 		t.Fatalf("after revoking: %+v", with)
 	}
 	wantStatus(t, e.doJSON("marie", http.MethodGet, itemURL(drive, item, "permissions"), nil, nil), http.StatusNotFound)
+}
+
+// TestViewerListsNothing: a viewer opening Web's sidebar gets an empty
+// list, never a link's address (an edit link would give them more).
+func TestViewerListsNothing(t *testing.T) {
+	e := newEnv(t)
+	drive, folder := e.folder("physics", "papers")
+	wantStatus(t, e.doJSON("marie", http.MethodPost, itemURL(drive, folder, "createLink"), map[string]any{"type": "edit"}, nil), http.StatusOK)
+	var list permissionsList
+	rec := e.doJSON("richard:chemists", http.MethodGet, itemURL(drive, folder, "permissions"), nil, &list)
+	wantStatus(t, rec, http.StatusOK)
+	if len(list.Value) != 0 || len(list.Actions) != 0 || contains(rec.Body.String(), "/s/") {
+		t.Fatalf("a viewer's list %s", rec.Body)
+	}
 }
 
 func TestGroupInvitation(t *testing.T) {
@@ -281,7 +308,8 @@ func TestShareRefusals(t *testing.T) {
 		status                     int
 	}{
 		{"viewer creates a link", "richard:chemists", http.MethodPost, itemURL(drive, folder, "createLink"), map[string]any{"type": "view"}, http.StatusForbidden},
-		{"viewer lists", "richard:chemists", http.MethodGet, itemURL(drive, folder, "permissions"), nil, http.StatusForbidden},
+		{"viewer reads a link", "richard:chemists", http.MethodGet, itemURL(drive, folder, "permissions/x"), nil, http.StatusForbidden},
+		{"viewer deletes", "richard:chemists", http.MethodDelete, itemURL(drive, folder, "permissions/x"), nil, http.StatusForbidden},
 		{"stranger creates a link", "richard", http.MethodPost, itemURL(drive, folder, "createLink"), map[string]any{"type": "view"}, http.StatusNotFound},
 		{"stranger's other space", "einstein", http.MethodPost, itemURL(labDrive, labFolder, "createLink"), map[string]any{"type": "view"}, http.StatusNotFound},
 		{"unconfigured space", "einstein", http.MethodPost, itemURL(testStorageID+"$archive", archived, "createLink"), map[string]any{"type": "view"}, http.StatusNotFound},

@@ -30,6 +30,11 @@ type driveItem struct {
 	RemoteItem           *driveItem        `json:"remoteItem,omitempty"`
 	Permissions          []sharePermission `json:"permissions,omitempty"`
 	WebDavURL            string            `json:"webDavUrl,omitempty"`
+	// RootID and DriveAlias are, on a mount point's remoteItem, the root
+	// of the item's space and its alias: ownCloud Web names the drive of
+	// a received share's permissions by RootID.
+	RootID     string `json:"rootId,omitempty"`
+	DriveAlias string `json:"driveAlias,omitempty"`
 	// Hidden and Synchronize are oCIS' marks on a received share: shown,
 	// and accepted (davspaces accepts every share at once).
 	Hidden      *bool `json:"@UI.Hidden,omitempty"`
@@ -321,6 +326,8 @@ func (h *Handler) mountDrives(ctx context.Context, base string, u storage.User) 
 		}
 		remote := h.remoteItem(m.item, base, names)
 		remote.WebDavURL = base + "/dav/spaces/" + m.id
+		remote.RootID = formatItemID(h.store.StorageID(), m.item.space.ID, m.item.space.ID)
+		remote.DriveAlias = driveAlias(m.item.space)
 		d := drive{
 			ID:         m.id,
 			DriveType:  "mountpoint",
