@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/davspaces/davspaces/internal/origin"
+	"github.com/davspaces/davspaces/shareid"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -27,6 +30,11 @@ type driveItem struct {
 	RemoteItem           *driveItem        `json:"remoteItem,omitempty"`
 	Permissions          []sharePermission `json:"permissions,omitempty"`
 	WebDavURL            string            `json:"webDavUrl,omitempty"`
+	// RootID and DriveAlias are, on a mount point's remoteItem, the root
+	// of the item's space and its alias: ownCloud Web names the drive of
+	// a received share's permissions by RootID.
+	RootID     string `json:"rootId,omitempty"`
+	DriveAlias string `json:"driveAlias,omitempty"`
 	// Hidden and Synchronize are oCIS' marks on a received share: shown,
 	// and accepted (davspaces accepts every share at once).
 	Hidden      *bool `json:"@UI.Hidden,omitempty"`
@@ -41,6 +49,10 @@ type itemReference struct {
 	DriveID   string `json:"driveId"`
 	DriveType string `json:"driveType"`
 	ID        string `json:"id,omitempty"`
+	// Path is the parent's path in its space, "." for the root and
+	// "./a/b" below it, as oCIS gives it; only to those who see the
+	// space (sharedByMe).
+	Path string `json:"path,omitempty"`
 }
 
 type identitySetUser struct {
@@ -76,6 +88,7 @@ type sharedItemOf struct {
 func (h *Handler) liveItems(ctx context.Context, shares []storage.Share, keep func(storage.Share) bool) ([]*sharedItemOf, error) {
 	var items []*sharedItemOf
 	byItem := map[[2]string]*sharedItemOf{}
+	judge := h.newJudge()
 	for _, s := range shares {
 		if !keep(s) {
 			continue
@@ -85,7 +98,7 @@ func (h *Handler) liveItems(ctx context.Context, shares []storage.Share, keep fu
 			it.shares = append(it.shares, s)
 			continue
 		}
-		live, err := h.live(ctx, s)
+		live, err := judge.live(ctx, s)
 		if err != nil {
 			return nil, err
 		}
@@ -108,7 +121,7 @@ func (h *Handler) liveItems(ctx context.Context, shares []storage.Share, keep fu
 			live := i == 0
 			if !live {
 				var err error
-				if live, err = h.live(ctx, s); err != nil {
+				if live, err = judge.live(ctx, s); err != nil {
 					return nil, err
 				}
 			}
@@ -147,14 +160,16 @@ type mount struct {
 	item     *sharedItemOf
 }
 
-// received lists the items shared with u (not by u), each once, named as
-// the item; a name taken by an earlier mount gets " (2)", " (3)"….
+// received lists the items shared with u, each once, named as the item;
+// a name taken by an earlier mount gets " (2)", " (3)"…. It is the list
+// davhandler's Shares drive shows (its receivedShares and nameMounts),
+// in the same order and with the same names and mount ids.
 func (h *Handler) received(ctx context.Context, u storage.User) ([]mount, error) {
 	shares, err := h.shares.SharesWith(ctx, u)
 	if err != nil {
 		return nil, fmt.Errorf("shares with %s: %w", u.ID, err)
 	}
-	items, err := h.liveItems(ctx, shares, func(s storage.Share) bool { return s.Creator != u.ID })
+	items, err := h.liveItems(ctx, shares, func(storage.Share) bool { return true })
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +181,7 @@ func (h *Handler) received(ctx context.Context, u storage.User) ([]mount, error)
 			name = it.node.Name + " (" + strconv.Itoa(i) + ")"
 		}
 		taken[name] = true
-		mounts = append(mounts, mount{id: MountID(it.shares[0].ID), name: name, item: it})
+		mounts = append(mounts, mount{id: shareid.Mount(it.shares[0].ID), name: name, item: it})
 	}
 	return mounts, nil
 }
@@ -202,7 +217,7 @@ func (h *Handler) sharedWithMe(w http.ResponseWriter, r *http.Request, u storage
 	for _, m := range mounts {
 		d := driveItem{
 			ID:              m.id,
-			ParentReference: &itemReference{DriveID: SharesDriveID, DriveType: "virtual", ID: SharesDriveID + "!" + sharesSpaceID},
+			ParentReference: &itemReference{DriveID: shareid.DriveID, DriveType: "virtual", ID: shareid.DriveID + "!" + shareid.Jail},
 			RemoteItem:      h.remoteItem(m.item, base, names),
 			Hidden:          &visible,
 			Synchronize:     &accepted,
@@ -233,7 +248,14 @@ func (h *Handler) sharedByMe(w http.ResponseWriter, r *http.Request, u storage.U
 	base, names := origin.Of(r), h.names(ctx)
 	value := make([]driveItem, 0, len(items))
 	for _, it := range items {
-		value = append(value, *h.remoteItem(it, base, names))
+		d := h.remoteItem(it, base, names)
+		parent, err := h.parentPath(ctx, it.node)
+		if err != nil {
+			return err
+		}
+		d.ParentReference.ID = formatItemID(h.store.StorageID(), it.space.ID, it.node.ParentID)
+		d.ParentReference.Path = parent
+		value = append(value, *d)
 	}
 	h.writeJSON(w, r, http.StatusOK, struct {
 		Value []driveItem `json:"value"`
@@ -241,19 +263,43 @@ func (h *Handler) sharedByMe(w http.ResponseWriter, r *http.Request, u storage.U
 	return nil
 }
 
+// parentPath is the path of n's parent in its space: "." for the root,
+// "./a/b" below it.
+func (h *Handler) parentPath(ctx context.Context, n storage.Node) (string, error) {
+	var names []string
+	for range maxAncestors {
+		if n.ParentID == "" {
+			break
+		}
+		parent, err := h.store.Node(ctx, n.SpaceID, n.ParentID)
+		if err != nil {
+			return "", fmt.Errorf("parent of %s: %w", n.ID, err)
+		}
+		if parent.ParentID != "" {
+			names = append(names, parent.Name)
+		}
+		n = parent
+	}
+	if len(names) == 0 {
+		return ".", nil
+	}
+	slices.Reverse(names)
+	return "./" + strings.Join(names, "/"), nil
+}
+
 // sharesDrive is the user's Shares drive, oCIS' virtual drive of the
 // share jail.
 func (h *Handler) sharesDrive(base string) drive {
 	return drive{
-		ID:         SharesDriveID,
+		ID:         shareid.DriveID,
 		DriveType:  "virtual",
 		DriveAlias: "virtual/shares",
 		Name:       "Shares",
-		WebURL:     privateLink(base, SharesDriveID),
+		WebURL:     privateLink(base, shareid.DriveID),
 		Quota:      quotaOf(storage.NoQuota, storage.Usage{}),
 		Root: driveRoot{
-			ID:          SharesDriveID,
-			WebDavURL:   base + "/dav/spaces/" + SharesDriveID,
+			ID:          shareid.DriveID,
+			WebDavURL:   base + "/dav/spaces/" + shareid.DriveID,
 			Permissions: []permission{},
 		},
 	}
@@ -280,6 +326,8 @@ func (h *Handler) mountDrives(ctx context.Context, base string, u storage.User) 
 		}
 		remote := h.remoteItem(m.item, base, names)
 		remote.WebDavURL = base + "/dav/spaces/" + m.id
+		remote.RootID = formatItemID(h.store.StorageID(), m.item.space.ID, m.item.space.ID)
+		remote.DriveAlias = driveAlias(m.item.space)
 		d := drive{
 			ID:         m.id,
 			DriveType:  "mountpoint",
