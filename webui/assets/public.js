@@ -230,7 +230,7 @@ export class PublicView {
       h("div", { class: "tools" },
         rights.create && this.uploads.buttons(),
         this.zipLink(url, title, "button secondary", h("span", {}, "Download as zip"))),
-      h("table", { class: "listing" },
+      h("table", { class: "listing public-listing" },
         h("thead", {}, h("tr", {},
           h("th", { class: "col-name" }, "Name"),
           h("th", { class: "col-size" }, "Size"),
