@@ -87,7 +87,7 @@ func (h *Handler) newPropContext(r *http.Request, req *request, t *target, pf pr
 		store:     h.store,
 		storageID: h.store.StorageID(),
 		space:     t.space,
-		role:      t.role,
+		access:    t.access,
 		user:      req.user,
 		linkBase:  origin.Of(r),
 		locking:   h.locks != nil,

@@ -61,7 +61,7 @@ func checkPatches(t *target, user storage.User, in []storage.PropPatch) ([]stora
 			p.Value = "1"
 		case isProtected(name):
 			refused[i] = http.StatusForbidden
-		case !t.canWrite():
+		case !t.access.mayChange():
 			return nil, nil, errReadOnly
 		}
 		out = append(out, p)

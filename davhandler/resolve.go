@@ -19,7 +19,8 @@ type request struct {
 // existing folder, or a name whose parent is missing.
 type target struct {
 	space storage.Space
-	role  storage.Role
+	// access is what the caller may do with the target.
+	access access
 	// parent is the folder holding the target; valid when hasParent.
 	parent    storage.Node
 	hasParent bool
@@ -47,9 +48,6 @@ func hrefFor(p string, folder bool) string {
 	return h
 }
 
-// canWrite reports whether the caller may change the target's space.
-func (t *target) canWrite() bool { return t.role >= storage.RoleEditor }
-
 // errReadOnly is the answer to a viewer's change request.
 var errReadOnly = errorf(http.StatusForbidden, "You have no permission to change this space")
 
@@ -73,7 +71,7 @@ func (h *Handler) resolve(ctx context.Context, user storage.User, dp davPath) (*
 	if err != nil {
 		return nil, err
 	}
-	t := &target{space: space, role: space.RoleOf(user), hrefPath: dp.base}
+	t := &target{space: space, access: memberAccess(space.RoleOf(user)), hrefPath: dp.base}
 	t.node, t.exists, t.isBase = nodes[0], true, len(dp.segments) == 0
 	for i, seg := range dp.segments {
 		t.hrefPath += "/" + seg

@@ -353,7 +353,7 @@ func (h *Handler) sessionTarget(ctx context.Context, user storage.User, s storag
 	if !h.visible(ctx, space, user) {
 		return nil, errNotFound
 	}
-	t := &target{space: space, role: space.RoleOf(user), name: s.Target.Name}
+	t := &target{space: space, access: memberAccess(space.RoleOf(user)), name: s.Target.Name}
 	if id := s.Target.NodeID; id != "" {
 		if t.node, err = h.store.Node(ctx, space.ID, id); err != nil {
 			return nil, err
