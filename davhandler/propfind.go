@@ -37,6 +37,9 @@ func (h *Handler) handlePropfind(w http.ResponseWriter, r *http.Request, req *re
 	if err != nil {
 		return err
 	}
+	if t.isSharesRoot() {
+		return h.propfindSharesRoot(w, r, req, t, pf, depth)
+	}
 	if h.uploads != nil && t.node.IsFolder() {
 		// ownCloud clients learn here that they may upload into it with TUS.
 		setTusDiscovery(w.Header())
@@ -88,6 +91,7 @@ func (h *Handler) newPropContext(r *http.Request, req *request, t *target, pf pr
 		storageID: h.store.StorageID(),
 		space:     t.space,
 		access:    t.access,
+		share:     t.share,
 		user:      req.user,
 		linkBase:  origin.Of(r),
 		locking:   h.locks != nil,

@@ -1,6 +1,7 @@
 package davhandler
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -350,10 +351,14 @@ func (h *Handler) sessionTarget(ctx context.Context, user storage.User, s storag
 	if err != nil {
 		return nil, err
 	}
-	if !h.visible(ctx, space, user) {
-		return nil, errNotFound
+	// The access where the upload lands: a recipient's share may have
+	// gone since the upload began.
+	at := cmp.Or(s.Target.NodeID, s.Target.ParentID)
+	a, reach, err := h.accessTo(ctx, user, space, at)
+	if err != nil {
+		return nil, err
 	}
-	t := &target{space: space, access: memberAccess(space.RoleOf(user)), name: s.Target.Name}
+	t := &target{space: space, access: reach.atNode(a, s.Target.NodeID, true), share: reach, name: s.Target.Name}
 	if id := s.Target.NodeID; id != "" {
 		if t.node, err = h.store.Node(ctx, space.ID, id); err != nil {
 			return nil, err
