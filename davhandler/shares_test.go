@@ -268,3 +268,21 @@ func TestShareTypes(t *testing.T) {
 		t.Error("a recipient sees the item's shares")
 	}
 }
+
+// TestSharesTusUpload: a recipient uploads with TUS into a shared folder,
+// as ownCloud Web does; a share revoked meanwhile stops the upload.
+func TestSharesTusUpload(t *testing.T) {
+	e := newEnv(t, withUploads)
+	s, _ := einsteinShares(t, e, storage.ShareEditor)
+	loc := e.tusStart("marie", sharesDrive+"/Project", "tus.txt", 6)
+	wantStatus(t, e.tusPatch("marie", loc, 0, "polon"), http.StatusNoContent)
+	wantStatus(t, e.tusPatch("marie", loc, 5, "y"), http.StatusNoContent)
+	wantContent(t, e, e.personalSpacePath("einstein")+"/Project/tus.txt", "polony")
+
+	loc = e.tusStart("marie", "/dav/spaces/"+shareid.Mount(s.ID), "later.txt", 4)
+	if err := e.store.DeleteShare(context.Background(), s.ID); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, e.tusPatch("marie", loc, 0, "gone"), http.StatusNotFound)
+	wantNoFile(t, e, e.personalSpacePath("einstein")+"/Project/later.txt")
+}
