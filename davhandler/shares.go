@@ -199,8 +199,11 @@ func (j *shareJudge) live(ctx context.Context, h *Handler, s storage.Share) (sto
 // shared item, or beside it, stays as absent as any other.
 func (h *Handler) sharedAccess(ctx context.Context, user storage.User, space storage.Space, nodeID string) (access, shareReach, error) {
 	rs, err := h.receivedShares(ctx, user, func(s storage.Share) bool { return s.SpaceID == space.ID })
-	if err != nil || len(rs) == 0 {
-		return access{}, shareReach{}, cmpErr(err, errNotFound)
+	if err != nil {
+		return access{}, shareReach{}, err
+	}
+	if len(rs) == 0 {
+		return access{}, shareReach{}, errNotFound
 	}
 	byItem := make(map[string]*received, len(rs))
 	for i := range rs {
@@ -226,14 +229,6 @@ func (h *Handler) sharedAccess(ctx context.Context, user storage.User, space sto
 	}
 	noteSpace(ctx, space.ID)
 	return best.access, shareReach{root: best.item.ID}, nil
-}
-
-// cmpErr is err, or else fallback.
-func cmpErr(err, fallback error) error {
-	if err != nil {
-		return err
-	}
-	return fallback
 }
 
 // resolveSharesDrive resolves a path in the Shares drive: its root, a
