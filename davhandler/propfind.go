@@ -40,6 +40,13 @@ func (h *Handler) handlePropfind(w http.ResponseWriter, r *http.Request, req *re
 	if t.isSharesRoot() {
 		return h.propfindSharesRoot(w, r, req, t, pf, depth)
 	}
+	if !t.access.mayRead() && !t.isBase {
+		return errNotFound
+	}
+	if !t.access.mayList() {
+		// A file drop answers its root alone.
+		depth = 0
+	}
 	if h.uploads != nil && t.node.IsFolder() {
 		// ownCloud clients learn here that they may upload into it with TUS.
 		setTusDiscovery(w.Header())

@@ -68,8 +68,12 @@ func spaceRef(storageID, spaceID string) string {
 	return storageID + "$" + spaceID
 }
 
-// resolve finds the space and node a DAV path names, as seen by user.
+// resolve finds the space and node a DAV path names, as seen by user, or,
+// for a request through a public link, as the link sees it.
 func (h *Handler) resolve(ctx context.Context, user storage.User, dp davPath) (*target, error) {
+	if dp.kind == basePublic {
+		return h.resolvePublic(ctx, dp)
+	}
 	b, err := h.resolveBase(ctx, user, dp)
 	if err != nil {
 		return nil, err
@@ -81,9 +85,19 @@ func (h *Handler) resolve(ctx context.Context, user storage.User, dp davPath) (*
 	if err != nil {
 		return nil, err
 	}
-	t := &target{space: b.space, access: b.access, share: b.share, hrefPath: b.hrefPath}
-	t.node, t.exists, t.isBase = nodes[0], true, len(b.segments) == 0
-	for i, seg := range b.segments {
+	dp.base, dp.segments = b.hrefPath, b.segments
+	t := newTarget(b.space, b.access, dp, nodes)
+	t.share = b.share
+	t.access = t.share.atNode(t.access, t.node.ID, t.exists)
+	return t, nil
+}
+
+// newTarget is the target of dp in space, with access acc, from the nodes
+// its segments lead to (pathWalker.Walk's answer).
+func newTarget(space storage.Space, acc access, dp davPath, nodes []storage.Node) *target {
+	t := &target{space: space, access: acc, hrefPath: dp.base}
+	t.node, t.exists, t.isBase = nodes[0], true, len(dp.segments) == 0
+	for i, seg := range dp.segments {
 		t.hrefPath += "/" + seg
 		t.name = seg
 		if !t.exists || !t.node.IsFolder() {
@@ -98,8 +112,7 @@ func (h *Handler) resolve(ctx context.Context, user storage.User, dp davPath) (*
 			t.exists = false
 		}
 	}
-	t.access = t.share.atNode(t.access, t.node.ID, t.exists)
-	return t, nil
+	return t
 }
 
 // pathWalker is a store that resolves the segments of a path in one
@@ -169,8 +182,14 @@ type base struct {
 // resolveBase finds the space and the node the base of a DAV path names.
 func (h *Handler) resolveBase(ctx context.Context, user storage.User, dp davPath) (base, error) {
 	b := base{hrefPath: dp.base, segments: dp.segments}
+	if linkOf(ctx) != nil {
+		// A request through a link reaches its link's paths only.
+		return b, errNotFound
+	}
 	var err error
 	switch dp.kind {
+	default:
+		return b, errNotFound
 	case baseHome:
 		b.space, err = h.store.PersonalSpace(ctx, user)
 	case baseFiles:
@@ -217,8 +236,8 @@ func (h *Handler) visible(ctx context.Context, space storage.Space, user storage
 	return true
 }
 
-// served reports whether this handler serves space: every personal
-// space, and the project spaces it is configured with.
+// served reports whether this handler serves space: every personal space,
+// and the project spaces of its configuration.
 func (h *Handler) served(space storage.Space) bool {
 	return space.Type != storage.SpaceProject || h.projectSpaces[space.ID]
 }
