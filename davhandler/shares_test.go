@@ -121,6 +121,13 @@ func TestSharesNeverReachAbove(t *testing.T) {
 		}
 	}
 	wantStatus(t, e.do("marie", "PROPFIND", "/dav/spaces/"+folderID+"/..", "", "Depth", "0"), http.StatusBadRequest)
+	// Somebody else's share answers as one that never existed.
+	s := e.share("einstein", besideID, storage.ShareWithUser, "richard", storage.ShareViewer)
+	theirs := e.do("marie", "GET", "/dav/spaces/"+shareid.Mount(s.ID), "")
+	none := e.do("marie", "GET", "/dav/spaces/"+shareid.Mount("no-such-share"), "")
+	if theirs.Code != http.StatusNotFound || theirs.Body.String() != none.Body.String() {
+		t.Errorf("another's mount point: %d %q, a missing one: %q", theirs.Code, theirs.Body, none.Body)
+	}
 	wantStatus(t, e.do("marie", "PUT", sharesDrive+"/new.txt", "x"), http.StatusForbidden)
 	wantStatus(t, e.do("marie", "MKCOL", sharesDrive+"/New", ""), http.StatusForbidden)
 	// Moving out of the share into marie's own space is no copy across.
