@@ -70,9 +70,10 @@ type received struct {
 	name string
 }
 
-// receivedShares returns the items shared with user by live shares that
-// pick keeps (nil keeps all), one per item, oldest share first. A share
-// of a space this handler does not serve, or whose item is gone, is
+// receivedShares returns the items shared with user by others' live
+// shares that pick keeps (nil keeps all), one per item, oldest share
+// first, as graph's sharedWithMe and mount point drives list them. A
+// share of a space this handler does not serve, or whose item is gone, is
 // skipped as a dead one.
 func (h *Handler) receivedShares(ctx context.Context, user storage.User, pick func(storage.Share) bool) ([]received, error) {
 	ss, ok := h.store.(sharingStore)
@@ -88,7 +89,9 @@ func (h *Handler) receivedShares(ctx context.Context, user storage.User, pick fu
 	at := make(map[itemKey]int) // index in out, -1 for a gone item
 	var out []received
 	for _, s := range shares {
-		if s.Kind == storage.ShareLink || (pick != nil && !pick(s)) {
+		if s.Kind == storage.ShareLink || s.Creator == user.ID || (pick != nil && !pick(s)) {
+			// A user's own share with a group of theirs gives them
+			// nothing: they reach the item as they shared it.
 			continue
 		}
 		space, live, err := judge.live(ctx, h, s)

@@ -247,7 +247,12 @@ func TestSharesGroupsAndNames(t *testing.T) {
 	}
 	wantStatus(t, e.do("lise", "PUT", sharesDrive+"/Project/from-lise.txt", "fission"), http.StatusCreated)
 	wantStatus(t, e.do("lise", "PUT", sharesDrive+"/Project (2)/from-lise.txt", "fission"), http.StatusForbidden)
-	// Without the group, only the share with lise herself is left.
+	// lise's own share with her group is no share with her.
+	liseHome := e.personalSpacePath("lise")
+	e.mkcol("lise", liseHome, "Mine")
+	e.share("lise", e.fileID("lise", liseHome+"/Mine"), storage.ShareWithGroup, "physicists", storage.ShareEditor)
+	wantStatus(t, e.do("lise", "PROPFIND", sharesDrive+"/Mine", "", "Depth", "0"), http.StatusNotFound)
+	// Without the group, nothing is shared with otto.
 	wantStatus(t, e.do("otto", "PROPFIND", sharesDrive+"/Project", "", "Depth", "0"), http.StatusNotFound)
 }
 
