@@ -226,6 +226,27 @@ func TestSharesRevoked(t *testing.T) {
 	})
 }
 
+// TestSharesOfUnservedSpace: a project space the configuration no longer
+// serves hides its shares as it hides the space.
+func TestSharesOfUnservedSpace(t *testing.T) {
+	e := newEnv(t)
+	physics := "/dav/spaces/" + testStorageID + "$" + e.physics.ID
+	e.mkcol("marie", physics, "Paper")
+	id := e.fileID("marie", physics+"/Paper")
+	e.share("marie", id, storage.ShareWithUser, "ada", storage.ShareViewer)
+	wantStatus(t, e.do("ada", "PROPFIND", sharesDrive+"/Paper", "", "Depth", "0"), http.StatusMultiStatus)
+	unserved, err := New(Config{Store: e.store, User: basicAuthUser})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.h = unserved
+	for _, p := range []string{sharesDrive + "/Paper", "/dav/spaces/" + id, "/dav/meta/" + id} {
+		if rec := e.do("ada", "PROPFIND", p, fmt.Sprintf(metaPathBody, ""), "Depth", "0"); rec.Code != http.StatusNotFound {
+			t.Errorf("PROPFIND %s: %d, want 404", p, rec.Code)
+		}
+	}
+}
+
 // TestSharesGroupsAndNames: a group share reaches the group's members;
 // several shares of one item give one mount point with the strongest
 // role; items of equal names get "name (2)".
