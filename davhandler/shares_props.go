@@ -117,9 +117,10 @@ func withMountLetter(letters string) string {
 
 // propShareTypes lists the kinds of live shares of a node
 // (<oc:share-type>N</oc:share-type>, N the storage.ShareKind), for
-// members of its space: a recipient learns nothing of others' shares.
+// members of its space: who came through a share or a link learns nothing
+// of the item's other shares.
 func propShareTypes(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
-	if pc.share.root != "" || v.node.ParentID == "" {
+	if pc.access.viaShare || v.node.ParentID == "" {
 		return dst, false
 	}
 	kinds := pc.shareKinds()[v.node.ID]

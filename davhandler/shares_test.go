@@ -319,3 +319,25 @@ func TestSharesTusUpload(t *testing.T) {
 	wantStatus(t, e.tusPatch("marie", loc, 0, "gone"), http.StatusNotFound)
 	wantNoFile(t, e, e.personalSpacePath("einstein")+"/Project/later.txt")
 }
+
+// TestShareTypesHiddenFromLinks: a visitor through a public link learns
+// nothing of the shares of what the link shows.
+func TestShareTypesHiddenFromLinks(t *testing.T) {
+	e := newLinkEnv(t)
+	l := e.link(storage.ShareViewer, "")
+	sub, err := e.store.Child(context.Background(), "physics", e.shared.ID, "sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.share("einstein", testStorageID+"$physics!"+sub.ID, storage.ShareWithUser, "ada", storage.ShareViewer)
+	rs := parseMultistatus(t, e.public("", "PROPFIND", linkPath(l, ""), permsProp(), "Depth", "1"))
+	for _, r := range rs {
+		if got, ok := r.Props[nsOC+" share-types"]; ok {
+			t.Errorf("%s shows share-types %q through a link", r.Href, got)
+		}
+	}
+	rs = parseMultistatus(t, e.do("einstein", "PROPFIND", "/dav/spaces/physics/shared/sub", permsProp(), "Depth", "0"))
+	if got := rs[0].Props[nsOC+" share-types"]; got != "<oc:share-type>0</oc:share-type>" {
+		t.Errorf("a member sees share-types %q", got)
+	}
+}
