@@ -33,8 +33,9 @@ type shareOptions struct {
 	// Unknown is a link page whose token never existed.
 	Unknown string `json:"unknown"`
 	// Invitee is invited to Shared and then made an editor (EditorRole).
-	Invitee    string `json:"invitee"`
-	EditorRole string `json:"editorRole"`
+	Invitee         string `json:"invitee"`
+	InviteePassword string `json:"inviteePassword"`
+	EditorRole      string `json:"editorRole"`
 }
 
 // TestWebUIShare drives the share dialog and the public link page with
@@ -43,7 +44,8 @@ type shareOptions struct {
 // context (no sign-in) opens the link's page, is refused a wrong password,
 // enters the right one, lists the folder and downloads a file, whose bytes
 // are compared here. In the same dialog einstein invites marie, found by a
-// part of her name, and makes her an editor, which Graph then lists. einstein creates a file-drop link to another folder;
+// part of her name, and makes her an editor, which Graph then lists;
+// signed in, marie opens the folder from her overview's "Shared with me". einstein creates a file-drop link to another folder;
 // a fresh context sees only the upload area, uploads a file, which is then
 // in einstein's folder. A token that never existed shows the not-found
 // words. Screenshots: the share dialog and the public folder at desktop
@@ -62,22 +64,23 @@ func TestWebUIShare(t *testing.T) {
 	droppedSum := writeRandomFile(t, dropped, 70_000)
 
 	opts := shareOptions{
-		Chromium:     chromium,
-		UserDataDir:  filepath.Join(t.TempDir(), "chromium"),
-		Artifacts:    webUIArtifacts(t),
-		Downloads:    t.TempDir(),
-		Base:         s.URL,
-		User:         "einstein",
-		Password:     users["einstein"],
-		Folder:       folder,
-		Shared:       "Papers",
-		LinkPassword: "photons-are-quanta",
-		File:         "relativity.txt",
-		Drop:         "Inbox",
-		Dropped:      dropped,
-		Unknown:      "/s/Zm9yZ2VkLXRva2VuLXRoYXQtbmV2ZXItZXhpc3RlZA",
-		Invitee:      "marie",
-		EditorRole:   graph.RoleEditorID,
+		Chromium:        chromium,
+		UserDataDir:     filepath.Join(t.TempDir(), "chromium"),
+		Artifacts:       webUIArtifacts(t),
+		Downloads:       t.TempDir(),
+		Base:            s.URL,
+		User:            "einstein",
+		Password:        users["einstein"],
+		Folder:          folder,
+		Shared:          "Papers",
+		LinkPassword:    "photons-are-quanta",
+		File:            "relativity.txt",
+		Drop:            "Inbox",
+		Dropped:         dropped,
+		Unknown:         "/s/Zm9yZ2VkLXRva2VuLXRoYXQtbmV2ZXItZXhpc3RlZA",
+		Invitee:         "marie",
+		InviteePassword: users["marie"],
+		EditorRole:      graph.RoleEditorID,
 	}
 	for _, ev := range runDrive(t, dir, "share.mjs", opts) {
 		t.Logf("%v", ev)

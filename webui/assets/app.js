@@ -52,7 +52,28 @@ function spaceTitle(drive) {
   if (!drive) {
     return "Space";
   }
-  return drive.driveType === "personal" ? "Personal" : drive.name;
+  switch (drive.driveType) {
+    case "personal":
+      return "Personal";
+    case "virtual":
+      return "Shared with me";
+  }
+  return drive.name;
+}
+
+// allDrives are the user's spaces and the Shares drive, when the server
+// has one.
+async function allDrives() {
+  const [spaces, shares] = await Promise.all([dav.drives(), dav.drives("virtual").catch(() => [])]);
+  return [...spaces, ...shares];
+}
+
+// sharesCard is the overview's card of what others shared with the user.
+function sharesCard(drive) {
+  const href = `${new URL(drive.root.webDavUrl, location.origin).pathname}/`;
+  return h("li", { class: "card" },
+    h("a", { href, class: "card-link" }, icon("share"), h("span", { class: "card-name" }, spaceTitle(drive))),
+    h("p", { class: "card-meta" }, "Files and folders others shared with you"));
 }
 
 function setCrumbs(items) {
@@ -93,8 +114,11 @@ async function showOverview() {
   document.title = "Your spaces · davspaces";
   setCrumbs([["Spaces", "/"]]);
   main.replaceChildren(h("h1", {}, "Your spaces"), h("p", { class: "loading" }, "Loading…"));
-  const drives = await dav.drives();
+  const drives = await allDrives();
   const cards = await Promise.all(drives.map(async (drive) => {
+    if (drive.driveType === "virtual") {
+      return sharesCard(drive);
+    }
     const href = `${new URL(drive.root.webDavUrl, location.origin).pathname}/`;
     const root = await dav.stat(href).catch(() => null);
     const role = root ? roleOf(drive, root.permissions) : "";
@@ -157,6 +181,12 @@ class FolderView {
     this.render();
   }
 
+  // shares tells whether the folder is in the Shares drive, which has no
+  // trash of its own (what is deleted there goes to its owner's).
+  get shares() {
+    return !!this.drive && this.drive.driveType === "virtual";
+  }
+
   can(letter) {
     return this.self.permissions.includes(letter);
   }
@@ -178,7 +208,7 @@ class FolderView {
       this.can("C") && h("button", { type: "button", class: "primary", onclick: () => this.newFolder() }, icon("newFolder"), h("span", {}, "New folder")),
       this.can("C") && uploads.buttons(),
       zipLink(this.url, this.title, "button secondary", h("span", {}, "Download as zip")),
-      h("a", { class: "button secondary", href: "#trash" }, icon("trash"), h("span", {}, "Trash")),
+      !this.shares && h("a", { class: "button secondary", href: "#trash" }, icon("trash"), h("span", {}, "Trash")),
       this.filterInput);
     this.count = h("p", { class: "count", "aria-live": "polite" });
     this.body = h("tbody", {});
@@ -486,7 +516,7 @@ async function showFolderOrTrash() {
     document.body.dataset.ready = "notfound";
     return;
   }
-  const drives = await dav.drives().catch(() => []);
+  const drives = await allDrives().catch(() => []);
   const drive = spaceOf(drives, loc.base);
   const view = location.hash === "#trash" ? new TrashView(loc, drive) : new FolderView(loc, drive, drives);
   main.replaceChildren(h("p", { class: "loading" }, "Loading…"));

@@ -329,9 +329,14 @@ export function remove(url, action) {
   return send("DELETE", url, { action });
 }
 
-/** drives returns the user's spaces as Graph lists them. */
-export async function drives() {
-  const res = await send("GET", "/graph/v1.0/me/drives", {
+/**
+ * drives returns the user's spaces as Graph lists them, or, with a
+ * driveType, the drives of that type ("virtual": the Shares drive of what
+ * others shared with the user, which an unfiltered listing leaves out).
+ */
+export async function drives(driveType) {
+  const filter = driveType ? `?$filter=${encodeURIComponent(`driveType eq ${driveType}`)}` : "";
+  const res = await send("GET", `/graph/v1.0/me/drives${filter}`, {
     headers: { Accept: "application/json" },
     action: "list your spaces",
   });

@@ -4,7 +4,8 @@
 // copies them; fresh browser contexts (no sign-in) open the links' pages:
 // the password is asked for (a wrong one refused), the folder listed and a
 // file downloaded; the drop shows an upload area alone and takes a file;
-// a token that never existed shows the not-found words. Its one argument
+// a token that never existed shows the not-found words; the invitee finds
+// the folder under "Shared with me". Its one argument
 // is JSON (see shareOptions). It prints one JSON line per check and exits
 // non-zero with the reason when one fails.
 import path from "node:path";
@@ -152,6 +153,30 @@ async function dropFile(browser, url) {
   await context.close();
 }
 
+// sharedWithMe signs the invitee in, in a context of their own: the
+// overview's "Shared with me" leads to the shared folder and its file.
+async function sharedWithMe(browser) {
+  const context = await browser.createBrowserContext();
+  const page = await context.newPage();
+  await page.authenticate({ username: opts.invitee, password: opts.inviteePassword });
+  await page.setViewport(desktop);
+  await open(page, "/", "overview");
+  await page.waitForFunction(() => [...document.querySelectorAll(".card")].some((c) => c.textContent.includes("Shared with me")), { timeout: 20000 });
+  await page.$$eval(".card", (cards) => cards.find((c) => c.textContent.includes("Shared with me")).querySelector("a").click());
+  await ready(page, "folder");
+  await waitRow(page, opts.shared);
+  await click(page, `tbody tr[data-name="${opts.shared}"] a.name`);
+  await ready(page, "folder");
+  await waitRow(page, opts.file);
+  const crumbs = await page.$eval("#crumbs", (el) => el.innerText);
+  if (!crumbs.includes("Shared with me")) {
+    fail(`the shared folder's breadcrumbs say ${JSON.stringify(crumbs)}`);
+  }
+  report({ event: "check", name: "shared with me", crumbs });
+  await shootBoth(page, "shared-with-me");
+  await context.close();
+}
+
 async function unknownToken(browser) {
   const { context, page } = await publicPage(browser, opts.base + opts.unknown);
   await ready(page, "public-notfound");
@@ -178,6 +203,7 @@ async function main() {
     await openProtectedFolder(browser, opts.base + new URL(protectedURL).pathname);
     await dropFile(browser, opts.base + new URL(dropURL).pathname);
     await unknownToken(browser);
+    await sharedWithMe(browser);
   } finally {
     await browser.close();
   }
