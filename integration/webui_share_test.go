@@ -36,6 +36,10 @@ type shareOptions struct {
 	Invitee         string `json:"invitee"`
 	InviteePassword string `json:"inviteePassword"`
 	EditorRole      string `json:"editorRole"`
+	// EditorFolder is a folder of a project space where Invitee is an
+	// editor, who may share its row EditorRow.
+	EditorFolder string `json:"editorFolder"`
+	EditorRow    string `json:"editorRow"`
 }
 
 // TestWebUIShare drives the share dialog and the public link page with
@@ -45,7 +49,9 @@ type shareOptions struct {
 // enters the right one, lists the folder and downloads a file, whose bytes
 // are compared here. In the same dialog einstein invites marie, found by a
 // part of her name, and makes her an editor, which Graph then lists;
-// signed in, marie opens the folder from her overview's "Shared with me". einstein creates a file-drop link to another folder;
+// signed in, marie opens the folder from her overview's "Shared with me"
+// (with no offer to share it again), and may share in Physics, where she
+// is an editor. einstein creates a file-drop link to another folder;
 // a fresh context sees only the upload area, uploads a file, which is then
 // in einstein's folder. A token that never existed shows the not-found
 // words. Screenshots: the share dialog and the public folder at desktop
@@ -60,6 +66,8 @@ func TestWebUIShare(t *testing.T) {
 	einstein.expect(http.StatusCreated, "MKCOL", folder+"Papers/", "")
 	einstein.expect(http.StatusCreated, http.MethodPut, folder+"Papers/relativity.txt", paper)
 	einstein.expect(http.StatusCreated, "MKCOL", folder+"Inbox/", "")
+	physics := "/dav/spaces/" + projectSpaceRef(personal, "Physics") + "/"
+	einstein.expect(http.StatusCreated, "MKCOL", physics+"Notes/", "")
 	dropped := filepath.Join(t.TempDir(), "homework.txt")
 	droppedSum := writeRandomFile(t, dropped, 70_000)
 
@@ -80,6 +88,8 @@ func TestWebUIShare(t *testing.T) {
 		Unknown:         "/s/Zm9yZ2VkLXRva2VuLXRoYXQtbmV2ZXItZXhpc3RlZA",
 		Invitee:         "marie",
 		InviteePassword: users["marie"],
+		EditorFolder:    physics,
+		EditorRow:       "Notes",
 		EditorRole:      graph.RoleEditorID,
 	}
 	for _, ev := range runDrive(t, dir, "share.mjs", opts) {

@@ -3,8 +3,8 @@
 // invitations of users and groups (search, invite with a role, change the
 // role, remove), through Graph's libre-graph permissions of the item:
 // /graph/v1beta1/drives/{drive}/items/{item}/permissions, createLink,
-// invite, setPassword. Only members who may share see it (oc:permissions
-// holds R); the server refuses everybody else anyway.
+// invite, setPassword. Only members who may share see it (mayShare); the
+// server refuses everybody else anyway.
 
 import * as dav from "./dav.js";
 import { formatDate, h, icon, showError, showStatus } from "./ui.js";
@@ -22,9 +22,15 @@ const linkTypes = [
 /** SEARCH_DELAY_MS waits for a pause in typing before searching for people. */
 const SEARCH_DELAY_MS = 250;
 
-/** mayShare tells from oc:permissions whether the user may share an item. */
+/**
+ * mayShare tells from oc:permissions whether the user may share an item:
+ * R says so. Editors may share too (storage.MayShare), whom the server
+ * tells by D without S (a member who may delete, not someone who reached
+ * the item through a share, who never reshares), where it keeps R for
+ * managers.
+ */
 export function mayShare(permissions) {
-  return permissions.includes("R");
+  return permissions.includes("R") || (permissions.includes("D") && !permissions.includes("S"));
 }
 
 // graph sends one Graph request with a JSON body and answers its JSON

@@ -172,8 +172,15 @@ async function sharedWithMe(browser) {
   if (!crumbs.includes("Shared with me")) {
     fail(`the shared folder's breadcrumbs say ${JSON.stringify(crumbs)}`);
   }
+  if (await page.$(`[aria-label="Share ${opts.file}"]`)) {
+    fail("a recipient is offered to share again");
+  }
   report({ event: "check", name: "shared with me", crumbs });
   await shootBoth(page, "shared-with-me");
+  // In a project space where the invitee is an editor, they may share.
+  await open(page, opts.editorFolder, "folder");
+  await page.waitForSelector(`[aria-label="Share ${opts.editorRow}"]`, { timeout: 20000 });
+  report({ event: "check", name: "an editor may share" });
   await context.close();
 }
 
