@@ -27,6 +27,8 @@ type shareOptions struct {
 	Shared       string `json:"shared"`
 	LinkPassword string `json:"linkPassword"`
 	File         string `json:"file"`
+	// Uploaded goes into Shared once its link is made an upload link.
+	Uploaded string `json:"uploaded"`
 	// Drop is a folder shared as a file drop; Dropped is uploaded into it.
 	Drop    string `json:"drop"`
 	Dropped string `json:"dropped"`
@@ -47,15 +49,16 @@ type shareOptions struct {
 // password to a folder in the dialog and copies it; a fresh browser
 // context (no sign-in) opens the link's page, is refused a wrong password,
 // enters the right one, lists the folder and downloads a file, whose bytes
-// are compared here. In the same dialog einstein invites marie, found by a
+// are compared here; made an upload link in the dialog, the link takes a
+// file from the page. In the same dialog einstein invites marie, found by a
 // part of her name, and makes her an editor, which Graph then lists;
 // signed in, marie opens the folder from her overview's "Shared with me"
 // (with no offer to share it again), and may share in Physics, where she
 // is an editor. einstein creates a file-drop link to another folder;
 // a fresh context sees only the upload area, uploads a file, which is then
 // in einstein's folder. A token that never existed shows the not-found
-// words. Screenshots: the share dialog and the public folder at desktop
-// and phone width, the file drop at phone width.
+// words. Screenshots: the share dialog, the public folder and marie's
+// shared folder at desktop and phone width, the file drop at phone width.
 func TestWebUIShare(t *testing.T) {
 	chromium, dir := requireBrowser(t)
 	s := startServer(t, serverOptions{})
@@ -70,6 +73,8 @@ func TestWebUIShare(t *testing.T) {
 	einstein.expect(http.StatusCreated, "MKCOL", physics+"Notes/", "")
 	dropped := filepath.Join(t.TempDir(), "homework.txt")
 	droppedSum := writeRandomFile(t, dropped, 70_000)
+	uploaded := filepath.Join(t.TempDir(), "errata.txt")
+	uploadedSum := writeRandomFile(t, uploaded, 30_000)
 
 	opts := shareOptions{
 		Chromium:        chromium,
@@ -83,6 +88,7 @@ func TestWebUIShare(t *testing.T) {
 		Shared:          "Papers",
 		LinkPassword:    "photons-are-quanta",
 		File:            "relativity.txt",
+		Uploaded:        uploaded,
 		Drop:            "Inbox",
 		Dropped:         dropped,
 		Unknown:         "/s/Zm9yZ2VkLXRva2VuLXRoYXQtbmV2ZXItZXhpc3RlZA",
@@ -101,6 +107,9 @@ func TestWebUIShare(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(opts.Downloads, opts.File))
 	if err != nil || string(got) != paper {
 		t.Errorf("the public page's download of %s: %q, %v; want %q", opts.File, got, err, paper)
+	}
+	if sum := davSHA1(t, s.URL, folder+"Papers/errata.txt", basicAuth("einstein")); sum != uploadedSum {
+		t.Errorf("the file uploaded through the upload link, in einstein's Papers: SHA1 %s, want %s", sum, uploadedSum)
 	}
 	if sum := davSHA1(t, s.URL, folder+"Inbox/homework.txt", basicAuth("einstein")); sum != droppedSum {
 		t.Errorf("the file dropped through the link, in einstein's Inbox: SHA1 %s, want %s", sum, droppedSum)

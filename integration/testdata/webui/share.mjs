@@ -3,7 +3,8 @@
 // password to a folder and a file-drop link to another in the dialog and
 // copies them; fresh browser contexts (no sign-in) open the links' pages:
 // the password is asked for (a wrong one refused), the folder listed and a
-// file downloaded; the drop shows an upload area alone and takes a file;
+// file downloaded; changed to an upload link in the dialog, it takes a
+// file; the drop shows an upload area alone and takes a file;
 // a token that never existed shows the not-found words; the invitee finds
 // the folder under "Shared with me". Its one argument
 // is JSON (see shareOptions). It prints one JSON line per check and exits
@@ -72,6 +73,32 @@ async function invite(page) {
   await page.select("dialog.share li[data-permission] select", opts.editorRole);
   await page.waitForFunction(() => document.querySelector("#status .note")?.textContent.includes("role changed"), { timeout: 20000 });
   report({ event: "check", name: "invited", who });
+}
+
+// changeType makes link name of row another type in the share dialog.
+async function changeType(page, row, name, type) {
+  await clickLabel(page, `Share ${row}`);
+  await page.waitForSelector('dialog.share .share-body[data-ready="ready"]', { timeout: 20000 });
+  await page.select(`dialog.share [aria-label="Type of ${name}"]`, type);
+  await page.waitForFunction((n) => document.querySelector("#status .note")?.textContent.includes(`${n} changed`), { timeout: 20000 }, name);
+  await clickLabel(page, "Close the share dialog");
+  await page.waitForSelector("dialog[open]", { hidden: true, timeout: 10000 });
+  report({ event: "check", name: "link type changed", type });
+}
+
+// uploadThroughLink uploads a file into the folder of an upload link.
+async function uploadThroughLink(browser, url) {
+  const { context, page } = await publicPage(browser, url);
+  await ready(page, "public-password");
+  await enterPassword(page, opts.linkPassword);
+  await ready(page, "public-folder");
+  const input = await page.waitForSelector('input[data-upload="files"]', { timeout: 10000 });
+  await input.uploadFile(opts.uploaded);
+  const name = path.basename(opts.uploaded);
+  await waitUpload(page, name, ["done"]);
+  await waitRow(page, name);
+  report({ event: "check", name: "uploaded through the link" });
+  await context.close();
 }
 
 // publicPage opens url in a fresh browser context, which has no sign-in.
@@ -208,6 +235,8 @@ async function main() {
     // The link names the server as it is reached from outside; the test
     // reaches it on loopback.
     await openProtectedFolder(browser, opts.base + new URL(protectedURL).pathname);
+    await changeType(page, opts.shared, "For the lab", "upload");
+    await uploadThroughLink(browser, opts.base + new URL(protectedURL).pathname);
     await dropFile(browser, opts.base + new URL(dropURL).pathname);
     await unknownToken(browser);
     await sharedWithMe(browser);
