@@ -1,6 +1,7 @@
-// The page: the spaces overview at /, a folder's view at its WebDAV URL and
-// the space's trash at the same URL with #trash. The server sends the same
-// shell for each; <body data-view> says which it is.
+// The page: the spaces overview at /, a folder's view at its WebDAV URL,
+// the space's trash at the same URL with #trash, and a public link's page
+// at /s/{token} (public.js). The server sends the same shell for each;
+// <body data-view> says which it is.
 
 import * as auth from "./auth.js";
 import * as dav from "./dav.js";

@@ -2,7 +2,8 @@
 // MOVE, DELETE), the trash-bin and Graph's drives. Every request goes to
 // the page's own origin with the browser's credentials (the Basic sign-in
 // the browser prompted for) or, signed in with OpenID Connect, the access
-// token (auth.js).
+// token (auth.js); on a public link's page, with none but the link's
+// password (usePublicLink).
 
 import { authorization } from "./auth.js";
 
