@@ -16,7 +16,7 @@ import (
 // and, when it has one, its password (HTTP Basic; the user name is not
 // read, clients send "public"). No user is needed, and a user Caddy may
 // have set is ignored: the request acts as the link, with the link's
-// access (shareAccess) starting at its item, and every byte it writes
+// access (linkAccess) starting at its item, and every byte it writes
 // counts against the item's space's quota. An unknown, malformed,
 // expired, dead or deleted token answers exactly as a token that never
 // existed. Locks are not offered through links; a file drop takes new
@@ -224,7 +224,7 @@ func (h *Handler) serveThroughLink(w http.ResponseWriter, r *http.Request, req *
 	if isV1Chunk(r) {
 		return errorf(http.StatusNotImplemented, "chunked uploads are not offered through public links: use PUT or TUS")
 	}
-	if !shareAccess(role).mayChange() && (r.Method == http.MethodPut || r.Method == http.MethodPost) {
+	if !linkAccess(role).mayChange() && (r.Method == http.MethodPut || r.Method == http.MethodPost) {
 		// Who may not change may only create: an upload that finds its
 		// name taken meanwhile fails rather than replacing.
 		r.Header.Set("If-None-Match", "*")
@@ -297,7 +297,7 @@ func (h *Handler) resolvePublic(ctx context.Context, dp davPath) (*target, error
 	if err != nil {
 		return nil, err
 	}
-	t := newTarget(space, shareAccess(link.Role), dp, nodes)
+	t := newTarget(space, linkAccess(link.Role), dp, nodes)
 	if t.isBase {
 		t.access.may &^= permDelete
 	}
@@ -417,7 +417,7 @@ func (h *Handler) linkSessionAccess(ctx context.Context, link *storage.Share, sp
 	if !below {
 		return access{}, errNotFound
 	}
-	return shareAccess(link.Role), nil
+	return linkAccess(link.Role), nil
 }
 
 // maxTreeDepth bounds the walk up from a node to its space's root.

@@ -147,8 +147,8 @@ func TestLinkPropfindLetters(t *testing.T) {
 			t.Errorf("href %q is not below the link", r.Href)
 		}
 	}
-	if got := rs[0].Props[nsOC+" permissions"]; got != "SCK" {
-		t.Errorf("root permissions %q, want SCK", got)
+	if got := rs[0].Props[nsOC+" permissions"]; got != "CK" {
+		t.Errorf("root permissions %q, want CK", got)
 	}
 }
 
