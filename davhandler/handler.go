@@ -143,6 +143,8 @@ type Handler struct {
 	shareReader storage.ShareReader
 	// linkFailures counts wrong link passwords per link and address.
 	linkFailures *failureLimiter
+	// linkPasswords remembers the link passwords accepted lately.
+	linkPasswords *passwordCache
 }
 
 // New returns a Handler for cfg.
@@ -171,6 +173,7 @@ func New(cfg Config) (*Handler, error) {
 		versions:       offered(cfg.Versions, cfg.Store),
 		page:           cfg.Page,
 		linkFailures:   newFailureLimiter(linkFailureLimit, linkFailureWindow, maxLinkFailurePairs),
+		linkPasswords:  newPasswordCache(linkPasswordTTL, maxLinkPasswordsKnown),
 	}
 	if directory := offered(cfg.Directory, cfg.Store); directory != nil {
 		h.shares = offered(cfg.Shares, cfg.Store)

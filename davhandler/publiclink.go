@@ -188,7 +188,7 @@ func (h *Handler) checkLinkPassword(w http.ResponseWriter, r *http.Request, link
 		w.Header().Set("WWW-Authenticate", linkRealm)
 		return errLinkPasswordMissing
 	}
-	if !storage.CheckLinkPassword(link, password) {
+	if !h.linkPasswords.check(link, password, now) {
 		h.linkFailures.fail(key, now)
 		w.Header().Set("WWW-Authenticate", linkRealm)
 		return errLinkPasswordWrong

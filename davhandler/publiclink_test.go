@@ -354,3 +354,27 @@ func TestLinkOptions(t *testing.T) {
 		t.Errorf("Allow %q of a refused LOCK", got)
 	}
 }
+
+func TestPasswordCache(t *testing.T) {
+	hash, err := storage.HashLinkPassword("correct horse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := storage.Share{ID: "l1", PasswordHash: hash}
+	now := time.Now()
+	c := newPasswordCache(time.Minute, 2)
+	if c.check(link, "wrong password", now) || !c.check(link, "correct horse", now) {
+		t.Fatal("the passwords are judged wrongly")
+	}
+	// A new password: the old one no longer opens the link, remembered or not.
+	link.PasswordHash, _ = storage.HashLinkPassword("battery staple")
+	if c.check(link, "correct horse", now) || !c.check(link, "battery staple", now) {
+		t.Fatal("a changed password is judged by the old one")
+	}
+	for i := range 5 {
+		c.check(storage.Share{ID: strconv.Itoa(i)}, "", now) // no password: opens, remembered
+	}
+	if len(c.opened) > 2 {
+		t.Fatalf("%d passwords remembered, at most 2", len(c.opened))
+	}
+}
