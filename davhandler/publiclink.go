@@ -196,10 +196,6 @@ func (h *Handler) checkLinkPassword(w http.ResponseWriter, r *http.Request, link
 	return nil
 }
 
-// reasonLinkPasswords is the refusal log's reason for a link that is
-// blocked after wrong passwords.
-const reasonLinkPasswords = "link password failures"
-
 // retryAfterSeconds rounds a wait up to whole seconds.
 func retryAfterSeconds(d time.Duration) int {
 	return int((d + time.Second - 1) / time.Second)
