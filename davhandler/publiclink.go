@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -177,7 +178,7 @@ func (h *Handler) checkLinkPassword(w http.ResponseWriter, r *http.Request, link
 	if link.PasswordHash == nil {
 		return nil
 	}
-	key := link.ID + " " + clientAddress(r)
+	key := link.ID + " " + h.clientOf(r)
 	now := time.Now()
 	if wait := h.linkFailures.blocked(key, now); wait > 0 {
 		return &davError{status: http.StatusTooManyRequests, retryAfter: retryAfterSeconds(wait),
@@ -201,13 +202,19 @@ func retryAfterSeconds(d time.Duration) int {
 	return int((d + time.Second - 1) / time.Second)
 }
 
-// clientAddress is the address a request came from, without its port.
-func clientAddress(r *http.Request) string {
-	addr := r.RemoteAddr
-	if i := strings.LastIndexByte(addr, ':'); i > 0 && !strings.HasSuffix(addr, "]") {
-		addr = addr[:i]
+// clientOf names the client a request came from: as the configuration
+// says, or else the address it came from, without its port.
+func (h *Handler) clientOf(r *http.Request) string {
+	if h.clientAddress != nil {
+		if c := h.clientAddress(r); c != "" {
+			return c
+		}
 	}
-	return strings.Trim(addr, "[]")
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
 
 // serveThroughLink dispatches a request that a link admitted.
