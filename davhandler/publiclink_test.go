@@ -378,3 +378,25 @@ func TestPasswordCache(t *testing.T) {
 		t.Fatalf("%d passwords remembered, at most 2", len(c.opened))
 	}
 }
+
+func TestLinkUnderRemotePHP(t *testing.T) {
+	e := newLinkEnv(t, withUploads)
+	l := e.link(storage.ShareUploader, "")
+	base := "/remote.php/dav/public-files/" + l.Token
+	wantStatus(t, e.public("", "GET", base+"/a.txt", ""), http.StatusOK)
+	for _, r := range parseMultistatus(t, e.public("", "PROPFIND", base+"/", "", "Depth", "1")) {
+		if !strings.HasPrefix(r.Href, base+"/") {
+			t.Errorf("href %q is not below %s", r.Href, base)
+		}
+	}
+	rec := e.public("", http.MethodPost, base+"/", "", "Tus-Resumable", "1.0.0", "Upload-Length", "1",
+		"Upload-Metadata", tusMeta("filename", "b.txt"))
+	wantStatus(t, rec, http.StatusCreated)
+	loc := rec.Header().Get("Location")
+	i := strings.Index(loc, "/remote.php/dav/public-files/.uploads/")
+	if i < 0 {
+		t.Fatalf("Location %q", loc)
+	}
+	wantStatus(t, e.public("", "PATCH", loc[i:], "b", "Tus-Resumable", "1.0.0", "Upload-Offset", "0", "Content-Type", tusContentType), http.StatusNoContent)
+	wantStatus(t, e.do("einstein", "GET", "/dav/spaces/physics/shared/b.txt", ""), http.StatusOK)
+}
