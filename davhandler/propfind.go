@@ -37,6 +37,9 @@ func (h *Handler) handlePropfind(w http.ResponseWriter, r *http.Request, req *re
 	if err != nil {
 		return err
 	}
+	if t.isSharesRoot() {
+		return h.propfindSharesRoot(w, r, req, t, pf, depth)
+	}
 	if !t.access.mayRead() && !t.isBase {
 		return errNotFound
 	}
@@ -95,6 +98,7 @@ func (h *Handler) newPropContext(r *http.Request, req *request, t *target, pf pr
 		storageID: h.store.StorageID(),
 		space:     t.space,
 		access:    t.access,
+		share:     t.share,
 		user:      req.user,
 		linkBase:  origin.Of(r),
 		locking:   h.locks != nil,

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/davspaces/davspaces/shareid"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -21,6 +22,12 @@ type target struct {
 	space storage.Space
 	// access is what the caller may do with the target.
 	access access
+	// share tells how a recipient reached the target through a share;
+	// zero for a member.
+	share shareReach
+	// mounts are the mount points of the Shares drive when the target is
+	// its root (isSharesRoot).
+	mounts []received
 	// parent is the folder holding the target; valid when hasParent.
 	parent    storage.Node
 	hasParent bool
@@ -67,15 +74,22 @@ func (h *Handler) resolve(ctx context.Context, user storage.User, dp davPath) (*
 	if dp.kind == basePublic {
 		return h.resolvePublic(ctx, dp)
 	}
-	space, baseID, err := h.resolveBase(ctx, user, dp)
+	b, err := h.resolveBase(ctx, user, dp)
 	if err != nil {
 		return nil, err
 	}
-	nodes, err := h.walk(ctx, space.ID, baseID, dp.segments)
+	if b.sharesRoot != nil {
+		return sharesRootTarget(b), nil
+	}
+	nodes, err := h.walk(ctx, b.space.ID, b.nodeID, b.segments)
 	if err != nil {
 		return nil, err
 	}
-	return newTarget(space, memberAccess(space.RoleOf(user)), dp, nodes), nil
+	dp.base, dp.segments = b.hrefPath, b.segments
+	t := newTarget(b.space, b.access, dp, nodes)
+	t.share = b.share
+	t.access = t.share.atNode(t.access, t.node.ID, t.exists)
+	return t, nil
 }
 
 // newTarget is the target of dp in space, with access acc, from the nodes
@@ -147,39 +161,67 @@ func (h *Handler) resolveExisting(ctx context.Context, user storage.User, dp dav
 	return t, err
 }
 
-// resolveBase finds the space and the id of the node the base of a DAV
-// path names.
-func (h *Handler) resolveBase(ctx context.Context, user storage.User, dp davPath) (storage.Space, string, error) {
-	var space storage.Space
+// base is where a DAV path starts: a node of a space, what the caller
+// may do there, and the names of the path below it.
+type base struct {
+	space  storage.Space
+	nodeID string
+	access access
+	// share tells how a recipient reached the node through a share; zero
+	// for a member.
+	share shareReach
+	// hrefPath is the decoded path naming the node: the DAV base, and in
+	// the Shares drive the mount point's name too.
+	hrefPath string
+	segments []string
+	// sharesRoot, when not nil, is the root of the Shares drive with its
+	// mount points: the path names it, not a node.
+	sharesRoot []received
+}
+
+// resolveBase finds the space and the node the base of a DAV path names.
+func (h *Handler) resolveBase(ctx context.Context, user storage.User, dp davPath) (base, error) {
+	b := base{hrefPath: dp.base, segments: dp.segments}
 	if linkOf(ctx) != nil {
 		// A request through a link reaches its link's paths only.
-		return space, "", errNotFound
+		return b, errNotFound
 	}
 	var err error
-	nodeID := ""
 	switch dp.kind {
 	default:
-		return space, "", errNotFound
+		return b, errNotFound
 	case baseHome:
-		space, err = h.store.PersonalSpace(ctx, user)
+		b.space, err = h.store.PersonalSpace(ctx, user)
 	case baseFiles:
 		if !strings.EqualFold(dp.user, user.ID) {
-			return space, "", errNotFound
+			return b, errNotFound
 		}
-		space, err = h.store.PersonalSpace(ctx, user)
+		b.space, err = h.store.PersonalSpace(ctx, user)
 	case baseSpaces:
-		space, nodeID, err = h.spaceByRef(ctx, dp.ref)
+		if shareID, inJail := shareid.Parse(dp.ref); inJail {
+			return h.resolveSharesDrive(ctx, user, dp, shareID)
+		}
+		b.space, b.nodeID, err = h.spaceByRef(ctx, dp.ref)
 	}
 	if err != nil {
-		return space, "", err
+		return b, err
 	}
-	if !h.visible(ctx, space, user) {
-		return space, "", errNotFound
+	if b.nodeID == "" {
+		b.nodeID = b.space.ID
 	}
-	if nodeID == "" {
-		nodeID = space.ID
+	b.access, b.share, err = h.accessTo(ctx, user, b.space, b.nodeID)
+	return b, err
+}
+
+// accessTo is what user may do with node nodeID of space and below it: a
+// member's role, or else what the user's live shares of the node or of a
+// folder above it give. A space the user may not see and a node no share
+// reaches are the same errNotFound.
+func (h *Handler) accessTo(ctx context.Context, user storage.User, space storage.Space, nodeID string) (access, shareReach, error) {
+	if h.visible(ctx, space, user) {
+		return memberAccess(space.RoleOf(user)), shareReach{}, nil
 	}
-	return space, nodeID, nil
+	return h.sharedAccess(ctx, user, space, nodeID)
 }
 
 // visible reports whether user may learn that space exists: it is served

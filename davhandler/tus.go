@@ -351,11 +351,11 @@ func (h *Handler) sessionTarget(ctx context.Context, user storage.User, s storag
 	if err != nil {
 		return nil, err
 	}
-	acc, err := h.sessionAccess(ctx, user, space, s)
+	acc, reach, err := h.sessionAccess(ctx, user, space, s)
 	if err != nil {
 		return nil, err
 	}
-	t := &target{space: space, access: acc, name: s.Target.Name}
+	t := &target{space: space, access: reach.atNode(acc, s.Target.NodeID, true), share: reach, name: s.Target.Name}
 	if id := s.Target.NodeID; id != "" {
 		if t.node, err = h.store.Node(ctx, space.ID, id); err != nil {
 			return nil, err
@@ -386,16 +386,16 @@ func (h *Handler) sessionTarget(ctx context.Context, user storage.User, s storag
 }
 
 // sessionAccess is the caller's access to the target of upload s in
-// space: a member's, or, through a link, the link's while the target is
-// still the link's item or below it.
-func (h *Handler) sessionAccess(ctx context.Context, user storage.User, space storage.Space, s storage.UploadSession) (access, error) {
+// space: a member's, a recipient's while a share still reaches the
+// target, or, through a link, the link's while the target is still the
+// link's item or below it.
+func (h *Handler) sessionAccess(ctx context.Context, user storage.User, space storage.Space, s storage.UploadSession) (access, shareReach, error) {
+	at := cmp.Or(s.Target.NodeID, s.Target.ParentID)
 	if link := linkOf(ctx); link != nil {
-		return h.linkSessionAccess(ctx, link, space, cmp.Or(s.Target.NodeID, s.Target.ParentID))
+		acc, err := h.linkSessionAccess(ctx, link, space, at)
+		return acc, shareReach{}, err
 	}
-	if !h.visible(ctx, space, user) {
-		return access{}, errNotFound
-	}
-	return memberAccess(space.RoleOf(user)), nil
+	return h.accessTo(ctx, user, space, at)
 }
 
 // setProgressHeaders tells how far an upload is and until when it is kept.
