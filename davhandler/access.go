@@ -5,13 +5,13 @@ import "github.com/davspaces/davspaces/storage"
 // access is what the caller may do with a target and, for a folder,
 // everything below it: what their role in the space allows
 // (memberAccess), or what the share or link they came through allows
-// (shareAccess). Every method file asks it the question of its change
-// instead of comparing roles, so that a share's narrower rights (an
+// (shareAccess, linkAccess). Every method file asks it the question of its
+// change instead of comparing roles, so that a share's narrower rights (an
 // uploader adds but never overwrites) hold everywhere at once.
 type access struct {
 	may permission
-	// viaShare: the target was reached through a share or a link, not
-	// through a membership of its space (oc:permissions "S").
+	// viaShare: the target was reached through a share with a user or
+	// group, not through a membership of its space (oc:permissions "S").
 	viaShare bool
 }
 
@@ -59,7 +59,7 @@ func memberAccess(r storage.Role) access {
 	return access{may: p}
 }
 
-// shareAccess is the access a share or link with role r gives to its item
+// shareAccess is the access a share with role r gives to its item
 // (design: links never give more than their role). It never includes
 // sharing (no resharing), the trash or a manager's housekeeping.
 func shareAccess(r storage.ShareRole) access {
@@ -75,6 +75,15 @@ func shareAccess(r storage.ShareRole) access {
 		p = permCreate
 	}
 	return access{may: p, viaShare: true}
+}
+
+// linkAccess is the access a public link with role r gives to its item:
+// a share's (shareAccess), but not marked as reached through a share, as
+// oCIS marks no item of a public link "S".
+func linkAccess(r storage.ShareRole) access {
+	a := shareAccess(r)
+	a.viaShare = false
+	return a
 }
 
 func (a access) has(p permission) bool { return a.may&p == p }

@@ -16,10 +16,13 @@ func TestAccessLetters(t *testing.T) {
 		{"viewer", memberAccess(storage.RoleViewer), "", ""},
 		{"editor", memberAccess(storage.RoleEditor), "DNVCK", "DNVW"},
 		{"manager", memberAccess(storage.RoleManager), "RDNVCKZP", "RDNVWZP"},
-		{"link viewer", shareAccess(storage.ShareViewer), "S", "S"},
-		{"link uploader", shareAccess(storage.ShareUploader), "SCK", "S"},
-		{"link editor", shareAccess(storage.ShareEditor), "SDNVCK", "SDNVW"},
-		{"file drop", shareAccess(storage.ShareFileDrop), "SCK", "S"},
+		{"share viewer", shareAccess(storage.ShareViewer), "S", "S"},
+		{"share uploader", shareAccess(storage.ShareUploader), "SCK", "S"},
+		{"share editor", shareAccess(storage.ShareEditor), "SDNVCK", "SDNVW"},
+		{"link viewer", linkAccess(storage.ShareViewer), "", ""},
+		{"link uploader", linkAccess(storage.ShareUploader), "CK", ""},
+		{"link editor", linkAccess(storage.ShareEditor), "DNVCK", "DNVW"},
+		{"file drop", linkAccess(storage.ShareFileDrop), "CK", ""},
 	}
 	for _, tt := range tests {
 		if got := permissions(tt.access, true); got != tt.folder {

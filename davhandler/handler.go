@@ -108,6 +108,11 @@ type Config struct {
 	// public links are not offered: their paths answer 404.
 	Shares    storage.Shares
 	Directory storage.Directory
+	// ClientAddress names the client a request comes from, for the limit
+	// on wrong link passwords (per link and client); nil, or an empty
+	// answer, means the host of the request's RemoteAddr. Behind a proxy
+	// it is the address the proxy forwarded for.
+	ClientAddress func(*http.Request) string
 }
 
 // Handler serves WebDAV requests under /dav/spaces, /dav/files, /webdav and
@@ -143,6 +148,10 @@ type Handler struct {
 	shareReader storage.ShareReader
 	// linkFailures counts wrong link passwords per link and address.
 	linkFailures *failureLimiter
+	// linkPasswords remembers the link passwords accepted lately.
+	linkPasswords *passwordCache
+	// clientAddress names a request's client; nil means RemoteAddr's host.
+	clientAddress func(*http.Request) string
 }
 
 // New returns a Handler for cfg.
@@ -171,6 +180,8 @@ func New(cfg Config) (*Handler, error) {
 		versions:       offered(cfg.Versions, cfg.Store),
 		page:           cfg.Page,
 		linkFailures:   newFailureLimiter(linkFailureLimit, linkFailureWindow, maxLinkFailurePairs),
+		linkPasswords:  newPasswordCache(linkPasswordTTL, maxLinkPasswordsKnown),
+		clientAddress:  cfg.ClientAddress,
 	}
 	if directory := offered(cfg.Directory, cfg.Store); directory != nil {
 		h.shares = offered(cfg.Shares, cfg.Store)

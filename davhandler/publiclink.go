@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -16,7 +17,7 @@ import (
 // and, when it has one, its password (HTTP Basic; the user name is not
 // read, clients send "public"). No user is needed, and a user Caddy may
 // have set is ignored: the request acts as the link, with the link's
-// access (shareAccess) starting at its item, and every byte it writes
+// access (linkAccess) starting at its item, and every byte it writes
 // counts against the item's space's quota. An unknown, malformed,
 // expired, dead or deleted token answers exactly as a token that never
 // existed. Locks are not offered through links; a file drop takes new
@@ -177,7 +178,7 @@ func (h *Handler) checkLinkPassword(w http.ResponseWriter, r *http.Request, link
 	if link.PasswordHash == nil {
 		return nil
 	}
-	key := link.ID + " " + clientAddress(r)
+	key := link.ID + " " + h.clientOf(r)
 	now := time.Now()
 	if wait := h.linkFailures.blocked(key, now); wait > 0 {
 		return &davError{status: http.StatusTooManyRequests, retryAfter: retryAfterSeconds(wait),
@@ -188,7 +189,7 @@ func (h *Handler) checkLinkPassword(w http.ResponseWriter, r *http.Request, link
 		w.Header().Set("WWW-Authenticate", linkRealm)
 		return errLinkPasswordMissing
 	}
-	if !storage.CheckLinkPassword(link, password) {
+	if !h.linkPasswords.check(link, password, now) {
 		h.linkFailures.fail(key, now)
 		w.Header().Set("WWW-Authenticate", linkRealm)
 		return errLinkPasswordWrong
@@ -196,22 +197,24 @@ func (h *Handler) checkLinkPassword(w http.ResponseWriter, r *http.Request, link
 	return nil
 }
 
-// reasonLinkPasswords is the refusal log's reason for a link that is
-// blocked after wrong passwords.
-const reasonLinkPasswords = "link password failures"
-
 // retryAfterSeconds rounds a wait up to whole seconds.
 func retryAfterSeconds(d time.Duration) int {
 	return int((d + time.Second - 1) / time.Second)
 }
 
-// clientAddress is the address a request came from, without its port.
-func clientAddress(r *http.Request) string {
-	addr := r.RemoteAddr
-	if i := strings.LastIndexByte(addr, ':'); i > 0 && !strings.HasSuffix(addr, "]") {
-		addr = addr[:i]
+// clientOf names the client a request came from: as the configuration
+// says, or else the address it came from, without its port.
+func (h *Handler) clientOf(r *http.Request) string {
+	if h.clientAddress != nil {
+		if c := h.clientAddress(r); c != "" {
+			return c
+		}
 	}
-	return strings.Trim(addr, "[]")
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
 
 // serveThroughLink dispatches a request that a link admitted.
@@ -224,7 +227,7 @@ func (h *Handler) serveThroughLink(w http.ResponseWriter, r *http.Request, req *
 	if isV1Chunk(r) {
 		return errorf(http.StatusNotImplemented, "chunked uploads are not offered through public links: use PUT or TUS")
 	}
-	if !shareAccess(role).mayChange() && (r.Method == http.MethodPut || r.Method == http.MethodPost) {
+	if !linkAccess(role).mayChange() && (r.Method == http.MethodPut || r.Method == http.MethodPost) {
 		// Who may not change may only create: an upload that finds its
 		// name taken meanwhile fails rather than replacing.
 		r.Header.Set("If-None-Match", "*")
@@ -297,7 +300,7 @@ func (h *Handler) resolvePublic(ctx context.Context, dp davPath) (*target, error
 	if err != nil {
 		return nil, err
 	}
-	t := newTarget(space, shareAccess(link.Role), dp, nodes)
+	t := newTarget(space, linkAccess(link.Role), dp, nodes)
 	if t.isBase {
 		t.access.may &^= permDelete
 	}
@@ -417,7 +420,7 @@ func (h *Handler) linkSessionAccess(ctx context.Context, link *storage.Share, sp
 	if !below {
 		return access{}, errNotFound
 	}
-	return shareAccess(link.Role), nil
+	return linkAccess(link.Role), nil
 }
 
 // maxTreeDepth bounds the walk up from a node to its space's root.

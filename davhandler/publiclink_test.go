@@ -147,8 +147,8 @@ func TestLinkPropfindLetters(t *testing.T) {
 			t.Errorf("href %q is not below the link", r.Href)
 		}
 	}
-	if got := rs[0].Props[nsOC+" permissions"]; got != "SCK" {
-		t.Errorf("root permissions %q, want SCK", got)
+	if got := rs[0].Props[nsOC+" permissions"]; got != "CK" {
+		t.Errorf("root permissions %q, want CK", got)
 	}
 }
 
@@ -353,4 +353,50 @@ func TestLinkOptions(t *testing.T) {
 	if got := rec.Header().Get("Allow"); strings.Contains(got, "LOCK") {
 		t.Errorf("Allow %q of a refused LOCK", got)
 	}
+}
+
+func TestPasswordCache(t *testing.T) {
+	hash, err := storage.HashLinkPassword("correct horse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := storage.Share{ID: "l1", PasswordHash: hash}
+	now := time.Now()
+	c := newPasswordCache(time.Minute, 2)
+	if c.check(link, "wrong password", now) || !c.check(link, "correct horse", now) {
+		t.Fatal("the passwords are judged wrongly")
+	}
+	// A new password: the old one no longer opens the link, remembered or not.
+	link.PasswordHash, _ = storage.HashLinkPassword("battery staple")
+	if c.check(link, "correct horse", now) || !c.check(link, "battery staple", now) {
+		t.Fatal("a changed password is judged by the old one")
+	}
+	for i := range 5 {
+		c.check(storage.Share{ID: strconv.Itoa(i)}, "", now) // no password: opens, remembered
+	}
+	if len(c.opened) > 2 {
+		t.Fatalf("%d passwords remembered, at most 2", len(c.opened))
+	}
+}
+
+func TestLinkUnderRemotePHP(t *testing.T) {
+	e := newLinkEnv(t, withUploads)
+	l := e.link(storage.ShareUploader, "")
+	base := "/remote.php/dav/public-files/" + l.Token
+	wantStatus(t, e.public("", "GET", base+"/a.txt", ""), http.StatusOK)
+	for _, r := range parseMultistatus(t, e.public("", "PROPFIND", base+"/", "", "Depth", "1")) {
+		if !strings.HasPrefix(r.Href, base+"/") {
+			t.Errorf("href %q is not below %s", r.Href, base)
+		}
+	}
+	rec := e.public("", http.MethodPost, base+"/", "", "Tus-Resumable", "1.0.0", "Upload-Length", "1",
+		"Upload-Metadata", tusMeta("filename", "b.txt"))
+	wantStatus(t, rec, http.StatusCreated)
+	loc := rec.Header().Get("Location")
+	i := strings.Index(loc, "/remote.php/dav/public-files/.uploads/")
+	if i < 0 {
+		t.Fatalf("Location %q", loc)
+	}
+	wantStatus(t, e.public("", "PATCH", loc[i:], "b", "Tus-Resumable", "1.0.0", "Upload-Offset", "0", "Content-Type", tusContentType), http.StatusNoContent)
+	wantStatus(t, e.do("einstein", "GET", "/dav/spaces/physics/shared/b.txt", ""), http.StatusOK)
 }
