@@ -141,6 +141,9 @@ func (h *Handler) configuredMembers(ctx context.Context) (users, groups []string
 
 // knownUser reports whether user id signed in or is a configured member.
 func (h *Handler) knownUser(ctx context.Context, id string) (bool, error) {
+	if storage.ValidUserID(id) != nil {
+		return false, nil
+	}
 	_, err := h.directory.DirectoryUser(ctx, id)
 	if err == nil {
 		return true, nil

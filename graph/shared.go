@@ -105,7 +105,7 @@ func (h *Handler) liveItems(ctx context.Context, shares []storage.Share, keep fu
 		if !live {
 			continue
 		}
-		it, ok, err := h.sharedNode(ctx, s)
+		it, ok, err := h.sharedNode(ctx, judge, s)
 		if err != nil {
 			return nil, err
 		}
@@ -134,14 +134,15 @@ func (h *Handler) liveItems(ctx context.Context, shares []storage.Share, keep fu
 	return items, nil
 }
 
-// sharedNode finds the item of s in a space this handler serves.
-func (h *Handler) sharedNode(ctx context.Context, s storage.Share) (*sharedItemOf, bool, error) {
-	space, err := h.servedSpace(ctx, s.SpaceID)
-	if errors.Is(err, errNotFound) {
-		return nil, false, nil
-	}
+// sharedNode finds the item of live share s in a space this handler
+// serves; the judge has read the space already.
+func (h *Handler) sharedNode(ctx context.Context, judge *shareJudge, s storage.Share) (*sharedItemOf, bool, error) {
+	space, err := judge.Space(ctx, s.SpaceID)
 	if err != nil {
-		return nil, false, err
+		return nil, false, fmt.Errorf("space of share %s: %w", s.ID, err)
+	}
+	if !h.serves(space) {
+		return nil, false, nil
 	}
 	n, err := h.store.Node(ctx, s.SpaceID, s.NodeID)
 	if errors.Is(err, storage.ErrNotFound) {
@@ -319,10 +320,14 @@ func (h *Handler) mountDrives(ctx context.Context, base string, u storage.User) 
 	}
 	names := h.names(ctx)
 	drives := make([]drive, 0, len(mounts))
+	usages := map[string]storage.Usage{}
 	for _, m := range mounts {
-		usage, err := h.store.Usage(ctx, m.item.space.ID)
-		if err != nil {
-			return nil, fmt.Errorf("usage of space %s: %w", m.item.space.ID, err)
+		usage, ok := usages[m.item.space.ID]
+		if !ok {
+			if usage, err = h.store.Usage(ctx, m.item.space.ID); err != nil {
+				return nil, fmt.Errorf("usage of space %s: %w", m.item.space.ID, err)
+			}
+			usages[m.item.space.ID] = usage
 		}
 		remote := h.remoteItem(m.item, base, names)
 		remote.WebDavURL = base + "/dav/spaces/" + m.id
