@@ -58,7 +58,8 @@ type shareOptions struct {
 // a fresh context sees only the upload area, uploads a file, which is then
 // in einstein's folder. A token that never existed shows the not-found
 // words. Screenshots: the share dialog, the public folder and marie's
-// shared folder at desktop and phone width, the file drop at phone width.
+// shared folder at desktop and phone width, the password form (after a
+// wrong one) and the file drop at phone width.
 func TestWebUIShare(t *testing.T) {
 	chromium, dir := requireBrowser(t)
 	s := startServer(t, serverOptions{})

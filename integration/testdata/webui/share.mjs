@@ -128,6 +128,8 @@ async function openProtectedFolder(browser, url) {
     fail(`after a wrong password the page says ${JSON.stringify(problem)}`);
   }
   report({ event: "check", name: "wrong password refused", problem });
+  await shootOne(page, "public-password-phone", phoneSameLoad);
+  await page.setViewport(desktop);
   await enterPassword(page, opts.linkPassword);
   await ready(page, "public-folder");
   await waitRow(page, opts.file);
