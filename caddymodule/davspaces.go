@@ -224,6 +224,9 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		Logger:        dav.logger,
 		ProjectSpaces: projectSpaces,
 		Page:          dav.davPage(),
+		// Wrong link passwords are limited per client as Caddy sees it
+		// (trusted_proxies honoured).
+		ClientAddress: clientKey,
 	})
 	if err != nil {
 		return err

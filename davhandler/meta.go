@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path"
 	"slices"
 	"strings"
 
+	"github.com/davspaces/davspaces/shareid"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -61,11 +63,15 @@ func (h *Handler) resolveMeta(ctx context.Context, req *request) (*target, error
 	if err != nil {
 		return nil, err
 	}
-	if !h.visible(ctx, space, req.user) {
-		return nil, metaNotFound(ref, nil)
-	}
 	if nodeID == "" {
 		nodeID = space.ID
+	}
+	a, reach, err := h.accessTo(ctx, req.user, space, nodeID)
+	if storageError(err).status == http.StatusNotFound {
+		return nil, metaNotFound(ref, err)
+	}
+	if err != nil {
+		return nil, err
 	}
 	node, err := h.store.Node(ctx, space.ID, nodeID)
 	if errors.Is(err, storage.ErrNotFound) {
@@ -74,7 +80,8 @@ func (h *Handler) resolveMeta(ctx context.Context, req *request) (*target, error
 	if err != nil {
 		return nil, err
 	}
-	return &target{space: space, role: space.RoleOf(req.user), node: node, exists: true, isBase: true, hrefPath: req.path.base}, nil
+	a = reach.atNode(a, node.ID, true)
+	return &target{space: space, access: a, share: reach, node: node, exists: true, isBase: true, hrefPath: req.path.base}, nil
 }
 
 // metaView is the one resource a meta PROPFIND answers.
@@ -105,7 +112,8 @@ func (h *Handler) handleMetaPropfind(w http.ResponseWriter, r *http.Request, req
 	if pf.kind != findProp || !slices.Contains(pf.names, metaPathName) {
 		return errMetaPathRequired
 	}
-	p, err := h.pathOf(r.Context(), t.node)
+	storageID := h.store.StorageID()
+	p, spaceRef, err := h.metaPlace(r.Context(), req.user, t)
 	if errors.Is(err, storage.ErrNotFound) {
 		// Deleted or moved away while its path was read.
 		return metaNotFound(req.path.ref, err)
@@ -113,20 +121,41 @@ func (h *Handler) handleMetaPropfind(w http.ResponseWriter, r *http.Request, req
 	if err != nil {
 		return err
 	}
-	storageID := h.store.StorageID()
-	v := metaView{path: p, spaceRef: appendSpaceRef(nil, storageID, t.space.ID)}
-	v.id = appendXMLText(append(slices.Clone(v.spaceRef), '!'), t.node.ID)
+	v := metaView{path: p, spaceRef: spaceRef}
+	v.id = appendXMLText(append(appendSpaceRef(nil, storageID, t.space.ID), '!'), t.node.ID)
 	ms := startMultistatus(w)
 	var ps propSet
 	metaProps.writeResponse(ms, &ps, pf, responseHref{base: hrefFor(t.hrefPath, true)}, v)
 	return h.endMultistatus(r, ms.close())
 }
 
-// pathOf returns the path of n from its space's root, "/" for the root,
-// walking up its folders one lookup each.
-func (h *Handler) pathOf(ctx context.Context, n storage.Node) (string, error) {
+// metaPlace is where the node of t is for user: its path in its space and
+// the space's id (as XML text), or for a recipient its path in the Shares
+// drive, below the mount point of the share that reaches it.
+func (h *Handler) metaPlace(ctx context.Context, user storage.User, t *target) (string, []byte, error) {
+	if t.share.root == "" {
+		p, err := h.pathOf(ctx, t.node, "")
+		return p, appendSpaceRef(nil, h.store.StorageID(), t.space.ID), err
+	}
+	// Every share, since a mount point's name depends on the others'.
+	rs, err := h.receivedShares(ctx, user, nil)
+	if err != nil {
+		return "", nil, err
+	}
+	mount := findMount(rs, func(r *received) bool { return r.space.ID == t.space.ID && r.item.ID == t.share.root })
+	if mount == nil {
+		return "", nil, storage.NodeNotFound(t.space.ID, t.share.root)
+	}
+	p, err := h.pathOf(ctx, t.node, t.share.root)
+	return path.Join("/", mount.name, p), appendXMLText(nil, shareid.DriveID), err
+}
+
+// pathOf returns the path of n from its space's root, or from the node
+// top when not empty, "/" for that node, walking up its folders one
+// lookup each.
+func (h *Handler) pathOf(ctx context.Context, n storage.Node, top string) (string, error) {
 	var names []string
-	for n.ParentID != "" {
+	for n.ParentID != "" && n.ID != top {
 		if len(names) == maxMetaDepth {
 			return "", fmt.Errorf("the path of node %s: deeper than %d folders", n.ID, maxMetaDepth)
 		}

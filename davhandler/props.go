@@ -49,7 +49,7 @@ var liveProps = map[xml.Name]liveProp{
 	ocName("owner-id"):               propOwnerID,
 	ocName("owner-display-name"):     propOwnerDisplayName,
 	ocName("privatelink"):            propPrivateLink,
-	ocName("share-types"):            absent,
+	ocName("share-types"):            propShareTypes,
 	ocName("downloadURL"):            absent,
 	davName("lockdiscovery"):         propLockDiscovery,
 	davName("supportedlock"):         propSupportedLock,
@@ -81,7 +81,10 @@ type propContext struct {
 	space     storage.Space
 	// spaceRef is the id of space, escaped.
 	spaceRef []byte
-	role     storage.Role
+	access   access
+	// share tells how a recipient reached the request's target; zero for
+	// a member.
+	share    shareReach
 	user     storage.User
 	linkBase string // scheme://host of the request, for private links
 	// withDeadProps: the request needs dead properties or favourites, so
@@ -97,6 +100,10 @@ type propContext struct {
 	requested []requestedProp
 	// props is reused by every response of the request.
 	props propSet
+	// shareKindsByNode are the kinds of live shares of the space's items,
+	// read once on first need (shareKinds).
+	shareKindsByNode map[string][]storage.ShareKind
+	shareKindsRead   bool
 }
 
 // requestedProp is a property a PROPFIND names, resolved once per request
@@ -256,7 +263,8 @@ func propSpaceID(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
 }
 
 func propFileParent(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
-	if v.node.ParentID == "" {
+	if v.node.ParentID == "" || v.node.ID == pc.share.root {
+		// A recipient sees nothing above the shared item.
 		return dst, false
 	}
 	return pc.appendNodeRef(dst, v.node.SpaceID, v.node.ParentID), true
@@ -307,22 +315,11 @@ func propETag(_ *propContext, v *nodeView, dst []byte) ([]byte, bool) {
 func quoteETag(etag string) string { return `"` + etag + `"` }
 
 func propPermissions(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
-	return append(dst, permissions(pc.role, v.node.IsFolder())...), true
-}
-
-// permissions are the oc:permissions letters of a role.
-func permissions(r storage.Role, folder bool) string {
-	switch {
-	case r >= storage.RoleManager && folder:
-		return "RDNVCKZP"
-	case r >= storage.RoleManager:
-		return "RDNVWZP"
-	case r >= storage.RoleEditor && folder:
-		return "DNVCK"
-	case r >= storage.RoleEditor:
-		return "DNVW"
+	letters := permissions(pc.access, v.node.IsFolder())
+	if pc.isMountPoint(v) {
+		letters = withMountLetter(letters)
 	}
-	return ""
+	return append(dst, letters...), true
 }
 
 func propResourceType(_ *propContext, v *nodeView, dst []byte) ([]byte, bool) {

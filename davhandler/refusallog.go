@@ -23,6 +23,7 @@ const (
 	reasonXMLDepth         = "xml_depth"
 	reasonUploadLength     = "upload_length"
 	reasonBodyTooLarge     = "request_body_max_size"
+	reasonLinkPasswords    = "link_password_failures"
 	reasonOther            = "other"
 )
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/davspaces/davspaces/shareid"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -19,7 +20,14 @@ type request struct {
 // existing folder, or a name whose parent is missing.
 type target struct {
 	space storage.Space
-	role  storage.Role
+	// access is what the caller may do with the target.
+	access access
+	// share tells how a recipient reached the target through a share;
+	// zero for a member.
+	share shareReach
+	// mounts are the mount points of the Shares drive when the target is
+	// its root (isSharesRoot).
+	mounts []received
 	// parent is the folder holding the target; valid when hasParent.
 	parent    storage.Node
 	hasParent bool
@@ -47,9 +55,6 @@ func hrefFor(p string, folder bool) string {
 	return h
 }
 
-// canWrite reports whether the caller may change the target's space.
-func (t *target) canWrite() bool { return t.role >= storage.RoleEditor }
-
 // errReadOnly is the answer to a viewer's change request.
 var errReadOnly = errorf(http.StatusForbidden, "You have no permission to change this space")
 
@@ -63,17 +68,34 @@ func spaceRef(storageID, spaceID string) string {
 	return storageID + "$" + spaceID
 }
 
-// resolve finds the space and node a DAV path names, as seen by user.
+// resolve finds the space and node a DAV path names, as seen by user, or,
+// for a request through a public link, as the link sees it.
 func (h *Handler) resolve(ctx context.Context, user storage.User, dp davPath) (*target, error) {
-	space, baseID, err := h.resolveBase(ctx, user, dp)
+	if dp.kind == basePublic {
+		return h.resolvePublic(ctx, dp)
+	}
+	b, err := h.resolveBase(ctx, user, dp)
 	if err != nil {
 		return nil, err
 	}
-	nodes, err := h.walk(ctx, space.ID, baseID, dp.segments)
+	if b.sharesRoot != nil {
+		return sharesRootTarget(b), nil
+	}
+	nodes, err := h.walk(ctx, b.space.ID, b.nodeID, b.segments)
 	if err != nil {
 		return nil, err
 	}
-	t := &target{space: space, role: space.RoleOf(user), hrefPath: dp.base}
+	dp.base, dp.segments = b.hrefPath, b.segments
+	t := newTarget(b.space, b.access, dp, nodes)
+	t.share = b.share
+	t.access = t.share.atNode(t.access, t.node.ID, t.exists)
+	return t, nil
+}
+
+// newTarget is the target of dp in space, with access acc, from the nodes
+// its segments lead to (pathWalker.Walk's answer).
+func newTarget(space storage.Space, acc access, dp davPath, nodes []storage.Node) *target {
+	t := &target{space: space, access: acc, hrefPath: dp.base}
 	t.node, t.exists, t.isBase = nodes[0], true, len(dp.segments) == 0
 	for i, seg := range dp.segments {
 		t.hrefPath += "/" + seg
@@ -90,7 +112,7 @@ func (h *Handler) resolve(ctx context.Context, user storage.User, dp davPath) (*
 			t.exists = false
 		}
 	}
-	return t, nil
+	return t
 }
 
 // pathWalker is a store that resolves the segments of a path in one
@@ -139,33 +161,67 @@ func (h *Handler) resolveExisting(ctx context.Context, user storage.User, dp dav
 	return t, err
 }
 
-// resolveBase finds the space and the id of the node the base of a DAV
-// path names.
-func (h *Handler) resolveBase(ctx context.Context, user storage.User, dp davPath) (storage.Space, string, error) {
-	var space storage.Space
+// base is where a DAV path starts: a node of a space, what the caller
+// may do there, and the names of the path below it.
+type base struct {
+	space  storage.Space
+	nodeID string
+	access access
+	// share tells how a recipient reached the node through a share; zero
+	// for a member.
+	share shareReach
+	// hrefPath is the decoded path naming the node: the DAV base, and in
+	// the Shares drive the mount point's name too.
+	hrefPath string
+	segments []string
+	// sharesRoot, when not nil, is the root of the Shares drive with its
+	// mount points: the path names it, not a node.
+	sharesRoot []received
+}
+
+// resolveBase finds the space and the node the base of a DAV path names.
+func (h *Handler) resolveBase(ctx context.Context, user storage.User, dp davPath) (base, error) {
+	b := base{hrefPath: dp.base, segments: dp.segments}
+	if linkOf(ctx) != nil {
+		// A request through a link reaches its link's paths only.
+		return b, errNotFound
+	}
 	var err error
-	nodeID := ""
 	switch dp.kind {
+	default:
+		return b, errNotFound
 	case baseHome:
-		space, err = h.store.PersonalSpace(ctx, user)
+		b.space, err = h.store.PersonalSpace(ctx, user)
 	case baseFiles:
 		if !strings.EqualFold(dp.user, user.ID) {
-			return space, "", errNotFound
+			return b, errNotFound
 		}
-		space, err = h.store.PersonalSpace(ctx, user)
+		b.space, err = h.store.PersonalSpace(ctx, user)
 	case baseSpaces:
-		space, nodeID, err = h.spaceByRef(ctx, dp.ref)
+		if shareID, inJail := shareid.Parse(dp.ref); inJail {
+			return h.resolveSharesDrive(ctx, user, dp, shareID)
+		}
+		b.space, b.nodeID, err = h.spaceByRef(ctx, dp.ref)
 	}
 	if err != nil {
-		return space, "", err
+		return b, err
 	}
-	if !h.visible(ctx, space, user) {
-		return space, "", errNotFound
+	if b.nodeID == "" {
+		b.nodeID = b.space.ID
 	}
-	if nodeID == "" {
-		nodeID = space.ID
+	b.access, b.share, err = h.accessTo(ctx, user, b.space, b.nodeID)
+	return b, err
+}
+
+// accessTo is what user may do with node nodeID of space and below it: a
+// member's role, or else what the user's live shares of the node or of a
+// folder above it give. A space the user may not see and a node no share
+// reaches are the same errNotFound.
+func (h *Handler) accessTo(ctx context.Context, user storage.User, space storage.Space, nodeID string) (access, shareReach, error) {
+	if h.visible(ctx, space, user) {
+		return memberAccess(space.RoleOf(user)), shareReach{}, nil
 	}
-	return space, nodeID, nil
+	return h.sharedAccess(ctx, user, space, nodeID)
 }
 
 // visible reports whether user may learn that space exists: it is served
@@ -173,14 +229,17 @@ func (h *Handler) resolveBase(ctx context.Context, user storage.User, dp davPath
 // exist, so that neither a stranger nor a former member can tell them apart.
 // A visible space is noted as the request's, for the log of a refusal.
 func (h *Handler) visible(ctx context.Context, space storage.Space, user storage.User) bool {
-	if space.Type == storage.SpaceProject && !h.projectSpaces[space.ID] {
-		return false
-	}
-	if space.RoleOf(user) == storage.RoleNone {
+	if !h.served(space) || space.RoleOf(user) == storage.RoleNone {
 		return false
 	}
 	noteSpace(ctx, space.ID)
 	return true
+}
+
+// served reports whether this handler serves space: every personal space,
+// and the project spaces of its configuration.
+func (h *Handler) served(space storage.Space) bool {
+	return space.Type != storage.SpaceProject || h.projectSpaces[space.ID]
 }
 
 // spaceByRef parses a resource id (<storage>$<space>!<node>, <storage>$<space>

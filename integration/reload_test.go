@@ -46,8 +46,14 @@ type reloadable struct {
 
 func startReloadable(t *testing.T) *reloadable {
 	t.Helper()
-	admin := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	opts := serverOptions{admin: admin}
+	return startReloadableWith(t, serverOptions{})
+}
+
+// startReloadableWith is startReloadable with opts (their admin endpoint
+// set here).
+func startReloadableWith(t *testing.T, opts serverOptions) *reloadable {
+	t.Helper()
+	opts.admin = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	s := startServer(t, opts)
 	u, err := url.Parse(s.URL)
 	if err != nil {
@@ -62,7 +68,7 @@ func startReloadable(t *testing.T) *reloadable {
 	if physics == "" {
 		t.Fatalf("the test configuration has no Physics space as expected:\n%s", cfg)
 	}
-	return &reloadable{server: s, admin: admin, config: cfg, physics: physics}
+	return &reloadable{server: s, admin: opts.admin, config: cfg, physics: physics}
 }
 
 // load replaces the running configuration with the started one edited by

@@ -113,13 +113,15 @@ func DirectoryLimit(limit int) int {
 
 // UserWithGroups is the user id as the directory knows them, with the
 // groups of their last sign-in (none when never seen): what a share's
-// creator may do now is judged with these.
+// creator may do now is judged with these. A store that keeps no
+// directory (errors.ErrUnsupported) has seen nobody: its users are judged
+// by the roles given to their ids alone.
 func UserWithGroups(ctx context.Context, d Directory, id string) (User, error) {
 	e, err := d.DirectoryUser(ctx, id)
 	switch {
 	case err == nil:
 		return User{ID: id, Groups: e.Groups}, nil
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, ErrNotFound), errors.Is(err, errors.ErrUnsupported):
 		return User{ID: id}, nil
 	}
 	return User{}, fmt.Errorf("directory entry of %s: %w", id, err)

@@ -1,6 +1,10 @@
 package storage
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -79,5 +83,32 @@ func TestMatchesDirectoryQuery(t *testing.T) {
 		if got := DirectoryLimit(limit); got != want {
 			t.Errorf("DirectoryLimit(%d) = %d", limit, got)
 		}
+	}
+}
+
+// directoryOf answers DirectoryUser with one entry or one error.
+type directoryOf struct {
+	Directory
+	entry DirectoryEntry
+	err   error
+}
+
+func (d directoryOf) DirectoryUser(context.Context, string) (DirectoryEntry, error) {
+	return d.entry, d.err
+}
+
+func TestUserWithGroups(t *testing.T) {
+	ctx := context.Background()
+	seen := directoryOf{entry: DirectoryEntry{ID: "marie", Groups: []string{"physics"}}}
+	if u, err := UserWithGroups(ctx, seen, "marie"); err != nil || u.ID != "marie" || !slices.Equal(u.Groups, []string{"physics"}) {
+		t.Errorf("seen: %+v, %v", u, err)
+	}
+	for _, never := range []error{NodeNotFound("s", "n"), fmt.Errorf("directory: %w", errors.ErrUnsupported)} {
+		if u, err := UserWithGroups(ctx, directoryOf{err: never}, "marie"); err != nil || u.ID != "marie" || u.Groups != nil {
+			t.Errorf("%v: %+v, %v", never, u, err)
+		}
+	}
+	if _, err := UserWithGroups(ctx, directoryOf{err: ErrUnavailable}, "marie"); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("an outage: %v", err)
 	}
 }
