@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -101,6 +102,14 @@ func TestGraphShareLinks(t *testing.T) {
 		t.Fatalf("link %+v", link)
 	}
 
+	// The link's address opens its item over WebDAV, with the password.
+	token := strings.TrimPrefix(link.Link.WebURL, s.URL+"/s/")
+	public := "/dav/public-files/" + token + "/"
+	anonymous := &client{t: t, base: s.URL, http: http.DefaultClient}
+	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("public:Pa55word!"))
+	anonymous.expect(http.StatusMultiStatus, "PROPFIND", public, "", "Depth", "1", "Authorization", basic)
+	anonymous.expect(http.StatusUnauthorized, "PROPFIND", public, "", "Depth", "1")
+
 	var list struct {
 		Actions []string          `json:"@libre.graph.permissions.actions.allowedValues"`
 		Roles   []json.RawMessage `json:"@libre.graph.permissions.roles.allowedValues"`
@@ -132,7 +141,10 @@ func TestGraphShareLinks(t *testing.T) {
 	bob.expect(http.StatusNotFound, http.MethodPost, items+"/createLink", `{"type":"view"}`, webXHR...)
 	bob.expect(http.StatusNotFound, http.MethodDelete, items+"/permissions/"+link.ID, "", webXHR...)
 
+	// Without its password and as an edit link now, it takes an upload.
+	anonymous.expect(http.StatusCreated, http.MethodPut, public+"note.txt", "hello")
 	alice.expect(http.StatusNoContent, http.MethodDelete, items+"/permissions/"+link.ID, "", webXHR...)
+	anonymous.expect(http.StatusNotFound, "PROPFIND", public, "", "Depth", "1")
 	alice.expect(http.StatusNotFound, http.MethodGet, items+"/permissions/"+link.ID, "", webXHR...)
 	if by := sharedByMe(t, alice); len(by) != 0 {
 		t.Fatalf("sharedByMe after deleting the link: %+v", by)
@@ -202,6 +214,14 @@ func TestGraphShareInvitations(t *testing.T) {
 	if virtual := listDrives(t, carol, "virtual"); len(virtual) != 1 || virtual[0].Name != "Shares" {
 		t.Fatalf("carol's Shares drive %+v", virtual)
 	}
+	// The ids Graph gives reach the item over WebDAV: carol writes through
+	// the mount point and the Shares drive, alice reads what she wrote.
+	carol.expect(http.StatusCreated, http.MethodPut, "/dav/spaces/"+url.PathEscape(mounts[0].ID)+"/agenda.txt", "from carol")
+	carol.expect(http.StatusOK, http.MethodGet, "/dav/spaces/"+url.PathEscape(listDrives(t, carol, "virtual")[0].ID)+"/plans/agenda.txt", "")
+	alicePlans := "/dav/spaces/" + url.PathEscape(listDrives(t, alice, "personal")[0].ID) + "/plans/agenda.txt"
+	if _, body := alice.expect(http.StatusOK, http.MethodGet, alicePlans, ""); body != "from carol" {
+		t.Fatalf("alice reads %q", body)
+	}
 	// A recipient does not pass the item on.
 	carol.expect(http.StatusForbidden, http.MethodPost, items+"/createLink", `{"type":"view"}`, webXHR...)
 
@@ -233,4 +253,5 @@ func TestGraphShareInvitations(t *testing.T) {
 		t.Fatalf("carol's mount points after revoking %+v", mounts)
 	}
 	carol.expect(http.StatusNotFound, http.MethodGet, items+"/permissions", "", webXHR...)
+	carol.expect(http.StatusNotFound, http.MethodGet, "/dav/spaces/"+url.PathEscape(mounts[0].ID)+"/agenda.txt", "")
 }
