@@ -56,8 +56,8 @@ type shareOptions struct {
 // (with no offer to share it again), and may share in Physics, where she
 // is an editor. einstein creates a file-drop link to another folder;
 // a fresh context sees only the upload area, uploads a file, which is then
-// in einstein's folder. A token that never existed shows the not-found
-// words. Screenshots: the share dialog, the public folder and marie's
+// in einstein's folder. A token that never existed, and the first link
+// once deleted in the dialog, show the same not-found words. Screenshots: the share dialog, the public folder and marie's
 // shared folder at desktop and phone width, the password form (after a
 // wrong one) and the file drop at phone width.
 func TestWebUIShare(t *testing.T) {

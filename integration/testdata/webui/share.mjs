@@ -5,7 +5,8 @@
 // the password is asked for (a wrong one refused), the folder listed and a
 // file downloaded; changed to an upload link in the dialog, it takes a
 // file; the drop shows an upload area alone and takes a file;
-// a token that never existed shows the not-found words; the invitee finds
+// a token that never existed, and the first link once deleted in the
+// dialog, show the not-found words; the invitee finds
 // the folder under "Shared with me". Its one argument
 // is JSON (see shareOptions). It prints one JSON line per check and exits
 // non-zero with the reason when one fails.
@@ -213,14 +214,26 @@ async function sharedWithMe(browser) {
   await context.close();
 }
 
-async function unknownToken(browser) {
-  const { context, page } = await publicPage(browser, opts.base + opts.unknown);
+// deleteLink deletes link name of row in the share dialog.
+async function deleteLink(page, row, name) {
+  await clickLabel(page, `Share ${row}`);
+  await page.waitForSelector('dialog.share .share-body[data-ready="ready"]', { timeout: 20000 });
+  await clickLabel(page, `Delete ${name}`);
+  await page.waitForSelector("dialog.share li[data-link]", { hidden: true, timeout: 20000 });
+  await clickLabel(page, "Close the share dialog");
+  await page.waitForSelector("dialog[open]", { hidden: true, timeout: 10000 });
+  report({ event: "check", name: "link deleted" });
+}
+
+// notFound opens a link's page that must show the not-found words.
+async function notFound(browser, url) {
+  const { context, page } = await publicPage(browser, url);
   await ready(page, "public-notfound");
   const words = await page.$eval("main", (el) => el.innerText);
   if (!words.includes("This link does not exist or has expired")) {
     fail(`an unknown token's page says ${JSON.stringify(words)}`);
   }
-  report({ event: "check", name: "unknown token", words });
+  report({ event: "check", name: "not found", url, words });
   await context.close();
 }
 
@@ -240,7 +253,9 @@ async function main() {
     await changeType(page, opts.shared, "For the lab", "upload");
     await uploadThroughLink(browser, opts.base + new URL(protectedURL).pathname);
     await dropFile(browser, opts.base + new URL(dropURL).pathname);
-    await unknownToken(browser);
+    await notFound(browser, opts.base + opts.unknown);
+    await deleteLink(page, opts.shared, "For the lab");
+    await notFound(browser, opts.base + new URL(protectedURL).pathname);
     await sharedWithMe(browser);
   } finally {
     await browser.close();
