@@ -244,6 +244,7 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		ChunkedUploads: chunked,
 		Trash:          keepsAny(dav.claim.granted, storage.Retention.KeepsTrash),
 		Versions:       keepsAny(dav.claim.granted, storage.Retention.KeepsVersions),
+		Sharing:        true,
 	})
 	if err != nil {
 		return err

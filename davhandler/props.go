@@ -54,6 +54,10 @@ var liveProps = map[xml.Name]liveProp{
 	davName("lockdiscovery"):         propLockDiscovery,
 	davName("supportedlock"):         propSupportedLock,
 	davName("creationdate"):          absent,
+	// A public link's own (linkprops.go).
+	ocName("public-link-permission"):  propPublicLinkPermission,
+	ocName("public-link-item-type"):   propPublicLinkItemType,
+	ocName("public-link-share-owner"): propPublicLinkShareOwner,
 }
 
 // allpropNames are the live properties an allprop request returns, in order.

@@ -120,7 +120,9 @@ func withMountLetter(letters string) string {
 // members of its space: who came through a share or a link learns nothing
 // of the item's other shares.
 func propShareTypes(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
-	if pc.access.viaShare || v.node.ParentID == "" {
+	// A link's access is no share's (it carries no S), so the link is
+	// asked for by itself.
+	if pc.access.viaShare || linkOf(pc.ctx) != nil || v.node.ParentID == "" {
 		return dst, false
 	}
 	kinds := pc.shareKinds()[v.node.ID]

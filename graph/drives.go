@@ -152,12 +152,18 @@ func (h *Handler) drive(ctx context.Context, base string, s storage.Space) (driv
 		t := root.ModTime.UTC()
 		d.LastModifiedDateTime = &t
 	}
-	switch s.Type {
-	case storage.SpacePersonal:
-		d.DriveAlias = "personal/" + s.Owner
+	d.DriveAlias = driveAlias(s)
+	if s.Type == storage.SpacePersonal {
 		d.Owner = &owner{User: identitySet{ID: s.Owner, DisplayName: s.OwnerDisplayName}}
-	default:
-		d.DriveAlias = "project/" + slug(s.Name)
 	}
 	return d, nil
+}
+
+// driveAlias is the alias of space s: "personal/<owner>" or
+// "project/<slug of the name>", as oCIS forms them.
+func driveAlias(s storage.Space) string {
+	if s.Type == storage.SpacePersonal {
+		return "personal/" + s.Owner
+	}
+	return "project/" + slug(s.Name)
 }

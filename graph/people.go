@@ -31,7 +31,8 @@ type userBody struct {
 }
 
 // searchUsers answers $search among the users who signed in and the
-// users the configuration names as members, ordered by id.
+// users the configuration names as members, ordered by display name
+// (ownCloud Web asks $orderby=displayName), then id.
 func (h *Handler) searchUsers(w http.ResponseWriter, r *http.Request, _ storage.User) error {
 	q, err := searchTerm(r)
 	if err != nil {
@@ -60,7 +61,9 @@ func (h *Handler) searchUsers(w http.ResponseWriter, r *http.Request, _ storage.
 		value = append(value, userBody{ID: e.ID, DisplayName: cmp.Or(e.DisplayName, e.ID), Mail: e.Email,
 			OnPremisesSamAccountName: e.ID, UserType: "Member"})
 	}
-	slices.SortFunc(value, func(a, b userBody) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(value, func(a, b userBody) int {
+		return cmp.Or(cmp.Compare(strings.ToLower(a.DisplayName), strings.ToLower(b.DisplayName)), cmp.Compare(a.ID, b.ID))
+	})
 	value = value[:min(len(value), storage.MaxDirectoryResults)]
 	h.writeJSON(w, r, http.StatusOK, struct {
 		Value []userBody `json:"value"`
@@ -138,6 +141,9 @@ func (h *Handler) configuredMembers(ctx context.Context) (users, groups []string
 
 // knownUser reports whether user id signed in or is a configured member.
 func (h *Handler) knownUser(ctx context.Context, id string) (bool, error) {
+	if storage.ValidUserID(id) != nil {
+		return false, nil
+	}
 	_, err := h.directory.DirectoryUser(ctx, id)
 	if err == nil {
 		return true, nil

@@ -182,10 +182,17 @@ var sharerActions = []string{actionPermissionsCreate, actionPermissionsRead,
 	actionPermissionsUpdate, actionPermissionsDelete}
 
 // listPermissions answers the live shares and links of the item, with the
-// actions and roles the caller may use on it.
+// actions and roles the caller may use on it. Someone who sees the item
+// but may not share it (a viewer, a recipient) gets an empty list with no
+// actions and no roles: ownCloud Web lists an item's permissions whenever
+// its sidebar opens, and a link's address would give more than viewing.
 func (h *Handler) listPermissions(w http.ResponseWriter, r *http.Request, u storage.User, ip itemPath) error {
 	ctx := r.Context()
 	it, err := h.shareableItem(ctx, u, ip.driveID, ip.itemID)
+	if errors.Is(err, errMayNotShare) {
+		h.writeJSON(w, r, http.StatusOK, permissionsBody{ActionsAllowed: []string{}, RolesAllowed: []roleSummary{}, Value: []sharePermission{}})
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -194,9 +201,9 @@ func (h *Handler) listPermissions(w http.ResponseWriter, r *http.Request, u stor
 		return fmt.Errorf("shares of %s: %w", it.node.ID, err)
 	}
 	body := permissionsBody{ActionsAllowed: sharerActions, RolesAllowed: rolesFor(it.node), Value: []sharePermission{}}
-	base, names := origin.Of(r), h.names(ctx)
+	base, names, judge := origin.Of(r), h.names(ctx), h.newJudge()
 	for _, s := range shares {
-		live, err := h.live(ctx, s)
+		live, err := judge.live(ctx, s)
 		if err != nil {
 			return err
 		}
@@ -220,8 +227,10 @@ func rolesFor(n storage.Node) []roleSummary {
 }
 
 // listRootPermissions answers the members of a space as the permissions
-// of its root, for anyone who may share in it; links and invitations of
-// a root do not exist (errRootShare).
+// of its root, to every member (ownCloud Web lists a space's members
+// this way when the space itself is selected); they are read only, as
+// the configuration gives them, and links and invitations of a root do
+// not exist (errRootShare).
 func (h *Handler) listRootPermissions(w http.ResponseWriter, r *http.Request, u storage.User, ip itemPath) error {
 	spaceID, ok := parseDriveID(h.store.StorageID(), ip.driveID)
 	if !ok {
@@ -231,12 +240,8 @@ func (h *Handler) listRootPermissions(w http.ResponseWriter, r *http.Request, u 
 	if err != nil {
 		return err
 	}
-	role := space.RoleOf(u)
-	if role == storage.RoleNone {
+	if space.RoleOf(u) == storage.RoleNone {
 		return errNotFound
-	}
-	if !storage.MayShare(role) {
-		return errMayNotShare
 	}
 	h.writeJSON(w, r, http.StatusOK, struct {
 		ActionsAllowed []string      `json:"@libre.graph.permissions.actions.allowedValues"`
@@ -259,7 +264,7 @@ func (h *Handler) itemShare(ctx context.Context, it sharedItem, id string) (stor
 	if s.SpaceID != it.space.ID || s.NodeID != it.node.ID {
 		return storage.Share{}, errNotFound
 	}
-	live, err := h.live(ctx, s)
+	live, err := h.newJudge().live(ctx, s)
 	if err != nil {
 		return storage.Share{}, err
 	}

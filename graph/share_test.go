@@ -221,8 +221,21 @@ func TestInvitationLifecycle(t *testing.T) {
 		t.Fatalf("sharedByMe %+v", by)
 	}
 
-	// The recipient sees the item but may not share it; others do not see it.
-	wantStatus(t, e.doJSON("marie", http.MethodGet, itemURL(drive, item, "permissions"), nil, nil), http.StatusForbidden)
+	// The recipient sees the item but may not share it: an empty list, as
+	// for a viewer, also through the drive id ownCloud Web takes from the
+	// mount point (its root.remoteItem.rootId); others do not see it.
+	rootID := mounts.Value[0].Root.RemoteItem.RootID
+	if rootID != drive+"!"+e.personalID("einstein") {
+		t.Fatalf("rootId %q", rootID)
+	}
+	for _, d := range []string{drive, rootID} {
+		var list permissionsList
+		wantStatus(t, e.doJSON("marie", http.MethodGet, itemURL(d, item, "permissions"), nil, &list), http.StatusOK)
+		if len(list.Value) != 0 || len(list.Actions) != 0 || len(list.Roles) != 0 {
+			t.Fatalf("the recipient's list %+v", list)
+		}
+	}
+	wantStatus(t, e.doJSON("marie", http.MethodPost, itemURL(drive, item, "createLink"), map[string]any{"type": "view"}, nil), http.StatusForbidden)
 	wantStatus(t, e.doJSON("richard", http.MethodGet, itemURL(drive, item, "permissions"), nil, nil), http.StatusNotFound)
 
 	rec = e.doJSON("einstein", http.MethodPatch, itemURL(drive, item, "permissions/"+p.ID), map[string]any{"roles": []string{RoleViewerID}}, &p)
@@ -237,6 +250,20 @@ func TestInvitationLifecycle(t *testing.T) {
 		t.Fatalf("after revoking: %+v", with)
 	}
 	wantStatus(t, e.doJSON("marie", http.MethodGet, itemURL(drive, item, "permissions"), nil, nil), http.StatusNotFound)
+}
+
+// TestViewerListsNothing: a viewer opening Web's sidebar gets an empty
+// list, never a link's address (an edit link would give them more).
+func TestViewerListsNothing(t *testing.T) {
+	e := newEnv(t)
+	drive, folder := e.folder("physics", "papers")
+	wantStatus(t, e.doJSON("marie", http.MethodPost, itemURL(drive, folder, "createLink"), map[string]any{"type": "edit"}, nil), http.StatusOK)
+	var list permissionsList
+	rec := e.doJSON("richard:chemists", http.MethodGet, itemURL(drive, folder, "permissions"), nil, &list)
+	wantStatus(t, rec, http.StatusOK)
+	if len(list.Value) != 0 || len(list.Actions) != 0 || contains(rec.Body.String(), "/s/") {
+		t.Fatalf("a viewer's list %s", rec.Body)
+	}
 }
 
 func TestGroupInvitation(t *testing.T) {
@@ -281,7 +308,8 @@ func TestShareRefusals(t *testing.T) {
 		status                     int
 	}{
 		{"viewer creates a link", "richard:chemists", http.MethodPost, itemURL(drive, folder, "createLink"), map[string]any{"type": "view"}, http.StatusForbidden},
-		{"viewer lists", "richard:chemists", http.MethodGet, itemURL(drive, folder, "permissions"), nil, http.StatusForbidden},
+		{"viewer reads a link", "richard:chemists", http.MethodGet, itemURL(drive, folder, "permissions/x"), nil, http.StatusForbidden},
+		{"viewer deletes", "richard:chemists", http.MethodDelete, itemURL(drive, folder, "permissions/x"), nil, http.StatusForbidden},
 		{"stranger creates a link", "richard", http.MethodPost, itemURL(drive, folder, "createLink"), map[string]any{"type": "view"}, http.StatusNotFound},
 		{"stranger's other space", "einstein", http.MethodPost, itemURL(labDrive, labFolder, "createLink"), map[string]any{"type": "view"}, http.StatusNotFound},
 		{"unconfigured space", "einstein", http.MethodPost, itemURL(testStorageID+"$archive", archived, "createLink"), map[string]any{"type": "view"}, http.StatusNotFound},
@@ -295,6 +323,9 @@ func TestShareRefusals(t *testing.T) {
 		{"malformed body", "einstein", http.MethodPost, itemURL(drive, folder, "createLink"), `{"type":`, http.StatusBadRequest},
 		{"no body", "einstein", http.MethodPost, itemURL(drive, folder, "createLink"), nil, http.StatusBadRequest},
 		{"unknown user", "einstein", http.MethodPost, itemURL(drive, folder, "invite"), map[string]any{"recipients": user("nobody"), "roles": []string{RoleViewerID}}, http.StatusBadRequest},
+		{"not a user id", "einstein", http.MethodPost, itemURL(drive, folder, "invite"), map[string]any{"recipients": user("a/b"), "roles": []string{RoleViewerID}}, http.StatusBadRequest},
+		{"unknown group", "einstein", http.MethodPost, itemURL(drive, folder, "invite"), map[string]any{"recipients": []map[string]string{{"objectId": "nobody", "@libre.graph.recipient.type": "group"}}, "roles": []string{RoleViewerID}}, http.StatusBadRequest},
+		{"recipient type", "einstein", http.MethodPost, itemURL(drive, folder, "invite"), map[string]any{"recipients": []map[string]string{{"objectId": "marie", "@libre.graph.recipient.type": "robot"}}, "roles": []string{RoleViewerID}}, http.StatusBadRequest},
 		{"oneself", "einstein", http.MethodPost, itemURL(drive, folder, "invite"), map[string]any{"recipients": user("einstein"), "roles": []string{RoleViewerID}}, http.StatusBadRequest},
 		{"space role", "einstein", http.MethodPost, itemURL(drive, folder, "invite"), map[string]any{"recipients": user("marie"), "roles": []string{RoleManagerID}}, http.StatusBadRequest},
 		{"folder role on a file", "einstein", http.MethodPost, itemURL(drive, file, "invite"), map[string]any{"recipients": user("marie"), "roles": []string{RoleEditorID}}, http.StatusBadRequest},
@@ -388,4 +419,62 @@ func TestParseItemPath(t *testing.T) {
 			t.Errorf("parseItemPath(%s) = %+v, %v; want %+v, %v", tt.path, got, ok, tt.want, tt.ok)
 		}
 	}
+}
+
+// TestSharedByMeParent: ownCloud Web finds a shared item's folder from
+// parentReference.path ("." at the root, "./a/b" below it).
+func TestSharedByMeParent(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	a, err := e.store.Mkdir(ctx, "physics", "physics", "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.store.Mkdir(ctx, "physics", a.ID, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := e.store.Mkdir(ctx, "physics", b.ID, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drive := testStorageID + "$physics"
+	for _, n := range []storage.Node{c, a} {
+		wantStatus(t, e.doJSON("marie", http.MethodPost, itemURL(drive, drive+"!"+n.ID, "createLink"), map[string]any{"type": "view"}, nil), http.StatusOK)
+	}
+	var by struct {
+		Value []struct {
+			Name            string
+			ParentReference itemReference
+			Permissions     []linkPermission
+		}
+	}
+	e.doJSON("marie", http.MethodGet, "/graph/v1beta1/me/drive/sharedByMe", nil, &by)
+	if len(by.Value) != 2 {
+		t.Fatalf("sharedByMe %+v", by)
+	}
+	if p := by.Value[0].ParentReference; by.Value[0].Name != "c" || p.Path != "./a/b" || p.ID != drive+"!"+b.ID || p.DriveID != drive || p.DriveType != "project" {
+		t.Errorf("c: %+v", by.Value[0])
+	}
+	if p := by.Value[1].ParentReference; by.Value[1].Name != "a" || p.Path != "." || p.ID != drive+"!physics" {
+		t.Errorf("a: %+v", by.Value[1])
+	}
+	if inv := by.Value[0].Permissions[0].Invitation; inv == nil || inv.InvitedBy.User.ID != "marie" {
+		t.Errorf("a link's creator: %+v", by.Value[0].Permissions[0])
+	}
+}
+
+// TestRootPermissions: every member reads a space's members as its root's
+// permissions; nobody shares a root.
+func TestRootPermissions(t *testing.T) {
+	e := newEnv(t)
+	target := "/graph/v1beta1/drives/" + testStorageID + "$physics/root/permissions"
+	var list struct{ Value []permission }
+	wantStatus(t, e.doJSON("richard:chemists", http.MethodGet, target, nil, &list), http.StatusOK)
+	if len(list.Value) != 3 {
+		t.Fatalf("members %+v", list)
+	}
+	wantStatus(t, e.doJSON("richard", http.MethodGet, target, nil, nil), http.StatusNotFound)
+	wantStatus(t, e.doJSON("einstein", http.MethodGet, "/graph/v1beta1/drives/"+testStorageID+"$archive/root/permissions", nil, nil), http.StatusNotFound)
+	wantStatus(t, e.doJSON("einstein", http.MethodPost, "/graph/v1beta1/drives/"+testStorageID+"$physics/root/invite", `{}`, nil), http.StatusBadRequest)
 }

@@ -115,9 +115,10 @@ func (h *Handler) receivedItem(ctx context.Context, u storage.User, n storage.No
 	if len(shared) == 0 {
 		return false, nil
 	}
+	judge := h.newJudge()
 	for range maxAncestors {
 		if s, ok := shared[n.ID]; ok {
-			live, err := h.live(ctx, s)
+			live, err := judge.live(ctx, s)
 			if err != nil || live {
 				return live, err
 			}
@@ -134,14 +135,53 @@ func (h *Handler) receivedItem(ctx context.Context, u storage.User, n storage.No
 	return false, nil
 }
 
-// live reports whether s gives access now (storage.LiveShare).
-func (h *Handler) live(ctx context.Context, s storage.Share) (bool, error) {
-	return storage.LiveShare(ctx, shareReader{h.store, h.directory}, s, time.Now())
-}
-
-// shareReader is what storage.LiveShare reads: spaces from the store, the
-// creator's groups from the directory.
-type shareReader struct {
+// shareJudge judges the shares of one request (storage.LiveShare),
+// reading each space and each creator's directory entry once however
+// many shares name them.
+type shareJudge struct {
 	storage.Store
 	storage.Directory
+	now     time.Time
+	spaces  map[string]spaceRead
+	entries map[string]entryRead
+}
+
+type spaceRead struct {
+	space storage.Space
+	err   error
+}
+
+type entryRead struct {
+	entry storage.DirectoryEntry
+	err   error
+}
+
+func (h *Handler) newJudge() *shareJudge {
+	return &shareJudge{Store: h.store, Directory: h.directory, now: time.Now(),
+		spaces: map[string]spaceRead{}, entries: map[string]entryRead{}}
+}
+
+// live reports whether s gives access now.
+func (j *shareJudge) live(ctx context.Context, s storage.Share) (bool, error) {
+	return storage.LiveShare(ctx, j, s, j.now)
+}
+
+// Space is the store's, read once per request.
+func (j *shareJudge) Space(ctx context.Context, id string) (storage.Space, error) {
+	r, ok := j.spaces[id]
+	if !ok {
+		r.space, r.err = j.Store.Space(ctx, id)
+		j.spaces[id] = r
+	}
+	return r.space, r.err
+}
+
+// DirectoryUser is the directory's, read once per request.
+func (j *shareJudge) DirectoryUser(ctx context.Context, id string) (storage.DirectoryEntry, error) {
+	r, ok := j.entries[id]
+	if !ok {
+		r.entry, r.err = j.Directory.DirectoryUser(ctx, id)
+		j.entries[id] = r
+	}
+	return r.entry, r.err
 }

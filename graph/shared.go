@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/davspaces/davspaces/internal/origin"
@@ -28,6 +30,11 @@ type driveItem struct {
 	RemoteItem           *driveItem        `json:"remoteItem,omitempty"`
 	Permissions          []sharePermission `json:"permissions,omitempty"`
 	WebDavURL            string            `json:"webDavUrl,omitempty"`
+	// RootID and DriveAlias are, on a mount point's remoteItem, the root
+	// of the item's space and its alias: ownCloud Web names the drive of
+	// a received share's permissions by RootID.
+	RootID     string `json:"rootId,omitempty"`
+	DriveAlias string `json:"driveAlias,omitempty"`
 	// Hidden and Synchronize are oCIS' marks on a received share: shown,
 	// and accepted (davspaces accepts every share at once).
 	Hidden      *bool `json:"@UI.Hidden,omitempty"`
@@ -42,6 +49,10 @@ type itemReference struct {
 	DriveID   string `json:"driveId"`
 	DriveType string `json:"driveType"`
 	ID        string `json:"id,omitempty"`
+	// Path is the parent's path in its space, "." for the root and
+	// "./a/b" below it, as oCIS gives it; only to those who see the
+	// space (sharedByMe).
+	Path string `json:"path,omitempty"`
 }
 
 type identitySetUser struct {
@@ -77,6 +88,7 @@ type sharedItemOf struct {
 func (h *Handler) liveItems(ctx context.Context, shares []storage.Share, keep func(storage.Share) bool) ([]*sharedItemOf, error) {
 	var items []*sharedItemOf
 	byItem := map[[2]string]*sharedItemOf{}
+	judge := h.newJudge()
 	for _, s := range shares {
 		if !keep(s) {
 			continue
@@ -86,14 +98,14 @@ func (h *Handler) liveItems(ctx context.Context, shares []storage.Share, keep fu
 			it.shares = append(it.shares, s)
 			continue
 		}
-		live, err := h.live(ctx, s)
+		live, err := judge.live(ctx, s)
 		if err != nil {
 			return nil, err
 		}
 		if !live {
 			continue
 		}
-		it, ok, err := h.sharedNode(ctx, s)
+		it, ok, err := h.sharedNode(ctx, judge, s)
 		if err != nil {
 			return nil, err
 		}
@@ -109,7 +121,7 @@ func (h *Handler) liveItems(ctx context.Context, shares []storage.Share, keep fu
 			live := i == 0
 			if !live {
 				var err error
-				if live, err = h.live(ctx, s); err != nil {
+				if live, err = judge.live(ctx, s); err != nil {
 					return nil, err
 				}
 			}
@@ -122,14 +134,15 @@ func (h *Handler) liveItems(ctx context.Context, shares []storage.Share, keep fu
 	return items, nil
 }
 
-// sharedNode finds the item of s in a space this handler serves.
-func (h *Handler) sharedNode(ctx context.Context, s storage.Share) (*sharedItemOf, bool, error) {
-	space, err := h.servedSpace(ctx, s.SpaceID)
-	if errors.Is(err, errNotFound) {
-		return nil, false, nil
-	}
+// sharedNode finds the item of live share s in a space this handler
+// serves; the judge has read the space already.
+func (h *Handler) sharedNode(ctx context.Context, judge *shareJudge, s storage.Share) (*sharedItemOf, bool, error) {
+	space, err := judge.Space(ctx, s.SpaceID)
 	if err != nil {
-		return nil, false, err
+		return nil, false, fmt.Errorf("space of share %s: %w", s.ID, err)
+	}
+	if !h.serves(space) {
+		return nil, false, nil
 	}
 	n, err := h.store.Node(ctx, s.SpaceID, s.NodeID)
 	if errors.Is(err, storage.ErrNotFound) {
@@ -148,14 +161,16 @@ type mount struct {
 	item     *sharedItemOf
 }
 
-// received lists the items shared with u (not by u), each once, named as
-// the item; a name taken by an earlier mount gets " (2)", " (3)"….
+// received lists the items shared with u, each once, named as the item;
+// a name taken by an earlier mount gets " (2)", " (3)"…. It is the list
+// davhandler's Shares drive shows (its receivedShares and nameMounts),
+// in the same order and with the same names and mount ids.
 func (h *Handler) received(ctx context.Context, u storage.User) ([]mount, error) {
 	shares, err := h.shares.SharesWith(ctx, u)
 	if err != nil {
 		return nil, fmt.Errorf("shares with %s: %w", u.ID, err)
 	}
-	items, err := h.liveItems(ctx, shares, func(s storage.Share) bool { return s.Creator != u.ID })
+	items, err := h.liveItems(ctx, shares, func(storage.Share) bool { return true })
 	if err != nil {
 		return nil, err
 	}
@@ -234,12 +249,43 @@ func (h *Handler) sharedByMe(w http.ResponseWriter, r *http.Request, u storage.U
 	base, names := origin.Of(r), h.names(ctx)
 	value := make([]driveItem, 0, len(items))
 	for _, it := range items {
-		value = append(value, *h.remoteItem(it, base, names))
+		d := h.remoteItem(it, base, names)
+		parent, err := h.parentPath(ctx, it.node)
+		if err != nil {
+			return err
+		}
+		d.ParentReference.ID = formatItemID(h.store.StorageID(), it.space.ID, it.node.ParentID)
+		d.ParentReference.Path = parent
+		value = append(value, *d)
 	}
 	h.writeJSON(w, r, http.StatusOK, struct {
 		Value []driveItem `json:"value"`
 	}{value})
 	return nil
+}
+
+// parentPath is the path of n's parent in its space: "." for the root,
+// "./a/b" below it.
+func (h *Handler) parentPath(ctx context.Context, n storage.Node) (string, error) {
+	var names []string
+	for range maxAncestors {
+		if n.ParentID == "" {
+			break
+		}
+		parent, err := h.store.Node(ctx, n.SpaceID, n.ParentID)
+		if err != nil {
+			return "", fmt.Errorf("parent of %s: %w", n.ID, err)
+		}
+		if parent.ParentID != "" {
+			names = append(names, parent.Name)
+		}
+		n = parent
+	}
+	if len(names) == 0 {
+		return ".", nil
+	}
+	slices.Reverse(names)
+	return "./" + strings.Join(names, "/"), nil
 }
 
 // sharesDrive is the user's Shares drive, oCIS' virtual drive of the
@@ -274,13 +320,19 @@ func (h *Handler) mountDrives(ctx context.Context, base string, u storage.User) 
 	}
 	names := h.names(ctx)
 	drives := make([]drive, 0, len(mounts))
+	usages := map[string]storage.Usage{}
 	for _, m := range mounts {
-		usage, err := h.store.Usage(ctx, m.item.space.ID)
-		if err != nil {
-			return nil, fmt.Errorf("usage of space %s: %w", m.item.space.ID, err)
+		usage, ok := usages[m.item.space.ID]
+		if !ok {
+			if usage, err = h.store.Usage(ctx, m.item.space.ID); err != nil {
+				return nil, fmt.Errorf("usage of space %s: %w", m.item.space.ID, err)
+			}
+			usages[m.item.space.ID] = usage
 		}
 		remote := h.remoteItem(m.item, base, names)
 		remote.WebDavURL = base + "/dav/spaces/" + m.id
+		remote.RootID = formatItemID(h.store.StorageID(), m.item.space.ID, m.item.space.ID)
+		remote.DriveAlias = driveAlias(m.item.space)
 		d := drive{
 			ID:         m.id,
 			DriveType:  "mountpoint",

@@ -11,11 +11,11 @@ type itemRef struct {
 // anything else (another storage, a malformed id), which the caller
 // answers as a missing item.
 func parseItemID(storageID, id string) (itemRef, bool) {
-	space, node, ok := strings.Cut(id, "!")
+	drive, node, ok := strings.Cut(id, "!")
 	if !ok {
 		return itemRef{}, false
 	}
-	spaceID, ok := parseDriveID(storageID, space)
+	spaceID, ok := parseDriveID(storageID, drive)
 	if !ok || node == "" || strings.ContainsAny(node, "$!/") {
 		return itemRef{}, false
 	}
@@ -23,8 +23,12 @@ func parseItemID(storageID, id string) (itemRef, bool) {
 }
 
 // parseDriveID reads a drive id of this store's storage,
-// <storage>$<space>, and returns the space id.
+// <storage>$<space>, and returns the space id. Like oCIS it takes an
+// item id of the drive too (<storage>$<space>!<node>): ownCloud Web
+// names the drive of a received share by its mount point's
+// root.remoteItem.rootId, the id of the space's root.
 func parseDriveID(storageID, id string) (string, bool) {
+	id, _, _ = strings.Cut(id, "!")
 	storage, space, ok := strings.Cut(id, "$")
 	if !ok || storage != storageID || space == "" || strings.ContainsAny(space, "$!/") {
 		return "", false

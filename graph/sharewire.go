@@ -25,7 +25,8 @@ type sharePermission struct {
 	CreatedDateTime    time.Time           `json:"createdDateTime"`
 }
 
-// sharingInvitation names who shared.
+// sharingInvitation names who shared (made the link); ownCloud Web shows
+// it as "shared by".
 type sharingInvitation struct {
 	InvitedBy sharePointIdentity `json:"invitedBy"`
 }
@@ -112,7 +113,8 @@ func groupIdentity(name string) *sharePointIdentity {
 // permissionOf describes share s of item n; names gives users' display
 // names; base is the server's address, for a link's webUrl.
 func permissionOf(s storage.Share, n storage.Node, base string, names displayNames) sharePermission {
-	p := sharePermission{ID: s.ID, CreatedDateTime: s.Created.UTC()}
+	p := sharePermission{ID: s.ID, CreatedDateTime: s.Created.UTC(),
+		Invitation: &sharingInvitation{InvitedBy: *userIdentity(s.Creator, names.of(s.Creator))}}
 	if !s.Expires.IsZero() {
 		t := s.Expires.UTC()
 		p.ExpirationDateTime = &t
@@ -125,11 +127,9 @@ func permissionOf(s storage.Share, n storage.Node, base string, names displayNam
 	case storage.ShareWithGroup:
 		p.GrantedToV2 = groupIdentity(s.Grantee)
 		p.Roles = []string{unifiedRoleID(s.Role, n)}
-		p.Invitation = &sharingInvitation{InvitedBy: *userIdentity(s.Creator, names.of(s.Creator))}
 	default:
 		p.GrantedToV2 = userIdentity(s.Grantee, names.of(s.Grantee))
 		p.Roles = []string{unifiedRoleID(s.Role, n)}
-		p.Invitation = &sharingInvitation{InvitedBy: *userIdentity(s.Creator, names.of(s.Creator))}
 	}
 	return p
 }

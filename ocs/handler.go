@@ -49,6 +49,9 @@ type Config struct {
 	// handler serves (/dav/meta/{fileid}/v); only then is files.versioning
 	// advertised.
 	Versions bool
+	// Sharing says shares with users and groups and public links are
+	// served (Graph, WebDAV); only then does files_sharing announce them.
+	Sharing bool
 	// PollInterval is core.pollinterval. Default: 60, what ownCloud
 	// sends; the ownCloud client reads milliseconds and keeps its own
 	// default for values below 5000.

@@ -1,7 +1,7 @@
 // Package webui serves the browser page of davspaces: the spaces overview,
-// the folder view and the trash-bin, as a small set of embedded assets
-// (hand-written HTML, CSS and JavaScript modules; nothing is fetched at run
-// time). The page is one static shell; the scripts read the URL and talk to
+// the folder view, the trash-bin and a public link's page (/s/{token}), as
+// a small set of embedded assets (hand-written HTML, CSS and JavaScript
+// modules; nothing is fetched at run time). The page is one static shell; the scripts read the URL and talk to
 // the WebDAV, Graph and trash-bin endpoints with the browser's credentials.
 //
 // The package decides which requests a browser makes for a page
@@ -106,7 +106,12 @@ const (
 	viewOverview = "overview"
 	viewFolder   = "folder"
 	viewNotFound = "notfound"
+	viewPublic   = "public"
 )
+
+// PublicPrefix is the path of the public link page: /s/{token}[/path]
+// shows what the link gives, read through /dav/public-files/{token}.
+const PublicPrefix = "/s/"
 
 // Handler serves the page and its assets. It is safe for concurrent use.
 type Handler struct {
@@ -145,7 +150,7 @@ func New(opts Options) (*Handler, error) {
 		return nil, fmt.Errorf("webui: reading the shell: %w", err)
 	}
 	shell = bytes.Replace(shell, []byte("{{signin}}\n"), []byte(opts.SignIn.metaTags()), 1)
-	for _, view := range []string{viewOverview, viewFolder, viewNotFound} {
+	for _, view := range []string{viewOverview, viewFolder, viewNotFound, viewPublic} {
 		h.pages[view] = bytes.ReplaceAll(shell, []byte("{{view}}"), []byte(view))
 	}
 	err = fs.WalkDir(files, ".", func(name string, d fs.DirEntry, err error) error {
@@ -226,12 +231,15 @@ func zeroQuality(params string) bool {
 }
 
 // Route returns the handler of a request this package answers on its own:
-// a page request for / (the spaces overview) and the assets. ok=false
-// leaves the request to the next handler.
+// a page request for / (the spaces overview) or for a public link's page
+// (under PublicPrefix), and the assets. ok=false leaves the request to the
+// next handler.
 func (h *Handler) Route(r *http.Request) (handler http.Handler, ok bool) {
 	switch {
 	case r.URL.Path == "/" && WantsPage(r):
 		return http.HandlerFunc(h.ServeOverview), true
+	case isPublicPage(r.URL.Path) && WantsPage(r):
+		return http.HandlerFunc(h.servePublic), true
 	case strings.HasPrefix(r.URL.Path, AssetPrefix):
 		return http.HandlerFunc(h.serveAsset), true
 	}
@@ -241,6 +249,21 @@ func (h *Handler) Route(r *http.Request) (handler http.Handler, ok bool) {
 // ServeOverview answers the spaces overview.
 func (h *Handler) ServeOverview(w http.ResponseWriter, r *http.Request) {
 	h.servePage(w, http.StatusOK, viewOverview)
+}
+
+// isPublicPage reports whether path is a public link's page: a token after
+// PublicPrefix, and maybe a path below it.
+func isPublicPage(path string) bool {
+	token, _, _ := strings.Cut(strings.TrimPrefix(path, PublicPrefix), "/")
+	return strings.HasPrefix(path, PublicPrefix) && token != ""
+}
+
+// servePublic answers a public link's page without looking the token up:
+// the same shell for every token, so that the answer tells nothing; the
+// page's own requests to /dav/public-files find out whether the link is
+// there, and need no user.
+func (h *Handler) servePublic(w http.ResponseWriter, r *http.Request) {
+	h.servePage(w, http.StatusOK, viewPublic)
 }
 
 // ServeFolder answers the page of the folder at r's URL; the caller has

@@ -214,3 +214,51 @@ func TestScriptsBuildNoMarkup(t *testing.T) {
 		}
 	}
 }
+
+// TestRoutePublicPage serves the same shell, view "public", for every
+// token's page, without a user and without looking the token up.
+func TestRoutePublicPage(t *testing.T) {
+	h := newHandler(t)
+	var first string
+	for _, target := range []string{"/s/AbC-123_x", "/s/AbC-123_x/", "/s/other/Folder%20a/b", "/s/never-existed"} {
+		r := httptest.NewRequest(http.MethodGet, target, nil)
+		r.Header.Set("Accept", browserAccept)
+		route, ok := h.Route(r)
+		if !ok {
+			t.Errorf("GET %s from a browser is not routed", target)
+			continue
+		}
+		rec := httptest.NewRecorder()
+		route.ServeHTTP(rec, r)
+		if rec.Code != http.StatusOK {
+			t.Errorf("GET %s: status %d", target, rec.Code)
+		}
+		wantSecurityHeaders(t, rec.Header())
+		if got := rec.Header().Get("Referrer-Policy"); got != "no-referrer" {
+			t.Errorf("GET %s: Referrer-Policy %q: the token would leak to other sites", target, got)
+		}
+		body := rec.Body.String()
+		if !strings.Contains(body, `data-view="public"`) {
+			t.Errorf("GET %s: the shell lacks the public view", target)
+		}
+		if first == "" {
+			first = body
+		} else if body != first {
+			t.Errorf("GET %s: the shell differs from another token's", target)
+		}
+	}
+	for _, tc := range []struct{ method, target, accept string }{
+		{http.MethodGet, "/s/", browserAccept},
+		{http.MethodGet, "/s", browserAccept},
+		{http.MethodGet, "/s//x", browserAccept},
+		{http.MethodGet, "/s/token", "*/*"},
+		{"PROPFIND", "/s/token", browserAccept},
+		{http.MethodGet, "/sx/token", browserAccept},
+	} {
+		r := httptest.NewRequest(tc.method, tc.target, nil)
+		r.Header.Set("Accept", tc.accept)
+		if _, ok := h.Route(r); ok {
+			t.Errorf("%s %s (Accept %q) is routed to the page", tc.method, tc.target, tc.accept)
+		}
+	}
+}

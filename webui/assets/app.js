@@ -1,11 +1,14 @@
-// The page: the spaces overview at /, a folder's view at its WebDAV URL and
-// the space's trash at the same URL with #trash. The server sends the same
-// shell for each; <body data-view> says which it is.
+// The page: the spaces overview at /, a folder's view at its WebDAV URL,
+// the space's trash at the same URL with #trash, and a public link's page
+// at /s/{token} (public.js). The server sends the same shell for each;
+// <body data-view> says which it is.
 
 import * as auth from "./auth.js";
 import * as dav from "./dav.js";
 import { setFavorite, showDetails } from "./details.js";
 import { acceptDrops, askClash, pickFolder, place, startDrag, transfer } from "./picker.js";
+import { parsePublic, PublicView } from "./public.js";
+import { mayShare, showShare } from "./share.js";
 import { ask, formatDate, formatSize, h, icon, kindOf, opensInline, showError, showStatus } from "./ui.js";
 import { Uploads } from "./upload.js";
 
@@ -50,7 +53,28 @@ function spaceTitle(drive) {
   if (!drive) {
     return "Space";
   }
-  return drive.driveType === "personal" ? "Personal" : drive.name;
+  switch (drive.driveType) {
+    case "personal":
+      return "Personal";
+    case "virtual":
+      return "Shared with me";
+  }
+  return drive.name;
+}
+
+// allDrives are the user's spaces and the Shares drive, when the server
+// has one.
+async function allDrives() {
+  const [spaces, shares] = await Promise.all([dav.drives(), dav.drives("virtual").catch(() => [])]);
+  return [...spaces, ...shares];
+}
+
+// sharesCard is the overview's card of what others shared with the user.
+function sharesCard(drive) {
+  const href = `${new URL(drive.root.webDavUrl, location.origin).pathname}/`;
+  return h("li", { class: "card" },
+    h("a", { href, class: "card-link" }, icon("share"), h("span", { class: "card-name" }, spaceTitle(drive))),
+    h("p", { class: "card-meta" }, "Files and folders others shared with you"));
 }
 
 function setCrumbs(items) {
@@ -91,8 +115,11 @@ async function showOverview() {
   document.title = "Your spaces · davspaces";
   setCrumbs([["Spaces", "/"]]);
   main.replaceChildren(h("h1", {}, "Your spaces"), h("p", { class: "loading" }, "Loading…"));
-  const drives = await dav.drives();
+  const drives = await allDrives();
   const cards = await Promise.all(drives.map(async (drive) => {
+    if (drive.driveType === "virtual") {
+      return sharesCard(drive);
+    }
     const href = `${new URL(drive.root.webDavUrl, location.origin).pathname}/`;
     const root = await dav.stat(href).catch(() => null);
     const role = root ? roleOf(drive, root.permissions) : "";
@@ -155,8 +182,21 @@ class FolderView {
     this.render();
   }
 
+  // shares tells whether the folder is in the Shares drive, which has no
+  // trash of its own (what is deleted there goes to its owner's).
+  get shares() {
+    return !!this.drive && this.drive.driveType === "virtual";
+  }
+
   can(letter) {
     return this.self.permissions.includes(letter);
+  }
+
+  // canShare tells whether the user may share the folder's items: the
+  // server gives R to those who may (editors, managers, a personal
+  // space's owner).
+  canShare() {
+    return mayShare(this.self.permissions);
   }
 
   render() {
@@ -169,7 +209,7 @@ class FolderView {
       this.can("C") && h("button", { type: "button", class: "primary", onclick: () => this.newFolder() }, icon("newFolder"), h("span", {}, "New folder")),
       this.can("C") && uploads.buttons(),
       zipLink(this.url, this.title, "button secondary", h("span", {}, "Download as zip")),
-      h("a", { class: "button secondary", href: "#trash" }, icon("trash"), h("span", {}, "Trash")),
+      !this.shares && h("a", { class: "button secondary", href: "#trash" }, icon("trash"), h("span", {}, "Trash")),
       this.filterInput);
     this.count = h("p", { class: "count", "aria-live": "polite" });
     this.body = h("tbody", {});
@@ -259,7 +299,8 @@ class FolderView {
     const star = entry.favorite ? `Remove ${entry.name} from favourites` : `Add ${entry.name} to favourites`;
     const actions = h("td", { class: "col-actions" },
       h("button", { type: "button", class: `icon-only plain favorite${entry.favorite ? " on" : ""}`, "aria-pressed": String(entry.favorite), title: star, "aria-label": star, onclick: () => this.toggleFavorite(entry) }, icon(entry.favorite ? "starFilled" : "star")),
-      h("button", { type: "button", class: "icon-only plain", title: `Details of ${entry.name}`, "aria-label": `Details of ${entry.name}`, onclick: () => showDetails(entry, () => this.load().catch(showError)) }, icon("info")),
+      h("button", { type: "button", class: "icon-only plain", title: `Details of ${entry.name}`, "aria-label": `Details of ${entry.name}`, onclick: () => showDetails(entry, () => this.load().catch(showError), { canShare: this.canShare() }) }, icon("info")),
+      this.canShare() && h("button", { type: "button", class: "icon-only plain", "data-share": "", title: `Share ${entry.name}`, "aria-label": `Share ${entry.name}`, onclick: () => showShare(entry).catch(showError) }, icon("share")),
       !entry.folder && h("a", { class: "button icon-only plain", href, download: entry.name, title: `Download ${entry.name}`, "aria-label": `Download ${entry.name}` }, icon("download")),
       entry.folder && zipLink(entry.href, entry.name, "button icon-only plain"),
       this.can("C") && h("button", { type: "button", class: "icon-only plain", title: `Rename ${entry.name}`, "aria-label": `Rename ${entry.name}`, onclick: () => this.rename(entry) }, icon("rename")),
@@ -476,7 +517,7 @@ async function showFolderOrTrash() {
     document.body.dataset.ready = "notfound";
     return;
   }
-  const drives = await dav.drives().catch(() => []);
+  const drives = await allDrives().catch(() => []);
   const drive = spaceOf(drives, loc.base);
   const view = location.hash === "#trash" ? new TrashView(loc, drive) : new FolderView(loc, drive, drives);
   main.replaceChildren(h("p", { class: "loading" }, "Loading…"));
@@ -494,6 +535,17 @@ async function showFolderOrTrash() {
     return;
   }
   document.body.dataset.ready = location.hash === "#trash" ? "trash" : "folder";
+}
+
+// ---- A public link's page ----
+
+// showPublic shows /s/{token}: no sign-in, and every request of the page
+// from now on one of the link's (dav.usePublicLink).
+async function showPublic() {
+  dav.usePublicLink();
+  uploads.showIn(null);
+  const view = new PublicView({ main, setCrumbs, uploads });
+  document.body.dataset.ready = await view.show();
 }
 
 // ---- Sign-in (OpenID Connect) ----
@@ -522,6 +574,9 @@ function showSignOut() {
 function viewOf(pathname) {
   if (pathname === "/") {
     return "overview";
+  }
+  if (parsePublic(pathname)) {
+    return "public";
   }
   return parseLocation(pathname) ? "folder" : "notfound";
 }
@@ -568,6 +623,11 @@ function followLink(ev) {
   if ((samePage && url.hash) || viewOf(url.pathname) === "notfound") {
     return; // #trash is the hashchange's
   }
+  // A public link's page and the signed-in pages do not share a load: the
+  // one sends no credentials, the other must sign in.
+  if ((viewOf(url.pathname) === "public") !== (document.body.dataset.view === "public")) {
+    return;
+  }
   ev.preventDefault();
   navigate(url.pathname + url.search + url.hash);
 }
@@ -577,6 +637,10 @@ window.addEventListener("popstate", () => location.pathname !== shownPath && ren
 
 async function start() {
   try {
+    if (document.body.dataset.view === "public") {
+      await showPublic();
+      return;
+    }
     if (await auth.start() === "signed-out") {
       showSignedOut();
       return;

@@ -2,7 +2,8 @@
 // MOVE, DELETE), the trash-bin and Graph's drives. Every request goes to
 // the page's own origin with the browser's credentials (the Basic sign-in
 // the browser prompted for) or, signed in with OpenID Connect, the access
-// token (auth.js).
+// token (auth.js); on a public link's page, with none but the link's
+// password (usePublicLink).
 
 import { authorization } from "./auth.js";
 
@@ -55,6 +56,45 @@ function explain(status, serverMessage, action) {
   return `${what}the server refused it (${status}${serverMessage ? `: ${serverMessage}` : ""}).`;
 }
 
+// publicLink is set on a public link's page (usePublicLink): its requests
+// carry none of the browser's credentials (a signed-in browser's Basic
+// credentials do not belong there, and a 401 must not open the browser's
+// own prompt) but, for a protected link, its password as Basic
+// public:<password>. The password lives in this module only.
+let publicLink = null;
+
+/** usePublicLink makes every request from now on one of a public link's page. */
+export function usePublicLink() {
+  publicLink ||= { password: "" };
+}
+
+/** setLinkPassword sets the password the public link's requests carry. */
+export function setLinkPassword(password) {
+  publicLink.password = password;
+}
+
+/** hasLinkPassword tells whether the public link's requests carry a password. */
+export function hasLinkPassword() {
+  return !!publicLink && publicLink.password !== "";
+}
+
+function basic(user, password) {
+  let binary = "";
+  for (const byte of new TextEncoder().encode(`${user}:${password}`)) {
+    binary += String.fromCharCode(byte);
+  }
+  return `Basic ${btoa(binary)}`;
+}
+
+// credentialsOf is the Authorization header of a request ("" for none)
+// and the fetch credentials mode.
+async function credentialsOf() {
+  if (publicLink) {
+    return { token: publicLink.password ? basic("public", publicLink.password) : "", mode: "omit" };
+  }
+  return { token: await authorization(), mode: "same-origin" };
+}
+
 /**
  * send makes one request and throws a RequestError unless it succeeds.
  * Every request of the page goes through here, with these headers. signal
@@ -63,7 +103,7 @@ function explain(status, serverMessage, action) {
  * such a request goes by XMLHttpRequest.
  */
 export async function send(method, url, { headers = {}, body, action, signal, onUploadProgress } = {}) {
-  const token = await authorization();
+  const { token, mode } = await credentialsOf();
   if (token) {
     headers = { ...headers, Authorization: token };
   }
@@ -72,7 +112,7 @@ export async function send(method, url, { headers = {}, body, action, signal, on
   try {
     res = onUploadProgress
       ? await sendWithProgress(url, request, onUploadProgress)
-      : await fetch(url, { ...request, credentials: "same-origin", cache: "no-store" });
+      : await fetch(url, { ...request, credentials: mode, cache: "no-store" });
   } catch (err) {
     if (signal && signal.aborted) {
       throw err;
@@ -80,7 +120,10 @@ export async function send(method, url, { headers = {}, body, action, signal, on
     throw new RequestError(0, "", action);
   }
   if (!res.ok) {
-    throw new RequestError(res.status, await serverMessage(res), action);
+    const err = new RequestError(res.status, await serverMessage(res), action);
+    // A 429's wait, in seconds, for words such as "try again in 5 minutes".
+    err.retryAfter = Number(res.headers.get("Retry-After")) || 0;
+    throw err;
   }
   return res;
 }
@@ -287,9 +330,14 @@ export function remove(url, action) {
   return send("DELETE", url, { action });
 }
 
-/** drives returns the user's spaces as Graph lists them. */
-export async function drives() {
-  const res = await send("GET", "/graph/v1.0/me/drives", {
+/**
+ * drives returns the user's spaces as Graph lists them, or, with a
+ * driveType, the drives of that type ("virtual": the Shares drive of what
+ * others shared with the user, which an unfiltered listing leaves out).
+ */
+export async function drives(driveType) {
+  const filter = driveType ? `?$filter=${encodeURIComponent(`driveType eq ${driveType}`)}` : "";
+  const res = await send("GET", `/graph/v1.0/me/drives${filter}`, {
     headers: { Accept: "application/json" },
     action: "list your spaces",
   });

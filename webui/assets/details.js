@@ -3,6 +3,7 @@
 // download, restore), as a dialog opened from the folder's table.
 
 import * as dav from "./dav.js";
+import { showShare } from "./share.js";
 import { formatDate, formatSize, h, icon, showError, showStatus } from "./ui.js";
 
 const DAV = "DAV:";
@@ -100,9 +101,10 @@ export async function copyLink(entry, fileId) {
 
 /**
  * showDetails opens the details dialog of entry; changed is called after
- * the file changed (a version restored, the favourite toggled).
+ * the file changed (a version restored, the favourite toggled). canShare
+ * offers the share dialog.
  */
-export async function showDetails(entry, changed) {
+export async function showDetails(entry, changed, { canShare = false } = {}) {
   const body = h("div", { class: "details-body" }, h("p", { class: "loading" }, "Loading…"));
   const close = h("button", { type: "button", class: "icon-only plain", "aria-label": "Close the details", title: "Close" }, icon("purge"));
   const dialog = h("dialog", { class: "details", "aria-label": `Details of ${entry.name}` },
@@ -121,15 +123,16 @@ export async function showDetails(entry, changed) {
   document.body.append(dialog);
   dialog.showModal();
   close.focus();
-  const panel = new DetailsPanel(entry, body, changed);
+  const panel = new DetailsPanel(entry, body, changed, canShare);
   await panel.load();
 }
 
 class DetailsPanel {
-  constructor(entry, body, changed) {
+  constructor(entry, body, changed, canShare) {
     this.entry = entry;
     this.body = body;
     this.changed = changed;
+    this.canShare = canShare;
   }
 
   async load() {
@@ -157,6 +160,7 @@ class DetailsPanel {
       h("dl", { class: "facts" }, rows.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
       h("div", { class: "tools" },
         h("button", { type: "button", class: "secondary", onclick: () => copyLink(this.entry, d.fileId) }, icon("link"), h("span", {}, "Copy link")),
+        this.canShare && h("button", { type: "button", class: "secondary", onclick: () => showShare({ ...this.entry, fileId: d.fileId }).catch(showError) }, icon("share"), h("span", {}, "Share")),
         h("button", { type: "button", class: "secondary", "aria-pressed": String(d.favorite), onclick: () => this.toggleFavorite() }, icon(d.favorite ? "starFilled" : "star"), h("span", {}, star))),
       this.entry.folder ? null : this.versionsSection());
   }

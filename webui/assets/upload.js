@@ -453,14 +453,17 @@ export class Uploads {
     return el;
   }
 
-  /** buttons are the view's Upload buttons, with their file inputs. */
-  buttons() {
+  /**
+   * buttons are the view's Upload buttons, with their file inputs; without
+   * folders, files only (a file drop takes no folders).
+   */
+  buttons({ folders = true } = {}) {
     return [
       h("button", { type: "button", class: "secondary", onclick: () => this.filesInput.click() }, icon("upload"), h("span", {}, "Upload files")),
-      h("button", { type: "button", class: "secondary", onclick: () => this.folderInput.click() }, icon("uploadFolder"), h("span", {}, "Upload folder")),
+      folders && h("button", { type: "button", class: "secondary", onclick: () => this.folderInput.click() }, icon("uploadFolder"), h("span", {}, "Upload folder")),
       this.filesInput,
-      this.folderInput,
-    ];
+      folders && this.folderInput,
+    ].filter(Boolean);
   }
 
   /**
