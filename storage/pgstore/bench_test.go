@@ -60,8 +60,9 @@ func BenchmarkReadDirProps10k(b *testing.B) {
 
 // BenchmarkRemoveFolder10k measures a DELETE of a folder of 10,000 files
 // (each with its own object, a third with a dead property): into the
-// trash, for good (a space that keeps no trash), and the purge of the
-// trash item that the first leaves.
+// trash, into the trash from a space with a thousand shares (one of them
+// below the folder), for good (a space that keeps no trash), and the
+// purge of the trash item that the first leaves.
 func BenchmarkRemoveFolder10k(b *testing.B) {
 	s := openTestStore(b, Options{Sweep: time.Hour})
 	sp := personal(b, s)
@@ -96,6 +97,29 @@ func BenchmarkRemoveFolder10k(b *testing.B) {
 			}
 		}
 	})
+	b.Run("to-trash-shared", func(b *testing.B) {
+		// The space has a thousand shares beside the folder and one in it,
+		// which the remove walks up from.
+		s.SetRetention(trash)
+		shares1k(b, s, sp.ID)
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			dir := folder10k(b, s, sp.ID, i)
+			_, err := s.CreateShare(b.Context(), storage.Share{Kind: storage.ShareLink, SpaceID: sp.ID,
+				NodeID: dir + "-5000", Creator: "einstein", Role: storage.ShareViewer})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			if err := s.Remove(b.Context(), sp.ID, dir, storage.Conditions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		if _, err := s.pool.Exec(b.Context(), `DELETE FROM shares`); err != nil {
+			b.Fatal(err)
+		}
+	})
 	b.Run("destroy", func(b *testing.B) {
 		s.SetRetention(none)
 		for i := 0; i < b.N; i++ {
@@ -107,6 +131,37 @@ func BenchmarkRemoveFolder10k(b *testing.B) {
 			}
 		}
 	})
+}
+
+// shares1k makes, in SQL, a folder of a thousand files three levels
+// below the space's root, each file with a link.
+func shares1k(b *testing.B, s *Store, spaceID string) {
+	const files = 1000
+	ctx := b.Context()
+	parent, prefix := spaceID, fmt.Sprintf("shared-%d-", time.Now().UnixNano())
+	for _, name := range []string{prefix, "deeper", "deepest"} {
+		dir, err := s.Mkdir(ctx, spaceID, parent, name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		parent = dir.ID
+	}
+	_, err := s.pool.Exec(ctx, `
+		INSERT INTO nodes (id, space_id, parent_id, name, kind, size, mtime, etag)
+		SELECT $5 || i, $1, $2, 'file-' || i, $3, 0, now(), md5(i::text)
+		FROM generate_series(1, $4) AS i`, spaceID, parent, storage.KindFile, files, prefix)
+	if err == nil {
+		_, err = s.pool.Exec(ctx, `
+			INSERT INTO shares (id, kind, space_id, node_id, creator, role, token, created_ns)
+			SELECT $5 || i, $1, $2, $5 || i, 'einstein', $3, $5 || i, i
+			FROM generate_series(1, $4) AS i`, storage.ShareLink, spaceID, storage.ShareViewer, files, prefix)
+	}
+	if err == nil {
+		_, err = s.pool.Exec(ctx, `ANALYZE shares`)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
 }
 
 // folder10k makes, in SQL, a folder of 10,000 one-byte files in the

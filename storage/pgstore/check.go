@@ -27,9 +27,10 @@ import (
 // bucket is left that no row names; that a folder's size is what its files
 // hold and a space's counters what they count; that a session or chunked
 // upload lands in a space that exists; that a lock is on a node of its own
-// space; that a trash item's node sits under its trash's root, and every
-// node there is an item; that a node's parent is a folder of its space; and
-// that a version belongs to a file and counts in that file's space.
+// space; that a share is on a live node of its space; that a trash item's
+// node sits under its trash's root, and every node there is an item; that
+// a node's parent is a folder of its space; and that a version belongs to
+// a file and counts in that file's space.
 
 var _ storage.Checker = (*Store)(nil)
 
@@ -68,6 +69,7 @@ func (s *Store) Check(ctx context.Context, opts storage.CheckOptions, report fun
 		{"tree", c.checkTree},
 		{"trash", c.checkTrash},
 		{"locks", c.checkLocks},
+		{"shares", c.checkShares},
 		{"upload sessions", c.checkSessions},
 		{"chunked uploads", c.checkChunkedUploads},
 		{"orphan objects", c.checkOrphans},

@@ -82,6 +82,16 @@ func checkWorkload(t *testing.T, s *Store) (storage.Space, map[string]storage.No
 	nodes["b.txt"] = moved
 	// solo.txt shares its object with no copy.
 	nodes["docs/solo.txt"] = put(t, s, sp.ID, nodes["docs"].ID, "solo.txt", "alone")
+	for _, sh := range []storage.Share{
+		{Kind: storage.ShareLink, NodeID: nodes["docs/a.txt"].ID, Role: storage.ShareViewer},
+		{Kind: storage.ShareWithUser, NodeID: nodes["docs"].ID, Role: storage.ShareEditor, Grantee: "marie"},
+		{Kind: storage.ShareWithGroup, NodeID: nodes["old/c.txt"].ID, Role: storage.ShareViewer, Grantee: "physics"},
+	} {
+		sh.SpaceID, sh.Creator = sp.ID, "einstein"
+		if _, err := s.CreateShare(ctx, sh); err != nil {
+			t.Fatalf("CreateShare: %v", err)
+		}
+	}
 	if err := s.Remove(ctx, sp.ID, nodes["old"].ID, storage.Conditions{}); err != nil {
 		t.Fatalf("Remove: %v", err)
 	}
@@ -293,6 +303,25 @@ var corruptions = []corruption{
 			return "docs/solo.txt/empty"
 		},
 		kind: storage.ProblemDangling, inSpace: true,
+	},
+	{
+		name: "share on a trashed node",
+		damage: func(t *testing.T, s *Store, sp storage.Space, nodes map[string]storage.Node) string {
+			execSQL(t, s, `INSERT INTO shares (id, kind, space_id, node_id, creator, role, grantee, created_ns)
+				VALUES ('stale', $1, $2, $3, 'einstein', $4, 'marie', 1)`,
+				storage.ShareWithUser, sp.ID, nodes["old/c.txt"].ID, storage.ShareViewer)
+			var key string
+			if err := s.pool.QueryRow(t.Context(), `SELECT key FROM trash_items WHERE node_id = $1`, nodes["old"].ID).Scan(&key); err != nil {
+				t.Fatalf("trash item: %v", err)
+			}
+			return "trash-bin/" + key + "/c.txt"
+		},
+		kind: storage.ProblemDangling, inSpace: true, repairable: true,
+		repaired: func(t *testing.T, s *Store, _ storage.Space, _ map[string]storage.Node) {
+			if n := shareRows(t, s); n != 2 {
+				t.Errorf("%d share rows after the repair, want the workload's 2", n)
+			}
+		},
 	},
 	{
 		name: "lock on a node of another space",

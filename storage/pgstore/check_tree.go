@@ -304,3 +304,45 @@ func (c *checker) checkLocks(ctx context.Context) error {
 	}
 	return nil
 }
+
+// checkShares reports shares whose item is not a live node of their space
+// (one the change that took the item out did not delete): no listing
+// shows them, but they count against their creator's limit. A repair
+// deletes them, as that change would have.
+func (c *checker) checkShares(ctx context.Context) error {
+	type share struct {
+		ID, SpaceID, NodeID, Creator string
+	}
+	var shares []share
+	err := c.s.read(ctx, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, `SELECT s.id, s.space_id, s.node_id, s.creator FROM shares s
+			LEFT JOIN nodes n ON n.id = s.node_id AND n.space_id = s.space_id
+			WHERE n.id IS NULL ORDER BY s.space_id, s.node_id, s.id`)
+		var err error
+		shares, err = pgx.CollectRows(rows, pgx.RowToStructByPos[share])
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, sh := range shares {
+		repair := func(ctx context.Context) error {
+			return c.s.inSpace(ctx, sh.SpaceID, func(tx pgx.Tx) error {
+				_, err := tx.Exec(ctx, `DELETE FROM shares s WHERE s.id = $1 AND NOT EXISTS (
+					SELECT 1 FROM nodes n WHERE n.id = s.node_id AND n.space_id = s.space_id)`, sh.ID)
+				return err
+			})
+		}
+		p := place{spaceID: sh.SpaceID}.problem(storage.ProblemDangling, true,
+			"share %s of user %s is on node %s, which is not a live node of space %s", sh.ID, sh.Creator, sh.NodeID, sh.SpaceID)
+		if loc, ok, err := c.locate(ctx, sh.NodeID); err != nil {
+			return err
+		} else if ok {
+			p.Path = loc.path
+		}
+		if err := c.found(ctx, p, repair); err != nil {
+			return err
+		}
+	}
+	return nil
+}

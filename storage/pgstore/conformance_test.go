@@ -47,3 +47,7 @@ type clockedStore struct {
 }
 
 func (s clockedStore) Advance(d time.Duration) { s.clk.Advance(d) }
+
+// SetMaxSharesPerCreator lowers the store's cap on a user's shares
+// (storetest.ShareCapper), n <= 0 restoring the default.
+func (s clockedStore) SetMaxSharesPerCreator(n int) { s.shareCap.Store(int64(max(n, 0))) }

@@ -225,3 +225,34 @@ BEGIN
 		END IF;
 	END LOOP;
 END $$;
+
+-- Shares and links (storage.Shares), beside the tree: a share names its
+-- item by id and follows it through moves. node_id has no foreign key: the
+-- change that takes an item out of its space (into the trash or for good)
+-- deletes the shares at and below it itself (deleteSharesBelow), walking
+-- up from the space's few shares rather than down a large subtree, so
+-- that no node's deletion asks this table about itself. Reads join nodes,
+-- so a share whose item is not a live node of its space is never seen.
+-- token is NULL for a share with a user or group; times are Unix
+-- nanoseconds, exactly as the store made or the caller gave them.
+CREATE TABLE IF NOT EXISTS shares (
+	id            text PRIMARY KEY,
+	kind          smallint NOT NULL,
+	space_id      text NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
+	node_id       text NOT NULL,
+	creator       text NOT NULL,
+	role          smallint NOT NULL,
+	grantee       text NOT NULL DEFAULT '',
+	token         text,
+	password_hash bytea,
+	display_name  text NOT NULL DEFAULT '',
+	expires_ns    bigint, -- NULL: never
+	created_ns    bigint NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS shares_token ON shares (token);
+CREATE INDEX IF NOT EXISTS shares_item ON shares (space_id, node_id);
+CREATE INDEX IF NOT EXISTS shares_creator ON shares (creator);
+CREATE INDEX IF NOT EXISTS shares_grantee ON shares (kind, grantee);
+-- A user or group has one share of an item; a link (kind 3) is no share
+-- with anybody.
+CREATE UNIQUE INDEX IF NOT EXISTS shares_one_per_grantee ON shares (node_id, kind, grantee) WHERE kind <> 3;

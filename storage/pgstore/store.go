@@ -104,7 +104,11 @@ type Store struct {
 	sweepEvery  time.Duration
 
 	personalQuota atomic.Int64
-	retention     atomic.Pointer[storage.RetentionPolicy]
+	// shareCap is how many shares one user may have; 0 is
+	// storage.MaxSharesPerCreator. Only tests lower it, to reach it
+	// without making ten thousand shares.
+	shareCap  atomic.Int64
+	retention atomic.Pointer[storage.RetentionPolicy]
 	// recountVersions asks ExpireUndo to look for files with more
 	// versions than the policy keeps, after the policy was set.
 	recountVersions atomic.Bool

@@ -223,9 +223,13 @@ func (s *Store) ReadTrashDir(ctx context.Context, spaceID, key, folderID, after 
 }
 
 // discard takes node n of the space out of its tree, with everything
-// below it: into the trash when the space keeps one, else for good. The
-// caller propagates the size the parent loses.
+// below it: into the trash when the space keeps one, else for good. Their
+// shares go, so that a restore revives none. The caller propagates the
+// size the parent loses.
 func (s *Store) discard(ctx context.Context, c *change, spaceID string, n nodeRow) error {
+	if err := deleteSharesBelow(ctx, c.tx, spaceID, n); err != nil {
+		return err
+	}
 	if s.retentionFor(spaceID).KeepsTrash() {
 		return s.moveToTrash(ctx, c, spaceID, n)
 	}
