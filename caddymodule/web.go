@@ -77,7 +77,8 @@ func (ws *WebSettings) options() (webui.Options, error) {
 // authentication handler's Basic provider signs in. ok=false: the request
 // has a user, or is not such a page request.
 func (dav *DAVSpaces) serveSignedOut(w http.ResponseWriter, r *http.Request) (ok bool, err error) {
-	if dav.web == nil || !webui.WantsPage(r) || signedIn(r) {
+	if dav.web == nil || !webui.WantsPage(r) || signedIn(r) || davhandler.IsPublicPath(r.URL.Path) {
+		// A public link's paths need nobody signed in.
 		return false, nil
 	}
 	if _, ours := dav.handler.Route(r); !ours && r.URL.Path != "/" {

@@ -160,7 +160,7 @@ func (h *Handler) ngTargetSpace(r *http.Request, req *request) (storage.Space, i
 	if err != nil {
 		return storage.Space{}, 0, err
 	}
-	if !t.canWrite() {
+	if !t.mayPlace(false) {
 		// An upload reserves quota in its space: only a writer may.
 		return storage.Space{}, 0, errReadOnly
 	}

@@ -98,7 +98,7 @@ func transferOf(src, dst *target, move bool) (storage.Transfer, error) {
 	default:
 		tr.NewParentID, tr.NewName = dst.parent.ID, dst.name
 	}
-	if !dst.canWrite() || (move && !src.canWrite()) {
+	if !dst.mayPlace(true) || (move && !src.access.mayDelete()) {
 		return tr, errReadOnly
 	}
 	return tr, nil

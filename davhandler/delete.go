@@ -10,7 +10,7 @@ func (h *Handler) handleDelete(w http.ResponseWriter, r *http.Request, req *requ
 	switch {
 	case t.node.ParentID == "":
 		return methodNotAllowed(allowedOnRoot, "deleting spaces via dav is not allowed")
-	case !t.canWrite():
+	case !t.access.mayDelete():
 		return errReadOnly
 	}
 	if err := h.checkLocks(r, req, t, removed(t)...); err != nil {

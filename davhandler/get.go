@@ -14,6 +14,10 @@ import (
 
 func (h *Handler) handleGet(w http.ResponseWriter, r *http.Request, req *request) error {
 	t, err := h.resolveExisting(r.Context(), req.user, req.path)
+	if err == nil && !t.access.mayRead() {
+		// A file drop: what it holds is nobody's to see.
+		err = errNotFound
+	}
 	if (err != nil || !wantsZip(r)) && h.servePage(w, r, t, err) {
 		return nil
 	}

@@ -5,7 +5,9 @@ package davhandler
 
 import (
 	"cmp"
+	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -99,6 +101,13 @@ type Config struct {
 	// Page answers a browser's GET of a folder (webui.Handler); nil means
 	// browsers get the WebDAV answers like every other client.
 	Page Page
+	// Shares keeps the public links served at /dav/public-files/{token};
+	// nil means the Store's own when it keeps them. Directory tells the
+	// groups of a link's creator, whose role decides whether the link is
+	// live (storage.LiveShare); nil means the Store's own. Without both
+	// public links are not offered: their paths answer 404.
+	Shares    storage.Shares
+	Directory storage.Directory
 }
 
 // Handler serves WebDAV requests under /dav/spaces, /dav/files, /webdav and
@@ -128,6 +137,12 @@ type Handler struct {
 	versions storage.Versions
 	// page answers browsers' GETs of folders; nil when there is no page.
 	page Page
+	// shares keeps the links; nil when public links are not offered.
+	shares storage.Shares
+	// shareReader judges whether a link is live.
+	shareReader storage.ShareReader
+	// linkFailures counts wrong link passwords per link and address.
+	linkFailures *failureLimiter
 }
 
 // New returns a Handler for cfg.
@@ -155,6 +170,11 @@ func New(cfg Config) (*Handler, error) {
 		trash:          offered(cfg.Trash, cfg.Store),
 		versions:       offered(cfg.Versions, cfg.Store),
 		page:           cfg.Page,
+		linkFailures:   newFailureLimiter(linkFailureLimit, linkFailureWindow, maxLinkFailurePairs),
+	}
+	if directory := offered(cfg.Directory, cfg.Store); directory != nil {
+		h.shares = offered(cfg.Shares, cfg.Store)
+		h.shareReader = shareReader{Store: cfg.Store, Directory: directory}
 	}
 	for _, id := range cfg.ProjectSpaces {
 		h.projectSpaces[id] = true
@@ -169,6 +189,24 @@ func New(cfg Config) (*Handler, error) {
 		h.maxLockTimeout = DefaultMaxLockTimeout
 	}
 	return h, nil
+}
+
+// shareReader is what judging a link needs: the store's spaces and the
+// directory's users.
+type shareReader struct {
+	storage.Store
+	storage.Directory
+}
+
+// DirectoryUser is the directory's entry of user id; a store that keeps no
+// directory (errors.ErrUnsupported) knows nobody, so that a link's creator
+// is judged by their own membership, without groups.
+func (r shareReader) DirectoryUser(ctx context.Context, id string) (storage.DirectoryEntry, error) {
+	e, err := r.Directory.DirectoryUser(ctx, id)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return e, fmt.Errorf("directory of user %s: %w", id, storage.ErrNotFound)
+	}
+	return e, err
 }
 
 // offered returns configured, or else store as an I when it implements
@@ -230,6 +268,10 @@ func (rr *routedRequest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, dp davPath, perr *davError) error {
 	if r.Method == http.MethodOptions {
 		return h.handleOptions(w, r, dp, perr)
+	}
+	if dp.kind == basePublic || dp.kind == basePublicUpload {
+		// The link is the caller: a user the request may have is ignored.
+		return h.servePublic(w, r, dp, perr)
 	}
 	if perr != nil {
 		return perr

@@ -45,7 +45,7 @@ func (h *Handler) handleLock(w http.ResponseWriter, r *http.Request, req *reques
 	if err != nil {
 		return err
 	}
-	if !t.canWrite() {
+	if !t.access.mayLock() {
 		return errReadOnly
 	}
 	if body == nil {
@@ -314,7 +314,7 @@ func (h *Handler) handleUnlock(w http.ResponseWriter, r *http.Request, req *requ
 	if err != nil {
 		return fmt.Errorf("reading the locks of node %s: %w", t.node.ID, err)
 	}
-	if !mayUnlock(held, req.user, t.role, token) {
+	if !mayUnlock(held, req.user, t.access, token) {
 		return errTokenMismatch
 	}
 	err = h.locks.RemoveLock(r.Context(), t.space.ID, token)
@@ -328,15 +328,15 @@ func (h *Handler) handleUnlock(w http.ResponseWriter, r *http.Request, req *requ
 	return nil
 }
 
-// mayUnlock reports whether user, of role in the space, may remove the
-// lock with token among held, the locks covering the request URI: their own
-// lock, or as a manager anybody's (a lock left behind by someone gone must
-// not keep a resource read-only until it expires).
-func mayUnlock(held []storage.Lock, user storage.User, role storage.Role, token string) bool {
+// mayUnlock reports whether user, with access a to the resource, may
+// remove the lock with token among held, the locks covering the request
+// URI: their own lock, or as a manager anybody's (a lock left behind by
+// someone gone must not keep a resource read-only until it expires).
+func mayUnlock(held []storage.Lock, user storage.User, a access, token string) bool {
 	if _, ok := ownLockWithToken(held, user, token); ok {
 		return true
 	}
-	return role >= storage.RoleManager && slices.ContainsFunc(held, func(l storage.Lock) bool { return l.Token == token })
+	return a.mayUnlockAny() && slices.ContainsFunc(held, func(l storage.Lock) bool { return l.Token == token })
 }
 
 // lockTokenHeader reads the Lock-Token of an UNLOCK: a Coded-URL, <token>,

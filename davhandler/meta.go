@@ -74,7 +74,7 @@ func (h *Handler) resolveMeta(ctx context.Context, req *request) (*target, error
 	if err != nil {
 		return nil, err
 	}
-	return &target{space: space, role: space.RoleOf(req.user), node: node, exists: true, isBase: true, hrefPath: req.path.base}, nil
+	return &target{space: space, access: memberAccess(space.RoleOf(req.user)), node: node, exists: true, isBase: true, hrefPath: req.path.base}, nil
 }
 
 // metaView is the one resource a meta PROPFIND answers.

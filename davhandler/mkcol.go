@@ -22,7 +22,7 @@ func (h *Handler) handleMkcol(w http.ResponseWriter, r *http.Request, req *reque
 		return methodNotAllowed(allowedOn(t.node), msgExists)
 	case !t.hasParent:
 		return errorf(http.StatusConflict, "The parent collection of %s does not exist", t.name)
-	case !t.canWrite():
+	case !t.access.mayCreate():
 		return errReadOnly
 	}
 	if err := h.checkLocks(r, req, t, written(t)...); err != nil {

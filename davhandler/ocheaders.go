@@ -21,7 +21,7 @@ const msgChecksumMismatch = "The computed checksum does not match the one receiv
 // applied.
 func (h *Handler) setCommittedHeaders(w http.ResponseWriter, t *target, node storage.Node, mtime time.Time) {
 	h.setNodeHeaders(w, node)
-	w.Header().Set("OC-Perm", permissions(t.role, false))
+	w.Header().Set("OC-Perm", permissions(t.access, false))
 	if !mtime.IsZero() {
 		w.Header().Set("X-OC-Mtime", "accepted")
 	}

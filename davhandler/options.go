@@ -41,6 +41,7 @@ var unlockable = map[string]bool{
 	allowedOnChunkedUpload: true, allowedOnChunk: true, allowedOnAssemble: true,
 	allowedOnTrash: true, allowedOnTrashItem: true, allowedInTrashItem: true,
 	allowedOnMeta: true, allowedOnVersion: true,
+	allowedOnPublic: true,
 }
 
 // withLocks adds LOCK and UNLOCK to a list of allowed methods when the
@@ -82,13 +83,20 @@ func (h *Handler) allowedMethods() string {
 func (h *Handler) handleOptions(w http.ResponseWriter, r *http.Request, dp davPath, perr *davError) error {
 	hdr := w.Header()
 	hdr.Set("Allow", h.allowedMethods())
-	if dp.kind == baseUploads && h.uploads != nil {
+	if (dp.kind == baseUploads || dp.kind == basePublicUpload) && h.uploads != nil {
 		hdr.Set("Allow", allowedOnUploads)
 	}
 	if allow, ok := undoAllow(dp); ok {
 		hdr.Set("Allow", allow)
 	}
 	hdr.Set("DAV", h.davClasses())
+	if dp.kind == basePublic {
+		hdr.Set("Allow", allowedOnPublic)
+		if h.uploads != nil {
+			hdr.Set("Allow", allowedOnPublic+", POST")
+		}
+		hdr.Set("DAV", davClasses)
+	}
 	hdr.Set("MS-Author-Via", "DAV")
 	if h.uploads != nil && dp.kind != baseTrash && dp.kind != baseMeta {
 		setTusDiscovery(hdr)

@@ -22,7 +22,8 @@ type Page interface {
 // other refusal, keep their WebDAV answers; served=false leaves them to
 // the caller.
 func (h *Handler) servePage(w http.ResponseWriter, r *http.Request, t *target, err error) (served bool) {
-	if h.page == nil || !h.page.WantsPage(r) {
+	if h.page == nil || !h.page.WantsPage(r) || linkOf(r.Context()) != nil {
+		// A link's browser page is /s/{token}, not its WebDAV paths.
 		return false
 	}
 	switch {

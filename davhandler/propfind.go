@@ -37,6 +37,13 @@ func (h *Handler) handlePropfind(w http.ResponseWriter, r *http.Request, req *re
 	if err != nil {
 		return err
 	}
+	if !t.access.mayRead() && !t.isBase {
+		return errNotFound
+	}
+	if !t.access.mayList() {
+		// A file drop answers its root alone.
+		depth = 0
+	}
 	if h.uploads != nil && t.node.IsFolder() {
 		// ownCloud clients learn here that they may upload into it with TUS.
 		setTusDiscovery(w.Header())
@@ -87,7 +94,7 @@ func (h *Handler) newPropContext(r *http.Request, req *request, t *target, pf pr
 		store:     h.store,
 		storageID: h.store.StorageID(),
 		space:     t.space,
-		role:      t.role,
+		access:    t.access,
 		user:      req.user,
 		linkBase:  origin.Of(r),
 		locking:   h.locks != nil,

@@ -54,6 +54,9 @@ func checkPatches(t *target, user storage.User, in []storage.PropPatch) ([]stora
 	for i, p := range in {
 		name := xml.Name{Space: p.Name.Space, Local: p.Name.Local}
 		switch {
+		case name == favoriteName && strings.HasPrefix(user.ID, linkCallerPrefix):
+			// A link has no favourites: it is nobody's.
+			refused[i] = http.StatusForbidden
 		case name == favoriteName:
 			// Favourites are per user; a viewer may keep their own.
 			p.User = user.ID
@@ -61,7 +64,7 @@ func checkPatches(t *target, user storage.User, in []storage.PropPatch) ([]stora
 			p.Value = "1"
 		case isProtected(name):
 			refused[i] = http.StatusForbidden
-		case !t.canWrite():
+		case !t.access.mayChange():
 			return nil, nil, errReadOnly
 		}
 		out = append(out, p)

@@ -81,7 +81,7 @@ type propContext struct {
 	space     storage.Space
 	// spaceRef is the id of space, escaped.
 	spaceRef []byte
-	role     storage.Role
+	access   access
 	user     storage.User
 	linkBase string // scheme://host of the request, for private links
 	// withDeadProps: the request needs dead properties or favourites, so
@@ -307,22 +307,7 @@ func propETag(_ *propContext, v *nodeView, dst []byte) ([]byte, bool) {
 func quoteETag(etag string) string { return `"` + etag + `"` }
 
 func propPermissions(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
-	return append(dst, permissions(pc.role, v.node.IsFolder())...), true
-}
-
-// permissions are the oc:permissions letters of a role.
-func permissions(r storage.Role, folder bool) string {
-	switch {
-	case r >= storage.RoleManager && folder:
-		return "RDNVCKZP"
-	case r >= storage.RoleManager:
-		return "RDNVWZP"
-	case r >= storage.RoleEditor && folder:
-		return "DNVCK"
-	case r >= storage.RoleEditor:
-		return "DNVW"
-	}
-	return ""
+	return append(dst, permissions(pc.access, v.node.IsFolder())...), true
 }
 
 func propResourceType(_ *propContext, v *nodeView, dst []byte) ([]byte, bool) {

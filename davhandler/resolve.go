@@ -19,7 +19,8 @@ type request struct {
 // existing folder, or a name whose parent is missing.
 type target struct {
 	space storage.Space
-	role  storage.Role
+	// access is what the caller may do with the target.
+	access access
 	// parent is the folder holding the target; valid when hasParent.
 	parent    storage.Node
 	hasParent bool
@@ -47,9 +48,6 @@ func hrefFor(p string, folder bool) string {
 	return h
 }
 
-// canWrite reports whether the caller may change the target's space.
-func (t *target) canWrite() bool { return t.role >= storage.RoleEditor }
-
 // errReadOnly is the answer to a viewer's change request.
 var errReadOnly = errorf(http.StatusForbidden, "You have no permission to change this space")
 
@@ -63,8 +61,12 @@ func spaceRef(storageID, spaceID string) string {
 	return storageID + "$" + spaceID
 }
 
-// resolve finds the space and node a DAV path names, as seen by user.
+// resolve finds the space and node a DAV path names, as seen by user, or,
+// for a request through a public link, as the link sees it.
 func (h *Handler) resolve(ctx context.Context, user storage.User, dp davPath) (*target, error) {
+	if dp.kind == basePublic {
+		return h.resolvePublic(ctx, dp)
+	}
 	space, baseID, err := h.resolveBase(ctx, user, dp)
 	if err != nil {
 		return nil, err
@@ -73,7 +75,13 @@ func (h *Handler) resolve(ctx context.Context, user storage.User, dp davPath) (*
 	if err != nil {
 		return nil, err
 	}
-	t := &target{space: space, role: space.RoleOf(user), hrefPath: dp.base}
+	return newTarget(space, memberAccess(space.RoleOf(user)), dp, nodes), nil
+}
+
+// newTarget is the target of dp in space, with access acc, from the nodes
+// its segments lead to (pathWalker.Walk's answer).
+func newTarget(space storage.Space, acc access, dp davPath, nodes []storage.Node) *target {
+	t := &target{space: space, access: acc, hrefPath: dp.base}
 	t.node, t.exists, t.isBase = nodes[0], true, len(dp.segments) == 0
 	for i, seg := range dp.segments {
 		t.hrefPath += "/" + seg
@@ -90,7 +98,7 @@ func (h *Handler) resolve(ctx context.Context, user storage.User, dp davPath) (*
 			t.exists = false
 		}
 	}
-	return t, nil
+	return t
 }
 
 // pathWalker is a store that resolves the segments of a path in one
@@ -143,9 +151,15 @@ func (h *Handler) resolveExisting(ctx context.Context, user storage.User, dp dav
 // path names.
 func (h *Handler) resolveBase(ctx context.Context, user storage.User, dp davPath) (storage.Space, string, error) {
 	var space storage.Space
+	if linkOf(ctx) != nil {
+		// A request through a link reaches its link's paths only.
+		return space, "", errNotFound
+	}
 	var err error
 	nodeID := ""
 	switch dp.kind {
+	default:
+		return space, "", errNotFound
 	case baseHome:
 		space, err = h.store.PersonalSpace(ctx, user)
 	case baseFiles:
@@ -173,14 +187,17 @@ func (h *Handler) resolveBase(ctx context.Context, user storage.User, dp davPath
 // exist, so that neither a stranger nor a former member can tell them apart.
 // A visible space is noted as the request's, for the log of a refusal.
 func (h *Handler) visible(ctx context.Context, space storage.Space, user storage.User) bool {
-	if space.Type == storage.SpaceProject && !h.projectSpaces[space.ID] {
-		return false
-	}
-	if space.RoleOf(user) == storage.RoleNone {
+	if !h.served(space) || space.RoleOf(user) == storage.RoleNone {
 		return false
 	}
 	noteSpace(ctx, space.ID)
 	return true
+}
+
+// served reports whether this handler serves space: every personal space,
+// and the project spaces of its configuration.
+func (h *Handler) served(space storage.Space) bool {
+	return space.Type != storage.SpaceProject || h.projectSpaces[space.ID]
 }
 
 // spaceByRef parses a resource id (<storage>$<space>!<node>, <storage>$<space>

@@ -29,6 +29,12 @@ const (
 	// baseMeta: /dav/meta/{resourceID}[/v[/{key}]] — a node by id: its
 	// path, and a file's versions.
 	baseMeta
+	// basePublic: /dav/public-files/{token}/… — the item of a public
+	// link, for anybody with its token (and password).
+	basePublic
+	// basePublicUpload: /dav/public-files/.uploads/{id} — a resumable
+	// (TUS) upload started through a public link.
+	basePublicUpload
 )
 
 // maxNameBytes is the longest file or folder name accepted.
@@ -47,9 +53,12 @@ type davPath struct {
 	// /dav/meta/{resourceID}, or the {spaceref} of
 	// /dav/spaces/trash-bin/{spaceref}.
 	ref string
-	// upload is the {id} of /dav/uploads/{id}, or the {transfer} of
+	// upload is the {id} of /dav/uploads/{id} and
+	// /dav/public-files/.uploads/{id}, or the {transfer} of
 	// /dav/uploads/{user}/{transfer}.
 	upload string
+	// token is the {token} of /dav/public-files/{token}.
+	token string
 	// segments below the base, validated and without empty ones.
 	segments []string
 }
@@ -103,6 +112,8 @@ func parseDAVNamespace(base, p string) (davPath, bool, *davError) {
 		return parseUploadPath(base, owner, rest)
 	case "meta":
 		return parseMetaPath(base+"/meta", owner, rest)
+	case publicFiles:
+		return parsePublicPath(base+"/"+publicFiles, owner, rest)
 	default:
 		return davPath{}, true, errorf(http.StatusNotFound, "File not found in root")
 	}

@@ -51,7 +51,8 @@ var (
 type trashRequest struct {
 	*request
 	space storage.Space
-	role  storage.Role
+	// access is the caller's, by their role in the space.
+	access access
 }
 
 // key is the trash key the path names, "" for the trash root.
@@ -105,14 +106,14 @@ func (h *Handler) trashOf(ctx context.Context, req *request) (*trashRequest, err
 	if nodeID != "" && nodeID != space.ID {
 		return nil, errorf(http.StatusBadRequest, "Invalid space id %q: a trash-bin is named by its space's id, not by a file's", req.path.ref)
 	}
-	return &trashRequest{request: req, space: space, role: space.RoleOf(req.user)}, nil
+	return &trashRequest{request: req, space: space, access: memberAccess(space.RoleOf(req.user))}, nil
 }
 
 // handleTrashPropfind lists the trash root (Depth 1: with one response per
 // item), an item, or a node below one (Depth 1: with a deleted folder's
 // children, so that one file can be restored from it).
 func (h *Handler) handleTrashPropfind(w http.ResponseWriter, r *http.Request, tr *trashRequest) error {
-	if tr.role < storage.RoleEditor {
+	if !tr.access.mayUseTrash() {
 		return errTrashReadOnly
 	}
 	depth, err := h.listingDepth(r)
@@ -123,7 +124,7 @@ func (h *Handler) handleTrashPropfind(w http.ResponseWriter, r *http.Request, tr
 	if err != nil {
 		return err
 	}
-	tl := &trashListing{storageID: h.store.StorageID(), space: tr.space, role: tr.role}
+	tl := &trashListing{storageID: h.store.StorageID(), space: tr.space, access: tr.access}
 	tl.spaceRef = appendSpaceRef(nil, tl.storageID, tr.space.ID)
 	if tr.key() == "" {
 		return h.writeTrashRoot(w, r, tr, tl, pf, depth)
@@ -252,7 +253,7 @@ func (h *Handler) handleTrashRestore(w http.ResponseWriter, r *http.Request, tr 
 	if tr.key() == "" {
 		return methodNotAllowed(allowedOnTrash, "MOVE restores one trash item: name it by its key")
 	}
-	if tr.role < storage.RoleEditor {
+	if !tr.access.mayUseTrash() {
 		return errTrashReadOnly
 	}
 	overwrite, err := parseOverwrite(r)
@@ -322,7 +323,7 @@ func restoreTransfer(space storage.Space, node storage.Node, dst *target, overwr
 	default:
 		t.NewParentID, t.NewName = dst.parent.ID, dst.name
 	}
-	if !dst.canWrite() {
+	if !dst.mayPlace(true) {
 		return t, errReadOnly
 	}
 	return t, nil
@@ -338,10 +339,10 @@ func withCause(de *davError, cause error) *davError {
 // handleTrashPurge destroys an item (DELETE …/{key}) or every item
 // (DELETE on the trash root): what purging frees is given back at once.
 func (h *Handler) handleTrashPurge(w http.ResponseWriter, r *http.Request, tr *trashRequest) error {
-	if tr.role < storage.RoleEditor {
+	if !tr.access.mayUseTrash() {
 		return errTrashReadOnly
 	}
-	if tr.role < storage.RoleManager {
+	if !tr.access.mayPurge() {
 		return errNoPurge
 	}
 	key := tr.key()

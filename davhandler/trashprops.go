@@ -80,7 +80,7 @@ type trashView struct {
 type trashListing struct {
 	storageID string
 	space     storage.Space
-	role      storage.Role
+	access    access
 	// spaceRef is the id of the space, as XML text.
 	spaceRef []byte
 }
@@ -125,7 +125,7 @@ var trashProps = fixedProps[trashView]{
 			return text(dst, contentType(*v.node))
 		}),
 		ocName("permissions"): trashedOnly(func(v trashView, dst []byte) ([]byte, bool) {
-			return append(dst, permissions(v.tl.role, v.node.IsFolder())...), true
+			return append(dst, permissions(v.tl.access, v.node.IsFolder())...), true
 		}),
 	},
 	allprop: []xml.Name{

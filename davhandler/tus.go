@@ -1,6 +1,7 @@
 package davhandler
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -350,10 +351,11 @@ func (h *Handler) sessionTarget(ctx context.Context, user storage.User, s storag
 	if err != nil {
 		return nil, err
 	}
-	if !h.visible(ctx, space, user) {
-		return nil, errNotFound
+	acc, err := h.sessionAccess(ctx, user, space, s)
+	if err != nil {
+		return nil, err
 	}
-	t := &target{space: space, role: space.RoleOf(user), name: s.Target.Name}
+	t := &target{space: space, access: acc, name: s.Target.Name}
 	if id := s.Target.NodeID; id != "" {
 		if t.node, err = h.store.Node(ctx, space.ID, id); err != nil {
 			return nil, err
@@ -383,6 +385,19 @@ func (h *Handler) sessionTarget(ctx context.Context, user storage.User, s storag
 	return t, nil
 }
 
+// sessionAccess is the caller's access to the target of upload s in
+// space: a member's, or, through a link, the link's while the target is
+// still the link's item or below it.
+func (h *Handler) sessionAccess(ctx context.Context, user storage.User, space storage.Space, s storage.UploadSession) (access, error) {
+	if link := linkOf(ctx); link != nil {
+		return h.linkSessionAccess(ctx, link, space, cmp.Or(s.Target.NodeID, s.Target.ParentID))
+	}
+	if !h.visible(ctx, space, user) {
+		return access{}, errNotFound
+	}
+	return memberAccess(space.RoleOf(user)), nil
+}
+
 // setProgressHeaders tells how far an upload is and until when it is kept.
 func setProgressHeaders(hdr http.Header, s storage.UploadSession) {
 	hdr.Set("Upload-Offset", strconv.FormatInt(s.Offset, 10))
@@ -394,6 +409,9 @@ func setProgressHeaders(hdr http.Header, s storage.UploadSession) {
 // (Qt 5) takes a Location without a scheme for none and then PATCHes an
 // empty URL.
 func uploadLocation(r *http.Request, dp davPath, id string) string {
+	if dp.kind == basePublic {
+		return origin.Of(r) + publicUploadLocation(dp, url.PathEscape(id))
+	}
 	prefix := ""
 	if strings.HasPrefix(dp.base, "/remote.php/") {
 		prefix = "/remote.php"

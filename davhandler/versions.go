@@ -168,7 +168,7 @@ func (h *Handler) handleVersionGet(w http.ResponseWriter, r *http.Request, t *ta
 // If-None-Match. The Destination header, which clients set to the file,
 // is not read: the version names its file.
 func (h *Handler) handleVersionRestore(w http.ResponseWriter, r *http.Request, req *request, t *target, key string) error {
-	if !t.canWrite() {
+	if !t.access.mayChange() {
 		return errNoVersionRestore
 	}
 	if err := storage.ValidVersionKey(t.node.ID, key); err != nil {

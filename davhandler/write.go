@@ -178,7 +178,7 @@ func uploadPlace(t *target) (storage.Commit, error) {
 	default:
 		c.ParentID, c.Name = t.parent.ID, t.name
 	}
-	if !t.canWrite() {
+	if !t.mayPlace(false) {
 		return c, errReadOnly
 	}
 	return c, nil

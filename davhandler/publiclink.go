@@ -1,0 +1,446 @@
+package davhandler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+// Public links over WebDAV: /dav/public-files/{token}[/path] (and under
+// /remote.php) serves the item of a live link to anybody who has its token
+// and, when it has one, its password (HTTP Basic; the user name is not
+// read, clients send "public"). No user is needed, and a user Caddy may
+// have set is ignored: the request acts as the link, with the link's
+// access (shareAccess) starting at its item, and every byte it writes
+// counts against the item's space's quota. An unknown, malformed,
+// expired, dead or deleted token answers exactly as a token that never
+// existed. Locks are not offered through links; a file drop takes new
+// files at its top level and shows nothing but its own root.
+
+// publicFiles is the segment after /dav that starts public link paths.
+const publicFiles = "public-files"
+
+// publicUploads is the segment after /dav/public-files that holds the
+// resumable uploads started through links. It cannot be a token (tokens
+// have no dot, storage.ValidLinkToken).
+const publicUploads = ".uploads"
+
+// linkCallerPrefix starts the pseudo user id of a request through a link:
+// no user id contains a slash (storage.ValidUserID), so uploads, and
+// whatever else is kept per user, of a link are never anybody's.
+const linkCallerPrefix = "link/"
+
+// linkRealm is the realm of a protected link's Basic challenge.
+const linkRealm = `Basic realm="davspaces public link", charset="UTF-8"`
+
+// allowedOnPublic are the methods a link's resources allow: no locks
+// (it is among the unlockable lists, which are told apart by their text,
+// so its order differs from allowedMethods').
+const allowedOnPublic = "OPTIONS, GET, HEAD, PROPFIND, PROPPATCH, PUT, MKCOL, DELETE, COPY, MOVE"
+
+// The refusals of a protected link.
+var (
+	errLinkPasswordMissing = errorf(http.StatusUnauthorized, "No 'Authorization: Basic' header found: this link has a password")
+	errLinkPasswordWrong   = errorf(http.StatusUnauthorized, "Username or password was incorrect")
+	errDropOnly            = errorf(http.StatusForbidden, "This link is a file drop: it takes new files only")
+	errLinkRootFixed       = errorf(http.StatusForbidden, "The shared item itself can not be deleted, moved or replaced through its link")
+)
+
+// IsPublicPath reports whether a request path is a public link's (its
+// WebDAV paths and its uploads), which the handler serves without a user:
+// an authentication layer in front lets such paths through.
+func IsPublicPath(p string) bool {
+	p = strings.TrimPrefix(p, "/remote.php")
+	return strings.HasPrefix(p, "/dav/"+publicFiles+"/")
+}
+
+// parsePublicPath handles what follows /dav/public-files: a token and
+// the names below the link's item, or an upload. A path that names no
+// link answers as an unknown token; "." and ".." name nothing below a
+// link either.
+func parsePublicPath(base, token, rest string) (davPath, bool, *davError) {
+	if token == publicUploads {
+		id, more := cutSegment(rest)
+		if id == "" || strings.Trim(more, "/") != "" || validateName(id) != nil {
+			return davPath{}, true, errNotFound
+		}
+		return davPath{kind: basePublicUpload, upload: id, base: base + "/" + publicUploads + "/" + id}, true, nil
+	}
+	if storage.ValidLinkToken(token) != nil {
+		return davPath{}, true, errNotFound
+	}
+	dp := davPath{kind: basePublic, token: token, base: base + "/" + token}
+	segs, err := splitSegments(rest)
+	if err != nil && escapesName(rest) {
+		err = errNotFound
+	}
+	dp.segments = segs
+	return dp, true, err
+}
+
+// escapesName reports whether a path has a "." or ".." segment.
+func escapesName(p string) bool {
+	for _, s := range strings.Split(p, "/") {
+		if s == "." || s == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+type linkKey struct{}
+
+// withLink notes that the request acts through link: resolve then serves
+// its public paths, and no other.
+func withLink(ctx context.Context, link *storage.Share) context.Context {
+	return context.WithValue(ctx, linkKey{}, link)
+}
+
+// linkOf returns the link a request acts through, nil for a user's.
+func linkOf(ctx context.Context) *storage.Share {
+	l, _ := ctx.Value(linkKey{}).(*storage.Share)
+	return l
+}
+
+// linkCaller is the pseudo user a request through link acts as.
+func linkCaller(link *storage.Share) storage.User {
+	return storage.User{ID: linkCallerPrefix + link.ID, DisplayName: link.DisplayName}
+}
+
+// servePublic answers a request on a public path. The token is judged
+// before anything else, the path's own refusal included, so that nothing
+// tells a malformed path of an unknown token from a known one.
+func (h *Handler) servePublic(w http.ResponseWriter, r *http.Request, dp davPath, perr *davError) error {
+	if dp.kind == basePublicUpload {
+		return h.servePublicUpload(w, r, dp)
+	}
+	if perr != nil && dp.token == "" {
+		return perr
+	}
+	link, err := h.openLink(r.Context(), dp.token)
+	if err != nil {
+		return err
+	}
+	if err := h.admitLink(w, r, link); err != nil {
+		return err
+	}
+	if perr != nil {
+		return perr
+	}
+	r = r.Clone(withLink(r.Context(), &link))
+	req := &request{user: linkCaller(&link), path: dp}
+	noteUser(r.Context(), req.user.ID)
+	return h.serveThroughLink(w, r, req, link.Role)
+}
+
+// openLink finds the live link of a token.
+func (h *Handler) openLink(ctx context.Context, token string) (storage.Share, error) {
+	if h.shares == nil || storage.ValidLinkToken(token) != nil {
+		return storage.Share{}, errNotFound
+	}
+	link, err := h.shares.LinkByToken(ctx, token)
+	if errors.Is(err, storage.ErrNotFound) {
+		return link, errNotFound
+	}
+	if err != nil {
+		return link, fmt.Errorf("looking up a link: %w", err)
+	}
+	return link, nil
+}
+
+// admitLink lets a request through link if the link is live and the
+// request has its password: a dead link answers as an unknown one.
+func (h *Handler) admitLink(w http.ResponseWriter, r *http.Request, link storage.Share) error {
+	if link.Kind != storage.ShareLink {
+		return errNotFound
+	}
+	live, err := storage.LiveShare(r.Context(), h.shareReader, link, time.Now())
+	if err != nil {
+		return fmt.Errorf("judging link %s: %w", link.ID, err)
+	}
+	if !live {
+		return errNotFound
+	}
+	return h.checkLinkPassword(w, r, link)
+}
+
+// checkLinkPassword asks a protected link's password of the request.
+// Wrong passwords are counted per link and client address; past the
+// limit the request is refused before its password is even read, until
+// the oldest failure leaves the window.
+func (h *Handler) checkLinkPassword(w http.ResponseWriter, r *http.Request, link storage.Share) error {
+	if link.PasswordHash == nil {
+		return nil
+	}
+	key := link.ID + " " + clientAddress(r)
+	now := time.Now()
+	if wait := h.linkFailures.blocked(key, now); wait > 0 {
+		return &davError{status: http.StatusTooManyRequests, retryAfter: retryAfterSeconds(wait),
+			message: "Too many wrong passwords for this link: try again later", reason: reasonLinkPasswords}
+	}
+	_, password, ok := r.BasicAuth()
+	if !ok {
+		w.Header().Set("WWW-Authenticate", linkRealm)
+		return errLinkPasswordMissing
+	}
+	if !storage.CheckLinkPassword(link, password) {
+		h.linkFailures.fail(key, now)
+		w.Header().Set("WWW-Authenticate", linkRealm)
+		return errLinkPasswordWrong
+	}
+	return nil
+}
+
+// reasonLinkPasswords is the refusal log's reason for a link that is
+// blocked after wrong passwords.
+const reasonLinkPasswords = "link password failures"
+
+// retryAfterSeconds rounds a wait up to whole seconds.
+func retryAfterSeconds(d time.Duration) int {
+	return int((d + time.Second - 1) / time.Second)
+}
+
+// clientAddress is the address a request came from, without its port.
+func clientAddress(r *http.Request) string {
+	addr := r.RemoteAddr
+	if i := strings.LastIndexByte(addr, ':'); i > 0 && !strings.HasSuffix(addr, "]") {
+		addr = addr[:i]
+	}
+	return strings.Trim(addr, "[]")
+}
+
+// serveThroughLink dispatches a request that a link admitted.
+func (h *Handler) serveThroughLink(w http.ResponseWriter, r *http.Request, req *request, role storage.ShareRole) error {
+	if role == storage.ShareFileDrop {
+		if err := checkDropRequest(r, req.path); err != nil {
+			return err
+		}
+	}
+	if isV1Chunk(r) {
+		return errorf(http.StatusNotImplemented, "chunked uploads are not offered through public links: use PUT or TUS")
+	}
+	if !shareAccess(role).mayChange() && (r.Method == http.MethodPut || r.Method == http.MethodPost) {
+		// Who may not change may only create: an upload that finds its
+		// name taken meanwhile fails rather than replacing.
+		r.Header.Set("If-None-Match", "*")
+	}
+	switch r.Method {
+	case "PROPFIND":
+		return h.handlePropfind(w, r, req)
+	case "PROPPATCH":
+		return h.handleProppatch(w, r, req)
+	case "MKCOL":
+		return h.handleMkcol(w, r, req)
+	case http.MethodGet, http.MethodHead:
+		return h.handleGet(w, r, req)
+	case http.MethodPut:
+		return h.handlePut(w, r, req)
+	case http.MethodDelete:
+		return h.handleDelete(w, r, req)
+	case "COPY", "MOVE":
+		return h.handleCopyMove(w, r, req)
+	case http.MethodPost:
+		if h.uploads != nil {
+			return h.handleTusCreate(w, r, req)
+		}
+	case "LOCK", "UNLOCK":
+		return methodNotAllowed(allowedOnPublic, "Locks are not offered through public links")
+	}
+	return h.handleUnsupported(w, r, req)
+}
+
+// checkDropRequest refuses what a file drop does not take: anything but
+// a PROPFIND of its root, a PUT of a name at its top level and a TUS
+// creation there. Below the root every refusal is a 404, so that nobody
+// learns which names the drop holds.
+func checkDropRequest(r *http.Request, dp davPath) error {
+	switch n := len(dp.segments); {
+	case n > 1:
+		return errNotFound
+	case n == 0 && (r.Method == "PROPFIND" || r.Method == http.MethodPost):
+		return nil
+	case n == 1 && r.Method == http.MethodPut:
+		return nil
+	case n == 0:
+		return errDropOnly
+	}
+	return errNotFound
+}
+
+// resolvePublic resolves a public path of the request's link: its item
+// and the names below it, with the link's access. The item itself cannot
+// be deleted, moved or replaced through its link. In a file drop a name
+// that is taken is replaced with a free one ("name (2).ext"), as oCIS
+// does, so that an upload never learns what the drop holds.
+func (h *Handler) resolvePublic(ctx context.Context, dp davPath) (*target, error) {
+	link := linkOf(ctx)
+	if link == nil || link.Token != dp.token {
+		return nil, errNotFound
+	}
+	drop := link.Role == storage.ShareFileDrop
+	if drop && len(dp.segments) > 1 {
+		return nil, errNotFound
+	}
+	space, err := h.linkSpace(ctx, link)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := h.walk(ctx, space.ID, link.NodeID, dp.segments)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, errNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	t := newTarget(space, shareAccess(link.Role), dp, nodes)
+	if t.isBase {
+		t.access.may &^= permDelete
+	}
+	if drop && t.exists && !t.isBase {
+		if err := h.takeFreeName(ctx, t); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// linkSpace loads the space of a link's item: one this handler serves.
+func (h *Handler) linkSpace(ctx context.Context, link *storage.Share) (storage.Space, error) {
+	space, err := h.store.Space(ctx, link.SpaceID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return space, errNotFound
+	}
+	if err != nil {
+		return space, err
+	}
+	if !h.served(space) {
+		return space, errNotFound
+	}
+	noteSpace(ctx, space.ID)
+	return space, nil
+}
+
+// maxFreeNameTries bounds the search for a free name in a file drop.
+const maxFreeNameTries = 1000
+
+// takeFreeName turns t, a taken name in a folder, into the first free
+// one of "name (2).ext", "name (3).ext"…
+func (h *Handler) takeFreeName(ctx context.Context, t *target) error {
+	stem, ext := splitExt(t.name)
+	for i := 2; i < maxFreeNameTries; i++ {
+		name := fmt.Sprintf("%s (%d)%s", stem, i, ext)
+		if len(name) > maxNameBytes {
+			break
+		}
+		_, err := h.store.Child(ctx, t.space.ID, t.parent.ID, name)
+		if errors.Is(err, storage.ErrNotFound) {
+			t.hrefPath = strings.TrimSuffix(t.hrefPath, t.name) + name
+			t.name, t.exists, t.node = name, false, storage.Node{}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return errorf(http.StatusPreconditionFailed, "No free name is left for this file in the drop")
+}
+
+// splitExt splits a file name before its extension; a leading dot is no
+// extension's.
+func splitExt(name string) (stem, ext string) {
+	i := strings.LastIndexByte(name, '.')
+	if i <= 0 {
+		return name, ""
+	}
+	return name[:i], name[i:]
+}
+
+// servePublicUpload answers a request at the upload URL of an upload
+// started through a link: the link must still be live and the request
+// must have its password, as every request through it.
+func (h *Handler) servePublicUpload(w http.ResponseWriter, r *http.Request, dp davPath) error {
+	if h.uploads == nil || h.shares == nil {
+		return errNotFound
+	}
+	s, err := h.uploads.Session(r.Context(), dp.upload)
+	if errors.Is(err, storage.ErrNotFound) {
+		return errNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("reading upload %s: %w", dp.upload, err)
+	}
+	shareID, ok := strings.CutPrefix(s.User, linkCallerPrefix)
+	if !ok {
+		return errNotFound
+	}
+	link, err := h.shares.Share(r.Context(), shareID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return errNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("reading the link of upload %s: %w", dp.upload, err)
+	}
+	if err := h.admitLink(w, r, link); err != nil {
+		return err
+	}
+	r = r.Clone(withLink(r.Context(), &link))
+	req := &request{user: linkCaller(&link), path: davPath{kind: baseUploads, upload: dp.upload, base: dp.base}}
+	noteUser(r.Context(), req.user.ID)
+	return h.serveUpload(w, r, req)
+}
+
+// publicUploadLocation is the upload URL of an upload through a link.
+func publicUploadLocation(dp davPath, id string) string {
+	prefix := ""
+	if strings.HasPrefix(dp.base, "/remote.php/") {
+		prefix = "/remote.php"
+	}
+	return prefix + "/dav/" + publicFiles + "/" + publicUploads + "/" + id
+}
+
+// linkSessionAccess is the access of a link's request to the target of
+// one of its uploads: the link's, when the target (the file, or the folder
+// it goes into) is still the link's item or below it.
+func (h *Handler) linkSessionAccess(ctx context.Context, link *storage.Share, space storage.Space, nodeID string) (access, error) {
+	if space.ID != link.SpaceID || !h.served(space) {
+		return access{}, errNotFound
+	}
+	below, err := h.isWithin(ctx, space.ID, nodeID, link.NodeID)
+	if err != nil {
+		return access{}, err
+	}
+	if !below {
+		return access{}, errNotFound
+	}
+	return shareAccess(link.Role), nil
+}
+
+// maxTreeDepth bounds the walk up from a node to its space's root.
+const maxTreeDepth = 4096
+
+// isWithin reports whether node nodeID of a space is ancestorID or below
+// it.
+func (h *Handler) isWithin(ctx context.Context, spaceID, nodeID, ancestorID string) (bool, error) {
+	for range maxTreeDepth {
+		if nodeID == ancestorID {
+			return true, nil
+		}
+		if nodeID == "" {
+			return false, nil
+		}
+		n, err := h.store.Node(ctx, spaceID, nodeID)
+		if errors.Is(err, storage.ErrNotFound) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		nodeID = n.ParentID
+	}
+	return false, nil
+}
