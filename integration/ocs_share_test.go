@@ -58,9 +58,11 @@ func ocsCall[T any](c *client, status int, method, endpoint string, form url.Val
 }
 
 // TestOCSSharing drives the OCS sharing API through the real Caddy:
-// einstein shares a folder by link, with marie (a member the Caddyfile
-// names) and with the group developers (from bob's token); the recipients
-// find them shared with them; einstein changes and deletes them.
+// einstein shares a folder by link, which opens it over WebDAV, then with
+// the password OCS sets, and no more once deleted; he shares it with marie
+// (a member the Caddyfile names) and a file with the group developers
+// (from bob's token); the recipients find them shared with them; einstein
+// changes and deletes them.
 func TestOCSSharing(t *testing.T) {
 	idp := testidp.Start(t, testidp.Options{})
 	s := startServer(t, serverOptions{issuer: idp.Issuer, davspaces: labSpace})
@@ -77,6 +79,28 @@ func TestOCSSharing(t *testing.T) {
 		link.Path != "/Reports" || link.ItemType != "folder" || link.Expiration == nil || *link.Expiration != "2099-06-30 23:59:59" {
 		t.Fatalf("link %+v", link)
 	}
+	// The link works over WebDAV, without an account; a password set by
+	// OCS then guards it.
+	anon := newClient(t, s.URL, "")
+	if _, got := anon.expect(http.StatusOK, "GET", "/dav/public-files/"+link.Token+"/q3.txt", ""); got != "third quarter" {
+		t.Fatalf("the file through the link: %q", got)
+	}
+	protected := ocsCall[ocsShare](einstein, http.StatusOK, "PUT", "/shares/"+link.ID, url.Values{"password": {"open sesame"}})
+	if protected.ShareWith == "" {
+		t.Fatalf("a protected link's share_with is empty: %+v", protected)
+	}
+	anon.expect(http.StatusUnauthorized, "GET", "/dav/public-files/"+link.Token+"/q3.txt", "")
+	req, _ := http.NewRequest("GET", s.URL+"/dav/public-files/"+link.Token+"/q3.txt", nil)
+	req.SetBasicAuth("public", "open sesame")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the link with its password: %d", resp.StatusCode)
+	}
+
 	withMarie := ocsCall[ocsShare](einstein, http.StatusOK, "POST", "/shares", url.Values{
 		"path": {"/Reports"}, "shareType": {"0"}, "shareWith": {"marie"}, "permissions": {"1"}})
 	withDevelopers := ocsCall[ocsShare](einstein, http.StatusOK, "POST", "/shares", url.Values{
@@ -125,6 +149,8 @@ func TestOCSSharing(t *testing.T) {
 	if got := ocsCall[[]ocsShare](einstein, http.StatusOK, "GET", "/shares", nil); len(got) != 2 {
 		t.Fatalf("einstein's shares: %+v", got)
 	}
+	ocsCall[[]any](einstein, http.StatusOK, "DELETE", "/shares/"+link.ID, nil)
+	anon.expect(http.StatusNotFound, "GET", "/dav/public-files/"+link.Token+"/q3.txt", "")
 
 	// Sharees: the members the Caddyfile names, and its groups.
 	type sharee struct {
