@@ -114,9 +114,13 @@ type DAVSpaces struct {
 	settings *settings.Handler
 	web      *webui.Handler // nil when the page is off
 	store    *pooledStore
-	storeKey string      // the backend's key in the pool
-	claim    *storeClaim // this handler's say in the store's personal quota and retention
-	logger   *zap.Logger
+	// users reads the signed-in user Caddy's authentication set;
+	// directory writes them to the store's directory of users.
+	users     func(*http.Request) (storage.User, bool)
+	directory *directoryWriter
+	storeKey  string      // the backend's key in the pool
+	claim     *storeClaim // this handler's say in the store's personal quota and retention
+	logger    *zap.Logger
 }
 
 // ProjectSpace declares a project space. Project spaces have members but no
@@ -192,6 +196,7 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("davspaces metrics: %w", err)
 	}
 	users := userFromCaddy(dav.logger)
+	dav.users = users
 	if dav.web, err = newWebPage(dav.Web); err != nil {
 		return err
 	}
@@ -199,6 +204,7 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 	// a span of its own; without it the wrapper adds none. Each call's
 	// latency goes to the store's metrics.
 	served := withTiming(traced.Wrap(store.Store), store.metrics)
+	dav.directory = newDirectoryWriter(served, dav.logger, directoryCacheSize)
 	dav.handler, err = davhandler.New(davhandler.Config{
 		Store:              served,
 		Locks:              served,
@@ -239,12 +245,15 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		ProjectSpaces:  projectSpaces,
 		Members:        dav.configuredMembers(),
 		Logger:         dav.logger,
+		Sharing:        true,
 	})
 	if err != nil {
 		return err
 	}
 	dav.graph, err = graph.New(graph.Config{
 		Store:         served,
+		Shares:        served,
+		Directory:     served,
 		User:          users,
 		Email:         emailFromCaddy,
 		ProjectSpaces: projectSpaces,
@@ -420,6 +429,7 @@ func (dav *DAVSpaces) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 			if samesite.Forged(r) {
 				h = http.HandlerFunc(refuseForged)
 			}
+			dav.rememberCaller(r)
 			dav.store.metrics.serveCounted(h, w, r)
 			return nil
 		}

@@ -42,6 +42,8 @@ type driveRoot struct {
 	ETag      string `json:"eTag"`
 	// Permissions name the space's members and their roles.
 	Permissions []permission `json:"permissions"`
+	// RemoteItem is, on a mount point, the shared item it shows.
+	RemoteItem *driveItem `json:"remoteItem,omitempty"`
 }
 
 // drivesBody is the answer of /me/drives.
@@ -51,17 +53,34 @@ type drivesBody struct {
 
 // myDrives answers the spaces u may see: the personal space, then every
 // configured project space u has a role in, in configuration order, or as
-// $orderby asks; $filter picks a drive type.
+// $orderby asks; $filter picks a drive type. The Shares drive and the
+// mount points of what was shared with u are listed only when $filter
+// asks for them (driveType eq virtual, driveType eq mountpoint), which is
+// how ownCloud Web asks: clients that list every drive unfiltered, as the
+// browser page does, see spaces only.
 func (h *Handler) myDrives(w http.ResponseWriter, r *http.Request, u storage.User) error {
 	q, err := parseDrivesQuery(r.URL.Query())
 	if err != nil {
 		return err
 	}
+	base := origin.Of(r)
+	switch q.driveType {
+	case "virtual":
+		h.writeJSON(w, r, http.StatusOK, drivesBody{Value: []drive{h.sharesDrive(base)}})
+		return nil
+	case "mountpoint":
+		mounts, err := h.mountDrives(r.Context(), base, u)
+		if err != nil {
+			return err
+		}
+		q.sort(mounts)
+		h.writeJSON(w, r, http.StatusOK, drivesBody{Value: mounts})
+		return nil
+	}
 	spaces, err := h.visibleSpaces(r.Context(), u)
 	if err != nil {
 		return err
 	}
-	base := origin.Of(r)
 	body := drivesBody{Value: make([]drive, 0, len(spaces))}
 	for _, s := range spaces {
 		if !q.wants(s.Type) {

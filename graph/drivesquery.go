@@ -20,9 +20,8 @@ type drivesQuery struct {
 	less func(a, b drive) int
 }
 
-// The drive types Web asks for. Virtual (the shares drive) and mountpoint
-// (accepted shares) drives do not exist until there is sharing: asking
-// for them is answered with an empty list.
+// The drive types Web asks for: virtual is the Shares drive, mountpoint
+// an item shared with the user.
 var driveTypes = []string{
 	string(storage.SpacePersonal), string(storage.SpaceProject), "virtual", "mountpoint",
 }

@@ -13,8 +13,8 @@ import (
 // prefix is the root of every path this package claims.
 const prefix = "/graph/"
 
-// allow lists the methods answered; the endpoints are read-only.
-const allow = "GET, HEAD"
+// allowRead lists the methods of the read-only endpoints.
+const allowRead = "GET, HEAD"
 
 // Config configures a Handler.
 type Config struct {
@@ -25,6 +25,12 @@ type Config struct {
 	// Email returns the caller's e-mail address for /me. Optional:
 	// without it /me has no mail.
 	Email func(*http.Request) string
+	// Shares keeps the shares and links of the store's items. Required.
+	Shares storage.Shares
+	// Directory keeps the users who signed in: people to invite, and the
+	// groups a share's creator is judged with. Required; a store that
+	// does not keep one yet (errors.ErrUnsupported) counts as empty.
+	Directory storage.Directory
 	// ProjectSpaces are the ids of the configured project spaces, the only
 	// project spaces listed; any other is as absent as one the user is not
 	// a member of, as in davhandler.
@@ -36,6 +42,8 @@ type Config struct {
 // Handler answers the Graph endpoints. It is safe for concurrent use.
 type Handler struct {
 	store         storage.Store
+	shares        storage.Shares
+	directory     storage.Directory
 	user          func(*http.Request) (storage.User, bool)
 	email         func(*http.Request) string
 	projectSpaces []string
@@ -54,8 +62,13 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.User == nil {
 		return nil, errors.New("graph: a user function is required")
 	}
+	if cfg.Shares == nil || cfg.Directory == nil {
+		return nil, errors.New("graph: shares and a directory are required")
+	}
 	h := &Handler{
 		store:         cfg.Store,
+		shares:        cfg.Shares,
+		directory:     emptyWhenUnsupported{cfg.Directory},
 		user:          cfg.User,
 		email:         cfg.Email,
 		projectSpaces: dedupe(cfg.ProjectSpaces),
@@ -70,6 +83,12 @@ func New(cfg Config) (*Handler, error) {
 		"/graph/v1.0/me/drives":    h.myDrives,
 		"/graph/v1beta1/me/drives": h.myDrives,
 		"/graph/v1beta1/roleManagement/permissions/roleDefinitions": h.roleDefinitionsList,
+		"/graph/v1beta1/me/drive/sharedWithMe":                      h.sharedWithMe,
+		"/graph/v1beta1/me/drive/sharedByMe":                        h.sharedByMe,
+		"/graph/v1.0/users":                                         h.searchUsers,
+		"/graph/v1beta1/users":                                      h.searchUsers,
+		"/graph/v1.0/groups":                                        h.searchGroups,
+		"/graph/v1beta1/groups":                                     h.searchGroups,
 	}
 	return h, nil
 }
@@ -103,12 +122,12 @@ func (h *Handler) Route(r *http.Request) (http.Handler, bool) {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Every answer, errors included, depends on the credentials.
 	w.Header().Add("Vary", "Authorization")
-	ep, ok := h.routes[strings.TrimSuffix(r.URL.Path, "/")]
+	ep, allow, ok := h.endpoint(r)
 	if !ok {
 		h.fail(w, r, errNotFound)
 		return
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+	if ep == nil {
 		w.Header().Set("Allow", allow)
 		h.fail(w, r, errMethod)
 		return
@@ -121,4 +140,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := ep(w, r, u); err != nil {
 		h.fail(w, r, err)
 	}
+}
+
+// endpoint finds the endpoint of a request: ok false for a path nothing
+// answers; a nil endpoint for a method the path does not take, allow
+// naming those it does.
+func (h *Handler) endpoint(r *http.Request) (ep endpoint, allow string, ok bool) {
+	p := strings.TrimSuffix(r.URL.Path, "/")
+	if ep, found := h.routes[p]; found {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			return nil, allowRead, true
+		}
+		return ep, allowRead, true
+	}
+	return h.permissionRoute(r.Method, p)
 }

@@ -74,7 +74,7 @@ func TestErrors(t *testing.T) {
 	}{
 		{"me unauthenticated", "", http.MethodGet, "/graph/v1.0/me", http.StatusUnauthorized, "unauthenticated", ""},
 		{"drives unauthenticated", "", http.MethodGet, "/graph/v1.0/me/drives", http.StatusUnauthorized, "unauthenticated", ""},
-		{"unknown path", "einstein", http.MethodGet, "/graph/v1.0/users", http.StatusNotFound, "itemNotFound", ""},
+		{"unknown path", "einstein", http.MethodGet, "/graph/v1.0/applications", http.StatusNotFound, "itemNotFound", ""},
 		{"unknown path unauthenticated", "", http.MethodGet, "/graph/v1.0/drives/x", http.StatusNotFound, "itemNotFound", ""},
 		{"graph root", "einstein", http.MethodGet, "/graph", http.StatusNotFound, "itemNotFound", ""},
 		{"POST drives", "einstein", http.MethodPost, "/graph/v1.0/me/drives", http.StatusMethodNotAllowed, "notAllowed", "GET, HEAD"},
@@ -133,7 +133,7 @@ func (s failingStore) Space(context.Context, string) (storage.Space, error) {
 
 func TestStoreFailureIs500(t *testing.T) {
 	e := newEnv(t)
-	h, err := New(Config{Store: failingStore{e.store, errors.New("disk on fire")}, User: testUser, ProjectSpaces: []string{"physics"}})
+	h, err := New(Config{Store: failingStore{e.store, errors.New("disk on fire")}, Shares: e.store, Directory: e.store, User: testUser, ProjectSpaces: []string{"physics"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestStoreFailureIs500(t *testing.T) {
 // asking the client to retry, not a 500.
 func TestStoreOutageIs503(t *testing.T) {
 	e := newEnv(t)
-	h, err := New(Config{Store: failingStore{e.store, fmt.Errorf("dial: %w", storage.ErrUnavailable)}, User: testUser, ProjectSpaces: []string{"physics"}})
+	h, err := New(Config{Store: failingStore{e.store, fmt.Errorf("dial: %w", storage.ErrUnavailable)}, Shares: e.store, Directory: e.store, User: testUser, ProjectSpaces: []string{"physics"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,7 @@ func TestDrivesFilterAndOrder(t *testing.T) {
 		{"driveType eq 'project'", "name asc", []string{"project/lab-notes", "project/physics"}},
 		{"", "name desc", []string{"project/physics", "personal/marie", "project/lab-notes"}},
 		{"", "name", []string{"project/lab-notes", "personal/marie", "project/physics"}},
-		{"driveType eq virtual", "", nil},
+		{"driveType eq virtual", "", []string{"virtual/shares"}},
 		{"driveType eq mountpoint", "name asc", nil},
 	}
 	for _, tt := range tests {
@@ -176,7 +176,8 @@ func TestMeMemberOf(t *testing.T) {
 }
 
 func TestMeMail(t *testing.T) {
-	h, err := New(Config{Store: newEnv(t).store, User: testUser, Email: func(*http.Request) string { return "richard@example.org" }})
+	store := newEnv(t).store
+	h, err := New(Config{Store: store, Shares: store, Directory: store, User: testUser, Email: func(*http.Request) string { return "richard@example.org" }})
 	if err != nil {
 		t.Fatal(err)
 	}

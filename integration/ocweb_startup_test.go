@@ -143,7 +143,9 @@ func TestOwnCloudWebStartup(t *testing.T) {
 	// userManager.ts fetchCapabilities; web-client/src/ocs/capabilities.ts
 	// reads data.ocs.data). The capability store fills what is missing
 	// with its defaults (web-pkg/src/composables/piniaStores/
-	// capabilities.ts), sharing on among them: it must say off.
+	// capabilities.ts), sharing on among them, and renaming a received
+	// share and custom permissions too, which davspaces does not have:
+	// they must say off.
 	var caps struct {
 		OCS struct {
 			Data struct {
@@ -159,8 +161,10 @@ func TestOwnCloudWebStartup(t *testing.T) {
 						} `json:"tus_support"`
 					} `json:"files"`
 					FilesSharing struct {
-						APIEnabled *bool `json:"api_enabled"`
-						Public     struct {
+						APIEnabled  *bool `json:"api_enabled"`
+						CanRename   *bool `json:"can_rename"`
+						AllowCustom *bool `json:"allow_custom"`
+						Public      struct {
 							Enabled *bool `json:"enabled"`
 						} `json:"public"`
 					} `json:"files_sharing"`
@@ -174,8 +178,9 @@ func TestOwnCloudWebStartup(t *testing.T) {
 	}
 	webCall(t, alice, http.StatusOK, http.MethodGet, "/ocs/v2.php/cloud/capabilities?format=json", "", &caps)
 	c := caps.OCS.Data.Capabilities
-	if c.FilesSharing.APIEnabled == nil || *c.FilesSharing.APIEnabled || c.FilesSharing.Public.Enabled == nil || *c.FilesSharing.Public.Enabled {
-		t.Errorf("files_sharing %+v: want api_enabled and public.enabled present and false", c.FilesSharing)
+	if fs := c.FilesSharing; fs.APIEnabled == nil || !*fs.APIEnabled || fs.Public.Enabled == nil || !*fs.Public.Enabled ||
+		fs.CanRename == nil || *fs.CanRename || fs.AllowCustom == nil || *fs.AllowCustom {
+		t.Errorf("files_sharing %+v: want api_enabled and public.enabled true, can_rename and allow_custom false", c.FilesSharing)
 	}
 	if !c.Spaces.Enabled || !c.Spaces.Projects || c.Files.TUS == nil || c.Core.Status.Version == "" {
 		t.Errorf("capabilities %+v", c)

@@ -25,6 +25,8 @@ type capabilities struct {
 	FilesSharing filesSharing `json:"files_sharing" xml:"files_sharing"`
 	Checksums    checksums    `json:"checksums" xml:"checksums"`
 	Spaces       spaces       `json:"spaces" xml:"spaces"`
+	// PasswordPolicy is there with sharing: what a link password must be.
+	PasswordPolicy *passwordPolicy `json:"password_policy,omitempty" xml:"password_policy,omitempty"`
 }
 
 type core struct {
@@ -108,6 +110,9 @@ func newCapabilities(cfg Config) capabilitiesData {
 		c.Files.Undelete = true
 	}
 	c.Files.Versioning = ocsBool(cfg.Versions)
+	if cfg.Sharing {
+		c.FilesSharing, c.PasswordPolicy = sharingOn()
+	}
 	if cfg.TUS {
 		c.Files.TUSSupport = &tusSupport{
 			Version:      "1.0.0",

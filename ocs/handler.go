@@ -66,6 +66,9 @@ type Config struct {
 	// Logger receives server-side failures of the sharing API; nil means
 	// no logging.
 	Logger *zap.Logger
+	// Sharing says shares with users and groups and public links are
+	// served (Graph, WebDAV); only then does files_sharing announce them.
+	Sharing bool
 	// PollInterval is core.pollinterval. Default: 60, what ownCloud
 	// sends; the ownCloud client reads milliseconds and keeps its own
 	// default for values below 5000.

@@ -1,0 +1,341 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/davspaces/davspaces/internal/origin"
+	"github.com/davspaces/davspaces/shareid"
+	"github.com/davspaces/davspaces/storage"
+)
+
+// driveItem is a libre-graph driveItem as the sharing listings give it.
+type driveItem struct {
+	ID                   string            `json:"id"`
+	Name                 string            `json:"name"`
+	ETag                 string            `json:"eTag,omitempty"`
+	Size                 int64             `json:"size"`
+	LastModifiedDateTime *time.Time        `json:"lastModifiedDateTime,omitempty"`
+	File                 *fileFacet        `json:"file,omitempty"`
+	Folder               *struct{}         `json:"folder,omitempty"`
+	ParentReference      *itemReference    `json:"parentReference,omitempty"`
+	CreatedBy            *identitySetUser  `json:"createdBy,omitempty"`
+	RemoteItem           *driveItem        `json:"remoteItem,omitempty"`
+	Permissions          []sharePermission `json:"permissions,omitempty"`
+	WebDavURL            string            `json:"webDavUrl,omitempty"`
+	// Hidden and Synchronize are oCIS' marks on a received share: shown,
+	// and accepted (davspaces accepts every share at once).
+	Hidden      *bool `json:"@UI.Hidden,omitempty"`
+	Synchronize *bool `json:"@client.synchronize,omitempty"`
+}
+
+type fileFacet struct {
+	MimeType string `json:"mimeType"`
+}
+
+type itemReference struct {
+	DriveID   string `json:"driveId"`
+	DriveType string `json:"driveType"`
+	ID        string `json:"id,omitempty"`
+	// Path is the parent's path in its space, "." for the root and
+	// "./a/b" below it, as oCIS gives it; only to those who see the
+	// space (sharedByMe).
+	Path string `json:"path,omitempty"`
+}
+
+type identitySetUser struct {
+	User identitySet `json:"user"`
+}
+
+// itemFacts fills the parts of a driveItem that describe node n itself.
+func itemFacts(d *driveItem, n storage.Node) {
+	d.Name, d.ETag, d.Size = n.Name, `"`+n.ETag+`"`, n.Size
+	if !n.ModTime.IsZero() {
+		t := n.ModTime.UTC()
+		d.LastModifiedDateTime = &t
+	}
+	if n.IsFolder() {
+		d.Folder = &struct{}{}
+	} else {
+		d.File = &fileFacet{MimeType: n.ContentType}
+	}
+}
+
+// sharedItemOf is the item of live shares: the space, the node and the
+// shares (one item may be shared with a user and their groups, or by
+// several links).
+type sharedItemOf struct {
+	space  storage.Space
+	node   storage.Node
+	shares []storage.Share
+}
+
+// liveItems groups the live shares among shares by item, in the order of
+// each item's first share; shares of items that are gone, or of spaces
+// this handler does not serve, are left out.
+func (h *Handler) liveItems(ctx context.Context, shares []storage.Share, keep func(storage.Share) bool) ([]*sharedItemOf, error) {
+	var items []*sharedItemOf
+	byItem := map[[2]string]*sharedItemOf{}
+	for _, s := range shares {
+		if !keep(s) {
+			continue
+		}
+		key := [2]string{s.SpaceID, s.NodeID}
+		if it, ok := byItem[key]; ok {
+			it.shares = append(it.shares, s)
+			continue
+		}
+		live, err := h.live(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		if !live {
+			continue
+		}
+		it, ok, err := h.sharedNode(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			byItem[key] = it
+			items = append(items, it)
+		}
+	}
+	// Later shares of an item were grouped unjudged: keep the live ones.
+	for _, it := range items {
+		kept := it.shares[:0]
+		for i, s := range it.shares {
+			live := i == 0
+			if !live {
+				var err error
+				if live, err = h.live(ctx, s); err != nil {
+					return nil, err
+				}
+			}
+			if live {
+				kept = append(kept, s)
+			}
+		}
+		it.shares = kept
+	}
+	return items, nil
+}
+
+// sharedNode finds the item of s in a space this handler serves.
+func (h *Handler) sharedNode(ctx context.Context, s storage.Share) (*sharedItemOf, bool, error) {
+	space, err := h.servedSpace(ctx, s.SpaceID)
+	if errors.Is(err, errNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	n, err := h.store.Node(ctx, s.SpaceID, s.NodeID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("item of share %s: %w", s.ID, err)
+	}
+	return &sharedItemOf{space: space, node: n, shares: []storage.Share{s}}, true, nil
+}
+
+// mount is a received item as the Shares drive shows it: its id (of the
+// item's first share), its name there, and the item.
+type mount struct {
+	id, name string
+	item     *sharedItemOf
+}
+
+// received lists the items shared with u (not by u), each once, named as
+// the item; a name taken by an earlier mount gets " (2)", " (3)"….
+func (h *Handler) received(ctx context.Context, u storage.User) ([]mount, error) {
+	shares, err := h.shares.SharesWith(ctx, u)
+	if err != nil {
+		return nil, fmt.Errorf("shares with %s: %w", u.ID, err)
+	}
+	items, err := h.liveItems(ctx, shares, func(s storage.Share) bool { return s.Creator != u.ID })
+	if err != nil {
+		return nil, err
+	}
+	mounts := make([]mount, 0, len(items))
+	taken := map[string]bool{}
+	for _, it := range items {
+		name := it.node.Name
+		for i := 2; taken[name]; i++ {
+			name = it.node.Name + " (" + strconv.Itoa(i) + ")"
+		}
+		taken[name] = true
+		mounts = append(mounts, mount{id: shareid.Mount(it.shares[0].ID), name: name, item: it})
+	}
+	return mounts, nil
+}
+
+// remoteItem describes a shared item as it is in its own space.
+func (h *Handler) remoteItem(it *sharedItemOf, base string, names displayNames) *driveItem {
+	storageID := h.store.StorageID()
+	driveID := formatDriveID(storageID, it.space.ID)
+	r := &driveItem{
+		ID:              formatItemID(storageID, it.space.ID, it.node.ID),
+		ParentReference: &itemReference{DriveID: driveID, DriveType: string(it.space.Type)},
+		CreatedBy:       &identitySetUser{User: identitySet{ID: it.shares[0].Creator, DisplayName: names.of(it.shares[0].Creator)}},
+		Permissions:     make([]sharePermission, 0, len(it.shares)),
+	}
+	itemFacts(r, it.node)
+	for _, s := range it.shares {
+		r.Permissions = append(r.Permissions, permissionOf(s, it.node, base, names))
+	}
+	return r
+}
+
+// sharedWithMe answers the items shared with the user: each as its mount
+// point in the Shares drive, with the item itself as remoteItem.
+func (h *Handler) sharedWithMe(w http.ResponseWriter, r *http.Request, u storage.User) error {
+	ctx := r.Context()
+	mounts, err := h.received(ctx, u)
+	if err != nil {
+		return err
+	}
+	base, names := origin.Of(r), h.names(ctx)
+	visible, accepted := false, true
+	value := make([]driveItem, 0, len(mounts))
+	for _, m := range mounts {
+		d := driveItem{
+			ID:              m.id,
+			ParentReference: &itemReference{DriveID: shareid.DriveID, DriveType: "virtual", ID: shareid.DriveID + "!" + shareid.Jail},
+			RemoteItem:      h.remoteItem(m.item, base, names),
+			Hidden:          &visible,
+			Synchronize:     &accepted,
+		}
+		itemFacts(&d, m.item.node)
+		d.Name = m.name
+		d.CreatedBy = d.RemoteItem.CreatedBy
+		value = append(value, d)
+	}
+	h.writeJSON(w, r, http.StatusOK, struct {
+		Value []driveItem `json:"value"`
+	}{value})
+	return nil
+}
+
+// sharedByMe answers the items the user shared or made links of, each
+// with its live permissions.
+func (h *Handler) sharedByMe(w http.ResponseWriter, r *http.Request, u storage.User) error {
+	ctx := r.Context()
+	shares, err := h.shares.SharesBy(ctx, u.ID)
+	if err != nil {
+		return fmt.Errorf("shares by %s: %w", u.ID, err)
+	}
+	items, err := h.liveItems(ctx, shares, func(storage.Share) bool { return true })
+	if err != nil {
+		return err
+	}
+	base, names := origin.Of(r), h.names(ctx)
+	value := make([]driveItem, 0, len(items))
+	for _, it := range items {
+		d := h.remoteItem(it, base, names)
+		parent, err := h.parentPath(ctx, it.node)
+		if err != nil {
+			return err
+		}
+		d.ParentReference.ID = formatItemID(h.store.StorageID(), it.space.ID, it.node.ParentID)
+		d.ParentReference.Path = parent
+		value = append(value, *d)
+	}
+	h.writeJSON(w, r, http.StatusOK, struct {
+		Value []driveItem `json:"value"`
+	}{value})
+	return nil
+}
+
+// parentPath is the path of n's parent in its space: "." for the root,
+// "./a/b" below it.
+func (h *Handler) parentPath(ctx context.Context, n storage.Node) (string, error) {
+	var names []string
+	for range maxAncestors {
+		if n.ParentID == "" {
+			break
+		}
+		parent, err := h.store.Node(ctx, n.SpaceID, n.ParentID)
+		if err != nil {
+			return "", fmt.Errorf("parent of %s: %w", n.ID, err)
+		}
+		if parent.ParentID != "" {
+			names = append(names, parent.Name)
+		}
+		n = parent
+	}
+	if len(names) == 0 {
+		return ".", nil
+	}
+	slices.Reverse(names)
+	return "./" + strings.Join(names, "/"), nil
+}
+
+// sharesDrive is the user's Shares drive, oCIS' virtual drive of the
+// share jail.
+func (h *Handler) sharesDrive(base string) drive {
+	return drive{
+		ID:         shareid.DriveID,
+		DriveType:  "virtual",
+		DriveAlias: "virtual/shares",
+		Name:       "Shares",
+		WebURL:     privateLink(base, shareid.DriveID),
+		Quota:      quotaOf(storage.NoQuota, storage.Usage{}),
+		Root: driveRoot{
+			ID:          shareid.DriveID,
+			WebDavURL:   base + "/dav/spaces/" + shareid.DriveID,
+			Permissions: []permission{},
+		},
+	}
+}
+
+// privateLink is the address of the browser's view of id.
+func privateLink(base, id string) string {
+	link := url.URL{Path: "/f/" + id}
+	return base + link.EscapedPath()
+}
+
+// mountDrives are the mount points of the items shared with u, as drives.
+func (h *Handler) mountDrives(ctx context.Context, base string, u storage.User) ([]drive, error) {
+	mounts, err := h.received(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	names := h.names(ctx)
+	drives := make([]drive, 0, len(mounts))
+	for _, m := range mounts {
+		usage, err := h.store.Usage(ctx, m.item.space.ID)
+		if err != nil {
+			return nil, fmt.Errorf("usage of space %s: %w", m.item.space.ID, err)
+		}
+		remote := h.remoteItem(m.item, base, names)
+		remote.WebDavURL = base + "/dav/spaces/" + m.id
+		d := drive{
+			ID:         m.id,
+			DriveType:  "mountpoint",
+			DriveAlias: "mountpoint/" + slug(m.name),
+			Name:       m.name,
+			WebURL:     privateLink(base, m.id),
+			// Writes through a share count against the owner's space.
+			Quota: quotaOf(m.item.space.Quota, usage),
+			Root: driveRoot{
+				ID:          m.id,
+				WebDavURL:   base + "/dav/spaces/" + m.id,
+				ETag:        remote.ETag,
+				Permissions: []permission{},
+				RemoteItem:  remote,
+			},
+			LastModifiedDateTime: remote.LastModifiedDateTime,
+		}
+		drives = append(drives, d)
+	}
+	return drives, nil
+}
