@@ -176,4 +176,18 @@ func TestOCSSharing(t *testing.T) {
 	if len(found.Exact.Groups) != 1 || found.Exact.Groups[0].Value.ShareWith != "developers" || found.Exact.Groups[0].Value.ShareType != 1 {
 		t.Fatalf("sharees Developers: %+v", found)
 	}
+	// bob signed in above: the directory has him, by id and by name, and
+	// einstein may share with him; carol never did.
+	found = ocsCall[sharees](einstein, http.StatusOK, "GET", "/sharees?itemType=file&search=bob", nil)
+	if len(found.Exact.Users) != 1 || found.Exact.Users[0].Value.ShareWith != "bob" {
+		t.Fatalf("sharees bob: %+v", found)
+	}
+	if found = ocsCall[sharees](einstein, http.StatusOK, "GET", "/sharees?itemType=file&search=carol", nil); len(found.Users)+len(found.Exact.Users) != 0 {
+		t.Fatalf("sharees carol, who never signed in: %+v", found)
+	}
+	withBob := ocsCall[ocsShare](einstein, http.StatusOK, "POST", "/shares", url.Values{
+		"path": {"/Reports"}, "shareType": {"0"}, "shareWith": {"bob"}})
+	if got := ocsCall[[]ocsShare](bob, http.StatusOK, "GET", "/shares?shared_with_me=true", nil); len(got) != 2 || got[1].ID != withBob.ID {
+		t.Fatalf("shared with bob: %+v", got)
+	}
 }
