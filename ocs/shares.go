@@ -14,9 +14,10 @@ import (
 // listShares answers GET shares:
 //   - shared_with_me=true: the live shares with the caller or their groups
 //     (state 0, accepted, or all; pending and declined ones there are none);
-//   - path (or space_ref): the shares of that item, of the items below it
-//     with subfiles=true, made by the caller, or by anybody with
-//     reshares=true; the caller must be allowed to share there;
+//   - path (or space_ref): the shares of that item, or of the items
+//     directly in that folder with subfiles=true, made by the caller, or
+//     by anybody with reshares=true; the caller must be allowed to share
+//     there;
 //   - neither: every share the caller made.
 func (s *sharing) listShares(w http.ResponseWriter, r *http.Request, v apiVersion, u storage.User) error {
 	q := r.URL.Query()
@@ -73,10 +74,10 @@ func (s *sharing) listShares(w http.ResponseWriter, r *http.Request, v apiVersio
 	return nil
 }
 
-// itemShares returns the shares of it or, with below, of the items below
-// the folder it (not its own, as ownCloud's subfiles).
-func (s *sharing) itemShares(ctx context.Context, it item, below bool) ([]storage.Share, error) {
-	if !below {
+// itemShares returns the shares of it or, with inFolder, those of the
+// items directly in the folder it (not its own), as ownCloud's subfiles.
+func (s *sharing) itemShares(ctx context.Context, it item, inFolder bool) ([]storage.Share, error) {
+	if !inFolder {
 		return s.store.ItemShares(ctx, it.space.ID, it.node.ID)
 	}
 	if !it.node.IsFolder() {
@@ -87,44 +88,19 @@ func (s *sharing) itemShares(ctx context.Context, it item, below bool) ([]storag
 		return nil, err
 	}
 	var out []storage.Share
-	inside := map[string]bool{it.node.ID: true}
 	for _, sh := range all {
-		in, err := s.isBelow(ctx, it.space.ID, sh.NodeID, inside)
+		n, err := s.store.Node(ctx, sh.SpaceID, sh.NodeID)
+		if errors.Is(err, storage.ErrNotFound) {
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
-		if in && sh.NodeID != it.node.ID {
+		if n.ParentID == it.node.ID {
 			out = append(out, sh)
 		}
 	}
 	return out, nil
-}
-
-// isBelow reports whether node id of space spaceID is below a node known
-// inside (true) or outside (false), remembering the answer for the nodes
-// walked through.
-func (s *sharing) isBelow(ctx context.Context, spaceID, id string, known map[string]bool) (bool, error) {
-	var walked []string
-	in := false
-	for up := id; up != "" && len(walked) < maxPathDepth; {
-		if v, ok := known[up]; ok {
-			in = v
-			break
-		}
-		walked = append(walked, up)
-		n, err := s.store.Node(ctx, spaceID, up)
-		if errors.Is(err, storage.ErrNotFound) {
-			break
-		}
-		if err != nil {
-			return false, err
-		}
-		up = n.ParentID
-	}
-	for _, w := range walked {
-		known[w] = in
-	}
-	return in, nil
 }
 
 func mine(shares []storage.Share, userID string) []storage.Share {

@@ -229,6 +229,12 @@ func TestShareWithUserAndGroup(t *testing.T) {
 	if got := f.list("einstein", ""); len(got) != 2 {
 		t.Errorf("einstein's shares: %+v", got)
 	}
+	if got := f.list("einstein", "path=/Documents&subfiles=true"); len(got) != 1 || got[0].ID != group.ID {
+		t.Errorf("the shares in /Documents: %+v", got)
+	}
+	if w := f.do("einstein", http.MethodGet, sharesURL+"?path=/Documents/notes.txt&subfiles=true", nil); w.Code != http.StatusBadRequest {
+		t.Errorf("subfiles of a file: %d", w.Code)
+	}
 	// A recipient reads the share, but neither changes nor deletes it.
 	if w := f.do("marie", http.MethodGet, sharesURL+"/"+user.ID+"?format=json", nil); w.Code != http.StatusOK {
 		t.Errorf("recipient GET: %d %s", w.Code, w.Body)
