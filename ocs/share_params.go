@@ -116,8 +116,9 @@ func formValue(form map[string][]string, name string) (string, bool) {
 
 // expiryLayouts are the forms of expireDate taken: the date the apps send
 // (the share then ends with that day, UTC), ownCloud's own answer format,
-// and RFC 3339.
-var expiryLayouts = []string{time.DateOnly, time.DateTime, time.RFC3339}
+// RFC 3339 (the iOS app against a server with spaces) and the same
+// without a zone (UTC).
+var expiryLayouts = []string{time.DateOnly, time.DateTime, time.RFC3339, "2006-01-02T15:04:05"}
 
 // parseExpiry reads expireDate: "" is no expiry.
 func parseExpiry(v string) (time.Time, error) {

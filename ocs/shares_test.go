@@ -162,11 +162,15 @@ func TestShareLinkByOCS(t *testing.T) {
 	if drop.Permissions != 4 || drop.ShareWith != "" {
 		t.Errorf("file drop %+v", drop)
 	}
+	exact := f.create("einstein", url.Values{"space_ref": {e.ItemSource}, "path": {"/ignored"}, "shareType": {"3"}, "expireDate": {"2099-01-02T03:04:05Z"}})
+	if exact.Path != "/Documents" || exact.Expiration == nil || *exact.Expiration != "2099-01-02 03:04:05" {
+		t.Errorf("a link by resource id with an RFC 3339 expiry: %+v", exact)
+	}
 	upload := f.create("einstein", url.Values{"path": {"/Documents"}, "shareType": {"3"}, "publicUpload": {"true"}})
 	if upload.Permissions != 15 {
 		t.Errorf("publicUpload gives %d", upload.Permissions)
 	}
-	if got := f.list("einstein", "path=/Documents"); len(got) != 3 || got[0].ID != e.ID {
+	if got := f.list("einstein", "path=/Documents"); len(got) != 4 || got[0].ID != e.ID {
 		t.Errorf("the item's shares: %+v", got)
 	}
 }
