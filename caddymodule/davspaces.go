@@ -244,6 +244,10 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		ChunkedUploads: chunked,
 		Trash:          keepsAny(dav.claim.granted, storage.Retention.KeepsTrash),
 		Versions:       keepsAny(dav.claim.granted, storage.Retention.KeepsVersions),
+		Store:          served,
+		ProjectSpaces:  projectSpaces,
+		Members:        dav.configuredMembers(),
+		Logger:         dav.logger,
 		Sharing:        true,
 	})
 	if err != nil {
@@ -462,6 +466,19 @@ func (ps ProjectSpace) space() storage.Space {
 		}
 	}
 	return storage.Space{ID: id, Type: storage.SpaceProject, Name: ps.Name, Quota: quota, Members: members}
+}
+
+// configuredMembers are the members the configuration names in any
+// project space (user ids, and groups as storage.GroupPrefix + name): the
+// people one may share with beside those who signed in.
+func (dav *DAVSpaces) configuredMembers() []string {
+	var members []string
+	for _, ps := range dav.Spaces {
+		members = append(members, ps.Viewers...)
+		members = append(members, ps.Editors...)
+		members = append(members, ps.Managers...)
+	}
+	return members
 }
 
 func parseDAVSpaces(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {

@@ -21,8 +21,9 @@ func (v apiVersion) prefix() string {
 }
 
 // statusCode is the envelope's statuscode for an HTTP status. OCS v1 has
-// codes of its own (100 ok, 997 unauthorised, 998 not found, 999 other);
-// v2 repeats the HTTP status.
+// codes of its own (100 ok, 997 unauthorised, 998 not found, 999 other)
+// but repeats 400 and 403, as ownCloud's sharing API answers them; v2
+// repeats the HTTP status.
 func (v apiVersion) statusCode(httpStatus int) int {
 	if v == v2 {
 		return httpStatus
@@ -34,6 +35,8 @@ func (v apiVersion) statusCode(httpStatus int) int {
 		return 997
 	case http.StatusNotFound:
 		return 998
+	case http.StatusBadRequest, http.StatusForbidden:
+		return httpStatus
 	}
 	return 999
 }

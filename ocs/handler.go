@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"strings"
 
+	"go.uber.org/zap"
+
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -49,6 +51,21 @@ type Config struct {
 	// handler serves (/dav/meta/{fileid}/v); only then is files.versioning
 	// advertised.
 	Versions bool
+	// Store keeps the spaces, the shares and the directory of users the
+	// sharing API (files_sharing: shares and sharees) answers from.
+	// Optional: without it that API is not served (404).
+	Store storage.Backend
+	// ProjectSpaces are the ids of the configured project spaces: shares
+	// of items in any other project space are as absent as the space, as
+	// in davhandler and graph.
+	ProjectSpaces []string
+	// Members are the space members the configuration names (user ids,
+	// and groups as storage.GroupPrefix + name), offered as sharees beside
+	// the directory's users and groups.
+	Members []string
+	// Logger receives server-side failures of the sharing API; nil means
+	// no logging.
+	Logger *zap.Logger
 	// Sharing says shares with users and groups and public links are
 	// served (Graph, WebDAV); only then does files_sharing announce them.
 	Sharing bool
@@ -62,6 +79,8 @@ type Config struct {
 type Handler struct {
 	cfg          Config
 	capabilities capabilitiesData
+	// sharing answers files_sharing; nil without Config.Store.
+	sharing *sharing
 }
 
 // New checks the configuration and prepares the answers that never change.
@@ -78,7 +97,7 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.TUSMaxChunkSize < 0 {
 		return nil, errors.New("ocs: Config.TUSMaxChunkSize must not be negative")
 	}
-	return &Handler{cfg: cfg, capabilities: newCapabilities(cfg)}, nil
+	return &Handler{cfg: cfg, capabilities: newCapabilities(cfg), sharing: newSharing(cfg)}, nil
 }
 
 // Route returns the handler for a request this package serves, or false
@@ -114,6 +133,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // ocsRoute picks the endpoint below /ocs/v{1,2}.php.
 func (h *Handler) ocsRoute(v apiVersion, endpoint string) http.Handler {
+	if rest, ok := strings.CutPrefix(endpoint, sharingPrefix); ok && h.sharing != nil {
+		return h.sharing.route(v, rest)
+	}
 	var serve func(http.ResponseWriter, *http.Request, apiVersion, storage.User)
 	switch strings.TrimSuffix(endpoint, "/") {
 	case "/cloud/capabilities":

@@ -63,7 +63,8 @@ type Directory interface {
 }
 
 // NormalizeDirectoryEntry checks e's id and returns e as a store keeps
-// it: fields cut to MaxDirectoryField, groups sorted, deduplicated, empty
+// it: fields cut to MaxDirectoryField (invalid UTF-8 and NUL bytes
+// dropped), groups sorted, deduplicated, empty
 // names dropped, at most MaxDirectoryGroups, and Seen set to now.
 func NormalizeDirectoryEntry(e DirectoryEntry, now time.Time) (DirectoryEntry, error) {
 	if err := ValidUserID(e.ID); err != nil {
@@ -99,10 +100,36 @@ func DirectoryStale(kept DirectoryEntry, found bool, fresh DirectoryEntry) bool 
 // to lower case, is contained in its id, display name or email. The empty
 // query matches everybody.
 func MatchesDirectoryQuery(e DirectoryEntry, query string) bool {
-	q := strings.ToLower(query)
-	return strings.Contains(strings.ToLower(e.ID), q) ||
-		strings.Contains(strings.ToLower(e.DisplayName), q) ||
-		strings.Contains(strings.ToLower(e.Email), q)
+	q := FoldDirectoryText(query)
+	return strings.Contains(FoldDirectoryText(e.ID), q) ||
+		strings.Contains(FoldDirectoryText(e.DisplayName), q) ||
+		strings.Contains(FoldDirectoryText(e.Email), q)
+}
+
+// FoldDirectoryText is the case folding of directory searches: a field
+// matches a query when the folded field contains the folded query. A store
+// that searches in its database keeps the folded fields beside the others.
+func FoldDirectoryText(s string) string { return strings.ToLower(s) }
+
+// MatchesGroupQuery reports whether a group's name matches a search, as
+// MatchesDirectoryQuery compares.
+func MatchesGroupQuery(group, query string) bool {
+	return strings.Contains(FoldDirectoryText(group), FoldDirectoryText(query))
+}
+
+// CheckDirectoryEntry is what a store asks of an entry it keeps, which it
+// otherwise keeps as given: a valid user id, and no NUL byte in any field
+// (PostgreSQL's text cannot hold one, and the embedded store's keys use it
+// as separator). NormalizeDirectoryEntry's results pass.
+func CheckDirectoryEntry(e DirectoryEntry) error {
+	if err := ValidUserID(e.ID); err != nil {
+		return fmt.Errorf("directory entry: %w", err)
+	}
+	if strings.Contains(e.DisplayName, "\x00") || strings.Contains(e.Email, "\x00") ||
+		slices.ContainsFunc(e.Groups, func(g string) bool { return strings.Contains(g, "\x00") }) {
+		return fmt.Errorf("directory entry %s: a NUL byte: %w", e.ID, ErrInvalid)
+	}
+	return nil
 }
 
 // DirectoryLimit is the number of results a search with limit returns at
@@ -128,9 +155,9 @@ func UserWithGroups(ctx context.Context, d Directory, id string) (User, error) {
 }
 
 // cutUTF8 cuts s to at most n bytes without splitting a rune, and drops
-// invalid UTF-8.
+// invalid UTF-8 and NUL bytes (CheckDirectoryEntry).
 func cutUTF8(s string, n int) string {
-	s = strings.ToValidUTF8(s, "")
+	s = strings.ReplaceAll(strings.ToValidUTF8(s, ""), "\x00", "")
 	if len(s) <= n {
 		return s
 	}

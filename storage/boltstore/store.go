@@ -247,7 +247,8 @@ func Open(dir string, opts Options) (*Store, error) {
 func (s *Store) init(storageID string) error {
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		for _, name := range [][]byte{bucketMeta, bucketSpaces, bucketPersonal, bucketNodes, bucketChildren, bucketProps, bucketBlobs, bucketInline, bucketLocks, bucketLockTokens, bucketSessions, bucketChunkedUploads, bucketChunkParts, bucketTrash, bucketTrashPlaces, bucketVersions,
-			bucketShares, bucketShareTokens, bucketShareItems, bucketShareCreators, bucketShareGrantees} {
+			bucketShares, bucketShareTokens, bucketShareItems, bucketShareCreators, bucketShareGrantees,
+			bucketDirectory, bucketDirectoryGroups} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}

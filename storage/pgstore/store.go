@@ -260,8 +260,12 @@ func (s *Store) migrate(ctx context.Context) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", schemaLock); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, schema)
-		return err
+		for _, step := range []string{schema, directorySchema} {
+			if _, err := tx.Exec(ctx, step); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

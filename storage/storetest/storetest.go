@@ -53,6 +53,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	tests = append(tests, undoRaceTests...)
 	tests = append(tests, spaceListTests...)
 	tests = append(tests, shareTests...)
+	tests = append(tests, directoryTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.run(t, newFixture(t, newStore(t)))
