@@ -28,8 +28,7 @@ type Config struct {
 	// Shares keeps the shares and links of the store's items. Required.
 	Shares storage.Shares
 	// Directory keeps the users who signed in: people to invite, and the
-	// groups a share's creator is judged with. Required; a store that
-	// does not keep one yet (errors.ErrUnsupported) counts as empty.
+	// groups a share's creator is judged with. Required.
 	Directory storage.Directory
 	// ProjectSpaces are the ids of the configured project spaces, the only
 	// project spaces listed; any other is as absent as one the user is not
@@ -68,7 +67,7 @@ func New(cfg Config) (*Handler, error) {
 	h := &Handler{
 		store:         cfg.Store,
 		shares:        cfg.Shares,
-		directory:     emptyWhenUnsupported{cfg.Directory},
+		directory:     cfg.Directory,
 		user:          cfg.User,
 		email:         cfg.Email,
 		projectSpaces: dedupe(cfg.ProjectSpaces),

@@ -171,34 +171,3 @@ func (h *Handler) knownGroup(ctx context.Context, name string) (bool, error) {
 	}
 	return slices.Contains(found, name), nil
 }
-
-// emptyWhenUnsupported is a directory that answers as an empty one where
-// the store does not keep a directory yet (errors.ErrUnsupported): no
-// entries, nobody found; writing stays an error.
-type emptyWhenUnsupported struct {
-	storage.Directory
-}
-
-func (d emptyWhenUnsupported) DirectoryUser(ctx context.Context, id string) (storage.DirectoryEntry, error) {
-	e, err := d.Directory.DirectoryUser(ctx, id)
-	if errors.Is(err, errors.ErrUnsupported) {
-		return storage.DirectoryEntry{}, fmt.Errorf("directory entry of %s: %w", id, storage.ErrNotFound)
-	}
-	return e, err
-}
-
-func (d emptyWhenUnsupported) SearchUsers(ctx context.Context, query string, limit int) ([]storage.DirectoryEntry, error) {
-	found, err := d.Directory.SearchUsers(ctx, query, limit)
-	if errors.Is(err, errors.ErrUnsupported) {
-		return nil, nil
-	}
-	return found, err
-}
-
-func (d emptyWhenUnsupported) SearchGroups(ctx context.Context, query string, limit int) ([]string, error) {
-	found, err := d.Directory.SearchGroups(ctx, query, limit)
-	if errors.Is(err, errors.ErrUnsupported) {
-		return nil, nil
-	}
-	return found, err
-}

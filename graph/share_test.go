@@ -381,6 +381,21 @@ func TestPermissionOfAnotherItem(t *testing.T) {
 
 func TestPeopleSearch(t *testing.T) {
 	e := newEnv(t)
+	// Somebody who signed in and is no configured member.
+	if err := e.store.RememberUser(context.Background(), storage.DirectoryEntry{ID: "ada", DisplayName: "Ada Lovelace",
+		Email: "ada@example.org", Groups: []string{"analysts"}, Seen: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	var found struct{ Value []userBody }
+	wantStatus(t, e.doJSON("richard", http.MethodGet, "/graph/v1.0/users?%24search=%22lovel%22", nil, &found), http.StatusOK)
+	if len(found.Value) != 1 || found.Value[0].ID != "ada" || found.Value[0].DisplayName != "Ada Lovelace" || found.Value[0].Mail != "ada@example.org" {
+		t.Fatalf("a signed-in user: %+v", found)
+	}
+	var analysts struct{ Value []identitySet }
+	wantStatus(t, e.doJSON("richard", http.MethodGet, "/graph/v1beta1/groups?%24search=analy", nil, &analysts), http.StatusOK)
+	if len(analysts.Value) != 1 || analysts.Value[0].ID != "analysts" {
+		t.Fatalf("a signed-in user's group: %+v", analysts)
+	}
 	var users struct{ Value []userBody }
 	rec := e.doJSON("richard", http.MethodGet, "/graph/v1.0/users?%24search=%22ari%22", nil, &users)
 	wantStatus(t, rec, http.StatusOK)
