@@ -293,7 +293,8 @@ func TestOwnCloudWebStartup(t *testing.T) {
 // webBesideCaddyfile is the README's site for ownCloud Web beside
 // davspaces: Web's bundle under file_server on the same origin (no CORS),
 // its own routes falling back to index.html, and oidc_auth only on the
-// paths davspaces answers for signed-in users. %[1]d is the port, %[2]s
+// paths davspaces answers for signed-in users (public links judge their
+// own visitors). %[1]d is the port, %[2]s
 // the data directory, %[3]s Web's bundle.
 const webBesideCaddyfile = `{
 	admin off
@@ -301,6 +302,7 @@ const webBesideCaddyfile = `{
 http://127.0.0.1:%[1]d {
 	@api {
 		path /dav/* /webdav /webdav/* /remote.php/* /ocs/* /graph/* /api/*
+		not path /dav/public-files/* /remote.php/dav/public-files/*
 		not method OPTIONS
 	}
 	oidc_auth @api {
@@ -367,6 +369,9 @@ func TestOwnCloudWebBesideDAVSpaces(t *testing.T) {
 		}
 	}
 	anonymous.expect(http.StatusUnauthorized, http.MethodPost, "/api/v0/settings/assignments-list", "{}", webXHR...)
+	// Public links are davspaces' to judge, without a token: an unknown
+	// one is the WebDAV 404.
+	anonymous.expect(http.StatusNotFound, "PROPFIND", "/dav/public-files/"+strings.Repeat("x", 43)+"/", "", "Depth", "0")
 	webCall(t, alice, http.StatusOK, http.MethodGet, "/graph/v1.0/me", "", nil)
 	personal := listDrives(t, alice, "personal")
 	if len(personal) != 1 {
