@@ -84,7 +84,7 @@ func (h *Handler) receivedShares(ctx context.Context, user storage.User, pick fu
 	if err != nil {
 		return nil, fmt.Errorf("the shares with %s: %w", user.ID, err)
 	}
-	judge := newShareJudge(ss)
+	judge := storage.NewShareJudge(ss, time.Now())
 	type itemKey struct{ space, node string }
 	at := make(map[itemKey]int) // index in out, -1 for a gone item
 	var out []received
@@ -94,7 +94,7 @@ func (h *Handler) receivedShares(ctx context.Context, user storage.User, pick fu
 			// nothing: they reach the item as they shared it.
 			continue
 		}
-		space, live, err := judge.live(ctx, h, s)
+		space, live, err := h.liveShare(ctx, judge, s)
 		if err != nil {
 			return nil, err
 		}
@@ -138,54 +138,10 @@ func nameMounts(rs []received) {
 	}
 }
 
-// shareJudge judges the shares of one request with storage.LiveShare,
-// reading each space and each creator's directory entry once.
-type shareJudge struct {
-	sharingStore
-	now     time.Time
-	spaces  map[string]spaceRead
-	entries map[string]entryRead
-}
-
-type spaceRead struct {
-	space storage.Space
-	err   error
-}
-
-type entryRead struct {
-	entry storage.DirectoryEntry
-	err   error
-}
-
-func newShareJudge(ss sharingStore) *shareJudge {
-	return &shareJudge{sharingStore: ss, now: time.Now(),
-		spaces: make(map[string]spaceRead), entries: make(map[string]entryRead)}
-}
-
-// Space is the store's, read once per request.
-func (j *shareJudge) Space(ctx context.Context, id string) (storage.Space, error) {
-	r, ok := j.spaces[id]
-	if !ok {
-		r.space, r.err = j.sharingStore.Space(ctx, id)
-		j.spaces[id] = r
-	}
-	return r.space, r.err
-}
-
-// DirectoryUser is the store's, read once per request.
-func (j *shareJudge) DirectoryUser(ctx context.Context, id string) (storage.DirectoryEntry, error) {
-	r, ok := j.entries[id]
-	if !ok {
-		r.entry, r.err = j.sharingStore.DirectoryUser(ctx, id)
-		j.entries[id] = r
-	}
-	return r.entry, r.err
-}
-
-// live reports whether s gives access now (storage.LiveShare) in a space
-// h serves, and returns that space.
-func (j *shareJudge) live(ctx context.Context, h *Handler, s storage.Share) (storage.Space, bool, error) {
-	live, err := storage.LiveShare(ctx, j, s, j.now)
+// liveShare reports whether s gives access now (storage.LiveShare) in a
+// space h serves, and returns that space.
+func (h *Handler) liveShare(ctx context.Context, j *storage.ShareJudge, s storage.Share) (storage.Space, bool, error) {
+	live, err := j.Live(ctx, s)
 	if err != nil || !live {
 		return storage.Space{}, false, err
 	}

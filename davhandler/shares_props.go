@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/davspaces/davspaces/shareid"
 	"github.com/davspaces/davspaces/storage"
@@ -154,11 +155,10 @@ func (pc *propContext) shareKinds() map[string][]storage.ShareKind {
 	if err != nil {
 		return nil
 	}
-	judge := newShareJudge(ss)
-	judge.spaces[pc.space.ID] = spaceRead{space: pc.space}
+	judge := storage.NewShareJudge(ss, time.Now())
 	byNode := make(map[string][]storage.ShareKind)
 	for _, s := range shares {
-		live, err := storage.LiveShare(pc.ctx, judge, s, judge.now)
+		live, err := judge.Live(pc.ctx, s)
 		if err != nil || !live || slices.Contains(byNode[s.NodeID], s.Kind) {
 			continue
 		}

@@ -203,7 +203,7 @@ func (h *Handler) listPermissions(w http.ResponseWriter, r *http.Request, u stor
 	body := permissionsBody{ActionsAllowed: sharerActions, RolesAllowed: rolesFor(it.node), Value: []sharePermission{}}
 	base, names, judge := origin.Of(r), h.names(ctx), h.newJudge()
 	for _, s := range shares {
-		live, err := judge.live(ctx, s)
+		live, err := judge.Live(ctx, s)
 		if err != nil {
 			return err
 		}
@@ -264,7 +264,7 @@ func (h *Handler) itemShare(ctx context.Context, it sharedItem, id string) (stor
 	if s.SpaceID != it.space.ID || s.NodeID != it.node.ID {
 		return storage.Share{}, errNotFound
 	}
-	live, err := h.newJudge().live(ctx, s)
+	live, err := h.newJudge().Live(ctx, s)
 	if err != nil {
 		return storage.Share{}, err
 	}

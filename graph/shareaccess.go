@@ -118,7 +118,7 @@ func (h *Handler) receivedItem(ctx context.Context, u storage.User, n storage.No
 	judge := h.newJudge()
 	for range maxAncestors {
 		if s, ok := shared[n.ID]; ok {
-			live, err := judge.live(ctx, s)
+			live, err := judge.Live(ctx, s)
 			if err != nil || live {
 				return live, err
 			}
@@ -135,53 +135,13 @@ func (h *Handler) receivedItem(ctx context.Context, u storage.User, n storage.No
 	return false, nil
 }
 
-// shareJudge judges the shares of one request (storage.LiveShare),
-// reading each space and each creator's directory entry once however
-// many shares name them.
-type shareJudge struct {
+// newJudge judges the shares of one request (storage.ShareJudge).
+func (h *Handler) newJudge() *storage.ShareJudge {
+	return storage.NewShareJudge(shareReader{h.store, h.directory}, time.Now())
+}
+
+// shareReader is the store's spaces and the directory's users.
+type shareReader struct {
 	storage.Store
 	storage.Directory
-	now     time.Time
-	spaces  map[string]spaceRead
-	entries map[string]entryRead
-}
-
-type spaceRead struct {
-	space storage.Space
-	err   error
-}
-
-type entryRead struct {
-	entry storage.DirectoryEntry
-	err   error
-}
-
-func (h *Handler) newJudge() *shareJudge {
-	return &shareJudge{Store: h.store, Directory: h.directory, now: time.Now(),
-		spaces: map[string]spaceRead{}, entries: map[string]entryRead{}}
-}
-
-// live reports whether s gives access now.
-func (j *shareJudge) live(ctx context.Context, s storage.Share) (bool, error) {
-	return storage.LiveShare(ctx, j, s, j.now)
-}
-
-// Space is the store's, read once per request.
-func (j *shareJudge) Space(ctx context.Context, id string) (storage.Space, error) {
-	r, ok := j.spaces[id]
-	if !ok {
-		r.space, r.err = j.Store.Space(ctx, id)
-		j.spaces[id] = r
-	}
-	return r.space, r.err
-}
-
-// DirectoryUser is the directory's, read once per request.
-func (j *shareJudge) DirectoryUser(ctx context.Context, id string) (storage.DirectoryEntry, error) {
-	r, ok := j.entries[id]
-	if !ok {
-		r.entry, r.err = j.Directory.DirectoryUser(ctx, id)
-		j.entries[id] = r
-	}
-	return r.entry, r.err
 }

@@ -98,7 +98,7 @@ func (h *Handler) liveItems(ctx context.Context, shares []storage.Share, keep fu
 			it.shares = append(it.shares, s)
 			continue
 		}
-		live, err := judge.live(ctx, s)
+		live, err := judge.Live(ctx, s)
 		if err != nil {
 			return nil, err
 		}
@@ -121,7 +121,7 @@ func (h *Handler) liveItems(ctx context.Context, shares []storage.Share, keep fu
 			live := i == 0
 			if !live {
 				var err error
-				if live, err = judge.live(ctx, s); err != nil {
+				if live, err = judge.Live(ctx, s); err != nil {
 					return nil, err
 				}
 			}
@@ -136,7 +136,7 @@ func (h *Handler) liveItems(ctx context.Context, shares []storage.Share, keep fu
 
 // sharedNode finds the item of live share s in a space this handler
 // serves; the judge has read the space already.
-func (h *Handler) sharedNode(ctx context.Context, judge *shareJudge, s storage.Share) (*sharedItemOf, bool, error) {
+func (h *Handler) sharedNode(ctx context.Context, judge *storage.ShareJudge, s storage.Share) (*sharedItemOf, bool, error) {
 	space, err := judge.Space(ctx, s.SpaceID)
 	if err != nil {
 		return nil, false, fmt.Errorf("space of share %s: %w", s.ID, err)

@@ -42,6 +42,14 @@ const (
 	DirectoryRefresh = 24 * time.Hour
 )
 
+// DirectoryReader reads one user's entry: what judging a share needs of a
+// Directory.
+type DirectoryReader interface {
+	// DirectoryUser returns the entry of user id. ErrNotFound when the
+	// user never signed in.
+	DirectoryUser(ctx context.Context, id string) (DirectoryEntry, error)
+}
+
 // Directory keeps the users who signed in. Entries are written through
 // RememberUser when a request's user differs from what is kept (new,
 // other name, email or groups) or was seen more than DirectoryRefresh ago.
@@ -49,9 +57,7 @@ type Directory interface {
 	// RememberUser keeps e (NormalizeDirectoryEntry's result) as the entry
 	// of e.ID, replacing what was kept.
 	RememberUser(ctx context.Context, e DirectoryEntry) error
-	// DirectoryUser returns the entry of user id. ErrNotFound when the
-	// user never signed in.
-	DirectoryUser(ctx context.Context, id string) (DirectoryEntry, error)
+	DirectoryReader
 	// SearchUsers returns up to limit (at most MaxDirectoryResults)
 	// entries whose id, display name or email contains query, compared
 	// case-insensitively (MatchesDirectoryQuery), ordered by id.
@@ -143,7 +149,7 @@ func DirectoryLimit(limit int) int {
 // creator may do now is judged with these. A store that keeps no
 // directory (errors.ErrUnsupported) has seen nobody: its users are judged
 // by the roles given to their ids alone.
-func UserWithGroups(ctx context.Context, d Directory, id string) (User, error) {
+func UserWithGroups(ctx context.Context, d DirectoryReader, id string) (User, error) {
 	e, err := d.DirectoryUser(ctx, id)
 	switch {
 	case err == nil:

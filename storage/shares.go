@@ -318,7 +318,7 @@ func ShareLive(s Share, creatorRole Role, now time.Time) bool {
 // and the creator's groups.
 type ShareReader interface {
 	Space(ctx context.Context, id string) (Space, error)
-	Directory
+	DirectoryReader
 }
 
 // LiveShare reports whether s gives access now, judging its creator with
@@ -338,4 +338,57 @@ func LiveShare(ctx context.Context, r ShareReader, s Share, now time.Time) (bool
 		return false, err
 	}
 	return ShareLive(s, space.RoleOf(creator), now), nil
+}
+
+// ShareJudge judges the shares of one request with LiveShare, reading each
+// space and each creator's directory entry once however many shares name
+// them. It is a ShareReader itself; it is not safe for concurrent use.
+type ShareJudge struct {
+	reader  ShareReader
+	now     time.Time
+	spaces  map[string]spaceRead
+	entries map[string]entryRead
+}
+
+type spaceRead struct {
+	space Space
+	err   error
+}
+
+type entryRead struct {
+	entry DirectoryEntry
+	err   error
+}
+
+// NewShareJudge returns a judge reading through r, judging at now.
+func NewShareJudge(r ShareReader, now time.Time) *ShareJudge {
+	return &ShareJudge{reader: r, now: now, spaces: map[string]spaceRead{}, entries: map[string]entryRead{}}
+}
+
+// Now is the time the judge judges at.
+func (j *ShareJudge) Now() time.Time { return j.now }
+
+// Live reports whether s gives access now (LiveShare).
+func (j *ShareJudge) Live(ctx context.Context, s Share) (bool, error) {
+	return LiveShare(ctx, j, s, j.now)
+}
+
+// Space is the reader's, read once per judge.
+func (j *ShareJudge) Space(ctx context.Context, id string) (Space, error) {
+	r, ok := j.spaces[id]
+	if !ok {
+		r.space, r.err = j.reader.Space(ctx, id)
+		j.spaces[id] = r
+	}
+	return r.space, r.err
+}
+
+// DirectoryUser is the reader's, read once per judge.
+func (j *ShareJudge) DirectoryUser(ctx context.Context, id string) (DirectoryEntry, error) {
+	r, ok := j.entries[id]
+	if !ok {
+		r.entry, r.err = j.reader.DirectoryUser(ctx, id)
+		j.entries[id] = r
+	}
+	return r.entry, r.err
 }

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -148,5 +149,47 @@ func TestShareLive(t *testing.T) {
 		if got := ShareLive(Share{Expires: tt.expires}, tt.role, now); got != tt.want {
 			t.Errorf("%s: live %v", tt.name, got)
 		}
+	}
+}
+
+// countingReader counts the reads a ShareJudge makes.
+type countingReader struct {
+	space   Space
+	spaces  int
+	entries int
+}
+
+func (c *countingReader) Space(context.Context, string) (Space, error) {
+	c.spaces++
+	return c.space, nil
+}
+
+func (c *countingReader) DirectoryUser(_ context.Context, id string) (DirectoryEntry, error) {
+	c.entries++
+	return DirectoryEntry{ID: id, Groups: []string{"physics"}}, nil
+}
+
+func TestShareJudgeReadsOnce(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	r := &countingReader{space: Space{ID: "sp", Type: SpaceProject, Members: map[string]Role{"group:physics": RoleEditor}}}
+	j := NewShareJudge(r, now)
+	shares := []Share{
+		{ID: "a", SpaceID: "sp", Creator: "marie"},
+		{ID: "b", SpaceID: "sp", Creator: "marie"},
+		{ID: "c", SpaceID: "sp", Creator: "marie", Expires: now},
+	}
+	var live []bool
+	for _, s := range shares {
+		ok, err := j.Live(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		live = append(live, ok)
+	}
+	if !live[0] || !live[1] || live[2] {
+		t.Errorf("live %v, want the two unexpired ones (marie edits through her group)", live)
+	}
+	if r.spaces != 1 || r.entries != 1 {
+		t.Errorf("%d space reads and %d directory reads, want one each", r.spaces, r.entries)
 	}
 }
