@@ -71,85 +71,27 @@ type received struct {
 }
 
 // receivedShares returns the items shared with user by others' live
-// shares that pick keeps (nil keeps all), one per item, oldest share
-// first, as graph's sharedWithMe and mount point drives list them. A
-// share of a space this handler does not serve, or whose item is gone, is
-// skipped as a dead one.
+// shares that pick keeps (nil keeps all), as storage.ReceivedItems lists
+// them for every protocol, each with what its shares give together.
 func (h *Handler) receivedShares(ctx context.Context, user storage.User, pick func(storage.Share) bool) ([]received, error) {
 	ss, ok := h.store.(sharingStore)
 	if !ok {
 		return nil, nil
 	}
-	shares, err := ss.SharesWith(ctx, user)
+	items, err := storage.ReceivedItems(ctx, ss, storage.NewShareJudge(ss, time.Now()), user, h.served, pick)
 	if err != nil {
-		return nil, fmt.Errorf("the shares with %s: %w", user.ID, err)
+		return nil, err
 	}
-	judge := storage.NewShareJudge(ss, time.Now())
-	type itemKey struct{ space, node string }
-	at := make(map[itemKey]int) // index in out, -1 for a gone item
-	var out []received
-	for _, s := range shares {
-		if s.Kind == storage.ShareLink || s.Creator == user.ID || (pick != nil && !pick(s)) {
-			// A user's own share with a group of theirs gives them
-			// nothing: they reach the item as they shared it.
-			continue
+	out := make([]received, len(items))
+	for i, it := range items {
+		r := received{space: it.Space, item: it.Item, name: it.Name}
+		for _, s := range it.Shares {
+			r.shareIDs = append(r.shareIDs, s.ID)
+			r.access = r.access.union(shareAccess(s.Role))
 		}
-		space, live, err := h.liveShare(ctx, judge, s)
-		if err != nil {
-			return nil, err
-		}
-		if !live {
-			continue
-		}
-		key := itemKey{s.SpaceID, s.NodeID}
-		if i, seen := at[key]; seen {
-			if i >= 0 {
-				out[i].shareIDs = append(out[i].shareIDs, s.ID)
-				out[i].access = out[i].access.union(shareAccess(s.Role))
-			}
-			continue
-		}
-		item, err := ss.Node(ctx, s.SpaceID, s.NodeID)
-		if errors.Is(err, storage.ErrNotFound) {
-			at[key] = -1
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("the item of share %s: %w", s.ID, err)
-		}
-		at[key] = len(out)
-		out = append(out, received{space: space, item: item, shareIDs: []string{s.ID}, access: shareAccess(s.Role)})
+		out[i] = r
 	}
-	nameMounts(out)
 	return out, nil
-}
-
-// nameMounts names the mount points as their items, the later of equal
-// names "name (2)", "name (3)", and so on.
-func nameMounts(rs []received) {
-	taken := make(map[string]bool, len(rs))
-	for i := range rs {
-		name := rs[i].item.Name
-		for n := 2; taken[name]; n++ {
-			name = fmt.Sprintf("%s (%d)", rs[i].item.Name, n)
-		}
-		taken[name] = true
-		rs[i].name = name
-	}
-}
-
-// liveShare reports whether s gives access now (storage.LiveShare) in a
-// space h serves, and returns that space.
-func (h *Handler) liveShare(ctx context.Context, j *storage.ShareJudge, s storage.Share) (storage.Space, bool, error) {
-	live, err := j.Live(ctx, s)
-	if err != nil || !live {
-		return storage.Space{}, false, err
-	}
-	space, err := j.Space(ctx, s.SpaceID)
-	if err != nil {
-		return storage.Space{}, false, err
-	}
-	return space, h.served(space), nil
 }
 
 // sharedAccess is what user's live shares give on node nodeID of space,

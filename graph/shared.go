@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -161,30 +160,26 @@ type mount struct {
 	item     *sharedItemOf
 }
 
-// received lists the items shared with u, each once, named as the item;
-// a name taken by an earlier mount gets " (2)", " (3)"…. It is the list
-// davhandler's Shares drive shows (its receivedShares and nameMounts),
-// in the same order and with the same names and mount ids.
+// received lists the items shared with u as storage.ReceivedItems does
+// for every protocol: the list davhandler's Shares drive shows, in the
+// same order and with the same names and mount ids.
 func (h *Handler) received(ctx context.Context, u storage.User) ([]mount, error) {
-	shares, err := h.shares.SharesWith(ctx, u)
-	if err != nil {
-		return nil, fmt.Errorf("shares with %s: %w", u.ID, err)
-	}
-	items, err := h.liveItems(ctx, shares, func(storage.Share) bool { return true })
+	items, err := storage.ReceivedItems(ctx, receivedReader{h.store, h.shares}, h.newJudge(), u, h.serves, nil)
 	if err != nil {
 		return nil, err
 	}
-	mounts := make([]mount, 0, len(items))
-	taken := map[string]bool{}
-	for _, it := range items {
-		name := it.node.Name
-		for i := 2; taken[name]; i++ {
-			name = it.node.Name + " (" + strconv.Itoa(i) + ")"
-		}
-		taken[name] = true
-		mounts = append(mounts, mount{id: shareid.Mount(it.shares[0].ID), name: name, item: it})
+	mounts := make([]mount, len(items))
+	for i, it := range items {
+		item := &sharedItemOf{space: it.Space, node: it.Item, shares: it.Shares}
+		mounts[i] = mount{id: shareid.Mount(it.Shares[0].ID), name: it.Name, item: item}
 	}
 	return mounts, nil
+}
+
+// receivedReader reads nodes from the store and shares from the shares.
+type receivedReader struct {
+	storage.Store
+	storage.Shares
 }
 
 // remoteItem describes a shared item as it is in its own space.
