@@ -21,9 +21,8 @@ import (
 // The methods of the meta resource.
 const allowedOnMeta = "OPTIONS, PROPFIND"
 
-// maxMetaDepth bounds the walk from a node up to its space's root: a
-// deeper tree is no tree a client made through WebDAV.
-const maxMetaDepth = 4096
+// maxMetaDepth bounds the walk from a node up to its space's root.
+const maxMetaDepth = storage.MaxNodeDepth
 
 var metaPathName = ocName("meta-path-for-user")
 
@@ -151,21 +150,8 @@ func (h *Handler) metaPlace(ctx context.Context, user storage.User, t *target) (
 }
 
 // pathOf returns the path of n from its space's root, or from the node
-// top when not empty, "/" for that node, walking up its folders one
-// lookup each.
+// top when not empty, "/" for that node (storage.NodeNames).
 func (h *Handler) pathOf(ctx context.Context, n storage.Node, top string) (string, error) {
-	var names []string
-	for n.ParentID != "" && n.ID != top {
-		if len(names) == maxMetaDepth {
-			return "", fmt.Errorf("the path of node %s: deeper than %d folders", n.ID, maxMetaDepth)
-		}
-		names = append(names, n.Name)
-		parent, err := h.store.Node(ctx, n.SpaceID, n.ParentID)
-		if err != nil {
-			return "", fmt.Errorf("the path of node %s: %w", n.ID, err)
-		}
-		n = parent
-	}
-	slices.Reverse(names)
-	return "/" + strings.Join(names, "/"), nil
+	names, err := storage.NodeNames(ctx, h.store, n, top)
+	return "/" + strings.Join(names, "/"), err
 }

@@ -16,7 +16,7 @@ import (
 var errMayNotShare = &apiError{http.StatusForbidden, "accessDenied", "You may not share this item or manage its shares"}
 
 // maxAncestors bounds the walk from an item up to its space's root.
-const maxAncestors = 4096
+const maxAncestors = storage.MaxNodeDepth
 
 // sharedItem is the item a sharing request names, its space, and the
 // caller's role there.

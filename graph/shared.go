@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -262,24 +261,17 @@ func (h *Handler) sharedByMe(w http.ResponseWriter, r *http.Request, u storage.U
 // parentPath is the path of n's parent in its space: "." for the root,
 // "./a/b" below it.
 func (h *Handler) parentPath(ctx context.Context, n storage.Node) (string, error) {
-	var names []string
-	for range maxAncestors {
-		if n.ParentID == "" {
-			break
-		}
-		parent, err := h.store.Node(ctx, n.SpaceID, n.ParentID)
-		if err != nil {
-			return "", fmt.Errorf("parent of %s: %w", n.ID, err)
-		}
-		if parent.ParentID != "" {
-			names = append(names, parent.Name)
-		}
-		n = parent
-	}
-	if len(names) == 0 {
+	if n.ParentID == "" {
 		return ".", nil
 	}
-	slices.Reverse(names)
+	parent, err := h.store.Node(ctx, n.SpaceID, n.ParentID)
+	if err != nil {
+		return "", fmt.Errorf("parent of %s: %w", n.ID, err)
+	}
+	names, err := storage.NodeNames(ctx, h.store, parent, "")
+	if err != nil || len(names) == 0 {
+		return ".", err
+	}
 	return "./" + strings.Join(names, "/"), nil
 }
 

@@ -23,9 +23,6 @@ const sharingPrefix = "/apps/files_sharing/api/v1"
 // maxFormBytes bounds the form of a POST or PUT: a handful of short fields.
 const maxFormBytes = 64 << 10
 
-// maxPathDepth bounds the walk up from an item to its space's root.
-const maxPathDepth = 4096
-
 // sharing answers the files_sharing endpoints from the store.
 type sharing struct {
 	store   storage.Backend
@@ -292,20 +289,8 @@ func notFoundAs(err error, refusal *ocsError) error {
 
 // pathOf returns the path of n from its space's root, "/" for the root.
 func (s *sharing) pathOf(ctx context.Context, n storage.Node) (string, error) {
-	var names []string
-	for n.ParentID != "" {
-		if len(names) == maxPathDepth {
-			return "", fmt.Errorf("the path of node %s: deeper than %d folders", n.ID, maxPathDepth)
-		}
-		names = append(names, n.Name)
-		parent, err := s.store.Node(ctx, n.SpaceID, n.ParentID)
-		if err != nil {
-			return "", fmt.Errorf("the path of node %s: %w", n.ID, err)
-		}
-		n = parent
-	}
-	slices.Reverse(names)
-	return "/" + strings.Join(names, "/"), nil
+	names, err := storage.NodeNames(ctx, s.store, n, "")
+	return "/" + strings.Join(names, "/"), err
 }
 
 // readForm parses a POST or PUT form (and the query), bounded.
