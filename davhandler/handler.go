@@ -303,25 +303,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, dp davPath, perr
 	case baseMeta:
 		return h.serveMeta(w, r, req)
 	}
+	if handle := h.treeMethod(r.Method); handle != nil {
+		return handle(w, r, req)
+	}
 	switch r.Method {
-	case "PROPFIND":
-		return h.handlePropfind(w, r, req)
-	case "PROPPATCH":
-		return h.handleProppatch(w, r, req)
-	case "MKCOL":
-		return h.handleMkcol(w, r, req)
-	case http.MethodGet, http.MethodHead:
-		return h.handleGet(w, r, req)
-	case http.MethodPut:
-		return h.handlePut(w, r, req)
-	case http.MethodDelete:
-		return h.handleDelete(w, r, req)
-	case "COPY", "MOVE":
-		return h.handleCopyMove(w, r, req)
-	case http.MethodPost:
-		if h.uploads != nil {
-			return h.handleTusCreate(w, r, req)
-		}
 	case "LOCK":
 		if h.locks != nil {
 			return h.handleLock(w, r, req)
@@ -332,6 +317,33 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, dp davPath, perr
 		}
 	}
 	return h.handleUnsupported(w, r, req)
+}
+
+// treeMethod returns the handler of a method that reads or changes the
+// tree, as both a member's paths and a public link's serve them; nil for
+// the others (locks, and what is not implemented).
+func (h *Handler) treeMethod(method string) func(http.ResponseWriter, *http.Request, *request) error {
+	switch method {
+	case "PROPFIND":
+		return h.handlePropfind
+	case "PROPPATCH":
+		return h.handleProppatch
+	case "MKCOL":
+		return h.handleMkcol
+	case http.MethodGet, http.MethodHead:
+		return h.handleGet
+	case http.MethodPut:
+		return h.handlePut
+	case http.MethodDelete:
+		return h.handleDelete
+	case "COPY", "MOVE":
+		return h.handleCopyMove
+	case http.MethodPost:
+		if h.uploads != nil {
+			return h.handleTusCreate
+		}
+	}
+	return nil
 }
 
 // handleUnsupported answers a method the server does not implement. The

@@ -232,25 +232,10 @@ func (h *Handler) serveThroughLink(w http.ResponseWriter, r *http.Request, req *
 		// name taken meanwhile fails rather than replacing.
 		r.Header.Set("If-None-Match", "*")
 	}
+	if handle := h.treeMethod(r.Method); handle != nil {
+		return handle(w, r, req)
+	}
 	switch r.Method {
-	case "PROPFIND":
-		return h.handlePropfind(w, r, req)
-	case "PROPPATCH":
-		return h.handleProppatch(w, r, req)
-	case "MKCOL":
-		return h.handleMkcol(w, r, req)
-	case http.MethodGet, http.MethodHead:
-		return h.handleGet(w, r, req)
-	case http.MethodPut:
-		return h.handlePut(w, r, req)
-	case http.MethodDelete:
-		return h.handleDelete(w, r, req)
-	case "COPY", "MOVE":
-		return h.handleCopyMove(w, r, req)
-	case http.MethodPost:
-		if h.uploads != nil {
-			return h.handleTusCreate(w, r, req)
-		}
 	case "LOCK", "UNLOCK":
 		return methodNotAllowed(allowedOnPublic, "Locks are not offered through public links")
 	}
