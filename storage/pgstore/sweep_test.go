@@ -175,10 +175,13 @@ func TestSweepAbortsUnfinishedMultipart(t *testing.T) {
 		S3: s3content.Config{Endpoint: b.Endpoint, Bucket: b.Bucket, AccessKey: b.AccessKey, SecretKey: b.SecretKey},
 	})
 	key := newObjectKey(prefixFile)
+	// The upload is begun before its key is pending: the sweep, which runs
+	// every 20 ms, would otherwise abort it between its creation and its
+	// first part.
+	startMultipart(t, b, key)
 	if err := s.recordPending(t.Context(), key); err != nil {
 		t.Fatal(err)
 	}
-	startMultipart(t, b, key)
 	deadline := time.Now().Add(10 * time.Second)
 	for len(unfinished(t, s, key)) > 0 {
 		if time.Now().After(deadline) {
