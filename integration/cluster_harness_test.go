@@ -147,7 +147,7 @@ func nodeCaddyfile(t testing.TB, port int, dsn string, bucket testpeer.S3, davsp
 	for old, repl := range map[string]string{
 		fmt.Sprintf("http://127.0.0.1:%d {", port): fmt.Sprintf("http://:%d {\n\tbind 127.0.0.1", port),
 		"\t\t\troot " + rootMarker + "\n":          indent(store, "\t\t\t"),
-		"\tadmin off\n":                            "\tadmin off\n\tservers {\n\t\ttrusted_proxies static 127.0.0.1/32\n\t}\n",
+		"\tservers {\n":                            "\tservers {\n\t\ttrusted_proxies static 127.0.0.1/32\n",
 	} {
 		if !strings.Contains(cfg, old) {
 			t.Fatalf("the test Caddyfile no longer contains %q:\n%s", old, cfg)
