@@ -231,9 +231,10 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	// The capabilities advertise what the WebDAV handler serves: TUS
-	// always, chunked uploads when the store keeps them, the trash and
-	// versions when the store keeps them for any of this handler's spaces.
+	// The capabilities advertise what the WebDAV handler serves: TUS and
+	// the bulk upload always, chunked uploads when the store keeps them,
+	// the trash and versions when the store keeps them for any of this
+	// handler's spaces.
 	_, chunked := any(store.Store).(storage.ChunkedUploads)
 	dav.ocs, err = ocs.New(ocs.Config{
 		User:           users,
@@ -242,6 +243,7 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		Health:         storage.NewHealthProbe(store.Store).Check,
 		TUS:            true,
 		ChunkedUploads: chunked,
+		BulkUpload:     true,
 		Trash:          keepsAny(dav.claim.granted, storage.Retention.KeepsTrash),
 		Versions:       keepsAny(dav.claim.granted, storage.Retention.KeepsVersions),
 		Store:          served,

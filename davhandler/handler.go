@@ -302,6 +302,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, dp davPath, perr
 		return h.serveTrash(w, r, req)
 	case baseMeta:
 		return h.serveMeta(w, r, req)
+	case baseBulk:
+		return h.serveBulk(w, r, req)
 	}
 	if handle := h.treeMethod(r.Method); handle != nil {
 		return handle(w, r, req)
