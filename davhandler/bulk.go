@@ -67,6 +67,9 @@ func parseBulkPath(base, first, rest string) (davPath, bool, *davError) {
 // serveBulk answers a bulk upload: every file committed or refused, then
 // the answer of each.
 func (h *Handler) serveBulk(w http.ResponseWriter, r *http.Request, req *request) error {
+	if !h.bulkUpload {
+		return errNotFound
+	}
 	if r.Method != http.MethodPost {
 		return &davError{status: http.StatusMethodNotAllowed, allow: allowedOnBulk,
 			message: r.Method + " is not allowed on the bulk upload endpoint: POST the files as multipart/related"}
@@ -151,7 +154,7 @@ func (b *bulkUpload) readParts(mr *multipart.Reader) error {
 			return nil
 		}
 		if err != nil {
-			return bodyReadError(err)
+			return bodyReadError(fmt.Errorf("after %d parts: %w", n, err))
 		}
 		if n == maxBulkParts {
 			return errorf(http.StatusRequestEntityTooLarge, "A bulk upload has at most %d files", maxBulkParts)

@@ -30,7 +30,7 @@ func FuzzBulkRequest(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	e := newEnv(f)
+	e := newEnv(f, withBulkUpload)
 	if rec := e.do("einstein", "MKCOL", "/webdav/NC", ""); rec.Code != http.StatusCreated {
 		f.Fatalf("MKCOL: %d", rec.Code)
 	}

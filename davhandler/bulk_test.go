@@ -77,6 +77,9 @@ func setPair(hdr [][2]string, name, value string) [][2]string {
 	return append(hdr, [2]string{name, value})
 }
 
+// withBulkUpload serves the bulk upload.
+func withBulkUpload(cfg *Config) { cfg.BulkUpload = true }
+
 // postBulk sends a bulk upload as user.
 func (e *env) postBulk(user, body string, hdr ...string) *httptest.ResponseRecorder {
 	e.t.Helper()
@@ -107,7 +110,7 @@ func (e *env) wantContent(user, path, body string) {
 }
 
 func TestBulkUploadCommitsEveryFile(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t, withBulkUpload)
 	wantStatus(t, e.do("einstein", "MKCOL", "/webdav/NC", ""), http.StatusCreated)
 	wantStatus(t, e.do("einstein", "PUT", "/webdav/NC/old.txt", "old"), http.StatusCreated)
 	parts := []testBulkPart{
@@ -178,7 +181,7 @@ func TestBulkUploadRefusesFilesAlone(t *testing.T) {
 		{name: "quota", part: testBulkPart{path: "/big.txt", body: strings.Repeat("q", 2000)}, message: msgQuotaExceeded},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t)
+			e := newEnv(t, withBulkUpload)
 			e.store.SetPersonalQuota(1000)
 			wantStatus(t, e.do("einstein", "MKCOL", "/webdav/dir", ""), http.StatusCreated)
 			wantStatus(t, e.do("einstein", "PUT", "/webdav/f.txt", "before"), http.StatusCreated)
@@ -208,6 +211,7 @@ func TestBulkUploadRefusesFilesAlone(t *testing.T) {
 
 func TestBulkUploadHonoursLocks(t *testing.T) {
 	e, token, _ := lockedFile(t)
+	e.h.bulkUpload = true
 	answers := bulkAnswers(t, e.postBulk("einstein", bulkBody(
 		testBulkPart{path: "/f.txt", body: "without token"})))
 	if a := answers["/f.txt"]; !a.Error || !strings.Contains(a.Message, "locked") {
@@ -248,7 +252,7 @@ func TestBulkUploadRefusesMalformedRequests(t *testing.T) {
 		{name: "no checksum", body: good + bulkPartText(testBulkPart{path: "/bad.txt", body: "x", set: []string{"X-File-MD5", ""}}) + end, message: "X-File-MD5"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t)
+			e := newEnv(t, withBulkUpload)
 			rec := e.do("einstein", http.MethodPost, bulkPath, tc.body, "Content-Type", cmpOr(tc.contentType, bulkContentType))
 			wantError(t, rec, http.StatusBadRequest, "BadRequest", tc.message)
 			if rec := e.do("einstein", http.MethodHead, "/webdav/bad.txt", ""); rec.Code != http.StatusNotFound {
@@ -266,7 +270,14 @@ func cmpOr(a, b string) string {
 }
 
 func TestBulkUploadEndpoint(t *testing.T) {
-	e := newEnv(t)
+	// Unless configured, the endpoint is not there.
+	off := newEnv(t)
+	wantStatus(t, off.postBulk("einstein", bulkBody(testBulkPart{path: "a.txt", body: "a"})), http.StatusNotFound)
+	if rec := off.do("einstein", http.MethodHead, "/webdav/a.txt", ""); rec.Code != http.StatusNotFound {
+		t.Fatalf("a file written through a bulk upload that is off: HEAD %d", rec.Code)
+	}
+
+	e := newEnv(t, withBulkUpload)
 	rec := e.do("einstein", http.MethodGet, bulkPath, "")
 	wantStatus(t, rec, http.StatusMethodNotAllowed)
 	if allow := rec.Header().Get("Allow"); allow != allowedOnBulk {
@@ -298,7 +309,7 @@ func TestBulkUploadEndpoint(t *testing.T) {
 // TestBulkUploadSharesCommits counts the bolt transactions a request of
 // 100 small files commits: its commits run together, sharing them.
 func TestBulkUploadSharesCommits(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t, withBulkUpload)
 	wantStatus(t, e.do("einstein", "MKCOL", "/webdav/NC", ""), http.StatusCreated)
 	parts := make([]testBulkPart, 100)
 	for i := range parts {
