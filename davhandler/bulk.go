@@ -92,8 +92,9 @@ func (h *Handler) serveBulk(w http.ResponseWriter, r *http.Request, req *request
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
-	_, err = w.Write(body)
-	return err
+	// A failed write is a client gone: there is nobody left to answer.
+	w.Write(body)
+	return nil
 }
 
 // bulkBoundary returns the boundary of a multipart/related Content-Type.
