@@ -330,3 +330,23 @@ func TestBulkUploadSharesCommits(t *testing.T) {
 		t.Fatalf("%d bolt commits for 100 files", commits)
 	}
 }
+
+// TestBulkUploadCaps: a file over the size a part may have is that file's
+// refusal; a request of more parts than allowed is refused whole.
+func TestBulkUploadCaps(t *testing.T) {
+	e := newEnv(t, withBulkUpload)
+	big := strings.Repeat("b", maxBulkPartBytes+1)
+	answers := bulkAnswers(t, e.postBulk("einstein", bulkBody(
+		testBulkPart{path: "big.bin", body: big}, testBulkPart{path: "small.txt", body: "small"})))
+	if a := answers["big.bin"]; !a.Error || !strings.Contains(a.Message, "at most") {
+		t.Fatalf("a part over the cap: %+v", a)
+	}
+	wantStatus(t, e.do("einstein", http.MethodHead, "/webdav/big.bin", ""), http.StatusNotFound)
+	e.wantContent("einstein", "/webdav/small.txt", "small")
+
+	parts := make([]testBulkPart, maxBulkParts+1)
+	for i := range parts {
+		parts[i] = testBulkPart{path: fmt.Sprintf("/nowhere/%d.txt", i), body: "x"}
+	}
+	wantError(t, e.postBulk("einstein", bulkBody(parts...)), http.StatusRequestEntityTooLarge, "RequestEntityTooLarge", "at most")
+}
