@@ -63,6 +63,13 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 			want: DAVSpaces{AllowDepthInfinity: true},
 		},
 		{
+			name: "bulk_upload",
+			input: `davspaces {
+				bulk_upload
+			}`,
+			want: DAVSpaces{BulkUpload: true},
+		},
+		{
 			name: "max_xml_body binary unit",
 			input: `davspaces {
 				max_xml_body 2MiB

@@ -61,6 +61,13 @@ type DAVSpaces struct {
 	// StorageID prefixes every resource id. Default: generated once and kept
 	// in the data directory.
 	StorageID string `json:"storage_id,omitempty"`
+	// BulkUpload serves Nextcloud's bulk upload (/remote.php/dav/bulk) and
+	// advertises it (dav.bulkupload), so that Nextcloud's desktop client
+	// sends its small new files 100 to a request. Nextcloud clients before
+	// 3.9 cannot send an empty file that way (nextcloud/desktop#4157, fixed
+	// by #5871): with them a new empty file fails every sync, whatever the
+	// server. Default: false.
+	BulkUpload bool `json:"bulk_upload,omitempty"`
 	// AllowDepthInfinity permits PROPFIND with Depth: infinity (and without
 	// Depth). Default: false, such requests are answered 400.
 	AllowDepthInfinity bool `json:"allow_depth_infinity,omitempty"`
@@ -210,6 +217,7 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		Locks:              served,
 		Uploads:            served,
 		Chunks:             served,
+		BulkUpload:         dav.BulkUpload,
 		UploadTTL:          time.Duration(dav.UploadTTL),
 		MaxOpenUploads:     dav.MaxOpenUploads,
 		User:               users,
@@ -232,8 +240,9 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		return err
 	}
 	// The capabilities advertise what the WebDAV handler serves: TUS
-	// always, chunked uploads when the store keeps them, the trash and
-	// versions when the store keeps them for any of this handler's spaces.
+	// always, the bulk upload when configured, chunked uploads when the
+	// store keeps them, the trash and versions when the store keeps them
+	// for any of this handler's spaces.
 	_, chunked := any(store.Store).(storage.ChunkedUploads)
 	dav.ocs, err = ocs.New(ocs.Config{
 		User:           users,
@@ -242,6 +251,7 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		Health:         storage.NewHealthProbe(store.Store).Check,
 		TUS:            true,
 		ChunkedUploads: chunked,
+		BulkUpload:     dav.BulkUpload,
 		Trash:          keepsAny(dav.claim.granted, storage.Retention.KeepsTrash),
 		Versions:       keepsAny(dav.claim.granted, storage.Retention.KeepsVersions),
 		Store:          served,
@@ -543,6 +553,8 @@ func (dav *DAVSpaces) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		err = oneArg(d, &dav.StorageID)
 	case "depth_infinity":
 		err = flagArg(d, &dav.AllowDepthInfinity)
+	case "bulk_upload":
+		err = flagArg(d, &dav.BulkUpload)
 	case "max_xml_body":
 		dav.MaxXMLBytes, err = sizeArg(d)
 	case "personal_quota":

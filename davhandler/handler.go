@@ -84,6 +84,9 @@ type Config struct {
 	// Chunks keeps chunked uploads (Nextcloud chunking NG, ownCloud v1
 	// chunks); nil means they are not offered. They expire after UploadTTL.
 	Chunks storage.ChunkedUploads
+	// BulkUpload serves Nextcloud's bulk upload at /dav/bulk (bulk.go);
+	// false answers 404 there.
+	BulkUpload bool
 	// Trash serves the trash-bin of every space
 	// (/dav/spaces/trash-bin/{space}); nil means the Store's own when it
 	// keeps one, as a storage.Backend does. Without either the trash-bin
@@ -136,6 +139,8 @@ type Handler struct {
 	maxOpenUploads int
 	// chunks keeps chunked uploads; nil when they are not offered.
 	chunks storage.ChunkedUploads
+	// bulkUpload: /dav/bulk is served.
+	bulkUpload bool
 	// trash keeps the trash-bins; nil when they are not offered.
 	trash storage.Trash
 	// versions keeps the versions of files; nil when they are not offered.
@@ -176,6 +181,7 @@ func New(cfg Config) (*Handler, error) {
 		uploadTTL:      cmp.Or(cfg.UploadTTL, DefaultUploadTTL),
 		maxOpenUploads: max(cmp.Or(cfg.MaxOpenUploads, DefaultMaxOpenUploads), 0),
 		chunks:         cfg.Chunks,
+		bulkUpload:     cfg.BulkUpload,
 		trash:          offered(cfg.Trash, cfg.Store),
 		versions:       offered(cfg.Versions, cfg.Store),
 		page:           cfg.Page,
@@ -302,6 +308,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, dp davPath, perr
 		return h.serveTrash(w, r, req)
 	case baseMeta:
 		return h.serveMeta(w, r, req)
+	case baseBulk:
+		return h.serveBulk(w, r, req)
 	}
 	if handle := h.treeMethod(r.Method); handle != nil {
 		return handle(w, r, req)

@@ -89,6 +89,9 @@ func (h *Handler) handleOptions(w http.ResponseWriter, r *http.Request, dp davPa
 	if allow, ok := undoAllow(dp); ok {
 		hdr.Set("Allow", allow)
 	}
+	if dp.kind == baseBulk {
+		hdr.Set("Allow", allowedOnBulk)
+	}
 	hdr.Set("DAV", h.davClasses())
 	if dp.kind == basePublic {
 		hdr.Set("Allow", allowedOnPublic)

@@ -35,6 +35,9 @@ const (
 	// basePublicUpload: /dav/public-files/.uploads/{id} — a resumable
 	// (TUS) upload started through a public link.
 	basePublicUpload
+	// baseBulk: /dav/bulk — Nextcloud's bulk upload of small files
+	// (bulk.go).
+	baseBulk
 )
 
 // maxNameBytes is the longest file or folder name accepted.
@@ -114,6 +117,8 @@ func parseDAVNamespace(base, p string) (davPath, bool, *davError) {
 		return parseMetaPath(base+"/meta", owner, rest)
 	case publicFiles:
 		return parsePublicPath(base+"/"+publicFiles, owner, rest)
+	case bulkSegment:
+		return parseBulkPath(base, owner, rest)
 	default:
 		return davPath{}, true, errorf(http.StatusNotFound, "File not found in root")
 	}

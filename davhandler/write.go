@@ -1,6 +1,7 @@
 package davhandler
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -34,20 +35,11 @@ type fileContent struct {
 // replaced one, with the headers describing it. Content that does not match
 // its checksum is no file.
 func (h *Handler) commitFile(w http.ResponseWriter, r *http.Request, t *target, place storage.Commit, c fileContent) error {
-	up, err := h.store.NewUpload(r.Context(), t.space.ID)
+	up, err := h.receiveFile(r.Context(), t, c)
 	if err != nil {
 		return err
 	}
-	defer up.Discard()
-	if err := c.fill(up); err != nil {
-		return err
-	}
-	if c.expected != nil && !c.expected.Matches(up.Checksums()) {
-		return errorf(http.StatusBadRequest, msgChecksumMismatch)
-	}
-	place.ModTime = c.mtime
-	place.ContentType = c.contentType
-	node, created, err := up.Commit(r.Context(), place)
+	node, created, err := commitUpload(r.Context(), up, place, c)
 	if err != nil {
 		return err
 	}
@@ -58,6 +50,34 @@ func (h *Handler) commitFile(w http.ResponseWriter, r *http.Request, t *target, 
 		w.WriteHeader(http.StatusNoContent)
 	}
 	return nil
+}
+
+// receiveFile stores content in a new upload of t's space and checks it
+// against its checksum. The caller commits the upload (commitUpload) or
+// discards it; a failed one is discarded already.
+func (h *Handler) receiveFile(ctx context.Context, t *target, c fileContent) (storage.Upload, error) {
+	up, err := h.store.NewUpload(ctx, t.space.ID)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.fill(up); err != nil {
+		up.Discard()
+		return nil, err
+	}
+	if c.expected != nil && !c.expected.Matches(up.Checksums()) {
+		up.Discard()
+		return nil, errorf(http.StatusBadRequest, msgChecksumMismatch)
+	}
+	return up, nil
+}
+
+// commitUpload makes a received upload the file at place, with the
+// modification time and type of its content.
+func commitUpload(ctx context.Context, up storage.Upload, place storage.Commit, c fileContent) (storage.Node, bool, error) {
+	defer up.Discard()
+	place.ModTime = c.mtime
+	place.ContentType = c.contentType
+	return up.Commit(ctx, place)
 }
 
 // checkWrite lets a request write a file at t (PUT, or a TUS upload when it
@@ -174,7 +194,7 @@ func uploadPlace(t *target) (storage.Commit, error) {
 		// Name, which the store ignores then, still describe the request.
 		c.NodeID, c.ParentID, c.Name = t.node.ID, t.node.ParentID, t.node.Name
 	case !t.hasParent:
-		return c, errorf(http.StatusConflict, "The parent collection of %s does not exist", t.name)
+		return c, errNoParent(t.name)
 	default:
 		c.ParentID, c.Name = t.parent.ID, t.name
 	}
@@ -182,6 +202,11 @@ func uploadPlace(t *target) (storage.Commit, error) {
 		return c, errReadOnly
 	}
 	return c, nil
+}
+
+// errNoParent refuses to write name where its folder does not exist.
+func errNoParent(name string) *davError {
+	return errorf(http.StatusConflict, "The parent collection of %s does not exist", name)
 }
 
 func displayNameOf(t *target) string {

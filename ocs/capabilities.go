@@ -44,6 +44,10 @@ type dav struct {
 	// ownCloud web UI shows deleted files only when it is "1.0" and
 	// files.undelete is true.
 	Trashbin string `json:"trashbin,omitempty" xml:"trashbin,omitempty"`
+	// BulkUpload is the version of Nextcloud's bulk upload served
+	// (/dav/bulk), absent when it is not: Nextcloud's client then sends
+	// its small files one by one.
+	BulkUpload string `json:"bulkupload,omitempty" xml:"bulkupload,omitempty"`
 }
 
 type files struct {
@@ -104,6 +108,9 @@ func newCapabilities(cfg Config) capabilitiesData {
 	if cfg.ChunkedUploads {
 		c.DAV.Chunking = "1.0"
 		c.Files.BigFileChunking = true
+	}
+	if cfg.BulkUpload {
+		c.DAV.BulkUpload = "1.0"
 	}
 	if cfg.Trash {
 		c.DAV.Trashbin = "1.0"

@@ -95,6 +95,21 @@ func TestCapabilities(t *testing.T) {
 	}
 }
 
+func TestCapabilitiesBulkUpload(t *testing.T) {
+	// Nextcloud's client sends its small files in batches to /dav/bulk
+	// only when dav.bulkupload is advertised.
+	for _, served := range []bool{false, true} {
+		c := capabilitiesOf(t, newConfiguredHandler(t, func(cfg *Config) { cfg.BulkUpload = served }))
+		var want any
+		if served {
+			want = "1.0"
+		}
+		if got := lookup(c, "dav.bulkupload"); got != want {
+			t.Errorf("served %v: dav.bulkupload = %#v, want %#v", served, got, want)
+		}
+	}
+}
+
 func TestCapabilitiesXML(t *testing.T) {
 	w := serve(newUploadsHandler(t, true, true), http.MethodGet, "/ocs/v1.php/cloud/capabilities", "X-User", "einstein")
 	var env struct {

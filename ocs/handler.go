@@ -43,6 +43,10 @@ type Config struct {
 	// (Nextcloud chunking NG, ownCloud v1 chunks); only then are they
 	// advertised, as dav.chunking and files.bigfilechunking.
 	ChunkedUploads bool
+	// BulkUpload says the WebDAV handler serves Nextcloud's bulk upload
+	// (/dav/bulk); only then is dav.bulkupload advertised, which makes
+	// Nextcloud's client send its small files in batches.
+	BulkUpload bool
 	// Trash says deleted files are kept in a trash the WebDAV handler
 	// serves (/dav/spaces/trash-bin/…); only then are dav.trashbin and
 	// files.undelete advertised, which web UIs take to show deleted files.

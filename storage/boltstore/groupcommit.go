@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -30,6 +31,9 @@ type groupCommit struct {
 	mu      sync.Mutex
 	queue   []*groupCall
 	leading bool // some writer leads; it or its successor takes the queue
+
+	// committed counts the transactions that committed.
+	committed atomic.Uint64
 }
 
 // groupCall is one write waiting in a group.
@@ -117,6 +121,9 @@ func (g *groupCommit) run(group []*groupCall) {
 			return nil
 		})
 		if failed < 0 {
+			if err == nil {
+				g.committed.Add(1)
+			}
 			for _, c := range group {
 				c.err = err
 			}

@@ -120,6 +120,9 @@ type Store struct {
 	inlineLimit int64
 	// group lets concurrent commits share one bolt commit.
 	group groupCommit
+	// commits counts the write transactions update committed; the group's
+	// count its own (WriteCommits).
+	commits atomic.Uint64
 
 	personalQuota atomic.Int64 // 0: personal spaces have no quota
 	// shareCap is how many shares one user may have; 0 is

@@ -105,9 +105,17 @@ func (s *Store) update(fn func(t *txn) error) error {
 	var garbage []string
 	err := diskFull(s.db.Update(s.writeTxn(fn, &garbage)))
 	if err == nil {
+		s.commits.Add(1)
 		s.removeBlobs(garbage)
 	}
 	return err
+}
+
+// WriteCommits is how many write transactions the store has committed
+// since it opened. Each costs its fsyncs whatever it holds, so the count
+// shows how well concurrent writes share their commits (groupcommit.go).
+func (s *Store) WriteCommits() uint64 {
+	return s.commits.Load() + s.group.committed.Load()
 }
 
 // updateGrouped runs fn like update, but in a transaction it may share with
