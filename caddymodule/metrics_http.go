@@ -26,7 +26,8 @@ func (m *storeMetrics) serveCounted(h http.Handler, w http.ResponseWriter, r *ht
 
 // uploadKind tells which kind of upload a request with a body is: a TUS
 // PATCH (or a creation with its first bytes), a part of a chunked upload
-// (NG under /dav/uploads, v1 with OC-Chunked), or a whole file.
+// (NG under /dav/uploads, v1 with OC-Chunked), a Nextcloud bulk upload of
+// many files, or a whole file.
 func uploadKind(r *http.Request) (string, bool) {
 	if r.ContentLength == 0 {
 		return "", false
@@ -35,7 +36,12 @@ func uploadKind(r *http.Request) (string, bool) {
 	case http.MethodPatch:
 		return uploadTUS, true
 	case http.MethodPost:
-		return uploadTUS, r.Header.Get("Tus-Resumable") != ""
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/dav/bulk"):
+			return uploadBulk, true
+		case r.Header.Get("Tus-Resumable") != "":
+			return uploadTUS, true
+		}
 	case http.MethodPut:
 		switch {
 		case strings.Contains(r.URL.Path, "/dav/uploads/"):

@@ -39,7 +39,7 @@ var (
 		"GET", "HEAD", "PUT", "POST", "PATCH", "DELETE", "OPTIONS", "PROPFIND", "PROPPATCH",
 		"MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK", "REPORT", "other",
 	}
-	uploadKinds  = []string{uploadPlain, uploadTUS, uploadNG, uploadV1}
+	uploadKinds  = []string{uploadPlain, uploadTUS, uploadNG, uploadV1, uploadBulk}
 	sweepResults = []string{"ok", "failed"}
 	sweepWhat    = []string{"upload_sessions", "chunked_uploads", "trash_and_versions", "content"}
 )
@@ -50,6 +50,7 @@ const (
 	uploadTUS   = "tus"
 	uploadNG    = "chunking-ng"
 	uploadV1    = "chunking-v1"
+	uploadBulk  = "bulk"
 )
 
 // newStoreMetrics returns the metrics of the store named storeKey, every

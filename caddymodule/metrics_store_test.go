@@ -206,6 +206,8 @@ func TestUploadKind(t *testing.T) {
 		{http.MethodPut, "/remote.php/webdav/f.txt-chunking-42-2-0", map[string]string{"OC-Chunked": "1"}, uploadV1},
 		{http.MethodPatch, "/remote.php/dav/uploads/abc", nil, uploadTUS},
 		{http.MethodPost, "/remote.php/dav/spaces/x", map[string]string{"Tus-Resumable": "1.0.0"}, uploadTUS},
+		{http.MethodPost, "/remote.php/dav/bulk", nil, uploadBulk},
+		{http.MethodPost, "/remote.php/dav/spaces/x", nil, ""},
 		{"PROPFIND", "/remote.php/webdav/", nil, ""},
 	} {
 		r, _ := http.NewRequest(c.method, c.target, strings.NewReader("x"))
