@@ -33,26 +33,31 @@ func runStub(args []string, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := serveStub(ctx, *listen, stderr); err != nil {
+	l, err := listenLoopback(*listen)
+	if err == nil {
+		err = serveStub(ctx, l, stderr)
+	}
+	if err != nil {
 		fmt.Fprintln(stderr, "davload stub:", err)
 		return 1
 	}
 	return 0
 }
 
-// serveStub serves the stub on listen until ctx ends.
-func serveStub(ctx context.Context, listen string, stderr io.Writer) error {
+// listenLoopback listens on a loopback address only.
+func listenLoopback(listen string) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(listen)
 	if err != nil {
-		return fmt.Errorf("-listen %q: %w", listen, err)
+		return nil, fmt.Errorf("-listen %q: %w", listen, err)
 	}
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("-listen %q: only loopback addresses are served", listen)
+		return nil, fmt.Errorf("-listen %q: only loopback addresses are served", listen)
 	}
-	l, err := net.Listen("tcp", listen)
-	if err != nil {
-		return err
-	}
+	return net.Listen("tcp", listen)
+}
+
+// serveStub serves the stub on l until ctx ends.
+func serveStub(ctx context.Context, l net.Listener, stderr io.Writer) error {
 	srv := &http.Server{Handler: clientstub.New(), ReadHeaderTimeout: time.Minute}
 	fmt.Fprintf(stderr, "davload stub: listening on http://%s/\n", l.Addr())
 	go func() {
