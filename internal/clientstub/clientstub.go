@@ -94,7 +94,7 @@ func user(w http.ResponseWriter, r *http.Request) string {
 // newNode makes a node with a fresh id and etag; the caller holds s.mu.
 func (s *Server) newNode(name string, parent *node, dir bool) *node {
 	s.nextID++
-	n := &node{name: name, parent: parent, id: fmt.Sprintf("%08d", s.nextID), modTime: s.now()}
+	n := &node{name: name, parent: parent, id: fileID(s.nextID), modTime: s.now()}
 	if dir {
 		n.children = map[string]*node{}
 	}
@@ -110,8 +110,16 @@ func (s *Server) newNode(name string, parent *node, dir bool) *node {
 func (s *Server) touch(n *node) {
 	s.nextID++
 	for ; n != nil; n = n.parent {
-		n.etag = fmt.Sprintf("%x", s.nextID)
+		n.etag = fmt.Sprintf("%032x", s.nextID)
 	}
+}
+
+// fileID is an id as long as davspaces' (storage, space and node UUIDs):
+// over plain HTTP the Qt clients read response headers a byte per system
+// call, so a shorter id would lower the floor unfairly.
+func fileID(n int64) string {
+	const space = "00000000-0000-4000-8000-000000000000$00000000-0000-4000-8000-000000000001!"
+	return fmt.Sprintf("%s%08x-0000-4000-8000-%012x", space, n>>48, n)
 }
 
 // root is the tree of user, made on first use; the caller holds s.mu.
