@@ -108,7 +108,10 @@ func TestClientSession(t *testing.T) {
 	tus[5] = "5"
 	tus[7] = "filename " + base64.StdEncoding.EncodeToString([]byte("docs/c.txt"))
 	loc := c.want(http.StatusCreated, http.MethodPost, "/remote.php/webdav/", "ab", tus...).Header.Get("Location")
-	upload := loc[strings.Index(loc, uploadsPrefix):]
+	if !strings.HasPrefix(loc, c.base+uploadsPrefix) {
+		t.Fatalf("Location %q is not an upload URL of the stub", loc)
+	}
+	upload := strings.TrimPrefix(loc, c.base)
 	if got := c.want(http.StatusOK, http.MethodHead, upload, "").Header.Get("Upload-Offset"); got != "2" {
 		t.Errorf("HEAD: Upload-Offset %s, want 2", got)
 	}

@@ -30,7 +30,11 @@ func (s *Server) tusCreate(w http.ResponseWriter, r *http.Request, dp davPath) {
 	s.nextID++
 	id := "u" + strconv.FormatInt(s.nextID, 10)
 	s.mu.Unlock()
-	w.Header().Set("Location", "https://"+r.Host+uploadsPrefix+id)
+	scheme := "http://"
+	if r.TLS != nil {
+		scheme = "https://"
+	}
+	w.Header().Set("Location", scheme+r.Host+uploadsPrefix+id)
 	if r.Header.Get("Content-Type") == tusContent && !s.appendBody(w, r, up) {
 		return
 	}
