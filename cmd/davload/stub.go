@@ -25,6 +25,7 @@ func runStub(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("davload stub", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "127.0.0.1:0", "loopback address to listen on")
+	bulk := fs.Bool("bulk", false, "offer Nextcloud's bulk upload (dav.bulkupload), as a davspaces that has it")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -35,7 +36,7 @@ func runStub(args []string, stderr io.Writer) int {
 	defer stop()
 	l, err := listenLoopback(*listen)
 	if err == nil {
-		err = serveStub(ctx, l, stderr)
+		err = serveStub(ctx, l, stderr, stubOptions(*bulk)...)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "davload stub:", err)
@@ -57,8 +58,8 @@ func listenLoopback(listen string) (net.Listener, error) {
 }
 
 // serveStub serves the stub on l until ctx ends.
-func serveStub(ctx context.Context, l net.Listener, stderr io.Writer) error {
-	srv := &http.Server{Handler: clientstub.New(), ReadHeaderTimeout: time.Minute}
+func serveStub(ctx context.Context, l net.Listener, stderr io.Writer, opts ...clientstub.Option) error {
+	srv := &http.Server{Handler: clientstub.New(opts...), ReadHeaderTimeout: time.Minute}
 	fmt.Fprintf(stderr, "davload stub: listening on http://%s/\n", l.Addr())
 	go func() {
 		<-ctx.Done()
@@ -66,6 +67,13 @@ func serveStub(ctx context.Context, l net.Listener, stderr io.Writer) error {
 	}()
 	if err := srv.Serve(quickack.Wrap(l)); !errors.Is(err, http.ErrServerClosed) {
 		return err
+	}
+	return nil
+}
+
+func stubOptions(bulk bool) []clientstub.Option {
+	if bulk {
+		return []clientstub.Option{clientstub.WithBulkUpload()}
 	}
 	return nil
 }

@@ -30,6 +30,8 @@ import (
 
 // Server is the stub. Its zero value is not usable: use New.
 type Server struct {
+	// bulk offers Nextcloud's bulk upload (dav.bulkupload).
+	bulk    bool
 	mu      sync.Mutex
 	trees   map[string]*node // by user
 	uploads map[string]*upload
@@ -37,9 +39,21 @@ type Server struct {
 	now     func() time.Time
 }
 
+// Option sets up a stub.
+type Option func(*Server)
+
+// WithBulkUpload offers Nextcloud's bulk upload (POST
+// /remote.php/dav/bulk), which the Nextcloud client then uses for small
+// files instead of a PUT each: its floor where davspaces offers it too.
+func WithBulkUpload() Option { return func(s *Server) { s.bulk = true } }
+
 // New returns an empty stub.
-func New() *Server {
-	return &Server{trees: map[string]*node{}, uploads: map[string]*upload{}, now: time.Now}
+func New(opts ...Option) *Server {
+	s := &Server{trees: map[string]*node{}, uploads: map[string]*upload{}, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // node is a file or folder of a user's tree.

@@ -1,12 +1,18 @@
 package clientstub
 
 import (
+	"bytes"
+	"crypto/md5"
 	"crypto/sha1"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"net/textproto"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -176,4 +182,54 @@ func TestOtherUsers(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("no credentials: status %d, want 401", resp.StatusCode)
 	}
+}
+
+// TestBulkUpload: with WithBulkUpload the capabilities offer bulk upload
+// and a multipart body stores each part as its X-File-Path; a part whose
+// MD5 does not match is refused alone.
+func TestBulkUpload(t *testing.T) {
+	srv := httptest.NewServer(New(WithBulkUpload()))
+	t.Cleanup(srv.Close)
+	c := &stubClient{t: t, base: srv.URL, user: "marie"}
+	if _, caps := c.do(http.MethodGet, "/ocs/v1.php/cloud/capabilities?format=json", ""); !strings.Contains(caps, `"bulkupload":"1.0"`) {
+		t.Fatalf("capabilities lack bulkupload: %s", caps)
+	}
+	c.want(http.StatusCreated, "MKCOL", "/remote.php/webdav/NC", "")
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	for _, f := range []struct{ path, content, md5 string }{
+		{"/NC/good.bin", "good", md5Hex("good")},
+		{"/NC/bad.bin", "bad", md5Hex("other")},
+	} {
+		pw, err := mw.CreatePart(textproto.MIMEHeader{"X-File-Path": {f.path}, "X-File-Mtime": {"1700000000"},
+			"X-File-Md5": {f.md5}, "Content-Length": {strconv.Itoa(len(f.content))}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(pw, f.content)
+	}
+	mw.Close()
+	resp, answer := c.do(http.MethodPost, "/remote.php/dav/bulk", body.String(), "Content-Type", "multipart/related; boundary="+mw.Boundary())
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("bulk: status %d: %s", resp.StatusCode, answer)
+	}
+	var results map[string]bulkResult
+	if err := json.Unmarshal([]byte(answer), &results); err != nil {
+		t.Fatalf("bulk answer %s: %v", answer, err)
+	}
+	if r := results["/NC/good.bin"]; r.Error || r.ETag == "" || r.FileID == "" || r.Mtime != "accepted" {
+		t.Errorf("good part: %+v", r)
+	}
+	if r := results["/NC/bad.bin"]; !r.Error {
+		t.Errorf("part with a wrong MD5: %+v", r)
+	}
+	_, listing := c.do("PROPFIND", "/remote.php/webdav/NC", "", "Depth", "1")
+	if !strings.Contains(listing, "SHA1:"+sha1Of("good")) || strings.Contains(listing, "bad.bin") {
+		t.Errorf("listing after bulk:\n%s", listing)
+	}
+}
+
+func md5Hex(s string) string {
+	d := md5.Sum([]byte(s))
+	return hex.EncodeToString(d[:])
 }

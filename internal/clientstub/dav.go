@@ -54,6 +54,10 @@ func (s *Server) serveDAV(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer io.Copy(io.Discard, r.Body) // a refused request's body, so the connection stays usable
+	if r.URL.Path == bulkPath && r.Method == http.MethodPost && s.bulk {
+		s.bulkUpload(w, r, u)
+		return
+	}
 	if id, ok := strings.CutPrefix(r.URL.Path, uploadsPrefix); ok {
 		s.serveUpload(w, r, u, id)
 		return

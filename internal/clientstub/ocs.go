@@ -40,7 +40,11 @@ func (s *Server) serveOCS(w http.ResponseWriter, r *http.Request) {
 	var data string
 	switch strings.TrimSuffix(r.URL.Path[len("/ocs/v1.php"):], "/") {
 	case "/cloud/capabilities":
-		data = `{"capabilities":` + capabilities + `,"version":` + version + `}`
+		caps := capabilities
+		if s.bulk {
+			caps = strings.Replace(caps, `"dav":{`, `"dav":{"bulkupload":"1.0",`, 1)
+		}
+		data = `{"capabilities":` + caps + `,"version":` + version + `}`
 	case "/cloud/user":
 		name, _ := json.Marshal(u)
 		data = fmt.Sprintf(`{"id":%s,"display-name":%s,"email":""}`, name, name)
