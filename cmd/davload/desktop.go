@@ -25,8 +25,9 @@ import (
 )
 
 // The desktop subcommand runs a real desktop sync client (owncloudcmd or
-// nextcloudcmd) against a server: a first sync of a generated tree, a
-// no-op sync, and a sync after some files changed; then it checks every
+// nextcloudcmd) against a server: a first sync of a generated tree, two
+// syncs with nothing to do (the first after the upload, then the steady
+// state), and a sync after some files changed; then it checks every
 // file on the server against the local tree (the SHA1 checksum the server
 // computed from the bytes it received), and prints one JSON result line per
 // pass for davload report:
@@ -141,6 +142,12 @@ func (c *desktopConfig) run(ctx context.Context, stderr io.Writer) ([]*result, e
 		return err
 	}
 	if err := pass("desktop-first", len(tree)); err != nil {
+		return results, err
+	}
+	// The first pass after the upload is not quite a no-op: the Nextcloud
+	// client lists again every folder it made (it kept no etag for them).
+	// The second is the steady state.
+	if err := pass("desktop-resync", 0); err != nil {
 		return results, err
 	}
 	if err := pass("desktop-noop", 0); err != nil {

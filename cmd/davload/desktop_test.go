@@ -37,7 +37,7 @@ func TestDesktopAgainstStub(t *testing.T) {
 					t.Errorf("%s: %d errors", res.Scenario, res.Errors)
 				}
 			}
-			if got := strings.Join(scenarios, ","); got != "desktop-first,desktop-noop,desktop-changed" {
+			if got := strings.Join(scenarios, ","); got != "desktop-first,desktop-resync,desktop-noop,desktop-changed" {
 				t.Errorf("passes %s", got)
 			}
 			local := filepath.Join(cfg.work, "local")

@@ -50,8 +50,10 @@ var targets = map[string][]target{
 	// Issue 23: the desktop clients against their floor (the stub).
 	"owncloudcmd first sync, 5,000 × 4.0 KiB in 50 folders, time":  {{peer: "stub", bound: 1.2}},
 	"nextcloudcmd first sync, 5,000 × 4.0 KiB in 50 folders, time": {{bound: 11}},
-	"owncloudcmd no-op sync":  {{bound: 1}},
-	"nextcloudcmd no-op sync": {{bound: 1}},
+	"owncloudcmd no-op sync":                     {{bound: 1}},
+	"nextcloudcmd no-op sync":                    {{bound: 1}},
+	"owncloudcmd first resync, nothing changed":  {{bound: 1}},
+	"nextcloudcmd first resync, nothing changed": {{bound: 1}},
 }
 
 // desktopMeasures are the figures of one pass of a desktop client (davload
@@ -64,6 +66,8 @@ func desktopMeasures(res *result, failed bool) []measure {
 			{work: work, unit: "files/s", value: res.OpsPerSec, failed: failed},
 			{work: work + ", time", unit: "s", value: res.Secs, lowerBetter: true, failed: failed},
 		}
+	case "desktop-resync":
+		return []measure{{work: res.Client + " first resync, nothing changed", unit: "s", value: res.Secs, lowerBetter: true, failed: failed}}
 	case "desktop-noop":
 		return []measure{{work: res.Client + " no-op sync", unit: "s", value: res.Secs, lowerBetter: true, failed: failed}}
 	}
@@ -99,7 +103,7 @@ func measures(res *result) []measure {
 	case "sync":
 		return []measure{{work: fmt.Sprintf("sync mix (PROPFIND %d + GET + PUT + MOVE), %s", res.Files, clients(res.Concurrency)),
 			unit: "op/s", value: res.OpsPerSec, failed: failed}}
-	case "desktop-first", "desktop-noop", "desktop-changed":
+	case "desktop-first", "desktop-resync", "desktop-noop", "desktop-changed":
 		return desktopMeasures(res, failed)
 	case "mkcol-delete":
 		return []measure{{work: "MKCOL + DELETE, " + clients(res.Concurrency), unit: "op/s", value: res.OpsPerSec, failed: failed}}

@@ -25,6 +25,7 @@ func TestMeasures(t *testing.T) {
 		{result{Scenario: "desktop-first", Client: "owncloudcmd", Files: 5000, Size: 4096, Folders: 50},
 			[]string{"owncloudcmd first sync, 5,000 × 4.0 KiB in 50 folders", "owncloudcmd first sync, 5,000 × 4.0 KiB in 50 folders, time"}},
 		{result{Scenario: "desktop-noop", Client: "nextcloudcmd"}, []string{"nextcloudcmd no-op sync"}},
+		{result{Scenario: "desktop-resync", Client: "owncloudcmd"}, []string{"owncloudcmd first resync, nothing changed"}},
 		{result{Scenario: "desktop-changed", Client: "nextcloudcmd", Files: 100}, []string{"nextcloudcmd sync of 100 changed files"}},
 		{result{Scenario: "unknown"}, nil},
 	} {
@@ -45,6 +46,7 @@ func TestMeasures(t *testing.T) {
 		{Scenario: "desktop-first", Client: "owncloudcmd", Files: 5000, Size: 4096, Folders: 50},
 		{Scenario: "desktop-first", Client: "nextcloudcmd", Files: 5000, Size: 4096, Folders: 50},
 		{Scenario: "desktop-noop", Client: "owncloudcmd"}, {Scenario: "desktop-noop", Client: "nextcloudcmd"},
+		{Scenario: "desktop-resync", Client: "owncloudcmd"}, {Scenario: "desktop-resync", Client: "nextcloudcmd"},
 	} {
 		for _, m := range measures(&res) {
 			produced[m.work] = true
