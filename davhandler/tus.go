@@ -3,6 +3,7 @@ package davhandler
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -100,6 +101,9 @@ func (h *Handler) handleTusCreate(w http.ResponseWriter, r *http.Request, req *r
 		return err
 	}
 	place.ModTime, place.ContentType = mtime, meta.contentType
+	if withBody && r.ContentLength == length {
+		return h.createWhole(w, r, req, t, place, meta.expected, check)
+	}
 	s, err := h.uploads.CreateSession(r.Context(), storage.UploadSession{
 		SpaceID: t.space.ID, User: req.user.ID, Length: length, Target: place,
 		Expected: meta.expected, Expires: time.Now().Add(h.uploadTTL), OpenLimit: h.maxOpenUploads,
@@ -114,6 +118,39 @@ func (h *Handler) handleTusCreate(w http.ResponseWriter, r *http.Request, req *r
 		h.dropSession(r, s.ID)
 		return err
 	}
+	return nil
+}
+
+// createWhole commits a POST that carries the whole upload, as the ownCloud
+// desktop client sends every file below its chunk size, the way a PUT is
+// committed: a session recorded, appended to and completed would take three
+// durable commits and a synced session file where a PUT takes one commit.
+// The answer is the one a completed session gets: 201 with the headers of
+// the file, and an upload URL that, as after any completed upload, names no
+// live upload. Bytes that do not match a checksum the client gave (with
+// the metadata or in Upload-Checksum) are no file, as with a session.
+func (h *Handler) createWhole(w http.ResponseWriter, r *http.Request, req *request, t *target, place storage.Commit, expected ...*checksum.Expected) error {
+	up, err := h.store.NewUpload(r.Context(), t.space.ID)
+	if err != nil {
+		return err
+	}
+	defer up.Discard()
+	if err := receiveBody(up, r.Body); err != nil {
+		return err
+	}
+	for _, e := range expected {
+		if err := storage.CheckReceived(e, up.Checksums()); err != nil {
+			return &davError{status: statusChecksumMismatch, message: msgChecksumMismatch, cause: err}
+		}
+	}
+	node, _, err := up.Commit(r.Context(), place)
+	if err != nil {
+		return err
+	}
+	h.setCommittedHeaders(w, t, node, place.ModTime)
+	w.Header().Set("Location", uploadLocation(r, req.path, "done-"+rand.Text()))
+	w.Header().Set("Upload-Offset", strconv.FormatInt(node.Size, 10))
+	w.WriteHeader(http.StatusCreated)
 	return nil
 }
 

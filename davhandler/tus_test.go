@@ -373,6 +373,42 @@ func TestTusCreationWithUpload(t *testing.T) {
 	wantNoFile(t, e, "/webdav/fail.txt")
 }
 
+// TestTusCreationWithWholeUpload: a POST that carries all of its upload is
+// committed as a PUT would be, and refused as a session's last chunk would
+// be: a body failing either checksum, or shorter than it said, is no file
+// and leaves no upload behind.
+func TestTusCreationWithWholeUpload(t *testing.T) {
+	e := newEnv(t, withUploads)
+	md5Of := func(s string) string {
+		d := md5.Sum([]byte(s))
+		return "md5 " + base64.StdEncoding.EncodeToString(d[:])
+	}
+	rec := e.ocClientPost("/webdav/", "whole.txt", "12345", "5", "Upload-Checksum", md5Of("12345"), "X-OC-Mtime", "1700000000")
+	wantStatus(t, rec, http.StatusCreated)
+	wantCommittedHeaders(t, e, rec, "/webdav/whole.txt")
+	wantHeader(t, rec, "Upload-Offset", "5")
+	wantHeader(t, rec, "X-OC-Mtime", "accepted")
+	wantContent(t, e, "/webdav/whole.txt", "12345")
+	// The upload URL names no live upload, as after any completed upload.
+	wantStatus(t, e.do("einstein", http.MethodHead, uploadPathOf(t, rec), "", "Tus-Resumable", "1.0.0"), http.StatusNotFound)
+
+	bad := e.ocClientPost("/webdav/", "bad-chunk.txt", "12345", "5", "Upload-Checksum", md5Of("54321"))
+	wantStatus(t, bad, statusChecksumMismatch)
+	wantHeader(t, bad, "Location", "")
+	wantNoFile(t, e, "/webdav/bad-chunk.txt")
+
+	bad = e.do("einstein", http.MethodPost, "/webdav/", "12345", "Tus-Resumable", "1.0.0", "Upload-Length", "5",
+		"Content-Type", tusContentType, "Upload-Metadata", tusMeta("filename", "bad-whole.txt", "checksum", "MD5:827ccb0eea8a706c4c34a16891f84e7c"))
+	wantStatus(t, bad, statusChecksumMismatch)
+	wantNoFile(t, e, "/webdav/bad-whole.txt")
+
+	// A replaced file keeps its id; the answer is still 201, as TUS has it.
+	again := e.ocClientPost("/webdav/", "whole.txt", "abcde", "5")
+	wantStatus(t, again, http.StatusCreated)
+	wantHeader(t, again, "OC-FileId", rec.Header().Get("OC-FileId"))
+	wantContent(t, e, "/webdav/whole.txt", "abcde")
+}
+
 func TestTusEmptyFile(t *testing.T) {
 	e := newEnv(t, withUploads)
 	rec := e.tusCreate("einstein", "/webdav/", "empty.txt", 0)

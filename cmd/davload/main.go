@@ -5,6 +5,8 @@
 //
 //	davload -url http://127.0.0.1:9280/remote.php/webdav/ -user einstein -pass relativity
 //	davload report results.jsonl...   # medians and ratios of many runs, see report.go
+//	davload stub -listen 127.0.0.1:PORT  # the desktop clients' floor, see stub.go
+//	davload desktop -client owncloudcmd -url … -work DIR  # a desktop client's syncs, see desktop.go
 //
 // Scenarios (-scenario, a comma list; default all, in this order):
 //
@@ -57,6 +59,12 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "report" {
 		return runReport(args[1:], os.Stdin, stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "desktop" {
+		return runDesktop(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "stub" {
+		return runStub(args[1:], stderr)
 	}
 	cfg, err := parseFlags(args, stderr)
 	if err != nil {

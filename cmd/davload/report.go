@@ -47,6 +47,32 @@ var targets = map[string][]target{
 	"PUT 1.0 GiB":                         {{peer: "apache", bound: 1.3}},
 	"GET 1.0 GiB":                         {{peer: "nginx", bound: 0.9}},
 	"peak RSS (VmHWM)":                    {{bound: 80}},
+	// Issue 23: the desktop clients against their floor (the stub).
+	"owncloudcmd first sync, 5,000 × 4.0 KiB in 50 folders, time":  {{peer: "stub", bound: 1.2}},
+	"nextcloudcmd first sync, 5,000 × 4.0 KiB in 50 folders, time": {{bound: 11}},
+	"owncloudcmd no-op sync":                     {{bound: 1}},
+	"nextcloudcmd no-op sync":                    {{bound: 1}},
+	"owncloudcmd first resync, nothing changed":  {{bound: 1}},
+	"nextcloudcmd first resync, nothing changed": {{bound: 1}},
+}
+
+// desktopMeasures are the figures of one pass of a desktop client (davload
+// desktop): the first sync as files/s and seconds, the others in seconds.
+func desktopMeasures(res *result, failed bool) []measure {
+	switch res.Scenario {
+	case "desktop-first":
+		work := fmt.Sprintf("%s first sync, %s × %s in %d folders", res.Client, humanize.Comma(int64(res.Files)), formatSize(res.Size), res.Folders)
+		return []measure{
+			{work: work, unit: "files/s", value: res.OpsPerSec, failed: failed},
+			{work: work + ", time", unit: "s", value: res.Secs, lowerBetter: true, failed: failed},
+		}
+	case "desktop-resync":
+		return []measure{{work: res.Client + " first resync, nothing changed", unit: "s", value: res.Secs, lowerBetter: true, failed: failed}}
+	case "desktop-noop":
+		return []measure{{work: res.Client + " no-op sync", unit: "s", value: res.Secs, lowerBetter: true, failed: failed}}
+	}
+	return []measure{{work: fmt.Sprintf("%s sync of %d changed files", res.Client, res.Files), unit: "s",
+		value: res.Secs, lowerBetter: true, failed: failed}}
 }
 
 // measures turns one result line into the figures it stands for. The
@@ -77,6 +103,8 @@ func measures(res *result) []measure {
 	case "sync":
 		return []measure{{work: fmt.Sprintf("sync mix (PROPFIND %d + GET + PUT + MOVE), %s", res.Files, clients(res.Concurrency)),
 			unit: "op/s", value: res.OpsPerSec, failed: failed}}
+	case "desktop-first", "desktop-resync", "desktop-noop", "desktop-changed":
+		return desktopMeasures(res, failed)
 	case "mkcol-delete":
 		return []measure{{work: "MKCOL + DELETE, " + clients(res.Concurrency), unit: "op/s", value: res.OpsPerSec, failed: failed}}
 	case "delete":

@@ -22,6 +22,11 @@ func TestMeasures(t *testing.T) {
 		{result{Scenario: "peak-rss", PeakRSSKB: 1024}, []string{"peak RSS (VmHWM)"}},
 		{result{Scenario: "peak-rss", PeakRSSKB: 1024, PeakAnonRSSKB: 512},
 			[]string{"peak RSS (VmHWM)", "peak anonymous RSS (heap, stacks)"}},
+		{result{Scenario: "desktop-first", Client: "owncloudcmd", Files: 5000, Size: 4096, Folders: 50},
+			[]string{"owncloudcmd first sync, 5,000 × 4.0 KiB in 50 folders", "owncloudcmd first sync, 5,000 × 4.0 KiB in 50 folders, time"}},
+		{result{Scenario: "desktop-noop", Client: "nextcloudcmd"}, []string{"nextcloudcmd no-op sync"}},
+		{result{Scenario: "desktop-resync", Client: "owncloudcmd"}, []string{"owncloudcmd first resync, nothing changed"}},
+		{result{Scenario: "desktop-changed", Client: "nextcloudcmd", Files: 100}, []string{"nextcloudcmd sync of 100 changed files"}},
 		{result{Scenario: "unknown"}, nil},
 	} {
 		var got []string
@@ -38,6 +43,10 @@ func TestMeasures(t *testing.T) {
 		{Scenario: "put-small", Size: 4096, Concurrency: 1}, {Scenario: "put-small", Size: 4096, Concurrency: 16},
 		{Scenario: "propfind", Size: 64, Files: 10000, Concurrency: 8},
 		{Scenario: "put-large", Size: 1 << 30}, {Scenario: "get-large", Size: 1 << 30}, {Scenario: "peak-rss"},
+		{Scenario: "desktop-first", Client: "owncloudcmd", Files: 5000, Size: 4096, Folders: 50},
+		{Scenario: "desktop-first", Client: "nextcloudcmd", Files: 5000, Size: 4096, Folders: 50},
+		{Scenario: "desktop-noop", Client: "owncloudcmd"}, {Scenario: "desktop-noop", Client: "nextcloudcmd"},
+		{Scenario: "desktop-resync", Client: "owncloudcmd"}, {Scenario: "desktop-resync", Client: "nextcloudcmd"},
 	} {
 		for _, m := range measures(&res) {
 			produced[m.work] = true

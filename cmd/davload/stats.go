@@ -57,6 +57,10 @@ type result struct {
 	// Files is the number of files propfind seeded and listed, or delete
 	// seeded into each folder it deleted.
 	Files int `json:"files,omitempty"`
+	// Client and Folders describe a desktop pass: the sync client and
+	// the folders the tree has.
+	Client  string `json:"client,omitempty"`
+	Folders int    `json:"folders,omitempty"`
 	// N counts the measured requests that succeeded.
 	N      int     `json:"n"`
 	Errors int     `json:"errors"`
