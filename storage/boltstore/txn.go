@@ -31,6 +31,8 @@ type txn struct {
 	// removed once it has committed (update, updateGrouped): before, a
 	// crash or a rollback would leave metadata pointing at nothing.
 	garbage []string
+	// scans counts the records that scans read, for trimming the mapping.
+	scans *scanMeter
 }
 
 // openBuckets are the buckets a txn has opened so far; nil is not yet.
@@ -43,7 +45,7 @@ type openBuckets struct {
 }
 
 func (s *Store) newTxn(tx *bolt.Tx) *txn {
-	return &txn{tx: tx, personalQuota: s.personalQuota.Load(), retention: s.retention.Load()}
+	return &txn{tx: tx, personalQuota: s.personalQuota.Load(), retention: s.retention.Load(), scans: s.scans}
 }
 
 // retentionOf returns the retention of space spaceID.
