@@ -26,7 +26,7 @@ const (
 	// reads and, as each fault maps its neighbours too, up to 16 times
 	// more: 16 clients listing a folder of 100,000 entries map the whole
 	// database within one trimInterval.
-	trimScanned = 1 << 20
+	trimScanned = 256 << 10
 )
 
 // scanMeter counts the bytes of records that scans (listings, the walk of
