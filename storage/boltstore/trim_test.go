@@ -222,3 +222,39 @@ func TestListingCountsScans(t *testing.T) {
 		t.Errorf("a listing of 2,000 records counted %d bytes", got)
 	}
 }
+
+// TestBigWriteTrimsUntilCommitted checks that a write txn that scans more
+// than trimScanned starts trimming the mapping, which its end stops, and
+// that a small one does not.
+func TestBigWriteTrimsUntilCommitted(t *testing.T) {
+	f := newFixture(t)
+	big := f.mkdir(t, f.root(), "big")
+	f.seedFiles(t, big.ID, 3000)
+	small := f.mkdir(t, f.root(), "small")
+	f.seedFiles(t, small.ID, 10)
+	for _, c := range []struct {
+		folder storage.Node
+		trims  bool
+	}{{big, true}, {small, false}} {
+		var trim commitTrim
+		var garbage []string
+		err := f.s.db.Update(f.s.writeTxn(func(tx *txn) error {
+			return tx.setSubtreeSpace(rec{Node: c.folder}, f.space.ID)
+		}, &garbage, &trim))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if began := trim.stop != nil; began != c.trims {
+			t.Errorf("rewriting %s: trimming began %v, want %v", c.folder.Name, began, c.trims)
+		}
+		done := trim.done
+		trim.end()
+		if done != nil {
+			select {
+			case <-done:
+			default:
+				t.Errorf("rewriting %s: trimming goes on after end", c.folder.Name)
+			}
+		}
+	}
+}
