@@ -57,17 +57,24 @@ func (m *scanMeter) add(n int) {
 // reset starts counting afresh, as a trim begins.
 func (m *scanMeter) reset() { m.scanned.Store(0) }
 
-// countScan counts n bytes of records a scan of t read. A write txn that
-// scanned trimScanned bytes has the mapping trimmed until it has
-// committed: the trim loop would not keep up.
+// countScan counts n bytes of records a scan of t read. A write txn trims
+// the mapping itself every trimScanned bytes, as the trim loop would not
+// keep up, and has it trimmed until it has committed.
 func (t *txn) countScan(n int) {
+	before := t.scanned
 	t.scanned += int64(n)
 	if t.trim == nil {
 		t.scans.add(n)
 		return
 	}
-	if t.scanned >= trimScanned {
-		t.trim.begin()
+	if t.scanned/trimScanned == before/trimScanned {
+		return
+	}
+	t.trim.begin()
+	// Only this txn remaps the database, in its own goroutine: the
+	// mapping stays as the txn sees it while it trims.
+	if err := dropMapped(t.trim.store.db.Info().Data, t.tx.Size()); err != nil {
+		t.trim.store.log.Warn("cannot trim the database mapping", zap.Error(err))
 	}
 }
 
