@@ -59,11 +59,15 @@ func (m *scanMeter) reset() { m.scanned.Store(0) }
 
 // countScan counts n bytes of records a scan of t read. A write txn trims
 // the mapping itself every trimScanned bytes, as the trim loop would not
-// keep up, and has it trimmed until it has committed.
+// keep up, and has it trimmed until it has committed (without its own
+// trims, the DELETE of a folder of 17,000 files peaked at 107-120 MB of
+// VmHWM in the bench's setup, with them at 94-102 MB).
 func (t *txn) countScan(n int) {
 	before := t.scanned
 	t.scanned += int64(n)
-	if t.trim == nil {
+	if t.trim == nil || t.scans == nil {
+		// A read txn leaves it to the trim loop; a store that does not
+		// trim (Inspect) has no meter.
 		t.scans.add(n)
 		return
 	}
