@@ -46,7 +46,10 @@ var targets = map[string][]target{
 	"PUT 64 B × 10,000, 8 clients":        {{peer: "apache", bound: 1.5}},
 	"PUT 1.0 GiB":                         {{peer: "apache", bound: 1.3}},
 	"GET 1.0 GiB":                         {{peer: "nginx", bound: 0.9}},
-	"peak RSS (VmHWM)":                    {{bound: 80}},
+	// Memory over the whole run (issue 23): VmHWM counts the binary's
+	// text and the database pages mapped, RssAnon only heap and stacks.
+	"peak RSS (VmHWM)":                  {{bound: 100}},
+	"peak anonymous RSS (heap, stacks)": {{bound: 64}},
 	// Issue 23: the desktop clients against their floor (the stub).
 	"owncloudcmd first sync, 5,000 × 4.0 KiB in 50 folders, time":  {{peer: "stub", bound: 1.2}},
 	"nextcloudcmd first sync, 5,000 × 4.0 KiB in 50 folders, time": {{bound: 11}},

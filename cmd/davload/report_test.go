@@ -42,7 +42,7 @@ func TestMeasures(t *testing.T) {
 	for _, res := range []result{
 		{Scenario: "put-small", Size: 4096, Concurrency: 1}, {Scenario: "put-small", Size: 4096, Concurrency: 16},
 		{Scenario: "propfind", Size: 64, Files: 10000, Concurrency: 8},
-		{Scenario: "put-large", Size: 1 << 30}, {Scenario: "get-large", Size: 1 << 30}, {Scenario: "peak-rss"},
+		{Scenario: "put-large", Size: 1 << 30}, {Scenario: "get-large", Size: 1 << 30}, {Scenario: "peak-rss", PeakAnonRSSKB: 1},
 		{Scenario: "desktop-first", Client: "owncloudcmd", Files: 5000, Size: 4096, Folders: 50},
 		{Scenario: "desktop-first", Client: "nextcloudcmd", Files: 5000, Size: 4096, Folders: 50},
 		{Scenario: "desktop-noop", Client: "owncloudcmd"}, {Scenario: "desktop-noop", Client: "nextcloudcmd"},
@@ -111,7 +111,7 @@ func TestReport(t *testing.T) {
 {"label":"davspaces","round":1,"scenario":"put-small","concurrency":1,"size":4096,"ops_per_sec":250}
 {"label":"davspaces","round":2,"scenario":"put-small","concurrency":1,"size":4096,"ops_per_sec":150}
 {"label":"nginx","round":1,"scenario":"put-small","concurrency":1,"size":4096,"ops_per_sec":400,"errors":3}
-{"label":"davspaces","scenario":"peak-rss","peak_rss_kb":51200}
+{"label":"davspaces","scenario":"peak-rss","peak_rss_kb":51200,"peak_anon_rss_kb":70656}
 `
 	var out, errs bytes.Buffer
 	if code := runReport(nil, strings.NewReader(in), &out, &errs); code != 0 {
@@ -121,7 +121,8 @@ func TestReport(t *testing.T) {
 	for _, want := range []string{
 		"| work | apache | nginx | davspaces | davspaces/apache | davspaces/nginx | target | met |",
 		"| PUT 4.0 KiB, 1 client (op/s) | 200 | —\\* | 200 | 1.00 | — | ≥ 1 × apache | ✓ |",
-		"| peak RSS (VmHWM) (MB) | — | — | 50.0 | — | — | ≤ 80 | ✓ |",
+		"| peak RSS (VmHWM) (MB) | — | — | 50.0 | — | — | ≤ 100 | ✓ |",
+		"| peak anonymous RSS (heap, stacks) (MB) | — | — | 69.0 | — | — | ≤ 64 | ✗ |",
 		"some requests failed",
 	} {
 		if !strings.Contains(got, want) {

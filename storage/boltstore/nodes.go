@@ -134,6 +134,7 @@ func (t *txn) scanChildren(folderID, after string, limit int, fn func(rec) error
 		if limit > 0 && n >= limit {
 			break
 		}
+		t.countScan(len(k) + len(v))
 		r, err := decodeNode(v)
 		if err != nil {
 			return err

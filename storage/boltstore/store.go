@@ -157,6 +157,7 @@ type Store struct {
 	closing   chan struct{} // closed by Close to stop the sweeps
 	sweepDone chan struct{} // closed when the sweep has ended
 	trimDone  chan struct{} // closed when trimming the mapping has ended (trim.go)
+	scans     *scanMeter    // what scans read since the last trim (trim.go); nil with Inspect
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -183,6 +184,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		closing:   make(chan struct{}),
 		sweepDone: make(chan struct{}),
 		trimDone:  make(chan struct{}),
+		scans:     newScanMeter(),
 
 		sessionDir:       filepath.Join(dir, sessionsDir),
 		sessionSweep:     opts.SessionSweep,
@@ -224,6 +226,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	if opts.Inspect {
+		s.scans = nil // nobody trims
 		close(s.sweepDone)
 		close(s.sessionSweepDone)
 		close(s.trimDone)

@@ -170,6 +170,7 @@ func (t *txn) childAfter(id, after string) (rec, bool, error) {
 	if k == nil || !bytes.HasPrefix(k, prefix) {
 		return rec{}, false, nil
 	}
+	t.countScan(len(k) + len(v))
 	r, err := decodeNode(v)
 	return r, err == nil, err
 }

@@ -180,3 +180,81 @@ func TestNextTrimCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestScanMeterAsksForTrim checks that scans ask for a trim once they have
+// read trimScanned bytes, once however many more they read, and again after
+// the trim.
+func TestScanMeterAsksForTrim(t *testing.T) {
+	m := newScanMeter()
+	m.add(trimScanned - 1)
+	if len(m.due) != 0 {
+		t.Fatal("a trim asked for before trimScanned bytes were read")
+	}
+	m.add(1)
+	m.add(trimScanned)
+	if len(m.due) != 1 {
+		t.Fatalf("%d trims asked for after 2×trimScanned bytes, want 1", len(m.due))
+	}
+	<-m.due
+	m.reset()
+	m.add(trimScanned / 2)
+	if len(m.due) != 0 {
+		t.Fatal("a trim asked for after a reset and trimScanned/2 bytes")
+	}
+	var none *scanMeter // a store that does not trim
+	none.add(2 * trimScanned)
+}
+
+// TestListingCountsScans checks that a listing counts what it reads.
+func TestListingCountsScans(t *testing.T) {
+	f := newFixture(t)
+	dir := f.mkdir(t, f.root(), "big")
+	f.seedFiles(t, dir.ID, 2000)
+	meter := newScanMeter()
+	err := f.s.view(func(tx *txn) error {
+		tx.scans = meter
+		return tx.readDir(f.space.ID, dir.ID, "", 0, func(rec) error { return nil })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := meter.scanned.Load(); got < 2000*100 {
+		t.Errorf("a listing of 2,000 records counted %d bytes", got)
+	}
+}
+
+// TestBigWriteTrimsUntilCommitted checks that a write txn that scans more
+// than trimScanned starts trimming the mapping, which its end stops, and
+// that a small one does not.
+func TestBigWriteTrimsUntilCommitted(t *testing.T) {
+	f := newFixture(t)
+	big := f.mkdir(t, f.root(), "big")
+	f.seedFiles(t, big.ID, 3000)
+	small := f.mkdir(t, f.root(), "small")
+	f.seedFiles(t, small.ID, 10)
+	for _, c := range []struct {
+		folder storage.Node
+		trims  bool
+	}{{big, true}, {small, false}} {
+		var trim commitTrim
+		var garbage []string
+		err := f.s.db.Update(f.s.writeTxn(func(tx *txn) error {
+			return tx.setSubtreeSpace(rec{Node: c.folder}, f.space.ID)
+		}, &garbage, &trim))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if began := trim.stop != nil; began != c.trims {
+			t.Errorf("rewriting %s: trimming began %v, want %v", c.folder.Name, began, c.trims)
+		}
+		done := trim.done
+		trim.end()
+		if done != nil {
+			select {
+			case <-done:
+			default:
+				t.Errorf("rewriting %s: trimming goes on after end", c.folder.Name)
+			}
+		}
+	}
+}

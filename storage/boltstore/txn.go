@@ -31,6 +31,13 @@ type txn struct {
 	// removed once it has committed (update, updateGrouped): before, a
 	// crash or a rollback would leave metadata pointing at nothing.
 	garbage []string
+	// scans counts the records that scans read, for trimming the mapping;
+	// scanned is what this txn's scans read.
+	scans   *scanMeter
+	scanned int64
+	// trim trims the mapping until a write txn has committed, once the
+	// txn has scanned much (trim.go); nil in a read txn.
+	trim *commitTrim
 }
 
 // openBuckets are the buckets a txn has opened so far; nil is not yet.
@@ -43,7 +50,7 @@ type openBuckets struct {
 }
 
 func (s *Store) newTxn(tx *bolt.Tx) *txn {
-	return &txn{tx: tx, personalQuota: s.personalQuota.Load(), retention: s.retention.Load()}
+	return &txn{tx: tx, personalQuota: s.personalQuota.Load(), retention: s.retention.Load(), scans: s.scans}
 }
 
 // retentionOf returns the retention of space spaceID.
@@ -103,7 +110,9 @@ func (s *Store) view(fn func(t *txn) error) error {
 // The content files fn discards are removed once it has committed.
 func (s *Store) update(fn func(t *txn) error) error {
 	var garbage []string
-	err := diskFull(s.db.Update(s.writeTxn(fn, &garbage)))
+	var trim commitTrim
+	defer trim.end()
+	err := diskFull(s.db.Update(s.writeTxn(fn, &garbage, &trim)))
 	if err == nil {
 		s.commits.Add(1)
 		s.removeBlobs(garbage)
@@ -124,7 +133,9 @@ func (s *Store) WriteCommits() uint64 {
 // behind outside the transaction but what its last run sets.
 func (s *Store) updateGrouped(fn func(t *txn) error) error {
 	var garbage []string
-	err := diskFull(s.group.update(s.writeTxn(fn, &garbage)))
+	var trim commitTrim
+	defer trim.end()
+	err := diskFull(s.group.update(s.writeTxn(fn, &garbage, &trim)))
 	if err == nil {
 		s.removeBlobs(garbage)
 	}
@@ -133,11 +144,14 @@ func (s *Store) updateGrouped(fn func(t *txn) error) error {
 
 // writeTxn turns fn into a bolt write function with the store's buckets,
 // its own etag sequence number and the change time. The content files the
-// last run of fn discarded are left in *garbage.
-func (s *Store) writeTxn(fn func(t *txn) error, garbage *[]string) func(*bolt.Tx) error {
+// last run of fn discarded are left in *garbage. Once fn has scanned much,
+// trim trims the mapping until it ends, after the commit.
+func (s *Store) writeTxn(fn func(t *txn) error, garbage *[]string, trim *commitTrim) func(*bolt.Tx) error {
 	return func(tx *bolt.Tx) error {
 		*garbage = nil
 		t := s.newTxn(tx)
+		trim.store = s
+		t.trim = trim
 		seq, err := t.nodes().NextSequence()
 		if err != nil {
 			return err

@@ -1,0 +1,279 @@
+//go:build linux
+
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/davspaces/davspaces/storage"
+	"github.com/davspaces/davspaces/storage/boltstore"
+)
+
+// The issue's limits for 16 clients listing a folder of 100,000 entries:
+// the server's heap and stacks (RssAnon) stay under 64 MB. The database
+// mapping is file-backed and shared; the store trims it as it is read, so
+// that it stays a fraction of the database (which is larger than the
+// limit here).
+const (
+	bigFolderEntries = 100_000
+	listingClients   = 16
+	maxListingAnonKB = 64 << 10
+	maxListingDBKB   = 48 << 10
+)
+
+// listingPropfind is what the desktop clients ask of a folder's children.
+const listingPropfind = `<?xml version="1.0"?>
+<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop>
+<d:resourcetype/><d:getlastmodified/><d:getcontentlength/><d:getetag/>
+<oc:id/><oc:fileid/><oc:permissions/><oc:size/><oc:checksums/><oc:share-types/>
+</d:prop></d:propfind>`
+
+// TestMemoryListingBigFolder starts the real Caddy on a folder of 100,000
+// files, which it seeds straight into the store, lets 16 clients list it
+// with PROPFIND Depth 1 at once and samples the server's memory from
+// /proc meanwhile: every listing is complete and the heap and stacks stay
+// under the issue's 64 MB.
+func TestMemoryListingBigFolder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seeds 100,000 files")
+	}
+	port := freePort(t)
+	s := startServer(t, serverOptions{port: port})
+	owner := newClient(t, s.URL, "einstein")
+	owner.expect(http.StatusCreated, "MKCOL", "/webdav/big", "")
+	folder := owner.prop("/webdav/big", ocNS, "fileid")
+	s.stop()
+	began := time.Now()
+	seedFolder(t, s.Root, folder, bigFolderEntries)
+	t.Logf("seeded %d files in %v", bigFolderEntries, time.Since(began).Round(time.Millisecond))
+	s = startServer(t, serverOptions{root: s.Root, port: port})
+
+	startHWM, err := procStatusKB(s.cmd.Process.Pid, "VmHWM")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sampler := startMemorySampler(s.cmd.Process.Pid)
+	began = time.Now()
+	errs := make(chan error, listingClients)
+	var wg sync.WaitGroup
+	for range listingClients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- listBigFolder(s.URL+"/webdav/big", bigFolderEntries+1)
+		}()
+	}
+	wg.Wait()
+	took := time.Since(began)
+	peak := sampler.stop()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	hwm, err := procStatusKB(s.cmd.Process.Pid, "VmHWM")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d listings of %d entries in %v: peak RssAnon %d kB, database mapped %d kB, VmHWM %d kB (%d kB after the start; %d samples)",
+		listingClients, bigFolderEntries+1, took.Round(time.Millisecond), peak.anonKB, peak.dbKB, hwm, startHWM, peak.samples)
+	if peak.anonKB > maxListingAnonKB {
+		t.Errorf("RssAnon reached %d kB while %d clients listed, want at most %d", peak.anonKB, listingClients, maxListingAnonKB)
+	}
+	if peak.dbKB > maxListingDBKB {
+		t.Errorf("%d kB of the database mapped while %d clients listed, want at most %d", peak.dbKB, listingClients, maxListingDBKB)
+	}
+}
+
+// seedFolder adds n empty files to folder (a resource id) in the store of
+// data directory root, whose server is stopped. Concurrent commits share
+// transactions, so the seeding takes seconds.
+func seedFolder(t *testing.T, root, folder string, n int) {
+	t.Helper()
+	_, rest, _ := strings.Cut(folder, "$")
+	spaceID, folderID, _ := strings.Cut(rest, "!")
+	store, err := boltstore.Open(root, boltstore.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers = 16
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			for i := w; i < n; i += workers {
+				if err := commitEmpty(store, spaceID, folderID, fmt.Sprintf("file-%06d.txt", i)); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	// Closing syncs what NoSync left unsynced.
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+}
+
+func commitEmpty(store *boltstore.Store, spaceID, folderID, name string) error {
+	ctx := context.Background()
+	u, err := store.NewUpload(ctx, spaceID)
+	if err != nil {
+		return err
+	}
+	defer u.Discard()
+	if _, _, err := u.Commit(ctx, storage.Commit{ParentID: folderID, Name: name}); err != nil {
+		return fmt.Errorf("seeding %s: %w", name, err)
+	}
+	return nil
+}
+
+// listBigFolder sends a PROPFIND Depth 1 to url as einstein and reads the
+// streamed answer, checking that it holds want responses.
+func listBigFolder(url string, want int) error {
+	req, err := http.NewRequest("PROPFIND", url, strings.NewReader(listingPropfind))
+	if err != nil {
+		return err
+	}
+	req.SetBasicAuth("einstein", users["einstein"])
+	req.Header.Set("Depth", "1")
+	req.Header.Set("Content-Type", "application/xml")
+	resp, err := (&http.Client{Timeout: 2 * time.Minute}).Do(req)
+	if err != nil {
+		return fmt.Errorf("PROPFIND %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusMultiStatus {
+		return fmt.Errorf("PROPFIND %s: %s", url, resp.Status)
+	}
+	var responses countWriter
+	responses.of = []byte("</d:response>")
+	if _, err := io.Copy(&responses, resp.Body); err != nil {
+		return fmt.Errorf("PROPFIND %s: reading the answer: %w", url, err)
+	}
+	if responses.n != want {
+		return fmt.Errorf("PROPFIND %s: %d responses, want %d", url, responses.n, want)
+	}
+	return nil
+}
+
+// countWriter counts the occurrences of of in what is written to it,
+// across writes.
+type countWriter struct {
+	of   []byte
+	tail []byte // the end of the last write, which may begin an occurrence
+	n    int
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	buf := append(c.tail, p...)
+	c.n += bytes.Count(buf, c.of)
+	keep := min(len(c.of)-1, len(buf))
+	c.tail = append(c.tail[:0], buf[len(buf)-keep:]...)
+	return len(p), nil
+}
+
+// memoryPeak is the most a process used while sampled.
+type memoryPeak struct {
+	anonKB  int // RssAnon: heap, stacks
+	dbKB    int // resident pages of the database mapping
+	samples int
+}
+
+// memorySampler samples a process's memory every few milliseconds until
+// stopped.
+type memorySampler struct {
+	done chan struct{}
+	peak chan memoryPeak
+}
+
+func startMemorySampler(pid int) *memorySampler {
+	m := &memorySampler{done: make(chan struct{}), peak: make(chan memoryPeak, 1)}
+	go func() {
+		var peak memoryPeak
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if anon, err := procStatusKB(pid, "RssAnon"); err == nil {
+				peak.anonKB = max(peak.anonKB, anon)
+				peak.samples++
+			}
+			if db, err := mappingKB(pid, "/meta.db"); err == nil {
+				peak.dbKB = max(peak.dbKB, db)
+			}
+			select {
+			case <-m.done:
+				m.peak <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return m
+}
+
+func (m *memorySampler) stop() memoryPeak {
+	close(m.done)
+	return <-m.peak
+}
+
+// procStatusKB returns a field of /proc/pid/status in kB.
+func procStatusKB(pid int, field string) (int, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+		}
+	}
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
+}
+
+// mappingKB returns the resident kB of the mappings of pid whose file name
+// ends in suffix, from /proc/pid/smaps.
+func mappingKB(pid int, suffix string) (int, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	total, in := 0, false
+	lines := bufio.NewScanner(f)
+	for lines.Scan() {
+		line := lines.Text()
+		if fields := strings.Fields(line); len(fields) >= 5 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
+			in = strings.HasSuffix(line, suffix)
+			continue
+		}
+		if rss, ok := strings.CutPrefix(line, "Rss:"); ok && in {
+			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rss), " kB"))
+			if err != nil {
+				return 0, err
+			}
+			total += kb
+		}
+	}
+	return total, lines.Err()
+}
