@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/davspaces/davspaces/preview"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -108,6 +109,11 @@ type Config struct {
 	// public links are not offered: their paths answer 404.
 	Shares    storage.Shares
 	Directory storage.Directory
+	// Previews makes the previews of files asked for with ?preview=1; nil
+	// means none are offered (404). PreviewCache keeps them; nil means the
+	// Store's own when it keeps them, else every preview is made anew.
+	Previews     *preview.Generator
+	PreviewCache storage.PreviewCache
 	// ClientAddress names the client a request comes from, for the limit
 	// on wrong link passwords (per link and client); nil, or an empty
 	// answer, means the host of the request's RemoteAddr. Behind a proxy
@@ -152,6 +158,10 @@ type Handler struct {
 	linkPasswords *passwordCache
 	// clientAddress names a request's client; nil means RemoteAddr's host.
 	clientAddress func(*http.Request) string
+	// previews makes previews; nil when they are not offered.
+	previews *preview.Generator
+	// previewCache keeps previews; nil when the store keeps none.
+	previewCache storage.PreviewCache
 }
 
 // New returns a Handler for cfg.
@@ -182,6 +192,8 @@ func New(cfg Config) (*Handler, error) {
 		linkFailures:   newFailureLimiter(linkFailureLimit, linkFailureWindow, maxLinkFailurePairs),
 		linkPasswords:  newPasswordCache(linkPasswordTTL, maxLinkPasswordsKnown),
 		clientAddress:  cfg.ClientAddress,
+		previews:       cfg.Previews,
+		previewCache:   offered(cfg.PreviewCache, cfg.Store),
 	}
 	if directory := offered(cfg.Directory, cfg.Store); directory != nil {
 		h.shares = offered(cfg.Shares, cfg.Store)

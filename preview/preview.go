@@ -178,3 +178,11 @@ type picture struct {
 	img     image.Image
 	release func()
 }
+
+// Snap returns req with its box snapped to the allowed sizes, the box a
+// preview of req is made for.
+func (g *Generator) Snap(req Request) Request {
+	b := box(req, g.sizes)
+	req.Width, req.Height = b.X, b.Y
+	return req
+}
