@@ -54,6 +54,15 @@ type files struct {
 	Undelete         ocsBool     `json:"undelete" xml:"undelete"`
 	Versioning       ocsBool     `json:"versioning" xml:"versioning"`
 	TUSSupport       *tusSupport `json:"tus_support,omitempty" xml:"tus_support,omitempty"`
+	// Thumbnail is present when previews are served (GET ?preview=1):
+	// ownCloud Web asks for them only then, and only for these types.
+	Thumbnail *thumbnail `json:"thumbnail,omitempty" xml:"thumbnail,omitempty"`
+}
+
+type thumbnail struct {
+	Enabled            ocsBool  `json:"enabled" xml:"enabled"`
+	Version            string   `json:"version" xml:"version"`
+	SupportedMimeTypes []string `json:"supportedMimeTypes" xml:"supportedMimeTypes>element"`
 }
 
 // tusSupport describes the TUS endpoint davhandler serves on every WebDAV
@@ -110,6 +119,9 @@ func newCapabilities(cfg Config) capabilitiesData {
 		c.Files.Undelete = true
 	}
 	c.Files.Versioning = ocsBool(cfg.Versions)
+	if len(cfg.PreviewTypes) > 0 {
+		c.Files.Thumbnail = &thumbnail{Enabled: true, Version: "v0.1", SupportedMimeTypes: cfg.PreviewTypes}
+	}
 	if cfg.Sharing {
 		c.FilesSharing, c.PasswordPolicy = sharingOn()
 	}

@@ -205,3 +205,22 @@ func TestVersionOf(t *testing.T) {
 		}
 	}
 }
+
+func TestCapabilitiesThumbnail(t *testing.T) {
+	// ownCloud Web asks for previews only when files.thumbnail is enabled,
+	// and only for its supportedMimeTypes.
+	c := capabilitiesOf(t, newConfiguredHandler(t, func(cfg *Config) {}))
+	if got := lookup(c, "files.thumbnail"); got != nil {
+		t.Errorf("without previews: files.thumbnail = %#v, want none", got)
+	}
+	c = capabilitiesOf(t, newConfiguredHandler(t, func(cfg *Config) { cfg.PreviewTypes = []string{"image/png", "text/plain"} }))
+	for path, want := range map[string]any{
+		"files.thumbnail.enabled":            true,
+		"files.thumbnail.version":            "v0.1",
+		"files.thumbnail.supportedMimeTypes": []any{"image/png", "text/plain"},
+	} {
+		if got := lookup(c, path); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s = %#v, want %#v", path, got, want)
+		}
+	}
+}

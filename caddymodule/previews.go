@@ -1,0 +1,119 @@
+package caddymodule
+
+import (
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/davspaces/davspaces/preview"
+)
+
+// PreviewSettings are the limits of the previews of files (GET with
+// ?preview=1), which are on by default.
+type PreviewSettings struct {
+	// Disabled turns previews off: their requests answer 404.
+	Disabled bool `json:"disabled,omitempty"`
+	// Sizes are the edge lengths a requested box is snapped to. Default:
+	// 36 48 64 128 256 512 1024 1920.
+	Sizes []int `json:"sizes,omitempty"`
+	// MaxPixels is the largest image decoded, refused before decoding;
+	// it is also the budget of pixels decoded at once. Default 50,000,000.
+	MaxPixels int64 `json:"max_pixels,omitempty"`
+	// MaxConcurrent bounds the previews made at once; more answer 429.
+	// Default: the number of CPUs.
+	MaxConcurrent int `json:"max_concurrent,omitempty"`
+	// Timeout bounds the making of one preview. Default 10s.
+	Timeout caddy.Duration `json:"timeout,omitempty"`
+}
+
+// generator returns the preview maker of s, nil when previews are off.
+func (s *PreviewSettings) generator() *preview.Generator {
+	if s == nil {
+		return preview.New(preview.Options{})
+	}
+	if s.Disabled {
+		return nil
+	}
+	return preview.New(preview.Options{
+		Sizes:         s.Sizes,
+		MaxPixels:     s.MaxPixels,
+		MaxConcurrent: s.MaxConcurrent,
+		Timeout:       time.Duration(s.Timeout),
+	})
+}
+
+// types are the content types previews are made of, none when they are
+// off.
+func (s *PreviewSettings) types() []string {
+	if s != nil && s.Disabled {
+		return nil
+	}
+	return preview.SupportedTypes()
+}
+
+// parsePreviews reads `previews off`, `previews on` or a previews block:
+//
+//	previews {
+//		sizes          <pixels...>
+//		max_pixels     <count>
+//		max_concurrent <count>
+//		timeout        <duration>
+//	}
+func parsePreviews(d *caddyfile.Dispenser) (*PreviewSettings, error) {
+	if d.CountRemainingArgs() == 0 {
+		s := &PreviewSettings{}
+		return s, parseBlock(d, "previews subdirective", s.unmarshalOption)
+	}
+	var v string
+	if !d.AllArgs(&v) {
+		return nil, d.ArgErr()
+	}
+	switch v {
+	case "off":
+		return &PreviewSettings{Disabled: true}, nil
+	case "on":
+		return &PreviewSettings{}, nil
+	}
+	return nil, d.Errf("previews: want on, off or a block, got %q", v)
+}
+
+func (s *PreviewSettings) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
+	var err error
+	switch d.Val() {
+	case "sizes":
+		s.Sizes, err = sizesArg(d)
+	case "max_pixels":
+		var n int
+		n, err = countArg(d)
+		s.MaxPixels = int64(n)
+	case "max_concurrent":
+		s.MaxConcurrent, err = countArg(d)
+	case "timeout":
+		err = positiveDurationArg(d, &s.Timeout)
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// sizesArg reads one or more edge lengths in pixels, returned in
+// ascending order.
+func sizesArg(d *caddyfile.Dispenser) ([]int, error) {
+	args := d.RemainingArgs()
+	if len(args) == 0 {
+		return nil, d.ArgErr()
+	}
+	sizes := make([]int, 0, len(args))
+	for _, a := range args {
+		n, err := strconv.Atoi(a)
+		if err != nil || n < 1 || n > 8192 {
+			return nil, d.Errf("sizes: %q is not a number of pixels from 1 to 8192", a)
+		}
+		sizes = append(sizes, n)
+	}
+	slices.Sort(sizes)
+	return slices.Compact(sizes), nil
+}
