@@ -127,11 +127,15 @@ func testPreviewCacheEviction(t *testing.T, f *fixture) {
 	f.keepPreview(t, c, previewKey("e", 36), bytes.Repeat([]byte("p"), 4000))
 	f.wantPreview(t, c, previewKey("e", 36), nil)
 	f.wantPreview(t, c, a, data)
-	// A lower cap evicts at once, the least recently used first.
+	// A lower cap holds by the next keep at the latest, the least
+	// recently used going first.
 	f.previewCache(t, 1100)
+	small := previewKey("f", 36)
+	f.keepPreview(t, c, small, []byte("small"))
 	f.wantPreview(t, c, cc, nil)
 	f.wantPreview(t, c, d, nil)
 	f.wantPreview(t, c, a, data)
+	f.wantPreview(t, c, small, []byte("small"))
 }
 
 func testPreviewCacheOff(t *testing.T, f *fixture) {
@@ -144,18 +148,19 @@ func testPreviewCacheOff(t *testing.T, f *fixture) {
 	f.wantPreview(t, c, key, nil)
 }
 
-// A content's previews go when the trash that holds its last file is
-// emptied; another content's stay.
+// A content's previews go when the trash that holds its last file, in a
+// removed folder, is emptied; another content's stay.
 func testPreviewsDroppedWithTrash(t *testing.T, f *fixture) {
 	c := f.previewCache(t, 0)
-	file := f.put(t, f.root(), "picture.png", "the picture")
+	folder := f.mkdir(t, f.root(), "pictures")
+	file := f.put(t, folder.ID, "picture.png", "the picture")
 	kept := f.put(t, f.root(), "other.png", "another picture")
 	small, large := previewKey(file.Checksums.SHA1, 36), previewKey(file.Checksums.SHA1, 256)
 	other := previewKey(kept.Checksums.SHA1, 36)
 	for _, k := range []storage.PreviewKey{small, large, other} {
 		f.keepPreview(t, c, k, []byte(k.Name()))
 	}
-	f.remove(t, file.ID)
+	f.remove(t, folder.ID)
 	if err := f.s.EmptyTrash(f.ctx, f.space.ID); err != nil {
 		t.Fatalf("EmptyTrash: %v", err)
 	}
