@@ -57,10 +57,9 @@ type previewEntry struct {
 	size int64
 }
 
-// openPreviewCache indexes the previews under dir, oldest use last,
-// removes the temporary files an interrupted write left and evicts down
-// to limit (a cap of the configuration in storage.PreviewCacheSize's
-// terms).
+// openPreviewCache indexes the previews under dir, oldest use last, and
+// removes the temporary files an interrupted write left; limit is the cap
+// in storage.PreviewCacheSize's terms.
 func openPreviewCache(dir string, limit int64, now func() time.Time, log *zap.Logger) (*previewCache, error) {
 	c := newPreviewCache(dir, now, log)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -93,7 +92,9 @@ func openPreviewCache(dir string, limit int64, now func() time.Time, log *zap.Lo
 		c.byKey[f.name] = c.used.PushFront(&previewEntry{f.name, f.size})
 		c.size += f.size
 	}
-	c.setLimit(limit)
+	// The cap holds from the first keep on, not here: the configuration
+	// may raise it (SetPreviewCacheSize) before anything is kept.
+	c.limit = storage.PreviewCacheSize(limit)
 	return c, nil
 }
 
