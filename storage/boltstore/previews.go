@@ -161,11 +161,11 @@ func (c *previewCache) get(name string) ([]byte, error) {
 }
 
 // put keeps b under name, evicting what the cap has no more room for. A
-// file larger than the cap is not kept.
+// file larger than the cap is not kept, nor anything without a cache.
 func (c *previewCache) put(name string, b []byte) error {
 	size := int64(len(b))
 	c.mu.Lock()
-	tooLarge := size > c.limit
+	tooLarge := c.limit <= 0 || size > c.limit
 	c.mu.Unlock()
 	if tooLarge {
 		return nil

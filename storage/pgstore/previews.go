@@ -95,7 +95,7 @@ func (s *Store) KeepPreview(ctx context.Context, key storage.PreviewKey, data []
 		return fmt.Errorf("keep preview: invalid key or content type: %w", storage.ErrInvalid)
 	}
 	limit := s.previewCacheSize.Load()
-	if int64(len(data)) > limit {
+	if limit <= 0 || int64(len(data)) > limit {
 		return nil
 	}
 	object := newObjectKey(prefixPreview + key.Name() + "-")

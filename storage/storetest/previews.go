@@ -146,6 +146,8 @@ func testPreviewCacheOff(t *testing.T, f *fixture) {
 	f.wantPreview(t, c, key, nil)
 	f.keepPreview(t, c, key, []byte("kept"))
 	f.wantPreview(t, c, key, nil)
+	f.keepPreview(t, c, key, []byte{})
+	f.wantPreview(t, c, key, nil)
 }
 
 // A content's previews go when the trash that holds its last file, in a
