@@ -214,11 +214,17 @@ func writeTemp(dir string, b []byte) (string, error) {
 	return f.Name(), nil
 }
 
-// drop removes the previews of the contents of the checksums sha1s.
+// drop removes the previews of the contents of the checksums sha1s: by
+// reading their directories when they are few, by one pass over the
+// index when they are many (a large folder purged).
 func (c *previewCache) drop(sha1s []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.byKey) == 0 {
+	if len(c.byKey) == 0 || len(sha1s) == 0 {
+		return
+	}
+	if len(sha1s) > dropByDirectory {
+		c.dropByIndexLocked(sha1s)
 		return
 	}
 	for _, sum := range sha1s {
@@ -230,12 +236,24 @@ func (c *previewCache) drop(sha1s []string) {
 			continue // no preview in that directory
 		}
 		for _, d := range entries {
-			if !strings.HasPrefix(d.Name(), sum+"-") {
-				continue
-			}
-			if e, ok := c.byKey[d.Name()]; ok {
+			if e, ok := c.byKey[d.Name()]; ok && strings.HasPrefix(d.Name(), sum+"-") {
 				c.removeLocked(e)
 			}
+		}
+	}
+}
+
+// dropByDirectory is how many contents drop reads the directories of.
+const dropByDirectory = 16
+
+func (c *previewCache) dropByIndexLocked(sha1s []string) {
+	gone := make(map[string]bool, len(sha1s))
+	for _, sum := range sha1s {
+		gone[sum] = true
+	}
+	for name, e := range c.byKey {
+		if sum, _, ok := strings.Cut(name, "-"); ok && gone[sum] {
+			c.removeLocked(e)
 		}
 	}
 }

@@ -3,11 +3,14 @@ package boltstore
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/davspaces/davspaces/storage"
 )
@@ -65,6 +68,39 @@ func TestPreviewCacheReopened(t *testing.T) {
 		_, _, err := s.CachedPreview(ctx, key(d))
 		if want && err != nil || !want && !errors.Is(err, storage.ErrNotFound) {
 			t.Errorf("CachedPreview %s after the restart: %v, want kept %v", d, err, want)
+		}
+	}
+}
+
+// Many contents dropped at once (a large folder purged) take their
+// previews along by one pass over the index, few by their directories.
+func TestPreviewCacheDropMany(t *testing.T) {
+	for _, n := range []int{1, dropByDirectory + 1} {
+		c, err := openPreviewCache(t.TempDir(), 0, time.Now, zap.NewNop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sums []string
+		for i := range n + 1 {
+			sum := fmt.Sprintf("%040x", i+1)
+			sums = append(sums, sum)
+			for _, box := range []string{"-36x36-a0-u0", "-64x64-a1-u0"} {
+				if err := c.put(sum+box, []byte("preview")); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		c.drop(sums[:n])
+		if len(c.byKey) != 2 || c.size != 2*int64(len("preview")) {
+			t.Fatalf("dropping %d contents left %d previews of %d bytes, want the 2 of the last", n, len(c.byKey), c.size)
+		}
+		for name := range c.byKey {
+			if !strings.HasPrefix(name, sums[n]) {
+				t.Fatalf("dropping %d contents left %s", n, name)
+			}
+		}
+		if left, _ := filepath.Glob(filepath.Join(c.dir, "*", "*")); len(left) != 2 {
+			t.Fatalf("dropping %d contents left the files %v", n, left)
 		}
 	}
 }
