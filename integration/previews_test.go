@@ -277,3 +277,34 @@ func replaceFile(t *testing.T, name string, b []byte) {
 		t.Fatal(err)
 	}
 }
+
+// TestPreviewsCluster: with store postgres, the nodes share one preview
+// cache in the database and the bucket: a preview made on one node is
+// answered from the cache (its row, whose content type the test marks)
+// on either, and its row goes when the file is deleted and the trash
+// emptied.
+func TestPreviewsCluster(t *testing.T) {
+	c := startCluster(t, clusterOptions{})
+	db := connectClusterDB(t, c)
+	einstein := newClient(t, c.lb.URL, "einstein")
+	drawing := encodePNG(t, picture(300, 200), png.BestSpeed)
+	sum := sha1.Sum(drawing)
+	hexSum := hex.EncodeToString(sum[:])
+	einstein.expect(http.StatusCreated, "PUT", "/webdav/drawing.png", string(drawing))
+	const path = "/webdav/drawing.png?preview=1&x=64&y=64&a=1"
+	resp, body := einstein.expect(http.StatusOK, "GET", path, "")
+	wantPicture(t, resp, body, "image/png", 64, 43)
+	sqlExec(t, db, "UPDATE previews SET content_type = 'image/x-cached' WHERE sha1 = '"+hexSum+"'")
+	for range clusterSize { // the load balancer takes turns
+		resp, got := einstein.expect(http.StatusOK, "GET", path, "")
+		if resp.Header.Get("Content-Type") != "image/x-cached" || got != body {
+			t.Fatalf("a second request was not answered from the cache: %s", resp.Header.Get("Content-Type"))
+		}
+	}
+	einstein.expect(http.StatusNoContent, "DELETE", "/webdav/drawing.png", "")
+	ref := personalSpaceRef(t, c.lb, "einstein")
+	einstein.expect(http.StatusNoContent, "DELETE", "/dav/spaces/trash-bin/"+escapeID(ref), "")
+	if n := sqlString(t, db, "SELECT count(*)::text FROM previews WHERE sha1 = '"+hexSum+"'"); n != "0" {
+		t.Fatalf("%s previews of the drawing left after the trash was emptied", n)
+	}
+}
