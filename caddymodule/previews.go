@@ -40,18 +40,22 @@ type previewCacheSizer interface {
 }
 
 // cache returns store's preview cache, its cap set as s says, or nil
-// when previews are off or the store keeps none.
+// when previews are off or the store keeps none. cache_size off also
+// empties the cache.
 func (s *PreviewSettings) cache(store Store) storage.PreviewCache {
 	c, ok := store.(storage.PreviewCache)
-	if !ok || s != nil && (s.Disabled || s.CacheSize < 0) {
+	if !ok || s != nil && s.Disabled {
 		return nil
 	}
+	var size int64
+	if s != nil {
+		size = s.CacheSize
+	}
 	if sizer, ok := store.(previewCacheSizer); ok {
-		var size int64
-		if s != nil {
-			size = s.CacheSize
-		}
 		sizer.SetPreviewCacheSize(size)
+	}
+	if size < 0 {
+		return nil
 	}
 	return c
 }
