@@ -227,6 +227,7 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		ProjectSpaces: projectSpaces,
 		Page:          dav.davPage(),
 		Previews:      dav.Previews.generator(),
+		PreviewCache:  dav.Previews.cache(store.Store),
 		// Wrong link passwords are limited per client as Caddy sees it
 		// (trusted_proxies honoured).
 		ClientAddress: clientKey,

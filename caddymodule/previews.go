@@ -9,6 +9,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/davspaces/davspaces/preview"
+	"github.com/davspaces/davspaces/storage"
 )
 
 // PreviewSettings are the limits of the previews of files (GET with
@@ -27,6 +28,36 @@ type PreviewSettings struct {
 	MaxConcurrent int `json:"max_concurrent,omitempty"`
 	// Timeout bounds the making of one preview. Default 10s.
 	Timeout caddy.Duration `json:"timeout,omitempty"`
+	// CacheSize caps the store's preview cache, in bytes. Default
+	// 256 MiB; negative: the store keeps no previews. The store has one
+	// cache: the handler provisioned last sets it.
+	CacheSize int64 `json:"cache_size,omitempty"`
+}
+
+// previewCacheSizer is a store whose preview cache has a settable cap.
+type previewCacheSizer interface {
+	SetPreviewCacheSize(bytes int64)
+}
+
+// cache returns store's preview cache, its cap set as s says, or nil
+// when previews are off or the store keeps none. cache_size off also
+// empties the cache.
+func (s *PreviewSettings) cache(store Store) storage.PreviewCache {
+	c, ok := store.(storage.PreviewCache)
+	if !ok || s != nil && s.Disabled {
+		return nil
+	}
+	var size int64
+	if s != nil {
+		size = s.CacheSize
+	}
+	if sizer, ok := store.(previewCacheSizer); ok {
+		sizer.SetPreviewCacheSize(size)
+	}
+	if size < 0 {
+		return nil
+	}
+	return c
 }
 
 // generator returns the preview maker of s, nil when previews are off.
@@ -61,6 +92,7 @@ func (s *PreviewSettings) types() []string {
 //		max_pixels     <count>
 //		max_concurrent <count>
 //		timeout        <duration>
+//		cache_size     <size>|off
 //	}
 func parsePreviews(d *caddyfile.Dispenser) (*PreviewSettings, error) {
 	if d.CountRemainingArgs() == 0 {
@@ -93,10 +125,24 @@ func (s *PreviewSettings) unmarshalOption(d *caddyfile.Dispenser) (bool, error) 
 		s.MaxConcurrent, err = countArg(d)
 	case "timeout":
 		err = positiveDurationArg(d, &s.Timeout)
+	case "cache_size":
+		s.CacheSize, err = cacheSizeArg(d)
 	default:
 		return false, nil
 	}
 	return true, err
+}
+
+// cacheSizeArg reads the cap of the preview cache: a size above zero,
+// or off (-1).
+func cacheSizeArg(d *caddyfile.Dispenser) (int64, error) {
+	if d.CountRemainingArgs() == 1 && d.NextArg() {
+		if d.Val() == "off" {
+			return -1, nil
+		}
+		d.Prev()
+	}
+	return positiveSizeArg(d)
 }
 
 // sizesArg reads one or more edge lengths in pixels, returned in

@@ -48,9 +48,42 @@ func fit(src image.Image, boxSize image.Point, req Request) image.Image {
 	// The part of src that, scaled, fills out: its middle.
 	crop := image.Rect(0, 0, atLeastOne(float64(out.X)/scale), atLeastOne(float64(out.Y)/scale))
 	crop = crop.Add(sb.Min).Add(image.Pt((sb.Dx()-crop.Dx())/2, (sb.Dy()-crop.Dy())/2)).Intersect(sb)
+	src, crop = halve(src, crop, out)
 	dst := image.NewNRGBA(image.Rect(0, 0, out.X, out.Y))
-	draw.BiLinear.Scale(dst, dst.Bounds(), src, crop, draw.Src, nil)
+	scaler := draw.Interpolator(draw.BiLinear)
+	if int64(out.X)*int64(crop.Dy())*kernelBytes > maxKernelBuffer {
+		scaler = draw.ApproxBiLinear
+	}
+	scaler.Scale(dst, dst.Bounds(), src, crop, draw.Src, nil)
 	return dst
+}
+
+const (
+	// kernelBytes is what draw.BiLinear keeps for each pixel of its
+	// intermediate image, out's width by the source's height: four
+	// float64s. For a large preview of a large picture that is more than
+	// the picture itself (1920 x 5000 x 32 bytes: 307 MB), outside the
+	// pixel budget.
+	kernelBytes = 32
+	// maxKernelBuffer is the intermediate image draw.BiLinear may have;
+	// a larger preview is made with draw.ApproxBiLinear, which has none,
+	// from a source halved to less than twice its size, where it loses
+	// little.
+	maxKernelBuffer = 16 << 20
+)
+
+// halve halves the crop of src, each halving the average of 2x2 pixels
+// (draw.ApproxBiLinear at a ratio of two), while it stays at least twice
+// out, and returns the picture and crop left: a mipmap's step, so that
+// the last scaling is a small one and its buffer small. Each halving
+// costs a quarter of the memory of the one before.
+func halve(src image.Image, crop image.Rectangle, out image.Point) (image.Image, image.Rectangle) {
+	for crop.Dx() >= 2*out.X && crop.Dy() >= 2*out.Y {
+		half := image.NewRGBA(image.Rect(0, 0, crop.Dx()/2, crop.Dy()/2))
+		draw.ApproxBiLinear.Scale(half, half.Bounds(), src, crop, draw.Src, nil)
+		src, crop = half, half.Bounds()
+	}
+	return src, crop
 }
 
 func atLeastOne(f float64) int { return max(1, int(math.Round(f))) }

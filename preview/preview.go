@@ -140,9 +140,11 @@ func (g *Generator) Render(ctx context.Context, src io.ReadSeekCloser, kind Kind
 	}
 	done := make(chan result, 1)
 	go func() {
-		defer g.slots.Release(1)
-		defer src.Close()
 		p, err := g.render(src, kind, req)
+		// Closed and released before the answer, which the caller may
+		// act on at once: the source is closed when Render returns.
+		src.Close()
+		g.slots.Release(1)
 		done <- result{p, err}
 	}()
 	timer := time.NewTimer(g.timeout)

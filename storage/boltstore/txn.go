@@ -31,6 +31,9 @@ type txn struct {
 	// removed once it has committed (update, updateGrouped): before, a
 	// crash or a rollback would leave metadata pointing at nothing.
 	garbage []string
+	// dropped are the checksums of the contents the transaction deleted,
+	// whose previews go once it has committed.
+	dropped []string
 }
 
 // openBuckets are the buckets a txn has opened so far; nil is not yet.
@@ -102,10 +105,10 @@ func (s *Store) view(fn func(t *txn) error) error {
 // number that makes etags unique are taken once the write lock is held.
 // The content files fn discards are removed once it has committed.
 func (s *Store) update(fn func(t *txn) error) error {
-	var garbage []string
-	err := diskFull(s.db.Update(s.writeTxn(fn, &garbage)))
+	var left leftovers
+	err := diskFull(s.db.Update(s.writeTxn(fn, &left)))
 	if err == nil {
-		s.removeBlobs(garbage)
+		s.clear(left)
 	}
 	return err
 }
@@ -115,20 +118,32 @@ func (s *Store) update(fn func(t *txn) error) error {
 // made durable together. fn may run more than once and must leave nothing
 // behind outside the transaction but what its last run sets.
 func (s *Store) updateGrouped(fn func(t *txn) error) error {
-	var garbage []string
-	err := diskFull(s.group.update(s.writeTxn(fn, &garbage)))
+	var left leftovers
+	err := diskFull(s.group.update(s.writeTxn(fn, &left)))
 	if err == nil {
-		s.removeBlobs(garbage)
+		s.clear(left)
 	}
 	return err
 }
 
+// leftovers are what a committed transaction leaves to remove: the
+// content files it no longer references and the previews of the contents
+// it deleted.
+type leftovers struct {
+	garbage, dropped []string
+}
+
+func (s *Store) clear(left leftovers) {
+	s.removeBlobs(left.garbage)
+	s.previews.drop(left.dropped)
+}
+
 // writeTxn turns fn into a bolt write function with the store's buckets,
 // its own etag sequence number and the change time. The content files the
-// last run of fn discarded are left in *garbage.
-func (s *Store) writeTxn(fn func(t *txn) error, garbage *[]string) func(*bolt.Tx) error {
+// last run of fn discarded and the contents it deleted are left in *left.
+func (s *Store) writeTxn(fn func(t *txn) error, left *leftovers) func(*bolt.Tx) error {
 	return func(tx *bolt.Tx) error {
-		*garbage = nil
+		*left = leftovers{}
 		t := s.newTxn(tx)
 		seq, err := t.nodes().NextSequence()
 		if err != nil {
@@ -137,7 +152,7 @@ func (s *Store) writeTxn(fn func(t *txn) error, garbage *[]string) func(*bolt.Tx
 		t.seq = seq
 		t.now = s.now()
 		err = fn(t)
-		*garbage = t.garbage
+		*left = leftovers{t.garbage, t.dropped}
 		return err
 	}
 }
