@@ -1,7 +1,9 @@
 package davhandler
 
 import (
+	"context"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -97,22 +99,57 @@ func (h *Handler) searchTarget(r *http.Request, req *request, t *target, rep rep
 // target's followed by the node's path below it.
 func (h *Handler) writeResults(pc *propContext, ms *multistatus, pf propfindRequest, t *target, nodes []storage.Node) error {
 	base := escapePath(strings.TrimSuffix(t.hrefPath, "/"))
+	paths := folderPaths{store: h.store, top: t.node.ID, known: map[string]string{t.node.ID: ""}}
 	for i := range nodes {
 		n := &nodes[i]
-		names, err := storage.NodeNames(pc.ctx, h.store, *n, t.node.ID)
+		folder, err := paths.of(pc.ctx, n.SpaceID, n.ParentID)
+		if errors.Is(err, storage.ErrNotFound) {
+			// Deleted since it was found.
+			continue
+		}
 		if err != nil {
 			return err
 		}
-		segments := make([]string, len(names))
-		for j, name := range names {
-			segments[j] = escapeSegment(name)
-		}
-		href := responseHref{base: base, segment: strings.Join(segments, "/"), slash: n.IsFolder()}
+		href := responseHref{base: base + folder, segment: escapeSegment(n.Name), slash: n.IsFolder()}
 		if err := pc.writeNode(ms, pf, &nodeView{node: n}, href); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// folderPaths finds the escaped paths of folders below the top one
+// ("/a/b"; "" for top itself), each folder looked up once however many
+// results it holds.
+type folderPaths struct {
+	store storage.NodeReader
+	top   string
+	known map[string]string
+}
+
+func (fp *folderPaths) of(ctx context.Context, spaceID, id string) (string, error) {
+	var up []storage.Node // the folders not known yet, from id upwards
+	for {
+		if p, ok := fp.known[id]; ok {
+			for i := len(up) - 1; i >= 0; i-- {
+				p += "/" + escapeSegment(up[i].Name)
+				fp.known[up[i].ID] = p
+			}
+			return p, nil
+		}
+		if len(up) == storage.MaxNodeDepth {
+			return "", fmt.Errorf("the path of folder %s: deeper than %d folders", id, storage.MaxNodeDepth)
+		}
+		n, err := fp.store.Node(ctx, spaceID, id)
+		if err != nil {
+			return "", fmt.Errorf("the path of folder %s: %w", id, err)
+		}
+		if n.ParentID == "" {
+			return "", fmt.Errorf("folder %s is not below %s: %w", id, fp.top, storage.ErrNotFound)
+		}
+		up = append(up, n)
+		id = n.ParentID
+	}
 }
 
 // parseReport parses a REPORT body: oc:search-files or oc:filter-files.

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/davspaces/davspaces/storage"
 )
 
 const searchBody = `<?xml version="1.0" encoding="UTF-8"?>
@@ -153,4 +155,22 @@ func TestReportRefusals(t *testing.T) {
 			wantError(t, e.do("einstein", "REPORT", base, tc.body), tc.status, tc.exception, "")
 		})
 	}
+}
+
+// A share's recipient finds what is below the shared folder, at its path
+// in the Shares drive, and nothing beside or above it.
+func TestReportThroughShare(t *testing.T) {
+	e := newEnv(t)
+	einsteinShares(t, e, storage.ShareViewer)
+	home := e.personalSpacePath("einstein")
+	e.putFile("einstein", home+"/notes beside.txt", "private")
+
+	got := hrefsOf(parseMultistatus(t, e.do("marie", "REPORT", sharesDrive+"/Project", search("NOTES", ""))))
+	if want := []string{sharesDrive + "/Project/notes.txt"}; !slices.Equal(got, want) {
+		t.Fatalf("marie found %q, want %q", got, want)
+	}
+	if got := hrefsOf(parseMultistatus(t, e.do("marie", "REPORT", sharesDrive, search("notes", "")))); len(got) != 0 {
+		t.Fatalf("the Shares drive's root found %q", got)
+	}
+	wantError(t, e.do("marie", "REPORT", home, search("notes", "")), http.StatusNotFound, "NotFound", "")
 }
