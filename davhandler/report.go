@@ -98,24 +98,34 @@ func (h *Handler) searchTarget(r *http.Request, req *request, t *target, rep rep
 // writeResults writes the response of each node found, its href the
 // target's followed by the node's path below it.
 func (h *Handler) writeResults(pc *propContext, ms *multistatus, pf propfindRequest, t *target, nodes []storage.Node) error {
-	base := escapePath(strings.TrimSuffix(t.hrefPath, "/"))
-	paths := folderPaths{store: h.store, top: t.node.ID, known: map[string]string{t.node.ID: ""}}
+	paths := h.newFolderPaths(t)
 	for i := range nodes {
-		n := &nodes[i]
-		folder, err := paths.of(pc.ctx, n.SpaceID, n.ParentID)
-		if errors.Is(err, storage.ErrNotFound) {
-			// Deleted since it was found.
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		href := responseHref{base: base + folder, segment: escapeSegment(n.Name), slash: n.IsFolder()}
-		if err := pc.writeNode(ms, pf, &nodeView{node: n}, href); err != nil {
+		if err := paths.writeResult(pc, ms, pf, &nodes[i]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// writeResult writes the response of n, found below the folder of fp.
+func (fp *folderPaths) writeResult(pc *propContext, ms *multistatus, pf propfindRequest, n *storage.Node) error {
+	folder, err := fp.of(pc.ctx, n.SpaceID, n.ParentID)
+	if errors.Is(err, storage.ErrNotFound) {
+		// Deleted since it was found.
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	href := responseHref{base: fp.base + folder, segment: escapeSegment(n.Name), slash: n.IsFolder()}
+	return pc.writeNode(ms, pf, &nodeView{node: n}, href)
+}
+
+func (h *Handler) newFolderPaths(t *target) *folderPaths {
+	return &folderPaths{
+		store: h.store, top: t.node.ID, known: map[string]string{t.node.ID: ""},
+		base: escapePath(strings.TrimSuffix(t.hrefPath, "/")),
+	}
 }
 
 // folderPaths finds the escaped paths of folders below the top one
@@ -125,6 +135,8 @@ type folderPaths struct {
 	store storage.NodeReader
 	top   string
 	known map[string]string
+	// base is the escaped href of the top folder.
+	base string
 }
 
 func (fp *folderPaths) of(ctx context.Context, spaceID, id string) (string, error) {
@@ -228,7 +240,7 @@ func parseSearch(dec *xml.Decoder, search xml.StartElement, rep *reportRequest) 
 		}
 		switch el.Name.Local {
 		case "pattern":
-			rep.pattern = text
+			rep.pattern = searchTerm(text)
 		case "limit":
 			n, err := searchNumber("limit", text)
 			if err != nil {
@@ -278,4 +290,22 @@ func parseFilterRules(dec *xml.Decoder, rules xml.StartElement, rep *reportReque
 		}
 		return nil
 	})
+}
+
+// searchTerm is the substring a pattern asks for. oCIS takes KQL, and
+// ownCloud Web sends its search as name:"*term*" (with other conditions,
+// such as mediatype:, which are not served and ignored): the term of a
+// name: condition, else the whole pattern, without the wildcards around
+// it.
+func searchTerm(pattern string) string {
+	term := strings.TrimSpace(pattern)
+	if i := strings.Index(" "+term, " name:"); i >= 0 {
+		term = term[i+len("name:"):]
+		if rest, ok := strings.CutPrefix(term, `"`); ok {
+			term, _, _ = strings.Cut(rest, `"`)
+		} else {
+			term, _, _ = strings.Cut(term, " ")
+		}
+	}
+	return strings.Trim(term, "*")
 }

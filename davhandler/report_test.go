@@ -174,3 +174,42 @@ func TestReportThroughShare(t *testing.T) {
 	}
 	wantError(t, e.do("marie", "REPORT", home, search("notes", "")), http.StatusNotFound, "NotFound", "")
 }
+
+// ownCloud Web searches /dav/spaces/ itself: the matches of every space
+// the user is a member of, merged in order, and of no other.
+func TestReportAllSpaces(t *testing.T) {
+	e := newEnv(t)
+	base := seedSearch(e)
+	home := e.personalSpacePath("einstein")
+	e.putFile("einstein", home+"/my report.odt", "x")
+	e.putFile("bob", e.personalSpacePath("bob")+"/bob's report.txt", "x")
+
+	rec := e.do("einstein", "REPORT", "/dav/spaces/", search("report", "<oc:limit>3</oc:limit>"))
+	got := hrefsOf(parseMultistatus(t, rec))
+	esc := escapePath(base)
+	want := []string{esc + "/Annual%20Report.pdf", escapePath(home) + "/my%20report.odt", esc + "/Reports/Q1%202024/report%20draft.TXT"}
+	if !slices.Equal(got, want) || rec.Header().Get("Content-Range") != "rows 0-2/4" {
+		t.Fatalf("einstein found %q (%q), want %q", got, rec.Header().Get("Content-Range"), want)
+	}
+	got = hrefsOf(parseMultistatus(t, e.do("bob", "REPORT", "/remote.php/dav/spaces/", search("report", ""))))
+	if want := []string{"/remote.php" + escapePath(e.personalSpacePath("bob")) + "/bob%27s%20report.txt"}; !slices.Equal(got, want) {
+		t.Fatalf("bob found %q, want %q", got, want)
+	}
+	wantStatus(t, e.do("einstein", "PROPFIND", "/dav/spaces/", "", "Depth", "0"), http.StatusMethodNotAllowed)
+}
+
+func TestSearchTerm(t *testing.T) {
+	for pattern, want := range map[string]string{
+		"report":                          "report",
+		" Annual Report ":                 "Annual Report",
+		`name:"*annual rep*"`:             "annual rep",
+		`name:"*x*" mediatype:("pdf")`:    "x",
+		`mediatype:document name:*draft*`: "draft",
+		"*wild*":                          "wild",
+		"filename:odd":                    "filename:odd",
+	} {
+		if got := searchTerm(pattern); got != want {
+			t.Errorf("searchTerm(%q) = %q, want %q", pattern, got, want)
+		}
+	}
+}
