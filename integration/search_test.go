@@ -137,5 +137,11 @@ func checkSearch(t *testing.T, einstein, marie, richard *client) {
 		}
 		_, b := richard.in(t).expect(http.StatusBadRequest, "REPORT", physics, "<oc:search-files")
 		wantDAVError(t, b, "BadRequest")
+
+		// ownCloud Web searches every space at once, in KQL.
+		got, contentRange := richard.in(t).report("/remote.php/dav/spaces/", searchFiles(`name:"*relativ*"`, 200))
+		if want := []string{physics + "/Relativität.pdf"}; !slices.Equal(got, want) || contentRange != "rows 0-0/1" {
+			t.Fatalf("richard found %q (%q) in all his spaces, want %q", got, contentRange, want)
+		}
 	})
 }
