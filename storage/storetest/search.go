@@ -19,19 +19,10 @@ var searchTests = []conformanceTest{
 	{"SearchRefusals", testSearchRefusals},
 }
 
-func (f *fixture) searcher(t *testing.T) storage.Searcher {
-	t.Helper()
-	s, ok := f.s.(storage.Searcher)
-	if !ok {
-		t.Fatalf("%T is no storage.Searcher", f.s)
-	}
-	return s
-}
-
 // search returns the names SearchNames finds below folder under, in order.
 func (f *fixture) search(t *testing.T, under, pattern string) []string {
 	t.Helper()
-	found, err := f.searcher(t).SearchNames(f.ctx, storage.SearchScope{SpaceID: f.space.ID, Under: under}, pattern)
+	found, err := f.s.SearchNames(f.ctx, storage.SearchScope{SpaceID: f.space.ID, Under: under}, pattern)
 	if err != nil {
 		t.Fatalf("SearchNames %q: %v", pattern, err)
 	}
@@ -141,7 +132,7 @@ func testSearchPages(t *testing.T, f *fixture) {
 		{0, 1, []string{"page 2", "page 3", "Page 4", "PAGE 5"}},
 	} {
 		scope := storage.SearchScope{SpaceID: f.space.ID, Limit: tc.limit, Offset: tc.offset}
-		found, err := f.searcher(t).SearchNames(f.ctx, scope, "page")
+		found, err := f.s.SearchNames(f.ctx, scope, "page")
 		if err != nil {
 			t.Fatalf("SearchNames %+v: %v", scope, err)
 		}
@@ -174,7 +165,7 @@ func testSearchFavorites(t *testing.T, f *fixture) {
 
 	favorites := func(under string, limit, offset int) storage.Found {
 		t.Helper()
-		found, err := f.searcher(t).SearchFavorites(f.ctx, storage.SearchScope{SpaceID: f.space.ID, Under: under, Limit: limit, Offset: offset}, user.ID)
+		found, err := f.s.SearchFavorites(f.ctx, storage.SearchScope{SpaceID: f.space.ID, Under: under, Limit: limit, Offset: offset}, user.ID)
 		if err != nil {
 			t.Fatalf("SearchFavorites: %v", err)
 		}
@@ -193,7 +184,7 @@ func testSearchFavorites(t *testing.T, f *fixture) {
 // file to search below are refused.
 func testSearchRefusals(t *testing.T, f *fixture) {
 	file := f.put(t, f.root(), "file", "x")
-	s := f.searcher(t)
+	s := f.s
 	for _, tc := range []struct {
 		scope storage.SearchScope
 		want  error
