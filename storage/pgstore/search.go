@@ -42,7 +42,20 @@ var trigramSchema = []string{
 // package) searches still answer, reading the space's names from
 // nodes_search, which is logged, not refused.
 func migrateSearch(ctx context.Context, tx pgx.Tx, log *zap.Logger) error {
-	for _, step := range searchSchema {
+	// ALTER TABLE locks the table whole before it sees that the column is
+	// there: a node starting while another writes would wait for it, and
+	// every query of nodes behind the waiting lock.
+	var added bool
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_attribute
+		WHERE attrelid = 'nodes'::regclass AND attname = $1 AND NOT attisdropped)`, searchName).Scan(&added)
+	if err != nil {
+		return err
+	}
+	steps := searchSchema
+	if added {
+		steps = steps[1:]
+	}
+	for _, step := range steps {
 		if _, err := tx.Exec(ctx, step); err != nil {
 			return err
 		}
