@@ -296,7 +296,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, dp davPath, perr
 		// The link is the caller: a user the request may have is ignored.
 		return h.servePublic(w, r, dp, perr)
 	}
-	if perr != nil {
+	if perr != nil && !isAllSpacesReport(r, dp) {
 		return perr
 	}
 	user, ok := h.user(r)
@@ -314,6 +314,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, dp davPath, perr
 		return h.serveTrash(w, r, req)
 	case baseMeta:
 		return h.serveMeta(w, r, req)
+	case baseAllSpaces:
+		return h.handleReportAllSpaces(w, r, req)
 	}
 	if handle := h.treeMethod(r.Method); handle != nil {
 		return handle(w, r, req)
@@ -340,6 +342,8 @@ func (h *Handler) treeMethod(method string) func(http.ResponseWriter, *http.Requ
 		return h.handlePropfind
 	case "PROPPATCH":
 		return h.handleProppatch
+	case "REPORT":
+		return h.handleReport
 	case "MKCOL":
 		return h.handleMkcol
 	case http.MethodGet, http.MethodHead:

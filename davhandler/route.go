@@ -35,6 +35,9 @@ const (
 	// basePublicUpload: /dav/public-files/.uploads/{id} — a resumable
 	// (TUS) upload started through a public link.
 	basePublicUpload
+	// baseAllSpaces: /dav/spaces/ itself, which nothing lists; a search
+	// REPORT there looks in every space of the user (report_spaces.go).
+	baseAllSpaces
 )
 
 // maxNameBytes is the longest file or folder name accepted.
@@ -118,7 +121,11 @@ func parseDAVNamespace(base, p string) (davPath, bool, *davError) {
 		return davPath{}, true, errorf(http.StatusNotFound, "File not found in root")
 	}
 	if owner == "" {
-		return davPath{}, true, errorf(http.StatusMethodNotAllowed, "Listing members of this collection is disabled")
+		var dp davPath
+		if ns == "spaces" {
+			dp = davPath{kind: baseAllSpaces, base: base + "/spaces"}
+		}
+		return dp, true, errorf(http.StatusMethodNotAllowed, "Listing members of this collection is disabled")
 	}
 	if err := validateName(owner); err != nil {
 		return davPath{}, true, err
