@@ -215,14 +215,13 @@ class FolderView {
     const { base, segments } = this.loc;
     setCrumbs([["Spaces", "/"], [spaceTitle(this.drive), `${base}/`],
       ...segments.map((name, i) => [name, folderURL(base, segments.slice(0, i + 1))])]);
-    this.filterInput = h("input", { type: "search", placeholder: "Filter names", "aria-label": "Filter names", value: this.filter, oninput: (ev) => this.setFilter(ev.target.value) });
+    this.filterInput = h("input", { type: "search", class: "filter", placeholder: "Filter names", "aria-label": "Filter names", value: this.filter, oninput: (ev) => this.setFilter(ev.target.value) });
     const tools = h("div", { class: "tools" },
       this.can("C") && h("button", { type: "button", class: "primary", onclick: () => this.newFolder() }, icon("newFolder"), h("span", {}, "New folder")),
       this.can("C") && uploads.buttons(),
       zipLink(this.url, this.title, "button secondary", h("span", {}, "Download as zip")),
       !this.shares && h("a", { class: "button secondary", href: "#trash" }, icon("trash"), h("span", {}, "Trash")),
-      this.filterInput,
-      this.searchBox().form);
+      this.filterInput);
     this.count = h("p", { class: "count", "aria-live": "polite" });
     this.body = h("tbody", {});
     // One button for the next rows, kept while they are added so that
@@ -237,7 +236,7 @@ class FolderView {
         h("th", { class: "col-actions" }, h("span", { class: "visually-hidden" }, "Actions")))),
       this.body);
     this.table = table;
-    main.replaceChildren(h("div", { class: "heading" }, h("h1", {}, this.title), this.count), tools, this.search.results, table, this.more);
+    main.replaceChildren(h("div", { class: "heading" }, h("h1", {}, this.title), this.count, this.searchBox().form), tools, this.search.results, table, this.more);
     this.acceptDropsOnCrumbs();
     uploads.showIn(this.can("C") ? this.url : null, () => this.load().catch(showError));
     this.observer = new IntersectionObserver((seen) => seen.some((e) => e.isIntersecting) && this.showMore());
@@ -744,7 +743,7 @@ window.addEventListener("hashchange", () => {
 document.addEventListener("keydown", (ev) => {
   const typing = ev.target instanceof HTMLInputElement || ev.target instanceof HTMLTextAreaElement;
   if (ev.key === "/" && !typing && !ev.ctrlKey && !ev.metaKey && !ev.altKey) {
-    const filter = main.querySelector('input[type="search"]');
+    const filter = main.querySelector("input.filter");
     if (filter) {
       ev.preventDefault();
       filter.focus();
