@@ -340,6 +340,8 @@ func (h *Handler) treeMethod(method string) func(http.ResponseWriter, *http.Requ
 		return h.handlePropfind
 	case "PROPPATCH":
 		return h.handleProppatch
+	case "REPORT":
+		return h.handleReport
 	case "MKCOL":
 		return h.handleMkcol
 	case http.MethodGet, http.MethodHead:

@@ -44,6 +44,9 @@ type dav struct {
 	// ownCloud web UI shows deleted files only when it is "1.0" and
 	// files.undelete is true.
 	Trashbin string `json:"trashbin,omitempty" xml:"trashbin,omitempty"`
+	// Reports are the REPORTs served on every WebDAV path: ownCloud Web
+	// offers its search only when search-files is among them.
+	Reports []string `json:"reports" xml:"reports>element"`
 }
 
 type files struct {
@@ -109,6 +112,7 @@ func newCapabilities(cfg Config) capabilitiesData {
 		},
 		Checksums: checksums{SupportedTypes: []string{"SHA1", "MD5", "ADLER32"}, PreferredUploadType: "SHA1"},
 		Spaces:    spaces{Enabled: true, Version: "1.0.0", Projects: true},
+		DAV:       dav{Reports: []string{"search-files"}},
 	}
 	if cfg.ChunkedUploads {
 		c.DAV.Chunking = "1.0"

@@ -60,10 +60,10 @@ func TestCapabilities(t *testing.T) {
 		bigFile      bool
 		tusSupport   any
 	}{
-		{tus: false, chunked: false, dav: map[string]any{}},
-		{tus: true, chunked: false, dav: map[string]any{}, tusSupport: tusSupportJSON},
-		{tus: false, chunked: true, dav: map[string]any{"chunking": "1.0"}, bigFile: true},
-		{tus: true, chunked: true, dav: map[string]any{"chunking": "1.0"}, bigFile: true, tusSupport: tusSupportJSON},
+		{tus: false, chunked: false, dav: map[string]any{"reports": searchReports}},
+		{tus: true, chunked: false, dav: map[string]any{"reports": searchReports}, tusSupport: tusSupportJSON},
+		{tus: false, chunked: true, dav: map[string]any{"chunking": "1.0", "reports": searchReports}, bigFile: true},
+		{tus: true, chunked: true, dav: map[string]any{"chunking": "1.0", "reports": searchReports}, bigFile: true, tusSupport: tusSupportJSON},
 	}
 	for _, tt := range tests {
 		c := capabilitiesOf(t, newUploadsHandler(t, tt.tus, tt.chunked))
@@ -146,10 +146,10 @@ func TestCapabilitiesUndo(t *testing.T) {
 		trash, versions bool
 		dav             map[string]any
 	}{
-		{trash: false, versions: false, dav: map[string]any{}},
-		{trash: true, versions: false, dav: map[string]any{"trashbin": "1.0"}},
-		{trash: false, versions: true, dav: map[string]any{}},
-		{trash: true, versions: true, dav: map[string]any{"trashbin": "1.0"}},
+		{trash: false, versions: false, dav: map[string]any{"reports": searchReports}},
+		{trash: true, versions: false, dav: map[string]any{"trashbin": "1.0", "reports": searchReports}},
+		{trash: false, versions: true, dav: map[string]any{"reports": searchReports}},
+		{trash: true, versions: true, dav: map[string]any{"trashbin": "1.0", "reports": searchReports}},
 	} {
 		h := newConfiguredHandler(t, func(cfg *Config) { cfg.Trash, cfg.Versions = tt.trash, tt.versions })
 		c := capabilitiesOf(t, h)

@@ -256,6 +256,9 @@ func (s *Store) init(storageID string) error {
 		if err := migrateLayout(tx); err != nil {
 			return err
 		}
+		if err := buildNameIndex(tx); err != nil {
+			return err
+		}
 		if err := s.newTxn(tx).initUsage(); err != nil {
 			return err
 		}

@@ -39,6 +39,7 @@ type openBuckets struct {
 	locks, lockTokens                                       *bolt.Bucket
 	sessions, chunkedUploads, chunkParts                    *bolt.Bucket
 	trash, trashPlaces, versions                            *bolt.Bucket
+	names                                                   *bolt.Bucket
 	share                                                   shareBuckets
 }
 

@@ -265,7 +265,7 @@ func (s *Store) migrate(ctx context.Context) error {
 				return err
 			}
 		}
-		return nil
+		return migrateSearch(ctx, tx, s.log)
 	})
 }
 
