@@ -25,6 +25,19 @@ async function shoot(page, name) {
   await setViewport(page, desktop);
 }
 
+// shootSameLoad writes a screenshot at desktop and phone width without
+// loading the page again (isMobile stays off), so that what is shown
+// (search results) stays.
+async function shootSameLoad(page, name) {
+  for (const [width, viewport] of [["desktop", desktop], ["phone", { ...phone, isMobile: false, hasTouch: false }]]) {
+    await page.setViewport(viewport);
+    const file = path.join(opts.artifacts, `${name}-${width}.png`);
+    await page.screenshot({ path: file });
+    report({ event: "screenshot", file });
+  }
+  await page.setViewport(desktop);
+}
+
 // thumbnail waits until the row's thumbnail is settled and returns it:
 // its state and the decoded image's natural size.
 async function thumbnail(page, scope, name) {
@@ -141,7 +154,7 @@ async function search(page) {
     fail("the folder's table is shown beside the results");
   }
   report({ event: "check", name: "search found", query, where });
-  await shoot(page, "previews-search");
+  await shootSameLoad(page, "previews-search");
 
   await page.locator(box).setTimeout(10000).fill("no-such-name-anywhere");
   await page.keyboard.press("Enter");
