@@ -43,8 +43,10 @@ type previewsOptions struct {
 	Search     bool   `json:"search"`
 	Hidden     string `json:"hidden"`
 	HiddenPath string `json:"hiddenPath"`
-	// Link is the public link page of Album.
-	Link string `json:"link"`
+	// Link is the public link page of Album/deep; FileLink the one of
+	// Photo alone.
+	Link     string `json:"link"`
+	FileLink string `json:"fileLink"`
 	// Issuer, when set, is the OpenID Connect provider the page signs in
 	// with (User and Password at its form).
 	Issuer string `json:"issuer"`
@@ -56,7 +58,8 @@ type previewsOptions struct {
 // keep their icon, a file that is not what its name says included (415);
 // in a folder of many images only the rows on screen ask for theirs, the
 // others once scrolled to; the viewer shows the large preview at the
-// picture's own width; a public link's page has thumbnails too. The
+// picture's own width; a public link's page has thumbnails too, and a
+// link to a picture shows it large. The
 // search box finds a file deep in the space, shows its folder and opens
 // it, says when nothing is found, and Escape brings the folder back; on a
 // server without oc:search-files the box is hidden. Screenshots: the
@@ -88,6 +91,8 @@ func TestWebUIPreviews(t *testing.T) {
 	}
 	link := ocsCall[ocsShare](einstein, http.StatusOK, "POST", "/shares", url.Values{
 		"path": {"/Album/deep"}, "shareType": {"3"}, "name": {"Comets"}})
+	fileLink := ocsCall[ocsShare](einstein, http.StatusOK, "POST", "/shares", url.Values{
+		"path": {"/photo.png"}, "shareType": {"3"}, "name": {"Photo"}})
 
 	opts := previewsOptions{
 		Chromium:    chromium,
@@ -107,6 +112,7 @@ func TestWebUIPreviews(t *testing.T) {
 		Hidden:      "comet.png",
 		HiddenPath:  "/Album/deep",
 		Link:        "/s/" + link.Token,
+		FileLink:    "/s/" + fileLink.Token,
 	}
 	events := runDrive(t, dir, "previews.mjs", opts)
 	for _, ev := range events {

@@ -187,6 +187,19 @@ async function publicLink(browser) {
   const file = path.join(opts.artifacts, "previews-public-desktop.png");
   await page.screenshot({ path: file });
   report({ event: "screenshot", file });
+
+  // A link to the photo alone: its page shows it large.
+  await page.goto(opts.base + opts.fileLink, { waitUntil: "domcontentloaded", timeout: 30000 });
+  await ready(page, "public-file");
+  await page.waitForSelector('.public-file .viewer-picture[data-state="shown"] img', { timeout: 30000 });
+  const width = await page.$eval(".public-file .viewer-picture img", (img) => img.naturalWidth);
+  if (width !== opts.photoWidth) {
+    fail(`the public file page's preview of ${opts.photo} is ${width} wide, want ${opts.photoWidth}`);
+  }
+  report({ event: "check", name: "public file preview", width });
+  const fileShot = path.join(opts.artifacts, "previews-public-file-desktop.png");
+  await page.screenshot({ path: fileShot });
+  report({ event: "screenshot", file: fileShot });
   await context.close();
 }
 
