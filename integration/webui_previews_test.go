@@ -35,7 +35,8 @@ type previewsOptions struct {
 	// at that width (it fits 1024 and is not enlarged).
 	Photo      string `json:"photo"`
 	PhotoWidth int    `json:"photoWidth"`
-	// Many is a folder of ManyCount images, more than a screen shows.
+	// Many is a folder of ManyCount images tile-000.png …, more than a
+	// screen shows and than a page of search results.
 	Many      string `json:"many"`
 	ManyCount int    `json:"manyCount"`
 	// Search is the server's oc:search-files; Hidden is a name deep in
@@ -61,7 +62,8 @@ type previewsOptions struct {
 // picture's own width; a public link's page has thumbnails too, and a
 // link to a picture shows it large. The
 // search box finds a file deep in the space, shows its folder and opens
-// it, says when nothing is found, and Escape brings the folder back; on a
+// it, pages through more than 100 results, says when nothing is found,
+// and Escape brings the folder back; on a
 // server without oc:search-files the box is hidden. Screenshots: the
 // folder with thumbnails and the search results at desktop and phone
 // width, the viewer, the public link's folder.
@@ -85,9 +87,10 @@ func TestWebUIPreviews(t *testing.T) {
 	for name, body := range files {
 		einstein.expect(http.StatusCreated, http.MethodPut, folder+escapeSegments(name), string(body))
 	}
-	const manyCount = 60
+	// More than a page of search results (100).
+	const manyCount = 120
 	for i := range manyCount {
-		einstein.expect(http.StatusCreated, http.MethodPut, fmt.Sprintf("%sMany/tile-%02d.png", folder, i), string(encodePNG(t, 48, 48, uint8(i*4))))
+		einstein.expect(http.StatusCreated, http.MethodPut, fmt.Sprintf("%sMany/tile-%03d.png", folder, i), string(encodePNG(t, 48, 48, uint8(i*2))))
 	}
 	link := ocsCall[ocsShare](einstein, http.StatusOK, "POST", "/shares", url.Values{
 		"path": {"/Album/deep"}, "shareType": {"3"}, "name": {"Comets"}})

@@ -288,7 +288,9 @@ function toEntry({ href, props }) {
 /**
  * search finds the files and folders of a space whose names hold pattern
  * (REPORT oc:search-files at the space's root URL), a page of limit
- * results from offset, with the properties a listing shows.
+ * results from offset, with the properties a listing shows, and the
+ * number of matches in all (Content-Range: rows first-last/total; the
+ * page's length when the server does not say).
  */
 export async function search(rootURL, pattern, { limit = 100, offset = 0 } = {}) {
   const names = childProps.map(([ns, name]) => `<${ns}:${name}/>`).join("");
@@ -300,7 +302,9 @@ export async function search(rootURL, pattern, { limit = 100, offset = 0 } = {})
     action: "search",
   });
   const doc = new DOMParser().parseFromString(await res.text(), "application/xml");
-  return Array.from(childElements(doc.documentElement, DAV, "response"), readResponse).map(toEntry);
+  const entries = Array.from(childElements(doc.documentElement, DAV, "response"), readResponse).map(toEntry);
+  const range = /\/(\d+)$/.exec(res.headers.get("Content-Range") || "");
+  return { entries, total: range ? Number(range[1]) : offset + entries.length };
 }
 
 function escapeXML(s) {

@@ -55,26 +55,53 @@ export class SearchBox {
     }
     const asked = ++this.asked;
     this.show("searching", h("p", { class: "loading" }, `Searching for “${pattern}”…`));
-    let found;
+    const found = await this.page(asked, pattern, 0);
+    if (!found) {
+      return;
+    }
+    if (found.entries.length === 0) {
+      this.show("empty", h("p", { class: "search-none" }, `Nothing in this space is named like “${pattern}”.`));
+      return;
+    }
+    this.count = h("p", { class: "count" });
+    this.list = h("ul", { class: "search-list" });
+    this.moreButton = h("button", { type: "button", class: "secondary", onclick: () => this.more(asked, pattern) });
+    this.show("results", this.count, this.list, h("div", { class: "more" }, this.moreButton));
+    this.add(found, pattern);
+  }
+
+  // page fetches the results from offset; null when the search failed
+  // (said in the results' place) or a newer search or a clear came first.
+  async page(asked, pattern, offset) {
+    let found = null;
     try {
-      found = await dav.search(this.rootURL, pattern, { limit: LIMIT });
+      found = await dav.search(this.rootURL, pattern, { limit: LIMIT, offset });
     } catch (err) {
       if (asked === this.asked) {
         this.show("error", h("p", { class: "note error" }, err.message || String(err)));
       }
-      return;
+      return null;
     }
-    if (asked !== this.asked) {
-      return; // a newer search or a clear came first
+    return asked === this.asked ? found : null;
+  }
+
+  // more adds the next page of results.
+  async more(asked, pattern) {
+    this.moreButton.disabled = true;
+    const found = await this.page(asked, pattern, this.list.childElementCount);
+    if (found) {
+      this.add(found, pattern);
     }
-    if (found.length === 0) {
-      this.show("empty", h("p", { class: "search-none" }, `Nothing in this space is named like “${pattern}”.`));
-      return;
-    }
-    const more = found.length === LIMIT ? ` (the first ${LIMIT}; type more of the name to narrow it)` : "";
-    this.show("results",
-      h("p", { class: "count" }, `${found.length} ${found.length === 1 ? "result" : "results"} for “${pattern}”${more}`),
-      h("ul", { class: "search-list" }, found.map((entry) => this.item(entry))));
+  }
+
+  add({ entries, total }, pattern) {
+    this.list.append(...entries.map((entry) => this.item(entry)));
+    const shown = this.list.childElementCount;
+    const of = total > shown ? `${shown} of ${total}` : String(shown);
+    this.count.textContent = `${of} ${total === 1 ? "result" : "results"} for “${pattern}”`;
+    this.moreButton.hidden = shown >= total || entries.length === 0;
+    this.moreButton.disabled = false;
+    this.moreButton.textContent = `Show ${Math.min(LIMIT, total - shown)} more`;
   }
 
   item(entry) {

@@ -89,8 +89,8 @@ async function lazy(page) {
   };
   page.on("request", onRequest);
   await open(page, `${opts.folder}${opts.many}/`, "folder");
-  const first = "tile-00.png";
-  const last = `tile-${String(opts.manyCount - 1).padStart(2, "0")}.png`;
+  const first = "tile-000.png";
+  const last = `tile-${String(opts.manyCount - 1).padStart(3, "0")}.png`;
   await thumbnail(page, "tbody tr", first);
   // Give a page that would ask for everything the time to do so.
   await new Promise((r) => setTimeout(r, 1500));
@@ -155,6 +155,22 @@ async function search(page) {
   }
   report({ event: "check", name: "search found", query, where });
   await shootSameLoad(page, "previews-search");
+
+  // More than a page: the first 100, then the rest.
+  await page.locator(box).setTimeout(10000).fill("tile-");
+  await page.keyboard.press("Enter");
+  await page.waitForFunction((n) => document.querySelectorAll(".search-list li").length === Math.min(n, 100), { timeout: 20000 }, opts.manyCount);
+  const firstPage = await page.$eval(".search-results .count", (p) => p.textContent);
+  if (firstPage !== `100 of ${opts.manyCount} results for “tile-”`) {
+    fail(`the first page of results says ${JSON.stringify(firstPage)}`);
+  }
+  await click(page, ".search-results .more button:not([hidden])");
+  await page.waitForFunction((n) => document.querySelectorAll(".search-list li").length === n, { timeout: 20000 }, opts.manyCount);
+  const names = new Set(await page.$$eval(".search-list li", (lis) => lis.map((li) => li.dataset.name)));
+  if (names.size !== opts.manyCount || !(await page.$eval(".search-results .more button", (b) => b.hidden))) {
+    fail(`after "Show more": ${names.size} distinct results, want ${opts.manyCount} and no more button`);
+  }
+  report({ event: "check", name: "search paged", firstPage, results: names.size });
 
   await page.locator(box).setTimeout(10000).fill("no-such-name-anywhere");
   await page.keyboard.press("Enter");
