@@ -84,7 +84,7 @@ func (h *Handler) handleReport(w http.ResponseWriter, r *http.Request, req *requ
 // space), where the caller may not list (a file drop), by system tags, or
 // in a store without a search.
 func (h *Handler) searchTarget(r *http.Request, req *request, t *target, rep reportRequest) (storage.Found, error) {
-	searcher, ok := searcherOf(h.store)
+	searcher, ok := h.store.(storage.Searcher)
 	if !ok || t.isSharesRoot() || !t.node.IsFolder() || !t.access.mayList() || rep.tags {
 		return storage.Found{}, nil
 	}
@@ -93,22 +93,6 @@ func (h *Handler) searchTarget(r *http.Request, req *request, t *target, rep rep
 		return searcher.SearchFavorites(r.Context(), scope, req.user.ID)
 	}
 	return searcher.SearchNames(r.Context(), scope, rep.pattern)
-}
-
-// searcherOf finds the storage.Searcher under the decorators a store may
-// be wrapped in (caddymodule serves the store traced and timed, and
-// neither wrapper forwards the search).
-func searcherOf(b any) (storage.Searcher, bool) {
-	for {
-		if s, ok := b.(storage.Searcher); ok {
-			return s, true
-		}
-		u, ok := b.(interface{ Unwrap() storage.Backend })
-		if !ok {
-			return nil, false
-		}
-		b = u.Unwrap()
-	}
 }
 
 // writeResults writes the response of each node found, its href the
