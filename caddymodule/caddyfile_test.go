@@ -49,6 +49,25 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 			want: DAVSpaces{Root: "{env.DAVSPACES_ROOT}/data"},
 		},
 		{
+			name: "previews off",
+			input: `davspaces {
+				previews off
+			}`,
+			want: DAVSpaces{Previews: &PreviewSettings{Disabled: true}},
+		},
+		{
+			name: "previews block",
+			input: `davspaces {
+				previews {
+					sizes 256 64 64 1024
+					max_pixels 20000000
+					max_concurrent 3
+					timeout 5s
+				}
+			}`,
+			want: DAVSpaces{Previews: &PreviewSettings{Sizes: []int{64, 256, 1024}, MaxPixels: 20_000_000, MaxConcurrent: 3, Timeout: caddy.Duration(5 * time.Second)}},
+		},
+		{
 			name: "storage_id",
 			input: `davspaces {
 				storage_id 1284d238-aa92-42ce-bdc4-0b0000009157
@@ -289,6 +308,31 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 				root /srv
 			}`,
 			want: []string{"wrong argument count", "'foo'"},
+		},
+		{
+			name: "previews sizes not numbers",
+			input: `davspaces {
+				previews {
+					sizes 64 big
+				}
+			}`,
+			want: []string{`sizes: "big" is not a number of pixels`},
+		},
+		{
+			name: "previews neither on nor off",
+			input: `davspaces {
+				previews maybe
+			}`,
+			want: []string{`previews: want on, off or a block, got "maybe"`},
+		},
+		{
+			name: "previews unknown subdirective",
+			input: `davspaces {
+				previews {
+					quality 90
+				}
+			}`,
+			want: []string{"unrecognized previews subdirective: quality"},
 		},
 		{
 			name: "unknown subdirective",

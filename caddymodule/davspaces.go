@@ -114,6 +114,8 @@ type DAVSpaces struct {
 	Spaces []ProjectSpace `json:"spaces,omitempty"`
 	// Web configures the browser page. Default: served.
 	Web *WebSettings `json:"web,omitempty"`
+	// Previews are the limits of the previews of files, on by default.
+	Previews *PreviewSettings `json:"previews,omitempty"`
 
 	handler  *davhandler.Handler
 	ocs      *ocs.Handler
@@ -232,6 +234,8 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		Logger:        dav.logger,
 		ProjectSpaces: projectSpaces,
 		Page:          dav.davPage(),
+		Previews:      dav.Previews.generator(),
+		PreviewCache:  dav.Previews.cache(served),
 		// Wrong link passwords are limited per client as Caddy sees it
 		// (trusted_proxies honoured).
 		ClientAddress: clientKey,
@@ -254,6 +258,7 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		BulkUpload:     dav.BulkUpload,
 		Trash:          keepsAny(dav.claim.granted, storage.Retention.KeepsTrash),
 		Versions:       keepsAny(dav.claim.granted, storage.Retention.KeepsVersions),
+		PreviewTypes:   dav.Previews.types(),
 		Store:          served,
 		ProjectSpaces:  projectSpaces,
 		Members:        dav.configuredMembers(),
@@ -529,6 +534,12 @@ func parseDAVSpaces(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //			issuer    <url>
 //			scopes    <scope...>
 //		}
+//		previews on|off | previews {
+//			sizes          <pixels...>
+//			max_pixels     <count>
+//			max_concurrent <count>
+//			timeout        <duration>
+//		}
 //	}
 func (dav *DAVSpaces) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
@@ -577,6 +588,8 @@ func (dav *DAVSpaces) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		dav.Versions, err = parseVersions(d)
 	case "web":
 		dav.Web, err = parseWeb(d)
+	case "previews":
+		dav.Previews, err = parsePreviews(d)
 	case "space":
 		var ps ProjectSpace
 		ps, err = parseSpace(d)

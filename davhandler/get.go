@@ -18,6 +18,9 @@ func (h *Handler) handleGet(w http.ResponseWriter, r *http.Request, req *request
 		// A file drop: what it holds is nobody's to see.
 		err = errNotFound
 	}
+	if err == nil && wantsPreview(r) {
+		return h.servePreview(w, r, t)
+	}
 	if (err != nil || !wantsZip(r)) && h.servePage(w, r, t, err) {
 		return nil
 	}

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/davspaces/davspaces/preview"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -111,6 +112,11 @@ type Config struct {
 	// public links are not offered: their paths answer 404.
 	Shares    storage.Shares
 	Directory storage.Directory
+	// Previews makes the previews of files asked for with ?preview=1; nil
+	// means none are offered (404). PreviewCache keeps them; nil means the
+	// Store's own when it keeps them, else every preview is made anew.
+	Previews     *preview.Generator
+	PreviewCache storage.PreviewCache
 	// ClientAddress names the client a request comes from, for the limit
 	// on wrong link passwords (per link and client); nil, or an empty
 	// answer, means the host of the request's RemoteAddr. Behind a proxy
@@ -157,6 +163,10 @@ type Handler struct {
 	linkPasswords *passwordCache
 	// clientAddress names a request's client; nil means RemoteAddr's host.
 	clientAddress func(*http.Request) string
+	// previews makes previews; nil when they are not offered.
+	previews *preview.Generator
+	// previewCache keeps previews; nil when the store keeps none.
+	previewCache storage.PreviewCache
 }
 
 // New returns a Handler for cfg.
@@ -188,6 +198,8 @@ func New(cfg Config) (*Handler, error) {
 		linkFailures:   newFailureLimiter(linkFailureLimit, linkFailureWindow, maxLinkFailurePairs),
 		linkPasswords:  newPasswordCache(linkPasswordTTL, maxLinkPasswordsKnown),
 		clientAddress:  cfg.ClientAddress,
+		previews:       cfg.Previews,
+		previewCache:   offered(cfg.PreviewCache, cfg.Store),
 	}
 	if directory := offered(cfg.Directory, cfg.Store); directory != nil {
 		h.shares = offered(cfg.Shares, cfg.Store)
@@ -290,7 +302,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, dp davPath, perr
 		// The link is the caller: a user the request may have is ignored.
 		return h.servePublic(w, r, dp, perr)
 	}
-	if perr != nil {
+	if perr != nil && !isAllSpacesReport(r, dp) {
 		return perr
 	}
 	user, ok := h.user(r)
@@ -310,6 +322,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, dp davPath, perr
 		return h.serveMeta(w, r, req)
 	case baseBulk:
 		return h.serveBulk(w, r, req)
+	case baseAllSpaces:
+		return h.handleReportAllSpaces(w, r, req)
 	}
 	if handle := h.treeMethod(r.Method); handle != nil {
 		return handle(w, r, req)
@@ -336,6 +350,8 @@ func (h *Handler) treeMethod(method string) func(http.ResponseWriter, *http.Requ
 		return h.handlePropfind
 	case "PROPPATCH":
 		return h.handleProppatch
+	case "REPORT":
+		return h.handleReport
 	case "MKCOL":
 		return h.handleMkcol
 	case http.MethodGet, http.MethodHead:

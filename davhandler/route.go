@@ -38,6 +38,9 @@ const (
 	// baseBulk: /dav/bulk — Nextcloud's bulk upload of small files
 	// (bulk.go).
 	baseBulk
+	// baseAllSpaces: /dav/spaces/ itself, which nothing lists; a search
+	// REPORT there looks in every space of the user (report_spaces.go).
+	baseAllSpaces
 )
 
 // maxNameBytes is the longest file or folder name accepted.
@@ -123,7 +126,11 @@ func parseDAVNamespace(base, p string) (davPath, bool, *davError) {
 		return davPath{}, true, errorf(http.StatusNotFound, "File not found in root")
 	}
 	if owner == "" {
-		return davPath{}, true, errorf(http.StatusMethodNotAllowed, "Listing members of this collection is disabled")
+		var dp davPath
+		if ns == "spaces" {
+			dp = davPath{kind: baseAllSpaces, base: base + "/spaces"}
+		}
+		return dp, true, errorf(http.StatusMethodNotAllowed, "Listing members of this collection is disabled")
 	}
 	if err := validateName(owner); err != nil {
 		return davPath{}, true, err

@@ -48,6 +48,9 @@ type dav struct {
 	// (/dav/bulk), absent when it is not: Nextcloud's client then sends
 	// its small files one by one.
 	BulkUpload string `json:"bulkupload,omitempty" xml:"bulkupload,omitempty"`
+	// Reports are the REPORTs served on every WebDAV path: ownCloud Web
+	// offers its search only when search-files is among them.
+	Reports []string `json:"reports" xml:"reports>element"`
 }
 
 type files struct {
@@ -58,6 +61,15 @@ type files struct {
 	Undelete         ocsBool     `json:"undelete" xml:"undelete"`
 	Versioning       ocsBool     `json:"versioning" xml:"versioning"`
 	TUSSupport       *tusSupport `json:"tus_support,omitempty" xml:"tus_support,omitempty"`
+	// Thumbnail is present when previews are served (GET ?preview=1):
+	// ownCloud Web asks for them only then, and only for these types.
+	Thumbnail *thumbnail `json:"thumbnail,omitempty" xml:"thumbnail,omitempty"`
+}
+
+type thumbnail struct {
+	Enabled            ocsBool  `json:"enabled" xml:"enabled"`
+	Version            string   `json:"version" xml:"version"`
+	SupportedMimeTypes []string `json:"supportedMimeTypes" xml:"supportedMimeTypes>element"`
 }
 
 // tusSupport describes the TUS endpoint davhandler serves on every WebDAV
@@ -104,6 +116,7 @@ func newCapabilities(cfg Config) capabilitiesData {
 		},
 		Checksums: checksums{SupportedTypes: []string{"SHA1", "MD5", "ADLER32"}, PreferredUploadType: "SHA1"},
 		Spaces:    spaces{Enabled: true, Version: "1.0.0", Projects: true},
+		DAV:       dav{Reports: []string{"search-files"}},
 	}
 	if cfg.ChunkedUploads {
 		c.DAV.Chunking = "1.0"
@@ -117,6 +130,9 @@ func newCapabilities(cfg Config) capabilitiesData {
 		c.Files.Undelete = true
 	}
 	c.Files.Versioning = ocsBool(cfg.Versions)
+	if len(cfg.PreviewTypes) > 0 {
+		c.Files.Thumbnail = &thumbnail{Enabled: true, Version: "v0.1", SupportedMimeTypes: cfg.PreviewTypes}
+	}
 	if cfg.Sharing {
 		c.FilesSharing, c.PasswordPolicy = sharingOn()
 	}

@@ -60,10 +60,10 @@ func TestCapabilities(t *testing.T) {
 		bigFile      bool
 		tusSupport   any
 	}{
-		{tus: false, chunked: false, dav: map[string]any{}},
-		{tus: true, chunked: false, dav: map[string]any{}, tusSupport: tusSupportJSON},
-		{tus: false, chunked: true, dav: map[string]any{"chunking": "1.0"}, bigFile: true},
-		{tus: true, chunked: true, dav: map[string]any{"chunking": "1.0"}, bigFile: true, tusSupport: tusSupportJSON},
+		{tus: false, chunked: false, dav: map[string]any{"reports": searchReports}},
+		{tus: true, chunked: false, dav: map[string]any{"reports": searchReports}, tusSupport: tusSupportJSON},
+		{tus: false, chunked: true, dav: map[string]any{"chunking": "1.0", "reports": searchReports}, bigFile: true},
+		{tus: true, chunked: true, dav: map[string]any{"chunking": "1.0", "reports": searchReports}, bigFile: true, tusSupport: tusSupportJSON},
 	}
 	for _, tt := range tests {
 		c := capabilitiesOf(t, newUploadsHandler(t, tt.tus, tt.chunked))
@@ -161,10 +161,10 @@ func TestCapabilitiesUndo(t *testing.T) {
 		trash, versions bool
 		dav             map[string]any
 	}{
-		{trash: false, versions: false, dav: map[string]any{}},
-		{trash: true, versions: false, dav: map[string]any{"trashbin": "1.0"}},
-		{trash: false, versions: true, dav: map[string]any{}},
-		{trash: true, versions: true, dav: map[string]any{"trashbin": "1.0"}},
+		{trash: false, versions: false, dav: map[string]any{"reports": searchReports}},
+		{trash: true, versions: false, dav: map[string]any{"trashbin": "1.0", "reports": searchReports}},
+		{trash: false, versions: true, dav: map[string]any{"reports": searchReports}},
+		{trash: true, versions: true, dav: map[string]any{"trashbin": "1.0", "reports": searchReports}},
 	} {
 		h := newConfiguredHandler(t, func(cfg *Config) { cfg.Trash, cfg.Versions = tt.trash, tt.versions })
 		c := capabilitiesOf(t, h)
@@ -217,6 +217,25 @@ func TestVersionOf(t *testing.T) {
 		v := versionOf(Status{Version: tc.in})
 		if v.Major != tc.major || v.Minor != tc.minor || v.Micro != tc.micro {
 			t.Errorf("versionOf(%q) = %d.%d.%d", tc.in, v.Major, v.Minor, v.Micro)
+		}
+	}
+}
+
+func TestCapabilitiesThumbnail(t *testing.T) {
+	// ownCloud Web asks for previews only when files.thumbnail is enabled,
+	// and only for its supportedMimeTypes.
+	c := capabilitiesOf(t, newConfiguredHandler(t, func(cfg *Config) {}))
+	if got := lookup(c, "files.thumbnail"); got != nil {
+		t.Errorf("without previews: files.thumbnail = %#v, want none", got)
+	}
+	c = capabilitiesOf(t, newConfiguredHandler(t, func(cfg *Config) { cfg.PreviewTypes = []string{"image/png", "text/plain"} }))
+	for path, want := range map[string]any{
+		"files.thumbnail.enabled":            true,
+		"files.thumbnail.version":            "v0.1",
+		"files.thumbnail.supportedMimeTypes": []any{"image/png", "text/plain"},
+	} {
+		if got := lookup(c, path); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s = %#v, want %#v", path, got, want)
 		}
 	}
 }

@@ -55,6 +55,9 @@ type Config struct {
 	// handler serves (/dav/meta/{fileid}/v); only then is files.versioning
 	// advertised.
 	Versions bool
+	// PreviewTypes are the content types the WebDAV handler makes previews
+	// of; when there are any, files.thumbnail is advertised.
+	PreviewTypes []string
 	// Store keeps the spaces, the shares and the directory of users the
 	// sharing API (files_sharing: shares and sharees) answers from.
 	// Optional: without it that API is not served (404).

@@ -32,10 +32,12 @@ const AssetPrefix = "/webui/"
 
 // ContentSecurityPolicy is sent with every answer of this package: scripts,
 // styles and requests only from the server's own origin, no inline script
-// or style, no frames, no plugins, no form posts. With OpenID Connect
-// sign-in, connect-src adds the issuer's origin (see Handler.csp).
+// or style, no frames, no plugins, no form posts; images also from blob:
+// URLs, the previews the page fetches with its credentials (a token is
+// no cookie an <img> could send). With OpenID Connect sign-in, connect-src
+// adds the issuer's origin (see Handler.csp).
 const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; " +
-	"img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+	"img-src 'self' data: blob:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // Options configure the page.
 type Options struct {

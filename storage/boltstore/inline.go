@@ -81,8 +81,11 @@ func (t *txn) copyInline(r rec) (uint64, error) {
 // dropContent deletes the content of the file r as far as the database
 // goes: its inline value, or the reference of its content file. It returns
 // that content file, to be removed once the transaction has committed, or
-// "" when there is none.
+// "" when there is none. The content's previews go after the commit.
 func (t *txn) dropContent(r rec) (string, error) {
+	if r.Checksums.SHA1 != "" {
+		t.dropped = append(t.dropped, r.Checksums.SHA1)
+	}
 	switch {
 	case r.inlined():
 		return "", t.inline().Delete(inlineKey(r.Inline))

@@ -43,19 +43,26 @@ func rootKey(id string) []byte {
 }
 
 // placeNode writes the record of r, new or moved, at the place its parent
-// and name give, and points its id there. A moved node's old record must
-// have been removed with removeNode.
+// and name give, points its id there and enters its name in the name index
+// (search.go). A moved node's old record must have been removed with
+// removeNode.
 func (t *txn) placeNode(r *rec) error {
 	k := recordKey(r)
 	if err := t.children().Put(k, encodeNode(r)); err != nil {
 		return err
 	}
+	if err := t.indexName(r); err != nil {
+		return err
+	}
 	return t.nodes().Put([]byte(r.ID), k)
 }
 
-// removeNode deletes the record of r and its index entry.
+// removeNode deletes the record of r and its index entries.
 func (t *txn) removeNode(r *rec) error {
 	if err := t.children().Delete(recordKey(r)); err != nil {
+		return err
+	}
+	if err := t.unindexName(r); err != nil {
 		return err
 	}
 	return t.nodes().Delete([]byte(r.ID))

@@ -10,6 +10,7 @@
 //	uploads/             content being received, renamed into blobs/ on commit
 //	sessions/<id>        bytes of resumable uploads (sessions.go), kept across restarts
 //	chunks/<dir>/<file>  parts of chunked uploads (chunks.go), kept across restarts
+//	previews/<xx>/<name> the preview cache (previews.go), xx = first two hex digits of the content's SHA1
 //
 // Content files are written completely and fsynced before the metadata
 // transaction that references them commits, and are never modified
@@ -75,6 +76,10 @@ type Options struct {
 	// content files, expired sessions, trash and versions) run, so that
 	// the check sees the store as it is and changes only what it repairs.
 	Inspect bool
+	// PreviewCacheSize caps the preview cache (previews.go) in bytes; 0
+	// means storage.DefaultPreviewCacheSize, a negative value no cache.
+	// SetPreviewCacheSize changes it while the store is open.
+	PreviewCacheSize int64
 }
 
 // Bucket names.
@@ -146,6 +151,9 @@ type Store struct {
 	// chunkDir holds the parts of chunked uploads, which the sessions'
 	// sweep also clears of expired ones.
 	chunkDir string
+
+	// previews is the preview cache, files beside the database.
+	previews *previewCache
 
 	// pending keeps the orphan sweep from deleting a content file between
 	// the moment it is put in place and the commit of the transaction that
@@ -227,10 +235,18 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	if opts.Inspect {
 		s.scans = nil // nobody trims
+		// The check leaves the preview cache as it is, unread.
+		s.previews = newPreviewCache(filepath.Join(dir, previewsDir), s.now, s.log)
 		close(s.sweepDone)
 		close(s.sessionSweepDone)
 		close(s.trimDone)
 		return s, nil
+	}
+	// Before the recovery, whose commits may drop contents and so their
+	// previews.
+	if s.previews, err = openPreviewCache(filepath.Join(dir, previewsDir), opts.PreviewCacheSize, s.now, s.log); err != nil {
+		db.Close()
+		return nil, err
 	}
 	// We hold the database lock, so nothing in uploads/ belongs to a live
 	// upload: it was never acknowledged.
@@ -263,6 +279,9 @@ func (s *Store) init(storageID string) error {
 			}
 		}
 		if err := migrateLayout(tx); err != nil {
+			return err
+		}
+		if err := buildNameIndex(tx); err != nil {
 			return err
 		}
 		if err := s.newTxn(tx).initUsage(); err != nil {

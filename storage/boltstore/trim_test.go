@@ -237,10 +237,10 @@ func TestBigWriteTrimsUntilCommitted(t *testing.T) {
 		trims  bool
 	}{{big, true}, {small, false}} {
 		var trim commitTrim
-		var garbage []string
+		var left leftovers
 		err := f.s.db.Update(f.s.writeTxn(func(tx *txn) error {
 			return tx.setSubtreeSpace(rec{Node: c.folder}, f.space.ID)
-		}, &garbage, &trim))
+		}, &left, &trim))
 		if err != nil {
 			t.Fatal(err)
 		}

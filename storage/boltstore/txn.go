@@ -38,6 +38,9 @@ type txn struct {
 	// trim trims the mapping until a write txn has committed, once the
 	// txn has scanned much (trim.go); nil in a read txn.
 	trim *commitTrim
+	// dropped are the checksums of the contents the transaction deleted,
+	// whose previews go once it has committed.
+	dropped []string
 }
 
 // openBuckets are the buckets a txn has opened so far; nil is not yet.
@@ -46,6 +49,7 @@ type openBuckets struct {
 	locks, lockTokens                                       *bolt.Bucket
 	sessions, chunkedUploads, chunkParts                    *bolt.Bucket
 	trash, trashPlaces, versions                            *bolt.Bucket
+	names                                                   *bolt.Bucket
 	share                                                   shareBuckets
 }
 
@@ -109,13 +113,13 @@ func (s *Store) view(fn func(t *txn) error) error {
 // number that makes etags unique are taken once the write lock is held.
 // The content files fn discards are removed once it has committed.
 func (s *Store) update(fn func(t *txn) error) error {
-	var garbage []string
+	var left leftovers
 	var trim commitTrim
 	defer trim.end()
-	err := diskFull(s.db.Update(s.writeTxn(fn, &garbage, &trim)))
+	err := diskFull(s.db.Update(s.writeTxn(fn, &left, &trim)))
 	if err == nil {
 		s.commits.Add(1)
-		s.removeBlobs(garbage)
+		s.clear(left)
 	}
 	return err
 }
@@ -132,23 +136,36 @@ func (s *Store) WriteCommits() uint64 {
 // made durable together. fn may run more than once and must leave nothing
 // behind outside the transaction but what its last run sets.
 func (s *Store) updateGrouped(fn func(t *txn) error) error {
-	var garbage []string
+	var left leftovers
 	var trim commitTrim
 	defer trim.end()
-	err := diskFull(s.group.update(s.writeTxn(fn, &garbage, &trim)))
+	err := diskFull(s.group.update(s.writeTxn(fn, &left, &trim)))
 	if err == nil {
-		s.removeBlobs(garbage)
+		s.clear(left)
 	}
 	return err
 }
 
+// leftovers are what a committed transaction leaves to remove: the
+// content files it no longer references and the previews of the contents
+// it deleted.
+type leftovers struct {
+	garbage, dropped []string
+}
+
+func (s *Store) clear(left leftovers) {
+	s.removeBlobs(left.garbage)
+	s.previews.drop(left.dropped)
+}
+
 // writeTxn turns fn into a bolt write function with the store's buckets,
 // its own etag sequence number and the change time. The content files the
-// last run of fn discarded are left in *garbage. Once fn has scanned much,
-// trim trims the mapping until it ends, after the commit.
-func (s *Store) writeTxn(fn func(t *txn) error, garbage *[]string, trim *commitTrim) func(*bolt.Tx) error {
+// last run of fn discarded and the contents it deleted are left in *left.
+// Once fn has scanned much, trim trims the mapping until it ends, after the
+// commit.
+func (s *Store) writeTxn(fn func(t *txn) error, left *leftovers, trim *commitTrim) func(*bolt.Tx) error {
 	return func(tx *bolt.Tx) error {
-		*garbage = nil
+		*left = leftovers{}
 		t := s.newTxn(tx)
 		trim.store = s
 		t.trim = trim
@@ -159,7 +176,7 @@ func (s *Store) writeTxn(fn func(t *txn) error, garbage *[]string, trim *commitT
 		t.seq = seq
 		t.now = s.now()
 		err = fn(t)
-		*garbage = t.garbage
+		*left = leftovers{t.garbage, t.dropped}
 		return err
 	}
 }

@@ -63,6 +63,10 @@ type Options struct {
 	// upload, and aborts its incomplete multipart upload; 0 means 24
 	// hours.
 	UploadGrace time.Duration
+	// PreviewCacheSize caps the preview cache (previews.go) in bytes; 0
+	// means storage.DefaultPreviewCacheSize, a negative value no cache.
+	// SetPreviewCacheSize changes it while the store is open.
+	PreviewCacheSize int64
 }
 
 // DefaultMaxConns is the pool size of a node whose settings name none. A
@@ -104,6 +108,8 @@ type Store struct {
 	sweepEvery  time.Duration
 
 	personalQuota atomic.Int64
+	// previewCacheSize is the cap of the preview cache in bytes; 0: none.
+	previewCacheSize atomic.Int64
 	// shareCap is how many shares one user may have; 0 is
 	// storage.MaxSharesPerCreator. Only tests lower it, to reach it
 	// without making ten thousand shares.
@@ -169,6 +175,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		s.now = time.Now
 	}
 	s.personalQuota.Store(max(opts.PersonalQuota, 0))
+	s.SetPreviewCacheSize(opts.PreviewCacheSize)
 	s.SetRetention(storage.RetentionPolicy{Default: storage.DefaultRetention})
 	if opts.StorageID != "" {
 		s.id.Store(&opts.StorageID)
@@ -260,12 +267,12 @@ func (s *Store) migrate(ctx context.Context) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", schemaLock); err != nil {
 			return err
 		}
-		for _, step := range []string{schema, directorySchema} {
+		for _, step := range []string{schema, directorySchema, previewSchema} {
 			if _, err := tx.Exec(ctx, step); err != nil {
 				return err
 			}
 		}
-		return nil
+		return migrateSearch(ctx, tx, s.log)
 	})
 }
 

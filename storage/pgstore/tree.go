@@ -57,6 +57,9 @@ func (s *Store) destroyTree(ctx context.Context, tx pgx.Tx, spaceID string, r no
 	if err != nil {
 		return err
 	}
+	if err := s.dropPreviewsBelow(ctx, tx, r.ID); err != nil {
+		return err
+	}
 	if _, err := tx.Exec(ctx, `DELETE FROM nodes WHERE id = $1`, r.ID); err != nil {
 		return fmt.Errorf("removing %s: %w", r.ID, err)
 	}

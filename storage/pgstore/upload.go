@@ -385,6 +385,11 @@ func (s *Store) recordContent(ctx context.Context, ch *change, spaceID string, c
 	if err := s.release(ctx, ch.tx, old.Content); err != nil {
 		return committed{}, err
 	}
+	if target.exists && !kept {
+		if err := s.dropPreviews(ctx, ch.tx, old.SHA1); err != nil {
+			return committed{}, err
+		}
+	}
 	if err := ch.propagate(ctx, target.parentID, content.size-old.Size); err != nil {
 		return committed{}, err
 	}

@@ -254,12 +254,13 @@ func (s *Store) pruneVersions(ctx context.Context, tx pgx.Tx, spaceID, fileID st
 // file's instead). A version gone already is no error: an eviction may
 // name one its file's purge took.
 func (s *Store) dropVersion(ctx context.Context, tx pgx.Tx, spaceID, fileID, key string, release bool) error {
-	rows, _ := tx.Query(ctx, `DELETE FROM versions WHERE file_id = $1 AND key = $2 RETURNING size, content`, fileID, key)
+	rows, _ := tx.Query(ctx, `DELETE FROM versions WHERE file_id = $1 AND key = $2 RETURNING size, content, sha1`, fileID, key)
 	var (
 		size    int64
 		content []s3content.Segment
+		sha1    string
 	)
-	n, err := pgx.ForEachRow(rows, []any{&size, &content}, func() error { return nil })
+	n, err := pgx.ForEachRow(rows, []any{&size, &content, &sha1}, func() error { return nil })
 	if err != nil || n.RowsAffected() == 0 {
 		return err
 	}
@@ -268,6 +269,9 @@ func (s *Store) dropVersion(ctx context.Context, tx pgx.Tx, spaceID, fileID, key
 	}
 	if !release {
 		return nil
+	}
+	if err := s.dropPreviews(ctx, tx, sha1); err != nil {
+		return err
 	}
 	return s.release(ctx, tx, content)
 }

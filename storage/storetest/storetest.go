@@ -54,6 +54,8 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	tests = append(tests, spaceListTests...)
 	tests = append(tests, shareTests...)
 	tests = append(tests, directoryTests...)
+	tests = append(tests, previewTests...)
+	tests = append(tests, searchTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.run(t, newFixture(t, newStore(t)))

@@ -8,7 +8,9 @@ import * as dav from "./dav.js";
 import { setFavorite, showDetails } from "./details.js";
 import { acceptDrops, askClash, pickFolder, place, startDrag, transfer } from "./picker.js";
 import { parsePublic, PublicView } from "./public.js";
+import { searchable, SearchBox } from "./search.js";
 import { mayShare, showShare } from "./share.js";
+import { previewTypes, showViewer, Thumbnails } from "./thumbs.js";
 import { ask, formatDate, formatSize, h, icon, kindOf, opensInline, showError, showStatus } from "./ui.js";
 import { Uploads } from "./upload.js";
 
@@ -33,6 +35,13 @@ function parseLocation(pathname) {
   }
   const segments = (m[2] || "").split("/").filter(Boolean).map(decodeURIComponent);
   return { base: m[1], segments };
+}
+
+// segmentsBelow are the decoded names of href below base, or below any
+// WebDAV base path when href is not under base.
+function segmentsBelow(base, href) {
+  const path = href.startsWith(`${base}/`) ? href.slice(base.length) : (basePattern.exec(href) || [])[2] || "";
+  return path.split("/").filter(Boolean).map(decodeURIComponent);
 }
 
 function folderURL(base, segments) {
@@ -173,8 +182,10 @@ class FolderView {
   }
 
   async load() {
-    const { self, children } = await dav.listFolder(this.url);
+    const [{ self, children }, types, search] = await Promise.all([dav.listFolder(this.url), previewTypes(), searchable()]);
     this.self = self;
+    this.previewTypes = types;
+    this.searchable = search;
     // A private link (/dav/spaces/{file id}/) names no space: the folder
     // tells which it is in.
     this.drive = this.drive || this.drives.find((d) => d.id === self.spaceId);
@@ -204,7 +215,7 @@ class FolderView {
     const { base, segments } = this.loc;
     setCrumbs([["Spaces", "/"], [spaceTitle(this.drive), `${base}/`],
       ...segments.map((name, i) => [name, folderURL(base, segments.slice(0, i + 1))])]);
-    this.filterInput = h("input", { type: "search", placeholder: "Filter names", "aria-label": "Filter names", value: this.filter, oninput: (ev) => this.setFilter(ev.target.value) });
+    this.filterInput = h("input", { type: "search", class: "filter", placeholder: "Filter names", "aria-label": "Filter names", value: this.filter, oninput: (ev) => this.setFilter(ev.target.value) });
     const tools = h("div", { class: "tools" },
       this.can("C") && h("button", { type: "button", class: "primary", onclick: () => this.newFolder() }, icon("newFolder"), h("span", {}, "New folder")),
       this.can("C") && uploads.buttons(),
@@ -224,7 +235,8 @@ class FolderView {
         this.sortHeader("modified", "Modified", "col-date"),
         h("th", { class: "col-actions" }, h("span", { class: "visually-hidden" }, "Actions")))),
       this.body);
-    main.replaceChildren(h("div", { class: "heading" }, h("h1", {}, this.title), this.count), tools, table, this.more);
+    this.table = table;
+    main.replaceChildren(h("div", { class: "heading" }, h("h1", {}, this.title), this.count, this.searchBox().form), tools, this.search.results, table, this.more);
     this.acceptDropsOnCrumbs();
     uploads.showIn(this.can("C") ? this.url : null, () => this.load().catch(showError));
     this.observer = new IntersectionObserver((seen) => seen.some((e) => e.isIntersecting) && this.showMore());
@@ -265,8 +277,33 @@ class FolderView {
     return this.sortedEntries;
   }
 
+  // searchBox is the space's search box, hidden when the server has no
+  // search; its results take the table's place while they are shown.
+  searchBox() {
+    if (this.thumbs) {
+      this.thumbs.stop();
+    }
+    this.thumbs = new Thumbnails(this.previewTypes);
+    const base = this.loc.base;
+    this.search = new SearchBox({
+      rootURL: `${base}/`,
+      nameCell: (entry) => this.nameCell(entry),
+      folderOf: (entry) => {
+        const segments = segmentsBelow(base, entry.href).slice(0, -1);
+        return [`/${segments.join("/")}`, folderURL(base, segments)];
+      },
+      onActive: (active) => {
+        this.table.hidden = active;
+        this.more.hidden = active;
+      },
+    });
+    this.search.form.hidden = !this.searchable;
+    return this.search;
+  }
+
   // refresh filters the sorted entries and starts the table over.
   refresh() {
+    this.thumbs.stop();
     const needle = this.filter.trim().toLocaleLowerCase();
     const sorted = this.sorted();
     this.visible = needle ? sorted.filter((e) => e.name.toLocaleLowerCase().includes(needle)) : sorted;
@@ -291,11 +328,36 @@ class FolderView {
     this.moreButton.textContent = `Show ${Math.min(left, PAGE_ROWS)} more (${numberFormat.format(left)} left)`;
   }
 
+  // nameCell is an entry's icon and name, a link that opens it: a folder's
+  // view, a file in a tab or as a download. A file with a preview has its
+  // preview for an icon, a button that opens the viewer.
+  nameCell(entry) {
+    const href = entry.href;
+    if (entry.folder) {
+      return h("a", { href, class: "name" }, icon("folder"), h("span", {}, entry.name));
+    }
+    const opens = this.viewable(entry) ? { target: "_blank", rel: "noopener" } : { download: entry.name };
+    if (!this.thumbs.has(entry)) {
+      return h("a", { href, class: "name", ...opens }, icon(kindOf(entry)), h("span", {}, entry.name));
+    }
+    const view = `View ${entry.name}`;
+    return h("div", { class: "name-line" },
+      h("button", { type: "button", class: "plain thumb-button", title: view, "aria-label": view, onclick: () => this.view(entry, opens) }, this.thumbs.icon(entry, kindOf(entry))),
+      h("a", { href, class: "name", ...opens }, h("span", {}, entry.name)));
+  }
+
+  // view shows entry's large preview, with its download and, for a type
+  // the browser shows, its opening in a tab.
+  view(entry, opens) {
+    showViewer(entry, [
+      opens.target && h("a", { class: "button secondary", href: entry.href, ...opens }, h("span", {}, "Open")),
+      h("a", { class: "button primary", href: entry.href, download: entry.name }, icon("download"), h("span", {}, "Download")),
+    ].filter(Boolean));
+  }
+
   row(entry) {
     const href = entry.href;
-    const link = entry.folder
-      ? h("a", { href, class: "name" }, icon("folder"), h("span", {}, entry.name))
-      : h("a", { href, class: "name", ...(this.viewable(entry) ? { target: "_blank", rel: "noopener" } : { download: entry.name }) }, icon(kindOf(entry)), h("span", {}, entry.name));
+    const link = this.nameCell(entry);
     const star = entry.favorite ? `Remove ${entry.name} from favourites` : `Add ${entry.name} to favourites`;
     const actions = h("td", { class: "col-actions" },
       h("button", { type: "button", class: `icon-only plain favorite${entry.favorite ? " on" : ""}`, "aria-pressed": String(entry.favorite), title: star, "aria-label": star, onclick: () => this.toggleFavorite(entry) }, icon(entry.favorite ? "starFilled" : "star")),
@@ -681,7 +743,7 @@ window.addEventListener("hashchange", () => {
 document.addEventListener("keydown", (ev) => {
   const typing = ev.target instanceof HTMLInputElement || ev.target instanceof HTMLTextAreaElement;
   if (ev.key === "/" && !typing && !ev.ctrlKey && !ev.metaKey && !ev.altKey) {
-    const filter = main.querySelector('input[type="search"]');
+    const filter = main.querySelector("input.filter");
     if (filter) {
       ev.preventDefault();
       filter.focus();

@@ -100,9 +100,11 @@ async function credentialsOf() {
  * Every request of the page goes through here, with these headers. signal
  * aborts it (then the AbortError is thrown); onUploadProgress(bytes) is told
  * how much of the body went out, which fetch cannot tell in Chromium, so
- * such a request goes by XMLHttpRequest.
+ * such a request goes by XMLHttpRequest. cache is fetch's: the page's own
+ * answers are never taken from the browser's cache, previews (whose URL
+ * names the file's etag) are revalidated from it.
  */
-export async function send(method, url, { headers = {}, body, action, signal, onUploadProgress } = {}) {
+export async function send(method, url, { headers = {}, body, action, signal, onUploadProgress, cache = "no-store" } = {}) {
   const { token, mode } = await credentialsOf();
   if (token) {
     headers = { ...headers, Authorization: token };
@@ -112,7 +114,7 @@ export async function send(method, url, { headers = {}, body, action, signal, on
   try {
     res = onUploadProgress
       ? await sendWithProgress(url, request, onUploadProgress)
-      : await fetch(url, { ...request, credentials: mode, cache: "no-store" });
+      : await fetch(url, { ...request, credentials: mode, cache });
   } catch (err) {
     if (signal && signal.aborted) {
       throw err;
@@ -186,7 +188,7 @@ async function serverMessage(res) {
 // A folder's children are listed with the few properties the table shows,
 // so that a folder of 10,000 files is a small answer; the folder itself is
 // read alone with what the page needs to know about it.
-const childProps = [["d", "resourcetype"], ["oc", "size"], ["d", "getlastmodified"], ["oc", "favorite"]];
+const childProps = [["d", "resourcetype"], ["oc", "size"], ["d", "getlastmodified"], ["oc", "favorite"], ["d", "getetag"]];
 const selfProps = [...childProps, ["oc", "permissions"], ["oc", "fileid"], ["oc", "spaceid"]];
 
 const trashProps = [
@@ -279,7 +281,50 @@ function toEntry({ href, props }) {
     fileId: text(props, "fileid"),
     spaceId: text(props, "spaceid"),
     favorite: text(props, "favorite") === "1",
+    etag: text(props, "getetag"),
   };
+}
+
+/**
+ * search finds the files and folders of a space whose names hold pattern
+ * (REPORT oc:search-files at the space's root URL), a page of limit
+ * results from offset, with the properties a listing shows, and the
+ * number of matches in all (Content-Range: rows first-last/total; the
+ * page's length when the server does not say).
+ */
+export async function search(rootURL, pattern, { limit = 100, offset = 0 } = {}) {
+  const names = childProps.map(([ns, name]) => `<${ns}:${name}/>`).join("");
+  const body = `<?xml version="1.0" encoding="utf-8"?><oc:search-files xmlns:d="DAV:" xmlns:oc="${OC}"><d:prop>${names}</d:prop>` +
+    `<oc:search><oc:pattern>${escapeXML(pattern)}</oc:pattern><oc:limit>${limit}</oc:limit><oc:offset>${offset}</oc:offset></oc:search></oc:search-files>`;
+  const res = await send("REPORT", rootURL, {
+    headers: { "Content-Type": "application/xml; charset=utf-8" },
+    body,
+    action: "search",
+  });
+  const doc = new DOMParser().parseFromString(await res.text(), "application/xml");
+  const entries = Array.from(childElements(doc.documentElement, DAV, "response"), readResponse).map(toEntry);
+  const range = /\/(\d+)$/.exec(res.headers.get("Content-Range") || "");
+  return { entries, total: range ? Number(range[1]) : offset + entries.length };
+}
+
+function escapeXML(s) {
+  return s.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+// capabilitiesOnce is the one request for the server's capabilities a
+// page load makes: they change only with the server's configuration.
+let capabilitiesOnce = null;
+
+/**
+ * capabilities resolves to what the server announces to clients (OCS
+ * cloud/capabilities), {} when it cannot be read (a public link's page has
+ * no user to ask as).
+ */
+export function capabilities() {
+  capabilitiesOnce ||= send("GET", "/ocs/v1.php/cloud/capabilities?format=json", {
+    headers: { "OCS-APIREQUEST": "true", Accept: "application/json" },
+  }).then(async (res) => (await res.json()).ocs.data.capabilities || {}).catch(() => ({}));
+  return capabilitiesOnce;
 }
 
 /** listFolder returns the folder at url and its children. */

@@ -7,14 +7,15 @@
 // the same, whatever the reason, as the server's 404 is the same.
 
 import * as dav from "./dav.js";
+import { largePreview, previewTypes, Thumbnails } from "./thumbs.js";
 import { formatDate, formatSize, h, icon, kindOf, showError } from "./ui.js";
 
 const linkProps = [
   ["d", "resourcetype"], ["oc", "size"], ["d", "getlastmodified"], ["oc", "permissions"], ["oc", "name"],
   ["oc", "public-link-permission"], ["oc", "public-link-item-type"], ["oc", "public-link-share-owner"],
-  ["oc", "owner-display-name"],
+  ["oc", "owner-display-name"], ["d", "getetag"],
 ];
-const childProps = [["d", "resourcetype"], ["oc", "size"], ["d", "getlastmodified"]];
+const childProps = [["d", "resourcetype"], ["oc", "size"], ["d", "getlastmodified"], ["d", "getetag"]];
 
 // The OCS permission bits a link's oc:public-link-permission carries.
 const READ = 1;
@@ -87,6 +88,7 @@ export class PublicView {
       throw err;
     }
     this.name = dav.text(root.props, "name") || (dav.isCollection(root.props) ? "Shared folder" : "Shared file");
+    this.thumbs = new Thumbnails(await previewTypes({ publicLink: true }));
     const rights = rightsOf(root.props);
     if (!rights.read && rights.create) {
       return this.showDrop(root);
@@ -185,12 +187,13 @@ export class PublicView {
   showFile(root, url) {
     document.title = `${this.name} · davspaces`;
     this.setCrumbs([[this.name, this.pageURL([])]]);
-    const entry = { name: this.name, folder: false };
+    const entry = { name: this.name, folder: false, href: url, etag: dav.text(root.props, "getetag") };
     const modified = dav.text(root.props, "getlastmodified");
     this.main.replaceChildren(h("section", { class: "public-file" },
       h("div", { class: "heading" }, h("h1", {}, h("span", { class: "name" }, icon(kindOf(entry)), h("span", {}, this.name)))),
       h("p", { class: "count" }, [formatSize(Number(dav.text(root.props, "size") || 0)), modified && formatDate(new Date(modified))].filter(Boolean).join(" · ")),
-      h("div", { class: "tools" }, this.downloadLink(url, this.name, "button primary", icon("download"), h("span", {}, "Download")))));
+      h("div", { class: "tools" }, this.downloadLink(url, this.name, "button primary", icon("download"), h("span", {}, "Download"))),
+      this.thumbs.has(entry) && largePreview(entry)));
     return "public-file";
   }
 
@@ -220,8 +223,10 @@ export class PublicView {
       folder: dav.isCollection(props),
       size: Number(dav.text(props, "size") || 0),
       modified: dav.text(props, "getlastmodified") ? new Date(dav.text(props, "getlastmodified")) : null,
+      etag: dav.text(props, "getetag"),
     }));
     entries.sort((a, b) => (b.folder - a.folder) || collator.compare(a.name, b.name));
+    this.thumbs.stop();
     const body = h("tbody", {}, entries.length
       ? entries.map((e) => this.row(e, segments))
       : h("tr", { class: "empty" }, h("td", { colspan: "4" }, "This folder is empty.")));
@@ -244,7 +249,7 @@ export class PublicView {
   row(entry, segments) {
     const link = entry.folder
       ? h("a", { href: this.pageURL([...segments, entry.name]), class: "name" }, icon("folder"), h("span", {}, entry.name))
-      : this.downloadLink(entry.href, entry.name, "name", icon(kindOf(entry)), h("span", {}, entry.name));
+      : this.downloadLink(entry.href, entry.name, "name", this.thumbs.icon(entry, kindOf(entry)), h("span", {}, entry.name));
     const label = entry.folder ? `Download ${entry.name} as zip` : `Download ${entry.name}`;
     return h("tr", { "data-name": entry.name },
       h("td", { class: "col-name" }, link),

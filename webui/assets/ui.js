@@ -53,6 +53,7 @@ const iconPaths = {
   pause: "M8 5v14M16 5v14",
   play: "M7 4.5v15l12-7.5z",
   chevron: "M6 9l6 6 6-6",
+  search: "M10.5 17a6.5 6.5 0 1 0 0-13 6.5 6.5 0 0 0 0 13zM15.5 15.5 20 20",
 };
 
 /** icon returns the named icon as inline SVG, hidden from screen readers. */

@@ -1,0 +1,157 @@
+package caddymodule
+
+import (
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/davspaces/davspaces/preview"
+	"github.com/davspaces/davspaces/storage"
+)
+
+// PreviewSettings are the limits of the previews of files (GET with
+// ?preview=1), which are on by default.
+type PreviewSettings struct {
+	// Disabled turns previews off: their requests answer 404.
+	Disabled bool `json:"disabled,omitempty"`
+	// Sizes are the edge lengths a requested box is snapped to. Default:
+	// 36 48 64 128 256 512 1024 1920.
+	Sizes []int `json:"sizes,omitempty"`
+	// MaxPixels is the largest image decoded, refused before decoding;
+	// it is also the budget of pixels decoded at once. Default 50,000,000.
+	MaxPixels int64 `json:"max_pixels,omitempty"`
+	// MaxConcurrent bounds the previews made at once; more answer 429.
+	// Default: the number of CPUs.
+	MaxConcurrent int `json:"max_concurrent,omitempty"`
+	// Timeout bounds the making of one preview. Default 10s.
+	Timeout caddy.Duration `json:"timeout,omitempty"`
+	// CacheSize caps the store's preview cache, in bytes. Default
+	// 256 MiB; negative: the store keeps no previews. The store has one
+	// cache: the handler provisioned last sets it.
+	CacheSize int64 `json:"cache_size,omitempty"`
+}
+
+// cache sets the cap of the preview cache of store (a served store, so
+// that cache reads are traced and timed too) as s says, and returns it, or
+// nil when previews are off or the cap is negative, which also empties it.
+func (s *PreviewSettings) cache(store storage.Backend) storage.PreviewCache {
+	if s != nil && s.Disabled {
+		return nil
+	}
+	var size int64
+	if s != nil {
+		size = s.CacheSize
+	}
+	store.SetPreviewCacheSize(size)
+	if size < 0 {
+		return nil
+	}
+	return store
+}
+
+// generator returns the preview maker of s, nil when previews are off.
+func (s *PreviewSettings) generator() *preview.Generator {
+	if s == nil {
+		return preview.New(preview.Options{})
+	}
+	if s.Disabled {
+		return nil
+	}
+	return preview.New(preview.Options{
+		Sizes:         s.Sizes,
+		MaxPixels:     s.MaxPixels,
+		MaxConcurrent: s.MaxConcurrent,
+		Timeout:       time.Duration(s.Timeout),
+	})
+}
+
+// types are the content types previews are made of, none when they are
+// off.
+func (s *PreviewSettings) types() []string {
+	if s != nil && s.Disabled {
+		return nil
+	}
+	return preview.SupportedTypes()
+}
+
+// parsePreviews reads `previews off`, `previews on` or a previews block:
+//
+//	previews {
+//		sizes          <pixels...>
+//		max_pixels     <count>
+//		max_concurrent <count>
+//		timeout        <duration>
+//		cache_size     <size>|off
+//	}
+func parsePreviews(d *caddyfile.Dispenser) (*PreviewSettings, error) {
+	if d.CountRemainingArgs() == 0 {
+		s := &PreviewSettings{}
+		return s, parseBlock(d, "previews subdirective", s.unmarshalOption)
+	}
+	var v string
+	if !d.AllArgs(&v) {
+		return nil, d.ArgErr()
+	}
+	switch v {
+	case "off":
+		return &PreviewSettings{Disabled: true}, nil
+	case "on":
+		return &PreviewSettings{}, nil
+	}
+	return nil, d.Errf("previews: want on, off or a block, got %q", v)
+}
+
+func (s *PreviewSettings) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
+	var err error
+	switch d.Val() {
+	case "sizes":
+		s.Sizes, err = sizesArg(d)
+	case "max_pixels":
+		var n int
+		n, err = countArg(d)
+		s.MaxPixels = int64(n)
+	case "max_concurrent":
+		s.MaxConcurrent, err = countArg(d)
+	case "timeout":
+		err = positiveDurationArg(d, &s.Timeout)
+	case "cache_size":
+		s.CacheSize, err = cacheSizeArg(d)
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// cacheSizeArg reads the cap of the preview cache: a size above zero,
+// or off (-1).
+func cacheSizeArg(d *caddyfile.Dispenser) (int64, error) {
+	if d.CountRemainingArgs() == 1 && d.NextArg() {
+		if d.Val() == "off" {
+			return -1, nil
+		}
+		d.Prev()
+	}
+	return positiveSizeArg(d)
+}
+
+// sizesArg reads one or more edge lengths in pixels, returned in
+// ascending order.
+func sizesArg(d *caddyfile.Dispenser) ([]int, error) {
+	args := d.RemainingArgs()
+	if len(args) == 0 {
+		return nil, d.ArgErr()
+	}
+	sizes := make([]int, 0, len(args))
+	for _, a := range args {
+		n, err := strconv.Atoi(a)
+		if err != nil || n < 1 || n > 8192 {
+			return nil, d.Errf("sizes: %q is not a number of pixels from 1 to 8192", a)
+		}
+		sizes = append(sizes, n)
+	}
+	slices.Sort(sizes)
+	return slices.Compact(sizes), nil
+}

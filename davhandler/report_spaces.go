@@ -1,0 +1,124 @@
+package davhandler
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+// isAllSpacesReport reports whether r is a REPORT of /dav/spaces/ itself,
+// where ownCloud Web sends its search: the one method answered there.
+func isAllSpacesReport(r *http.Request, dp davPath) bool {
+	return dp.kind == baseAllSpaces && r.Method == "REPORT"
+}
+
+// spaceHit is a result found in one of the user's spaces.
+type spaceHit struct {
+	in   *spaceSearch
+	node storage.Node
+}
+
+// spaceSearch is the search of one space: its root as the target and the
+// paths of its folders.
+type spaceSearch struct {
+	t     *target
+	pc    *propContext
+	paths *folderPaths
+}
+
+// handleReportAllSpaces answers a search REPORT of /dav/spaces/ with the
+// matches in every space the user is a member of (the personal space and
+// the served project spaces), merged in search order; the total is that
+// of all of them.
+func (h *Handler) handleReportAllSpaces(w http.ResponseWriter, r *http.Request, req *request) error {
+	body, err := h.readXMLBody(w, r)
+	if err != nil {
+		return err
+	}
+	rep, err := parseReport(body)
+	if err != nil {
+		return err
+	}
+	limit := cmp.Or(rep.limit, storage.MaxSearchResults)
+	// Each space answers the first results up to the page's end; the
+	// page is cut from them merged.
+	each := rep
+	each.limit, each.offset = min(rep.offset+limit, storage.MaxSearchResults), 0
+	var hits []spaceHit
+	total := 0
+	spaces, err := h.spacesOf(r, req.user)
+	if err != nil {
+		return err
+	}
+	for _, space := range spaces {
+		ref := h.store.StorageID() + "$" + space.ID
+		t, err := h.resolveExisting(r.Context(), req.user, davPath{kind: baseSpaces, ref: ref, base: req.path.base + "/" + ref})
+		if err != nil {
+			return err
+		}
+		found, err := h.searchTarget(r, req, t, each)
+		if err != nil {
+			return err
+		}
+		total += found.Total
+		in := &spaceSearch{t: t, pc: h.newPropContext(r, req, t, rep.props), paths: h.newFolderPaths(t)}
+		for _, n := range found.Nodes {
+			hits = append(hits, spaceHit{in: in, node: n})
+		}
+	}
+	slices.SortFunc(hits, func(a, b spaceHit) int {
+		return cmp.Or(strings.Compare(storage.SearchKey(a.node.Name), storage.SearchKey(b.node.Name)), strings.Compare(a.node.ID, b.node.ID))
+	})
+	hits = hits[min(rep.offset, len(hits)):min(rep.offset+limit, len(hits))]
+	if len(hits) > 0 {
+		w.Header().Set("Content-Range", fmt.Sprintf("rows %d-%d/%d", rep.offset, rep.offset+len(hits)-1, total))
+	}
+	ms := startMultistatusSize(w, listingBuffer)
+	for _, hit := range hits {
+		if err = hit.in.paths.writeResult(hit.in.pc, ms, rep.props, &hit.node); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = ms.close()
+	}
+	if err != nil && r.Context().Err() == nil {
+		h.logger.Error("streaming report", zap.String("uri", r.RequestURI), zap.Error(err))
+	}
+	return nil
+}
+
+// spacesOf returns the spaces u is a member of: the personal space and the
+// served project spaces where u has a role.
+func (h *Handler) spacesOf(r *http.Request, u storage.User) ([]storage.Space, error) {
+	personal, err := h.store.PersonalSpace(r.Context(), u)
+	if err != nil {
+		return nil, err
+	}
+	spaces := []storage.Space{personal}
+	ids := make([]string, 0, len(h.projectSpaces))
+	for id := range h.projectSpaces {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		sp, err := h.store.Space(r.Context(), id)
+		if errors.Is(err, storage.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if sp.RoleOf(u) != storage.RoleNone {
+			spaces = append(spaces, sp)
+		}
+	}
+	return spaces, nil
+}
