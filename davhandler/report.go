@@ -42,11 +42,7 @@ type reportRequest struct {
 // all. A caller who may not read the target learns nothing of it (404, as
 // for PROPFIND).
 func (h *Handler) handleReport(w http.ResponseWriter, r *http.Request, req *request) error {
-	body, err := h.readXMLBody(w, r)
-	if err != nil {
-		return err
-	}
-	rep, err := parseReport(body)
+	rep, err := h.readReport(w, r)
 	if err != nil {
 		return err
 	}
@@ -228,9 +224,37 @@ func openReport(body []byte) (*xml.Decoder, xml.StartElement, error) {
 	}
 }
 
+// readReport reads and parses a REPORT's body.
+func (h *Handler) readReport(w http.ResponseWriter, r *http.Request) (reportRequest, error) {
+	body, err := h.readXMLBody(w, r)
+	if err != nil {
+		return reportRequest{}, err
+	}
+	return parseReport(body)
+}
+
 // parseSearch reads oc:search: oc:pattern, oc:limit, oc:offset.
 func parseSearch(dec *xml.Decoder, search xml.StartElement, rep *reportRequest) error {
-	return eachChild(dec, search, func(el xml.StartElement) error {
+	return eachOCText(dec, search, func(name, text string) error {
+		var err error
+		switch name {
+		case "pattern":
+			rep.pattern = searchTerm(text)
+		case "limit":
+			var n int
+			n, err = searchNumber("limit", text)
+			rep.limit = min(n, storage.MaxSearchResults)
+		case "offset":
+			rep.offset, err = searchNumber("offset", text)
+		}
+		return err
+	})
+}
+
+// eachOCText calls fn with the local name and the text of each oc: child
+// of parent; other children are skipped.
+func eachOCText(dec *xml.Decoder, parent xml.StartElement, fn func(name, text string) error) error {
+	return eachChild(dec, parent, func(el xml.StartElement) error {
 		if el.Name.Space != nsOC {
 			return dec.Skip()
 		}
@@ -238,23 +262,7 @@ func parseSearch(dec *xml.Decoder, search xml.StartElement, rep *reportRequest) 
 		if err := dec.DecodeElement(&text, &el); err != nil {
 			return badXML("oc:%s: %v", el.Name.Local, err)
 		}
-		switch el.Name.Local {
-		case "pattern":
-			rep.pattern = searchTerm(text)
-		case "limit":
-			n, err := searchNumber("limit", text)
-			if err != nil {
-				return err
-			}
-			rep.limit = min(n, storage.MaxSearchResults)
-		case "offset":
-			n, err := searchNumber("offset", text)
-			if err != nil {
-				return err
-			}
-			rep.offset = n
-		}
-		return nil
+		return fn(el.Name.Local, text)
 	})
 }
 
@@ -274,15 +282,8 @@ func searchNumber(name, text string) (int, error) {
 // parseFilterRules reads oc:filter-rules: oc:favorite 1 asks for the
 // user's favourites, oc:systemtag for files with a tag.
 func parseFilterRules(dec *xml.Decoder, rules xml.StartElement, rep *reportRequest) error {
-	return eachChild(dec, rules, func(el xml.StartElement) error {
-		if el.Name.Space != nsOC {
-			return dec.Skip()
-		}
-		var text string
-		if err := dec.DecodeElement(&text, &el); err != nil {
-			return badXML("oc:%s: %v", el.Name.Local, err)
-		}
-		switch el.Name.Local {
+	return eachOCText(dec, rules, func(name, text string) error {
+		switch name {
 		case "favorite":
 			rep.favorites = rep.favorites || storage.IsFavorite(text)
 		case "systemtag":

@@ -38,11 +38,7 @@ type spaceSearch struct {
 // the served project spaces), merged in search order; the total is that
 // of all of them.
 func (h *Handler) handleReportAllSpaces(w http.ResponseWriter, r *http.Request, req *request) error {
-	body, err := h.readXMLBody(w, r)
-	if err != nil {
-		return err
-	}
-	rep, err := parseReport(body)
+	rep, err := h.readReport(w, r)
 	if err != nil {
 		return err
 	}
