@@ -431,31 +431,41 @@ func undoOffScenario(t *testing.T, s *server) {
 // the trash-bin and versions.
 func wantUndoCapabilities(t *testing.T, c *client, undelete, versioning bool) {
 	t.Helper()
-	_, body := c.expect(http.StatusOK, http.MethodGet, "/ocs/v1.php/cloud/capabilities?format=json", "", "OCS-APIREQUEST", "true")
-	var caps struct {
-		OCS struct {
-			Data struct {
-				Capabilities struct {
-					Dav struct {
-						Trashbin string `json:"trashbin"`
-					} `json:"dav"`
-					Files struct {
-						Undelete   bool `json:"undelete"`
-						Versioning bool `json:"versioning"`
-					} `json:"files"`
-				} `json:"capabilities"`
-			} `json:"data"`
-		} `json:"ocs"`
+	var got struct {
+		Dav struct {
+			Trashbin string `json:"trashbin"`
+		} `json:"dav"`
+		Files struct {
+			Undelete   bool `json:"undelete"`
+			Versioning bool `json:"versioning"`
+		} `json:"files"`
 	}
-	if err := json.Unmarshal([]byte(body), &caps); err != nil {
-		t.Fatalf("capabilities: %v\n%s", err, body)
-	}
-	got := caps.OCS.Data.Capabilities
+	readCapabilities(t, c, &got)
 	if got.Files.Undelete != undelete || got.Files.Versioning != versioning {
 		t.Fatalf("capabilities files.undelete %v, files.versioning %v; want %v, %v", got.Files.Undelete, got.Files.Versioning, undelete, versioning)
 	}
 	if undelete && got.Dav.Trashbin != "1.0" {
 		t.Fatalf("capabilities dav.trashbin %q, want 1.0", got.Dav.Trashbin)
+	}
+}
+
+// readCapabilities decodes the OCS capabilities c is given into caps, a
+// struct of the parts a test reads.
+func readCapabilities(t *testing.T, c *client, caps any) {
+	t.Helper()
+	_, body := c.expect(http.StatusOK, http.MethodGet, "/ocs/v1.php/cloud/capabilities?format=json", "", "OCS-APIREQUEST", "true")
+	var envelope struct {
+		OCS struct {
+			Data struct {
+				Capabilities json.RawMessage `json:"capabilities"`
+			} `json:"data"`
+		} `json:"ocs"`
+	}
+	if err := json.Unmarshal([]byte(body), &envelope); err != nil {
+		t.Fatalf("capabilities: %v\n%s", err, body)
+	}
+	if err := json.Unmarshal(envelope.OCS.Data.Capabilities, caps); err != nil {
+		t.Fatalf("capabilities: %v\n%s", err, body)
 	}
 }
 

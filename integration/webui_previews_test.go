@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"encoding/json"
 	"fmt"
 	"image"
 	"image/color"
@@ -166,22 +165,13 @@ func TestWebUIPreviewsOIDC(t *testing.T) {
 // serverSearches tells whether the capabilities list the search-files report.
 func serverSearches(t *testing.T, c *client) bool {
 	t.Helper()
-	_, body := c.expect(http.StatusOK, http.MethodGet, "/ocs/v1.php/cloud/capabilities?format=json", "", "OCS-APIREQUEST", "true")
 	var caps struct {
-		OCS struct {
-			Data struct {
-				Capabilities struct {
-					DAV struct {
-						Reports []string `json:"reports"`
-					} `json:"dav"`
-				} `json:"capabilities"`
-			} `json:"data"`
-		} `json:"ocs"`
+		DAV struct {
+			Reports []string `json:"reports"`
+		} `json:"dav"`
 	}
-	if err := json.Unmarshal([]byte(body), &caps); err != nil {
-		t.Fatalf("capabilities: %v\n%s", err, body)
-	}
-	return slices.Contains(caps.OCS.Data.Capabilities.DAV.Reports, "search-files")
+	readCapabilities(t, c, &caps)
+	return slices.Contains(caps.DAV.Reports, "search-files")
 }
 
 // gradientJPEG makes a w×h JPEG of a gradient.
