@@ -84,9 +84,9 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 		{
 			name: "bulk_upload",
 			input: `davspaces {
-				bulk_upload
+				bulk_upload all
 			}`,
-			want: DAVSpaces{BulkUpload: true},
+			want: DAVSpaces{BulkUpload: "all"},
 		},
 		{
 			name: "max_xml_body binary unit",
@@ -427,6 +427,20 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 				max_xml_body 2 MiB
 			}`,
 			want: []string{"wrong argument count"},
+		},
+		{
+			name: "bulk_upload without a choice",
+			input: `davspaces {
+				bulk_upload
+			}`,
+			want: []string{"wrong argument count"},
+		},
+		{
+			name: "bulk_upload neither off, auto nor all",
+			input: `davspaces {
+				bulk_upload on
+			}`,
+			want: []string{`bulk upload "on": want off, auto or all`, "Testfile:2"},
 		},
 		{
 			name: "max_xml_body not a size",

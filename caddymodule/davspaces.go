@@ -61,13 +61,15 @@ type DAVSpaces struct {
 	// StorageID prefixes every resource id. Default: generated once and kept
 	// in the data directory.
 	StorageID string `json:"storage_id,omitempty"`
-	// BulkUpload serves Nextcloud's bulk upload (/remote.php/dav/bulk) and
-	// advertises it (dav.bulkupload), so that Nextcloud's desktop client
-	// sends its small new files 100 to a request. Nextcloud clients before
-	// 3.9 cannot send an empty file that way (nextcloud/desktop#4157, fixed
-	// by #5871): with them a new empty file fails every sync, whatever the
-	// server. Default: false.
-	BulkUpload bool `json:"bulk_upload,omitempty"`
+	// BulkUpload is to which clients Nextcloud's bulk upload
+	// (/remote.php/dav/bulk) is offered, in the capabilities'
+	// dav.bulkupload, which makes Nextcloud's desktop client send its small
+	// new files 100 to a request: "auto" to every client but Nextcloud's
+	// desktop clients 3.4 to 3.8, which fail a whole batch at every sync
+	// when it holds an empty file (nextcloud/desktop#4157, fixed in 3.9);
+	// "all" to every client; "off" to none, and the endpoint is not served.
+	// Default: auto.
+	BulkUpload string `json:"bulk_upload,omitempty"`
 	// AllowDepthInfinity permits PROPFIND with Depth: infinity (and without
 	// Depth). Default: false, such requests are answered 400.
 	AllowDepthInfinity bool `json:"allow_depth_infinity,omitempty"`
@@ -213,13 +215,14 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 	// a span of its own; without it the wrapper adds none. Each call's
 	// latency goes to the store's metrics.
 	served := withTiming(traced.Wrap(store.Store), store.metrics)
+	bulkUpload, _ := ocs.ParseBulkUpload(dav.BulkUpload) // validated above
 	dav.directory = newDirectoryWriter(served, dav.logger, directoryCacheSize)
 	dav.handler, err = davhandler.New(davhandler.Config{
 		Store:              served,
 		Locks:              served,
 		Uploads:            served,
 		Chunks:             served,
-		BulkUpload:         dav.BulkUpload,
+		BulkUpload:         bulkUpload != ocs.BulkUploadOff,
 		UploadTTL:          time.Duration(dav.UploadTTL),
 		MaxOpenUploads:     dav.MaxOpenUploads,
 		User:               users,
@@ -255,7 +258,7 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		Health:         storage.NewHealthProbe(store.Store).Check,
 		TUS:            true,
 		ChunkedUploads: chunked,
-		BulkUpload:     dav.BulkUpload,
+		BulkUpload:     bulkUpload,
 		Trash:          keepsAny(dav.claim.granted, storage.Retention.KeepsTrash),
 		Versions:       keepsAny(dav.claim.granted, storage.Retention.KeepsVersions),
 		PreviewTypes:   dav.Previews.types(),
@@ -363,6 +366,9 @@ func (dav *DAVSpaces) takeStore(ctx caddy.Context) (*pooledStore, error) {
 func (dav *DAVSpaces) Validate() error {
 	if dav.MaxXMLBytes < 0 {
 		return fmt.Errorf("max_xml_bytes must not be negative")
+	}
+	if _, err := ocs.ParseBulkUpload(dav.BulkUpload); err != nil {
+		return err
 	}
 	if dav.PersonalQuotaBytes < 0 {
 		return fmt.Errorf("personal_quota_bytes must not be negative")
@@ -565,7 +571,11 @@ func (dav *DAVSpaces) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 	case "depth_infinity":
 		err = flagArg(d, &dav.AllowDepthInfinity)
 	case "bulk_upload":
-		err = flagArg(d, &dav.BulkUpload)
+		if err = oneArg(d, &dav.BulkUpload); err == nil {
+			if _, perr := ocs.ParseBulkUpload(dav.BulkUpload); perr != nil {
+				err = d.Err(perr.Error())
+			}
+		}
 	case "max_xml_body":
 		dav.MaxXMLBytes, err = sizeArg(d)
 	case "personal_quota":

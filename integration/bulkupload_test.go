@@ -25,7 +25,7 @@ func TestDesktopBulkUpload(t *testing.T) {
 	for _, d := range deployments[:1] {
 		t.Run(d.name, func(t *testing.T) {
 			binary := requirePeer(t, "nextcloudcmd")
-			s := d.start(t, serverOptions{tls: true, davspaces: []string{"bulk_upload"}})
+			s := d.start(t, serverOptions{tls: true, davspaces: []string{"bulk_upload all"}})
 			session := newDesktopSession(t, s, desktopClient{program: "nextcloudcmd", folder: "Bulk"}, binary)
 			local := filepath.Join(t.TempDir(), "bulk")
 			tree := bulkTree(300)

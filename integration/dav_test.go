@@ -135,6 +135,17 @@ func checkExampleOCS(t *testing.T, c *client) {
 	if !strings.Contains(b, `"statuscode":100`) || !strings.Contains(b, `"webdav-root":"remote.php/webdav"`) || !strings.Contains(b, `"tus_support"`) {
 		t.Fatalf("capabilities: %s", b)
 	}
+	// Bulk upload is offered to Nextcloud's desktop clients, but not to
+	// those (3.4 to 3.8) that fail a batch holding an empty file.
+	for agent, offered := range map[string]bool{
+		"Mozilla/5.0 (Linux) mirall/3.9.0 (Nextcloud, debian-6.1)":    true,
+		"Mozilla/5.0 (Linux) mirall/3.7.3git (Nextcloud, debian-6.1)": false,
+	} {
+		_, b = c.expect(http.StatusOK, "GET", "/ocs/v1.php/cloud/capabilities?format=json", "", "OCS-APIREQUEST", "true", "User-Agent", agent)
+		if strings.Contains(b, `"bulkupload":"1.0"`) != offered {
+			t.Errorf("capabilities for %q: bulk upload offered %v, want %v", agent, !offered, offered)
+		}
+	}
 	_, b = c.expect(http.StatusOK, "GET", "/ocs/v2.php/cloud/user", "")
 	if !strings.Contains(b, "<id>einstein</id>") {
 		t.Fatalf("cloud/user: %s", b)

@@ -122,7 +122,7 @@ func newCapabilities(cfg Config) capabilitiesData {
 		c.DAV.Chunking = "1.0"
 		c.Files.BigFileChunking = true
 	}
-	if cfg.BulkUpload {
+	if cfg.BulkUpload != BulkUploadOff {
 		c.DAV.BulkUpload = "1.0"
 	}
 	if cfg.Trash {
@@ -160,7 +160,12 @@ func versionOf(s Status) version {
 	return v
 }
 
-// serveCapabilities answers cloud/capabilities.
+// serveCapabilities answers cloud/capabilities, with bulk upload for the
+// clients it is offered to.
 func (h *Handler) serveCapabilities(w http.ResponseWriter, r *http.Request, v apiVersion, _ storage.User) {
+	if !h.cfg.BulkUpload.OfferedTo(r.UserAgent()) {
+		writeOK(w, r, v, h.capabilitiesWithoutBulk)
+		return
+	}
 	writeOK(w, r, v, h.capabilities)
 }

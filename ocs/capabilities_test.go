@@ -10,9 +10,9 @@ import (
 )
 
 // capabilitiesOf fetches the JSON capabilities as generic values.
-func capabilitiesOf(t *testing.T, h *Handler) map[string]any {
+func capabilitiesOf(t *testing.T, h *Handler, hdr ...string) map[string]any {
 	t.Helper()
-	w := serve(h, http.MethodGet, "/ocs/v2.php/cloud/capabilities?format=json", "X-User", "einstein")
+	w := serve(h, http.MethodGet, "/ocs/v2.php/cloud/capabilities?format=json", append([]string{"X-User", "einstein"}, hdr...)...)
 	var env struct {
 		OCS struct {
 			Data struct {
@@ -97,16 +97,53 @@ func TestCapabilities(t *testing.T) {
 
 func TestCapabilitiesBulkUpload(t *testing.T) {
 	// Nextcloud's client sends its small files in batches to /dav/bulk
-	// only when dav.bulkupload is advertised.
-	for _, served := range []bool{false, true} {
-		c := capabilitiesOf(t, newConfiguredHandler(t, func(cfg *Config) { cfg.BulkUpload = served }))
+	// only when dav.bulkupload is advertised; the clients that fail a
+	// batch with an empty file in it are left out unless all are asked for.
+	const (
+		broken  = "Mozilla/5.0 (Linux) mirall/3.7.3git (Nextcloud, debian-6.1.0 ClientArchitecture: x86_64 OsArchitecture: x86_64)"
+		branded = "Mozilla/5.0 (Windows) mirall/3.4.0 (MyCloud, windows-10.0.19045 ClientArchitecture: x86_64 OsArchitecture: x86_64)"
+		fixed   = "Mozilla/5.0 (Windows) mirall/3.9.50git (Nextcloud, windows-10.0.22621 ClientArchitecture: x86_64 OsArchitecture: x86_64)"
+		later   = "Mozilla/5.0 (Macintosh) mirall/31.0.2 (Nextcloud, macos-24.5.0 ClientArchitecture: arm64 OsArchitecture: arm64)"
+		older   = "Mozilla/5.0 (Linux) mirall/3.3.6 (Nextcloud, ubuntu-5.15 ClientArchitecture: x86_64 OsArchitecture: x86_64)"
+		curl    = "curl/8.14.1"
+	)
+	for _, tt := range []struct {
+		offer     BulkUpload
+		userAgent string
+		offered   bool
+	}{
+		{BulkUploadOff, fixed, false},
+		{BulkUploadOff, curl, false},
+		{BulkUploadAuto, fixed, true},
+		{BulkUploadAuto, later, true},
+		{BulkUploadAuto, older, true},
+		{BulkUploadAuto, curl, true},
+		{BulkUploadAuto, "", true},
+		{BulkUploadAuto, broken, false},
+		{BulkUploadAuto, branded, false},
+		{BulkUploadAll, broken, true},
+		{BulkUploadAll, fixed, true},
+	} {
+		h := newConfiguredHandler(t, func(cfg *Config) { cfg.BulkUpload = tt.offer })
+		c := capabilitiesOf(t, h, "User-Agent", tt.userAgent)
 		var want any
-		if served {
+		if tt.offered {
 			want = "1.0"
 		}
 		if got := lookup(c, "dav.bulkupload"); got != want {
-			t.Errorf("served %v: dav.bulkupload = %#v, want %#v", served, got, want)
+			t.Errorf("offer %v to %q: dav.bulkupload = %#v, want %#v", tt.offer, tt.userAgent, got, want)
 		}
+	}
+}
+
+func TestParseBulkUpload(t *testing.T) {
+	for name, want := range map[string]BulkUpload{"": BulkUploadAuto, "auto": BulkUploadAuto, "off": BulkUploadOff, "all": BulkUploadAll} {
+		if got, err := ParseBulkUpload(name); err != nil || got != want {
+			t.Errorf("ParseBulkUpload(%q) = %v, %v; want %v", name, got, err, want)
+		}
+	}
+	if _, err := ParseBulkUpload("on"); err == nil {
+		t.Error(`ParseBulkUpload("on"): no error`)
 	}
 }
 

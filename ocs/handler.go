@@ -43,10 +43,10 @@ type Config struct {
 	// (Nextcloud chunking NG, ownCloud v1 chunks); only then are they
 	// advertised, as dav.chunking and files.bigfilechunking.
 	ChunkedUploads bool
-	// BulkUpload says the WebDAV handler serves Nextcloud's bulk upload
-	// (/dav/bulk); only then is dav.bulkupload advertised, which makes
-	// Nextcloud's client send its small files in batches.
-	BulkUpload bool
+	// BulkUpload says to which clients dav.bulkupload is advertised; the
+	// WebDAV handler must serve /dav/bulk unless it is BulkUploadOff.
+	// Default: BulkUploadOff.
+	BulkUpload BulkUpload
 	// Trash says deleted files are kept in a trash the WebDAV handler
 	// serves (/dav/spaces/trash-bin/…); only then are dav.trashbin and
 	// files.undelete advertised, which web UIs take to show deleted files.
@@ -84,8 +84,10 @@ type Config struct {
 
 // Handler answers /status.php and the OCS endpoints.
 type Handler struct {
-	cfg          Config
-	capabilities capabilitiesData
+	cfg Config
+	// capabilities offer bulk upload when the configuration serves it;
+	// capabilitiesWithoutBulk are for the clients it is not offered to.
+	capabilities, capabilitiesWithoutBulk capabilitiesData
 	// sharing answers files_sharing; nil without Config.Store.
 	sharing *sharing
 }
@@ -104,7 +106,14 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.TUSMaxChunkSize < 0 {
 		return nil, errors.New("ocs: Config.TUSMaxChunkSize must not be negative")
 	}
-	return &Handler{cfg: cfg, capabilities: newCapabilities(cfg), sharing: newSharing(cfg)}, nil
+	withoutBulk := cfg
+	withoutBulk.BulkUpload = BulkUploadOff
+	return &Handler{
+		cfg:                     cfg,
+		capabilities:            newCapabilities(cfg),
+		capabilitiesWithoutBulk: newCapabilities(withoutBulk),
+		sharing:                 newSharing(cfg),
+	}, nil
 }
 
 // Route returns the handler for a request this package serves, or false
