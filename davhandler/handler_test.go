@@ -189,10 +189,10 @@ func TestMethodNotAllowedSendsAllow(t *testing.T) {
 		name, method, path string
 		allow              string
 	}{
-		{"mkcol on a folder", "MKCOL", "/webdav/d", "OPTIONS, GET, HEAD, DELETE, PROPFIND, PROPPATCH, COPY, MOVE"},
-		{"mkcol on a file", "MKCOL", "/webdav/f.txt", "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, COPY, MOVE"},
-		{"mkcol on a space root", "MKCOL", "/dav/spaces/physics", "OPTIONS, GET, HEAD, PROPFIND, PROPPATCH"},
-		{"delete a space root", "DELETE", "/webdav/", "OPTIONS, GET, HEAD, PROPFIND, PROPPATCH"},
+		{"mkcol on a folder", "MKCOL", "/webdav/d", "OPTIONS, GET, HEAD, DELETE, PROPFIND, PROPPATCH, REPORT, COPY, MOVE"},
+		{"mkcol on a file", "MKCOL", "/webdav/f.txt", "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, REPORT, COPY, MOVE"},
+		{"mkcol on a space root", "MKCOL", "/dav/spaces/physics", "OPTIONS, GET, HEAD, PROPFIND, PROPPATCH, REPORT"},
+		{"delete a space root", "DELETE", "/webdav/", "OPTIONS, GET, HEAD, PROPFIND, PROPPATCH, REPORT"},
 		{"list the spaces", "PROPFIND", "/dav/spaces/", "OPTIONS"},
 	}
 	for _, tt := range tests {

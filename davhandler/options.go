@@ -7,15 +7,15 @@ import (
 )
 
 // allowedMethods are the methods the interface implements.
-const allowedMethods = "OPTIONS, GET, HEAD, PUT, DELETE, MKCOL, PROPFIND, PROPPATCH, COPY, MOVE"
+const allowedMethods = "OPTIONS, GET, HEAD, PUT, DELETE, MKCOL, PROPFIND, PROPPATCH, REPORT, COPY, MOVE"
 
 // The methods an existing resource allows, for the Allow header of a 405.
 // MKCOL is never among them (the resource exists); a space root can be
 // neither deleted, copied, moved nor replaced.
 const (
-	allowedOnFile   = "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, COPY, MOVE"
-	allowedOnFolder = "OPTIONS, GET, HEAD, DELETE, PROPFIND, PROPPATCH, COPY, MOVE"
-	allowedOnRoot   = "OPTIONS, GET, HEAD, PROPFIND, PROPPATCH"
+	allowedOnFile   = "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, REPORT, COPY, MOVE"
+	allowedOnFolder = "OPTIONS, GET, HEAD, DELETE, PROPFIND, PROPPATCH, REPORT, COPY, MOVE"
+	allowedOnRoot   = "OPTIONS, GET, HEAD, PROPFIND, PROPPATCH, REPORT"
 	// allowedOnVirtual: the collections above the spaces only answer OPTIONS.
 	allowedOnVirtual = "OPTIONS"
 )
