@@ -272,6 +272,10 @@ func (b *bulkUpload) check(p bulkPart) (bulkFile, error) {
 		return f, err
 	}
 	f.place, err = b.h.checkWrite(partRequest(b.r, p), req, f.target, p.size)
+	// Nextcloud's client may send a file again while the request that
+	// carries it is under way (storage.Commit.Unchanged): both answers must
+	// give the etag the file ends with.
+	f.place.KeepSame = true
 	return f, err
 }
 

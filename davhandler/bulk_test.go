@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -329,6 +331,56 @@ func TestBulkUploadSharesCommits(t *testing.T) {
 	if commits == 0 || commits > 100 {
 		t.Fatalf("%d bolt commits for 100 files", commits)
 	}
+}
+
+// TestBulkUploadFileSentAgain is what Nextcloud's client does when a bulk
+// request starts while the previous one is under way: the later request
+// carries the files of the earlier one again, with the same bytes and
+// times, and the client keeps the etags of the answer it reads first. Both
+// answers must give the etag the file ends with, in either order and at
+// once; a file sent again with other bytes or another time is written.
+func TestBulkUploadFileSentAgain(t *testing.T) {
+	e := newEnv(t, withBulkUpload)
+	wantStatus(t, e.do("einstein", "MKCOL", "/webdav/NC", ""), http.StatusCreated)
+	first := []testBulkPart{{path: "/NC/a.txt", body: "alpha"}, {path: "/NC/b.txt", body: "beta"}}
+	both := append(slices.Clone(first), testBulkPart{path: "/NC/c.txt", body: "gamma"})
+
+	answered := []map[string]bulkAnswer{
+		bulkAnswers(t, e.postBulk("einstein", bulkBody(first...))),
+		bulkAnswers(t, e.postBulk("einstein", bulkBody(both...))),
+	}
+	var wg sync.WaitGroup
+	recs := make([]*httptest.ResponseRecorder, 2)
+	for i := range recs {
+		wg.Go(func() { recs[i] = e.postBulk("einstein", bulkBody(both...)) })
+	}
+	wg.Wait()
+	for _, rec := range recs {
+		answered = append(answered, bulkAnswers(t, rec))
+	}
+	for _, p := range first {
+		etag := e.do("einstein", http.MethodHead, "/webdav"+p.path, "").Header().Get("ETag")
+		for i, answers := range answered {
+			if a := answers[p.path]; a.Error || a.ETag != etag {
+				t.Errorf("%s: answer %d gave %+v, the file has ETag %s", p.path, i+1, a, etag)
+			}
+		}
+	}
+
+	before := e.do("einstein", http.MethodHead, "/webdav/NC/a.txt", "").Header().Get("ETag")
+	changed := bulkAnswers(t, e.postBulk("einstein", bulkBody(
+		testBulkPart{path: "/NC/a.txt", body: "ALPHA"},
+		testBulkPart{path: "/NC/b.txt", body: "beta", set: []string{"X-File-Mtime", "1700000001"}})))
+	for _, path := range []string{"/NC/a.txt", "/NC/b.txt"} {
+		head := e.do("einstein", http.MethodHead, "/webdav"+path, "")
+		if a := changed[path]; a.Error || a.ETag != head.Header().Get("ETag") {
+			t.Errorf("%s sent changed: answer %+v, the file has ETag %s", path, a, head.Header().Get("ETag"))
+		}
+	}
+	if changed["/NC/a.txt"].ETag == before {
+		t.Errorf("/NC/a.txt kept its etag %s with other bytes", before)
+	}
+	e.wantContent("einstein", "/webdav/NC/a.txt", "ALPHA")
 }
 
 // TestBulkUploadCaps: a file over the size a part may have is that file's

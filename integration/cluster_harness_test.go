@@ -200,6 +200,13 @@ func lbCaddyfile(port int, upstreams []string, tls bool) string {
 		timeouts {
 			read_body_idle -1s
 		}
+		# A node may answer before the balancer has read the last of the
+		# request body from the client (its end, after the bytes a node
+		# reads); without full duplex, writing the answer's header
+		# closes that body under the upstream's writer, which then drops
+		# the node's connection and cuts the answer short (seen under
+		# load: a PROPFIND's body ended early).
+		enable_full_duplex
 	}
 %s}
 

@@ -1,6 +1,10 @@
 package storage
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/davspaces/davspaces/checksum"
+)
 
 // ValidCommit checks the name a commit creates, as ValidName does; a NodeID
 // is only looked up.
@@ -18,4 +22,24 @@ func (c Commit) Target() string {
 		return "node " + c.NodeID
 	}
 	return strconv.Quote(c.Name)
+}
+
+// Unchanged reports whether c, bringing size bytes with sums, would write
+// again the file old already is, and asks to keep it then (KeepSame): old
+// exists as a file with the same bytes (size, SHA1 and MD5) and c gives
+// old's modification time. A store checks it in the transaction of the
+// commit, after c's conditions and locks, and answers old without writing
+// anything: no new etag, no version, no propagation.
+//
+// That makes a file sent twice at once converge on one etag, whichever
+// copy commits last. Nextcloud's desktop client does send a file twice:
+// a bulk request started while the previous one is under way carries the
+// files of both (BulkPropagatorJob builds it from every file still waiting
+// for its answer), and the client keeps the etags of the answer it reads
+// first, so that a second etag would make its next pass download every
+// such file again.
+func (c Commit) Unchanged(old Node, exists bool, size int64, sums checksum.Sums) bool {
+	return c.KeepSame && exists && !old.IsFolder() && c.Assembles == "" &&
+		old.Size == size && old.Checksums.SHA1 == sums.SHA1 && old.Checksums.MD5 == sums.MD5 &&
+		!c.ModTime.IsZero() && c.ModTime.Equal(old.ModTime)
 }

@@ -234,6 +234,9 @@ type Commit struct {
 	// before it checks the quota, so that the upload's reservation becomes
 	// the file's use in one step (Commit.Ends).
 	Assembles string
+	// KeepSame makes a commit that would write the file again as it is
+	// (Unchanged) change nothing: the file keeps its etag.
+	KeepSame bool
 	Conditions
 }
 

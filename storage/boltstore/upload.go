@@ -298,8 +298,10 @@ func (s *Store) commitContentFile(spaceID, tmp string, content newContent, c sto
 	defer s.pending.done(blob)
 	content.blob, content.inline = blob, nil
 	done, err := s.recordContent(spaceID, content, c, also)
-	if err != nil {
+	if err != nil || done.unchanged {
 		s.removeBlobs([]string{blob})
+	}
+	if err != nil {
 		return storage.Node{}, false, err
 	}
 	return done.node.Node, done.created, nil
@@ -345,6 +347,9 @@ type newContent struct {
 type committed struct {
 	node    rec
 	created bool
+	// unchanged is a commit that wrote nothing (storage.Commit.Unchanged):
+	// its content file is nobody's.
+	unchanged bool
 }
 
 // store records c as the content of the file r in t.
@@ -385,6 +390,9 @@ func (t *txn) recordContent(spaceID string, content newContent, c storage.Commit
 	old, exists := target.old, target.exists
 	if err := c.CheckReplace(old.Node, exists); err != nil {
 		return committed{}, err
+	}
+	if c.Unchanged(old.Node, exists, content.size, content.sums) {
+		return committed{node: old, unchanged: true}, nil
 	}
 	var oldSize int64
 	if exists {

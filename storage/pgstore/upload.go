@@ -356,6 +356,10 @@ func (s *Store) recordContent(ctx context.Context, ch *change, spaceID string, c
 	if err := c.CheckReplace(target.old.node(), target.exists); err != nil {
 		return committed{}, err
 	}
+	if c.Unchanged(target.old.node(), target.exists, content.size, content.sums) {
+		// The new objects stay on the sweep's list, which deletes them.
+		return committed{node: target.old}, nil
+	}
 	created := !target.exists
 	if created {
 		if target, err = s.revive(ctx, ch, spaceID, target, c.Name); err != nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/davspaces/davspaces/checksum"
 	"github.com/davspaces/davspaces/storage"
@@ -35,6 +36,65 @@ func testCommitByIDFollowsMove(t *testing.T, f *fixture) {
 	}
 	if got := f.node(t, b.ID).Size; got != 4 {
 		t.Fatalf("size of the folder holding the file = %d, want 4", got)
+	}
+}
+
+// A commit with KeepSame that brings the bytes and modification time the
+// file has changes nothing (storage.Commit.Unchanged): the file, its
+// folder and its versions stay as they are. Any difference, a refused
+// condition or a commit without KeepSame writes as always.
+func testCommitKeepSame(t *testing.T, f *fixture) {
+	folder := f.mkdir(t, f.root(), "folder")
+	mtime := time.Unix(1700000000, 0)
+	again := storage.Commit{ParentID: folder.ID, Name: "f", ModTime: mtime, KeepSame: true}
+	file, created, err := f.commit(f.space.ID, "same", again)
+	if err != nil || !created {
+		t.Fatalf("first commit = %v, %v", created, err)
+	}
+	before := f.node(t, folder.ID)
+
+	n, created, err := f.commit(f.space.ID, "same", again)
+	if err != nil || created {
+		t.Fatalf("commit of the same file = %v, %v", created, err)
+	}
+	if n.ID != file.ID || n.ETag != file.ETag || !n.ModTime.Equal(mtime) {
+		t.Fatalf("commit of the same file answered %+v, want the file as it was, %+v", n, file)
+	}
+	if got := f.node(t, file.ID); got.ETag != file.ETag {
+		t.Fatalf("etag after the commit of the same file = %s, want %s", got.ETag, file.ETag)
+	}
+	if got := f.node(t, folder.ID); got.ETag != before.ETag || got.Size != before.Size {
+		t.Fatalf("folder after the commit of the same file = %+v, want %+v", got, before)
+	}
+	f.wantVersions(t, file.ID)
+
+	wantErr(t, "a refused If-Match", func() error {
+		c := again
+		c.IfMatch = "other"
+		_, _, err := f.commit(f.space.ID, "same", c)
+		return err
+	}(), storage.ErrPrecondition)
+
+	etag := file.ETag
+	for _, tc := range []struct {
+		name, content string
+		change        func(*storage.Commit)
+	}{
+		{"another time", "same", func(c *storage.Commit) { c.ModTime = mtime.Add(time.Second) }},
+		{"other bytes of the same length", "SAME", func(c *storage.Commit) {}},
+		{"no time", "SAME", func(c *storage.Commit) { c.ModTime = time.Time{} }},
+		{"without KeepSame", "SAME", func(c *storage.Commit) { c.ModTime = mtime; c.KeepSame = false }},
+	} {
+		c := again
+		tc.change(&c)
+		n, _, err := f.commit(f.space.ID, tc.content, c)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if n.ETag == etag {
+			t.Errorf("%s: the file kept its etag %s", tc.name, etag)
+		}
+		etag = n.ETag
 	}
 }
 

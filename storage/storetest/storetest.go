@@ -30,6 +30,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	tests := []conformanceTest{
 		{"CommitByIDFollowsMove", testCommitByIDFollowsMove},
 		{"CommitByIDRules", testCommitByIDRules},
+		{"CommitKeepSame", testCommitKeepSame},
 		{"OpenPairsNodeAndContent", testOpenPairsNodeAndContent},
 		{"ReadDirPropsMatchesReadDirAndProps", testReadDirPropsMatches},
 		{"ReadDirPropsUnderChurn", testReadDirPropsUnderChurn},
