@@ -70,7 +70,7 @@ func (h *Handler) handlePropfind(w http.ResponseWriter, r *http.Request, req *re
 	if listing {
 		buffer = listingBuffer
 	}
-	ms := startMultistatusSize(w, buffer)
+	ms := startMultistatus(w, buffer, &h.responseBuffers)
 	err = pc.writeNode(ms, pf, target, responseHref{base: t.href()})
 	if err == nil && listing {
 		err = h.writeChildren(pc, ms, pf, target, t.hrefPath, depth)
@@ -188,6 +188,8 @@ func (h *Handler) writeChildren(pc *propContext, ms *multistatus, pf propfindReq
 // dead properties from the same snapshot when the listing needs them, so
 // that a child deleted meanwhile is either complete or absent.
 func (pc *propContext) readChildren(views []nodeView, folder storage.Node, after string, limit int) ([]nodeView, error) {
+	// Room for a full page at once, rather than growing by doubling.
+	views = slices.Grow(views, limit)
 	if !pc.withDeadProps {
 		nodes, err := pc.store.ReadDir(pc.ctx, folder.SpaceID, folder.ID, after, limit)
 		if err != nil {

@@ -319,11 +319,7 @@ func propETag(_ *propContext, v *nodeView, dst []byte) ([]byte, bool) {
 func quoteETag(etag string) string { return `"` + etag + `"` }
 
 func propPermissions(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
-	letters := permissions(pc.access, v.node.IsFolder())
-	if pc.isMountPoint(v) {
-		letters = withMountLetter(letters)
-	}
-	return append(dst, letters...), true
+	return appendPermissions(dst, pc.access, v.node.IsFolder(), pc.isMountPoint(v)), true
 }
 
 func propResourceType(_ *propContext, v *nodeView, dst []byte) ([]byte, bool) {
@@ -535,27 +531,31 @@ func (pc *propContext) writeNode(ms *multistatus, pf propfindRequest, v *nodeVie
 // writeRequested writes the 200 propstat of the requested properties a node
 // has, each appended straight into the response's buffer, and records the
 // others for the 404 propstat. The propstat opens with the first property
-// found: one that is not found was never written, so it needs no undoing.
+// found: one that is not found is cut off the buffer again.
 func (pc *propContext) writeRequested(ms *multistatus, v *nodeView) error {
+	buf := ms.buf
 	opened := false
 	for i := range pc.requested {
 		rp := &pc.requested[i]
-		buf := ms.available()
+		start := len(buf)
 		if !opened {
 			buf = append(buf, propstatOpen...)
 		}
 		buf = append(buf, rp.tags.open...)
 		out, ok, err := pc.lookup(v, rp, buf)
 		if err != nil {
+			ms.buf = out[:start]
 			return err
 		}
 		if !ok {
+			buf = out[:start]
 			ms.notFound(rp.name)
 			continue
 		}
-		ms.w.Write(append(out, rp.tags.close...))
+		buf = append(out, rp.tags.close...)
 		opened = true
 	}
+	ms.buf = buf
 	if opened {
 		ms.endPropstat(http.StatusOK)
 	}
