@@ -133,17 +133,22 @@ func (ms *multistatus) beginResponse(href string) {
 
 // beginResponseAt is beginResponse for an href in parts.
 func (ms *multistatus) beginResponseAt(href responseHref) {
-	ms.WriteString("<d:response><d:href>")
-	ms.text(href.base)
+	ms.buf = appendResponseStart(ms.buf, href)
+	ms.missing = ms.missing[:0]
+}
+
+// appendResponseStart appends the opening of a d:response with its href.
+func appendResponseStart(dst []byte, href responseHref) []byte {
+	dst = append(dst, "<d:response><d:href>"...)
+	dst = appendXMLText(dst, href.base)
 	if href.segment != "" {
-		ms.WriteByte('/')
-		ms.text(href.segment)
+		dst = append(dst, '/')
+		dst = appendXMLText(dst, href.segment)
 	}
 	if href.slash {
-		ms.WriteByte('/')
+		dst = append(dst, '/')
 	}
-	ms.WriteString("</d:href>")
-	ms.missing = ms.missing[:0]
+	return append(dst, "</d:href>"...)
 }
 
 // endResponse closes the d:response, adding the 404 propstat for the names
@@ -215,15 +220,19 @@ func (ms *multistatus) elementBytes(n xml.Name, tags elementTags, content []byte
 	ms.WriteString(tags.close)
 }
 
-// elementTags are the opening and closing tags of an element, built once
-// for a property every response of a listing writes.
-type elementTags struct{ open, close string }
+// elementTags are the opening and closing tags of an element, and the
+// element empty, built once for a property every response of a listing
+// writes.
+type elementTags struct{ open, close, empty string }
 
 func tagsOf(n xml.Name) elementTags {
-	var open, close strings.Builder
+	var open, close, empty strings.Builder
 	writeOpenTag(&open, n)
 	writeCloseTag(&close, n)
-	return elementTags{open: open.String(), close: close.String()}
+	empty.WriteByte('<')
+	writeQName(&empty, n, true)
+	empty.WriteString("/>")
+	return elementTags{open: open.String(), close: close.String(), empty: empty.String()}
 }
 
 func writeOpenTag(w xmlWriter, n xml.Name) {

@@ -106,6 +106,7 @@ func (h *Handler) newPropContext(r *http.Request, req *request, t *target, pf pr
 		spaceRef:      appendSpaceRef(nil, h.store.StorageID(), t.space.ID),
 		withDeadProps: needsDeadProps(pf),
 		requested:     resolveProps(pf.names),
+		missing:       make([]int, 0, len(pf.names)),
 	}
 }
 

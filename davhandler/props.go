@@ -102,6 +102,9 @@ type propContext struct {
 	locks   *lockIndex
 	// requested are the names of the request, resolved.
 	requested []requestedProp
+	// missing has room for the indexes in requested of the properties a
+	// response lacks.
+	missing []int
 	// props is reused by every response of the request.
 	props propSet
 	// shareKindsByNode are the kinds of live shares of the space's items,
@@ -504,14 +507,10 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // writeNode writes the d:response of one node.
 func (pc *propContext) writeNode(ms *multistatus, pf propfindRequest, v *nodeView, href responseHref) error {
-	ms.beginResponseAt(href)
 	if pf.kind == findProp {
-		if err := pc.writeRequested(ms, v); err != nil {
-			return err
-		}
-		ms.endResponse()
-		return nil
+		return pc.writeRequested(ms, v, href)
 	}
+	ms.beginResponseAt(href)
 	pc.props.reset()
 	var err error
 	switch pf.kind {
@@ -528,12 +527,17 @@ func (pc *propContext) writeNode(ms *multistatus, pf propfindRequest, v *nodeVie
 	return nil
 }
 
-// writeRequested writes the 200 propstat of the requested properties a node
-// has, each appended straight into the response's buffer, and records the
-// others for the 404 propstat. The propstat opens with the first property
-// found: one that is not found is cut off the buffer again.
-func (pc *propContext) writeRequested(ms *multistatus, v *nodeView) error {
-	buf := ms.buf
+// writeRequested writes the d:response of a node for the requested
+// properties: the 200 propstat of those it has, each appended straight into
+// the response's buffer, then the 404 propstat of the others. The propstat
+// opens with the first property found: one that is not found is cut off the
+// buffer again. The response is built in a local slice and the missing
+// properties kept as indexes, so that storing them costs the garbage
+// collector nothing (write barriers on the heap's pointers were a tenth of
+// a listing's time while it ran).
+func (pc *propContext) writeRequested(ms *multistatus, v *nodeView, href responseHref) error {
+	buf := appendResponseStart(ms.buf, href)
+	missing := pc.missing[:0]
 	opened := false
 	for i := range pc.requested {
 		rp := &pc.requested[i]
@@ -549,16 +553,24 @@ func (pc *propContext) writeRequested(ms *multistatus, v *nodeView) error {
 		}
 		if !ok {
 			buf = out[:start]
-			ms.notFound(rp.name)
+			missing = append(missing, i)
 			continue
 		}
 		buf = append(out, rp.tags.close...)
 		opened = true
 	}
-	ms.buf = buf
 	if opened {
-		ms.endPropstat(http.StatusOK)
+		buf = append(buf, "</d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat>"...)
 	}
+	if len(missing) > 0 {
+		buf = append(buf, propstatOpen...)
+		for _, i := range missing {
+			buf = append(buf, pc.requested[i].tags.empty...)
+		}
+		buf = append(buf, "</d:prop><d:status>HTTP/1.1 404 Not Found</d:status></d:propstat>"...)
+	}
+	ms.buf = append(buf, "</d:response>"...)
+	ms.flushIfFull()
 	return nil
 }
 
