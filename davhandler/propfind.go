@@ -189,13 +189,13 @@ func (h *Handler) writeChildren(pc *propContext, ms *multistatus, pf propfindReq
 // dead properties from the same snapshot when the listing needs them, so
 // that a child deleted meanwhile is either complete or absent.
 func (pc *propContext) readChildren(views []nodeView, folder storage.Node, after string, limit int) ([]nodeView, error) {
-	// Room for a full page at once, rather than growing by doubling.
-	views = slices.Grow(views, limit)
 	if !pc.withDeadProps {
 		nodes, err := pc.store.ReadDir(pc.ctx, folder.SpaceID, folder.ID, after, limit)
 		if err != nil {
 			return nil, fmt.Errorf("listing folder %s: %w", folder.ID, err)
 		}
+		// Room for the page at once, rather than growing by doubling.
+		views = slices.Grow(views, len(nodes))
 		for i := range nodes {
 			views = append(views, nodeView{node: &nodes[i]})
 		}
@@ -205,6 +205,7 @@ func (pc *propContext) readChildren(views []nodeView, folder storage.Node, after
 	if err != nil {
 		return nil, fmt.Errorf("listing folder %s with properties: %w", folder.ID, err)
 	}
+	views = slices.Grow(views, len(entries))
 	for i := range entries {
 		views = append(views, nodeView{node: &entries[i].Node, props: entries[i].Props, loaded: true})
 	}
