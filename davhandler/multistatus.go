@@ -43,14 +43,17 @@ const (
 	bufferSlack = 8 << 10
 )
 
-// bufferPool keeps the buffers of finished multistatus answers for the
-// next ones: a listing's buffer is 72 kB, which each request otherwise
-// allocated and cleared anew.
+// bufferPool keeps the buffers of finished multistatus answers, and of
+// bodies copied to the client, for the next ones: a listing's buffer is
+// 72 kB, which each request otherwise allocated and cleared anew. A nil
+// pool allocates each buffer.
 type bufferPool struct{ pool sync.Pool }
 
 func (p *bufferPool) get() []byte {
-	if b, ok := p.pool.Get().(*[]byte); ok {
-		return (*b)[:0]
+	if p != nil {
+		if b, ok := p.pool.Get().(*[]byte); ok {
+			return (*b)[:0]
+		}
 	}
 	return make([]byte, 0, listingBuffer+bufferSlack)
 }
@@ -58,7 +61,7 @@ func (p *bufferPool) get() []byte {
 // put keeps b, unless it grew for a huge property: the pool holds only
 // buffers of the usual size.
 func (p *bufferPool) put(b []byte) {
-	if cap(b) > listingBuffer+bufferSlack {
+	if p == nil || cap(b) != listingBuffer+bufferSlack {
 		return
 	}
 	p.pool.Put(&b)
@@ -70,12 +73,7 @@ func (p *bufferPool) put(b []byte) {
 func startMultistatus(w http.ResponseWriter, size int, pool *bufferPool) *multistatus {
 	w.Header().Set("Content-Type", "application/xml; charset=utf-8")
 	w.WriteHeader(http.StatusMultiStatus)
-	ms := &multistatus{out: w, flushAt: size, pool: pool}
-	if pool != nil {
-		ms.buf = pool.get()
-	} else {
-		ms.buf = make([]byte, 0, size+bufferSlack)
-	}
+	ms := &multistatus{out: w, flushAt: size, pool: pool, buf: pool.get()}
 	ms.WriteString(multistatusOpen)
 	return ms
 }
