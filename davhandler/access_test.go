@@ -32,6 +32,11 @@ func TestAccessLetters(t *testing.T) {
 			t.Errorf("%s: file letters %q, want %q", tt.name, got, tt.file)
 		}
 	}
+	// The mount point of a share has "M" after "S", as oCIS orders them.
+	mount := string(appendPermissions([]byte("<"), shareAccess(storage.ShareEditor), true, true))
+	if mount != "<SMDNVCK" {
+		t.Errorf("mount point letters %q, want %q", mount, "<SMDNVCK")
+	}
 }
 
 // TestAccessQuestions checks each role against each question a method

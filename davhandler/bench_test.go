@@ -94,6 +94,10 @@ func BenchmarkPropfindDepth1_10000(b *testing.B) { benchFolderListing(b, 10000, 
 // that fits in two pages.
 func BenchmarkPropfindDepth1_1000(b *testing.B) { benchFolderListing(b, 1000, "1") }
 
+// BenchmarkPropfindDepth1_200 lists a folder of 200 files, the listing of
+// the bench's sync mix: a folder of a synced tree, two pages.
+func BenchmarkPropfindDepth1_200(b *testing.B) { benchFolderListing(b, 200, "1") }
+
 // BenchmarkPropfindDepth0 asks for the folder alone, as clients poll for
 // changes: its cost must not grow with the folder's size.
 func BenchmarkPropfindDepth0(b *testing.B) { benchFolderListing(b, 1000, "0") }

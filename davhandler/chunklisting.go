@@ -43,12 +43,12 @@ func (h *Handler) handleNGPropfind(w http.ResponseWriter, r *http.Request, req *
 		if i < 0 {
 			return errNotFound
 		}
-		ms := startMultistatus(w)
+		ms := startMultistatus(w, multistatusBuffer, &h.responseBuffers)
 		writeUploadEntry(ms, pf, partNode(u, parts[i]), base+escapePath("/"+part))
 		h.closeUploadListing(r, ms)
 		return nil
 	}
-	ms := startMultistatus(w)
+	ms := startMultistatus(w, multistatusBuffer, &h.responseBuffers)
 	writeUploadEntry(ms, pf, uploadNode(u, parts), base+"/")
 	if depth != 0 {
 		for _, p := range parts {

@@ -244,7 +244,7 @@ func FuzzParseProppatch(f *testing.F) {
 			return
 		}
 		rec := httptest.NewRecorder()
-		ms := startMultistatus(rec)
+		ms := startMultistatus(rec, multistatusBuffer, nil)
 		ms.beginResponse("/webdav/f")
 		ms.beginPropstat()
 		for _, p := range pp.patches {

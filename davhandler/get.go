@@ -64,7 +64,7 @@ func (h *Handler) sendContent(w http.ResponseWriter, r *http.Request, node stora
 	}
 	// ServeContent answers Range, If-None-Match and If-Modified-Since; its
 	// plain-text error bodies are replaced with the XML error shape.
-	ew := &errorBodyWriter{ResponseWriter: w, r: r}
+	ew := &errorBodyWriter{ResponseWriter: w, r: r, buffers: &h.responseBuffers}
 	if p, ok := content.(storage.Prefetcher); ok && r.Method != http.MethodHead {
 		ew.prefetch, ew.fail = p, h.fail
 	}
@@ -123,8 +123,23 @@ func isEmptySuffixRange(spec string) bool {
 
 // contentDisposition offers a file for download under its own name (RFC 6266).
 func contentDisposition(name string) string {
-	quoted := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(name)
-	return `attachment; filename*=UTF-8''` + url.PathEscape(name) + `; filename="` + quoted + `"`
+	return `attachment; filename*=UTF-8''` + url.PathEscape(name) + `; filename="` + quoteFilename(name) + `"`
+}
+
+// quoteFilename escapes backslashes and quotes for a quoted string (a
+// strings.Replacer built for each GET allocated some 6 kB).
+func quoteFilename(name string) string {
+	if !strings.ContainsAny(name, `\"`) {
+		return name
+	}
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c == '\\' || c == '"' {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(name[i])
+	}
+	return b.String()
 }
 
 // errorBodyWriter replaces the body of an error status written by the
@@ -143,6 +158,9 @@ type errorBodyWriter struct {
 	fail        func(http.ResponseWriter, *http.Request, error)
 	// abort is the failed prefetch: the body is not read at all.
 	abort error
+	// buffers lend the buffer a body not sent by sendfile is copied
+	// through.
+	buffers *bufferPool
 }
 
 // contentHeaders describe a body that a failed prefetch does not send.
@@ -194,11 +212,32 @@ func (e *errorBodyWriter) ReadFrom(src io.Reader) (int64, error) {
 	// Calling ReadFrom directly, not io.Copy: io.Copy would prefer the
 	// file's own WriteTo, which hands the writer a reader that is no
 	// longer an *os.File, and sendfile is lost.
-	if rf, ok := e.ResponseWriter.(io.ReaderFrom); ok {
-		return rf.ReadFrom(fileToEnd(src))
+	src = fileToEnd(src)
+	if rf, ok := e.ResponseWriter.(io.ReaderFrom); ok && isFileBody(src) {
+		return rf.ReadFrom(src)
 	}
-	return io.Copy(e.ResponseWriter, src)
+	// Content in memory (a small file kept in the database) or from
+	// elsewhere goes through a reused buffer: the connection's ReadFrom
+	// would copy it through 32 KiB it allocates for every response
+	// (net.genericReadFrom), a GET of 4 KiB's largest allocation.
+	buf := e.buffers.get()
+	defer e.buffers.put(buf)
+	return io.CopyBuffer(writerOnly{e.ResponseWriter}, src, buf[:cap(buf)])
 }
+
+// isFileBody reports whether src is a file, or a part of one, which the
+// connection sends with sendfile.
+func isFileBody(src io.Reader) bool {
+	if limited, ok := src.(*io.LimitedReader); ok {
+		src = limited.R
+	}
+	_, ok := src.(*os.File)
+	return ok
+}
+
+// writerOnly hides a writer's ReadFrom from io.CopyBuffer, so that the
+// buffer given is used.
+type writerOnly struct{ io.Writer }
 
 // fileToEnd returns the file under src when src is a limit that reaches
 // the end of that file anyway, and src otherwise. The kernel's sendfile

@@ -112,6 +112,25 @@ func TestGetHandsTheFileToReadFrom(t *testing.T) {
 	}
 }
 
+// TestGetCopiesContentInMemory: a small file, kept in the database, is
+// written through the handler's buffer, not handed to the connection's
+// ReadFrom, which would allocate a copy buffer for it.
+func TestGetCopiesContentInMemory(t *testing.T) {
+	e := newEnv(t)
+	const body = "small file kept in the database"
+	wantStatus(t, e.do("einstein", "PUT", "/webdav/small", body), http.StatusCreated)
+	req := httptest.NewRequest("GET", "/webdav/small", nil)
+	req.SetBasicAuth("einstein", "x")
+	w := &readerFromRecorder{ResponseRecorder: httptest.NewRecorder()}
+	e.h.ServeHTTP(w, req)
+	if w.Code != http.StatusOK || w.Body.String() != body {
+		t.Fatalf("status %d, body %q", w.Code, w.Body.String())
+	}
+	if len(w.got) != 0 {
+		t.Fatalf("ReadFrom got %T, want the body written", w.got[0])
+	}
+}
+
 // TestGetRanges: a suffix range of length 0 (bytes=-0) is unsatisfiable
 // (RFC 9110 §14.1.2): alone it is a 416 with Content-Range: bytes */size,
 // beside a satisfiable range it is left out.

@@ -167,6 +167,8 @@ type Handler struct {
 	previews *preview.Generator
 	// previewCache keeps previews; nil when the store keeps none.
 	previewCache storage.PreviewCache
+	// responseBuffers are the buffers of multistatus answers, reused.
+	responseBuffers bufferPool
 }
 
 // New returns a Handler for cfg.

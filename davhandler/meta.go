@@ -122,7 +122,7 @@ func (h *Handler) handleMetaPropfind(w http.ResponseWriter, r *http.Request, req
 	}
 	v := metaView{path: p, spaceRef: spaceRef}
 	v.id = appendXMLText(append(appendSpaceRef(nil, storageID, t.space.ID), '!'), t.node.ID)
-	ms := startMultistatus(w)
+	ms := startMultistatus(w, multistatusBuffer, &h.responseBuffers)
 	var ps propSet
 	metaProps.writeResponse(ms, &ps, pf, responseHref{base: hrefFor(t.hrefPath, true)}, v)
 	return h.endMultistatus(r, ms.close())

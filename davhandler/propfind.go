@@ -70,7 +70,7 @@ func (h *Handler) handlePropfind(w http.ResponseWriter, r *http.Request, req *re
 	if listing {
 		buffer = listingBuffer
 	}
-	ms := startMultistatusSize(w, buffer)
+	ms := startMultistatus(w, buffer, &h.responseBuffers)
 	err = pc.writeNode(ms, pf, target, responseHref{base: t.href()})
 	if err == nil && listing {
 		err = h.writeChildren(pc, ms, pf, target, t.hrefPath, depth)
@@ -106,6 +106,7 @@ func (h *Handler) newPropContext(r *http.Request, req *request, t *target, pf pr
 		spaceRef:      appendSpaceRef(nil, h.store.StorageID(), t.space.ID),
 		withDeadProps: needsDeadProps(pf),
 		requested:     resolveProps(pf.names),
+		missing:       make([]int, 0, len(pf.names)),
 	}
 }
 
@@ -193,6 +194,8 @@ func (pc *propContext) readChildren(views []nodeView, folder storage.Node, after
 		if err != nil {
 			return nil, fmt.Errorf("listing folder %s: %w", folder.ID, err)
 		}
+		// Room for the page at once, rather than growing by doubling.
+		views = slices.Grow(views, len(nodes))
 		for i := range nodes {
 			views = append(views, nodeView{node: &nodes[i]})
 		}
@@ -202,6 +205,7 @@ func (pc *propContext) readChildren(views []nodeView, folder storage.Node, after
 	if err != nil {
 		return nil, fmt.Errorf("listing folder %s with properties: %w", folder.ID, err)
 	}
+	views = slices.Grow(views, len(entries))
 	for i := range entries {
 		views = append(views, nodeView{node: &entries[i].Node, props: entries[i].Props, loaded: true})
 	}

@@ -38,7 +38,7 @@ func (h *Handler) handleProppatch(w http.ResponseWriter, r *http.Request, req *r
 			return err
 		}
 	}
-	ms := startMultistatus(w)
+	ms := startMultistatus(w, multistatusBuffer, &h.responseBuffers)
 	ms.beginResponse(t.href())
 	writePatchResults(ms, pp.patches, refused)
 	ms.endResponse()

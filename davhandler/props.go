@@ -102,6 +102,9 @@ type propContext struct {
 	locks   *lockIndex
 	// requested are the names of the request, resolved.
 	requested []requestedProp
+	// missing has room for the indexes in requested of the properties a
+	// response lacks.
+	missing []int
 	// props is reused by every response of the request.
 	props propSet
 	// shareKindsByNode are the kinds of live shares of the space's items,
@@ -319,11 +322,7 @@ func propETag(_ *propContext, v *nodeView, dst []byte) ([]byte, bool) {
 func quoteETag(etag string) string { return `"` + etag + `"` }
 
 func propPermissions(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
-	letters := permissions(pc.access, v.node.IsFolder())
-	if pc.isMountPoint(v) {
-		letters = withMountLetter(letters)
-	}
-	return append(dst, letters...), true
+	return appendPermissions(dst, pc.access, v.node.IsFolder(), pc.isMountPoint(v)), true
 }
 
 func propResourceType(_ *propContext, v *nodeView, dst []byte) ([]byte, bool) {
@@ -508,14 +507,10 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // writeNode writes the d:response of one node.
 func (pc *propContext) writeNode(ms *multistatus, pf propfindRequest, v *nodeView, href responseHref) error {
-	ms.beginResponseAt(href)
 	if pf.kind == findProp {
-		if err := pc.writeRequested(ms, v); err != nil {
-			return err
-		}
-		ms.endResponse()
-		return nil
+		return pc.writeRequested(ms, v, href)
 	}
+	ms.beginResponseAt(href)
 	pc.props.reset()
 	var err error
 	switch pf.kind {
@@ -532,33 +527,50 @@ func (pc *propContext) writeNode(ms *multistatus, pf propfindRequest, v *nodeVie
 	return nil
 }
 
-// writeRequested writes the 200 propstat of the requested properties a node
-// has, each appended straight into the response's buffer, and records the
-// others for the 404 propstat. The propstat opens with the first property
-// found: one that is not found was never written, so it needs no undoing.
-func (pc *propContext) writeRequested(ms *multistatus, v *nodeView) error {
+// writeRequested writes the d:response of a node for the requested
+// properties: the 200 propstat of those it has, each appended straight into
+// the response's buffer, then the 404 propstat of the others. The propstat
+// opens with the first property found: one that is not found is cut off the
+// buffer again. The response is built in a local slice and the missing
+// properties kept as indexes, so that storing them costs the garbage
+// collector nothing (write barriers on the heap's pointers were a tenth of
+// a listing's time while it ran).
+func (pc *propContext) writeRequested(ms *multistatus, v *nodeView, href responseHref) error {
+	buf := appendResponseStart(ms.buf, href)
+	missing := pc.missing[:0]
 	opened := false
 	for i := range pc.requested {
 		rp := &pc.requested[i]
-		buf := ms.available()
+		start := len(buf)
 		if !opened {
 			buf = append(buf, propstatOpen...)
 		}
 		buf = append(buf, rp.tags.open...)
 		out, ok, err := pc.lookup(v, rp, buf)
 		if err != nil {
+			ms.buf = out[:start]
 			return err
 		}
 		if !ok {
-			ms.notFound(rp.name)
+			buf = out[:start]
+			missing = append(missing, i)
 			continue
 		}
-		ms.w.Write(append(out, rp.tags.close...))
+		buf = append(out, rp.tags.close...)
 		opened = true
 	}
 	if opened {
-		ms.endPropstat(http.StatusOK)
+		buf = append(buf, "</d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat>"...)
 	}
+	if len(missing) > 0 {
+		buf = append(buf, propstatOpen...)
+		for _, i := range missing {
+			buf = append(buf, pc.requested[i].tags.empty...)
+		}
+		buf = append(buf, "</d:prop><d:status>HTTP/1.1 404 Not Found</d:status></d:propstat>"...)
+	}
+	ms.buf = append(buf, "</d:response>"...)
+	ms.flushIfFull()
 	return nil
 }
 

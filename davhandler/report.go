@@ -62,7 +62,7 @@ func (h *Handler) handleReport(w http.ResponseWriter, r *http.Request, req *requ
 		first := rep.offset
 		w.Header().Set("Content-Range", fmt.Sprintf("rows %d-%d/%d", first, first+len(found.Nodes)-1, found.Total))
 	}
-	ms := startMultistatusSize(w, listingBuffer)
+	ms := startMultistatus(w, listingBuffer, &h.responseBuffers)
 	err = h.writeResults(pc, ms, rep.props, t, found.Nodes)
 	if err == nil {
 		err = ms.close()

@@ -76,7 +76,7 @@ func (h *Handler) handleReportAllSpaces(w http.ResponseWriter, r *http.Request, 
 	if len(hits) > 0 {
 		w.Header().Set("Content-Range", fmt.Sprintf("rows %d-%d/%d", rep.offset, rep.offset+len(hits)-1, total))
 	}
-	ms := startMultistatusSize(w, listingBuffer)
+	ms := startMultistatus(w, listingBuffer, &h.responseBuffers)
 	for _, hit := range hits {
 		if err = hit.in.paths.writeResult(hit.in.pc, ms, rep.props, &hit.node); err != nil {
 			break

@@ -141,4 +141,7 @@ func TestContentDisposition(t *testing.T) {
 	if got != want {
 		t.Fatalf("got %s, want %s", got, want)
 	}
+	if got := quoteFilename(`a\b"c.txt`); got != `a\\b\"c.txt` {
+		t.Fatalf("quoted %s", got)
+	}
 }

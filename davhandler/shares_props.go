@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/davspaces/davspaces/shareid"
@@ -60,7 +59,7 @@ func (h *Handler) propfindSharesRoot(w http.ResponseWriter, r *http.Request, req
 	pc.storageID = shareid.Jail
 	pc.spaceRef = appendSpaceRef(nil, shareid.Jail, shareid.Jail)
 	root := &nodeView{node: &t.node, loaded: true}
-	ms := startMultistatusSize(w, listingBuffer)
+	ms := startMultistatus(w, listingBuffer, &h.responseBuffers)
 	err := pc.writeNode(ms, pf, root, responseHref{base: t.href()})
 	parentHref := escapePath(t.hrefPath)
 	for i := 0; err == nil && depth != 0 && i < len(t.mounts); i++ {
@@ -106,14 +105,6 @@ func (h *Handler) writeMount(r *http.Request, req *request, ms *multistatus, pf 
 // through (oc:permissions "M").
 func (pc *propContext) isMountPoint(v *nodeView) bool {
 	return pc.share.mounted && v.node.ID == pc.share.root
-}
-
-// withMountLetter inserts "M" into letters after "S", as oCIS orders them.
-func withMountLetter(letters string) string {
-	if rest, ok := strings.CutPrefix(letters, "S"); ok {
-		return "SM" + rest
-	}
-	return "M" + letters
 }
 
 // propShareTypes lists the kinds of live shares of a node

@@ -159,7 +159,7 @@ func (h *Handler) writeTrashRoot(w http.ResponseWriter, r *http.Request, tr *tra
 			return err
 		}
 	}
-	ms := startMultistatus(w)
+	ms := startMultistatus(w, multistatusBuffer, &h.responseBuffers)
 	var ps propSet
 	rootHref := hrefFor(tr.path.base, true)
 	trashProps.writeResponse(ms, &ps, pf, responseHref{base: rootHref}, trashView{tl: tl})
@@ -184,7 +184,7 @@ func (h *Handler) writeTrashNode(w http.ResponseWriter, r *http.Request, tr *tra
 		return err
 	}
 	view := trashView{tl: tl, node: &node, location: trashLocation(item, tr.below()), deleted: item.Deleted}
-	ms := startMultistatus(w)
+	ms := startMultistatus(w, multistatusBuffer, &h.responseBuffers)
 	var ps propSet
 	href := hrefFor(tr.path.base+"/"+strings.Join(tr.path.segments, "/"), node.IsFolder())
 	trashProps.writeResponse(ms, &ps, pf, responseHref{base: href}, view)

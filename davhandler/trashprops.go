@@ -125,7 +125,7 @@ var trashProps = fixedProps[trashView]{
 			return text(dst, contentType(*v.node))
 		}),
 		ocName("permissions"): trashedOnly(func(v trashView, dst []byte) ([]byte, bool) {
-			return append(dst, permissions(v.tl.access, v.node.IsFolder())...), true
+			return appendPermissions(dst, v.tl.access, v.node.IsFolder(), false), true
 		}),
 	},
 	allprop: []xml.Name{

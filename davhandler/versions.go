@@ -134,7 +134,7 @@ func (h *Handler) handleVersionsPropfind(w http.ResponseWriter, r *http.Request,
 		}
 		versions = versions[i : i+1]
 	}
-	ms := startMultistatus(w)
+	ms := startMultistatus(w, multistatusBuffer, &h.responseBuffers)
 	var ps propSet
 	if key == "" {
 		versionProps.writeResponse(ms, &ps, pf, responseHref{base: collectionHref, slash: true}, versionView{})

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/davspaces/davspaces/storage"
 )
@@ -102,5 +103,49 @@ func TestMultistatusNeverCarriesNonXMLCharacters(t *testing.T) {
 		if got := res[1].Props[nsOC+" name"]; got != wantName {
 			t.Errorf("oc:name %q", got)
 		}
+	}
+}
+
+// TestPlainWordsAgreeWithTable puts each byte value at each place of a run
+// of plain text: the 8-byte check must stop at the word holding a byte the
+// table does not call plain, and only there.
+func TestPlainWordsAgreeWithTable(t *testing.T) {
+	for ctx := inText; ctx <= inMarkup; ctx++ {
+		for c := range 256 {
+			for at := range 24 {
+				b := []byte(strings.Repeat("0123456789abcdef-$!", 2)[:24])
+				b[at] = byte(c)
+				s := string(b)
+				want := 0
+				for want+8 <= len(s) && plainByTable(s[want:want+8], ctx) {
+					want += 8
+				}
+				if got := plainWords(s, ctx); got != want {
+					t.Fatalf("context %d, byte %#x at %d: %d plain bytes, want %d", ctx, c, at, got, want)
+				}
+			}
+		}
+	}
+}
+
+// plainByTable reports whether every byte of s is plain in ctx by the table.
+func plainByTable(s string, ctx xmlContext) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf || !plainASCII[ctx][s[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+// BenchmarkAppendXMLText escapes what a listing escapes most: ids and
+// checksums, which need nothing.
+func BenchmarkAppendXMLText(b *testing.B) {
+	id := "ce73cae2-f6c1-405a-9bb9-f5568ad3b4f0"
+	sha1 := "017e7e51e17f70b813f2512ac947d07bc6f69a7a"
+	buf := make([]byte, 0, 256)
+	b.SetBytes(int64(len(id) + len(sha1)))
+	for b.Loop() {
+		buf = appendXMLText(appendXMLText(buf[:0], id), sha1)
 	}
 }
