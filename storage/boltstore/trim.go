@@ -7,6 +7,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	"go.uber.org/zap"
+
+	"github.com/davspaces/davspaces/internal/residency"
 )
 
 // When the database mapping is trimmed. Between two trims the process
@@ -160,11 +162,14 @@ func (s *Store) trimMapping() error {
 }
 
 // trimLoop trims the database mapping while the database is used, until
-// the store closes.
+// the store closes. With it, at most every trimInterval, it drops the
+// executable's pages (dropExecutable), and once at its first look, after
+// the start.
 func (s *Store) trimLoop() {
 	defer close(s.trimDone)
 	check := time.NewTimer(trimIdleCheck)
 	defer check.Stop()
+	var exe executableDrop
 	lastTrim := time.Now()
 	atTrim := s.dbUse() // the use at the last trim
 	atCheck := atTrim   // and at the last check
@@ -182,6 +187,7 @@ func (s *Store) trimLoop() {
 			check.Reset(nextTrimCheck(now.since(atCheck)))
 			atCheck = now
 			if !trimDue(now.since(atTrim), time.Since(lastTrim)) {
+				exe.dropFirst(s)
 				continue
 			}
 		}
@@ -189,6 +195,7 @@ func (s *Store) trimLoop() {
 		if err := s.trimMapping(); err != nil {
 			s.log.Warn("cannot trim the database mapping", zap.Error(err))
 		}
+		exe.dropDue(s)
 		// The trim's own read transaction is not a use.
 		atTrim, lastTrim = s.dbUse(), time.Now()
 		atCheck = atTrim
@@ -231,4 +238,60 @@ func trimDue(used dbUse, elapsed time.Duration) bool {
 	default:
 		return elapsed >= trimInterval
 	}
+}
+
+// executableDrop drops the pages of the process's executable from its
+// resident set now and then (package residency): the start leaves some
+// 50 MB of Caddy's binary mapped, more than the store's mapping and heap
+// together, and the code a workload runs is a fraction of it. The store
+// does it because it is what keeps the process's resident set bounded;
+// it is the same kind of memory as the database's mapping, clean pages of
+// a file that stay in the page cache. A zero executableDrop has not
+// dropped anything yet.
+type executableDrop struct {
+	exe  *residency.Executable
+	last time.Time
+	// failed is set once a drop failed: the next ones would too.
+	failed bool
+}
+
+// dropFirst drops the executable's pages if none were dropped yet.
+func (d *executableDrop) dropFirst(s *Store) {
+	if d.last.IsZero() {
+		d.drop(s)
+	}
+}
+
+// dropDue drops the executable's pages if the last drop is trimInterval
+// ago: code in use faults back in, each fault costs a little, and a busy
+// store trims its mapping every few milliseconds.
+func (d *executableDrop) dropDue(s *Store) {
+	if time.Since(d.last) >= trimInterval {
+		d.drop(s)
+	}
+}
+
+func (d *executableDrop) drop(s *Store) {
+	d.last = time.Now()
+	if d.failed {
+		return
+	}
+	err := d.find()
+	if err == nil {
+		err = d.exe.Drop()
+	}
+	if err != nil {
+		d.failed = true
+		s.log.Warn("cannot drop the executable's pages from memory", zap.Error(err))
+	}
+}
+
+// find finds the executable's mappings once.
+func (d *executableDrop) find() error {
+	if d.exe != nil {
+		return nil
+	}
+	exe, err := residency.FindExecutable()
+	d.exe = exe
+	return err
 }
