@@ -31,6 +31,16 @@ const (
 	trimScanned = 256 << 10
 )
 
+// initialMapSize is the address space the database is mapped with at
+// first. When a write transaction grows the file past the mapping, bbolt
+// maps it anew and first copies every key and value the transaction has
+// read or written to the heap, as they point into the old mapping: the
+// move into the trash of a folder of 10,000 files allocated 79 MB that way,
+// and a bigger one more than the rest of its memory together. Address space
+// is not memory: nothing of it is resident before it is read, and the
+// trims keep what is read bounded.
+const initialMapSize = 1 << 30
+
 // scanMeter counts the bytes of records that scans (listings, the walk of
 // a subtree) read through the mapping since the last trim, and asks for a
 // trim when they reach trimScanned, so that a long scan or many at once
