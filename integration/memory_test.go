@@ -163,6 +163,7 @@ func settleAfterStart(t *testing.T, pid int) {
 	}
 	for range 100 {
 		if now, err := procStatusKB(pid, "RssFile"); err == nil && now < atStart/2 {
+			t.Logf("RssFile %d kB after the start, %d kB once dropped", atStart, now)
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
