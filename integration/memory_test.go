@@ -32,6 +32,16 @@ const (
 	maxListingDBKB   = 48 << 10
 )
 
+// The issue's limits over the whole bench, deletes of big folders among
+// them: the resident set (VmHWM, which counts the executable's pages and
+// the database's mapping) and heap and stacks, for a delete, which moves
+// the folder into the trash, and for emptying the trash.
+const (
+	deleteFolderEntries = 20_000
+	maxDeleteHWMKB      = 100 << 10
+	maxDeleteAnonKB     = 64 << 10
+)
+
 // listingPropfind is what the desktop clients ask of a folder's children.
 const listingPropfind = `<?xml version="1.0"?>
 <d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop>
@@ -95,6 +105,89 @@ func TestMemoryListingBigFolder(t *testing.T) {
 	if peak.dbKB > maxListingDBKB {
 		t.Errorf("%d kB of the database mapped while %d clients listed, want at most %d", peak.dbKB, listingClients, maxListingDBKB)
 	}
+}
+
+// TestMemoryDeleteBigFolder starts the real Caddy on a folder of 20,000
+// files, which it seeds straight into the store, deletes the folder (into
+// the trash) and empties the trash, and checks the server's peak resident
+// set in each against the issue's limits.
+func TestMemoryDeleteBigFolder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seeds 20,000 files")
+	}
+	port := freePort(t)
+	s := startServer(t, serverOptions{port: port})
+	owner := newClient(t, s.URL, "einstein")
+	owner.expect(http.StatusCreated, "MKCOL", "/webdav/big", "")
+	folder := owner.prop("/webdav/big", ocNS, "fileid")
+	s.stop()
+	seedFolder(t, s.Root, folder, deleteFolderEntries)
+	s = startServer(t, serverOptions{root: s.Root, port: port})
+	owner = newClient(t, s.URL, "einstein")
+	pid := s.cmd.Process.Pid
+	settleAfterStart(t, pid)
+
+	trash := "/dav/spaces/trash-bin/" + escapeID(personalSpaceRef(t, s, "einstein"))
+	for _, step := range []struct{ name, path string }{
+		{"delete into the trash", "/webdav/big"},
+		{"emptying the trash", trash},
+	} {
+		hwm, anon := peakDuring(t, pid, func() {
+			owner.expect(http.StatusNoContent, "DELETE", step.path, "")
+		})
+		t.Logf("%s of %d files: VmHWM %d kB, peak RssAnon %d kB", step.name, deleteFolderEntries, hwm, anon)
+		if hwm > maxDeleteHWMKB {
+			t.Errorf("%s: VmHWM %d kB, want at most %d", step.name, hwm, maxDeleteHWMKB)
+		}
+		if anon > maxDeleteAnonKB {
+			t.Errorf("%s: RssAnon reached %d kB, want at most %d", step.name, anon, maxDeleteAnonKB)
+		}
+		if step.path != trash {
+			if items := owner.propfind(trash, "1", ""); len(items) != 2 {
+				t.Fatalf("the trash holds %d responses after the delete, want the root and the folder", len(items))
+			}
+		}
+	}
+	owner.expect(http.StatusNotFound, "PROPFIND", "/webdav/big", "", "Depth", "0")
+}
+
+// settleAfterStart waits, for 5 s at most, until the server has dropped
+// from its resident set what its start touched of the executable (the
+// store does that soon after it opened), so that a peak measured next is
+// the request's.
+func settleAfterStart(t *testing.T, pid int) {
+	t.Helper()
+	atStart, err := procStatusKB(pid, "RssFile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 100 {
+		if now, err := procStatusKB(pid, "RssFile"); err == nil && now < atStart/2 {
+			t.Logf("RssFile %d kB after the start, %d kB once dropped", atStart, now)
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("RssFile stayed above half of its %d kB after the start", atStart)
+}
+
+// peakDuring runs fn and returns the peak resident set (VmHWM, set back to
+// the present resident set before) and the largest RssAnon sampled of
+// process pid meanwhile.
+func peakDuring(t *testing.T, pid int, fn func()) (hwmKB, anonKB int) {
+	t.Helper()
+	// "5" sets VmHWM back to the present resident set (proc(5)).
+	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
+		t.Fatal(err)
+	}
+	sampler := startMemorySampler(pid)
+	fn()
+	peak := sampler.stop()
+	hwm, err := procStatusKB(pid, "VmHWM")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hwm, peak.anonKB
 }
 
 // seedFolder adds n empty files to folder (a resource id) in the store of

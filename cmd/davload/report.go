@@ -114,6 +114,10 @@ func measures(res *result) []measure {
 		return []measure{{work: fmt.Sprintf("DELETE of a folder of %s files, p50", humanize.Comma(int64(res.Files))),
 			unit: "ms", value: res.P50Ms, lowerBetter: true, failed: failed}}
 	case "peak-rss":
+		if res.Workload != "" {
+			return []measure{{work: "peak RSS (VmHWM) in " + res.Workload, unit: "MB",
+				value: float64(res.PeakRSSKB) / 1024, lowerBetter: true}}
+		}
 		peaks := []measure{{work: "peak RSS (VmHWM)", unit: "MB", value: float64(res.PeakRSSKB) / 1024, lowerBetter: true}}
 		if res.PeakAnonRSSKB > 0 {
 			peaks = append(peaks, measure{work: "peak anonymous RSS (heap, stacks)", unit: "MB",

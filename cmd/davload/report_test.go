@@ -22,6 +22,8 @@ func TestMeasures(t *testing.T) {
 		{result{Scenario: "peak-rss", PeakRSSKB: 1024}, []string{"peak RSS (VmHWM)"}},
 		{result{Scenario: "peak-rss", PeakRSSKB: 1024, PeakAnonRSSKB: 512},
 			[]string{"peak RSS (VmHWM)", "peak anonymous RSS (heap, stacks)"}},
+		{result{Scenario: "peak-rss", Workload: "delete 10000 files ×8", PeakRSSKB: 1024, PeakAnonRSSKB: 512},
+			[]string{"peak RSS (VmHWM) in delete 10000 files ×8"}},
 		{result{Scenario: "desktop-first", Client: "owncloudcmd", Files: 5000, Size: 4096, Folders: 50},
 			[]string{"owncloudcmd first sync, 5,000 × 4.0 KiB in 50 folders", "owncloudcmd first sync, 5,000 × 4.0 KiB in 50 folders, time"}},
 		{result{Scenario: "desktop-noop", Client: "nextcloudcmd"}, []string{"nextcloudcmd no-op sync"}},

@@ -93,6 +93,9 @@ type result struct {
 	// saw, for davload report.
 	PeakRSSKB     int64 `json:"peak_rss_kb,omitempty"`
 	PeakAnonRSSKB int64 `json:"peak_anon_rss_kb,omitempty"`
+	// Workload names the workload a "peak-rss" line is the peak of (the
+	// server's start among them); without it the line is the whole run's.
+	Workload string `json:"workload,omitempty"`
 }
 
 // finish records a run that started at start and timed the requests in d.

@@ -220,7 +220,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		}
 	}
 	dbPath := filepath.Join(dir, dbFile)
-	db, err := bolt.Open(dbPath, 0o600, &bolt.Options{Timeout: lockTimeout, NoSync: s.noSync})
+	db, err := bolt.Open(dbPath, 0o600, &bolt.Options{Timeout: lockTimeout, NoSync: s.noSync, InitialMmapSize: initialMapSize})
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
 			return nil, fmt.Errorf("open store: database %s is locked by another process: %w", dbPath, ErrLocked)

@@ -3,12 +3,15 @@ package boltstore
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/davspaces/davspaces/storage"
 )
@@ -385,4 +388,102 @@ func TestCountersFromBeforeTheTrash(t *testing.T) {
 	if u, _ := f.s.Usage(ctx, f.space.ID); u != (storage.Usage{Props: 7, Reserved: 3, Trash: 3}) {
 		t.Fatalf("usage = %+v", u)
 	}
+}
+
+// A trash item bigger than a purge's transaction goes in parts: between
+// two the item is whole, every folder's size is what is left below it and
+// the space's trash usage is the item's size; at the end nothing is left.
+func TestPurgeInParts(t *testing.T) {
+	const perPart = 7
+	f := newFixture(t)
+	big := f.mkdir(t, f.root(), "big")
+	sub := f.mkdir(t, big.ID, "sub")
+	deeper := f.mkdir(t, sub.ID, "deeper")
+	f.put(t, big.ID, "a.txt", "0123456789")
+	for i := range 4 * perPart {
+		f.put(t, []string{sub.ID, deeper.ID}[i%2], uuid.NewString(), strings.Repeat("x", i))
+	}
+	if err := f.s.Remove(ctx, f.space.ID, big.ID, storage.Conditions{}); err != nil {
+		t.Fatal(err)
+	}
+	items, err := f.s.TrashItems(ctx, f.space.ID)
+	if err != nil || len(items) != 1 {
+		t.Fatalf("trash items %v, %v", items, err)
+	}
+	var gone bool
+	err = f.s.update(func(tx *txn) error {
+		item, err := tx.trashItem(f.space.ID, items[0].Key)
+		if err != nil {
+			return err
+		}
+		gone, err = tx.purgeTrashItemPart(f.space.ID, item, perPart)
+		return err
+	})
+	if err != nil || gone {
+		t.Fatalf("first part: gone %v, %v", gone, err)
+	}
+	var left int64
+	err = f.s.view(func(tx *txn) error {
+		top, ok, err := tx.node(big.ID)
+		if err != nil || !ok {
+			return fmt.Errorf("the item's folder after a part: %v, %w", ok, err)
+		}
+		left = top.Size
+		return sizesAddUp(tx, top)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := f.usage(t); u.Trash != left || left == 0 {
+		t.Errorf("after a part the trash usage is %d, the item's folder %d", u.Trash, left)
+	}
+	if problems, _ := runCheck(t, f.s, storage.CheckOptions{Deep: true}); len(problems) > 0 {
+		t.Errorf("the check after a part: %v", problems)
+	}
+
+	commits := f.s.WriteCommits()
+	if err := f.s.purgeInParts(ctx, f.space.ID, items[0].Key, perPart); err != nil {
+		t.Fatal(err)
+	}
+	if parts := f.s.WriteCommits() - commits; parts < 3 {
+		t.Errorf("the rest went in %d transactions, want several", parts)
+	}
+	if items, _ := f.s.TrashItems(ctx, f.space.ID); len(items) != 0 {
+		t.Fatalf("trash after the purge: %v", items)
+	}
+	if u := f.usage(t); u.Trash != 0 || u.Files != 0 {
+		t.Errorf("usage after the purge: %+v", u)
+	}
+	if problems, _ := runCheck(t, f.s, storage.CheckOptions{Deep: true}); len(problems) > 0 {
+		t.Errorf("the check after the purge: %v", problems)
+	}
+}
+
+// sizesAddUp checks that the size of folder r and of every folder below it
+// is the sum of its children's.
+func sizesAddUp(tx *txn, r rec) error {
+	var sum int64
+	err := tx.scanChildren(r.ID, "", 0, func(child rec) error {
+		sum += child.Size
+		if child.IsFolder() {
+			return sizesAddUp(tx, child)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if sum != r.Size {
+		return fmt.Errorf("folder %s has size %d, its children %d", r.Name, r.Size, sum)
+	}
+	return nil
+}
+
+func (f *fixture) usage(t *testing.T) storage.Usage {
+	t.Helper()
+	u, err := f.s.Usage(ctx, f.space.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

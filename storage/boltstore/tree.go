@@ -96,45 +96,88 @@ func (s *Store) Remove(ctx context.Context, spaceID, nodeID string, c storage.Co
 // one removed: from the folder's start, it would walk past the emptied
 // pages, which bbolt keeps until the commit.
 func (t *txn) destroyTree(spaceID string, r rec) error {
+	_, _, err := t.destroyTreePart(spaceID, r, 0)
+	return err
+}
+
+// destroyTreePart is destroyTree that stops once it has destroyed limit
+// nodes (0: no limit), for a tree that need not go in one transaction: it
+// returns whether r is gone and how many bytes it destroyed. When it stops
+// before, it takes what it destroyed off the sizes of the folders from
+// the last one it was in up to r, so that the tree left is whole and its
+// sizes add up: the same call in the next transaction goes on.
+func (t *txn) destroyTreePart(spaceID string, r rec, limit int) (gone bool, destroyed int64, err error) {
 	if err := t.dropLocksBelow(r); err != nil {
-		return err
+		return false, 0, err
 	}
-	remove := func(n rec) error { return t.destroyLeaf(spaceID, n) }
-	// A level is a node being removed and the name of its last child
-	// removed.
-	type level struct {
-		node  rec
-		after string
-	}
-	stack := []level{{node: r}}
+	stack := []destroyLevel{{node: r}}
+	nodes := 0
 	for len(stack) > 0 {
+		if limit > 0 && nodes >= limit {
+			freed, err := t.shrinkLevels(stack)
+			return false, freed, err
+		}
 		l := &stack[len(stack)-1]
 		var child rec
 		ok := false
 		if l.node.IsFolder() {
 			var err error
 			if child, ok, err = t.childAfter(l.node.ID, l.after); err != nil {
-				return err
+				return false, 0, err
 			}
 		}
 		switch {
 		case !ok: // l.node has no children left
 			n := l.node
 			stack = stack[:len(stack)-1]
-			if err := remove(n); err != nil {
-				return err
+			if err := t.destroyLeaf(spaceID, n); err != nil {
+				return false, 0, err
+			}
+			if len(stack) > 0 {
+				stack[len(stack)-1].freed += n.Size
 			}
 		case child.IsFolder():
 			l.after = child.Name
-			stack = append(stack, level{node: child})
+			stack = append(stack, destroyLevel{node: child})
+			continue
 		default:
 			l.after = child.Name
-			if err := remove(child); err != nil {
-				return err
+			if err := t.destroyLeaf(spaceID, child); err != nil {
+				return false, 0, err
 			}
+			l.freed += child.Size
+		}
+		nodes++
+	}
+	return true, r.Size, nil
+}
+
+// destroyLevel is a folder destroyTreePart is in: the node being removed,
+// the name of its last child removed and the bytes removed below it.
+type destroyLevel struct {
+	node  rec
+	after string
+	freed int64
+}
+
+// shrinkLevels takes what was removed below the folders of stack, from
+// the innermost, off their sizes and those above, and returns the bytes
+// removed below the outermost.
+func (t *txn) shrinkLevels(stack []destroyLevel) (int64, error) {
+	var freed int64
+	for i := len(stack) - 1; i >= 0; i-- {
+		freed += stack[i].freed
+		if freed == 0 {
+			continue
+		}
+		n := stack[i].node
+		n.Size -= freed
+		n.ETag = t.etag(n.ID)
+		if err := t.putNode(&n); err != nil {
+			return 0, err
 		}
 	}
-	return nil
+	return freed, nil
 }
 
 // destroyLeaf deletes n, a file or an empty folder of space spaceID or of

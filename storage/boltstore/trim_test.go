@@ -224,7 +224,7 @@ func TestListingCountsScans(t *testing.T) {
 }
 
 // TestBigWriteTrimsUntilCommitted checks that a write txn that scans more
-// than trimScanned starts trimming the mapping, which its end stops, and
+// than trimWriteScanned starts trimming the mapping, which its end stops, and
 // that a small one does not.
 func TestBigWriteTrimsUntilCommitted(t *testing.T) {
 	f := newFixture(t)

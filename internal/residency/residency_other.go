@@ -1,0 +1,7 @@
+//go:build !linux
+
+package residency
+
+const supported = false
+
+func dropPages(addr, n uintptr) error { return nil }
