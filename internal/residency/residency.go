@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 )
 
 // mapping is one mapping of /proc/self/smaps: its range, permissions and
@@ -121,4 +122,33 @@ func (e *Executable) Drop() error {
 		}
 	}
 	return nil
+}
+
+// FileResident returns how many bytes of file pages (and shared memory)
+// the process has mapped and resident: RssFile and RssShmem, the part of
+// its resident set that MADV_DONTNEED gives back without losing anything.
+// Where the platform has no /proc/self/statm it returns 0.
+func FileResident() (int64, error) {
+	if !supported {
+		return 0, nil
+	}
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0, fmt.Errorf("read memory use: %w", err)
+	}
+	return statmFileBytes(b, int64(os.Getpagesize()))
+}
+
+// statmFileBytes reads the third field of statm ("size resident shared
+// text lib data dt", in pages).
+func statmFileBytes(statm []byte, pageSize int64) (int64, error) {
+	fields := bytes.Fields(statm)
+	if len(fields) < 3 {
+		return 0, fmt.Errorf("memory use %q: too few fields", statm)
+	}
+	pages, err := strconv.ParseInt(string(fields[2]), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("memory use %q: %w", statm, err)
+	}
+	return pages * pageSize, nil
 }

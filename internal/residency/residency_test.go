@@ -91,3 +91,24 @@ func fileResident(t *testing.T) int {
 	}
 	return 0
 }
+
+func TestFileResident(t *testing.T) {
+	for _, tt := range []struct {
+		statm string
+		want  int64
+		ok    bool
+	}{
+		{"61234 15234 12000 4000 0 9000 0\n", 12000 * 4096, true},
+		{"1 2 0 0 0 0 0", 0, true},
+		{"1 2", 0, false},
+		{"1 2 x 0 0 0 0", 0, false},
+	} {
+		got, err := statmFileBytes([]byte(tt.statm), 4096)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("statmFileBytes(%q) = %d, %v; want %d, ok %v", tt.statm, got, err, tt.want, tt.ok)
+		}
+	}
+	if n, err := FileResident(); err != nil || (supported && n <= 0) {
+		t.Errorf("FileResident() = %d, %v: the test binary has file pages", n, err)
+	}
+}

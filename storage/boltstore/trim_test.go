@@ -166,18 +166,11 @@ func TestTrimDue(t *testing.T) {
 }
 
 func TestNextTrimCheck(t *testing.T) {
-	tests := []struct {
-		used dbUse
-		want time.Duration
-	}{
-		{dbUse{}, trimIdleCheck},
-		{dbUse{reads: 10}, trimIdleCheck},
-		{dbUse{reads: 10, written: 4096}, trimBusyCheck},
+	if got := nextTrimCheck(true); got != trimBusyCheck {
+		t.Errorf("busy: next check in %v, want %v", got, trimBusyCheck)
 	}
-	for _, tt := range tests {
-		if got := nextTrimCheck(tt.used); got != tt.want {
-			t.Errorf("nextTrimCheck(%+v) = %v, want %v", tt.used, got, tt.want)
-		}
+	if got := nextTrimCheck(false); got != trimIdleCheck {
+		t.Errorf("idle: next check in %v, want %v", got, trimIdleCheck)
 	}
 }
 
