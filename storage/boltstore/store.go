@@ -166,6 +166,7 @@ type Store struct {
 	sweepDone chan struct{} // closed when the sweep has ended
 	trimDone  chan struct{} // closed when trimming the mapping has ended (trim.go)
 	scans     *scanMeter    // what scans read since the last trim (trim.go); nil with Inspect
+	files     fileGrowth    // the process's file pages at the last trim (trim.go)
 	closeOnce sync.Once
 	closeErr  error
 }

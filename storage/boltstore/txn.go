@@ -106,6 +106,7 @@ func (t *txn) locks() *bolt.Bucket { return t.bucket(&t.open.locks, bucketLocks)
 func (t *txn) lockTokens() *bolt.Bucket { return t.bucket(&t.open.lockTokens, bucketLockTokens) }
 
 func (s *Store) view(fn func(t *txn) error) error {
+	defer s.trimIfGrown()
 	return s.db.View(func(tx *bolt.Tx) error { return fn(s.newTxn(tx)) })
 }
 
@@ -115,6 +116,7 @@ func (s *Store) view(fn func(t *txn) error) error {
 func (s *Store) update(fn func(t *txn) error) error {
 	var left leftovers
 	var trim commitTrim
+	defer s.trimIfGrown()
 	defer trim.end()
 	err := diskFull(s.db.Update(s.writeTxn(fn, &left, &trim)))
 	if err == nil {
@@ -138,6 +140,7 @@ func (s *Store) WriteCommits() uint64 {
 func (s *Store) updateGrouped(fn func(t *txn) error) error {
 	var left leftovers
 	var trim commitTrim
+	defer s.trimIfGrown()
 	defer trim.end()
 	err := diskFull(s.group.update(s.writeTxn(fn, &left, &trim)))
 	if err == nil {
