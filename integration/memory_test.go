@@ -58,23 +58,14 @@ func TestMemoryListingBigFolder(t *testing.T) {
 	if testing.Short() {
 		t.Skip("seeds 100,000 files")
 	}
-	port := freePort(t)
-	s := startServer(t, serverOptions{port: port})
-	owner := newClient(t, s.URL, "einstein")
-	owner.expect(http.StatusCreated, "MKCOL", "/webdav/big", "")
-	folder := owner.prop("/webdav/big", ocNS, "fileid")
-	s.stop()
-	began := time.Now()
-	seedFolder(t, s.Root, folder, bigFolderEntries)
-	t.Logf("seeded %d files in %v", bigFolderEntries, time.Since(began).Round(time.Millisecond))
-	s = startServer(t, serverOptions{root: s.Root, port: port})
+	s := startWithBigFolder(t, bigFolderEntries)
 
 	startHWM, err := procStatusKB(s.cmd.Process.Pid, "VmHWM")
 	if err != nil {
 		t.Fatal(err)
 	}
 	sampler := startMemorySampler(s.cmd.Process.Pid)
-	began = time.Now()
+	began := time.Now()
 	errs := make(chan error, listingClients)
 	var wg sync.WaitGroup
 	for range listingClients {
@@ -107,6 +98,22 @@ func TestMemoryListingBigFolder(t *testing.T) {
 	}
 }
 
+// startWithBigFolder starts the real Caddy with einstein's folder /big
+// holding n files, seeded straight into the store while it is stopped.
+func startWithBigFolder(t *testing.T, n int) *server {
+	t.Helper()
+	port := freePort(t)
+	s := startServer(t, serverOptions{port: port})
+	owner := newClient(t, s.URL, "einstein")
+	owner.expect(http.StatusCreated, "MKCOL", "/webdav/big", "")
+	folder := owner.prop("/webdav/big", ocNS, "fileid")
+	s.stop()
+	began := time.Now()
+	seedFolder(t, s.Root, folder, n)
+	t.Logf("seeded %d files in %v", n, time.Since(began).Round(time.Millisecond))
+	return startServer(t, serverOptions{root: s.Root, port: port})
+}
+
 // TestMemoryDeleteBigFolder starts the real Caddy on a folder of 20,000
 // files, which it seeds straight into the store, deletes the folder (into
 // the trash) and empties the trash, and checks the server's peak resident
@@ -115,15 +122,8 @@ func TestMemoryDeleteBigFolder(t *testing.T) {
 	if testing.Short() {
 		t.Skip("seeds 20,000 files")
 	}
-	port := freePort(t)
-	s := startServer(t, serverOptions{port: port})
+	s := startWithBigFolder(t, deleteFolderEntries)
 	owner := newClient(t, s.URL, "einstein")
-	owner.expect(http.StatusCreated, "MKCOL", "/webdav/big", "")
-	folder := owner.prop("/webdav/big", ocNS, "fileid")
-	s.stop()
-	seedFolder(t, s.Root, folder, deleteFolderEntries)
-	s = startServer(t, serverOptions{root: s.Root, port: port})
-	owner = newClient(t, s.URL, "einstein")
 	pid := s.cmd.Process.Pid
 	settleAfterStart(t, pid)
 
