@@ -17,18 +17,13 @@ const webClientID = "davspaces-web"
 
 // oidcOptions are the options of testdata/webui/oidc.mjs.
 type oidcOptions struct {
-	Chromium    string `json:"chromium"`
-	UserDataDir string `json:"userDataDir"`
-	Artifacts   string `json:"artifacts"`
-	Downloads   string `json:"downloads"`
-	Base        string `json:"base"`
-	Issuer      string `json:"issuer"`
-	User        string `json:"user"`
-	Password    string `json:"password"`
-	WorkFolder  string `json:"workFolder"`
-	SubFolder   string `json:"subFolder"`
-	NewFolder   string `json:"newFolder"`
-	Download    string `json:"download"`
+	browserSession
+	Downloads  string `json:"downloads"`
+	Issuer     string `json:"issuer"`
+	WorkFolder string `json:"workFolder"`
+	SubFolder  string `json:"subFolder"`
+	NewFolder  string `json:"newFolder"`
+	Download   string `json:"download"`
 	// TokenTTLMs is the access tokens' lifetime: the script works on
 	// past it.
 	TokenTTLMs int64  `json:"tokenTTLMs"`
@@ -81,20 +76,15 @@ func TestWebUIOIDC(t *testing.T) {
 	}
 
 	opts := oidcOptions{
-		Chromium:    chromium,
-		UserDataDir: filepath.Join(t.TempDir(), "chromium"),
-		Artifacts:   webUIArtifacts(t),
-		Downloads:   t.TempDir(),
-		Base:        s.URL,
-		Issuer:      idp.Issuer,
-		User:        "alice",
-		Password:    "alice-password",
-		WorkFolder:  work,
-		SubFolder:   "raw",
-		NewFolder:   "Signed in",
-		Download:    "notes.txt",
-		TokenTTLMs:  tokenTTL.Milliseconds(),
-		Foreign:     "/dav/files/bob/",
+		browserSession: newBrowserSession(t, chromium, s.URL, "alice", "alice-password"),
+		Downloads:      t.TempDir(),
+		Issuer:         idp.Issuer,
+		WorkFolder:     work,
+		SubFolder:      "raw",
+		NewFolder:      "Signed in",
+		Download:       "notes.txt",
+		TokenTTLMs:     tokenTTL.Milliseconds(),
+		Foreign:        "/dav/files/bob/",
 	}
 	events := runDrive(t, dir, "oidc.mjs", opts)
 	for _, ev := range events {

@@ -7,7 +7,6 @@ import (
 	"image/png"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -16,12 +15,7 @@ import (
 
 // previewsOptions are the options of testdata/webui/previews.mjs.
 type previewsOptions struct {
-	Chromium    string `json:"chromium"`
-	UserDataDir string `json:"userDataDir"`
-	Artifacts   string `json:"artifacts"`
-	Base        string `json:"base"`
-	User        string `json:"user"`
-	Password    string `json:"password"`
+	browserSession
 	// Folder holds Images (with previews), Others (without: not a type
 	// previews are made of, or not what its name says) and the folders
 	// Many and Album.
@@ -95,24 +89,19 @@ func TestWebUIPreviews(t *testing.T) {
 		"path": {"/photo.png"}, "shareType": {"3"}, "name": {"Photo"}})
 
 	opts := previewsOptions{
-		Chromium:    chromium,
-		UserDataDir: filepath.Join(t.TempDir(), "chromium"),
-		Artifacts:   webUIArtifacts(t),
-		Base:        s.URL,
-		User:        "einstein",
-		Password:    users["einstein"],
-		Folder:      folder,
-		Images:      []string{"photo.png", "sunrise.jpg"},
-		Others:      []string{"archive.zip", "not-a-picture.png"},
-		Photo:       "photo.png",
-		PhotoWidth:  photoWidth,
-		Many:        "Many",
-		ManyCount:   manyCount,
-		Search:      serverSearches(t, einstein),
-		Hidden:      "comet.png",
-		HiddenPath:  "/Album/deep",
-		Link:        "/s/" + link.Token,
-		FileLink:    "/s/" + fileLink.Token,
+		browserSession: newBrowserSession(t, chromium, s.URL, "einstein", users["einstein"]),
+		Folder:         folder,
+		Images:         []string{"photo.png", "sunrise.jpg"},
+		Others:         []string{"archive.zip", "not-a-picture.png"},
+		Photo:          "photo.png",
+		PhotoWidth:     photoWidth,
+		Many:           "Many",
+		ManyCount:      manyCount,
+		Search:         serverSearches(t, einstein),
+		Hidden:         "comet.png",
+		HiddenPath:     "/Album/deep",
+		Link:           "/s/" + link.Token,
+		FileLink:       "/s/" + fileLink.Token,
 	}
 	events := runDrive(t, dir, "previews.mjs", opts)
 	for _, ev := range events {
@@ -144,18 +133,13 @@ func TestWebUIPreviewsOIDC(t *testing.T) {
 	alice.expect(http.StatusCreated, http.MethodPut, folder+"data.bin", "\x00\x01 raw counts")
 
 	opts := previewsOptions{
-		Chromium:    chromium,
-		UserDataDir: filepath.Join(t.TempDir(), "chromium"),
-		Artifacts:   webUIArtifacts(t),
-		Base:        s.URL,
-		Issuer:      idp.Issuer,
-		User:        "alice",
-		Password:    "alice-password",
-		Folder:      folder,
-		Images:      []string{"plate.png"},
-		Others:      []string{"data.bin"},
-		Photo:       "plate.png",
-		PhotoWidth:  photoWidth,
+		browserSession: newBrowserSession(t, chromium, s.URL, "alice", "alice-password"),
+		Issuer:         idp.Issuer,
+		Folder:         folder,
+		Images:         []string{"plate.png"},
+		Others:         []string{"data.bin"},
+		Photo:          "plate.png",
+		PhotoWidth:     photoWidth,
 	}
 	for _, ev := range runDrive(t, dir, "previews.mjs", opts) {
 		t.Logf("%v", ev)

@@ -14,13 +14,8 @@ import (
 
 // shareOptions are the options of testdata/webui/share.mjs.
 type shareOptions struct {
-	Chromium    string `json:"chromium"`
-	UserDataDir string `json:"userDataDir"`
-	Artifacts   string `json:"artifacts"`
-	Downloads   string `json:"downloads"`
-	Base        string `json:"base"`
-	User        string `json:"user"`
-	Password    string `json:"password"`
+	browserSession
+	Downloads string `json:"downloads"`
 	// Folder is the page whose rows Shared and Drop are.
 	Folder string `json:"folder"`
 	// Shared is a folder shared by a link with LinkPassword; File is in it.
@@ -78,13 +73,8 @@ func TestWebUIShare(t *testing.T) {
 	uploadedSum := writeRandomFile(t, uploaded, 30_000)
 
 	opts := shareOptions{
-		Chromium:        chromium,
-		UserDataDir:     filepath.Join(t.TempDir(), "chromium"),
-		Artifacts:       webUIArtifacts(t),
+		browserSession:  newBrowserSession(t, chromium, s.URL, "einstein", users["einstein"]),
 		Downloads:       t.TempDir(),
-		Base:            s.URL,
-		User:            "einstein",
-		Password:        users["einstein"],
 		Folder:          folder,
 		Shared:          "Papers",
 		LinkPassword:    "photons-are-quanta",

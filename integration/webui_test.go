@@ -33,13 +33,8 @@ const (
 
 // driveOptions are the options of testdata/webui/drive.mjs.
 type driveOptions struct {
-	Chromium      string        `json:"chromium"`
-	UserDataDir   string        `json:"userDataDir"`
-	Artifacts     string        `json:"artifacts"`
+	browserSession
 	Downloads     string        `json:"downloads"`
-	Base          string        `json:"base"`
-	User          string        `json:"user"`
-	Password      string        `json:"password"`
 	BigFolder     string        `json:"bigFolder"`
 	BigCount      int           `json:"bigCount"`
 	BigNeedle     string        `json:"bigNeedle"`
@@ -113,6 +108,31 @@ func webUIArtifacts(t *testing.T) string {
 	return filepath.Join(t.TempDir(), "artifacts")
 }
 
+// browserSession is what every script of testdata/webui is given: the
+// browser, its profile, where screenshots go, and the server and user it
+// signs in to.
+type browserSession struct {
+	Chromium    string `json:"chromium"`
+	UserDataDir string `json:"userDataDir"`
+	Artifacts   string `json:"artifacts"`
+	Base        string `json:"base"`
+	User        string `json:"user"`
+	Password    string `json:"password"`
+}
+
+// newBrowserSession gives chromium a fresh profile and the test's
+// screenshot folder.
+func newBrowserSession(t *testing.T, chromium, base, user, password string) browserSession {
+	return browserSession{
+		Chromium:    chromium,
+		UserDataDir: filepath.Join(t.TempDir(), "chromium"),
+		Artifacts:   webUIArtifacts(t),
+		Base:        base,
+		User:        user,
+		Password:    password,
+	}
+}
+
 // TestWebUI drives the browser page with Debian's chromium against the
 // real Caddy, signed in with Basic: the overview, a folder of 10,000 files
 // usable within 2 s, new folder, rename, delete, restore and purge from
@@ -173,27 +193,22 @@ func TestWebUI(t *testing.T) {
 		"Timeout", "Second-3600")
 
 	opts := driveOptions{
-		Chromium:      chromium,
-		UserDataDir:   filepath.Join(t.TempDir(), "chromium"),
-		Artifacts:     webUIArtifacts(t),
-		Downloads:     t.TempDir(),
-		Base:          s.URL,
-		User:          "einstein",
-		Password:      users["einstein"],
-		BigFolder:     bigFolder,
-		BigCount:      bigFolderFiles,
-		BigNeedle:     fmt.Sprintf("file-%05d", bigFolderFiles-1),
-		BudgetMs:      bigFolderBudget.Milliseconds(),
-		WorkFolder:    work,
-		Stranger:      driveIdentity{User: "richard", Password: users["richard"]},
-		ForeignFolder: bigFolder,
-		MissingFolder: "/dav/spaces/" + personal + "x/big/",
-		Hints:         []string{"einstein", "big", "file-", "Personal"},
-		Favorite:      "main.go",
-		Versioned:     "draft.txt",
-		Versions:      len(drafts) - 1,
-		Locked:        "report.pdf",
-		LockOwner:     "Einstein's editor",
+		browserSession: newBrowserSession(t, chromium, s.URL, "einstein", users["einstein"]),
+		Downloads:      t.TempDir(),
+		BigFolder:      bigFolder,
+		BigCount:       bigFolderFiles,
+		BigNeedle:      fmt.Sprintf("file-%05d", bigFolderFiles-1),
+		BudgetMs:       bigFolderBudget.Milliseconds(),
+		WorkFolder:     work,
+		Stranger:       driveIdentity{User: "richard", Password: users["richard"]},
+		ForeignFolder:  bigFolder,
+		MissingFolder:  "/dav/spaces/" + personal + "x/big/",
+		Hints:          []string{"einstein", "big", "file-", "Personal"},
+		Favorite:       "main.go",
+		Versioned:      "draft.txt",
+		Versions:       len(drafts) - 1,
+		Locked:         "report.pdf",
+		LockOwner:      "Einstein's editor",
 		MoveCopy: moveCopyNames{
 			Moved: "song.mp3", Copied: "notes.txt", Kept: "notes (2).txt", Dragged: "archive.zip",
 			Locked: "report.pdf", Folder: "data", OtherSpace: "Personal", SpaceName: "Physics",

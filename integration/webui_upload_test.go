@@ -19,12 +19,7 @@ import (
 
 // uploadOptions are the options of testdata/webui/upload.mjs.
 type uploadOptions struct {
-	Chromium    string `json:"chromium"`
-	UserDataDir string `json:"userDataDir"`
-	Artifacts   string `json:"artifacts"`
-	Base        string `json:"base"`
-	User        string `json:"user"`
-	Password    string `json:"password"`
+	browserSession
 	// Folder is the page the files are uploaded to.
 	Folder string `json:"folder"`
 	// Small go up with Big, which the proxy cuts; the page is reloaded and
@@ -91,14 +86,10 @@ func TestWebUIUpload(t *testing.T) {
 		return writeRandomFile(t, path, size)
 	}
 	opts := uploadOptions{
-		Chromium:    chromium,
-		UserDataDir: filepath.Join(t.TempDir(), "chromium"),
-		Artifacts:   webUIArtifacts(t),
-		User:        "einstein",
-		Password:    users["einstein"],
-		Folder:      folder,
-		Album:       filepath.Join(files, "album"),
-		TinyFolder:  tinyFolder,
+		browserSession: newBrowserSession(t, chromium, "", "einstein", users["einstein"]),
+		Folder:         folder,
+		Album:          filepath.Join(files, "album"),
+		TinyFolder:     tinyFolder,
 	}
 	for _, f := range []struct {
 		rel  string
