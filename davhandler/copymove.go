@@ -1,6 +1,7 @@
 package davhandler
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -63,15 +64,15 @@ func (h *Handler) handleCopyMove(w http.ResponseWriter, r *http.Request, req *re
 	if err != nil {
 		return err
 	}
-	h.answerPlaced(w, node, replaced)
+	h.answerPlaced(r.Context(), w, node, replaced)
 	return nil
 }
 
 // answerPlaced answers a request that put node in place (COPY, MOVE, a
 // restore from the trash): 204 when it replaced an existing target, 201
 // when it created one.
-func (h *Handler) answerPlaced(w http.ResponseWriter, node storage.Node, replaced bool) {
-	h.setNodeHeaders(w, node)
+func (h *Handler) answerPlaced(ctx context.Context, w http.ResponseWriter, node storage.Node, replaced bool) {
+	h.setNodeHeaders(ctx, w, node)
 	if replaced {
 		w.WriteHeader(http.StatusNoContent)
 	} else {

@@ -32,7 +32,7 @@ func (h *Handler) handleGet(w http.ResponseWriter, r *http.Request, req *request
 		return nil
 	}
 	if t.node.IsFolder() {
-		h.setNodeHeaders(w, t.node)
+		h.setNodeHeaders(r.Context(), w, t.node)
 		w.Header().Set("Content-Type", "httpd/unix-directory")
 		w.Header().Set("Content-Length", "0")
 		w.WriteHeader(http.StatusOK)
@@ -56,7 +56,7 @@ func (h *Handler) sendContent(w http.ResponseWriter, r *http.Request, node stora
 	if _, err := checkMatch(r, &target{node: node, exists: true}); err != nil {
 		return err
 	}
-	h.setNodeHeaders(w, node)
+	h.setNodeHeaders(r.Context(), w, node)
 	hdr := w.Header()
 	setContentHeaders(hdr, node.Name, contentType(node))
 	if sha1 := node.Checksums.SHA1; sha1 != "" {

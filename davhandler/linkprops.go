@@ -1,10 +1,31 @@
 package davhandler
 
 import (
+	"context"
 	"strconv"
 
 	"github.com/davspaces/davspaces/storage"
 )
+
+// publicLinkStorage is oCIS' storage id and space id of public links
+// (reva's utils.PublicStorageProviderID and PublicStorageSpaceID, which
+// ownCloud Web knows): the space a visitor sees every item of a link in.
+const publicLinkStorage = "7993447f-687f-490d-875c-ac95e89a62a4"
+
+// publicLinkSpaceRef is the id of the space of every item seen through a
+// link. The item's own space is never named: its id may be its name
+// (a configured project space), which a visitor could otherwise confirm.
+const publicLinkSpaceRef = publicLinkStorage + "$" + publicLinkStorage
+
+// clientResourceID is the id of node n as the request's caller sees it:
+// through a link, in the links' space (publicLinkSpaceRef), with the
+// node's own id, which is random; for anybody else, resourceID.
+func clientResourceID(ctx context.Context, storageID string, n storage.Node) string {
+	if linkOf(ctx) != nil {
+		return publicLinkSpaceRef + "!" + n.ID
+	}
+	return resourceID(storageID, n)
+}
 
 // The properties oCIS answers only through a public link, which a link's
 // page reads to know what the link lets it do (a file drop shows an upload

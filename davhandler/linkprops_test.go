@@ -3,6 +3,8 @@ package davhandler
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,5 +55,59 @@ func TestLinkProps(t *testing.T) {
 				t.Errorf("a member's PROPFIND has oc:%s %q", name, got)
 			}
 		}
+	}
+}
+
+// TestLinkIDsNameNoSpace: the ids a link's visitor sees (oc:id, oc:fileid,
+// oc:spaceid, oc:file-parent, OC-FileId) are in oCIS' space of public
+// links, never the item's own space, whose id ("physics" here) may be its
+// name; no private link and no parent above the link's item are shown.
+// A member still sees the space's own ids.
+func TestLinkIDsNameNoSpace(t *testing.T) {
+	e := newLinkEnv(t)
+	l := e.link(storage.ShareEditor, "")
+	const body = `<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop>` +
+		`<oc:id/><oc:fileid/><oc:spaceid/><oc:file-parent/><oc:privatelink/><oc:name/></d:prop></d:propfind>`
+	for _, pf := range []string{body, `<d:propfind xmlns:d="DAV:"><d:allprop/></d:propfind>`} {
+		rec := e.public("", "PROPFIND", linkPath(l, "/"), pf, "Depth", "1")
+		wantStatus(t, rec, http.StatusMultiStatus)
+		if strings.Contains(rec.Body.String(), "physics") {
+			t.Fatalf("a link's PROPFIND names the space:\n%s", rec.Body)
+		}
+		rs := parseMultistatus(t, rec)
+		if len(rs) != 3 {
+			t.Fatalf("%d responses", len(rs))
+		}
+		for _, r := range rs {
+			if got := r.Props[nsOC+" spaceid"]; got != publicLinkSpaceRef {
+				t.Errorf("%s: oc:spaceid %q", r.Href, got)
+			}
+			if id := r.Props[nsOC+" fileid"]; !strings.HasPrefix(id, publicLinkSpaceRef+"!") || r.Props[nsOC+" id"] != id {
+				t.Errorf("%s: oc:fileid %q, oc:id %q", r.Href, id, r.Props[nsOC+" id"])
+			}
+		}
+		root := rs[0]
+		if got := root.Props[nsOC+" fileid"]; got != publicLinkSpaceRef+"!"+e.shared.ID {
+			t.Errorf("the link's item: oc:fileid %q", got)
+		}
+		if parent, ok := root.Props[nsOC+" file-parent"]; ok {
+			t.Errorf("the link's item has a parent: %q", parent)
+		}
+		if got := rs[1].Props[nsOC+" file-parent"]; pf == body && got != publicLinkSpaceRef+"!"+e.shared.ID {
+			t.Errorf("%s: oc:file-parent %q", rs[1].Href, got)
+		}
+	}
+	for _, rec := range []*httptest.ResponseRecorder{
+		e.public("", http.MethodGet, linkPath(l, "/a.txt"), ""),
+		e.public("", http.MethodPut, linkPath(l, "/b.txt"), "beta"),
+		e.public("", "MKCOL", linkPath(l, "/new"), ""),
+	} {
+		if id := rec.Header().Get("OC-FileId"); rec.Code >= 300 || !strings.HasPrefix(id, publicLinkSpaceRef+"!") {
+			t.Errorf("through a link: %d, OC-FileId %q", rec.Code, id)
+		}
+	}
+	rec := e.do("einstein", "PROPFIND", "/dav/spaces/physics/shared", `<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:spaceid/></d:prop></d:propfind>`, "Depth", "0")
+	if rs := parseMultistatus(t, rec); len(rs) != 1 || !strings.HasSuffix(rs[0].Props[nsOC+" spaceid"], "$physics") {
+		t.Errorf("a member's oc:spaceid: %s", rec.Body)
 	}
 }

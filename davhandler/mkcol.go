@@ -38,7 +38,7 @@ func (h *Handler) handleMkcol(w http.ResponseWriter, r *http.Request, req *reque
 	}
 	// ETag, OC-ETag and OC-FileId, as for a PUT: the ownCloud and
 	// Nextcloud clients read the new folder's etag and id from them.
-	h.setNodeHeaders(w, node)
+	h.setNodeHeaders(r.Context(), w, node)
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }

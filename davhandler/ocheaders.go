@@ -1,6 +1,7 @@
 package davhandler
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -19,8 +20,8 @@ const msgChecksumMismatch = "The computed checksum does not match the one receiv
 // setCommittedHeaders describes a file just written: its entity tags, id,
 // modification time and permissions, and whether the client's mtime was
 // applied.
-func (h *Handler) setCommittedHeaders(w http.ResponseWriter, t *target, node storage.Node, mtime time.Time) {
-	h.setNodeHeaders(w, node)
+func (h *Handler) setCommittedHeaders(ctx context.Context, w http.ResponseWriter, t *target, node storage.Node, mtime time.Time) {
+	h.setNodeHeaders(ctx, w, node)
 	w.Header().Set("OC-Perm", permissions(t.access, false))
 	if !mtime.IsZero() {
 		w.Header().Set("X-OC-Mtime", "accepted")
@@ -77,12 +78,14 @@ func parseMtimeValue(what, v string) (time.Time, error) {
 	return time.Unix(int64(secs), int64(nanos)).UTC(), nil
 }
 
-// setNodeHeaders sets the entity headers every response about a node carries.
-func (h *Handler) setNodeHeaders(w http.ResponseWriter, n storage.Node) {
+// setNodeHeaders sets the entity headers every response about a node
+// carries; ctx is the request's, which names the node as its caller sees
+// it (clientResourceID).
+func (h *Handler) setNodeHeaders(ctx context.Context, w http.ResponseWriter, n storage.Node) {
 	hdr := w.Header()
 	etag := quoteETag(n.ETag)
 	hdr.Set("ETag", etag)
 	hdr.Set("OC-ETag", etag)
-	hdr.Set("OC-FileId", resourceID(h.store.StorageID(), n))
+	hdr.Set("OC-FileId", clientResourceID(ctx, h.store.StorageID(), n))
 	hdr.Set("Last-Modified", n.ModTime.UTC().Format(http.TimeFormat))
 }

@@ -92,7 +92,7 @@ func (h *Handler) handlePropfind(w http.ResponseWriter, r *http.Request, req *re
 }
 
 func (h *Handler) newPropContext(r *http.Request, req *request, t *target, pf propfindRequest) *propContext {
-	return &propContext{
+	pc := &propContext{
 		ctx:       r.Context(),
 		store:     h.store,
 		storageID: h.store.StorageID(),
@@ -108,6 +108,12 @@ func (h *Handler) newPropContext(r *http.Request, req *request, t *target, pf pr
 		requested:     resolveProps(pf.names),
 		missing:       make([]int, 0, len(pf.names)),
 	}
+	if linkOf(r.Context()) != nil {
+		// Every node a link's request sees is in the request's space, so
+		// every id names the links' space instead (clientResourceID).
+		pc.spaceRef = []byte(publicLinkSpaceRef)
+	}
+	return pc
 }
 
 // wantsLockDiscovery reports whether answering pf shows d:lockdiscovery,

@@ -274,6 +274,11 @@ func propFileParent(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
 		// A recipient sees nothing above the shared item.
 		return dst, false
 	}
+	if link := linkOf(pc.ctx); link != nil && v.node.ID == link.NodeID {
+		// Nor does a link's visitor; the parent of a top-level item is
+		// the space's root, whose id is the space's.
+		return dst, false
+	}
 	return pc.appendNodeRef(dst, v.node.SpaceID, v.node.ParentID), true
 }
 
@@ -499,6 +504,10 @@ func propSupportedLock(pc *propContext, _ *nodeView, dst []byte) ([]byte, bool) 
 }
 
 func propPrivateLink(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
+	if linkOf(pc.ctx) != nil {
+		// A private link opens for members only, and names the space.
+		return dst, false
+	}
 	u := url.URL{Path: "/f/" + resourceID(pc.storageID, *v.node)}
 	return text(dst, pc.linkBase+u.EscapedPath())
 }

@@ -301,7 +301,7 @@ func (h *Handler) handleTrashRestore(w http.ResponseWriter, r *http.Request, tr 
 	if err != nil {
 		return err
 	}
-	h.answerPlaced(w, restored, replacedTarget)
+	h.answerPlaced(r.Context(), w, restored, replacedTarget)
 	return nil
 }
 

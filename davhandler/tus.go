@@ -147,7 +147,7 @@ func (h *Handler) createWhole(w http.ResponseWriter, r *http.Request, req *reque
 	if err != nil {
 		return err
 	}
-	h.setCommittedHeaders(w, t, node, place.ModTime)
+	h.setCommittedHeaders(r.Context(), w, t, node, place.ModTime)
 	w.Header().Set("Location", uploadLocation(r, req.path, "done-"+rand.Text()))
 	w.Header().Set("Upload-Offset", strconv.FormatInt(node.Size, 10))
 	w.WriteHeader(http.StatusCreated)
@@ -375,7 +375,7 @@ func (h *Handler) completeUpload(w http.ResponseWriter, r *http.Request, req *re
 	if mtime.IsZero() {
 		mtime = s.Target.ModTime
 	}
-	h.setCommittedHeaders(w, t, node, mtime)
+	h.setCommittedHeaders(r.Context(), w, t, node, mtime)
 	w.Header().Set("Upload-Offset", strconv.FormatInt(s.Offset, 10))
 	w.WriteHeader(status)
 	return nil

@@ -186,7 +186,7 @@ func (h *Handler) handleVersionRestore(w http.ResponseWriter, r *http.Request, r
 	if err != nil {
 		return err
 	}
-	h.setNodeHeaders(w, node)
+	h.setNodeHeaders(r.Context(), w, node)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -43,7 +43,7 @@ func (h *Handler) commitFile(w http.ResponseWriter, r *http.Request, t *target, 
 	if err != nil {
 		return err
 	}
-	h.setCommittedHeaders(w, t, node, c.mtime)
+	h.setCommittedHeaders(r.Context(), w, t, node, c.mtime)
 	if created {
 		w.WriteHeader(http.StatusCreated)
 	} else {

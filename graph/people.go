@@ -12,14 +12,10 @@ import (
 	"github.com/davspaces/davspaces/storage"
 )
 
-// minSearch is the shortest search for people, as oCIS' search_min_length
-// (ownCloud Web does not search with fewer characters): a shorter one
-// would list everybody.
-const minSearch = 3
-
-// errShortSearch refuses a search that would list everybody, as oCIS
-// answers a user who is not an administrator.
-var errShortSearch = &apiError{http.StatusForbidden, "accessDenied", fmt.Sprintf("search term too short: at least %d characters", minSearch)}
+// errShortSearch refuses a search that would list everybody
+// (storage.DirectorySearchTooShort), as oCIS answers a user who is not an
+// administrator.
+var errShortSearch = &apiError{http.StatusForbidden, "accessDenied", fmt.Sprintf("search term too short: at least %d characters", storage.MinDirectorySearch)}
 
 // userBody is a libre-graph user as a search lists it.
 type userBody struct {
@@ -111,7 +107,7 @@ func searchTerm(r *http.Request) (string, error) {
 	if len(q) >= 2 && q[0] == '"' && q[len(q)-1] == '"' {
 		q = q[1 : len(q)-1]
 	}
-	if len([]rune(q)) < minSearch {
+	if storage.DirectorySearchTooShort(q) {
 		return "", errShortSearch
 	}
 	return q, nil

@@ -186,6 +186,8 @@ var sharerActions = []string{actionPermissionsCreate, actionPermissionsRead,
 // but may not share it (a viewer, a recipient) gets an empty list with no
 // actions and no roles: ownCloud Web lists an item's permissions whenever
 // its sidebar opens, and a link's address would give more than viewing.
+// An editor sees the links of others without their address
+// (storage.Share.SeenBy).
 func (h *Handler) listPermissions(w http.ResponseWriter, r *http.Request, u storage.User, ip itemPath) error {
 	ctx := r.Context()
 	it, err := h.shareableItem(ctx, u, ip.driveID, ip.itemID)
@@ -208,7 +210,7 @@ func (h *Handler) listPermissions(w http.ResponseWriter, r *http.Request, u stor
 			return err
 		}
 		if live {
-			body.Value = append(body.Value, permissionOf(s, it.node, base, names))
+			body.Value = append(body.Value, permissionOf(s.SeenBy(u, it.role), it.node, base, names))
 		}
 	}
 	h.writeJSON(w, r, http.StatusOK, body)
@@ -251,6 +253,20 @@ func (h *Handler) listRootPermissions(w http.ResponseWriter, r *http.Request, u 
 	return nil
 }
 
+// managedShare returns the live share id of the item for u to change:
+// its creator or a manager of the space (storage.MayManageShare). Another
+// member who may share sees the share listed, so their refusal is 403.
+func (h *Handler) managedShare(ctx context.Context, u storage.User, it sharedItem, id string) (storage.Share, error) {
+	s, err := h.itemShare(ctx, it, id)
+	if err != nil {
+		return storage.Share{}, err
+	}
+	if !storage.MayManageShare(s, u, it.role) {
+		return storage.Share{}, errMayNotManage
+	}
+	return s, nil
+}
+
 // itemShare returns the live share id of the item; anything else (another
 // item's share, a dead one, none) is errNotFound.
 func (h *Handler) itemShare(ctx context.Context, it sharedItem, id string) (storage.Share, error) {
@@ -284,7 +300,7 @@ func (h *Handler) getPermission(w http.ResponseWriter, r *http.Request, u storag
 	if err != nil {
 		return err
 	}
-	h.writeJSON(w, r, http.StatusOK, permissionOf(s, it.node, origin.Of(r), h.names(r.Context())))
+	h.writeJSON(w, r, http.StatusOK, permissionOf(s.SeenBy(u, it.role), it.node, origin.Of(r), h.names(r.Context())))
 	return nil
 }
 
@@ -306,7 +322,7 @@ func (h *Handler) updatePermission(w http.ResponseWriter, r *http.Request, u sto
 	if err != nil {
 		return err
 	}
-	old, err := h.itemShare(ctx, it, ip.permissionID)
+	old, err := h.managedShare(ctx, u, it, ip.permissionID)
 	if err != nil {
 		return err
 	}
@@ -366,7 +382,8 @@ func applyUpdate(old storage.Share, body updateBody, n storage.Node) (storage.Sh
 	return update, nil
 }
 
-// deletePermission deletes a share or link of the item: 204. A share that
+// deletePermission deletes a share or link of the item: 204, for its
+// creator or a manager of the space (storage.MayManageShare). A share that
 // gives no access now (its creator may no longer share) can be deleted
 // too, so that it does not revive.
 func (h *Handler) deletePermission(w http.ResponseWriter, r *http.Request, u storage.User, ip itemPath) error {
@@ -381,6 +398,9 @@ func (h *Handler) deletePermission(w http.ResponseWriter, r *http.Request, u sto
 	}
 	if err != nil {
 		return fmt.Errorf("share %s: %w", ip.permissionID, err)
+	}
+	if !storage.MayManageShare(s, u, it.role) {
+		return errMayNotManage
 	}
 	if err := h.shares.DeleteShare(ctx, s.ID); err != nil {
 		return shareRefusal(err)
@@ -398,7 +418,7 @@ func (h *Handler) setLinkPassword(w http.ResponseWriter, r *http.Request, u stor
 	if err != nil {
 		return err
 	}
-	old, err := h.itemShare(ctx, it, ip.permissionID)
+	old, err := h.managedShare(ctx, u, it, ip.permissionID)
 	if err != nil {
 		return err
 	}

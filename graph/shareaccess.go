@@ -15,6 +15,10 @@ import (
 // share it: a viewer, or a recipient (no resharing).
 var errMayNotShare = &apiError{http.StatusForbidden, "accessDenied", "You may not share this item or manage its shares"}
 
+// errMayNotManage is the answer to a member who may share an item but
+// asks to change or delete someone else's share of it.
+var errMayNotManage = &apiError{http.StatusForbidden, "accessDenied", "Only the share's creator or a manager of the space may change or delete it"}
+
 // maxAncestors bounds the walk from an item up to its space's root.
 const maxAncestors = storage.MaxNodeDepth
 

@@ -34,7 +34,7 @@ type sharingInvitation struct {
 // sharingLink is a link's part of a permission.
 type sharingLink struct {
 	Type             string `json:"type"`
-	WebURL           string `json:"webUrl"`
+	WebURL           string `json:"webUrl,omitempty"`
 	DisplayName      string `json:"@libre.graph.displayName"`
 	QuickLink        bool   `json:"@libre.graph.quickLink"`
 	PreventsDownload bool   `json:"preventsDownload"`
@@ -123,7 +123,11 @@ func permissionOf(s storage.Share, n storage.Node, base string, names displayNam
 	case storage.ShareLink:
 		hasPassword := s.PasswordHash != nil
 		p.HasPassword = &hasPassword
-		p.Link = &sharingLink{Type: linkType(s.Role), WebURL: LinkURL(base, s.Token), DisplayName: s.DisplayName}
+		p.Link = &sharingLink{Type: linkType(s.Role), DisplayName: s.DisplayName}
+		if s.Token != "" {
+			// Left out for who may not read it (storage.Share.SeenBy).
+			p.Link.WebURL = LinkURL(base, s.Token)
+		}
 	case storage.ShareWithGroup:
 		p.GrantedToV2 = groupIdentity(s.Grantee)
 		p.Roles = []string{unifiedRoleID(s.Role, n)}

@@ -125,12 +125,15 @@ func (rd *renderer) space(ctx context.Context, id string) (storage.Space, error)
 }
 
 // element renders sh on its item node. received renders it for a
-// recipient: the item where their Shares drive mounts it.
+// recipient: the item where their Shares drive mounts it. A link is
+// rendered without its token and address for a caller who may not manage
+// it (storage.Share.SeenBy).
 func (rd *renderer) element(ctx context.Context, sh storage.Share, node storage.Node, received bool) (shareElement, error) {
 	space, err := rd.space(ctx, sh.SpaceID)
 	if err != nil {
 		return shareElement{}, err
 	}
+	sh = sh.SeenBy(rd.caller, space.RoleOf(rd.caller))
 	storageID := rd.s.store.StorageID()
 	spaceRef := storageID + "$" + space.ID
 	creator := rd.person(ctx, sh.Creator)
@@ -178,7 +181,10 @@ func (rd *renderer) element(ctx context.Context, sh storage.Share, node storage.
 	case storage.ShareWithGroup:
 		e.ShareWith, e.ShareWithDN = sh.Grantee, sh.Grantee
 	case storage.ShareLink:
-		e.URL = rd.base + "/s/" + sh.Token
+		if sh.Token != "" {
+			// Left out for who may not read it (storage.Share.SeenBy).
+			e.URL = rd.base + "/s/" + sh.Token
+		}
 		if sh.PasswordHash != nil {
 			e.ShareWith, e.ShareWithDN = redactedPassword, redactedPassword
 		}

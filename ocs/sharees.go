@@ -43,7 +43,9 @@ type shareesData struct {
 // sharees answers GET sharees?search=…: the users who signed in and the
 // members the configuration names whose id, name or email contains search,
 // and the groups whose name does, case-insensitively; those equal to
-// search under exact. The caller is not among them. perPage (at most
+// search under exact. The caller is not among them. A search too short
+// to tell anybody (storage.DirectorySearchTooShort) finds nobody, as
+// Graph's people search refuses it. perPage (at most
 // storage.MaxDirectoryResults) bounds each list; there is no page after
 // the first.
 func (s *sharing) sharees(w http.ResponseWriter, r *http.Request, v apiVersion, u storage.User) error {
@@ -54,7 +56,7 @@ func (s *sharing) sharees(w http.ResponseWriter, r *http.Request, v apiVersion, 
 		limit = storage.DirectoryLimit(n)
 	}
 	var data shareesData
-	if page, err := strconv.Atoi(q.Get("page")); err == nil && page > 1 {
+	if page, err := strconv.Atoi(q.Get("page")); err == nil && page > 1 || storage.DirectorySearchTooShort(search) {
 		writeOK(w, r, v, data)
 		return nil
 	}

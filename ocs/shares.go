@@ -229,9 +229,10 @@ func (s *sharing) knownGroup(ctx context.Context, name string) (string, error) {
 	return "", refuse(http.StatusNotFound, "Please specify a valid group")
 }
 
-// managedShare returns share id for a caller who may manage it: allowed
-// to share in its item's space. A recipient of the share is refused with
-// 403; anybody else learns nothing of it (404).
+// managedShare returns share id for a caller who may change or delete it:
+// its creator or a manager of its space (storage.MayManageShare). Another
+// member who may share there and a recipient of the share, who both see
+// it, are refused with 403; anybody else learns nothing of it (404).
 func (s *sharing) managedShare(ctx context.Context, u storage.User, id string) (storage.Share, storage.Node, error) {
 	sh, node, err := s.visibleShare(ctx, u, id)
 	if err != nil {
@@ -241,8 +242,8 @@ func (s *sharing) managedShare(ctx context.Context, u storage.User, id string) (
 	if err != nil {
 		return storage.Share{}, storage.Node{}, notFoundAs(err, errNoShare)
 	}
-	if s.mayManage(space, u) != nil {
-		return storage.Share{}, storage.Node{}, refuse(http.StatusForbidden, "Only who may share the item changes or deletes its shares")
+	if s.mayManage(space, u) != nil || !storage.MayManageShare(sh, u, space.RoleOf(u)) {
+		return storage.Share{}, storage.Node{}, refuse(http.StatusForbidden, "Only the share's creator or a manager of the space changes or deletes it")
 	}
 	return sh, node, nil
 }

@@ -102,6 +102,19 @@ func DirectoryStale(kept DirectoryEntry, found bool, fresh DirectoryEntry) bool 
 		fresh.Seen.Sub(kept.Seen) >= DirectoryRefresh
 }
 
+// MinDirectorySearch is the fewest characters a search for people to
+// share with has (oCIS' search_min_length; ownCloud Web asks no sooner):
+// a shorter one would list every user and their email to anybody signed
+// in, who may not learn who else uses the server.
+const MinDirectorySearch = 3
+
+// DirectorySearchTooShort reports whether query, without the spaces around
+// it, has fewer than MinDirectorySearch characters: a search that finds
+// nobody, whatever the protocol.
+func DirectorySearchTooShort(query string) bool {
+	return utf8.RuneCountInString(strings.TrimSpace(query)) < MinDirectorySearch
+}
+
 // MatchesDirectoryQuery reports whether e matches a search: query, folded
 // to lower case, is contained in its id, display name or email. The empty
 // query matches everybody.

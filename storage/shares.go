@@ -284,6 +284,27 @@ func CheckShareCountWithin(count, limit int) error {
 // the creator loses access.
 func MayShare(r Role) bool { return r >= RoleEditor }
 
+// MayManageShare reports whether user u, whose role in the space of share
+// s is r, may change or delete s and read a link's token: the share's
+// creator while they may still share, or a manager of the space. Another
+// member who may share (an editor) sees that s exists but not what would
+// let them act as its creator (SeenBy). It is oCIS' rule: a link is
+// updated or removed by its creator or by who holds the space's grant
+// permissions, which only its manager role has.
+func MayManageShare(s Share, u User, r Role) bool {
+	return r >= RoleManager || s.Creator == u.ID && MayShare(r)
+}
+
+// SeenBy is s as user u, whose role in its space is r, is shown it: a
+// link without its token, which gives the link's access to whoever holds
+// it, unless u may manage the link (MayManageShare).
+func (s Share) SeenBy(u User, r Role) Share {
+	if s.Kind == ShareLink && !MayManageShare(s, u, r) {
+		s.Token = ""
+	}
+	return s
+}
+
 // SharedWith reports whether share s is with user u: u itself or one of
 // u's groups.
 func SharedWith(s Share, u User) bool {

@@ -193,3 +193,44 @@ func TestShareJudgeReadsOnce(t *testing.T) {
 		t.Errorf("%d space reads and %d directory reads, want one each", r.spaces, r.entries)
 	}
 }
+
+// TestMayManageShare: who may change or delete a share, and who reads a
+// link's token, by role and authorship (oCIS: reva's public share
+// provider refuses an update or removal by anybody but the creator
+// without UpdateGrant/RemoveGrant, which only a space manager holds).
+func TestMayManageShare(t *testing.T) {
+	link := Share{Kind: ShareLink, Creator: "einstein", Token: "secret"}
+	tests := []struct {
+		name string
+		user string
+		role Role
+		want bool
+	}{
+		{"a manager, not its creator", "niels", RoleManager, true},
+		{"its creator, a manager", "einstein", RoleManager, true},
+		{"its creator, an editor", "einstein", RoleEditor, true},
+		{"its creator, now a viewer", "einstein", RoleViewer, false},
+		{"another editor", "marie", RoleEditor, false},
+		{"a viewer", "richard", RoleViewer, false},
+		{"no member", "mallory", RoleNone, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u := User{ID: tt.user}
+			if got := MayManageShare(link, u, tt.role); got != tt.want {
+				t.Errorf("MayManageShare = %v, want %v", got, tt.want)
+			}
+			seen := link.SeenBy(u, tt.role)
+			if hasToken := seen.Token != ""; hasToken != tt.want {
+				t.Errorf("SeenBy shows the token: %v, want %v", hasToken, tt.want)
+			}
+			if seen.ID != link.ID || seen.Creator != link.Creator || seen.Kind != link.Kind {
+				t.Errorf("SeenBy changed more than the token: %+v", seen)
+			}
+		})
+	}
+	share := Share{Kind: ShareWithUser, Creator: "einstein", Grantee: "richard"}
+	if got := share.SeenBy(User{ID: "marie"}, RoleEditor); got.Grantee != share.Grantee || got.Creator != share.Creator {
+		t.Errorf("a share with a user seen by an editor: %+v", got)
+	}
+}

@@ -192,6 +192,16 @@ class SharePanel {
   linkRow(p, i) {
     const name = this.linkName(p, i);
     const facts = [p.hasPassword ? "password" : "no password", p.expirationDateTime ? `expires ${formatDate(new Date(p.expirationDateTime))}` : "no expiry"];
+    if (!p.link.webUrl) {
+      // Another member's link: the server gives its address, and changes
+      // it, to its creator and the space's managers only.
+      const by = p.invitation?.invitedBy?.user?.displayName;
+      return h("li", { class: "share-item", "data-link": p.id, "data-url": "" },
+        h("div", { class: "share-line" },
+          icon("link"),
+          h("span", { class: "share-name" }, name),
+          h("span", { class: "share-facts" }, [...facts, by ? `made by ${by}` : "made by another member"].join(" · "))));
+    }
     const expiry = h("input", { type: "date", value: dateValue(p.expirationDateTime), min: tomorrow(), "aria-label": `Expiry of ${name}`, onchange: (ev) => this.setExpiry(p, name, ev.target.value) });
     return h("li", { class: "share-item", "data-link": p.id, "data-url": p.link.webUrl || "" },
       h("div", { class: "share-line" },
