@@ -256,6 +256,9 @@ func TestCheckFindsAndRepairs(t *testing.T) {
 				if err := f.s.newTxn(tx).addUndo(f.space.ID, 0, v.File.Size); err != nil {
 					return err
 				}
+				if err := f.s.newTxn(tx).countNodes(f.space.ID, 1); err != nil {
+					return err
+				}
 				return tx.Bucket(bucketVersions).Put(versionRecKey(f.space.ID, v.File.ID, v.Key), encodeVersion(&v))
 			})
 		},
@@ -315,6 +318,9 @@ func TestCheckFindsAndRepairs(t *testing.T) {
 			r := f.record(t, f.sub.ID)
 			f.corrupt(t, func(tx *bolt.Tx) error {
 				if err := tx.Bucket(bucketChildren).Delete(recordKey(&r)); err != nil {
+					return err
+				}
+				if err := f.s.newTxn(tx).countNodes(f.space.ID, -1); err != nil {
 					return err
 				}
 				return tx.Bucket(bucketNodes).Delete([]byte(r.ID))

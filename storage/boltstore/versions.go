@@ -115,8 +115,16 @@ func (t *txn) replaceContent(spaceID string, old rec) error {
 	if err := t.addUndo(spaceID, 0, old.Size); err != nil {
 		return err
 	}
-	_, err = t.pruneVersions(spaceID, old.ID)
-	return err
+	pruned, err := t.pruneVersions(spaceID, old.ID)
+	if err != nil {
+		return err
+	}
+	// The new version counts once the pruning has counted out what it
+	// dropped: one that takes the place of a pruned one adds nothing.
+	if pruned > 0 {
+		return t.countNodes(spaceID, 1)
+	}
+	return t.addNodes(spaceID, 1)
 }
 
 // pruneVersions drops the versions of file fileID the retention of space
@@ -157,6 +165,9 @@ func (t *txn) dropVersion(spaceID, fileID, key string) error {
 	}
 	t.discardContent(blob)
 	if err := t.versions().Delete(k); err != nil {
+		return err
+	}
+	if err := t.countNodes(spaceID, -1); err != nil {
 		return err
 	}
 	return t.addUndo(spaceID, 0, -r.File.Size)
@@ -274,6 +285,9 @@ func (s *Store) RestoreVersion(ctx context.Context, spaceID, fileID, key string,
 			return err
 		}
 		if err := t.versions().Delete(versionRecKey(spaceID, fileID, key)); err != nil {
+			return err
+		}
+		if err := t.countNodes(spaceID, -1); err != nil {
 			return err
 		}
 		if err := t.addUndo(spaceID, 0, -v.File.Size); err != nil {

@@ -196,8 +196,16 @@ func (s *Store) keepVersion(ctx context.Context, c *change, spaceID string, old 
 	if err := addVersionBytes(ctx, c.tx, spaceID, old.Size); err != nil {
 		return false, err
 	}
-	_, err = s.pruneVersions(ctx, c.tx, spaceID, old.ID, r, c.now)
-	return err == nil, err
+	pruned, err := s.pruneVersions(ctx, c.tx, spaceID, old.ID, r, c.now)
+	if err != nil {
+		return false, err
+	}
+	// The new version counts once the pruning has counted out what it
+	// dropped: one that takes the place of a pruned one adds nothing.
+	if pruned > 0 {
+		return true, s.countNodes(ctx, c.tx, spaceID, 1)
+	}
+	return true, s.addNodes(ctx, c.tx, spaceID, 1)
 }
 
 // contentColumn is segments as the content column keeps them: '[]' for
@@ -267,6 +275,9 @@ func (s *Store) dropVersion(ctx context.Context, tx pgx.Tx, spaceID, fileID, key
 	if err := addVersionBytes(ctx, tx, spaceID, -size); err != nil {
 		return err
 	}
+	if err := s.addNodes(ctx, tx, spaceID, -1); err != nil {
+		return err
+	}
 	if !release {
 		return nil
 	}
@@ -279,6 +290,7 @@ func (s *Store) dropVersion(ctx context.Context, tx pgx.Tx, spaceID, fileID, key
 // keptVersions is what the versions of a subtree's files hold.
 type keptVersions struct {
 	size     int64
+	count    int64
 	segments []s3content.Segment
 }
 
@@ -299,6 +311,7 @@ func subtreeVersions(ctx context.Context, tx pgx.Tx, topID string) (keptVersions
 	)
 	_, err := pgx.ForEachRow(rows, []any{&size, &content}, func() error {
 		kept.size += size
+		kept.count++
 		kept.segments = append(kept.segments, content...)
 		return nil
 	})
