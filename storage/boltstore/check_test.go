@@ -272,6 +272,17 @@ func TestCheckFindsAndRepairs(t *testing.T) {
 		},
 		want: []wantProblem{{kind: storage.ProblemUsage, repairable: true}},
 	}, {
+		name: "wrong node counter",
+		inject: func(t *testing.T, f *checkFixture) {
+			f.corrupt(t, func(tx *bolt.Tx) error {
+				counters := f.s.newTxn(tx)
+				c := counters.spaceCounters(f.space.ID)
+				c.nodes += 5
+				return counters.putSpaceCounters(f.space.ID, c)
+			})
+		},
+		want: []wantProblem{{kind: storage.ProblemUsage, repairable: true}},
+	}, {
 		name: "properties of a node that does not exist",
 		inject: func(t *testing.T, f *checkFixture) {
 			f.corrupt(t, func(tx *bolt.Tx) error {

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/davspaces/davspaces/storage"
@@ -16,6 +17,7 @@ var nodeTests = []conformanceTest{
 	{"NodesCounted", testNodesCounted},
 	{"NodeCapWithoutQuota", testNodeCapWithoutQuota},
 	{"NodeCapScalesWithQuota", testNodeCapScalesWithQuota},
+	{"NodeRecordsBounded", testNodeRecordsBounded},
 }
 
 // wantNodes checks how many nodes the space counts.
@@ -165,4 +167,36 @@ func testNodeCapScalesWithQuota(t *testing.T, f *fixture) {
 	f.s.SetPersonalQuota(2 * limit * storage.QuotaBytesPerNode)
 	f.mkdir(t, f.root(), "with a larger quota")
 	f.wantNodes(t, limit+1)
+}
+
+// What a node's records hold besides its name is bounded too: a content
+// type past storage.MaxContentTypeBytes is refused and changes nothing, and
+// a trash entry keeps at most storage.MaxTrashLocationBytes of location.
+func testNodeRecordsBounded(t *testing.T, f *fixture) {
+	long := strings.Repeat("t", storage.MaxContentTypeBytes+1)
+	_, _, err := f.commit(f.space.ID, "", storage.Commit{ParentID: f.root(), Name: "f", ContentType: long})
+	if !errors.Is(err, storage.ErrInvalid) {
+		t.Fatalf("a content type of %d bytes: %v, want ErrInvalid", len(long), err)
+	}
+	file := f.put(t, f.root(), "f", "")
+	_, _, err = f.commit(f.space.ID, "x", storage.Commit{NodeID: file.ID, ContentType: long})
+	if !errors.Is(err, storage.ErrInvalid) {
+		t.Fatalf("a replacement with a content type of %d bytes: %v, want ErrInvalid", len(long), err)
+	}
+	if got := f.read(t, file.ID); got != "" {
+		t.Fatalf("the refused replacement left %q", got)
+	}
+	f.wantNodes(t, 1)
+
+	name := strings.Repeat("n", 255)
+	parent := f.root()
+	for range storage.MaxTrashLocationBytes/256 + 2 {
+		parent = f.mkdir(t, parent, name).ID
+	}
+	deep := f.put(t, parent, "deep", "")
+	f.remove(t, deep.ID)
+	it := f.trashed(t, deep.ID)
+	if len(it.Location) > storage.MaxTrashLocationBytes || !strings.HasSuffix(it.Location, name+"/deep") {
+		t.Fatalf("the trash entry of a deep file keeps a location of %d bytes, ending %q", len(it.Location), it.Location[max(len(it.Location)-20, 0):])
+	}
 }
