@@ -217,6 +217,21 @@ func (s *Store) addNodes(ctx context.Context, tx pgx.Tx, spaceID string, delta i
 	return storage.CheckNodes(nodes-delta, storage.NodeCap(quota, s.maxNodes.Load()), delta)
 }
 
+// overNodeCap reports whether the space holds more nodes than its node
+// cap.
+func (s *Store) overNodeCap(ctx context.Context, tx pgx.Tx, spaceID string) (bool, error) {
+	var (
+		typ          string
+		quota, nodes int64
+	)
+	err := tx.QueryRow(ctx, `SELECT type, quota, nodes FROM spaces WHERE id = $1`, spaceID).Scan(&typ, &quota, &nodes)
+	if err != nil {
+		return false, fmt.Errorf("nodes of space %s: %w", spaceID, err)
+	}
+	quota = storage.EffectiveQuota(storage.Space{Type: storage.SpaceType(typ), Quota: quota}, s.personalQuota.Load()).Quota
+	return nodes > storage.NodeCap(quota, s.maxNodes.Load()), nil
+}
+
 // countNodes counts delta nodes into the space without a check: for what
 // takes nodes away, or adds one in place of one it took.
 func (s *Store) countNodes(ctx context.Context, tx pgx.Tx, spaceID string, delta int64) error {

@@ -196,16 +196,32 @@ func (s *Store) keepVersion(ctx context.Context, c *change, spaceID string, old 
 	if err := addVersionBytes(ctx, c.tx, spaceID, old.Size); err != nil {
 		return false, err
 	}
-	pruned, err := s.pruneVersions(ctx, c.tx, spaceID, old.ID, r, c.now)
-	if err != nil {
+	if err := s.countNodes(ctx, c.tx, spaceID, 1); err != nil {
 		return false, err
 	}
-	// The new version counts once the pruning has counted out what it
-	// dropped: one that takes the place of a pruned one adds nothing.
-	if pruned > 0 {
-		return true, s.countNodes(ctx, c.tx, spaceID, 1)
+	if pruned, err := s.pruneVersions(ctx, c.tx, spaceID, old.ID, r, c.now); err != nil || pruned > 0 {
+		return err == nil, err
 	}
-	return true, s.addNodes(ctx, c.tx, spaceID, 1)
+	return s.keepWithinNodeCap(ctx, c.tx, spaceID, old.ID)
+}
+
+// keepWithinNodeCap drops the oldest version of file fileID, the one just
+// kept when it is the only one, if the space is past its node cap, and
+// reports whether the one just kept stays: a version is kept only where
+// the cap has room for it, so that an edit is never refused for what it
+// would keep for undo, as the oldest undo makes room for an upload under
+// the quota (trimUndo).
+func (s *Store) keepWithinNodeCap(ctx context.Context, tx pgx.Tx, spaceID, fileID string) (bool, error) {
+	over, err := s.overNodeCap(ctx, tx, spaceID)
+	if err != nil || !over {
+		return err == nil, err
+	}
+	vs, err := fileVersions(ctx, tx, fileID)
+	if err != nil || len(vs) == 0 {
+		return false, err
+	}
+	// Newest first: the oldest is the one just kept when it is alone.
+	return len(vs) > 1, s.dropVersion(ctx, tx, spaceID, fileID, vs[len(vs)-1].Key, len(vs) > 1)
 }
 
 // contentColumn is segments as the content column keeps them: '[]' for

@@ -117,7 +117,8 @@ func testNodeCapWithoutQuota(t *testing.T, f *fixture) {
 // A space with a quota holds one node per storage.QuotaBytesPerNode of it,
 // at least storage.MinNodeCap: the trash and versions count too, a copy
 // past the cap is refused whole, and a restore, which adds no node,
-// passes at the cap.
+// passes at the cap. An edit at the cap is never refused: it keeps its
+// version only in place of the file's oldest.
 func testNodeCapScalesWithQuota(t *testing.T, f *fixture) {
 	f.s.SetPersonalQuota(1000) // the floor: storage.MinNodeCap nodes
 	const limit = storage.MinNodeCap
@@ -127,10 +128,15 @@ func testNodeCapScalesWithQuota(t *testing.T, f *fixture) {
 	for i := range perTree - 1 {
 		empty = f.put(t, tree.ID, fmt.Sprintf("f%d", i), "")
 	}
-	for i := 1; i < limit/perTree; i++ {
+	for i := 1; i < limit/perTree-1; i++ {
 		if _, _, err := f.s.Copy(f.ctx, f.space.ID, storage.Transfer{NodeID: tree.ID, NewParentID: f.root(), NewName: fmt.Sprintf("t%d", i)}); err != nil {
 			t.Fatalf("copy %d: %v", i, err)
 		}
+	}
+	edited := f.put(t, f.root(), "edited", "1")
+	f.replace(t, edited.ID, "2") // "1" kept as a version
+	for i := range perTree - 2 {
+		f.mkdir(t, f.root(), fmt.Sprintf("d%d", i))
 	}
 	f.wantNodes(t, limit)
 
@@ -140,14 +146,15 @@ func testNodeCapScalesWithQuota(t *testing.T, f *fixture) {
 	wantTooManyNodes(t, "a new file", err)
 	_, _, err = f.s.Copy(f.ctx, f.space.ID, storage.Transfer{NodeID: tree.ID, NewParentID: f.root(), NewName: "copy"})
 	wantTooManyNodes(t, "a copy of a tree", err)
-	_, _, err = f.commit(f.space.ID, "x", storage.Commit{NodeID: empty.ID}) // would keep a version
-	wantTooManyNodes(t, "a replacement keeping a version", err)
-	if got := f.read(t, empty.ID); got != "" {
-		t.Fatalf("the refused replacement left %q", got)
-	}
 	if _, err := f.s.Child(f.ctx, f.space.ID, f.root(), "copy"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("the refused copy left its top: %v", err)
 	}
+	f.wantNodes(t, limit)
+
+	f.replace(t, empty.ID, "x") // no version to give up: none kept
+	f.wantVersions(t, empty.ID)
+	f.replace(t, edited.ID, "3") // "2" kept in place of "1"
+	f.wantVersions(t, edited.ID, "2")
 	f.wantNodes(t, limit)
 
 	f.remove(t, empty.ID) // the trash keeps it: no room made
