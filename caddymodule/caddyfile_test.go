@@ -137,6 +137,13 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 			}`,
 		},
 		{
+			name: "max_nodes",
+			input: `davspaces {
+				max_nodes 50000
+			}`,
+			want: DAVSpaces{MaxNodes: 50000},
+		},
+		{
 			name: "lock_timeout_max in minutes",
 			input: `davspaces {
 				lock_timeout_max 30m
@@ -356,6 +363,13 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 				locks_per_resource 0
 			}`,
 			want: []string{"locks_per_resource", "not a count above 0"},
+		},
+		{
+			name: "max_nodes zero: no cap is not offered",
+			input: `davspaces {
+				max_nodes 0
+			}`,
+			want: []string{"max_nodes", "not a count above 0"},
 		},
 		{
 			name: "locks_per_user not a number",

@@ -181,6 +181,7 @@ func (h *configuredHandler) Open(ctx context.Context) (Store, error) {
 	}
 	store.SetRetention(retention)
 	store.SetPersonalQuota(first.PersonalQuotaBytes)
+	store.SetMaxNodes(int64(first.MaxNodes))
 	return store, nil
 }
 

@@ -79,6 +79,12 @@ type DAVSpaces struct {
 	// no limit. The store has one personal quota, so every davspaces
 	// handler on the same root must set the same.
 	PersonalQuotaBytes int64 `json:"personal_quota_bytes,omitempty"`
+	// MaxNodes caps the files, folders, trash entries and versions of a
+	// space without a quota; a space with a quota holds one per 4 KiB of
+	// it, at least 1,000 (storage.NodeCap). Default: 1,000,000
+	// (storage.DefaultMaxNodes). The store has one, as it has one personal
+	// quota.
+	MaxNodes int `json:"max_nodes,omitempty"`
 	// LockTimeoutMax caps the timeout of a WebDAV lock: a client asking
 	// for more, or for "Infinite", gets this. Default: 24h
 	// (davhandler.DefaultMaxLockTimeout).
@@ -189,6 +195,7 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 	claim, ignored, err := store.claimSettings(storeClaim{
 		config:        ctx.Context,
 		personalQuota: dav.PersonalQuotaBytes,
+		maxNodes:      int64(dav.MaxNodes),
 		retention:     dav.retentionPolicy(),
 	})
 	if err != nil {
@@ -373,6 +380,9 @@ func (dav *DAVSpaces) Validate() error {
 	if dav.PersonalQuotaBytes < 0 {
 		return fmt.Errorf("personal_quota_bytes must not be negative")
 	}
+	if dav.MaxNodes < 0 {
+		return fmt.Errorf("max_nodes must not be negative")
+	}
 	if dav.LockTimeoutMax < 0 {
 		return fmt.Errorf("lock_timeout_max must not be negative")
 	}
@@ -515,6 +525,7 @@ func parseDAVSpaces(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		depth_infinity
 //		max_xml_body   <size>
 //		personal_quota <size>
+//		max_nodes      <count>
 //		lock_timeout_max <duration>
 //		lock_owner_max <size>
 //		locks_per_resource <count>
@@ -580,6 +591,8 @@ func (dav *DAVSpaces) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		dav.MaxXMLBytes, err = sizeArg(d)
 	case "personal_quota":
 		dav.PersonalQuotaBytes, err = sizeArg(d)
+	case "max_nodes":
+		dav.MaxNodes, err = countArg(d)
 	case "lock_timeout_max":
 		err = positiveDurationArg(d, &dav.LockTimeoutMax)
 	case "lock_owner_max":

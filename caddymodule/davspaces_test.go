@@ -934,11 +934,11 @@ func settingsInForce(t *testing.T, root string) (int64, storage.RetentionPolicy)
 	p := pooledOf(t, root)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	quota, retention, ok := p.inForceLocked()
+	newest, retention, ok := p.inForceLocked()
 	if !ok {
 		t.Fatalf("no settings claimed on %s", root)
 	}
-	return quota, retention
+	return newest.personalQuota, retention
 }
 
 // TestPersonalQuotaOneConfiguration: handlers of one configuration on one
@@ -972,6 +972,34 @@ func TestPersonalQuotaOneConfiguration(t *testing.T) {
 	cleanup(t, unset)
 	if err == nil {
 		t.Error("a handler without personal quota beside one with a quota on the same root was accepted")
+	}
+}
+
+// TestMaxNodesOneConfiguration: handlers of one configuration on one root
+// must agree on max_nodes, which the store has one of, as the personal
+// quota.
+func TestMaxNodesOneConfiguration(t *testing.T) {
+	root := t.TempDir()
+	ctx := newContext(t)
+	for range 2 {
+		d := &DAVSpaces{Root: root, MaxNodes: 5000}
+		if err := provisionIn(t, ctx, d); err != nil {
+			t.Fatalf("provisioning %+v: %v", d, err)
+		}
+		t.Cleanup(func() { cleanup(t, d) })
+	}
+	p := pooledOf(t, root)
+	p.mu.Lock()
+	newest, _, _ := p.inForceLocked()
+	p.mu.Unlock()
+	if newest.maxNodes != 5000 {
+		t.Errorf("max_nodes in force: %d, want 5000", newest.maxNodes)
+	}
+	disagreeing := &DAVSpaces{Root: root, MaxNodes: 6000}
+	err := provisionIn(t, ctx, disagreeing)
+	cleanup(t, disagreeing)
+	if err == nil || !strings.Contains(err.Error(), "max_nodes") {
+		t.Errorf("a second max_nodes on one root in one configuration: %v, want an error naming it", err)
 	}
 }
 

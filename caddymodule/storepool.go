@@ -37,6 +37,7 @@ type pooledStore struct {
 type storeClaim struct {
 	config        context.Context
 	personalQuota int64
+	maxNodes      int64
 	retention     storage.RetentionPolicy
 	// granted is the retention the store keeps for the handler's spaces
 	// (its default for the personal spaces), once the claim is merged with
@@ -63,6 +64,9 @@ func (p *pooledStore) claimSettings(c storeClaim) (claim *storeClaim, ignored []
 		if old.personalQuota != c.personalQuota {
 			return nil, nil, fmt.Errorf("personal quota of %d bytes differs from the %d bytes another davspaces handler on this store sets: the store has one personal quota, set the same in every handler", c.personalQuota, old.personalQuota)
 		}
+		if old.maxNodes != c.maxNodes {
+			return nil, nil, fmt.Errorf("max_nodes %d differs from the %d another davspaces handler on this store sets: the store has one, set the same in every handler", c.maxNodes, old.maxNodes)
+		}
 		mergeRetention(&earlier, old.retention)
 	}
 	ignored = mergeRetention(&earlier, c.retention)
@@ -85,27 +89,28 @@ func (p *pooledStore) releaseSettings(claim *storeClaim) {
 
 // applyLocked gives the store the settings in force, if any claim is left.
 func (p *pooledStore) applyLocked() {
-	if quota, retention, ok := p.inForceLocked(); ok {
-		p.SetPersonalQuota(quota)
+	if newest, retention, ok := p.inForceLocked(); ok {
+		p.SetPersonalQuota(newest.personalQuota)
+		p.SetMaxNodes(newest.maxNodes)
 		p.SetRetention(retention)
 	}
 }
 
 // inForceLocked returns the settings of the newest configuration's
-// claims: its personal quota, on which they agree, and their retentions
-// merged. ok is false when no claim is left.
-func (p *pooledStore) inForceLocked() (personalQuota int64, retention storage.RetentionPolicy, ok bool) {
+// claims: the newest claim, whose personal quota and node cap they agree
+// on, and their retentions merged. ok is false when no claim is left.
+func (p *pooledStore) inForceLocked() (newest *storeClaim, retention storage.RetentionPolicy, ok bool) {
 	n := len(p.claims)
 	if n == 0 {
-		return 0, retention, false
+		return nil, retention, false
 	}
-	newest := p.claims[n-1]
+	newest = p.claims[n-1]
 	for _, c := range p.claims {
 		if c.config == newest.config {
 			mergeRetention(&retention, c.retention)
 		}
 	}
-	return newest.personalQuota, retention, true
+	return newest, retention, true
 }
 
 // openStore returns the backend's store, opening it on first use.

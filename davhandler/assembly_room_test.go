@@ -32,9 +32,9 @@ func TestAssemblyFillingTheQuota(t *testing.T) {
 	wantUsage(storage.Usage{Reserved: 1000})
 	wantStatus(t, e.do("einstein", "MOVE", ngPath("einstein", "full", ".file"), "",
 		"Destination", "/webdav/ng.bin", "OC-Total-Length", "1000"), http.StatusCreated)
-	wantUsage(storage.Usage{Files: 1000})
+	wantUsage(storage.Usage{Files: 1000, Nodes: 1})
 	wantStatus(t, e.do("einstein", http.MethodDelete, "/webdav/ng.bin", ""), http.StatusNoContent)
-	wantUsage(storage.Usage{Trash: 1000})
+	wantUsage(storage.Usage{Trash: 1000, Nodes: 1})
 	// Emptied, the trash gives the space back for the next upload.
 	wantStatus(t, e.do("einstein", http.MethodDelete, trashPath(spaceID), ""), http.StatusNoContent)
 	wantUsage(storage.Usage{})
@@ -46,5 +46,5 @@ func TestAssemblyFillingTheQuota(t *testing.T) {
 	if rec.Header().Get("ETag") == "" {
 		t.Fatalf("the last v1 chunk answered without an ETag: the file was not assembled")
 	}
-	wantUsage(storage.Usage{Files: 1000})
+	wantUsage(storage.Usage{Files: 1000, Nodes: 1})
 }

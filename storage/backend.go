@@ -25,4 +25,7 @@ type Backend interface {
 	// SetPersonalQuota sets the quota in bytes of every personal space
 	// without one of its own; 0 means none.
 	SetPersonalQuota(bytes int64)
+	// SetMaxNodes sets the node cap of a space without a quota
+	// (NodeCap); n <= 0 restores DefaultMaxNodes.
+	SetMaxNodes(n int64)
 }

@@ -1,14 +1,25 @@
 package storage
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/davspaces/davspaces/checksum"
 )
 
-// ValidCommit checks the name a commit creates, as ValidName does; a NodeID
-// is only looked up.
+// MaxContentTypeBytes bounds the media type a file keeps, which a client
+// sends in a header: RFC 6838 gives a type and a subtype 127 characters
+// each, and the longest real ones with their parameters fit.
+const MaxContentTypeBytes = 255
+
+// ValidCommit checks the name a commit creates, as ValidName does (a
+// NodeID is only looked up), and that its content type is at most
+// MaxContentTypeBytes: a file's record holds nothing a client sends
+// without a bound.
 func ValidCommit(c Commit, storable func(string) bool) error {
+	if len(c.ContentType) > MaxContentTypeBytes {
+		return fmt.Errorf("a content type of %d bytes, at most %d: %w", len(c.ContentType), MaxContentTypeBytes, ErrInvalid)
+	}
 	if c.NodeID != "" {
 		return nil
 	}

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -20,6 +21,9 @@ func TestValidCommit(t *testing.T) {
 		{"invalid name", Commit{ParentID: "p", Name: ".."}, nil, false},
 		{"name the store cannot hold", Commit{ParentID: "p", Name: "\xff"}, utf8.ValidString, false},
 		{"node id, name ignored", Commit{NodeID: "n", Name: ".."}, nil, true},
+		{"longest content type", Commit{ParentID: "p", Name: "f", ContentType: strings.Repeat("t", MaxContentTypeBytes)}, nil, true},
+		{"content type too long", Commit{ParentID: "p", Name: "f", ContentType: strings.Repeat("t", MaxContentTypeBytes+1)}, nil, false},
+		{"content type too long, by id", Commit{NodeID: "n", ContentType: strings.Repeat("t", 10<<20)}, nil, false},
 	}
 	for _, tt := range tests {
 		err := ValidCommit(tt.c, tt.storable)

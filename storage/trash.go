@@ -94,10 +94,29 @@ func TrashItemNotFound(key string) error {
 	return fmt.Errorf("trash item %q: %w", key, ErrNotFound)
 }
 
+// MaxTrashLocationBytes bounds the location a trash item records. The
+// item counts as one node (NodeCap) however deep it was, and a tree made
+// deep by moves has no other bound on its paths, which no request could
+// name anyway beyond the path caps.
+const MaxTrashLocationBytes = 4 << 10
+
 // TrashLocation joins the names from a space's root to a node into the
-// location a trash item records: "a/b/c", no leading "/".
+// location a trash item records: "a/b/c", no leading "/". A location
+// longer than MaxTrashLocationBytes keeps its last names after "…/", for
+// display: the place they lead to has no path a client could restore to.
 func TrashLocation(names []string) string {
-	return strings.Join(names, "/")
+	location := strings.Join(names, "/")
+	if len(location) <= MaxTrashLocationBytes {
+		return location
+	}
+	const elided = "…/"
+	room := MaxTrashLocationBytes - len(elided)
+	start := len(names)
+	for start > 0 && len(names[start-1]) < room {
+		room -= len(names[start-1]) + 1
+		start--
+	}
+	return elided + strings.Join(names[start:], "/")
 }
 
 // SortTrash orders items newest first, then by key, as TrashItems returns

@@ -76,6 +76,21 @@ func TestTrashLocation(t *testing.T) {
 	}
 }
 
+// A location past MaxTrashLocationBytes, in a tree made deep by moves,
+// keeps its last names only: one node's trash entry stays bounded.
+func TestTrashLocationBounded(t *testing.T) {
+	long := strings.Repeat("n", 255)
+	fits := slices.Repeat([]string{long}, MaxTrashLocationBytes/256)
+	if got := TrashLocation(fits); got != strings.Join(fits, "/") {
+		t.Fatalf("a location of %d bytes was cut", len(strings.Join(fits, "/")))
+	}
+	deep := append(slices.Repeat([]string{long}, 1000), "last")
+	got := TrashLocation(deep)
+	if len(got) > MaxTrashLocationBytes || !strings.HasPrefix(got, "…/") || !strings.HasSuffix(got, "/"+long+"/last") {
+		t.Fatalf("a location 1,000 folders deep became %d bytes: %.40q…%.40q", len(got), got, got[max(len(got)-40, 0):])
+	}
+}
+
 func TestSortTrash(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	items := []TrashItem{

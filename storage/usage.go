@@ -8,7 +8,8 @@ import (
 // Usage is what a space holds against its quota: every byte a user can
 // make the server keep in it. The stores keep Props and Reserved as running
 // counters, changed in the transaction that changes what they count, and
-// read Files from the size of the space's root.
+// read Files from the size of the space's root; Nodes is a running counter
+// too.
 type Usage struct {
 	// Files is the content of the space's files.
 	Files int64
@@ -23,6 +24,11 @@ type Usage struct {
 	// Versions is the content of the versions of the space's files, in
 	// the trash or not.
 	Versions int64
+	// Nodes is how many records the space keeps: its files and folders
+	// (its root aside), the nodes in its trash and the versions of its
+	// files. They take no bytes of the quota but count against its node
+	// cap (NodeCap).
+	Nodes int64
 }
 
 // Used is what the space holds: its files, dead properties, trash and

@@ -256,6 +256,9 @@ func TestCheckFindsAndRepairs(t *testing.T) {
 				if err := f.s.newTxn(tx).addUndo(f.space.ID, 0, v.File.Size); err != nil {
 					return err
 				}
+				if err := f.s.newTxn(tx).countNodes(f.space.ID, 1); err != nil {
+					return err
+				}
 				return tx.Bucket(bucketVersions).Put(versionRecKey(f.space.ID, v.File.ID, v.Key), encodeVersion(&v))
 			})
 		},
@@ -265,6 +268,17 @@ func TestCheckFindsAndRepairs(t *testing.T) {
 		inject: func(t *testing.T, f *checkFixture) {
 			f.corrupt(t, func(tx *bolt.Tx) error {
 				return f.s.newTxn(tx).putSpaceCounters(f.space.ID, spaceCounters{props: 77, versions: 5})
+			})
+		},
+		want: []wantProblem{{kind: storage.ProblemUsage, repairable: true}},
+	}, {
+		name: "wrong node counter",
+		inject: func(t *testing.T, f *checkFixture) {
+			f.corrupt(t, func(tx *bolt.Tx) error {
+				counters := f.s.newTxn(tx)
+				c := counters.spaceCounters(f.space.ID)
+				c.nodes += 5
+				return counters.putSpaceCounters(f.space.ID, c)
 			})
 		},
 		want: []wantProblem{{kind: storage.ProblemUsage, repairable: true}},
@@ -315,6 +329,9 @@ func TestCheckFindsAndRepairs(t *testing.T) {
 			r := f.record(t, f.sub.ID)
 			f.corrupt(t, func(tx *bolt.Tx) error {
 				if err := tx.Bucket(bucketChildren).Delete(recordKey(&r)); err != nil {
+					return err
+				}
+				if err := f.s.newTxn(tx).countNodes(f.space.ID, -1); err != nil {
 					return err
 				}
 				return tx.Bucket(bucketNodes).Delete([]byte(r.ID))

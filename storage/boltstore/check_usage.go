@@ -19,8 +19,8 @@ type usageCount struct {
 
 // recount counts every usage counter from what the snapshot t holds:
 // dead properties, reservations and open uploads as recountUsage does,
-// and the trash (the sizes of the items' nodes) and versions of every
-// space.
+// and the trash (the sizes of the items' nodes), versions and nodes of
+// every space.
 func (t *txn) recount() (usageCount, error) {
 	u := usageCount{spaces: map[string]spaceCounters{}, uploads: map[string]int{}}
 	if err := t.countProps(u.spaces); err != nil {
@@ -36,6 +36,9 @@ func (t *txn) recount() (usageCount, error) {
 		return u, err
 	}
 	if err := t.countTrash(u.spaces); err != nil {
+		return u, err
+	}
+	if err := t.countAllNodes(u.spaces); err != nil {
 		return u, err
 	}
 	for _, c := range u.spaces {
@@ -149,7 +152,7 @@ func unionKeys[V any](a, b map[string]V) map[string]bool {
 }
 
 func describeCounters(c spaceCounters) string {
-	return fmt.Sprintf("properties %d, reserved %d, trash %d, versions %d bytes", c.props, c.reserved, c.trash, c.versions)
+	return fmt.Sprintf("properties %d, reserved %d, trash %d, versions %d bytes, %d nodes", c.props, c.reserved, c.trash, c.versions, c.nodes)
 }
 
 // repairSpaceCounters sets the counters of space id from a recount made

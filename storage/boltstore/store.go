@@ -80,6 +80,10 @@ type Options struct {
 	// means storage.DefaultPreviewCacheSize, a negative value no cache.
 	// SetPreviewCacheSize changes it while the store is open.
 	PreviewCacheSize int64
+	// MaxNodes is the node cap of a space without a quota
+	// (storage.NodeCap); 0 means storage.DefaultMaxNodes. SetMaxNodes
+	// changes it while the store is open.
+	MaxNodes int64
 }
 
 // Bucket names.
@@ -130,6 +134,9 @@ type Store struct {
 	commits atomic.Uint64
 
 	personalQuota atomic.Int64 // 0: personal spaces have no quota
+	// maxNodes is the node cap of a space without a quota; 0 is
+	// storage.DefaultMaxNodes.
+	maxNodes atomic.Int64
 	// shareCap is how many shares one user may have; 0 is
 	// storage.MaxSharesPerCreator (SetMaxSharesPerCreator).
 	shareCap atomic.Int64
@@ -202,6 +209,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		chunkDir: filepath.Join(dir, chunksDir),
 	}
 	s.SetPersonalQuota(opts.PersonalQuota)
+	s.SetMaxNodes(opts.MaxNodes)
 	s.SetRetention(storage.RetentionPolicy{Default: storage.DefaultRetention})
 	if s.log == nil {
 		s.log = zap.NewNop()
@@ -346,6 +354,11 @@ func (s *Store) Close() error {
 // means none. A configuration reload keeps the store open, so the quota can
 // change while it is.
 func (s *Store) SetPersonalQuota(bytes int64) { s.personalQuota.Store(max(bytes, 0)) }
+
+// SetMaxNodes sets the node cap of a space without a quota; n <= 0
+// restores storage.DefaultMaxNodes. A configuration reload keeps the store
+// open, so the cap can change while it is.
+func (s *Store) SetMaxNodes(n int64) { s.maxNodes.Store(max(n, 0)) }
 
 // StorageID returns the id that prefixes resource ids of this store.
 func (s *Store) StorageID() string { return s.id }

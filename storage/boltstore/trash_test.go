@@ -385,7 +385,7 @@ func TestCountersFromBeforeTheTrash(t *testing.T) {
 	if err := f.s.Remove(ctx, f.space.ID, file.ID, storage.Conditions{}); err != nil {
 		t.Fatal(err)
 	}
-	if u, _ := f.s.Usage(ctx, f.space.ID); u != (storage.Usage{Props: 7, Reserved: 3, Trash: 3}) {
+	if u, _ := f.s.Usage(ctx, f.space.ID); u != (storage.Usage{Props: 7, Reserved: 3, Trash: 3, Nodes: 1}) {
 		t.Fatalf("usage = %+v", u)
 	}
 }

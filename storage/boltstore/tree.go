@@ -31,6 +31,9 @@ func (s *Store) Mkdir(ctx context.Context, spaceID, parentID, name string) (stor
 		} else if exists {
 			return storage.ErrExists
 		}
+		if err := t.addNodes(spaceID, 1); err != nil {
+			return err
+		}
 		id := uuid.NewString()
 		n = rec{Node: storage.Node{
 			ID:       id,
@@ -194,6 +197,9 @@ func (t *txn) destroyLeaf(spaceID string, n rec) error {
 		}
 	}
 	if err := t.deleteProps(spaceID, n.ID); err != nil {
+		return err
+	}
+	if err := t.countNodes(spaceID, -1); err != nil {
 		return err
 	}
 	return t.removeNode(&n)
@@ -489,7 +495,14 @@ func (s *Store) recordCopy(spaceID string, tr storage.Transfer, blobs *copyBlobs
 				return err
 			}
 		}
-		if out, err = t.copyTree(x.src, x.dst.ID, tr.NewName, tr.Shallow, blobs.made, used); err != nil {
+		copied, err := t.copyTree(x.src, x.dst.ID, tr.NewName, tr.Shallow, blobs.made, used)
+		if err != nil {
+			return err
+		}
+		out = copied.top
+		// What the target held went to the trash or was destroyed and
+		// counted out already.
+		if err := t.addNodes(spaceID, copied.nodes); err != nil {
 			return err
 		}
 		replaced = x.replaced
@@ -563,19 +576,27 @@ func (b *copyBlobs) release() {
 	b.s.pending.done(all...)
 }
 
+// copiedTree is what copyTree made: the new top node and how many nodes.
+type copiedTree struct {
+	top   rec
+	nodes int64
+}
+
 // copyTree copies src as child name of parentID, depth first, and returns
-// the new top node. Files get the duplicates of their content in blobs,
-// which it marks used; a file without one is errSourceChanged. What it
-// holds is bounded by the depth of the tree, not by the size of a folder.
-func (t *txn) copyTree(src rec, parentID, name string, shallow bool, blobs map[string]string, used map[string]bool) (rec, error) {
+// the new top node and how many it made. Files get the duplicates of their
+// content in blobs, which it marks used; a file without one is
+// errSourceChanged. What it holds is bounded by the depth of the tree, not
+// by the size of a folder.
+func (t *txn) copyTree(src rec, parentID, name string, shallow bool, blobs map[string]string, used map[string]bool) (copiedTree, error) {
 	first := src
 	if shallow && src.IsFolder() {
 		first.Size = 0 // an empty folder
 	}
 	top, err := t.copyNode(first, parentID, name, blobs, used)
 	if err != nil || !src.IsFolder() || shallow {
-		return top, err
+		return copiedTree{top: top, nodes: 1}, err
 	}
+	out := copiedTree{top: top, nodes: 1}
 	// A level is a folder being copied: the source, its copy, and the name
 	// of the last child copied.
 	type level struct{ src, dst, after string }
@@ -584,7 +605,7 @@ func (t *txn) copyTree(src rec, parentID, name string, shallow bool, blobs map[s
 		l := &stack[len(stack)-1]
 		child, ok, err := t.childAfter(l.src, l.after)
 		if err != nil {
-			return rec{}, err
+			return copiedTree{}, err
 		}
 		if !ok {
 			stack = stack[:len(stack)-1]
@@ -593,13 +614,14 @@ func (t *txn) copyTree(src rec, parentID, name string, shallow bool, blobs map[s
 		l.after = child.Name
 		n, err := t.copyNode(child, l.dst, child.Name, blobs, used)
 		if err != nil {
-			return rec{}, err
+			return copiedTree{}, err
 		}
+		out.nodes++
 		if child.IsFolder() {
 			stack = append(stack, level{src: child.ID, dst: n.ID})
 		}
 	}
-	return top, nil
+	return out, nil
 }
 
 // copyNode places a copy of src, without its children, as child name of

@@ -25,6 +25,8 @@ type txn struct {
 	look lookups // layout.go
 	// personalQuota is the store's default quota of personal spaces.
 	personalQuota int64
+	// maxNodes is the store's node cap of a space without a quota.
+	maxNodes int64
 	// retention is the store's retention policy when the txn began.
 	retention *storage.RetentionPolicy
 	// garbage are the content files the transaction no longer references,
@@ -54,7 +56,7 @@ type openBuckets struct {
 }
 
 func (s *Store) newTxn(tx *bolt.Tx) *txn {
-	return &txn{tx: tx, personalQuota: s.personalQuota.Load(), retention: s.retention.Load(), scans: s.scans}
+	return &txn{tx: tx, personalQuota: s.personalQuota.Load(), maxNodes: s.maxNodes.Load(), retention: s.retention.Load(), scans: s.scans}
 }
 
 // retentionOf returns the retention of space spaceID.

@@ -426,6 +426,11 @@ func (t *txn) recordContent(spaceID string, content newContent, c storage.Commit
 	if err := t.checkQuota(spaceID, content.size-oldSize); err != nil {
 		return committed{}, err
 	}
+	if !target.exists {
+		if err := t.addNodes(spaceID, 1); err != nil {
+			return committed{}, err
+		}
+	}
 	if target.exists {
 		if err := t.replaceContent(spaceID, target.old); err != nil {
 			return committed{}, err

@@ -16,16 +16,20 @@ import (
 // running counters in the bucket
 //
 //	usage  "s\0" space id → dead property bytes, reserved bytes, trash
-//	                        bytes, version bytes (varints; a record from
-//	                        before the trash has the first two only)
+//	                        bytes, version bytes, nodes (varints; a record
+//	                        from before the trash has the first two only,
+//	                        one from before the nodes the first four)
 //	       "u\0" user id  → unfinished uploads (uvarint)
 //	       "reserved"     → reserved bytes of the whole store (varint)
+//	       "nodes"        → present once the nodes are counted
 //
 // changed in the transaction that changes what they count. A database from
-// before the bucket has its counters recounted once when it opens.
+// before the bucket has its counters recounted once when it opens, one from
+// before the node counters its nodes.
 var (
 	bucketUsage       = []byte("usage")
 	keyReservedTotal  = []byte("reserved")
+	keyNodesCounted   = []byte("nodes")
 	spaceUsagePrefix  = []byte("s\x00")
 	userUploadsPrefix = []byte("u\x00")
 )
@@ -36,6 +40,9 @@ var _ storage.UsageReader = (*Store)(nil)
 type spaceCounters struct {
 	props, reserved int64
 	trash, versions int64
+	// nodes are the space's nodes but its root, live or in the trash,
+	// and the versions of its files (storage.Usage.Nodes).
+	nodes int64
 }
 
 func (t *txn) usageBucket() *bolt.Bucket { return t.tx.Bucket(bucketUsage) }
@@ -58,6 +65,9 @@ func (t *txn) spaceCounters(spaceID string) spaceCounters {
 	if d.more() {
 		c.trash, c.versions = d.varint(), d.varint()
 	}
+	if d.more() {
+		c.nodes = d.varint()
+	}
 	return c
 }
 
@@ -68,9 +78,12 @@ func (t *txn) putSpaceCounters(spaceID string, c spaceCounters) error {
 	}
 	b := binary.AppendVarint(nil, c.props)
 	b = binary.AppendVarint(b, c.reserved)
-	if c.trash != 0 || c.versions != 0 {
+	if c.trash != 0 || c.versions != 0 || c.nodes != 0 {
 		b = binary.AppendVarint(b, c.trash)
 		b = binary.AppendVarint(b, c.versions)
+	}
+	if c.nodes != 0 {
+		b = binary.AppendVarint(b, c.nodes)
 	}
 	return t.usageBucket().Put(k, b)
 }
@@ -86,6 +99,41 @@ func (t *txn) addUndo(spaceID string, trash, versions int64) error {
 	c.trash = max(c.trash+trash, 0)
 	c.versions = max(c.versions+versions, 0)
 	return t.putSpaceCounters(spaceID, c)
+}
+
+// addNodes counts delta nodes into space spaceID, checking its node cap
+// when they grow.
+func (t *txn) addNodes(spaceID string, delta int64) error {
+	if delta > 0 {
+		limit, err := t.nodeCap(spaceID)
+		if err != nil {
+			return err
+		}
+		if err := storage.CheckNodes(t.spaceCounters(spaceID).nodes, limit, delta); err != nil {
+			return err
+		}
+	}
+	return t.countNodes(spaceID, delta)
+}
+
+// countNodes counts delta nodes into space spaceID without a check: for
+// what takes nodes away, or adds one in place of one it took.
+func (t *txn) countNodes(spaceID string, delta int64) error {
+	if delta == 0 {
+		return nil
+	}
+	c := t.spaceCounters(spaceID)
+	c.nodes = max(c.nodes+delta, 0)
+	return t.putSpaceCounters(spaceID, c)
+}
+
+// nodeCap returns how many nodes space spaceID may hold.
+func (t *txn) nodeCap(spaceID string) (int64, error) {
+	quota, err := t.quota(spaceID)
+	if err != nil {
+		return 0, err
+	}
+	return storage.NodeCap(quota, t.maxNodes), nil
 }
 
 // Usage returns what space spaceID holds against its quota.
@@ -118,7 +166,7 @@ func (t *txn) usage(spaceID string) (storage.Usage, error) {
 		return storage.Usage{}, fmt.Errorf("root of space %s missing: %w", spaceID, errCorrupt)
 	}
 	c := t.spaceCounters(spaceID)
-	return storage.Usage{Files: root.Size, Props: c.props, Reserved: c.reserved, Trash: c.trash, Versions: c.versions}, nil
+	return storage.Usage{Files: root.Size, Props: c.props, Reserved: c.reserved, Trash: c.trash, Versions: c.versions, Nodes: c.nodes}, nil
 }
 
 // quota returns the quota that applies to space spaceID.
@@ -277,15 +325,64 @@ func (s *Store) checkDisk(t *txn, length int64) error {
 }
 
 // initUsage creates the usage bucket, recounting every counter when the
-// database has none yet (a store from before the counters).
+// database has none yet (a store from before the counters), and the nodes
+// of every space when it has no node counters yet.
 func (t *txn) initUsage() error {
-	if t.tx.Bucket(bucketUsage) != nil {
+	if t.tx.Bucket(bucketUsage) == nil {
+		if _, err := t.tx.CreateBucket(bucketUsage); err != nil {
+			return err
+		}
+		if err := t.recountUsage(); err != nil {
+			return err
+		}
+	}
+	if t.usageBucket().Get(keyNodesCounted) != nil {
 		return nil
 	}
-	if _, err := t.tx.CreateBucket(bucketUsage); err != nil {
+	if err := t.recountNodes(); err != nil {
+		return fmt.Errorf("counting the nodes of every space: %w", err)
+	}
+	return t.usageBucket().Put(keyNodesCounted, []byte{1})
+}
+
+// recountNodes sets the node counter of every space from what the
+// database holds.
+func (t *txn) recountNodes() error {
+	counted := map[string]spaceCounters{}
+	if err := t.countAllNodes(counted); err != nil {
 		return err
 	}
-	return t.recountUsage()
+	return t.spaces().ForEach(func(k, _ []byte) error {
+		c := t.spaceCounters(string(k))
+		c.nodes = counted[string(k)].nodes
+		return t.putSpaceCounters(string(k), c)
+	})
+}
+
+// countAllNodes adds the nodes of every space, live and in its trash,
+// roots aside, and the versions of its files to its counters.
+func (t *txn) countAllNodes(counters map[string]spaceCounters) error {
+	err := t.children().ForEach(func(_, v []byte) error {
+		r, err := decodeNode(v)
+		if err != nil || r.ParentID == "" {
+			return nil // a root; a bad record is the tree step's
+		}
+		spaceID, _, _ := strings.Cut(r.SpaceID, trashSuffix)
+		c := counters[spaceID]
+		c.nodes++
+		counters[spaceID] = c
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return t.versions().ForEach(func(k, _ []byte) error {
+		sp, _, _ := bytes.Cut(k, []byte{0})
+		c := counters[string(sp)]
+		c.nodes++
+		counters[string(sp)] = c
+		return nil
+	})
 }
 
 // recountUsage sets every counter from what the database holds.

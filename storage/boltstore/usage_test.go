@@ -50,3 +50,44 @@ func TestUsageRecountedAtOpen(t *testing.T) {
 		Target: storage.Commit{ParentID: sp.ID, Name: "t"}})
 	wantErr(t, err, storage.ErrTooManyUploads)
 }
+
+// A database from before the node counters has its nodes counted once
+// when it opens: files and folders, the trash's nodes and the versions.
+func TestNodesCountedAtOpen(t *testing.T) {
+	f := newFixture(t)
+	s, sp := f.s, f.space
+	a := f.mkdir(t, f.root(), "a")
+	file := f.put(t, a.ID, "f", "one")
+	f.put(t, a.ID, "f", "two") // keeps a version
+	gone := f.put(t, f.root(), "gone", "")
+	if err := s.Remove(ctx, sp.ID, gone.ID, storage.Conditions{}); err != nil {
+		t.Fatal(err)
+	}
+	want, err := s.Usage(ctx, sp.ID)
+	if err != nil || want.Nodes != 4 {
+		t.Fatalf("usage = %+v, %v; want 4 nodes (a, f, its version, gone)", want, err)
+	}
+	err = s.update(func(tx *txn) error {
+		c := tx.spaceCounters(sp.ID)
+		c.nodes = 0
+		if err := tx.putSpaceCounters(sp.ID, c); err != nil {
+			return err
+		}
+		return tx.usageBucket().Delete(keyNodesCounted)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := s.Usage(ctx, sp.ID); u.Nodes != 0 {
+		t.Fatalf("nodes before the reopen: %d", u.Nodes)
+	}
+	s.Close()
+
+	s = openStore(t, f.dir, f.clk)
+	if got, err := s.Usage(ctx, sp.ID); err != nil || got != want {
+		t.Fatalf("usage after the count at open = %+v, %v; want %+v", got, err, want)
+	}
+	if _, err := s.Node(ctx, sp.ID, file.ID); err != nil {
+		t.Fatal(err)
+	}
+}

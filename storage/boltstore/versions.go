@@ -115,8 +115,30 @@ func (t *txn) replaceContent(spaceID string, old rec) error {
 	if err := t.addUndo(spaceID, 0, old.Size); err != nil {
 		return err
 	}
-	_, err = t.pruneVersions(spaceID, old.ID)
-	return err
+	if err := t.countNodes(spaceID, 1); err != nil {
+		return err
+	}
+	if pruned, err := t.pruneVersions(spaceID, old.ID); err != nil || pruned > 0 {
+		return err
+	}
+	return t.keepWithinNodeCap(spaceID, old.ID)
+}
+
+// keepWithinNodeCap drops the oldest version of file fileID, the one just
+// kept when it is the only one, if the space is past its node cap: a
+// version is kept only where the cap has room for it, so that an edit is
+// never refused for what it would keep for undo, as the oldest undo makes
+// room for an upload under the quota (trimUndo).
+func (t *txn) keepWithinNodeCap(spaceID, fileID string) error {
+	limit, err := t.nodeCap(spaceID)
+	if err != nil || t.spaceCounters(spaceID).nodes <= limit {
+		return err
+	}
+	vs, err := t.fileVersions(spaceID, fileID)
+	if err != nil || len(vs) == 0 {
+		return err
+	}
+	return t.dropVersion(spaceID, fileID, vs[len(vs)-1].Key) // newest first
 }
 
 // pruneVersions drops the versions of file fileID the retention of space
@@ -157,6 +179,9 @@ func (t *txn) dropVersion(spaceID, fileID, key string) error {
 	}
 	t.discardContent(blob)
 	if err := t.versions().Delete(k); err != nil {
+		return err
+	}
+	if err := t.countNodes(spaceID, -1); err != nil {
 		return err
 	}
 	return t.addUndo(spaceID, 0, -r.File.Size)
@@ -274,6 +299,9 @@ func (s *Store) RestoreVersion(ctx context.Context, spaceID, fileID, key string,
 			return err
 		}
 		if err := t.versions().Delete(versionRecKey(spaceID, fileID, key)); err != nil {
+			return err
+		}
+		if err := t.countNodes(spaceID, -1); err != nil {
 			return err
 		}
 		if err := t.addUndo(spaceID, 0, -v.File.Size); err != nil {

@@ -270,6 +270,14 @@ var corruptions = []corruption{
 		kind: storage.ProblemUsage, inSpace: true, repairable: true,
 	},
 	{
+		name: "wrong node counter",
+		damage: func(t *testing.T, s *Store, sp storage.Space, _ map[string]storage.Node) string {
+			execSQL(t, s, `UPDATE spaces SET nodes = nodes + 5 WHERE id = $1`, sp.ID)
+			return ""
+		},
+		kind: storage.ProblemUsage, inSpace: true, repairable: true,
+	},
+	{
 		name: "wrong properties counter",
 		damage: func(t *testing.T, s *Store, sp storage.Space, _ map[string]storage.Node) string {
 			execSQL(t, s, `UPDATE spaces SET props_bytes = 0 WHERE id = $1`, sp.ID)

@@ -112,10 +112,11 @@ func (c *checker) repairFolderSizes(ctx context.Context, id string) error {
 // checkCounters compares the running counters of space id with a recount;
 // a repair recounts them under the space's lock.
 func (c *checker) checkCounters(ctx context.Context, id string) error {
-	var props, propsCount, versions, versionsCount int64
+	var props, propsCount, versions, versionsCount, nodes, nodesCount int64
 	err := c.s.read(ctx, func(tx pgx.Tx) error {
-		return tx.QueryRow(ctx, `SELECT s.props_bytes, `+recountProps+`, s.versions_bytes, `+recountVersions+`
-			FROM spaces s WHERE s.id = $1`, id, trashSuffix).Scan(&props, &propsCount, &versions, &versionsCount)
+		return tx.QueryRow(ctx, `SELECT s.props_bytes, `+recountProps+`, s.versions_bytes, `+recountVersions+`,
+			s.nodes, `+recountNodes+` FROM spaces s WHERE s.id = $1`, id, trashSuffix).
+			Scan(&props, &propsCount, &versions, &versionsCount, &nodes, &nodesCount)
 	})
 	if err != nil {
 		return err
@@ -123,7 +124,7 @@ func (c *checker) checkCounters(ctx context.Context, id string) error {
 	repair := func(ctx context.Context) error {
 		return c.s.inSpace(ctx, id, func(tx pgx.Tx) error {
 			_, err := tx.Exec(ctx, `UPDATE spaces s SET props_bytes = `+recountProps+`,
-				versions_bytes = `+recountVersions+` WHERE s.id = $1`, id, trashSuffix)
+				versions_bytes = `+recountVersions+`, nodes = `+recountNodes+` WHERE s.id = $1`, id, trashSuffix)
 			return err
 		})
 	}
@@ -140,16 +141,25 @@ func (c *checker) checkCounters(ctx context.Context, id string) error {
 			return err
 		}
 	}
+	if nodes != nodesCount {
+		p := root.problem(storage.ProblemUsage, true, "the space counts %d nodes and versions; it keeps %d", nodes, nodesCount)
+		if err := c.found(ctx, p, repair); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
 // The recounts of a space s's counters ($2: trashSuffix): the dead
 // properties of its nodes, live or in its trash, as storage.PropBytes
-// counts them, and the sizes of the versions it counts.
+// counts them, the sizes of the versions it counts, and its nodes, live
+// or in its trash, roots aside, with its versions (storage.Usage.Nodes).
 const (
 	recountProps = `(SELECT coalesce(sum(octet_length(p.ns) + octet_length(p.local) + octet_length(p.value)), 0)
 		FROM props p JOIN nodes n ON n.id = p.node_id WHERE n.space_id IN (s.id, s.id || $2))::bigint`
 	recountVersions = `(SELECT coalesce(sum(v.size), 0) FROM versions v WHERE v.space_id = s.id)::bigint`
+	recountNodes    = `((SELECT count(*) FROM nodes n WHERE n.space_id IN (s.id, s.id || $2) AND n.parent_id IS NOT NULL)
+		+ (SELECT count(*) FROM versions v WHERE v.space_id = s.id))::bigint`
 )
 
 // misplaced is a record the foreign keys let through but the store's rules

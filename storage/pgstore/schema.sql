@@ -256,3 +256,19 @@ CREATE INDEX IF NOT EXISTS shares_grantee ON shares (kind, grantee);
 -- A user or group has one share of an item; a link (kind 3) is no share
 -- with anybody.
 CREATE UNIQUE INDEX IF NOT EXISTS shares_one_per_grantee ON shares (node_id, kind, grantee) WHERE kind <> 3;
+
+-- The nodes a space keeps (storage.Usage.Nodes): those of the space and of
+-- its trash, roots aside, and the versions of its files, a running counter
+-- as props_bytes, held under the space's node cap (storage.NodeCap). A
+-- database from before the counter has it counted, once.
+ALTER TABLE spaces ADD COLUMN IF NOT EXISTS nodes bigint NOT NULL DEFAULT 0;
+DO $$
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM meta WHERE key = 'nodes_counted') THEN
+		UPDATE spaces s SET nodes =
+			(SELECT count(*) FROM nodes n WHERE n.space_id IN (s.id, s.id || '/trash') AND n.parent_id IS NOT NULL)
+			+ (SELECT count(*) FROM versions v WHERE v.space_id = s.id)
+		WHERE s.type <> 'trash';
+		INSERT INTO meta (key, value) VALUES ('nodes_counted', '1');
+	END IF;
+END $$;

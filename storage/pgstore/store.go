@@ -67,6 +67,9 @@ type Options struct {
 	// means storage.DefaultPreviewCacheSize, a negative value no cache.
 	// SetPreviewCacheSize changes it while the store is open.
 	PreviewCacheSize int64
+	// MaxNodes is the node cap of a space without a quota
+	// (storage.NodeCap); 0 means storage.DefaultMaxNodes.
+	MaxNodes int64
 }
 
 // DefaultMaxConns is the pool size of a node whose settings name none. A
@@ -108,6 +111,9 @@ type Store struct {
 	sweepEvery  time.Duration
 
 	personalQuota atomic.Int64
+	// maxNodes is the node cap of a space without a quota; 0 is
+	// storage.DefaultMaxNodes.
+	maxNodes atomic.Int64
 	// previewCacheSize is the cap of the preview cache in bytes; 0: none.
 	previewCacheSize atomic.Int64
 	// shareCap is how many shares one user may have; 0 is
@@ -175,6 +181,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		s.now = time.Now
 	}
 	s.personalQuota.Store(max(opts.PersonalQuota, 0))
+	s.SetMaxNodes(opts.MaxNodes)
 	s.SetPreviewCacheSize(opts.PreviewCacheSize)
 	s.SetRetention(storage.RetentionPolicy{Default: storage.DefaultRetention})
 	if opts.StorageID != "" {
@@ -325,6 +332,11 @@ func (s *Store) StorageID() string {
 // its own, in bytes; 0 means none. It applies to this process only: every
 // node of a cluster is configured alike.
 func (s *Store) SetPersonalQuota(bytes int64) { s.personalQuota.Store(max(bytes, 0)) }
+
+// SetMaxNodes sets the node cap of a space without a quota; n <= 0
+// restores storage.DefaultMaxNodes. It applies to this process only, as
+// the personal quota does.
+func (s *Store) SetMaxNodes(n int64) { s.maxNodes.Store(max(n, 0)) }
 
 func orDefault(d, def time.Duration) time.Duration {
 	if d <= 0 {

@@ -53,6 +53,10 @@ func (s *Store) destroyTree(ctx context.Context, tx pgx.Tx, spaceID string, r no
 	if err != nil {
 		return err
 	}
+	nodes, err := subtreeNodes(ctx, tx, r.ID)
+	if err != nil {
+		return err
+	}
 	kept, err := subtreeVersions(ctx, tx, r.ID)
 	if err != nil {
 		return err
@@ -67,6 +71,9 @@ func (s *Store) destroyTree(ctx context.Context, tx pgx.Tx, spaceID string, r no
 		return err
 	}
 	if err := addVersionBytes(ctx, tx, spaceID, -kept.size); err != nil {
+		return err
+	}
+	if err := s.addNodes(ctx, tx, spaceID, -nodes-kept.count); err != nil {
 		return err
 	}
 	return s.release(ctx, tx, append(segments, kept.segments...))
@@ -87,6 +94,9 @@ func (s *Store) Mkdir(ctx context.Context, spaceID, parentID, name string) (stor
 			return err
 		} else if exists {
 			return storage.ErrExists
+		}
+		if err := s.addNodes(ctx, c.tx, spaceID, 1); err != nil {
+			return err
 		}
 		id := uuid.NewString()
 		n, _, err = queryNode(ctx, c.tx, `
@@ -297,7 +307,11 @@ func (s *Store) Copy(ctx context.Context, spaceID string, tr storage.Transfer) (
 		if err := s.makeRoom(ctx, c, spaceID, x.copySize(tr.Shallow)-x.replacedSize()); err != nil {
 			return err
 		}
-		if out, err = c.copyTree(ctx, x.src, x.dst.ID, tr.NewName, tr.Shallow); err != nil {
+		var copied int64
+		if out, copied, err = c.copyTree(ctx, x.src, x.dst.ID, tr.NewName, tr.Shallow); err != nil {
+			return err
+		}
+		if err := s.addNodes(ctx, c.tx, spaceID, copied); err != nil {
 			return err
 		}
 		replaced = x.replaced
@@ -314,10 +328,11 @@ func (s *Store) Copy(ctx context.Context, spaceID string, tr storage.Transfer) (
 
 // copyTree copies src as child name of parentID, with its subtree unless
 // shallow, and its shared properties, in one statement; it returns the new
-// top node.
-func (c *change) copyTree(ctx context.Context, src nodeRow, parentID, name string, shallow bool) (nodeRow, error) {
+// top node and how many nodes it made.
+func (c *change) copyTree(ctx context.Context, src nodeRow, parentID, name string, shallow bool) (nodeRow, int64, error) {
 	topID := uuid.NewString()
-	_, err := c.tx.Exec(ctx, `
+	var copied int64
+	err := c.tx.QueryRow(ctx, `
 		WITH RECURSIVE sub AS (
 			SELECT id FROM nodes WHERE id = $1
 			UNION ALL
@@ -335,14 +350,16 @@ func (c *change) copyTree(ctx context.Context, src nodeRow, parentID, name strin
 				n.mtime, md5(ids.new || ':' || $7::text),
 				n.content_type, n.sha1, n.md5, n.adler32, n.content
 			FROM ids JOIN nodes n ON n.id = ids.old LEFT JOIN ids parent ON parent.old = n.parent_id
+		), copiedProps AS (
+			INSERT INTO props (node_id, user_id, ns, local, value)
+			SELECT ids.new, '', p.ns, p.local, p.value FROM props p JOIN ids ON p.node_id = ids.old
+			WHERE p.user_id = ''
 		)
-		INSERT INTO props (node_id, user_id, ns, local, value)
-		SELECT ids.new, '', p.ns, p.local, p.value FROM props p JOIN ids ON p.node_id = ids.old
-		WHERE p.user_id = ''`,
-		src.ID, topID, parentID, name, shallow, storage.KindFolder, c.tag)
+		SELECT count(*) FROM ids`,
+		src.ID, topID, parentID, name, shallow, storage.KindFolder, c.tag).Scan(&copied)
 	if err != nil {
-		return nodeRow{}, fmt.Errorf("copying %s: %w", src.ID, err)
+		return nodeRow{}, 0, fmt.Errorf("copying %s: %w", src.ID, err)
 	}
 	top, _, err := nodeByID(ctx, c.tx, topID)
-	return top, err
+	return top, copied, err
 }

@@ -372,6 +372,11 @@ func (s *Store) recordContent(ctx context.Context, ch *change, spaceID string, c
 	if err := s.makeRoom(ctx, ch, spaceID, content.size-old.Size); err != nil {
 		return committed{}, err
 	}
+	if !target.exists {
+		if err := s.addNodes(ctx, ch.tx, spaceID, 1); err != nil {
+			return committed{}, err
+		}
+	}
 	kept := false
 	if target.exists {
 		if kept, err = s.keepVersion(ctx, ch, spaceID, old); err != nil {

@@ -22,7 +22,10 @@ import (
 // each less the size of the file it replaces.
 // Its trash is the size of its trash's root (kept by propagation, as
 // the live root's), its versions the running counter
-// spaces.versions_bytes.
+// spaces.versions_bytes. Its nodes are the running counter spaces.nodes:
+// the nodes of the space and of its trash, roots aside, and the versions
+// of its files (storage.Usage.Nodes), counted where they are made and
+// destroyed.
 // The object store's free space cannot be measured: uploads there are
 // bounded by the quota and the open uploads cap alone.
 
@@ -49,13 +52,13 @@ func (s *Store) spaceUsage(ctx context.Context, tx pgx.Tx, spaceID string) (stor
 		u     storage.Usage
 	)
 	err := tx.QueryRow(ctx, `
-		SELECT s.type, s.quota, r.size, s.props_bytes, coalesce(t.size, 0), s.versions_bytes,
+		SELECT s.type, s.quota, r.size, s.props_bytes, coalesce(t.size, 0), s.versions_bytes, s.nodes,
 			(SELECT coalesce(sum(greatest(length - replaces, 0)), 0) FROM upload_sessions WHERE space_id = s.id)::bigint
 			+ (SELECT coalesce(sum(greatest(greatest(length, stored) - replaces, 0)), 0)
 				FROM chunked_uploads WHERE space_id = s.id)::bigint
 		FROM spaces s JOIN nodes r ON r.id = s.id LEFT JOIN nodes t ON t.id = s.id || $2
 		WHERE s.id = $1 AND s.type <> 'trash'`,
-		spaceID, trashSuffix).Scan(&typ, &quota, &u.Files, &u.Props, &u.Trash, &u.Versions, &u.Reserved)
+		spaceID, trashSuffix).Scan(&typ, &quota, &u.Files, &u.Props, &u.Trash, &u.Versions, &u.Nodes, &u.Reserved)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return storage.Usage{}, 0, storage.SpaceNotFound(spaceID)
 	}
@@ -192,6 +195,70 @@ func (s *Store) addProps(ctx context.Context, tx pgx.Tx, spaceID string, delta i
 	}
 	_, err := tx.Exec(ctx, `UPDATE spaces SET props_bytes = greatest(props_bytes + $2, 0) WHERE id = $1`, spaceID, delta)
 	return err
+}
+
+// addNodes counts delta nodes into the space, checking its node cap when
+// they grow: the change fails, and its transaction with it, when they take
+// the space past the cap. The caller holds the space's row lock.
+func (s *Store) addNodes(ctx context.Context, tx pgx.Tx, spaceID string, delta int64) error {
+	if delta <= 0 {
+		return s.countNodes(ctx, tx, spaceID, delta)
+	}
+	var (
+		typ          string
+		quota, nodes int64
+	)
+	err := tx.QueryRow(ctx, `UPDATE spaces SET nodes = greatest(nodes + $2, 0) WHERE id = $1 RETURNING type, quota, nodes`,
+		spaceID, delta).Scan(&typ, &quota, &nodes)
+	if err != nil {
+		return fmt.Errorf("counting %d nodes into space %s: %w", delta, spaceID, err)
+	}
+	quota = storage.EffectiveQuota(storage.Space{Type: storage.SpaceType(typ), Quota: quota}, s.personalQuota.Load()).Quota
+	return storage.CheckNodes(nodes-delta, storage.NodeCap(quota, s.maxNodes.Load()), delta)
+}
+
+// overNodeCap reports whether the space holds more nodes than its node
+// cap.
+func (s *Store) overNodeCap(ctx context.Context, tx pgx.Tx, spaceID string) (bool, error) {
+	var (
+		typ          string
+		quota, nodes int64
+	)
+	err := tx.QueryRow(ctx, `SELECT type, quota, nodes FROM spaces WHERE id = $1`, spaceID).Scan(&typ, &quota, &nodes)
+	if err != nil {
+		return false, fmt.Errorf("nodes of space %s: %w", spaceID, err)
+	}
+	quota = storage.EffectiveQuota(storage.Space{Type: storage.SpaceType(typ), Quota: quota}, s.personalQuota.Load()).Quota
+	return nodes > storage.NodeCap(quota, s.maxNodes.Load()), nil
+}
+
+// countNodes counts delta nodes into the space without a check: for what
+// takes nodes away, or adds one in place of one it took.
+func (s *Store) countNodes(ctx context.Context, tx pgx.Tx, spaceID string, delta int64) error {
+	if delta == 0 {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `UPDATE spaces SET nodes = greatest(nodes + $2, 0) WHERE id = $1`, spaceID, delta)
+	if err != nil {
+		return fmt.Errorf("counting %d nodes into space %s: %w", delta, spaceID, err)
+	}
+	return nil
+}
+
+// subtreeNodes counts the nodes at and below top.
+func subtreeNodes(ctx context.Context, tx pgx.Tx, topID string) (int64, error) {
+	var n int64
+	err := tx.QueryRow(ctx, `
+		WITH RECURSIVE sub AS (
+			SELECT id FROM nodes WHERE id = $1
+			UNION ALL
+			SELECT n.id FROM nodes n JOIN sub ON n.parent_id = sub.id
+		)
+		SELECT count(*) FROM sub`, topID).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("counting the nodes below %s: %w", topID, err)
+	}
+	return n, nil
 }
 
 // subtreePropBytes is what the dead properties at and below top count

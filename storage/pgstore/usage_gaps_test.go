@@ -54,7 +54,7 @@ func TestCompletionKeepsItsSessionUntilItCommits(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("CompleteSession: %v", err)
 	}
-	if u, err := s.Usage(ctx, "sp"); err != nil || u != (storage.Usage{Files: 3}) {
+	if u, err := s.Usage(ctx, "sp"); err != nil || u != (storage.Usage{Files: 3, Nodes: 1}) {
 		t.Fatalf("usage after the completion = %+v, %v; want 3 bytes of files", u, err)
 	}
 }

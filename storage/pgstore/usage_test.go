@@ -67,3 +67,29 @@ func TestMigrationRecountsProps(t *testing.T) {
 		t.Fatalf("usage after the migration = %+v, %v; want %d bytes of properties", u, err, storage.PropBytes(name, value))
 	}
 }
+
+// A database from before the node counters has its nodes counted when a
+// node migrates it: files and folders, the trash's nodes and the versions.
+func TestMigrationCountsNodes(t *testing.T) {
+	s := openTestStore(t, Options{})
+	ctx := t.Context()
+	sp := personal(t, s)
+	put(t, s, sp.ID, sp.ID, "f", "one")
+	put(t, s, sp.ID, sp.ID, "f", "two") // keeps a version
+	gone := put(t, s, sp.ID, sp.ID, "gone", "")
+	if err := s.Remove(ctx, sp.ID, gone.ID, storage.Conditions{}); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := s.Usage(ctx, sp.ID); err != nil || u.Nodes != 3 {
+		t.Fatalf("usage = %+v, %v; want 3 nodes (f, its version, gone)", u, err)
+	}
+	if _, err := s.pool.Exec(ctx, `UPDATE spaces SET nodes = 0; DELETE FROM meta WHERE key = 'nodes_counted'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := s.Usage(ctx, sp.ID); err != nil || u.Nodes != 3 {
+		t.Fatalf("usage after the migration = %+v, %v; want 3 nodes", u, err)
+	}
+}

@@ -196,8 +196,32 @@ func (s *Store) keepVersion(ctx context.Context, c *change, spaceID string, old 
 	if err := addVersionBytes(ctx, c.tx, spaceID, old.Size); err != nil {
 		return false, err
 	}
-	_, err = s.pruneVersions(ctx, c.tx, spaceID, old.ID, r, c.now)
-	return err == nil, err
+	if err := s.countNodes(ctx, c.tx, spaceID, 1); err != nil {
+		return false, err
+	}
+	if pruned, err := s.pruneVersions(ctx, c.tx, spaceID, old.ID, r, c.now); err != nil || pruned > 0 {
+		return err == nil, err
+	}
+	return s.keepWithinNodeCap(ctx, c.tx, spaceID, old.ID)
+}
+
+// keepWithinNodeCap drops the oldest version of file fileID, the one just
+// kept when it is the only one, if the space is past its node cap, and
+// reports whether the one just kept stays: a version is kept only where
+// the cap has room for it, so that an edit is never refused for what it
+// would keep for undo, as the oldest undo makes room for an upload under
+// the quota (trimUndo).
+func (s *Store) keepWithinNodeCap(ctx context.Context, tx pgx.Tx, spaceID, fileID string) (bool, error) {
+	over, err := s.overNodeCap(ctx, tx, spaceID)
+	if err != nil || !over {
+		return err == nil, err
+	}
+	vs, err := fileVersions(ctx, tx, fileID)
+	if err != nil || len(vs) == 0 {
+		return false, err
+	}
+	// Newest first: the oldest is the one just kept when it is alone.
+	return len(vs) > 1, s.dropVersion(ctx, tx, spaceID, fileID, vs[len(vs)-1].Key, len(vs) > 1)
 }
 
 // contentColumn is segments as the content column keeps them: '[]' for
@@ -267,6 +291,9 @@ func (s *Store) dropVersion(ctx context.Context, tx pgx.Tx, spaceID, fileID, key
 	if err := addVersionBytes(ctx, tx, spaceID, -size); err != nil {
 		return err
 	}
+	if err := s.addNodes(ctx, tx, spaceID, -1); err != nil {
+		return err
+	}
 	if !release {
 		return nil
 	}
@@ -279,6 +306,7 @@ func (s *Store) dropVersion(ctx context.Context, tx pgx.Tx, spaceID, fileID, key
 // keptVersions is what the versions of a subtree's files hold.
 type keptVersions struct {
 	size     int64
+	count    int64
 	segments []s3content.Segment
 }
 
@@ -299,6 +327,7 @@ func subtreeVersions(ctx context.Context, tx pgx.Tx, topID string) (keptVersions
 	)
 	_, err := pgx.ForEachRow(rows, []any{&size, &content}, func() error {
 		kept.size += size
+		kept.count++
 		kept.segments = append(kept.segments, content...)
 		return nil
 	})

@@ -47,6 +47,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	tests = append(tests, chunkTests...)
 	tests = append(tests, usageTests...)
 	tests = append(tests, usageGapTests...)
+	tests = append(tests, nodeTests...)
 	tests = append(tests, stallTests...)
 	tests = append(tests, trashTests...)
 	tests = append(tests, versionTests...)

@@ -390,7 +390,7 @@ func testUsageAssemblyIntoAnotherSpace(t *testing.T, f *fixture) {
 		t.Fatalf("an assembly into another space: %v", err)
 	}
 	f.wantUsage(t, storage.Usage{})
-	if u, err := f.s.Usage(f.ctx, project.ID); err != nil || u != (storage.Usage{Files: 400}) {
+	if u, err := f.s.Usage(f.ctx, project.ID); err != nil || u != (storage.Usage{Files: 400, Nodes: 1}) {
 		t.Fatalf("usage of the other space = %+v, %v; want 400 bytes of files", u, err)
 	}
 	f.wantNoChunkedUpload(t, id)

@@ -365,6 +365,8 @@ func (b *Backend) ExpireUndo(ctx context.Context) (int, error) {
 
 func (b *Backend) SetPersonalQuota(bytes int64) { b.next.SetPersonalQuota(bytes) }
 
+func (b *Backend) SetMaxNodes(n int64) { b.next.SetMaxNodes(n) }
+
 // upload traces the commit of an upload. Its writes are not traced: they
 // stream the request's body.
 type upload struct {
