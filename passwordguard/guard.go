@@ -103,10 +103,11 @@ func (g *Guard) Blocked(ctx context.Context, key string, b storage.AttemptBudget
 }
 
 // Check takes an attempt of key under b and then, in a slot, runs
-// compare, which reports whether the password is right. A right password
-// gives its attempt back: the budget counts the wrong ones and those
-// being compared. A check refused (a *Refusal) or abandoned compares
-// nothing and counts nothing.
+// compare, which reports whether the password is right. Only a right
+// password gives its attempt back: the budget counts the wrong ones, those
+// being compared, and those that waited in vain for a slot (a busy
+// *Refusal) or were abandoned. So a burst spends its key's budget however
+// busy the node is, and only the key's own client pays for it.
 func (g *Guard) Check(ctx context.Context, key string, b storage.AttemptBudget, compare func() bool) (bool, error) {
 	at := g.now()
 	taken, wait, err := g.budgets.TakeAttempt(ctx, key, b, at)
@@ -117,7 +118,7 @@ func (g *Guard) Check(ctx context.Context, key string, b storage.AttemptBudget, 
 		return false, &Refusal{RetryAfter: wait}
 	}
 	if err := g.acquire(ctx); err != nil {
-		return false, errors.Join(err, g.giveBack(key, at))
+		return false, err
 	}
 	right := compare()
 	<-g.slots
@@ -146,8 +147,8 @@ func (g *Guard) acquire(ctx context.Context) error {
 	}
 }
 
-// giveBack returns an attempt, even when the request that took it is
-// gone: it is owed.
+// giveBack returns the attempt of a right password, even when the
+// request that took it is gone: it is owed.
 func (g *Guard) giveBack(key string, at time.Time) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

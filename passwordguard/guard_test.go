@@ -79,9 +79,9 @@ func TestRightPasswordsCountNothing(t *testing.T) {
 	}
 }
 
-// TestBusyRefusesAndCountsNothing holds the only slot: another check
-// waits MaxWait, is refused as busy, and gives its attempt back.
-func TestBusyRefusesAndCountsNothing(t *testing.T) {
+// TestBusyRefusesAndCounts holds the only slot: another check waits
+// MaxWait, is refused as busy, and its attempt counts.
+func TestBusyRefusesAndCounts(t *testing.T) {
 	mem := NewMemory(10)
 	g := newGuard(t, Options{Budgets: mem, MaxConcurrent: 1, MaxWait: 20 * time.Millisecond})
 	held, release := make(chan struct{}), make(chan struct{})
@@ -109,8 +109,8 @@ func TestBusyRefusesAndCountsNothing(t *testing.T) {
 	}
 	close(release)
 	<-done
-	if n := mem.size(); n != 1 {
-		t.Fatalf("%d keys kept, want only the holder's: the busy check gives its attempt back", n)
+	if n := mem.size(); n != 2 {
+		t.Fatalf("%d keys kept, want the holder's and the busy check's", n)
 	}
 }
 
