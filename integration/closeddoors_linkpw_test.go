@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -177,4 +178,30 @@ func linkpwProcessCPU(t *testing.T, pid int) time.Duration {
 		ticks += n
 	}
 	return time.Duration(ticks) * 10 * time.Millisecond
+}
+
+// TestClosedDoorsLinkPasswordCluster guesses a link's password on both
+// nodes of a cluster, five wrong passwords on each: the budget is the
+// cluster's, so the right password is then refused on either node.
+func TestClosedDoorsLinkPasswordCluster(t *testing.T) {
+	c := startCluster(t, clusterOptions{})
+	einstein := newClient(t, c.lb.URL, "einstein")
+	einstein.expect(http.StatusCreated, "MKCOL", "/webdav/shared", "")
+	einstein.expect(http.StatusCreated, "PUT", "/webdav/shared/report.txt", "the report")
+	link := ocsCall[ocsShare](einstein, http.StatusOK, "POST", "/shares", url.Values{
+		"path": {"/shared/"}, "shareType": {"3"}, "password": {linkPassword}})
+	file := func(n *clusterNode) string { return n.URL + "/dav/public-files/" + link.Token + "/report.txt" }
+	for i := range linkpwMaxCompared {
+		node := c.nodes[i%len(c.nodes)]
+		if code, _, body := linkpwGuess(file(node), "wrong password"); code != http.StatusUnauthorized {
+			t.Fatalf("wrong password #%d: %d, want 401\n%s", i+1, code, body)
+		}
+	}
+	for i, node := range c.nodes {
+		code, header, _ := linkpwGuess(file(node), linkPassword)
+		t.Logf("node %d: the right password after %d wrong ones on both nodes: %d, Retry-After %s", i, linkpwMaxCompared, code, header.Get("Retry-After"))
+		if code != http.StatusTooManyRequests {
+			t.Errorf("node %d: the right password after %d wrong ones on both nodes: %d, want 429", i, linkpwMaxCompared, code)
+		}
+	}
 }
