@@ -249,6 +249,7 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		// Wrong link passwords are limited per client as Caddy sees it
 		// (trusted_proxies honoured).
 		ClientAddress: clientKey,
+		Passwords:     store.passwords,
 	})
 	if err != nil {
 		return err

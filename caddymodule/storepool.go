@@ -9,7 +9,9 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
+	"github.com/davspaces/davspaces/passwordguard"
 	"github.com/davspaces/davspaces/storage"
+	"github.com/davspaces/davspaces/storage/traced"
 )
 
 // stores shares one open store per backend (a bolt data directory; a
@@ -28,6 +30,11 @@ type pooledStore struct {
 	// metrics are what the store's traffic and sweeps did since it was
 	// opened, whichever configuration served it.
 	metrics *storeMetrics
+	// passwords checks passwords (of links; of users' app passwords)
+	// under the budgets the store keeps, in compare slots that every
+	// handler and configuration on the store shares: one bound for the
+	// node, across reloads.
+	passwords *passwordguard.Guard
 
 	mu     sync.Mutex
 	claims []*storeClaim // in provisioning order; the newest configuration's apply
@@ -124,7 +131,12 @@ func openStore(ctx context.Context, backend StoreBackend, storageID string, logg
 		if o, ok := s.(storage.SweepObservable); ok {
 			o.ObserveSweeps(m.observeSweep)
 		}
-		return &pooledStore{Store: s, metrics: m}, nil
+		passwords, err := passwordguard.New(passwordguard.Options{Budgets: withTiming(traced.Wrap(s), m)})
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		return &pooledStore{Store: s, metrics: m, passwords: passwords}, nil
 	})
 	if err != nil {
 		return nil, err

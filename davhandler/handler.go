@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/davspaces/davspaces/passwordguard"
 	"github.com/davspaces/davspaces/preview"
 	"github.com/davspaces/davspaces/storage"
 )
@@ -122,6 +123,11 @@ type Config struct {
 	// answer, means the host of the request's RemoteAddr. Behind a proxy
 	// it is the address the proxy forwarded for.
 	ClientAddress func(*http.Request) string
+	// Passwords runs the checks of link passwords under their budgets and
+	// the node's bound on compares; nil means a guard of the Store's
+	// budgets (storage.AttemptBudgets), or of this process's when it
+	// keeps none.
+	Passwords *passwordguard.Guard
 }
 
 // Handler serves WebDAV requests under /dav/spaces, /dav/files, /webdav and
@@ -157,8 +163,8 @@ type Handler struct {
 	shares storage.Shares
 	// shareReader judges whether a link is live.
 	shareReader storage.ShareReader
-	// linkFailures counts wrong link passwords per link and address.
-	linkFailures *failureLimiter
+	// passwords checks link passwords under their budgets.
+	passwords *passwordguard.Guard
 	// linkPasswords remembers the link passwords accepted lately.
 	linkPasswords *passwordCache
 	// clientAddress names a request's client; nil means RemoteAddr's host.
@@ -197,7 +203,7 @@ func New(cfg Config) (*Handler, error) {
 		trash:          offered(cfg.Trash, cfg.Store),
 		versions:       offered(cfg.Versions, cfg.Store),
 		page:           cfg.Page,
-		linkFailures:   newFailureLimiter(linkFailureLimit, linkFailureWindow, maxLinkFailurePairs),
+		passwords:      cfg.Passwords,
 		linkPasswords:  newPasswordCache(linkPasswordTTL, maxLinkPasswordsKnown),
 		clientAddress:  cfg.ClientAddress,
 		previews:       cfg.Previews,
@@ -206,6 +212,12 @@ func New(cfg Config) (*Handler, error) {
 	if directory := offered(cfg.Directory, cfg.Store); directory != nil {
 		h.shares = offered(cfg.Shares, cfg.Store)
 		h.shareReader = shareReader{Store: cfg.Store, Directory: directory}
+	}
+	if h.passwords == nil {
+		var err error
+		if h.passwords, err = defaultGuard(cfg.Store); err != nil {
+			return nil, err
+		}
 	}
 	for _, id := range cfg.ProjectSpaces {
 		h.projectSpaces[id] = true
@@ -220,6 +232,21 @@ func New(cfg Config) (*Handler, error) {
 		h.maxLockTimeout = DefaultMaxLockTimeout
 	}
 	return h, nil
+}
+
+// maxMemoryAttemptKeys bounds the keys of the budgets kept in memory
+// when the store keeps none: about a megabyte.
+const maxMemoryAttemptKeys = 10_000
+
+// defaultGuard is the password guard of a handler configured with none:
+// on the store's budgets, which every node shares, else on this
+// process's.
+func defaultGuard(store storage.Store) (*passwordguard.Guard, error) {
+	budgets, ok := store.(storage.AttemptBudgets)
+	if !ok {
+		budgets = passwordguard.NewMemory(maxMemoryAttemptKeys)
+	}
+	return passwordguard.New(passwordguard.Options{Budgets: budgets})
 }
 
 // shareReader is what judging a link needs: the store's spaces and the

@@ -31,23 +31,21 @@ func newPasswordCache(ttl time.Duration, max int) *passwordCache {
 	return &passwordCache{ttl: ttl, max: max, opened: map[[sha256.Size]byte]time.Time{}}
 }
 
-// check reports whether password opens link, as storage.CheckLinkPassword.
-func (c *passwordCache) check(link storage.Share, password string, now time.Time) bool {
+// known reports whether password opened link lately.
+func (c *passwordCache) known(link storage.Share, password string, now time.Time) bool {
 	key := passwordKey(link, password)
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	until, ok := c.opened[key]
-	c.mu.Unlock()
-	if ok && now.Before(until) {
-		return true
-	}
-	if !storage.CheckLinkPassword(link, password) {
-		return false
-	}
-	c.remember(key, now)
-	return true
+	return ok && now.Before(until)
 }
 
-func (c *passwordCache) remember(key [sha256.Size]byte, now time.Time) {
+// remember notes that password opened link at now.
+func (c *passwordCache) remember(link storage.Share, password string, now time.Time) {
+	c.rememberKey(passwordKey(link, password), now)
+}
+
+func (c *passwordCache) rememberKey(key [sha256.Size]byte, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.opened) >= c.max {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/davspaces/davspaces/passwordguard"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -170,31 +171,62 @@ func (h *Handler) admitLink(w http.ResponseWriter, r *http.Request, link storage
 	return h.checkLinkPassword(w, r, link)
 }
 
+// The budget of wrong passwords of a link from one client (an IPv4
+// address or an IPv6 /64): attempts being compared count as well, so that
+// no number of concurrent guesses compares more.
+var linkPasswordBudget = storage.AttemptBudget{Limit: 10, Window: 5 * time.Minute}
+
 // checkLinkPassword asks a protected link's password of the request.
-// Wrong passwords are counted per link and client address; past the
-// limit the request is refused before its password is even read, until
-// the oldest failure leaves the window.
+// Attempts are counted per link and client address prefix in the store,
+// for every node, before the password is compared; past the budget the
+// request is refused before its password is even read, until the oldest
+// attempt leaves the window. A right password counts nothing.
 func (h *Handler) checkLinkPassword(w http.ResponseWriter, r *http.Request, link storage.Share) error {
 	if link.PasswordHash == nil {
 		return nil
 	}
-	key := link.ID + " " + h.clientOf(r)
-	now := time.Now()
-	if wait := h.linkFailures.blocked(key, now); wait > 0 {
-		return &davError{status: http.StatusTooManyRequests, retryAfter: retryAfterSeconds(wait),
-			message: "Too many wrong passwords for this link: try again later", reason: reasonLinkPasswords}
+	ctx := r.Context()
+	key := "link " + link.ID + " " + passwordguard.AddressPrefix(h.clientOf(r))
+	if err := h.passwords.Blocked(ctx, key, linkPasswordBudget); err != nil {
+		return linkPasswordRefusal(err)
 	}
 	_, password, ok := r.BasicAuth()
 	if !ok {
 		w.Header().Set("WWW-Authenticate", linkRealm)
 		return errLinkPasswordMissing
 	}
-	if !h.linkPasswords.check(link, password, now) {
-		h.linkFailures.fail(key, now)
+	now := time.Now()
+	if h.linkPasswords.known(link, password, now) {
+		return nil
+	}
+	right, err := h.passwords.Check(ctx, key, linkPasswordBudget, func() bool {
+		return storage.CheckLinkPassword(link, password)
+	})
+	if err != nil {
+		return linkPasswordRefusal(err)
+	}
+	if !right {
 		w.Header().Set("WWW-Authenticate", linkRealm)
 		return errLinkPasswordWrong
 	}
+	h.linkPasswords.remember(link, password, now)
 	return nil
+}
+
+// linkPasswordRefusal answers a password check that compared nothing:
+// 429 with the wait for a link out of attempts or a node out of compare
+// slots, err itself (a failure of the store) otherwise.
+func linkPasswordRefusal(err error) error {
+	var refusal *passwordguard.Refusal
+	if !errors.As(err, &refusal) {
+		return err
+	}
+	if refusal.Busy {
+		return &davError{status: http.StatusTooManyRequests, retryAfter: retryAfterSeconds(refusal.RetryAfter),
+			message: "Too many passwords are being checked: retry shortly", reason: reasonPasswordChecks}
+	}
+	return &davError{status: http.StatusTooManyRequests, retryAfter: retryAfterSeconds(refusal.RetryAfter),
+		message: "Too many wrong passwords for this link: try again later", reason: reasonLinkPasswords}
 }
 
 // retryAfterSeconds rounds a wait up to whole seconds.

@@ -3,11 +3,13 @@ package davhandler
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -185,31 +187,49 @@ func TestLinkPassword(t *testing.T) {
 	wantStatus(t, other, http.StatusOK)
 }
 
-func TestFailureLimiter(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	l := newFailureLimiter(3, time.Minute, 2)
-	for i := range 3 {
-		if l.blocked("a", now) != 0 {
-			t.Fatalf("blocked after %d failures", i)
-		}
-		l.fail("a", now.Add(time.Duration(i)*time.Second))
+// TestLinkPasswordGuessesAtOnce sends 60 wrong passwords of a link at
+// once from one IPv6 /64 (each from an address of its own): at most the
+// budget's 10 are compared (401), the others refused (429 with
+// Retry-After); then the right password from the /64 is refused as well,
+// and from another /64 it opens the link. A guess that found no compare
+// slot in time is a 429 as well, and counts.
+func TestLinkPasswordGuessesAtOnce(t *testing.T) {
+	e := newLinkEnv(t)
+	l := e.link(storage.ShareViewer, "correct horse")
+	get := func(addr, password string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("GET", linkPath(l, "/a.txt"), nil)
+		req.RemoteAddr = "[" + addr + "]:4242"
+		req.SetBasicAuth("public", password)
+		rec := httptest.NewRecorder()
+		e.h.ServeHTTP(rec, req)
+		return rec
 	}
-	if got := l.blocked("a", now.Add(10*time.Second)); got != 50*time.Second {
-		t.Fatalf("blocked for %v, want 50s", got)
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		codes = map[int]int{}
+	)
+	for i := range 60 {
+		wg.Go(func() {
+			rec := get(fmt.Sprintf("2001:db8:0:1::%x", i+1), "wrong password")
+			if rec.Code == http.StatusTooManyRequests && rec.Header().Get("Retry-After") == "" {
+				t.Error("a 429 without Retry-After")
+			}
+			mu.Lock()
+			codes[rec.Code]++
+			mu.Unlock()
+		})
 	}
-	if got := l.blocked("a", now.Add(time.Minute-time.Second)); got != time.Second {
-		t.Fatalf("blocked for %v once the first failure left, want 1s", got)
+	wg.Wait()
+	if codes[http.StatusUnauthorized] > 10 || codes[http.StatusUnauthorized]+codes[http.StatusTooManyRequests] != 60 {
+		t.Fatalf("answers %v: want at most 10 compared (401), the others 429", codes)
 	}
-	if got := l.blocked("a", now.Add(2*time.Minute)); got != 0 {
-		t.Fatalf("still blocked after the window: %v", got)
+	rec := get("2001:db8:0:1::ffff", "correct horse")
+	wantStatus(t, rec, http.StatusTooManyRequests)
+	if !strings.Contains(rec.Body.String(), "<s:message>Too many wrong passwords") {
+		t.Fatalf("the right password during the block: %s", rec.Body)
 	}
-	// The cap on keys: a third key evicts the one with the oldest failure.
-	l.fail("b", now)
-	l.fail("c", now.Add(time.Second))
-	l.fail("d", now.Add(2*time.Second))
-	if l.size() != 2 || l.blocked("b", now) != 0 {
-		t.Fatalf("%d keys tracked, want 2 without b", l.size())
-	}
+	wantStatus(t, get("2001:db8:0:2::1", "correct horse"), http.StatusOK)
 }
 
 func TestLinkTokensAnswerAlike(t *testing.T) {
@@ -363,16 +383,20 @@ func TestPasswordCache(t *testing.T) {
 	link := storage.Share{ID: "l1", PasswordHash: hash}
 	now := time.Now()
 	c := newPasswordCache(time.Minute, 2)
-	if c.check(link, "wrong password", now) || !c.check(link, "correct horse", now) {
+	c.remember(link, "correct horse", now)
+	if c.known(link, "wrong password", now) || !c.known(link, "correct horse", now) {
 		t.Fatal("the passwords are judged wrongly")
 	}
-	// A new password: the old one no longer opens the link, remembered or not.
+	if c.known(link, "correct horse", now.Add(time.Minute)) {
+		t.Fatal("a password is known after its time")
+	}
+	// A new password: the old one no longer opens the link.
 	link.PasswordHash, _ = storage.HashLinkPassword("battery staple")
-	if c.check(link, "correct horse", now) || !c.check(link, "battery staple", now) {
+	if c.known(link, "correct horse", now) {
 		t.Fatal("a changed password is judged by the old one")
 	}
 	for i := range 5 {
-		c.check(storage.Share{ID: strconv.Itoa(i)}, "", now) // no password: opens, remembered
+		c.remember(storage.Share{ID: strconv.Itoa(i)}, "", now)
 	}
 	if len(c.opened) > 2 {
 		t.Fatalf("%d passwords remembered, at most 2", len(c.opened))

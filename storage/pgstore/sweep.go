@@ -77,6 +77,7 @@ func (s *Store) sweepSteps(ctx context.Context, r *storage.SweepReport) error {
 		{"expired upload sessions", s.sweepSessions, &r.UploadSessions},
 		{"expired chunked uploads", s.sweepChunkedUploads, &r.ChunkedUploads},
 		{"objects", s.sweepObjects, &r.Content},
+		{"expired attempts", s.sweepAttempts, new(int)},
 	}
 	for _, step := range steps {
 		if err := drain(ctx, step.run, step.removed); err != nil {

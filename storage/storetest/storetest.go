@@ -58,6 +58,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	tests = append(tests, directoryTests...)
 	tests = append(tests, previewTests...)
 	tests = append(tests, searchTests...)
+	tests = append(tests, attemptTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.run(t, newFixture(t, newStore(t)))
