@@ -216,6 +216,11 @@ func parseBulkPart(hdr http.Header) (bulkPart, error) {
 	if p.path == "" {
 		return p, errorf(http.StatusBadRequest, "A part of the bulk upload has no X-File-Path")
 	}
+	if err := pathSizeError(p.path, http.StatusBadRequest); err != nil {
+		// The request as a whole: its answer would echo the path.
+		err.header = "X-File-Path"
+		return p, err
+	}
 	length := hdr.Get("Content-Length")
 	size, err := strconv.ParseInt(length, 10, 64)
 	if err != nil || size < 0 {

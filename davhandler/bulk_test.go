@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/davspaces/davspaces/storage"
 )
 
 const (
@@ -252,6 +254,7 @@ func TestBulkUploadRefusesMalformedRequests(t *testing.T) {
 		{name: "Content-Length too long", body: good + bulkPartText(testBulkPart{path: "/bad.txt", body: "short", set: []string{"Content-Length", "99"}}) + end, message: "not as long as its Content-Length"},
 		{name: "lying length of a refused file", body: good + bulkPartText(testBulkPart{path: "/nowhere/bad.txt", body: "short", set: []string{"Content-Length", "99"}}) + end, message: "not as long as its Content-Length"},
 		{name: "no checksum", body: good + bulkPartText(testBulkPart{path: "/bad.txt", body: "x", set: []string{"X-File-MD5", ""}}) + end, message: "X-File-MD5"},
+		{name: "X-File-Path too long", body: good + bulkPartText(testBulkPart{path: "/" + strings.Repeat("n/", storage.MaxPathBytes/2) + "bad.txt", body: "x"}) + end, message: "at most"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, withBulkUpload)

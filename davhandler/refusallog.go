@@ -24,6 +24,7 @@ const (
 	reasonUploadLength     = "upload_length"
 	reasonBodyTooLarge     = "request_body_max_size"
 	reasonLinkPasswords    = "link_password_failures"
+	reasonPathSize         = "path_size"
 	reasonOther            = "other"
 )
 
