@@ -1,6 +1,7 @@
 package davhandler
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -80,14 +81,15 @@ func (h *Handler) serveBulk(w http.ResponseWriter, r *http.Request, req *request
 	}
 	b := &bulkUpload{h: h, r: r, user: req.user, slots: make(chan struct{}, bulkCommitters),
 		answers: map[string]bulkAnswer{}, committing: map[string]chan struct{}{}}
-	err = b.readParts(multipart.NewReader(http.MaxBytesReader(w, r.Body, maxBulkBytes), boundary))
+	watched := newCloseWatch(http.MaxBytesReader(w, r.Body, maxBulkBytes), boundary)
+	err = b.readParts(multipart.NewReader(watched, boundary), watched)
 	b.wg.Wait()
 	if err != nil {
 		return err
 	}
-	body, err := json.Marshal(b.answers)
+	body, err := encodeAnswers(b.answers)
 	if err != nil {
-		return fmt.Errorf("encoding the bulk upload's answer: %w", err)
+		return err
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
@@ -95,6 +97,21 @@ func (h *Handler) serveBulk(w http.ResponseWriter, r *http.Request, req *request
 	// A failed write is a client gone: there is nobody left to answer.
 	w.Write(body)
 	return nil
+}
+
+// encodeAnswers is the JSON of a bulk upload's answers. Its size is bounded
+// by the request's: an answer per X-File-Path (at most maxBulkParts of
+// them), each naming its path (at most storage.MaxPathBytes) once, with a
+// message that quotes at most that path again. "<", ">" and "&" stay as they
+// are, not six bytes each: the answer is JSON, never HTML.
+func encodeAnswers(answers map[string]bulkAnswer) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(answers); err != nil {
+		return nil, fmt.Errorf("encoding the bulk upload's answer: %w", err)
+	}
+	return buf.Bytes(), nil
 }
 
 // bulkBoundary returns the boundary of a multipart/related Content-Type.
@@ -144,13 +161,17 @@ type bulkUpload struct {
 	committing map[string]chan struct{}
 }
 
-// readParts reads the parts up to the closing boundary; an error refuses
-// the request as a whole.
-func (b *bulkUpload) readParts(mr *multipart.Reader) error {
+// readParts reads the parts up to the closing boundary, which body sees
+// go by; an error refuses the request as a whole.
+func (b *bulkUpload) readParts(mr *multipart.Reader, body *closeWatch) error {
 	for n := 0; ; n++ {
 		// NextRawPart: the bytes of a part are the file's, never decoded
 		// by a Content-Transfer-Encoding.
 		part, err := mr.NextRawPart()
+		if err == io.EOF && !body.seen {
+			// The body ended inside the headers of a part.
+			return errorf(http.StatusBadRequest, "The bulk upload ends inside the headers of its part %d", n+1)
+		}
 		if err == io.EOF {
 			return nil
 		}
@@ -215,6 +236,11 @@ func parseBulkPart(hdr http.Header) (bulkPart, error) {
 	p := bulkPart{path: hdr.Get("X-File-Path"), header: hdr}
 	if p.path == "" {
 		return p, errorf(http.StatusBadRequest, "A part of the bulk upload has no X-File-Path")
+	}
+	if err := pathSizeError(p.path, http.StatusBadRequest); err != nil {
+		// The request as a whole: its answer would echo the path.
+		err.header = "X-File-Path"
+		return p, err
 	}
 	length := hdr.Get("Content-Length")
 	size, err := strconv.ParseInt(length, 10, 64)

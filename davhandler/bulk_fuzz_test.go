@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/davspaces/davspaces/storage"
 )
 
 // FuzzBulkRequest sends arbitrary bodies to the bulk upload: each is
@@ -26,6 +28,8 @@ func FuzzBulkRequest(f *testing.F) {
 		good + bulkPartText(testBulkPart{path: "", body: "x"}) + end,
 		"preamble\r\n" + good + end + "epilogue",
 		"--" + bulkBoundaryValue + "\r\nContent-Length: 1\r\n\r\n",
+		good + "--" + bulkBoundaryValue + "\r\nX-File-Pa",
+		bulkBody(testBulkPart{path: strings.Repeat("a/", storage.MaxPathSegments) + "f.txt", body: "x"}),
 		"",
 	} {
 		f.Add(seed)

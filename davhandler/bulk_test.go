@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/davspaces/davspaces/storage"
 )
 
 const (
@@ -252,6 +254,10 @@ func TestBulkUploadRefusesMalformedRequests(t *testing.T) {
 		{name: "Content-Length too long", body: good + bulkPartText(testBulkPart{path: "/bad.txt", body: "short", set: []string{"Content-Length", "99"}}) + end, message: "not as long as its Content-Length"},
 		{name: "lying length of a refused file", body: good + bulkPartText(testBulkPart{path: "/nowhere/bad.txt", body: "short", set: []string{"Content-Length", "99"}}) + end, message: "not as long as its Content-Length"},
 		{name: "no checksum", body: good + bulkPartText(testBulkPart{path: "/bad.txt", body: "x", set: []string{"X-File-MD5", ""}}) + end, message: "X-File-MD5"},
+		{name: "cut inside a part's headers", body: good + bulkPartText(testBulkPart{path: "/bad.txt", body: "x"})[:60], message: "ends inside the headers of its part 2"},
+		{name: "cut after a part's boundary", body: good + "--" + bulkBoundaryValue + "\r\n", message: "ends inside the headers of its part 2"},
+		{name: "cut before a header's line end", body: "--" + bulkBoundaryValue + "\r\nX-File-Path: /bad.txt", message: "ends inside the headers of its part 1"},
+		{name: "X-File-Path too long", body: good + bulkPartText(testBulkPart{path: "/" + strings.Repeat("n/", storage.MaxPathBytes/2) + "bad.txt", body: "x"}) + end, message: "at most"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, withBulkUpload)
@@ -401,4 +407,26 @@ func TestBulkUploadCaps(t *testing.T) {
 		parts[i] = testBulkPart{path: fmt.Sprintf("/nowhere/%d.txt", i), body: "x"}
 	}
 	wantError(t, e.postBulk("einstein", bulkBody(parts...)), http.StatusRequestEntityTooLarge, "RequestEntityTooLarge", "at most")
+}
+
+// TestBulkUploadAnswerBounded: the answer echoes each X-File-Path, at most
+// storage.MaxPathBytes long, and nothing more that grows with it: names
+// full of "<", ">" and "&" are not escaped into six bytes each.
+func TestBulkUploadAnswerBounded(t *testing.T) {
+	e := newEnv(t, withBulkUpload)
+	name := strings.Repeat("<&>", storage.MaxNameLen/3)
+	path := strings.Repeat(name+"/", storage.MaxPathBytes/(len(name)+1)-1)
+	parts := make([]testBulkPart, 100)
+	for i := range parts {
+		parts[i] = testBulkPart{path: path + strconv.Itoa(i), body: "x"}
+	}
+	body := bulkBody(parts...)
+	rec := e.postBulk("einstein", body)
+	answers := bulkAnswers(t, rec)
+	if len(answers) != len(parts) || !answers[parts[0].path].Error {
+		t.Fatalf("%d answers, the first %+v", len(answers), answers[parts[0].path])
+	}
+	if rec.Body.Len() > 2*len(body) {
+		t.Fatalf("an answer of %d bytes to a request of %d", rec.Body.Len(), len(body))
+	}
 }

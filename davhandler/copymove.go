@@ -144,6 +144,10 @@ func parseDestination(r *http.Request) (davPath, error) {
 	if err != nil {
 		return davPath{}, errorf(http.StatusBadRequest, "malformed Destination header: %v", err)
 	}
+	if err := pathSizeError(u.Path, http.StatusBadRequest); err != nil {
+		err.header = "Destination"
+		return davPath{}, err
+	}
 	if u.Host != "" && !strings.EqualFold(u.Host, r.Host) {
 		return davPath{}, errorf(http.StatusBadGateway, "the Destination %s is on another server", u.Host)
 	}

@@ -25,6 +25,7 @@ const (
 	reasonBodyTooLarge     = "request_body_max_size"
 	reasonLinkPasswords    = "link_password_failures"
 	reasonPasswordChecks   = "password_checks"
+	reasonPathSize         = "path_size"
 	reasonOther            = "other"
 )
 

@@ -95,10 +95,9 @@ func (h *Handler) resolve(ctx context.Context, user storage.User, dp davPath) (*
 // newTarget is the target of dp in space, with access acc, from the nodes
 // its segments lead to (pathWalker.Walk's answer).
 func newTarget(space storage.Space, acc access, dp davPath, nodes []storage.Node) *target {
-	t := &target{space: space, access: acc, hrefPath: dp.base}
+	t := &target{space: space, access: acc, hrefPath: joinPath(dp.base, dp.segments)}
 	t.node, t.exists, t.isBase = nodes[0], true, len(dp.segments) == 0
 	for i, seg := range dp.segments {
-		t.hrefPath += "/" + seg
 		t.name = seg
 		if !t.exists || !t.node.IsFolder() {
 			// An ancestor is missing or is a file.
@@ -113,6 +112,15 @@ func newTarget(space storage.Space, acc access, dp davPath, nodes []storage.Node
 		}
 	}
 	return t
+}
+
+// joinPath is base followed by each of segments after a slash, built
+// once: appending a segment at a time copies the path per segment.
+func joinPath(base string, segments []string) string {
+	if len(segments) == 0 {
+		return base
+	}
+	return base + "/" + strings.Join(segments, "/")
 }
 
 // pathWalker is a store that resolves the segments of a path in one

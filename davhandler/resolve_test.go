@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/davspaces/davspaces/storage"
 )
@@ -82,4 +83,26 @@ func TestUnservedProjectSpaceIsAbsent(t *testing.T) {
 	// The served spaces still work.
 	wantStatus(t, e.do("einstein", "PROPFIND", "/dav/spaces/physics", "", "Depth", "0"), http.StatusMultiStatus)
 	wantStatus(t, e.do("einstein", "GET", "/webdav/mine.txt", ""), http.StatusOK)
+}
+
+// TestNewTargetIsLinear: the target of a path far longer than a request
+// may name is built in time linear in its length: a path is joined once,
+// not copied again for each of its segments.
+func TestNewTargetIsLinear(t *testing.T) {
+	segments := strings.Split(strings.Repeat("a/", 128<<10)+"f", "/")
+	root := storage.Node{ID: "root", Kind: storage.KindFolder}
+	dp := davPath{base: "/webdav", segments: segments}
+	before, ok := processCPUTime()
+	if !ok {
+		t.Skip("no CPU time on this platform")
+	}
+	tg := newTarget(storage.Space{ID: "s"}, access{}, dp, []storage.Node{root})
+	spent, _ := processCPUTime()
+	if want := "/webdav/" + strings.Join(segments, "/"); tg.hrefPath != want || tg.name != "f" || tg.exists || tg.hasParent {
+		t.Fatalf("target %q (name %q, exists %v, has parent %v)", tg.hrefPath[:32], tg.name, tg.exists, tg.hasParent)
+	}
+	// Quadratic, it copied 17 GB: seconds of CPU.
+	if spent -= before; spent > 500*time.Millisecond {
+		t.Fatalf("a path of %d segments took %v of CPU", len(segments), spent)
+	}
 }

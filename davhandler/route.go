@@ -1,10 +1,13 @@
 package davhandler
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/davspaces/davspaces/storage"
 )
 
 // baseKind tells how the first part of a DAV path names a space.
@@ -89,16 +92,29 @@ func parseDAVPath(p string) (dp davPath, ok bool, err *davError) {
 		prefix = "/remote.php"
 	}
 	first, rest := cutSegment(rest)
-	switch first {
-	case "webdav":
-		dp = davPath{kind: baseHome, base: prefix + "/webdav"}
-	case "dav":
-		return parseDAVNamespace(prefix+"/dav", rest)
-	default:
+	if first != "webdav" && first != "dav" {
 		return davPath{}, false, nil
 	}
+	if err := pathSizeError(p, http.StatusRequestURITooLong); err != nil {
+		return davPath{}, true, err
+	}
+	if first == "dav" {
+		return parseDAVNamespace(prefix+"/dav", rest)
+	}
+	dp = davPath{kind: baseHome, base: prefix + "/webdav"}
 	dp.segments, err = splitSegments(rest)
 	return dp, true, err
+}
+
+// pathSizeError refuses, with status, a path a client sent that is longer
+// or deeper than storage.ValidPathSize allows; nil for any other path.
+func pathSizeError(p string, status int) *davError {
+	err := storage.ValidPathSize(p)
+	if err == nil {
+		return nil
+	}
+	return &davError{status: status, cause: err, reason: reasonPathSize,
+		message: fmt.Sprintf("A path has at most %d bytes and %d names", storage.MaxPathBytes, storage.MaxPathSegments)}
 }
 
 // parseDAVNamespace handles what follows /dav.

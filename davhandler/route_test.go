@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/davspaces/davspaces/storage"
 )
 
 func TestParseDAVPath(t *testing.T) {
@@ -45,6 +47,13 @@ func TestParseDAVPath(t *testing.T) {
 		{path: "/dav/meta/S$P!N/v/17.0/x", ok: true, status: http.StatusNotFound},
 		{path: "/dav/meta", ok: true, status: http.StatusMethodNotAllowed},
 		{path: "/dav/meta/..", ok: true, status: http.StatusBadRequest},
+		// The size of the whole path is checked before its names: 414.
+		{path: "/webdav" + strings.Repeat("/a", storage.MaxPathSegments-1), ok: true, kind: baseHome, base: "/webdav", segments: slices.Repeat([]string{"a"}, storage.MaxPathSegments-1)},
+		{path: "/webdav" + strings.Repeat("/a", storage.MaxPathSegments), ok: true, status: http.StatusRequestURITooLong},
+		{path: "/remote.php/dav/files/einstein" + strings.Repeat("//a", storage.MaxPathBytes/3), ok: true, status: http.StatusRequestURITooLong},
+		{path: "/dav/spaces/S$P" + strings.Repeat("/..", storage.MaxPathSegments), ok: true, status: http.StatusRequestURITooLong},
+		{path: "/dav/public-files/" + strings.Repeat("n", storage.MaxPathBytes), ok: true, status: http.StatusRequestURITooLong},
+		{path: "/index.html" + strings.Repeat("/a", storage.MaxPathBytes), ok: false},
 		{path: "/", ok: false},
 		{path: "/index.html", ok: false},
 		{path: "/webdavx", ok: false},

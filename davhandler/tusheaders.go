@@ -117,6 +117,10 @@ func metadataPath(filename string) ([]string, error) {
 	if filename == "" {
 		return nil, errorf(http.StatusBadRequest, "Upload-Metadata must name the file: filename <base64 name>")
 	}
+	if err := pathSizeError(filename, http.StatusBadRequest); err != nil {
+		err.header = "Upload-Metadata"
+		return nil, err
+	}
 	segments := strings.Split(strings.TrimPrefix(filename, "/"), "/")
 	for _, name := range segments {
 		if name == "" {

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"go.uber.org/zap"
@@ -30,6 +31,8 @@ var (
 	errMethod          = &apiError{http.StatusMethodNotAllowed, "notAllowed", "The method is not allowed for the resource"}
 	errInternal        = &apiError{http.StatusInternalServerError, "generalException", "An internal error occurred"}
 	errUnavailable     = &apiError{http.StatusServiceUnavailable, "serviceNotAvailable", "The storage is temporarily unavailable, please retry shortly"}
+	errPathSize        = &apiError{http.StatusRequestURITooLong, "invalidRequest",
+		fmt.Sprintf("A path has at most %d bytes and %d names", storage.MaxPathBytes, storage.MaxPathSegments)}
 )
 
 // unavailableRetryAfter is the Retry-After, in seconds, of a 503 for a

@@ -121,6 +121,11 @@ func (h *Handler) Route(r *http.Request) (http.Handler, bool) {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Every answer, errors included, depends on the credentials.
 	w.Header().Add("Vary", "Authorization")
+	if storage.ValidPathSize(r.URL.Path) != nil {
+		// Before its segments are split and matched.
+		h.fail(w, r, errPathSize)
+		return
+	}
 	ep, allow, ok := h.endpoint(r)
 	if !ok {
 		h.fail(w, r, errNotFound)

@@ -79,6 +79,8 @@ func TestErrors(t *testing.T) {
 		{"graph root", "einstein", http.MethodGet, "/graph", http.StatusNotFound, "itemNotFound", ""},
 		{"POST drives", "einstein", http.MethodPost, "/graph/v1.0/me/drives", http.StatusMethodNotAllowed, "notAllowed", "GET, HEAD"},
 		{"DELETE me", "", http.MethodDelete, "/graph/v1.0/me", http.StatusMethodNotAllowed, "notAllowed", "GET, HEAD"},
+		{"an item path too long", "einstein", http.MethodGet, "/graph/v1beta1/drives/s$p/items/" + strings.Repeat("n", storage.MaxPathBytes) + "/permissions", http.StatusRequestURITooLong, "invalidRequest", ""},
+		{"an item path too deep", "", http.MethodPost, "/graph/v1beta1/drives/s$p/items/s$p!n/invite" + strings.Repeat("/x", storage.MaxPathSegments), http.StatusRequestURITooLong, "invalidRequest", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -298,6 +298,8 @@ func TestShareRefusals(t *testing.T) {
 		{"a viewer", "richard", url.Values{"space_ref": {lab}, "shareType": {"3"}}, 403, 403},
 		{"an editor", "marie", url.Values{"space_ref": {lab}, "shareType": {"3"}}, 200, 100},
 		{"another's item", "marie", url.Values{"space_ref": {notes}, "shareType": {"3"}}, 404, 998},
+		{"a path too deep", "einstein", url.Values{"path": {strings.Repeat("/Documents/..", storage.MaxPathSegments/2+1) + "/Documents"}, "shareType": {"3"}}, 400, 400},
+		{"a path too long", "einstein", url.Values{"path": {"/Documents" + strings.Repeat("/", storage.MaxPathBytes)}, "shareType": {"3"}}, 400, 400},
 		{"another storage", "einstein", url.Values{"space_ref": {"other$" + f.project.ID + "!" + f.lab.ID}, "shareType": {"3"}}, 404, 998},
 	}
 	for _, tc := range tests {

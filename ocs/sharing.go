@@ -217,6 +217,9 @@ func (s *sharing) mayManage(space storage.Space, u storage.User) error {
 // is then relative to; or else path in u's personal space ("/Documents/x",
 // as the apps send it). Anything u cannot see is errNoItem.
 func (s *sharing) resolveItem(ctx context.Context, u storage.User, ref, p string) (item, error) {
+	if storage.ValidPathSize(p) != nil {
+		return item{}, refuse(http.StatusBadRequest, "A path has at most %d bytes and %d names", storage.MaxPathBytes, storage.MaxPathSegments)
+	}
 	var space storage.Space
 	baseID := ""
 	if ref != "" {

@@ -10,6 +10,42 @@ import (
 // MaxNameLen caps node names and caller-chosen ids in every store.
 const MaxNameLen = 255
 
+// A path a client names (a request URL's, a Destination, a bulk upload's
+// X-File-Path, an upload's filename, a sharing API's path) is refused above
+// these sizes before any work per segment: resolving a path costs a lookup
+// per segment, and every name of it is checked, so a client must not
+// choose how many there are. A real client's path is far shorter: 4 KiB is
+// Linux's PATH_MAX, and 256 folders deep no file manager goes.
+const (
+	MaxPathBytes    = 4 << 10
+	MaxPathSegments = 256
+)
+
+// ValidPathSize checks the size of a path a client sent: at most
+// MaxPathBytes bytes and MaxPathSegments non-empty segments ("a//b" has
+// two). Its cost is linear in at most MaxPathBytes bytes, whatever the
+// length of p. A refused path fails with ErrInvalid.
+func ValidPathSize(p string) error {
+	if len(p) > MaxPathBytes {
+		return fmt.Errorf("a path of %d bytes: longer than %d: %w", len(p), MaxPathBytes, ErrInvalid)
+	}
+	if n := pathSegments(p); n > MaxPathSegments {
+		return fmt.Errorf("a path of %d names: more than %d: %w", n, MaxPathSegments, ErrInvalid)
+	}
+	return nil
+}
+
+// pathSegments counts the non-empty segments of p.
+func pathSegments(p string) int {
+	n := 0
+	for s := range strings.SplitSeq(p, "/") {
+		if s != "" {
+			n++
+		}
+	}
+	return n
+}
+
 // ValidName checks a node name at a store's boundary: not empty, "." or
 // "..", at most MaxNameLen bytes, without '/' or NUL. storable, when not
 // nil, refuses names the store itself cannot hold (PostgreSQL text cannot

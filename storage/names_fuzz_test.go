@@ -27,3 +27,23 @@ func FuzzValidUserID(f *testing.F) {
 		}
 	})
 }
+
+// FuzzValidPathSize pins the path size rule: an accepted path has at most
+// MaxPathBytes bytes and MaxPathSegments names, and a refused one more.
+func FuzzValidPathSize(f *testing.F) {
+	for _, p := range []string{"", "/", "/a/b", "a//b/", strings.Repeat("/a", MaxPathSegments), strings.Repeat("/a", MaxPathSegments+1), strings.Repeat("x", MaxPathBytes+1)} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		names := 0
+		for _, s := range strings.Split(p, "/") {
+			if s != "" {
+				names++
+			}
+		}
+		within := len(p) <= MaxPathBytes && names <= MaxPathSegments
+		if err := ValidPathSize(p); (err == nil) != within {
+			t.Fatalf("a path of %d bytes and %d names: %v", len(p), names, err)
+		}
+	})
+}

@@ -95,3 +95,31 @@ func TestValidUserID(t *testing.T) {
 		}
 	}
 }
+
+func TestValidPathSize(t *testing.T) {
+	deepest := strings.Repeat("/a", MaxPathSegments)
+	tests := []struct {
+		name string
+		path string
+		ok   bool
+	}{
+		{"empty", "", true},
+		{"root", "/", true},
+		{"usual", "/remote.php/dav/files/einstein/Photos/2024/img.jpg", true},
+		{"longest", "/" + strings.Repeat("a", MaxPathBytes-1), true},
+		{"a byte too long", "/" + strings.Repeat("a", MaxPathBytes), false},
+		{"deepest", deepest, true},
+		{"a name too deep", deepest + "/a", false},
+		{"empty segments do not count", deepest + "//" + strings.Repeat("/", 100), true},
+		{"a 256 KiB path of one-byte names", strings.Repeat("/a", 128<<10), false},
+	}
+	for _, tt := range tests {
+		err := ValidPathSize(tt.path)
+		if tt.ok != (err == nil) {
+			t.Errorf("%s: ValidPathSize = %v, want ok %v", tt.name, err, tt.ok)
+		}
+		if err != nil && !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: ValidPathSize = %v, not an ErrInvalid", tt.name, err)
+		}
+	}
+}
