@@ -97,8 +97,8 @@ func TrashItemNotFound(key string) error {
 // MaxTrashLocationBytes bounds the location a trash item records. The
 // item counts as one node (NodeCap) however deep it was, and a tree made
 // deep by moves has no other bound on its paths, which no request could
-// name anyway beyond the path caps.
-const MaxTrashLocationBytes = 4 << 10
+// name anyway beyond the path cap (ValidPathSize).
+const MaxTrashLocationBytes = MaxPathBytes
 
 // TrashLocation joins the names from a space's root to a node into the
 // location a trash item records: "a/b/c", no leading "/". A location
