@@ -61,11 +61,12 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 				previews {
 					sizes 256 64 64 1024
 					max_pixels 20000000
+					max_memory 64MiB
 					max_concurrent 3
 					timeout 5s
 				}
 			}`,
-			want: DAVSpaces{Previews: &PreviewSettings{Sizes: []int{64, 256, 1024}, MaxPixels: 20_000_000, MaxConcurrent: 3, Timeout: caddy.Duration(5 * time.Second)}},
+			want: DAVSpaces{Previews: &PreviewSettings{Sizes: []int{64, 256, 1024}, MaxPixels: 20_000_000, MaxMemory: 64 << 20, MaxConcurrent: 3, Timeout: caddy.Duration(5 * time.Second)}},
 		},
 		{
 			name: "storage_id",

@@ -555,6 +555,7 @@ func parseDAVSpaces(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		previews on|off | previews {
 //			sizes          <pixels...>
 //			max_pixels     <count>
+//			max_memory     <size>
 //			max_concurrent <count>
 //			timeout        <duration>
 //		}

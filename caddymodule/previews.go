@@ -20,9 +20,14 @@ type PreviewSettings struct {
 	// Sizes are the edge lengths a requested box is snapped to. Default:
 	// 36 48 64 128 256 512 1024 1920.
 	Sizes []int `json:"sizes,omitempty"`
-	// MaxPixels is the largest image decoded, refused before decoding;
-	// it is also the budget of pixels decoded at once. Default 50,000,000.
+	// MaxPixels is the largest image decoded, refused before decoding.
+	// Default 50,000,000.
 	MaxPixels int64 `json:"max_pixels,omitempty"`
+	// MaxMemory is the budget, in bytes, of the previews made at once:
+	// each holds what it will allocate, found from the image's header;
+	// an image over the whole budget answers 413, one that waits too
+	// long for its share 429. Default 192 MiB.
+	MaxMemory int64 `json:"max_memory,omitempty"`
 	// MaxConcurrent bounds the previews made at once; more answer 429.
 	// Default: the number of CPUs.
 	MaxConcurrent int `json:"max_concurrent,omitempty"`
@@ -63,6 +68,7 @@ func (s *PreviewSettings) generator() *preview.Generator {
 	return preview.New(preview.Options{
 		Sizes:         s.Sizes,
 		MaxPixels:     s.MaxPixels,
+		MaxMemory:     s.MaxMemory,
 		MaxConcurrent: s.MaxConcurrent,
 		Timeout:       time.Duration(s.Timeout),
 	})
@@ -82,6 +88,7 @@ func (s *PreviewSettings) types() []string {
 //	previews {
 //		sizes          <pixels...>
 //		max_pixels     <count>
+//		max_memory     <size>
 //		max_concurrent <count>
 //		timeout        <duration>
 //		cache_size     <size>|off
@@ -113,6 +120,8 @@ func (s *PreviewSettings) unmarshalOption(d *caddyfile.Dispenser) (bool, error) 
 		var n int
 		n, err = countArg(d)
 		s.MaxPixels = int64(n)
+	case "max_memory":
+		s.MaxMemory, err = positiveSizeArg(d)
 	case "max_concurrent":
 		s.MaxConcurrent, err = countArg(d)
 	case "timeout":

@@ -1,6 +1,7 @@
 package davhandler
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -93,16 +94,19 @@ func (h *Handler) makePreview(r *http.Request, t *target, kind preview.Kind, req
 	if err != nil {
 		return preview.Preview{}, err
 	}
-	p, err := h.previews.Render(ctx, content, kind, req)
-	if err != nil {
-		return p, err
-	}
+	var keep func(preview.Preview)
 	if cache != nil {
-		if err := cache.KeepPreview(ctx, key, p.Data, p.ContentType); err != nil {
-			h.logger.Warn("keeping a preview", zap.Error(err))
+		// Also called when the preview is made after the request timed
+		// out, so that the client's retry finds it: the request's
+		// context may be gone by then.
+		keepCtx := context.WithoutCancel(ctx)
+		keep = func(p preview.Preview) {
+			if err := cache.KeepPreview(keepCtx, key, p.Data, p.ContentType); err != nil {
+				h.logger.Warn("keeping a preview", zap.Error(err))
+			}
 		}
 	}
-	return p, nil
+	return h.previews.Render(ctx, content, kind, req, keep)
 }
 
 // previewRequest reads the box and fit of a preview request: x and y

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/davspaces/davspaces/preview"
 )
@@ -117,4 +118,37 @@ func TestNoPreviewsWithoutAGenerator(t *testing.T) {
 	wantStatus(t, e.do("marie", "PUT", physicsURL+"/pic.png", testPNG(t, 10, 10)), http.StatusCreated)
 	rec := e.do("marie", "GET", physicsURL+"/pic.png?preview=1&x=64&y=64", "")
 	wantStatus(t, rec, http.StatusNotFound)
+}
+
+// TestPreviewTimedOutIsKeptForTheRetry: a preview that takes longer than
+// the time limit answers 503 with Retry-After; the work goes on, and its
+// preview is kept in the cache, which answers the client's retry (a new
+// making could not finish within the limit).
+func TestPreviewTimedOutIsKeptForTheRetry(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Previews = preview.New(preview.Options{Timeout: time.Millisecond}) })
+	wantStatus(t, e.do("marie", "PUT", physicsURL+"/large.png", testPNG(t, 1500, 1500)), http.StatusCreated)
+	const path = physicsURL + "/large.png?preview=1&x=64&y=64"
+	rec := e.do("marie", "GET", path, "")
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" {
+		t.Fatalf("first request: %d, Retry-After %q; want 503 with Retry-After", rec.Code, rec.Header().Get("Retry-After"))
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		time.Sleep(50 * time.Millisecond)
+		rec = e.do("marie", "GET", path, "")
+		if rec.Code == http.StatusOK {
+			break
+		}
+		retry := rec.Code == http.StatusServiceUnavailable || rec.Code == http.StatusTooManyRequests
+		if !retry || time.Now().After(deadline) {
+			t.Fatalf("retry: %d %s; want the kept preview", rec.Code, rec.Body.String())
+		}
+	}
+	img, err := png.Decode(rec.Body)
+	if err != nil {
+		t.Fatalf("kept preview: %v", err)
+	}
+	if got := img.Bounds().Size(); got != image.Pt(64, 64) {
+		t.Errorf("kept preview of %v, want 64x64", got)
+	}
 }

@@ -110,12 +110,12 @@ func TestPreviews(t *testing.T) {
 // TestPreviewBurst: 200 concurrent preview requests of two 20-megapixel
 // pictures, in boxes the cache cannot answer yet, with two preview slots.
 // Each answer is a preview or a 429 with Retry-After, and the Caddy
-// process's peak memory stays under 600 MB: the pixel budget (50 MP, the
-// default limit) lets both pictures be decoded at once, 2 x 81 MB as
-// RGBA, and their halvings (preview/fit.go) add a third of that; the Go
-// collector may let the heap grow to twice what is live before it runs
-// (GOGC=100): some 430 MB, plus some tens of MB of the process itself.
-// Without the budget and the slots, 200 decodes would need 16 GB.
+// process's peak memory stays under 600 MB: each preview holds, of the
+// memory budget (max_memory, 192 MiB by default), what its header says
+// decoding and scaling take (81 MB as RGBA, a halving of 20 MB and the
+// preview), so one is made at a time, and the collector runs before a
+// large share of the budget is given back. Without the budget and the
+// slots, 200 decodes would need 16 GB.
 func TestPreviewBurst(t *testing.T) {
 	s := startServer(t, serverOptions{davspaces: []string{
 		"previews {",

@@ -28,6 +28,25 @@ func snap(n int, sizes []int) int {
 // small (and a covering crop is no larger than the picture).
 func fit(src image.Image, boxSize image.Point, req Request) image.Image {
 	sb := src.Bounds()
+	crop, out, scaled := fitting(sb, boxSize, req)
+	if !scaled {
+		return src
+	}
+	src, crop = halve(src, crop, out)
+	// RGBA, which draw has fast paths into: into NRGBA, ApproxBiLinear
+	// sets each pixel through a boxed colour, garbage of 8 bytes a pixel.
+	dst := image.NewRGBA(image.Rect(0, 0, out.X, out.Y))
+	scaler := draw.Interpolator(draw.BiLinear)
+	if kernelSize(out, crop) > maxKernelBuffer {
+		scaler = draw.ApproxBiLinear
+	}
+	scaler.Scale(dst, dst.Bounds(), src, crop, draw.Src, nil)
+	return dst
+}
+
+// fitting is the part of a picture of bounds sb that fit scales, and the
+// size it scales it to; scaled is false when the picture is left as it is.
+func fitting(sb image.Rectangle, boxSize image.Point, req Request) (crop image.Rectangle, out image.Point, scaled bool) {
 	sw, sh := float64(sb.Dx()), float64(sb.Dy())
 	scaleW, scaleH := float64(boxSize.X)/sw, float64(boxSize.Y)/sh
 	scale := math.Max(scaleW, scaleH)
@@ -37,25 +56,45 @@ func fit(src image.Image, boxSize image.Point, req Request) image.Image {
 	if !req.ScaleUp {
 		scale = math.Min(scale, 1)
 	}
-	scaled := image.Pt(atLeastOne(sw*scale), atLeastOne(sh*scale))
-	out := scaled
+	size := image.Pt(atLeastOne(sw*scale), atLeastOne(sh*scale))
+	out = size
 	if !req.KeepAspect {
-		out = image.Pt(min(scaled.X, boxSize.X), min(scaled.Y, boxSize.Y))
+		out = image.Pt(min(size.X, boxSize.X), min(size.Y, boxSize.Y))
 	}
-	if scaled == sb.Size() && out == scaled {
-		return src
+	if size == sb.Size() && out == size {
+		return sb, out, false
 	}
 	// The part of src that, scaled, fills out: its middle.
-	crop := image.Rect(0, 0, atLeastOne(float64(out.X)/scale), atLeastOne(float64(out.Y)/scale))
+	crop = image.Rect(0, 0, atLeastOne(float64(out.X)/scale), atLeastOne(float64(out.Y)/scale))
 	crop = crop.Add(sb.Min).Add(image.Pt((sb.Dx()-crop.Dx())/2, (sb.Dy()-crop.Dy())/2)).Intersect(sb)
-	src, crop = halve(src, crop, out)
-	dst := image.NewNRGBA(image.Rect(0, 0, out.X, out.Y))
-	scaler := draw.Interpolator(draw.BiLinear)
-	if int64(out.X)*int64(crop.Dy())*kernelBytes > maxKernelBuffer {
-		scaler = draw.ApproxBiLinear
+	return crop, out, true
+}
+
+// fitBytes is what fit allocates for a picture of size into boxSize,
+// following the same steps: the halvings, the preview and BiLinear's
+// kernel buffer.
+func fitBytes(size, boxSize image.Point, req Request) int64 {
+	crop, out, scaled := fitting(image.Rectangle{Max: size}, boxSize, req)
+	if !scaled {
+		return 0
 	}
-	scaler.Scale(dst, dst.Bounds(), src, crop, draw.Src, nil)
-	return dst
+	var total int64
+	for w, h := crop.Dx(), crop.Dy(); w >= 2*out.X && h >= 2*out.Y; {
+		w, h = w/2, h/2
+		total += 4 * int64(w) * int64(h)
+		crop = image.Rect(0, 0, w, h)
+	}
+	total += 4 * int64(out.X) * int64(out.Y)
+	if k := kernelSize(out, crop); k <= maxKernelBuffer {
+		total += k
+	}
+	return total
+}
+
+// kernelSize is the intermediate image draw.BiLinear makes to scale crop
+// to out.
+func kernelSize(out image.Point, crop image.Rectangle) int64 {
+	return int64(out.X) * int64(crop.Dy()) * kernelBytes
 }
 
 const (

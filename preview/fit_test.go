@@ -25,3 +25,29 @@ func TestFitLargePreviewMemory(t *testing.T) {
 		t.Fatalf("fit allocated %d MB for a picture of %d MB", alloc>>20, len(src.Pix)>>20)
 	}
 }
+
+// TestFitBytesCoversFit: what fit allocates is what fitBytes says, give or
+// take draw's own small buffers.
+func TestFitBytesCoversFit(t *testing.T) {
+	for _, tc := range []struct {
+		src image.Point
+		req Request
+	}{
+		{image.Pt(3000, 2000), Request{Width: 64, Height: 64}},
+		{image.Pt(3000, 2000), Request{Width: 1920, Height: 1920, KeepAspect: true}},
+		{image.Pt(2500, 2500), Request{Width: 1024, Height: 1024}},
+		{image.Pt(300, 200), Request{Width: 256, Height: 256, KeepAspect: true}},
+		{image.Pt(200, 100), Request{Width: 512, Height: 512, KeepAspect: true, ScaleUp: true}},
+		{image.Pt(20, 10), Request{Width: 64, Height: 64}},
+	} {
+		src := image.NewRGBA(image.Rectangle{Max: tc.src})
+		boxSize := box(tc.req, DefaultSizes)
+		want := fitBytes(tc.src, boxSize, tc.req)
+		before := totalAlloc()
+		fit(src, boxSize, tc.req)
+		allocated := int64(totalAlloc() - before)
+		if allocated > want+64<<10 || want > allocated+64<<10 {
+			t.Errorf("%v into %v: fit allocated %d bytes, fitBytes says %d", tc.src, tc.req, allocated, want)
+		}
+	}
+}

@@ -1,8 +1,8 @@
 // Package preview makes thumbnails: it decodes an image (PNG, JPEG, GIF,
 // BMP, TIFF, WebP) or renders the first lines of a plain text file, scales
 // the picture into a box of one of the configured sizes and encodes it, all
-// within limits on pixels, time and concurrency, so that no file and no
-// burst of requests can take the server's memory or CPU.
+// within limits on pixels, memory, time and concurrency, so that no file
+// and no burst of requests can take the server's memory or CPU.
 package preview
 
 import (
@@ -26,11 +26,12 @@ var (
 	// ErrNotAsNamed: the content cannot be read as the kind its name or
 	// content type says.
 	ErrNotAsNamed = errors.New("the content is not what its name says")
-	// ErrTooLarge: the image has more pixels than the limit, found before
-	// anything is decoded.
-	ErrTooLarge = errors.New("the image has too many pixels for a preview")
-	// ErrBusy: the previews being made use every slot or the whole pixel
-	// budget; the client may retry.
+	// ErrTooLarge: the image has more pixels than the limit, or needs more
+	// memory than the whole budget, found before anything is decoded.
+	ErrTooLarge = errors.New("the image is too large for a preview")
+	// ErrBusy: the previews being made use every slot, or the memory
+	// budget stayed taken while the preview waited for its share; the
+	// client may retry.
 	ErrBusy = errors.New("too many previews are being made")
 	// ErrTimeout: making the preview took longer than the time limit.
 	ErrTimeout = errors.New("making the preview took too long")
@@ -42,6 +43,14 @@ var DefaultSizes = []int{36, 48, 64, 128, 256, 512, 1024, 1920}
 const (
 	// DefaultMaxPixels is the largest image, in pixels, that is decoded.
 	DefaultMaxPixels = 50_000_000
+	// DefaultMaxMemory is the memory budget of all the previews being made
+	// at once. The Go collector may let the heap grow to twice what is
+	// live, so a burst of previews can make the process grow by twice the
+	// budget.
+	DefaultMaxMemory = 192 << 20
+	// budgetWait bounds how long a preview waits for its share of the
+	// memory budget before it is refused as busy.
+	budgetWait = 2 * time.Second
 	// DefaultTimeout bounds the decoding, scaling and encoding of one preview.
 	DefaultTimeout = 10 * time.Second
 	// textLimit is how much of a text file is read to render its first lines.
@@ -54,9 +63,15 @@ type Options struct {
 	// Sizes are the allowed edge lengths: a requested width or height is
 	// snapped up to the next one, or down to the largest.
 	Sizes []int
-	// MaxPixels refuses larger images before decoding (ErrTooLarge); it is
-	// also the budget of pixels decoded at once over all requests.
+	// MaxPixels refuses larger images before decoding (ErrTooLarge), which
+	// bounds the time a decode takes.
 	MaxPixels int64
+	// MaxMemory is the budget, in bytes, of the previews being made at
+	// once: each holds what its decoding and scaling allocate, known from
+	// the image's header. An image that needs more than the whole budget
+	// is refused (ErrTooLarge); one that finds too little of it left waits
+	// briefly, then is refused as busy.
+	MaxMemory int64
 	// MaxConcurrent bounds the previews made at once; more get ErrBusy.
 	// Default: the number of CPUs.
 	MaxConcurrent int
@@ -84,9 +99,10 @@ type Preview struct {
 type Generator struct {
 	sizes     []int
 	maxPixels int64
+	maxMemory int64
 	timeout   time.Duration
 	slots     *semaphore.Weighted
-	pixels    *semaphore.Weighted
+	memory    *semaphore.Weighted
 }
 
 // New returns a Generator with opts' limits.
@@ -94,6 +110,7 @@ func New(opts Options) *Generator {
 	g := &Generator{
 		sizes:     opts.Sizes,
 		maxPixels: opts.MaxPixels,
+		maxMemory: opts.MaxMemory,
 		timeout:   opts.Timeout,
 	}
 	if len(g.sizes) == 0 {
@@ -101,6 +118,9 @@ func New(opts Options) *Generator {
 	}
 	if g.maxPixels <= 0 {
 		g.maxPixels = DefaultMaxPixels
+	}
+	if g.maxMemory <= 0 {
+		g.maxMemory = DefaultMaxMemory
 	}
 	if g.timeout <= 0 {
 		g.timeout = DefaultTimeout
@@ -110,7 +130,7 @@ func New(opts Options) *Generator {
 		concurrent = runtime.NumCPU()
 	}
 	g.slots = semaphore.NewWeighted(int64(concurrent))
-	g.pixels = semaphore.NewWeighted(g.maxPixels)
+	g.memory = semaphore.NewWeighted(g.maxMemory)
 	return g
 }
 
@@ -119,9 +139,12 @@ func (g *Generator) Sizes() []int { return g.sizes }
 
 // Render makes the preview of src, a file of the given kind, for req. It
 // takes src over and closes it. When the time limit passes, Render returns
-// ErrTimeout at once while the work, which cannot be stopped halfway, goes
-// on holding its slot and its pixels until it ends.
-func (g *Generator) Render(ctx context.Context, src io.ReadSeekCloser, kind Kind, req Request) (Preview, error) {
+// ErrTimeout at once, while the work, which cannot be stopped halfway,
+// goes on holding its slot and its memory until it ends: the memory is
+// taken until then, and the budget says so. keep, when not nil, is given
+// every preview made, before Render returns it or, after a timeout, when
+// the work ends: a cache that keeps it answers the client's retry.
+func (g *Generator) Render(ctx context.Context, src io.ReadSeekCloser, kind Kind, req Request, keep func(Preview)) (Preview, error) {
 	if kind == Unsupported {
 		src.Close()
 		return Preview{}, ErrUnsupported
@@ -130,21 +153,24 @@ func (g *Generator) Render(ctx context.Context, src io.ReadSeekCloser, kind Kind
 		src.Close()
 		return Preview{}, fmt.Errorf("preview box %dx%d: width and height must be positive", req.Width, req.Height)
 	}
-	if !g.slots.TryAcquire(1) {
-		src.Close()
-		return Preview{}, ErrBusy
-	}
+	// The work waits for its memory a short while at most, and not once
+	// Render has returned: a request never waits past its timeout, and a
+	// wait that ends before it is told apart (busy) from a timeout.
+	wait, stopWaiting := context.WithTimeout(ctx, min(budgetWait, g.timeout/2))
+	defer stopWaiting()
 	type result struct {
 		p   Preview
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		p, err := g.render(src, kind, req)
+		p, err := g.render(wait, src, kind, req)
 		// Closed and released before the answer, which the caller may
 		// act on at once: the source is closed when Render returns.
 		src.Close()
-		g.slots.Release(1)
+		if err == nil && keep != nil {
+			keep(p)
+		}
 		done <- result{p, err}
 	}()
 	timer := time.NewTimer(g.timeout)
@@ -159,26 +185,43 @@ func (g *Generator) Render(ctx context.Context, src io.ReadSeekCloser, kind Kind
 	}
 }
 
-// render decodes, scales and encodes; it runs in its own goroutine.
-func (g *Generator) render(src io.ReadSeeker, kind Kind, req Request) (Preview, error) {
-	pic, err := g.decode(src, kind)
+// render reads the header, takes a slot and the memory the header says
+// the preview needs, then decodes, scales and encodes; it runs in its own
+// goroutine. wait bounds the wait for memory. An image over the limits is
+// refused before it takes a slot, whatever the load, so that the answer
+// says it is no use trying again.
+func (g *Generator) render(wait context.Context, r io.ReadSeeker, kind Kind, req Request) (Preview, error) {
+	src := &readRecorder{r: r}
+	boxSize := box(req, g.sizes)
+	plan, err := g.plan(src, kind, boxSize, req)
 	if err != nil {
 		return Preview{}, err
 	}
-	defer pic.release()
-	thumb := fit(pic.img, box(req, g.sizes), req)
+	if !g.slots.TryAcquire(1) {
+		return Preview{}, ErrBusy
+	}
+	defer g.slots.Release(1)
+	if err := g.reserve(wait, plan.cost); err != nil {
+		return Preview{}, err
+	}
+	p, err := g.produce(src, plan, boxSize, req)
+	g.giveBack(plan.cost)
+	return p, err
+}
+
+// produce decodes, scales and encodes src as plan says.
+func (g *Generator) produce(src *readRecorder, plan plan, boxSize image.Point, req Request) (Preview, error) {
+	img, err := plan.decode(src)
+	if err != nil {
+		return Preview{}, err
+	}
+	thumb := fit(img, boxSize, req)
 	var buf bytes.Buffer
-	contentType, err := encode(&buf, thumb, kind)
+	contentType, err := encode(&buf, thumb, plan.kind)
 	if err != nil {
 		return Preview{}, fmt.Errorf("encoding preview: %w", err)
 	}
 	return Preview{Data: buf.Bytes(), ContentType: contentType}, nil
-}
-
-// picture is a decoded image and the pixels it holds of the budget.
-type picture struct {
-	img     image.Image
-	release func()
 }
 
 // Snap returns req with its box snapped to the allowed sizes, the box a

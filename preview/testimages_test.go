@@ -2,10 +2,12 @@ package preview
 
 import (
 	"bytes"
+	"compress/zlib"
 	"encoding/binary"
 	"hash/crc32"
 	"image"
 	"image/color"
+	"image/draw"
 	"image/gif"
 	"image/jpeg"
 	"image/png"
@@ -122,4 +124,116 @@ func pngBomb(t testing.TB, w, h uint32) []byte {
 	binary.BigEndian.PutUint32(data[20:], h)
 	binary.BigEndian.PutUint32(data[29:], crc32.ChecksumIEEE(data[12:29]))
 	return data
+}
+
+// png16Bomb is a 16-bit RGBA PNG of w×h pixels, all zero, which deflate
+// packs a thousandfold: a few hundred kilobytes that decode to 8 bytes a
+// pixel. The rows are written one at a time, never held whole.
+func png16Bomb(t testing.TB, w, h int) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	out.WriteString("\x89PNG\r\n\x1a\n")
+	ihdr := binary.BigEndian.AppendUint32(nil, uint32(w))
+	ihdr = binary.BigEndian.AppendUint32(ihdr, uint32(h))
+	ihdr = append(ihdr, 16, 6, 0, 0, 0) // 16 bits, RGBA, deflate, no filter, not interlaced
+	writeChunk(&out, "IHDR", ihdr)
+	var idat bytes.Buffer
+	z, err := zlib.NewWriterLevel(&idat, zlib.BestCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := make([]byte, 1+8*w) // filter byte 0, then the pixels
+	for range h {
+		if _, err := z.Write(row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
+	}
+	writeChunk(&out, "IDAT", idat.Bytes())
+	writeChunk(&out, "IEND", nil)
+	return out.Bytes()
+}
+
+func writeChunk(w *bytes.Buffer, kind string, data []byte) {
+	w.Write(binary.BigEndian.AppendUint32(nil, uint32(len(data))))
+	crc := crc32.NewIEEE()
+	crc.Write([]byte(kind))
+	crc.Write(data)
+	w.WriteString(kind)
+	w.Write(data)
+	w.Write(binary.BigEndian.AppendUint32(nil, crc.Sum32()))
+}
+
+// gifBomb is a GIF of one colour, w×h pixels.
+func gifBomb(t testing.TB, w, h int) []byte {
+	t.Helper()
+	img := image.NewPaletted(image.Rect(0, 0, w, h), color.Palette{color.Black, color.White})
+	var b bytes.Buffer
+	if err := gif.Encode(&b, img, nil); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// interlacedPNG is an Adam7-interlaced gray PNG of w×h pixels, which Go
+// only decodes: each pass's rows of zeros, filter byte 0 first.
+func interlacedPNG(t testing.TB, w, h int) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	out.WriteString("\x89PNG\r\n\x1a\n")
+	ihdr := binary.BigEndian.AppendUint32(nil, uint32(w))
+	ihdr = binary.BigEndian.AppendUint32(ihdr, uint32(h))
+	ihdr = append(ihdr, 8, 0, 0, 0, 1) // 8 bits, gray, Adam7
+	writeChunk(&out, "IHDR", ihdr)
+	var idat bytes.Buffer
+	z := zlib.NewWriter(&idat)
+	passes := []struct{ x0, y0, dx, dy int }{{0, 0, 8, 8}, {4, 0, 8, 8}, {0, 4, 4, 8}, {2, 0, 4, 4}, {0, 2, 2, 4}, {1, 0, 2, 2}, {0, 1, 1, 2}}
+	for _, p := range passes {
+		pw, ph := (w-p.x0+p.dx-1)/p.dx, (h-p.y0+p.dy-1)/p.dy
+		if pw <= 0 || ph <= 0 {
+			continue
+		}
+		row := make([]byte, 1+pw)
+		for range ph {
+			z.Write(row)
+		}
+	}
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
+	}
+	writeChunk(&out, "IDAT", idat.Bytes())
+	writeChunk(&out, "IEND", nil)
+	return out.Bytes()
+}
+
+func encodedPNG(t testing.TB, img image.Image) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func encodedJPEG(t testing.TB, img image.Image) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, img, nil); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func toGray(src image.Image) *image.Gray {
+	dst := image.NewGray(src.Bounds())
+	draw.Draw(dst, dst.Bounds(), src, src.Bounds().Min, draw.Src)
+	return dst
+}
+
+func toNRGBA64(src image.Image) *image.NRGBA64 {
+	dst := image.NewNRGBA64(src.Bounds())
+	draw.Draw(dst, dst.Bounds(), src, src.Bounds().Min, draw.Src)
+	return dst
 }

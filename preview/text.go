@@ -36,9 +36,7 @@ func renderText(r io.Reader) (image.Image, error) {
 	}
 	face := basicfont.Face7x13
 	lineHeight := face.Metrics().Height.Ceil()
-	width := textColumns*face.Advance + 2*textMargin
-	height := textLines*lineHeight + 2*textMargin
-	page := image.NewGray(image.Rect(0, 0, width, height))
+	page := image.NewGray(textPage())
 	draw.Draw(page, page.Bounds(), image.White, image.Point{}, draw.Src)
 	d := font.Drawer{Dst: page, Src: image.NewUniform(color.Gray{Y: 0x30}), Face: face}
 	lines := bufio.NewScanner(bytes.NewReader(start))
@@ -51,6 +49,21 @@ func renderText(r io.Reader) (image.Image, error) {
 		return nil, fmt.Errorf("reading the text: %w", err)
 	}
 	return page, nil
+}
+
+// textPage is the page text is drawn on.
+func textPage() image.Rectangle {
+	face := basicfont.Face7x13
+	width := textColumns*face.Advance + 2*textMargin
+	height := textLines*face.Metrics().Height.Ceil() + 2*textMargin
+	return image.Rect(0, 0, width, height)
+}
+
+// textCost is the memory a text preview into boxSize takes: the text
+// read, the page (gray), and its scaling.
+func textCost(boxSize image.Point, req Request) int64 {
+	page := textPage()
+	return textLimit + int64(page.Dx())*int64(page.Dy()) + scaleBytes(page.Size(), boxSize, req)
 }
 
 // printable is the first columns of line with tabs as spaces and what is
