@@ -91,8 +91,15 @@ type DAVSpaces struct {
 	// beyond is answered 423. Default: 16
 	// (davhandler.DefaultMaxLocksCovering).
 	MaxLocksPerResource int `json:"max_locks_per_resource,omitempty"`
-	// MaxLocksPerUser caps the locks one user holds in one space; a LOCK
-	// beyond is answered 507. Default: 128 (davhandler.DefaultMaxLocksPerUser).
+	// MaxLockBytesPerUser caps what the locks one user holds in one space
+	// cost the store (storage.LockBytes: a lock's text and a fixed
+	// overhead); a LOCK beyond is answered 423. Default: 16 MiB
+	// (davhandler.DefaultMaxLockBytesPerUser), 10,000 locks of davfs2.
+	MaxLockBytesPerUser int64 `json:"max_lock_bytes_per_user,omitempty"`
+	// MaxLocksPerUser also caps the number of locks one user holds in one
+	// space, when set; a LOCK beyond is answered 423. Default: none. It
+	// was the cap before MaxLockBytesPerUser (then 128, which davfs2
+	// outgrew): a configuration that sets it keeps the count it asked for.
 	MaxLocksPerUser int `json:"max_locks_per_user,omitempty"`
 	// UploadTTL is how long an unfinished resumable (TUS) upload is kept
 	// after its creation; its bytes are dropped then. Default: 24h
@@ -230,9 +237,10 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		MaxXMLBytes:        dav.MaxXMLBytes,
 		MaxLockTimeout:     time.Duration(dav.LockTimeoutMax),
 		LockLimits: storage.LockLimits{
-			MaxOwnerBytes: int(dav.LockOwnerMaxBytes),
-			MaxCovering:   dav.MaxLocksPerResource,
-			MaxPerUser:    dav.MaxLocksPerUser,
+			MaxOwnerBytes:   int(dav.LockOwnerMaxBytes),
+			MaxCovering:     dav.MaxLocksPerResource,
+			MaxBytesPerUser: dav.MaxLockBytesPerUser,
+			MaxPerUser:      dav.MaxLocksPerUser,
 		},
 		Logger:        dav.logger,
 		ProjectSpaces: projectSpaces,
@@ -379,8 +387,8 @@ func (dav *DAVSpaces) Validate() error {
 	if dav.LockOwnerMaxBytes < 0 || dav.LockOwnerMaxBytes > math.MaxInt32 {
 		return fmt.Errorf("lock_owner_max_bytes must be between 0 and %d", math.MaxInt32)
 	}
-	if dav.MaxLocksPerResource < 0 || dav.MaxLocksPerUser < 0 {
-		return fmt.Errorf("max_locks_per_resource and max_locks_per_user must not be negative")
+	if dav.MaxLocksPerResource < 0 || dav.MaxLocksPerUser < 0 || dav.MaxLockBytesPerUser < 0 {
+		return fmt.Errorf("max_locks_per_resource, max_locks_per_user and max_lock_bytes_per_user must not be negative")
 	}
 	if dav.UploadTTL < 0 {
 		return fmt.Errorf("upload_ttl must not be negative")
@@ -518,6 +526,7 @@ func parseDAVSpaces(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		lock_timeout_max <duration>
 //		lock_owner_max <size>
 //		locks_per_resource <count>
+//		lock_bytes_per_user <size>
 //		locks_per_user <count>
 //		upload_ttl     <duration>
 //		max_open_uploads <count>
@@ -586,6 +595,8 @@ func (dav *DAVSpaces) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		dav.LockOwnerMaxBytes, err = positiveSizeArg(d)
 	case "locks_per_resource":
 		dav.MaxLocksPerResource, err = countArg(d)
+	case "lock_bytes_per_user":
+		dav.MaxLockBytesPerUser, err = positiveSizeArg(d)
 	case "locks_per_user":
 		dav.MaxLocksPerUser, err = countArg(d)
 	case "upload_ttl":
