@@ -91,6 +91,11 @@ type DAVSpaces struct {
 	// beyond is answered 423. Default: 16
 	// (davhandler.DefaultMaxLocksCovering).
 	MaxLocksPerResource int `json:"max_locks_per_resource,omitempty"`
+	// AdminOverTCP lets the admin endpoints of `caddy davspaces backup` and
+	// `check` (the store's database, what a check finds) answer on a TCP
+	// admin listener, which every local user can reach; by default they
+	// answer on a unix socket admin listener only.
+	AdminOverTCP bool `json:"admin_over_tcp,omitempty"`
 	// MaxLockBytesPerUser caps what the locks one user holds in one space
 	// cost the store (storage.LockBytes: a lock's text and a fixed
 	// overhead); a LOCK beyond is answered 423. Default: 16 MiB
@@ -197,6 +202,7 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		config:        ctx.Context,
 		personalQuota: dav.PersonalQuotaBytes,
 		retention:     dav.retentionPolicy(),
+		adminOverTCP:  dav.AdminOverTCP,
 	})
 	if err != nil {
 		return fmt.Errorf("davspaces store %s: %w", dav.storeKey, err)
@@ -527,6 +533,7 @@ func parseDAVSpaces(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		lock_owner_max <size>
 //		locks_per_resource <count>
 //		lock_bytes_per_user <size>
+//		admin_over_tcp
 //		locks_per_user <count>
 //		upload_ttl     <duration>
 //		max_open_uploads <count>
@@ -595,6 +602,8 @@ func (dav *DAVSpaces) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		dav.LockOwnerMaxBytes, err = positiveSizeArg(d)
 	case "locks_per_resource":
 		dav.MaxLocksPerResource, err = countArg(d)
+	case "admin_over_tcp":
+		err = flagArg(d, &dav.AdminOverTCP)
 	case "lock_bytes_per_user":
 		dav.MaxLockBytesPerUser, err = positiveSizeArg(d)
 	case "locks_per_user":

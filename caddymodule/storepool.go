@@ -38,6 +38,9 @@ type storeClaim struct {
 	config        context.Context
 	personalQuota int64
 	retention     storage.RetentionPolicy
+	// adminOverTCP lets the admin endpoints hand out the store's database
+	// and checks on a TCP admin listener (adminStore).
+	adminOverTCP bool
 	// granted is the retention the store keeps for the handler's spaces
 	// (its default for the personal spaces), once the claim is merged with
 	// those of the handlers before it: what the handler may advertise.
@@ -106,6 +109,19 @@ func (p *pooledStore) inForceLocked() (personalQuota int64, retention storage.Re
 		}
 	}
 	return newest.personalQuota, retention, true
+}
+
+// adminOverTCP reports whether a handler of the newest configuration
+// lets the admin endpoints serve the store on a TCP admin listener.
+func (p *pooledStore) adminOverTCP() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.claims)
+	if n == 0 {
+		return false
+	}
+	newest := p.claims[n-1].config
+	return slices.ContainsFunc(p.claims, func(c *storeClaim) bool { return c.config == newest && c.adminOverTCP })
 }
 
 // openStore returns the backend's store, opening it on first use.
