@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -356,5 +357,29 @@ func TestLockRecordBytes(t *testing.T) {
 	t.Logf("%d locks: %d bytes of pages, %d of text; %d bytes a lock beyond its text", n, pages, text, overhead)
 	if overhead > storage.LockOverheadBytes {
 		t.Fatalf("a lock costs %d bytes beyond its text, more than storage.LockOverheadBytes (%d)", overhead, storage.LockOverheadBytes)
+	}
+}
+
+// lockPlace reads the node and Deep flag of every lock format without
+// decoding it, and refuses a record too short for them.
+func TestLockPlace(t *testing.T) {
+	for _, l := range []storage.Lock{
+		{NodeID: "node", Deep: true, Scope: storage.LockShared, Owner: "o", User: "u", Groups: []string{"g"}},
+		{NodeID: "", Scope: storage.LockExclusive},
+		{NodeID: strings.Repeat("n", 300), Scope: storage.LockExclusive}, // a length of two bytes
+	} {
+		node, deep, ok := lockPlace(encodeLock(l))
+		if !ok || string(node) != l.NodeID || deep != l.Deep {
+			t.Errorf("lockPlace of a lock on %.10q (deep %v) = %.10q, %v, %v", l.NodeID, l.Deep, node, deep, ok)
+		}
+	}
+	v1 := []byte{lockFormatV1, byte(storage.LockShared), 1, 4, 'n', 'o', 'd', 'e'}
+	if node, deep, ok := lockPlace(v1); !ok || string(node) != "node" || !deep {
+		t.Errorf("lockPlace of format 1 = %q, %v, %v", node, deep, ok)
+	}
+	for _, v := range [][]byte{nil, {lockFormat, 1, 0}, {lockFormat, 1, 0, 9, 'n'}} {
+		if _, _, ok := lockPlace(v); ok {
+			t.Errorf("lockPlace(%v) accepted a damaged record", v)
+		}
 	}
 }
