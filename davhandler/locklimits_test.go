@@ -146,17 +146,22 @@ func TestLockBytesPerUserCap(t *testing.T) {
 	e.lock("marie", "/dav/spaces/physics/new.txt", lockBody("exclusive", owner))
 }
 
+// davfs2Lock is the LOCK body davfs2 1.6 sends for a file it creates
+// (with Depth: 0 and Timeout: Second-1800): its owner is the user name.
+const davfs2Lock = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<lockinfo xmlns='DAV:'>\n <lockscope><exclusive/></lockscope>\n" +
+	"<locktype><write/></locktype><owner>einstein</owner>\n</lockinfo>\n"
+
 // On the default caps a user holds the locks of a client that locks
-// every new file of a copied folder until it uploads it, as davfs2 does
-// (its owner is the user name): 128 of them were the cap once, and
-// davfs2 stopped the copy at the 129th.
+// every new file of a copied folder until it uploads it, as davfs2 does:
+// 128 of them were the cap once, and davfs2 stopped the copy at the
+// 129th.
 func TestDefaultLockCapsHoldDavfs2Copy(t *testing.T) {
 	const files = 1000
 	e := newEnvWith(t, boltstore.Options{NoSync: true}, withLocks) // the caps, not durability
 	wantStatus(t, e.do("einstein", "MKCOL", "/remote.php/dav/files/einstein/copy", ""), http.StatusCreated)
 	for i := range files {
 		path := fmt.Sprintf("/remote.php/dav/files/einstein/copy/file-%04d.txt", i)
-		rec := e.do("einstein", "LOCK", path, lockBody("exclusive", "einstein"), "Timeout", "Second-300")
+		rec := e.do("einstein", "LOCK", path, davfs2Lock, "Depth", "0", "Timeout", "Second-1800")
 		if rec.Code != http.StatusOK && rec.Code != http.StatusCreated {
 			t.Fatalf("LOCK of new file %d: %d %s", i+1, rec.Code, rec.Body)
 		}
