@@ -304,20 +304,27 @@ func (s *Store) RemoveLock(ctx context.Context, spaceID, token string) error {
 	return nil
 }
 
-// liveLock returns the live lock of the space with token, or ErrNotFound.
-// It purges the space's expired locks on the way.
+// liveLock returns the live lock of the space with token, if it counts
+// (storage.LockCounts), or ErrNotFound. It reads that lock alone: a space
+// may hold thousands (a copy by davfs2 holds one per file, and unlocks
+// each after its upload).
 func (t *txn) liveLock(spaceID, token string, now time.Time) (storage.Lock, error) {
-	if _, err := t.liveLocks(spaceID, now, true); err != nil {
-		return storage.Lock{}, err
-	}
 	l, ok, err := t.lock(spaceID, token)
 	if err != nil {
 		return storage.Lock{}, err
 	}
-	if !ok {
-		return storage.Lock{}, storage.LockNotFound(spaceID, token)
+	if ok && isLive(l, now) {
+		sp, err := t.space(spaceID)
+		if errors.Is(err, storage.ErrNotFound) {
+			sp = storage.Space{ID: spaceID} // locks of no members
+		} else if err != nil {
+			return storage.Lock{}, err
+		}
+		if storage.LockCounts(sp, l) {
+			return l, nil
+		}
 	}
-	return l, nil
+	return storage.Lock{}, storage.LockNotFound(spaceID, token)
 }
 
 // LocksOn returns the live locks covering nodeID: its own and the Deep
