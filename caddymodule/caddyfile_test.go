@@ -170,9 +170,10 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 			input: `davspaces {
 				lock_owner_max 2KiB
 				locks_per_resource 8
+				lock_bytes_per_user 4MiB
 				locks_per_user 50
 			}`,
-			want: DAVSpaces{LockOwnerMaxBytes: 2048, MaxLocksPerResource: 8, MaxLocksPerUser: 50},
+			want: DAVSpaces{LockOwnerMaxBytes: 2048, MaxLocksPerResource: 8, MaxLockBytesPerUser: 4 << 20, MaxLocksPerUser: 50},
 		},
 		{
 			name: "upload_ttl in hours",

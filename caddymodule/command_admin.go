@@ -1,13 +1,12 @@
 package caddymodule
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 )
@@ -27,8 +26,9 @@ const snapshotPath = "/davspaces/snapshot"
 // SnapshotAdmin is the admin API module serving GET
 // /davspaces/snapshot?store=<data directory>: a consistent copy of the
 // database of an embedded store this process has open, for backups taken
-// while it serves. Like the rest of the admin API, it is for the
-// administrator only: the copy holds every space's metadata.
+// while it serves. The copy holds every space's metadata: it is served on
+// a unix socket admin listener only, unless the store allows TCP
+// (adminStore).
 type SnapshotAdmin struct{}
 
 // CaddyModule returns the Caddy module information.
@@ -60,7 +60,7 @@ func serveSnapshot(w http.ResponseWriter, r *http.Request) error {
 		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed", r.Method)}
 	}
 	key := r.URL.Query().Get("store")
-	snap, err := openSnapshotter(key)
+	snap, err := openSnapshotter(r, key)
 	if err != nil {
 		return err
 	}
@@ -84,31 +84,17 @@ func serveSnapshot(w http.ResponseWriter, r *http.Request) error {
 }
 
 // openSnapshotter returns the open embedded store whose data directory is
-// key.
-func openSnapshotter(key string) (snapshotter, error) {
-	var (
-		found snapshotter
-		keys  []string
-	)
-	stores.Range(func(k, v any) bool {
-		ks, _ := k.(string)
-		keys = append(keys, ks)
-		if ks != key {
-			return true
-		}
-		if p, ok := v.(*pooledStore); ok {
-			found, _ = p.Store.(snapshotter)
-		}
-		return false
-	})
-	if found != nil {
-		return found, nil
+// key, if r may have its database (adminStore).
+func openSnapshotter(r *http.Request, key string) (snapshotter, error) {
+	p, err := adminStore(r, key)
+	if err != nil {
+		return nil, err
 	}
-	if key != "" && slices.Contains(keys, key) {
-		return nil, caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("the store %s is no embedded store: it has no database copy", key)}
+	snap, ok := p.Store.(snapshotter)
+	if !ok {
+		return nil, caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: errors.New("the store is no embedded store: it has no database copy")}
 	}
-	slices.Sort(keys)
-	return nil, caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("no store %q is open in this server; open: %s", key, strings.Join(keys, ", "))}
+	return snap, nil
 }
 
 // Interface guards

@@ -93,7 +93,7 @@ func TestSnapshotAdminSendsTheOpenDatabase(t *testing.T) {
 	defer dav.Cleanup()
 
 	rec := httptest.NewRecorder()
-	req := httptest.NewRequest(http.MethodGet, snapshotPath+"?store="+url.QueryEscape(data), nil)
+	req := adminRequest(http.MethodGet, snapshotPath+"?store="+url.QueryEscape(data), "unix")
 	if err := serveSnapshot(rec, req); err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestSnapshotAdminSendsTheOpenDatabase(t *testing.T) {
 		}
 	}
 
-	err = serveSnapshot(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, snapshotPath+"?store=/nowhere", nil))
+	err = serveSnapshot(httptest.NewRecorder(), adminRequest(http.MethodGet, snapshotPath+"?store=/nowhere", "unix"))
 	var apiErr caddy.APIError
 	if !errors.As(err, &apiErr) || apiErr.HTTPStatus != http.StatusNotFound {
 		t.Fatalf("a store not open here: %v", err)

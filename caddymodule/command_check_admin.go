@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -32,8 +33,9 @@ const checkAdminPath = "/davspaces/check"
 // /davspaces/check?store=<store key>[&deep=true][&repair=true]: a check
 // of a store this process has open. The answer is one JSON object per
 // line: {"problem": …} for each problem as it is found, then
-// {"summary": …} with "error" when the check stopped. Like the rest of
-// the admin API, it is for the administrator only.
+// {"summary": …} with "error" when the check stopped. It is served on a
+// unix socket admin listener only, unless the store allows TCP
+// (adminStore).
 type CheckAdmin struct{}
 
 // CaddyModule returns the Caddy module information.
@@ -65,7 +67,7 @@ func serveCheck(w http.ResponseWriter, r *http.Request) error {
 		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed", r.Method)}
 	}
 	q := r.URL.Query()
-	checker, err := openChecker(q.Get("store"))
+	checker, err := openChecker(r, q.Get("store"))
 	if err != nil {
 		return err
 	}
@@ -88,29 +90,18 @@ func serveCheck(w http.ResponseWriter, r *http.Request) error {
 }
 
 // openChecker returns the open store whose key is key, if it can check
-// itself.
-func openChecker(key string) (storage.Checker, error) {
-	var (
-		checker storage.Checker
-		known   bool
-	)
-	stores.Range(func(k, v any) bool {
-		if k != key {
-			return true
-		}
-		known = true
-		if p, ok := v.(*pooledStore); ok {
-			checker, _ = p.Store.(storage.Checker)
-		}
-		return false
-	})
-	switch {
-	case checker != nil:
-		return checker, nil
-	case known:
-		return nil, caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("the store %s cannot check itself", key)}
+// itself and r may have what it finds (adminStore): a check reports what
+// it finds of every space.
+func openChecker(r *http.Request, key string) (storage.Checker, error) {
+	p, err := adminStore(r, key)
+	if err != nil {
+		return nil, err
 	}
-	return nil, caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("no store %q is open in this server", key)}
+	checker, ok := p.Store.(storage.Checker)
+	if !ok {
+		return nil, caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: errors.New("the store cannot check itself")}
+	}
+	return checker, nil
 }
 
 // adminChecker checks a store through the admin endpoint of the server

@@ -84,7 +84,7 @@ func TestCheckAdminRefusals(t *testing.T) {
 		{http.MethodGet, "", http.StatusMethodNotAllowed},
 		{http.MethodPost, filepath.Join(t.TempDir(), "not-open"), http.StatusNotFound},
 	} {
-		req := httptest.NewRequest(tt.method, checkAdminPath+"?store="+url.QueryEscape(tt.store), nil)
+		req := adminRequest(tt.method, checkAdminPath+"?store="+url.QueryEscape(tt.store), "unix")
 		err := serveCheck(httptest.NewRecorder(), req)
 		var apiErr caddy.APIError
 		if !errors.As(err, &apiErr) || apiErr.HTTPStatus != tt.status {

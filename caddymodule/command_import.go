@@ -63,9 +63,11 @@ func newExportCommand() *cobra.Command {
 Writes the live tree of a space (not its trash, not its versions), or of
 the folder --path in it, into the local folder DEST as plain files and
 folders with their modification times, byte for byte as stored: each
-file's SHA1 is checked as it is written. DEST is created when missing; one
-that holds anything is refused unless --force, which replaces the files of
-the same names and leaves the rest.
+file's SHA1 is checked as it is written. What it creates is readable by
+the user who runs it only (files 0600, folders 0700): hand it on with
+chmod or chown. DEST is created when missing; one that holds anything is
+refused unless --force, which replaces the files of the same names and
+leaves the rest.
 
 The embedded (bolt) store opens in one process at a time: stop the server
 first. With 'store postgres' the export runs while the servers serve.`,

@@ -97,8 +97,20 @@ type DAVSpaces struct {
 	// beyond is answered 423. Default: 16
 	// (davhandler.DefaultMaxLocksCovering).
 	MaxLocksPerResource int `json:"max_locks_per_resource,omitempty"`
-	// MaxLocksPerUser caps the locks one user holds in one space; a LOCK
-	// beyond is answered 507. Default: 128 (davhandler.DefaultMaxLocksPerUser).
+	// AdminOverTCP lets the admin endpoints of `caddy davspaces backup` and
+	// `check` (the store's database, what a check finds) answer on a TCP
+	// admin listener, which every local user can reach; by default they
+	// answer on a unix socket admin listener only.
+	AdminOverTCP bool `json:"admin_over_tcp,omitempty"`
+	// MaxLockBytesPerUser caps what the locks one user holds in one space
+	// cost the store (storage.LockBytes: a lock's text and a fixed
+	// overhead); a LOCK beyond is answered 423. Default: 16 MiB
+	// (davhandler.DefaultMaxLockBytesPerUser), 10,000 locks of davfs2.
+	MaxLockBytesPerUser int64 `json:"max_lock_bytes_per_user,omitempty"`
+	// MaxLocksPerUser also caps the number of locks one user holds in one
+	// space, when set; a LOCK beyond is answered 423. Default: none. It
+	// was the cap before MaxLockBytesPerUser (then 128, which davfs2
+	// outgrew): a configuration that sets it keeps the count it asked for.
 	MaxLocksPerUser int `json:"max_locks_per_user,omitempty"`
 	// UploadTTL is how long an unfinished resumable (TUS) upload is kept
 	// after its creation; its bytes are dropped then. Default: 24h
@@ -197,6 +209,7 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		personalQuota: dav.PersonalQuotaBytes,
 		maxNodes:      int64(dav.MaxNodes),
 		retention:     dav.retentionPolicy(),
+		adminOverTCP:  dav.AdminOverTCP,
 	})
 	if err != nil {
 		return fmt.Errorf("davspaces store %s: %w", dav.storeKey, err)
@@ -237,9 +250,10 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		MaxXMLBytes:        dav.MaxXMLBytes,
 		MaxLockTimeout:     time.Duration(dav.LockTimeoutMax),
 		LockLimits: storage.LockLimits{
-			MaxOwnerBytes: int(dav.LockOwnerMaxBytes),
-			MaxCovering:   dav.MaxLocksPerResource,
-			MaxPerUser:    dav.MaxLocksPerUser,
+			MaxOwnerBytes:   int(dav.LockOwnerMaxBytes),
+			MaxCovering:     dav.MaxLocksPerResource,
+			MaxBytesPerUser: dav.MaxLockBytesPerUser,
+			MaxPerUser:      dav.MaxLocksPerUser,
 		},
 		Logger:        dav.logger,
 		ProjectSpaces: projectSpaces,
@@ -390,8 +404,8 @@ func (dav *DAVSpaces) Validate() error {
 	if dav.LockOwnerMaxBytes < 0 || dav.LockOwnerMaxBytes > math.MaxInt32 {
 		return fmt.Errorf("lock_owner_max_bytes must be between 0 and %d", math.MaxInt32)
 	}
-	if dav.MaxLocksPerResource < 0 || dav.MaxLocksPerUser < 0 {
-		return fmt.Errorf("max_locks_per_resource and max_locks_per_user must not be negative")
+	if dav.MaxLocksPerResource < 0 || dav.MaxLocksPerUser < 0 || dav.MaxLockBytesPerUser < 0 {
+		return fmt.Errorf("max_locks_per_resource, max_locks_per_user and max_lock_bytes_per_user must not be negative")
 	}
 	if dav.UploadTTL < 0 {
 		return fmt.Errorf("upload_ttl must not be negative")
@@ -530,6 +544,8 @@ func parseDAVSpaces(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		lock_timeout_max <duration>
 //		lock_owner_max <size>
 //		locks_per_resource <count>
+//		lock_bytes_per_user <size>
+//		admin_over_tcp
 //		locks_per_user <count>
 //		upload_ttl     <duration>
 //		max_open_uploads <count>
@@ -601,6 +617,10 @@ func (dav *DAVSpaces) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		dav.LockOwnerMaxBytes, err = positiveSizeArg(d)
 	case "locks_per_resource":
 		dav.MaxLocksPerResource, err = countArg(d)
+	case "admin_over_tcp":
+		err = flagArg(d, &dav.AdminOverTCP)
+	case "lock_bytes_per_user":
+		dav.MaxLockBytesPerUser, err = positiveSizeArg(d)
 	case "locks_per_user":
 		dav.MaxLocksPerUser, err = countArg(d)
 	case "upload_ttl":

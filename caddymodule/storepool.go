@@ -46,6 +46,9 @@ type storeClaim struct {
 	personalQuota int64
 	maxNodes      int64
 	retention     storage.RetentionPolicy
+	// adminOverTCP lets the admin endpoints hand out the store's database
+	// and checks on a TCP admin listener (adminStore).
+	adminOverTCP bool
 	// granted is the retention the store keeps for the handler's spaces
 	// (its default for the personal spaces), once the claim is merged with
 	// those of the handlers before it: what the handler may advertise.
@@ -118,6 +121,19 @@ func (p *pooledStore) inForceLocked() (newest *storeClaim, retention storage.Ret
 		}
 	}
 	return newest, retention, true
+}
+
+// adminOverTCP reports whether a handler of the newest configuration
+// lets the admin endpoints serve the store on a TCP admin listener.
+func (p *pooledStore) adminOverTCP() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.claims)
+	if n == 0 {
+		return false
+	}
+	newest := p.claims[n-1].config
+	return slices.ContainsFunc(p.claims, func(c *storeClaim) bool { return c.config == newest && c.adminOverTCP })
 }
 
 // openStore returns the backend's store, opening it on first use.

@@ -42,9 +42,14 @@ const (
 	// DefaultMaxLocksCovering caps the locks covering one resource: room
 	// for a few shared locks of people working together.
 	DefaultMaxLocksCovering = 16
-	// DefaultMaxLocksPerUser caps the locks one user holds in one space:
-	// more files than a person edits at once.
-	DefaultMaxLocksPerUser = 128
+	// DefaultMaxLockBytesPerUser caps what the locks one user holds in one
+	// space cost the store (storage.LockBytes). davfs2 locks every new file
+	// until its delayed upload, so a copied folder holds a lock per file
+	// for a while: its locks cost about 800 bytes each (a small owner, the
+	// file's path), and 10,000 of them fit with paths of up to 900 bytes.
+	// A count would either refuse such a copy or, at 4 KiB owners, let a
+	// user keep far more.
+	DefaultMaxLockBytesPerUser = 16 << 20
 )
 
 // DefaultMaxXMLBytes caps PROPFIND and PROPPATCH bodies unless configured.
@@ -73,7 +78,8 @@ type Config struct {
 	MaxLockTimeout time.Duration
 	// LockLimits cap locks; a zero field means its default
 	// (DefaultMaxLockOwnerBytes, DefaultMaxLocksCovering,
-	// DefaultMaxLocksPerUser).
+	// DefaultMaxLockBytesPerUser), but for MaxPerUser, which counts no
+	// locks unless set: the bytes bound what a user's locks keep.
 	LockLimits storage.LockLimits
 	// Uploads keeps resumable (TUS) uploads; nil means TUS is not offered.
 	Uploads storage.UploadSessions
@@ -281,9 +287,10 @@ func offered[I any](configured I, store storage.Store) I {
 // withLockDefaults fills the caps lim leaves at zero with their defaults.
 func withLockDefaults(lim storage.LockLimits) storage.LockLimits {
 	return storage.LockLimits{
-		MaxOwnerBytes: cmp.Or(lim.MaxOwnerBytes, DefaultMaxLockOwnerBytes),
-		MaxCovering:   cmp.Or(lim.MaxCovering, DefaultMaxLocksCovering),
-		MaxPerUser:    cmp.Or(lim.MaxPerUser, DefaultMaxLocksPerUser),
+		MaxOwnerBytes:   cmp.Or(lim.MaxOwnerBytes, DefaultMaxLockOwnerBytes),
+		MaxCovering:     cmp.Or(lim.MaxCovering, DefaultMaxLocksCovering),
+		MaxBytesPerUser: cmp.Or(lim.MaxBytesPerUser, DefaultMaxLockBytesPerUser),
+		MaxPerUser:      lim.MaxPerUser,
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/davspaces/davspaces/storage"
+	"github.com/davspaces/davspaces/storage/boltstore"
 )
 
 // lockBody is a LOCK body of scope ("exclusive" or "shared") with owner as
@@ -98,8 +99,9 @@ func TestLocksCoveringCap(t *testing.T) {
 	}
 }
 
-// A user holds at most the cap of locks in a space: one more is 507, and
-// nothing is kept; other users are not held back by it.
+// A user holds at most the count of locks set in a space: one more is
+// 423 (never 507, which clients read as a full disk), and nothing is
+// kept; other users are not held back by it.
 func TestLocksPerUserCap(t *testing.T) {
 	e := newEnv(t, withLocks, func(c *Config) { c.LockLimits.MaxPerUser = 2 })
 	for i := range 4 {
@@ -108,15 +110,80 @@ func TestLocksPerUserCap(t *testing.T) {
 	e.lock("marie", "/dav/spaces/physics/f0.txt", lockExclusive)
 	e.lock("marie", "/dav/spaces/physics/f1.txt", lockExclusive)
 	rec := e.do("marie", "LOCK", "/dav/spaces/physics/f2.txt", lockExclusive)
-	wantError(t, rec, http.StatusInsufficientStorage, "InsufficientStorage", "most locks allowed in this space (2)")
+	wantError(t, rec, http.StatusLocked, "Locked", "most locks allowed in this space (2 locks)")
+	wantCondition(t, rec, "no-conflicting-lock", "")
 	rec = e.do("marie", "LOCK", "/dav/spaces/physics/new.txt", lockExclusive)
-	wantStatus(t, rec, http.StatusInsufficientStorage)
+	wantStatus(t, rec, http.StatusLocked)
 	wantStatus(t, e.do("marie", "GET", "/dav/spaces/physics/new.txt", ""), http.StatusNotFound)
 	wantStatus(t, e.do("marie", "PUT", "/dav/spaces/physics/f2.txt", "x"), http.StatusNoContent)
 	e.lock("einstein", "/dav/spaces/physics/f2.txt", lockExclusive)
 	// In their personal space, the user has a cap of their own.
 	wantStatus(t, e.do("marie", "PUT", "/webdav/mine.txt", "m"), http.StatusCreated)
 	e.lock("marie", "/webdav/mine.txt", lockExclusive)
+}
+
+// What a user's locks in a space cost is capped in bytes: a LOCK beyond
+// is 423 with no-conflicting-lock, keeps nothing (not the file a LOCK of
+// a new name would create), and a lock ended makes room again.
+func TestLockBytesPerUserCap(t *testing.T) {
+	// Room for two locks of up to 400 bytes of text (an owner of 100
+	// bytes, the token, node id, path and user), not three.
+	owner := strings.Repeat("o", 100)
+	e := newEnv(t, withLocks, func(c *Config) { c.LockLimits.MaxBytesPerUser = 2 * (storage.LockOverheadBytes + 400) })
+	for i := range 3 {
+		wantStatus(t, e.do("einstein", "PUT", fmt.Sprintf("/dav/spaces/physics/f%d.txt", i), "f"), http.StatusCreated)
+	}
+	first := e.lock("marie", "/dav/spaces/physics/f0.txt", lockBody("exclusive", owner))
+	e.lock("marie", "/dav/spaces/physics/f1.txt", lockBody("exclusive", owner))
+	rec := e.do("marie", "LOCK", "/dav/spaces/physics/f2.txt", lockBody("exclusive", owner))
+	wantError(t, rec, http.StatusLocked, "Locked", "most locks allowed in this space")
+	wantCondition(t, rec, "no-conflicting-lock", "")
+	wantStatus(t, e.do("marie", "LOCK", "/dav/spaces/physics/new.txt", lockBody("exclusive", owner)), http.StatusLocked)
+	wantStatus(t, e.do("marie", "GET", "/dav/spaces/physics/new.txt", ""), http.StatusNotFound)
+	// Another user has room of their own; an UNLOCK gives the bytes back.
+	e.lock("einstein", "/dav/spaces/physics/f2.txt", lockBody("exclusive", owner))
+	wantStatus(t, e.do("marie", "UNLOCK", "/dav/spaces/physics/f0.txt", "", "Lock-Token", "<"+first+">"), http.StatusNoContent)
+	e.lock("marie", "/dav/spaces/physics/new.txt", lockBody("exclusive", owner))
+}
+
+// davfs2Lock is the LOCK body davfs2 1.6 sends for a file it creates
+// (with Depth: 0 and Timeout: Second-1800): its owner is the user name.
+const davfs2Lock = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<lockinfo xmlns='DAV:'>\n <lockscope><exclusive/></lockscope>\n" +
+	"<locktype><write/></locktype><owner>einstein</owner>\n</lockinfo>\n"
+
+// On the default caps a user holds the locks of a client that locks
+// every new file of a copied folder until it uploads it, as davfs2 does:
+// 128 of them were the cap once, and davfs2 stopped the copy at the
+// 129th.
+func TestDefaultLockCapsHoldDavfs2Copy(t *testing.T) {
+	const files = 1000
+	e := newEnvWith(t, boltstore.Options{NoSync: true}, withLocks) // the caps, not durability
+	wantStatus(t, e.do("einstein", "MKCOL", "/remote.php/dav/files/einstein/copy", ""), http.StatusCreated)
+	for i := range files {
+		path := fmt.Sprintf("/remote.php/dav/files/einstein/copy/file-%04d.txt", i)
+		rec := e.do("einstein", "LOCK", path, davfs2Lock, "Depth", "0", "Timeout", "Second-1800")
+		if rec.Code != http.StatusOK && rec.Code != http.StatusCreated {
+			t.Fatalf("LOCK of new file %d: %d %s", i+1, rec.Code, rec.Body)
+		}
+	}
+	// What they cost, and how many of them the default holds.
+	home, err := e.store.PersonalSpace(t.Context(), storage.User{ID: "einstein"})
+	if err != nil {
+		t.Fatalf("PersonalSpace: %v", err)
+	}
+	locks, err := e.store.SpaceLocks(t.Context(), home.ID)
+	if err != nil {
+		t.Fatalf("SpaceLocks: %v", err)
+	}
+	cost := int64(0)
+	for _, l := range locks {
+		cost += storage.LockBytes(l)
+	}
+	t.Logf("%d locks of %d bytes each: the default of %d bytes holds %d of them",
+		len(locks), cost/int64(len(locks)), DefaultMaxLockBytesPerUser, DefaultMaxLockBytesPerUser/(cost/int64(len(locks))))
+	if perLock := cost / int64(len(locks)); DefaultMaxLockBytesPerUser/perLock < 10_000 {
+		t.Fatalf("the default holds %d such locks, fewer than a copy of 10,000 files takes", DefaultMaxLockBytesPerUser/perLock)
+	}
 }
 
 // A manager may UNLOCK anybody's lock in the space; an editor or a viewer

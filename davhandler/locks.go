@@ -196,8 +196,7 @@ func (h *Handler) lockFailure(ctx context.Context, l storage.Lock, err error) er
 	case errors.Is(err, storage.ErrTooManyLocks):
 		return h.tooManyLocks(err)
 	case errors.Is(err, storage.ErrLockQuota):
-		return &davError{status: http.StatusInsufficientStorage, cause: err,
-			message: fmt.Sprintf("You hold the most locks allowed in this space (%d): unlock some first", h.lockLimits.MaxPerUser)}
+		return h.lockQuotaFull(err)
 	case !errors.Is(err, storage.ErrLocked):
 		return fmt.Errorf("locking node %s: %w", l.NodeID, err)
 	}
@@ -220,6 +219,20 @@ func (h *Handler) lockFailure(ctx context.Context, l storage.Lock, err error) er
 func (h *Handler) tooManyLocks(cause error) *davError {
 	return &davError{status: http.StatusLocked, cause: cause, condition: "<d:no-conflicting-lock/>",
 		message: fmt.Sprintf("The resource is covered by the most locks allowed (%d): try again when one has ended", h.lockLimits.MaxCovering)}
+}
+
+// lockQuotaFull is the 423 of a LOCK beyond what the user's locks in the
+// space may count or cost. It is a 423, not a 507: no disk or quota is
+// full, and clients read a 507 as one (davfs2 stops a copy with "No space
+// left on device"); the user's own locks are what stand in the way, and
+// they end.
+func (h *Handler) lockQuotaFull(cause error) *davError {
+	held := fmt.Sprintf("%d bytes of locks", h.lockLimits.MaxBytesPerUser)
+	if !errors.Is(cause, storage.ErrLockBytesQuota) {
+		held = fmt.Sprintf("%d locks", h.lockLimits.MaxPerUser)
+	}
+	return &davError{status: http.StatusLocked, cause: cause, condition: "<d:no-conflicting-lock/>",
+		message: fmt.Sprintf("You hold the most locks allowed in this space (%s): unlock some first", held)}
 }
 
 // lockedError is the 423 of a LOCK that conflicts with the lock rooted at

@@ -17,6 +17,7 @@ const (
 	reasonMaxOpenUploads   = "max_open_uploads"
 	reasonLocked           = "locked"
 	reasonLocksPerUser     = "locks_per_user"
+	reasonLockBytesPerUser = "lock_bytes_per_user"
 	reasonLocksPerResource = "locks_per_resource"
 	reasonLockOwnerMax     = "lock_owner_max"
 	reasonMaxXMLBody       = "max_xml_body"
@@ -48,6 +49,7 @@ func refusalReason(de *davError, err error) string {
 		// The specific limits before the ErrInsufficientStorage and
 		// ErrLocked they wrap.
 		{storage.ErrTooManyUploads, reasonMaxOpenUploads},
+		{storage.ErrLockBytesQuota, reasonLockBytesPerUser},
 		{storage.ErrLockQuota, reasonLocksPerUser},
 		{storage.ErrTooManyLocks, reasonLocksPerResource},
 		{storage.ErrNoSpace, reasonDiskFull},

@@ -103,7 +103,15 @@ func TestRefusalReasons(t *testing.T) {
 				e.lock("einstein", "/dav/spaces/physics/f.txt", lockExclusive)
 			},
 			method: "LOCK", path: "/dav/spaces/physics/g.txt", body: lockExclusive,
-			status: http.StatusInsufficientStorage, reason: reasonLocksPerUser, space: "physics",
+			status: http.StatusLocked, reason: reasonLocksPerUser, space: "physics",
+		},
+		{
+			name: "lock_bytes_per_user", cfg: func(c *Config) { withLocks(c); c.LockLimits.MaxBytesPerUser = 1 },
+			setup: func(e *env) {
+				wantStatus(e.t, e.do("einstein", http.MethodPut, "/dav/spaces/physics/f.txt", "f"), http.StatusCreated)
+			},
+			method: "LOCK", path: "/dav/spaces/physics/f.txt", body: lockExclusive,
+			status: http.StatusLocked, reason: reasonLockBytesPerUser, space: "physics",
 		},
 		{
 			name: "locks_per_resource", cfg: func(c *Config) { withLocks(c); c.LockLimits.MaxCovering = 1 },

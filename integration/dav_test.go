@@ -163,12 +163,14 @@ func checkExampleOCS(t *testing.T, c *client) {
 
 // startExample runs binary on Caddyfile.example as it is, on its fixed
 // address https://localhost:9200, and returns a client of it as einstein
-// once it answers.
-func startExample(t *testing.T, binary string) *client {
+// once it answers, and the address of its admin endpoint: the example's
+// unix socket, in the test's XDG_RUNTIME_DIR.
+func startExample(t *testing.T, binary string) (c *client, admin string) {
 	t.Helper()
 	dir := t.TempDir()
 	cmd := exec.Command(binary, "run", "--config", "../Caddyfile.example")
-	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(dir, "data"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
+	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(dir, "data"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_RUNTIME_DIR="+dir)
+	admin = "unix/" + filepath.Join(dir, "davspaces-admin.sock")
 	logFile, err := os.Create(filepath.Join(dir, "caddy.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +187,7 @@ func startExample(t *testing.T, binary string) *client {
 			t.Logf("caddy log:\n%s", tail(string(out), 4000))
 		}
 	})
-	c := newClient(t, s.URL, "einstein")
+	c = newClient(t, s.URL, "einstein")
 	c.http.Transport = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -193,7 +195,7 @@ func startExample(t *testing.T, binary string) *client {
 		resp, err := c.http.Do(req)
 		if err == nil {
 			resp.Body.Close()
-			return c
+			return c, admin
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the example server did not start: %v", err)
@@ -205,7 +207,7 @@ func startExample(t *testing.T, binary string) *client {
 // TestExampleCaddyfileAsIs runs the README's server command configuration
 // unchanged: HTTPS on localhost:9200 with Caddy's internal CA.
 func TestExampleCaddyfileAsIs(t *testing.T) {
-	c := startExample(t, caddyBinary)
+	c, admin := startExample(t, caddyBinary)
 	c.expect(http.StatusCreated, "PUT", "/remote.php/webdav/readme.txt", "hi")
 	c.expect(http.StatusMultiStatus, "PROPFIND", "/remote.php/webdav/", "", "Depth", "1")
 	c.user = "richard"
@@ -218,9 +220,9 @@ func TestExampleCaddyfileAsIs(t *testing.T) {
 		t.Fatalf("webfinger issuer link: %s", b)
 	}
 	checkExampleOCS(t, c)
-	// The admin endpoint's metrics include the identity provider counters.
-	metrics := &client{t: t, base: "http://localhost:2019", http: http.DefaultClient}
-	if _, b := metrics.expect(http.StatusOK, "GET", "/metrics", ""); !strings.Contains(b, "davspaces_oidc_userinfo_requests_total") {
-		t.Fatalf("no davspaces_oidc metrics on the admin endpoint")
+	// The admin endpoint, on the example's unix socket, serves the
+	// metrics, which include the identity provider counters.
+	if status, b := adminGet(t, admin, "/metrics"); status != http.StatusOK || !strings.Contains(b, "davspaces_oidc_userinfo_requests_total") {
+		t.Fatalf("no davspaces_oidc metrics on the admin endpoint (%d)", status)
 	}
 }

@@ -210,6 +210,10 @@ var readinessClient = &http.Client{
 	Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
 }
 
+// exampleAdmin is the admin line of Caddyfile.example, which a test's
+// replaces (serverOptions.admin).
+const exampleAdmin = "\tadmin unix/{$XDG_RUNTIME_DIR:/tmp}/davspaces-admin.sock|0600\n"
+
 // exampleCaddyfile rewrites Caddyfile.example for a test: plain HTTP on port
 // (or HTTPS with opts.tls), no admin endpoint, the given data directory and
 // extra lines.
@@ -232,7 +236,7 @@ func exampleCaddyfile(t testing.TB, port int, root string, opts serverOptions) s
 	for old, repl := range map[string]string{
 		"https://localhost:9200 {":                  site,
 		"\ttls internal\n":                          tlsLine,
-		"\tskip_install_trust\n":                    "\tskip_install_trust\n" + global,
+		exampleAdmin:                                global,
 		"\t\t\t# root /var/lib/davspaces\n":         "\t\t\troot " + root + "\n" + indent(opts.davspaces, "\t\t\t"),
 		"\t\tplatform_url https://localhost:9200\n": "\t\tplatform_url https://localhost:9200\n" + indent(opts.webfinger, "\t\t"),
 	} {

@@ -219,3 +219,47 @@ func TestManagerAndReloadFreeLocks(t *testing.T) {
 	}
 	einstein.lock(http.StatusOK, physics+"d", "exclusive", "infinity")
 }
+
+// TestLockCapsRefuseWith423: beyond what a user's locks may cost
+// (lock_bytes_per_user) or count (locks_per_user, still honoured) in a
+// space, a LOCK of a new file is 423 with no-conflicting-lock, never 507,
+// which davfs2 and other clients read as a full disk; the file is not
+// left behind, and another user locks on.
+func TestLockCapsRefuseWith423(t *testing.T) {
+	for _, tt := range []struct {
+		setting string
+		granted func(n int) bool
+	}{
+		// A lock costs 512 bytes and its text: 4 KiB hold a few.
+		{"lock_bytes_per_user 4KiB", func(n int) bool { return n >= 3 && n < 8 }},
+		{"locks_per_user 2", func(n int) bool { return n == 2 }},
+	} {
+		t.Run(tt.setting, func(t *testing.T) {
+			s := startServer(t, serverOptions{davspaces: []string{tt.setting}})
+			einstein, marie := newClient(t, s.URL, "einstein"), newClient(t, s.URL, "marie")
+			physics := physicsPath(t, einstein)
+			granted := 0
+			for i := range 10 {
+				p := fmt.Sprintf("%snew%d.txt", physics, i)
+				resp, b := marie.do("LOCK", p, lockInfo("exclusive", "marie"), "Timeout", "Second-600")
+				if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusCreated {
+					granted++
+					continue
+				}
+				if resp.StatusCode != http.StatusLocked {
+					t.Fatalf("LOCK of new file %d beyond the cap: %d, want 423\n%s", i+1, resp.StatusCode, b)
+				}
+				wantDAVError(t, b, "Locked")
+				if !strings.Contains(b, "<d:no-conflicting-lock") {
+					t.Fatalf("the 423 names no precondition:\n%s", b)
+				}
+				einstein.expect(http.StatusNotFound, "GET", p, "")
+			}
+			if !tt.granted(granted) {
+				t.Fatalf("%d of 10 locks granted under %s", granted, tt.setting)
+			}
+			einstein.expect(http.StatusCreated, "PUT", physics+"theirs.txt", "x")
+			einstein.lock(http.StatusOK, physics+"theirs.txt", "exclusive", "0")
+		})
+	}
+}

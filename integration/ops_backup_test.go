@@ -200,7 +200,7 @@ func TestOpsBackupWhileServing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Caddy")
 	}
-	admin := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	admin := adminSocket(t)
 	// No trash and no versions: deletes and replacements remove content
 	// files at once, while the backup links them.
 	opts := serverOptions{admin: admin, davspaces: []string{"trash_retention 0", "versions off"}}

@@ -107,7 +107,7 @@ func TestOpsCheckWhileServing(t *testing.T) {
 	dir := t.TempDir()
 	root := filepath.Join(dir, "data")
 	port := freePort(t)
-	opts := serverOptions{admin: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
+	opts := serverOptions{admin: adminSocket(t)}
 	run := caddyRun{dir: dir, config: exampleCaddyfile(t, port, root, opts), url: fmt.Sprintf("http://127.0.0.1:%d", port)}
 	s := run.start(t)
 	config := filepath.Join(dir, "Caddyfile")

@@ -54,7 +54,7 @@ func TestXcaddyBuildServesTheExample(t *testing.T) {
 		t.Errorf("xcaddy's Caddy is version %q (%v), want %s", out, err, version)
 	}
 
-	c := startExample(t, binary)
+	c, _ := startExample(t, binary)
 	c.user = ""
 	resp, body := c.expect(http.StatusOK, "GET", "/status.php", "")
 	var status struct {

@@ -25,13 +25,22 @@ type ExportOptions struct {
 	Observer
 }
 
+// An export holds a space's files, which only its members may read: what
+// it creates is for the user who runs it alone (before the umask), and
+// the administrator hands it on.
+const (
+	exportFileMode   = 0o600
+	exportFolderMode = 0o700
+)
+
 // exportPage is how many children of a folder an export lists at a time.
 const exportPage = 1000
 
 // Export writes the node at srcPath in the space (slash-separated from
 // its root; "" for the whole space) into the local folder destDir, which
 // it creates when missing: a folder's tree as plain folders and files, a
-// file as a file of its name. Only the live tree is written, not the
+// file as a file of its name, readable by the user who runs it only
+// (0600 files, 0700 folders). Only the live tree is written, not the
 // trash or versions. Every file is streamed from the store, checked
 // against its SHA1 and given its modification time; a folder gets its own
 // once everything below it is written.
@@ -67,7 +76,7 @@ func Export(ctx context.Context, store storage.Store, spaceID, srcPath, destDir 
 func prepareDest(dir string, overwrite bool) error {
 	f, err := os.Open(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(dir, 0o777); err != nil {
+		if err := os.MkdirAll(dir, exportFolderMode); err != nil {
 			return fmt.Errorf("export: %w", err)
 		}
 		return nil
@@ -144,7 +153,7 @@ func (ex *exporter) child(ctx context.Context, n storage.Node, target, rel strin
 // (an export that overwrites); a symbolic link is not one, lest the export
 // write somewhere else.
 func makeLocalFolder(p string) error {
-	err := os.Mkdir(p, 0o777)
+	err := os.Mkdir(p, exportFolderMode)
 	if !errors.Is(err, fs.ErrExist) {
 		return err
 	}
@@ -173,7 +182,7 @@ func (ex *exporter) file(ctx context.Context, n storage.Node, target, rel string
 	}
 	// O_EXCL: what was removed stays removed, and a link put there
 	// meanwhile is not followed.
-	f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, exportFileMode)
 	if err != nil {
 		return fmt.Errorf("%s: %w", rel, err)
 	}

@@ -142,3 +142,45 @@ func TestExportReportsRemovedMeanwhile(t *testing.T) {
 		t.Errorf("summary %+v, skips %v: want b reported as removed", sum, rec.skips)
 	}
 }
+
+// What an export creates is for the user who runs it alone, whatever the
+// umask lets through: files 0600, folders 0700, the destination included.
+// A destination that is there keeps its mode.
+func TestExportIsPrivate(t *testing.T) {
+	s := openStore(t)
+	sp := personalSpace(t, s)
+	put(t, s, sp.ID, "a/file", "content", base)
+	put(t, s, sp.ID, "a/b/c", "deep", base)
+	put(t, s, sp.ID, "top", "top", base)
+
+	for _, tt := range []struct {
+		name     string
+		existing bool
+	}{{"created destination", false}, {"existing destination", true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			dest := filepath.Join(t.TempDir(), "export")
+			if tt.existing {
+				mustOK(t, os.Mkdir(dest, 0o755))
+				mustOK(t, os.Chmod(dest, 0o755)) // whatever the umask
+			}
+			if _, err := Export(ctx, s, sp.ID, "", dest, ExportOptions{}); err != nil {
+				t.Fatalf("Export: %v", err)
+			}
+			want := map[string]os.FileMode{"a": 0o700, "a/file": 0o600, "a/b": 0o700, "a/b/c": 0o600, "top": 0o600}
+			if tt.existing {
+				want["."] = 0o755
+			} else {
+				want["."] = 0o700
+			}
+			for rel, mode := range want {
+				info, err := os.Stat(filepath.Join(dest, rel))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := info.Mode().Perm(); got != mode {
+					t.Errorf("%s: mode %#o, want %#o", rel, got, mode)
+				}
+			}
+		})
+	}
+}

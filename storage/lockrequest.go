@@ -31,11 +31,11 @@ func ValidLockRequest(l Lock) error {
 }
 
 // LockLimits bound what locks can make a store keep and a listing show:
-// every lock is at most MaxOwnerBytes of owner, each user holds at most
-// MaxPerUser of a space's locks, and no node is covered by more than
-// MaxCovering, so the d:lockdiscovery of one resource is at most
-// MaxCovering × (MaxOwnerBytes + a few hundred bytes). A zero field caps
-// nothing.
+// every lock is at most MaxOwnerBytes of owner, the locks one user holds
+// in a space cost at most MaxBytesPerUser (LockBytes) and, when set, count
+// at most MaxPerUser, and no node is covered by more than MaxCovering, so
+// the d:lockdiscovery of one resource is at most MaxCovering ×
+// (MaxOwnerBytes + a few hundred bytes). A zero field caps nothing.
 type LockLimits struct {
 	// MaxOwnerBytes caps Lock.Owner; a longer one is ErrInvalid.
 	MaxOwnerBytes int
@@ -43,9 +43,31 @@ type LockLimits struct {
 	// Deep locks of its ancestors); a lock that would make a node covered
 	// by more is ErrTooManyLocks.
 	MaxCovering int
-	// MaxPerUser caps the locks one user holds in one space; one more is
-	// ErrLockQuota.
+	// MaxBytesPerUser caps what the locks one user holds in one space cost
+	// the store, as LockBytes counts it; a lock that would make them cost
+	// more is ErrLockBytesQuota (an ErrLockQuota). It bounds the store as a count would, without
+	// refusing a client that locks many small files at once (davfs2 locks
+	// each new file until its delayed upload).
+	MaxBytesPerUser int64
+	// MaxPerUser caps the number of locks one user holds in one space; one
+	// more is ErrLockQuota.
 	MaxPerUser int
+}
+
+// LockOverheadBytes is what a lock costs a store beyond its text: the
+// fixed-size fields, the keys and index entries, and the free room of a
+// half-filled page, taken from the record sizes both stores measure
+// (TestLockRecordBytes in storage/boltstore and storage/pgstore).
+const LockOverheadBytes = 512
+
+// LockBytes is what l costs its store: its text as kept (token, node, root,
+// owner, user, user name, groups) and LockOverheadBytes.
+func LockBytes(l Lock) int64 {
+	n := len(l.Token) + len(l.NodeID) + len(l.Root) + len(l.Owner) + len(l.User) + len(l.UserName)
+	for _, g := range l.Groups {
+		n += len(g)
+	}
+	return int64(n) + LockOverheadBytes
 }
 
 var (
@@ -53,10 +75,15 @@ var (
 	// LockLimits.MaxCovering locks. It is an ErrLocked: to the client the
 	// resource is as locked as when a lock conflicts.
 	ErrTooManyLocks = fmt.Errorf("%w: too many locks cover the resource", ErrLocked)
-	// ErrLockQuota: the user holds LockLimits.MaxPerUser locks of the
-	// space already. It is an ErrInsufficientStorage, as the caps on dead
-	// properties are: what the user keeps is full, not the resource locked.
-	ErrLockQuota = fmt.Errorf("%w: the user holds the most locks allowed in the space", ErrInsufficientStorage)
+	// ErrLockQuota: the locks the user holds in the space are at
+	// LockLimits.MaxBytesPerUser or MaxPerUser. It is an ErrLocked, not an
+	// ErrInsufficientStorage: nothing is full that a client could free by
+	// deleting files, and a client reads 507 as a full disk (davfs2 stops
+	// a copy with "No space left on device"); it is free again as soon as
+	// the user's locks end.
+	ErrLockQuota = fmt.Errorf("%w: the user holds the most locks allowed in the space", ErrLocked)
+	// ErrLockBytesQuota is the ErrLockQuota of LockLimits.MaxBytesPerUser.
+	ErrLockBytesQuota = fmt.Errorf("%w: the user's locks cost the most allowed", ErrLockQuota)
 )
 
 // LockCounts reports whether l still counts in sp: its user is at least an
@@ -110,8 +137,8 @@ func CheckLockLimits(l Lock, locks []Lock, lim LockLimits, places LockPlaces) er
 	if lim.MaxOwnerBytes > 0 && len(l.Owner) > lim.MaxOwnerBytes {
 		return fmt.Errorf("lock owner of %d bytes, more than %d: %w", len(l.Owner), lim.MaxOwnerBytes, ErrInvalid)
 	}
-	if lim.MaxPerUser > 0 && l.User != "" && locksOf(locks, l.User) >= lim.MaxPerUser {
-		return fmt.Errorf("user %s holds %d locks: %w", l.User, lim.MaxPerUser, ErrLockQuota)
+	if err := checkUserLocks(l, locks, lim); err != nil {
+		return err
 	}
 	if lim.MaxCovering > 0 && mostCovering(l, locks, places)+1 > lim.MaxCovering {
 		return fmt.Errorf("more than %d locks would cover a node: %w", lim.MaxCovering, ErrTooManyLocks)
@@ -119,14 +146,28 @@ func CheckLockLimits(l Lock, locks []Lock, lim LockLimits, places LockPlaces) er
 	return nil
 }
 
-func locksOf(locks []Lock, user string) int {
-	n := 0
-	for _, l := range locks {
-		if l.User == user {
-			n++
+// checkUserLocks fails with ErrLockQuota when l would make its user's
+// locks in the space more or costlier than lim allows. A lock without a
+// user (a store's internal use) is not capped.
+func checkUserLocks(l Lock, locks []Lock, lim LockLimits) error {
+	if l.User == "" || (lim.MaxPerUser <= 0 && lim.MaxBytesPerUser <= 0) {
+		return nil
+	}
+	count, cost := 0, int64(0)
+	for _, o := range locks {
+		if o.User == l.User {
+			count++
+			cost += LockBytes(o)
 		}
 	}
-	return n
+	if lim.MaxPerUser > 0 && count >= lim.MaxPerUser {
+		return fmt.Errorf("user %s holds %d locks: %w", l.User, lim.MaxPerUser, ErrLockQuota)
+	}
+	if lim.MaxBytesPerUser > 0 && cost+LockBytes(l) > lim.MaxBytesPerUser {
+		return fmt.Errorf("user %s holds %d locks of %d bytes, and %d more exceed %d: %w",
+			l.User, count, cost, LockBytes(l), lim.MaxBytesPerUser, ErrLockBytesQuota)
+	}
+	return nil
 }
 
 // mostCovering is the largest number of locks covering one node that l

@@ -77,6 +77,8 @@ func TestCheckLockLimits(t *testing.T) {
 	onF := Lock{Token: "2", NodeID: "f", User: "u"}
 	deepB := Lock{Token: "3", NodeID: "b", Deep: true, User: "v"}
 	onA := Lock{Token: "4", NodeID: "a", User: "v"}
+	// What u's locks cost with one more on a.
+	uWithA := LockBytes(deepRoot) + LockBytes(onF) + LockBytes(Lock{NodeID: "a", User: "u"})
 	tests := []struct {
 		name  string
 		l     Lock
@@ -90,6 +92,11 @@ func TestCheckLockLimits(t *testing.T) {
 		{"user below the cap", Lock{NodeID: "a", User: "u"}, []Lock{deepRoot}, LockLimits{MaxPerUser: 2}, nil},
 		{"user at the cap", Lock{NodeID: "a", User: "u"}, []Lock{deepRoot, onF}, LockLimits{MaxPerUser: 2}, ErrLockQuota},
 		{"other users do not count", Lock{NodeID: "a", User: "w"}, []Lock{deepRoot, onF}, LockLimits{MaxPerUser: 2}, nil},
+		{"user's lock bytes at the cap", Lock{NodeID: "a", User: "u"}, []Lock{deepRoot, onF, deepB}, LockLimits{MaxBytesPerUser: uWithA}, nil},
+		{"user's lock bytes over the cap", Lock{NodeID: "a", User: "u"}, []Lock{deepRoot, onF, deepB}, LockLimits{MaxBytesPerUser: uWithA - 1}, ErrLockBytesQuota},
+		{"a long owner costs its bytes", Lock{NodeID: "a", User: "u", Owner: "o"}, []Lock{deepRoot, onF}, LockLimits{MaxBytesPerUser: uWithA}, ErrLockBytesQuota},
+		{"other users' lock bytes do not count", Lock{NodeID: "a", User: "w"}, []Lock{deepRoot, onF}, LockLimits{MaxBytesPerUser: LockBytes(Lock{NodeID: "a", User: "w"})}, nil},
+		{"a lock without a user is not capped", Lock{NodeID: "a"}, []Lock{deepRoot, onF}, LockLimits{MaxBytesPerUser: 1, MaxPerUser: 1}, nil},
 		// a is covered by deepRoot and onA: a third fits under 3.
 		{"shallow, covering at the cap", Lock{NodeID: "a"}, []Lock{deepRoot, onA, onF, deepB}, LockLimits{MaxCovering: 3}, nil},
 		// Deep on a: f is covered by deepRoot, deepB, onF, and then the new one.
@@ -104,7 +111,30 @@ func TestCheckLockLimits(t *testing.T) {
 			t.Errorf("%s: CheckLockLimits = %v, want %v", tt.name, err, tt.want)
 		}
 	}
-	if !errors.Is(ErrTooManyLocks, ErrLocked) || !errors.Is(ErrLockQuota, ErrInsufficientStorage) {
-		t.Fatal("ErrTooManyLocks must be an ErrLocked, ErrLockQuota an ErrInsufficientStorage")
+	// A lock cap is a 423 to the client, never a 507: a client reads 507
+	// as a full disk.
+	for _, err := range []error{ErrTooManyLocks, ErrLockQuota, ErrLockBytesQuota} {
+		if !errors.Is(err, ErrLocked) || errors.Is(err, ErrInsufficientStorage) {
+			t.Errorf("%v must be an ErrLocked and no ErrInsufficientStorage", err)
+		}
+	}
+}
+
+func TestLockBytes(t *testing.T) {
+	tests := []struct {
+		name string
+		l    Lock
+		want int64
+	}{
+		{"empty", Lock{}, LockOverheadBytes},
+		{"every text field", Lock{Token: "tt", NodeID: "nnn", Root: "/r", Owner: "oooo", User: "u", UserName: "U U", Groups: []string{"g", "gg"}}, LockOverheadBytes + 2 + 3 + 2 + 4 + 1 + 3 + 3},
+		// Neither the space (the key's prefix) nor the fixed-size fields
+		// vary: the overhead holds them.
+		{"fixed fields", Lock{SpaceID: "s", Deep: true, Scope: LockShared, Timeout: time.Hour}, LockOverheadBytes},
+	}
+	for _, tt := range tests {
+		if got := LockBytes(tt.l); got != tt.want {
+			t.Errorf("%s: LockBytes = %d, want %d", tt.name, got, tt.want)
+		}
 	}
 }

@@ -86,8 +86,8 @@ type LockStore interface {
 	// node (the same node, a Deep lock of an ancestor, or when l.Deep a lock
 	// of a descendant). Then lim applies (CheckLockLimits): an owner too
 	// long is ErrInvalid, a node covered by too many locks ErrTooManyLocks
-	// (an ErrLocked), a user holding too many ErrLockQuota (an
-	// ErrInsufficientStorage). ErrNotFound when the node does not exist in
+	// (an ErrLocked), a user whose locks would cost or count too much
+	// ErrLockQuota (an ErrLocked). ErrNotFound when the node does not exist in
 	// the space, ErrInvalid for an unknown scope or a negative timeout. The store
 	// sets Created and Expires from l.Timeout (0: no expiry). An empty Token
 	// gets a fresh "urn:uuid:<random uuid>"; a token a live lock anywhere in
@@ -109,7 +109,7 @@ type LockStore interface {
 	// ErrNotFound when the node does not exist in the space.
 	LocksOn(ctx context.Context, spaceID, nodeID string, below bool) ([]Lock, error)
 	// SpaceLocks returns the live locks of a space. Spaces hold few locks
-	// (at most LockLimits.MaxPerUser for each member); a listing reads them
+	// (at most LockLimits.MaxBytesPerUser of them for each member); a listing reads them
 	// once instead of asking per node. A space without
 	// locks costs next to nothing; an unknown space has none (no error).
 	SpaceLocks(ctx context.Context, spaceID string) ([]Lock, error)

@@ -1,6 +1,10 @@
 package boltstore
 
-import "github.com/davspaces/davspaces/storage"
+import (
+	"bytes"
+
+	"github.com/davspaces/davspaces/storage"
+)
 
 // A change whose Conditions carry Locks checks, in its own write
 // transaction, that the submitter holds the locks on what it changes: the
@@ -21,7 +25,14 @@ func (t *txn) checkHeld(spaceID string, lt *storage.LockTokens, nodes ...lockedN
 	if lt == nil || len(nodes) == 0 {
 		return nil
 	}
-	locks, err := t.liveLocks(spaceID, t.now, false)
+	if !t.hasLocks(spaceID) {
+		return nil
+	}
+	filter, err := t.coveringFilter(nodes)
+	if err != nil {
+		return err
+	}
+	locks, err := t.liveLocksOf(spaceID, t.now, filter)
 	if err != nil || len(locks) == 0 {
 		return err
 	}
@@ -31,6 +42,38 @@ func (t *txn) checkHeld(spaceID string, lt *storage.LockTokens, nodes ...lockedN
 		}
 	}
 	return nil
+}
+
+// hasLocks reports whether the space has a lock record, live or not.
+func (t *txn) hasLocks(spaceID string) bool {
+	prefix := lockKey(spaceID, "")
+	k, _ := t.locks().Cursor().Seek(prefix)
+	return k != nil && bytes.HasPrefix(k, prefix)
+}
+
+// coveringFilter picks the locks that can cover one of nodes: their own
+// and the Deep ones of their ancestors, which is all a check needs unless
+// it looks below a node (nil then: every lock). A write into a space of
+// many locks (a copy by davfs2 holds one per file) then decodes a few.
+func (t *txn) coveringFilter(nodes []lockedNode) (func(node []byte, deep bool) bool, error) {
+	above := map[string]bool{}
+	for _, n := range nodes {
+		if n.below {
+			return nil, nil
+		}
+		up, err := t.ancestors(n.id)
+		if err != nil {
+			return nil, err
+		}
+		for id := range up {
+			above[id] = true
+		}
+	}
+	own := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		own[n.id] = true
+	}
+	return func(node []byte, deep bool) bool { return own[string(node)] || (deep && above[string(node)]) }, nil
 }
 
 // checkHeldOn checks one node against the live locks of its space, as

@@ -62,7 +62,8 @@ func (s *Store) CreateLock(ctx context.Context, l storage.Lock, lim storage.Lock
 		l.Token = "urn:uuid:" + uuid.NewString()
 	}
 	err := s.update(func(t *txn) error {
-		if _, err := t.nodeIn(l.SpaceID, l.NodeID); err != nil {
+		node, err := t.nodeIn(l.SpaceID, l.NodeID)
+		if err != nil {
 			return err
 		}
 		if err := t.claimToken(l.Token, t.now); err != nil {
@@ -72,10 +73,11 @@ func (s *Store) CreateLock(ctx context.Context, l storage.Lock, lim storage.Lock
 		if err != nil {
 			return err
 		}
-		if err := t.checkLockConflicts(l, locks); err != nil {
+		below := coversBelow(l, node)
+		if err := t.checkLockConflicts(l, locks, below); err != nil {
 			return err
 		}
-		if err := t.checkLockLimits(l, locks, lim); err != nil {
+		if err := t.checkLockLimits(l, locks, lim, below); err != nil {
 			return err
 		}
 		l.Created = t.now.Round(0).UTC() // as it reads back
@@ -87,6 +89,12 @@ func (s *Store) CreateLock(ctx context.Context, l storage.Lock, lim storage.Lock
 	}
 	return l, nil
 }
+
+// coversBelow reports whether l, on node, covers nodes below it: a Deep
+// lock of a folder. Nothing lies below a file, so the walks that look for
+// locks below one are skipped: davfs2 locks every file it creates with
+// Depth infinity, and a copied folder holds a lock per file.
+func coversBelow(l storage.Lock, node rec) bool { return l.Deep && node.IsFolder() }
 
 // validLock checks what a caller gives CreateLock.
 func validLock(l storage.Lock) error {
@@ -123,8 +131,9 @@ func (t *txn) claimToken(token string, now time.Time) error {
 }
 
 // checkLockConflicts fails with ErrLocked when one of the live locks of the
-// space conflicts with l.
-func (t *txn) checkLockConflicts(l storage.Lock, locks []storage.Lock) error {
+// space conflicts with l; below says whether l covers nodes below its own
+// (coversBelow).
+func (t *txn) checkLockConflicts(l storage.Lock, locks []storage.Lock, below bool) error {
 	if len(locks) == 0 {
 		return nil
 	}
@@ -132,14 +141,14 @@ func (t *txn) checkLockConflicts(l storage.Lock, locks []storage.Lock) error {
 	if err != nil {
 		return err
 	}
-	below := t.subtree(l.NodeID)
+	under := t.subtree(l.NodeID)
 	for _, o := range locks {
 		if l.Scope == storage.LockShared && o.Scope == storage.LockShared {
 			continue
 		}
 		overlap := o.NodeID == l.NodeID || (o.Deep && above[o.NodeID])
-		if !overlap && l.Deep {
-			if overlap, err = below.contains(o.NodeID); err != nil {
+		if !overlap && below {
+			if overlap, err = under.contains(o.NodeID); err != nil {
 				return err
 			}
 		}
@@ -151,14 +160,14 @@ func (t *txn) checkLockConflicts(l storage.Lock, locks []storage.Lock) error {
 }
 
 // checkLockLimits applies lim to l against the counting live locks of its
-// space (storage.CheckLockLimits).
-func (t *txn) checkLockLimits(l storage.Lock, locks []storage.Lock, lim storage.LockLimits) error {
+// space (storage.CheckLockLimits); below is coversBelow.
+func (t *txn) checkLockLimits(l storage.Lock, locks []storage.Lock, lim storage.LockLimits, below bool) error {
 	places := storage.LockPlaces{}
 	var err error
 	if places.Above, err = t.ancestors(l.NodeID); err != nil {
 		return err
 	}
-	if lim.NeedsInside(l) {
+	if below && lim.NeedsInside(l) {
 		if places.Inside, err = t.lockPathsInside(l.NodeID, locks); err != nil {
 			return err
 		}
@@ -295,20 +304,27 @@ func (s *Store) RemoveLock(ctx context.Context, spaceID, token string) error {
 	return nil
 }
 
-// liveLock returns the live lock of the space with token, or ErrNotFound.
-// It purges the space's expired locks on the way.
+// liveLock returns the live lock of the space with token, if it counts
+// (storage.LockCounts), or ErrNotFound. It reads that lock alone: a space
+// may hold thousands (a copy by davfs2 holds one per file, and unlocks
+// each after its upload).
 func (t *txn) liveLock(spaceID, token string, now time.Time) (storage.Lock, error) {
-	if _, err := t.liveLocks(spaceID, now, true); err != nil {
-		return storage.Lock{}, err
-	}
 	l, ok, err := t.lock(spaceID, token)
 	if err != nil {
 		return storage.Lock{}, err
 	}
-	if !ok {
-		return storage.Lock{}, storage.LockNotFound(spaceID, token)
+	if ok && isLive(l, now) {
+		sp, err := t.space(spaceID)
+		if errors.Is(err, storage.ErrNotFound) {
+			sp = storage.Space{ID: spaceID} // locks of no members
+		} else if err != nil {
+			return storage.Lock{}, err
+		}
+		if storage.LockCounts(sp, l) {
+			return l, nil
+		}
 	}
-	return l, nil
+	return storage.Lock{}, storage.LockNotFound(spaceID, token)
 }
 
 // LocksOn returns the live locks covering nodeID: its own and the Deep
@@ -320,10 +336,23 @@ func (s *Store) LocksOn(ctx context.Context, spaceID, nodeID string, below bool)
 	now := s.now()
 	var out []storage.Lock
 	err := s.view(func(t *txn) error {
-		if _, err := t.nodeIn(spaceID, nodeID); err != nil {
+		node, err := t.nodeIn(spaceID, nodeID)
+		if err != nil {
 			return err
 		}
-		locks, err := t.liveLocks(spaceID, now, false)
+		below = below && node.IsFolder() // nothing lies below a file
+		var filter func(node []byte, deep bool) bool
+		if !below {
+			above, err := t.ancestors(nodeID)
+			if err != nil {
+				return err
+			}
+			// Only the node's own locks and the Deep ones above it can
+			// cover it: the others need no decoding (a copy by davfs2
+			// holds a lock per file, and each file's write asks).
+			filter = func(node []byte, deep bool) bool { return string(node) == nodeID || (deep && above[string(node)]) }
+		}
+		locks, err := t.liveLocksOf(spaceID, now, filter)
 		if err != nil || len(locks) == 0 {
 			return err
 		}
@@ -380,7 +409,22 @@ func (s *Store) SpaceLocks(ctx context.Context, spaceID string) ([]storage.Lock,
 // (storage.LockCounts); with purge (in a write transaction) it deletes the
 // expired ones and those that no longer count.
 func (t *txn) liveLocks(spaceID string, now time.Time, purge bool) ([]storage.Lock, error) {
-	out, expired, err := readSpaceLocks(t.locks(), spaceID, now)
+	if !purge {
+		return t.liveLocksOf(spaceID, now, nil)
+	}
+	return t.countingLocks(spaceID, now, nil, true)
+}
+
+// liveLocksOf returns the live locks of a space that count and whose
+// place (their node, whether Deep) filter accepts; a nil filter accepts
+// every lock.
+func (t *txn) liveLocksOf(spaceID string, now time.Time, filter func(node []byte, deep bool) bool) ([]storage.Lock, error) {
+	return t.countingLocks(spaceID, now, filter, false)
+}
+
+// countingLocks is liveLocks of the locks filter accepts (nil: all).
+func (t *txn) countingLocks(spaceID string, now time.Time, filter func(node []byte, deep bool) bool, purge bool) ([]storage.Lock, error) {
+	out, expired, err := readSpaceLocks(t.locks(), spaceID, now, filter)
 	if err != nil || len(out)+len(expired) == 0 {
 		return out, err
 	}
@@ -405,12 +449,16 @@ func (t *txn) liveLocks(spaceID string, now time.Time, purge bool) ([]storage.Lo
 	return out, nil
 }
 
-// readSpaceLocks reads the locks of a space from the locks bucket: the
-// live ones, and the tokens of the expired ones.
-func readSpaceLocks(b *bolt.Bucket, spaceID string, now time.Time) (live []storage.Lock, expired []string, err error) {
+// readSpaceLocks reads the locks of a space from the locks bucket that
+// filter accepts (nil: all): the live ones, and the tokens of the expired
+// ones.
+func readSpaceLocks(b *bolt.Bucket, spaceID string, now time.Time, filter func(node []byte, deep bool) bool) (live []storage.Lock, expired []string, err error) {
 	prefix := lockKey(spaceID, "")
 	c := b.Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if node, deep, ok := lockPlace(v); ok && filter != nil && !filter(node, deep) {
+			continue
+		}
 		l, err := decodeLock(spaceID, string(k[len(prefix):]), v)
 		if err != nil {
 			return nil, nil, err
@@ -532,6 +580,20 @@ func encodeLock(l storage.Lock) []byte {
 		b = appendString(b, g)
 	}
 	return b
+}
+
+// lockPlace reads the node and the Deep flag of an encoded lock, which
+// lead every format, without decoding the rest; ok is false for a record
+// too short for them (decodeLock then tells what is wrong).
+func lockPlace(v []byte) (node []byte, deep, ok bool) {
+	if len(v) < 4 {
+		return nil, false, false
+	}
+	n, k := binary.Uvarint(v[3:])
+	if k <= 0 || n > uint64(len(v)-3-k) {
+		return nil, false, false
+	}
+	return v[3+k : 3+k+int(n)], v[2] == 1, true
 }
 
 func decodeLock(spaceID, token string, v []byte) (storage.Lock, error) {

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/davspaces/davspaces/storage"
 )
@@ -306,5 +309,77 @@ func TestOpenDropsDamagedLocks(t *testing.T) {
 	}
 	if locks, tokens := f.lockRecords(t); locks != 1 || tokens != 1 {
 		t.Fatalf("%d lock and %d token records after reopening, want 1 each", locks, tokens)
+	}
+}
+
+// What a lock costs the store beyond its text, as the pages of both lock
+// buckets hold it, stays within storage.LockOverheadBytes: the lock caps
+// count in LockBytes what the store keeps. The locks are davfs2's: one per
+// new file of a copied folder, with a small owner.
+func TestLockRecordBytes(t *testing.T) {
+	const n = 2000
+	s, err := Open(t.TempDir(), Options{NoSync: true}) // the pages, not durability
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	sp, err := s.PersonalSpace(ctx, storage.User{ID: "einstein", DisplayName: "Albert Einstein"})
+	if err != nil {
+		t.Fatalf("PersonalSpace: %v", err)
+	}
+	f := &fixture{s: s, space: sp}
+	dir := f.mkdir(t, f.root(), "copy")
+	text := int64(0)
+	for i := range n {
+		file := f.put(t, dir.ID, fmt.Sprintf("file-%05d.txt", i), "")
+		l, err := f.s.CreateLock(ctx, storage.Lock{
+			SpaceID: f.space.ID, NodeID: file.ID, Root: fmt.Sprintf("/remote.php/dav/files/einstein/copy/file-%05d.txt", i),
+			Scope: storage.LockExclusive, Owner: `<d:href xmlns:d="DAV:">einstein</d:href>`,
+			User: "einstein", UserName: "Albert Einstein", Timeout: time.Hour,
+		}, storage.LockLimits{})
+		if err != nil {
+			t.Fatalf("CreateLock %d: %v", i, err)
+		}
+		text += storage.LockBytes(l) - storage.LockOverheadBytes
+	}
+	var pages int64
+	err = f.s.view(func(tx *txn) error {
+		for _, b := range []*bolt.Bucket{tx.locks(), tx.lockTokens()} {
+			st := b.Stats()
+			pages += int64(st.LeafAlloc + st.BranchAlloc)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	overhead := (pages - text) / n
+	t.Logf("%d locks: %d bytes of pages, %d of text; %d bytes a lock beyond its text", n, pages, text, overhead)
+	if overhead > storage.LockOverheadBytes {
+		t.Fatalf("a lock costs %d bytes beyond its text, more than storage.LockOverheadBytes (%d)", overhead, storage.LockOverheadBytes)
+	}
+}
+
+// lockPlace reads the node and Deep flag of every lock format without
+// decoding it, and refuses a record too short for them.
+func TestLockPlace(t *testing.T) {
+	for _, l := range []storage.Lock{
+		{NodeID: "node", Deep: true, Scope: storage.LockShared, Owner: "o", User: "u", Groups: []string{"g"}},
+		{NodeID: "", Scope: storage.LockExclusive},
+		{NodeID: strings.Repeat("n", 300), Scope: storage.LockExclusive}, // a length of two bytes
+	} {
+		node, deep, ok := lockPlace(encodeLock(l))
+		if !ok || string(node) != l.NodeID || deep != l.Deep {
+			t.Errorf("lockPlace of a lock on %.10q (deep %v) = %.10q, %v, %v", l.NodeID, l.Deep, node, deep, ok)
+		}
+	}
+	v1 := []byte{lockFormatV1, byte(storage.LockShared), 1, 4, 'n', 'o', 'd', 'e'}
+	if node, deep, ok := lockPlace(v1); !ok || string(node) != "node" || !deep {
+		t.Errorf("lockPlace of format 1 = %q, %v, %v", node, deep, ok)
+	}
+	for _, v := range [][]byte{nil, {lockFormat, 1, 0}, {lockFormat, 1, 0, 9, 'n'}} {
+		if _, _, ok := lockPlace(v); ok {
+			t.Errorf("lockPlace(%v) accepted a damaged record", v)
+		}
 	}
 }

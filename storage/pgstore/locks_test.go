@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -262,5 +263,48 @@ func TestCheckHeld(t *testing.T) {
 				t.Fatalf("checkHeld: %v, want a *LockedError", err)
 			}
 		})
+	}
+}
+
+// What a lock costs the database beyond its text, the table's and its
+// indexes' pages, stays within storage.LockOverheadBytes: the lock caps
+// count in LockBytes what the store keeps. The locks are davfs2's: one per
+// new file of a copied folder, with a small owner.
+func TestLockRecordBytes(t *testing.T) {
+	const n = 2000
+	s := openTestStore(t, Options{})
+	ctx := t.Context()
+	paths := make([]string, n)
+	for i := range paths {
+		paths[i] = fmt.Sprintf("copy/file-%05d.txt", i)
+	}
+	ids := insertTree(t, s, "space", append([]string{"copy/"}, paths...)...)
+	relationBytes := func() int64 {
+		var b int64
+		if err := s.pool.QueryRow(ctx, `SELECT pg_total_relation_size('locks')`).Scan(&b); err != nil {
+			t.Fatalf("the size of the locks table: %v", err)
+		}
+		return b
+	}
+	before, text := relationBytes(), int64(0)
+	for i, p := range paths {
+		l, err := s.CreateLock(ctx, storage.Lock{
+			SpaceID: "space", NodeID: ids[p], Root: fmt.Sprintf("/remote.php/dav/files/u/copy/file-%05d.txt", i),
+			Scope: storage.LockExclusive, Owner: `<d:href xmlns:d="DAV:">einstein</d:href>`,
+			User: "u", UserName: "Albert Einstein", Timeout: time.Hour,
+		}, storage.LockLimits{})
+		if err != nil {
+			t.Fatalf("CreateLock %d: %v", i, err)
+		}
+		text += storage.LockBytes(l) - storage.LockOverheadBytes
+	}
+	if _, err := s.pool.Exec(ctx, `VACUUM locks`); err != nil { // the free space map, so that the size is final
+		t.Fatalf("VACUUM: %v", err)
+	}
+	pages := relationBytes() - before
+	overhead := (pages - text) / n
+	t.Logf("%d locks: %d bytes of table and indexes, %d of text; %d bytes a lock beyond its text", n, pages, text, overhead)
+	if overhead > storage.LockOverheadBytes {
+		t.Fatalf("a lock costs %d bytes beyond its text, more than storage.LockOverheadBytes (%d)", overhead, storage.LockOverheadBytes)
 	}
 }

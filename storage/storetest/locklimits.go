@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -58,7 +59,7 @@ func testLocksPerUserLimit(t *testing.T, f *fixture) {
 	extra := f.put(t, f.root(), "extra", "x")
 	_, err := f.lockAs(user.ID, nil, extra.ID, false, storage.LockExclusive, lim)
 	wantErr(t, "one lock more than allowed", err, storage.ErrLockQuota)
-	wantErr(t, "one lock more than allowed", err, storage.ErrInsufficientStorage)
+	wantErr(t, "one lock more than allowed", err, storage.ErrLocked)
 	wantTokens(t, "SpaceLocks after the refusal", f.spaceLocks(t), mine...)
 
 	theirs, err := f.lockAs("marie", nil, extra.ID, false, storage.LockExclusive, lim)
@@ -73,6 +74,69 @@ func testLocksPerUserLimit(t *testing.T, f *fixture) {
 		t.Fatalf("a lock in the place of a removed one: %v", err)
 	}
 	wantTokens(t, "SpaceLocks", f.spaceLocks(t), mine[1], mine[2], theirs, again)
+}
+
+// The locks a user holds in a space cost at most MaxBytesPerUser, as
+// storage.LockBytes counts them: a lock that would cost more is
+// ErrLockBytesQuota (an ErrLocked, never an ErrInsufficientStorage) and
+// keeps nothing; a long owner costs its bytes; other users have room of
+// their own, and an ended lock gives its bytes back.
+func testLockBytesPerUserLimit(t *testing.T, f *fixture) {
+	f = f.projectSpace(t)
+	if _, err := f.s.PutSpace(f.ctx, storage.Space{ID: f.space.ID, Name: f.space.Name, Quota: storage.NoQuota,
+		Members: map[string]storage.Role{user.ID: storage.RoleEditor, "marie": storage.RoleEditor}}); err != nil {
+		t.Fatalf("PutSpace: %v", err)
+	}
+	files := make([]storage.Node, 5)
+	for i := range files {
+		files[i] = f.put(t, f.root(), fmt.Sprint("f", i), "x")
+	}
+	// Room for three locks as lockAs takes them: the same text but for
+	// the token, which the store makes ("urn:uuid:" and 36 characters).
+	one := storage.LockBytes(storage.Lock{Token: "urn:uuid:" + strings.Repeat("0", 36), NodeID: files[0].ID,
+		Root: "/" + files[0].ID, User: user.ID, UserName: user.ID})
+	lim := storage.LockLimits{MaxBytesPerUser: 3 * one}
+	var mine []storage.Lock
+	for i := range 3 {
+		l, err := f.lockAs(user.ID, nil, files[i].ID, false, storage.LockExclusive, lim)
+		if err != nil {
+			t.Fatalf("lock %d of the 3 that fit: %v", i+1, err)
+		}
+		mine = append(mine, l)
+	}
+	_, err := f.lockAs(user.ID, nil, files[3].ID, false, storage.LockExclusive, lim)
+	wantErr(t, "a lock beyond the bytes allowed", err, storage.ErrLockBytesQuota)
+	wantErr(t, "a lock beyond the bytes allowed", err, storage.ErrLocked)
+	if errors.Is(err, storage.ErrInsufficientStorage) {
+		t.Fatalf("a lock beyond the bytes allowed = %v, an ErrInsufficientStorage: clients read it as a full disk", err)
+	}
+	wantTokens(t, "SpaceLocks after the refusal", f.spaceLocks(t), mine...)
+
+	theirs, err := f.lockAs("marie", nil, files[3].ID, false, storage.LockExclusive, lim)
+	if err != nil {
+		t.Fatalf("another user's lock: %v", err)
+	}
+	if err := f.s.RemoveLock(f.ctx, f.space.ID, mine[0].Token); err != nil {
+		t.Fatalf("RemoveLock: %v", err)
+	}
+	// The freed bytes fit a lock like the removed one, not one with a
+	// longer owner.
+	long := storage.Lock{SpaceID: f.space.ID, NodeID: files[4].ID, Root: "/" + files[4].ID, Scope: storage.LockExclusive,
+		Owner: "<d:href>mailto:einstein@example.org</d:href>", User: user.ID, UserName: user.ID, Timeout: time.Hour}
+	_, err = f.s.CreateLock(f.ctx, long, lim)
+	wantErr(t, "a lock with a long owner in the room of a short one", err, storage.ErrLockBytesQuota)
+	again, err := f.lockAs(user.ID, nil, files[4].ID, false, storage.LockExclusive, lim)
+	if err != nil {
+		t.Fatalf("a lock in the place of a removed one: %v", err)
+	}
+	wantTokens(t, "SpaceLocks", f.spaceLocks(t), mine[1], mine[2], theirs, again)
+	// An expired lock costs nothing.
+	f.after(2 * time.Hour)
+	renewed, err := f.lockAs(user.ID, nil, files[0].ID, false, storage.LockExclusive, lim)
+	if err != nil {
+		t.Fatalf("a lock once the others expired: %v", err)
+	}
+	wantTokens(t, "SpaceLocks once the others expired", f.spaceLocks(t), renewed)
 }
 
 // No node is covered by more than MaxCovering locks: a lock is refused

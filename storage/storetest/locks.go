@@ -36,6 +36,7 @@ var lockTests = []conformanceTest{
 	{"SharedLocksHeldDeep", testSharedLocksHeldDeep},
 	{"LockOwnerLimit", testLockOwnerLimit},
 	{"LocksPerUserLimit", testLocksPerUserLimit},
+	{"LockBytesPerUserLimit", testLockBytesPerUserLimit},
 	{"LocksCoveringLimit", testLocksCoveringLimit},
 	{"LocksOfFormerMembers", testLocksOfFormerMembers},
 }
