@@ -124,7 +124,7 @@ func (h *Handler) handleNGCreate(w http.ResponseWriter, r *http.Request, req *re
 		return err
 	}
 	if total > 0 {
-		if err := h.checkFreeQuota(r.Context(), space, total-replaced); err != nil {
+		if err := h.checkFreeQuota(r.Context(), space, total-replaced, 0); err != nil {
 			return err
 		}
 	}

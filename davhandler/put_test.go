@@ -66,6 +66,30 @@ func TestPutQuotaCheckedBeforeBody(t *testing.T) {
 	wantStatus(t, e.do("einstein", "GET", "/dav/spaces/physics/b", ""), http.StatusNotFound)
 }
 
+// TestPutNodeCapCheckedBeforeBody: a new file in a space at its node cap
+// (storage.NodeCap) is refused with 507 before a byte of the body is
+// read, as one its quota cannot hold; replacing a file adds no node and
+// still goes in.
+func TestPutNodeCapCheckedBeforeBody(t *testing.T) {
+	e := newEnv(t)
+	setQuota(t, e, 1<<20)
+	limit := storage.NodeCap(1<<20, 0)
+	for i := range limit + 1 {
+		rec := e.do("einstein", "PUT", fmt.Sprintf("/dav/spaces/physics/f%d", i), "")
+		if rec.Code == http.StatusInsufficientStorage {
+			break
+		}
+		wantStatus(t, rec, http.StatusCreated)
+	}
+	req := httptest.NewRequest("PUT", "/dav/spaces/physics/new", untouchableBody{t})
+	req.ContentLength = 5
+	req.SetBasicAuth("einstein", "x")
+	rec := httptest.NewRecorder()
+	e.h.ServeHTTP(rec, req)
+	wantStatus(t, rec, http.StatusInsufficientStorage)
+	wantStatus(t, e.do("einstein", "PUT", "/dav/spaces/physics/f1", "12345"), http.StatusNoContent)
+}
+
 // TestPutQuotaBeforeContinue: a client that waits for 100 Continue gets the
 // 507 instead, and never has to send the body.
 func TestPutQuotaBeforeContinue(t *testing.T) {

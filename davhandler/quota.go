@@ -13,21 +13,26 @@ import (
 // read. PROPFIND's quota properties use the same Usage, read once per
 // request (propContext.spaceUsage).
 
-// checkFreeQuota refuses growing the space by growth bytes when its quota
-// cannot hold them even once its trash and versions are given up, with
-// storage.ErrInsufficientStorage (507). It is an early answer for a size
-// announced before the bytes arrive; the store checks again when it
-// commits them, purging the oldest trash and versions where that makes
-// room.
-func (h *Handler) checkFreeQuota(ctx context.Context, space storage.Space, growth int64) error {
-	if space.Quota < 0 || growth <= 0 {
+// checkFreeQuota refuses growing the space by growth bytes and nodes new
+// nodes when its quota cannot hold them (the bytes even once its trash
+// and versions are given up; the nodes under the cap the quota sets,
+// storage.NodeCap), with storage.ErrInsufficientStorage (507). It is an
+// early answer for a size announced before the bytes arrive, so that a
+// client does not send a body the commit would refuse; the store checks
+// again when it commits them, purging the oldest trash and versions where
+// that makes room. A space without a quota is capped by the store alone.
+func (h *Handler) checkFreeQuota(ctx context.Context, space storage.Space, growth, nodes int64) error {
+	if space.Quota < 0 || growth <= 0 && nodes <= 0 {
 		return nil // nothing to refuse: spare the read
 	}
 	u, err := h.spaceUsage(ctx, space)
 	if err != nil {
 		return err
 	}
-	return u.CheckRoom(space.Quota, growth)
+	if err := u.CheckRoom(space.Quota, growth); err != nil {
+		return err
+	}
+	return storage.CheckNodes(u.Nodes, storage.NodeCap(space.Quota, 0), nodes)
 }
 
 // freeQuota returns the room the space's quota leaves an upload (never

@@ -100,7 +100,7 @@ func (h *Handler) checkWrite(r *http.Request, req *request, t *target, size int6
 	if size > 0 {
 		// Refused before the body is read, so a client waiting for
 		// 100 Continue never sends it.
-		if err := h.checkFreeQuota(r.Context(), t.space, size-replacedSize(t)); err != nil {
+		if err := h.checkFreeQuota(r.Context(), t.space, size-replacedSize(t), newNodes(t)); err != nil {
 			return place, err
 		}
 	}
@@ -171,6 +171,15 @@ func storeWriteError(err error) error {
 		return storageError(err)
 	}
 	return &davError{status: http.StatusInternalServerError, message: "internal server error", cause: err, fault: true}
+}
+
+// newNodes is how many nodes a write to t adds to its space: one for a
+// new file, none for a file it replaces.
+func newNodes(t *target) int64 {
+	if t.exists {
+		return 0
+	}
+	return 1
 }
 
 // replacedSize is the size of the file a PUT replaces, 0 when it creates one.
