@@ -5,9 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -42,7 +40,7 @@ func TestClosedDoorsLinkPasswordBurst(t *testing.T) {
 		marie.expect(http.StatusCreated, "PUT", fmt.Sprintf("/webdav/papers/p%02d.txt", i), "paper")
 	}
 	pid := s.cmd.Process.Pid
-	cpuBefore := linkpwProcessCPU(t, pid)
+	cpuBefore := processCPU(t, pid)
 
 	var (
 		codes    map[int]int
@@ -52,7 +50,7 @@ func TestClosedDoorsLinkPasswordBurst(t *testing.T) {
 	hwm, _ := peakDuring(t, pid, func() {
 		done := make(chan struct{})
 		var wg sync.WaitGroup
-		wg.Go(func() { listings = linkpwListings(t, marie, "/webdav/papers", done) })
+		wg.Go(func() { listings = bystanderListings(t, marie, "/webdav/papers", done) })
 		start := time.Now()
 		codes = linkpwGuessAtOnce(t, publicURL(s, link, "/report.txt"), linkpwGuesses)
 		burst = time.Since(start)
@@ -60,8 +58,8 @@ func TestClosedDoorsLinkPasswordBurst(t *testing.T) {
 		close(done)
 		wg.Wait()
 	})
-	cpu := linkpwProcessCPU(t, pid) - cpuBefore
-	p50, p99, worst := linkpwPercentile(listings, 50), linkpwPercentile(listings, 99), slices.Max(listings)
+	cpu := processCPU(t, pid) - cpuBefore
+	p50, p99, worst := percentile(listings, 50), percentile(listings, 99), slices.Max(listings)
 	t.Logf("%d wrong passwords at once in %v: answers %v; server CPU %v; marie's %d PROPFIND Depth 1: p50 %v, p99 %v, max %v; VmHWM %d kB",
 		linkpwGuesses, burst.Round(time.Millisecond), codes, cpu, len(listings), p50, p99, worst, hwm)
 
@@ -127,57 +125,6 @@ func linkpwGuess(url, password string) (int, http.Header, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, resp.Header, string(b)
-}
-
-// linkpwListings lists folder with PROPFIND Depth 1 as c, one request after
-// another, until done is closed, and returns how long each took.
-func linkpwListings(t *testing.T, c *client, folder string, done <-chan struct{}) []time.Duration {
-	var took []time.Duration
-	for {
-		select {
-		case <-done:
-			return took
-		default:
-		}
-		start := time.Now()
-		resp, _, err := c.try("PROPFIND", folder, map[string]string{"Depth": "1"}, nil)
-		if err != nil || resp.StatusCode != http.StatusMultiStatus {
-			t.Errorf("PROPFIND during the burst: %v %v", resp, err)
-			return took
-		}
-		took = append(took, time.Since(start))
-	}
-}
-
-// linkpwPercentile returns the p-th percentile of ds (nearest rank).
-func linkpwPercentile(ds []time.Duration, p int) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	sorted := slices.Sorted(slices.Values(ds))
-	i := (len(sorted)*p + 99) / 100
-	return sorted[max(i-1, 0)]
-}
-
-// linkpwProcessCPU is the CPU time process pid has used, from /proc/pid/stat
-// (utime and stime, in clock ticks of 10 ms).
-func linkpwProcessCPU(t *testing.T, pid int) time.Duration {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The fields after the command, which is in parentheses.
-	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	var ticks int64
-	for _, f := range fields[11:13] { // utime, stime: fields 14 and 15
-		n, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			t.Fatalf("/proc/%d/stat: %v", pid, err)
-		}
-		ticks += n
-	}
-	return time.Duration(ticks) * 10 * time.Millisecond
 }
 
 // TestClosedDoorsLinkPasswordCluster guesses a link's password on both

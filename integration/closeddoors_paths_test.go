@@ -3,9 +3,7 @@ package integration
 import (
 	"fmt"
 	"net/http"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -43,7 +41,7 @@ func TestClosedDoorsLongBulkPaths(t *testing.T) {
 	attacker.expect(http.StatusMultiStatus, "PROPFIND", "/remote.php/webdav/", "", "Depth", "0")
 	body := []byte(longPathBulkBody(pathAttackBytes))
 
-	cpuBefore := processCPUSeconds(t, pid)
+	cpuBefore := processCPU(t, pid)
 	var (
 		listings []time.Duration
 		attacks  []attackResult
@@ -51,7 +49,7 @@ func TestClosedDoorsLongBulkPaths(t *testing.T) {
 	hwm, _ := peakDuring(t, pid, func() {
 		stop := make(chan struct{})
 		var listed sync.WaitGroup
-		listed.Go(func() { listings = listUntil(t, bystander, stop) })
+		listed.Go(func() { listings = bystanderListings(t, bystander, "/remote.php/webdav/", stop) })
 		window := time.After(listWindow)
 		time.Sleep(attackDelay)
 		attacks = sendPathAttacks(attacker, body)
@@ -59,16 +57,16 @@ func TestClosedDoorsLongBulkPaths(t *testing.T) {
 		close(stop)
 		listed.Wait()
 	})
-	cpu := processCPUSeconds(t, pid) - cpuBefore
+	cpu := processCPU(t, pid) - cpuBefore
 
 	slices.Sort(listings)
 	var slowest time.Duration
 	for _, a := range attacks {
 		slowest = max(slowest, a.took)
 	}
-	t.Logf("%d bulk requests with a %d KiB X-File-Path (%d at a time): slowest answer %v; %d PROPFIND Depth 1 of another member: p50 %v, p99 %v, max %v; server VmHWM %d MB, %.2f s of CPU",
+	t.Logf("%d bulk requests with a %d KiB X-File-Path (%d at a time): slowest answer %v; %d PROPFIND Depth 1 of another member: p50 %v, p99 %v, max %v; server VmHWM %d MB, %v of CPU",
 		len(attacks), pathAttackBytes>>10, pathAttackers, slowest, len(listings),
-		quantile(listings, 0.5), quantile(listings, 0.99), listings[len(listings)-1], hwm>>10, cpu)
+		percentile(listings, 50), percentile(listings, 99), listings[len(listings)-1], hwm>>10, cpu)
 
 	for _, a := range attacks {
 		if a.err != nil {
@@ -78,7 +76,7 @@ func TestClosedDoorsLongBulkPaths(t *testing.T) {
 			t.Fatalf("an attack was answered %d after %v, want a 4xx within %v", a.status, a.took, maxAttackAnswer)
 		}
 	}
-	if p99 := quantile(listings, 0.99); p99 > maxBystanderP99 {
+	if p99 := percentile(listings, 99); p99 > maxBystanderP99 {
 		t.Errorf("another member's PROPFIND: p99 %v, want at most %v", p99, maxBystanderP99)
 	}
 	if hwm<<10 > maxPathAttackRSSB {
@@ -128,50 +126,4 @@ func sendPathAttacks(c *client, body []byte) []attackResult {
 	}
 	wg.Wait()
 	return all
-}
-
-// listUntil lists c's space with PROPFIND Depth 1 until stop is closed,
-// and returns how long each listing took.
-func listUntil(t *testing.T, c *client, stop <-chan struct{}) []time.Duration {
-	var took []time.Duration
-	for {
-		select {
-		case <-stop:
-			return took
-		default:
-		}
-		start := time.Now()
-		resp, _, err := c.try("PROPFIND", "/remote.php/webdav/", map[string]string{"Depth": "1"}, nil)
-		if err != nil || resp.StatusCode != http.StatusMultiStatus {
-			t.Errorf("PROPFIND during the attack: %v %v", resp, err)
-			return took
-		}
-		took = append(took, time.Since(start))
-	}
-}
-
-// quantile is the q quantile of sorted durations.
-func quantile(sorted []time.Duration, q float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))]
-}
-
-// processCPUSeconds is the user and system CPU time process pid has used,
-// from /proc/pid/stat (utime and stime, in clock ticks of 1/100 s).
-func processCPUSeconds(t *testing.T, pid int) float64 {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The fields after the command, which is in parentheses.
-	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
-	utime, err1 := strconv.ParseFloat(fields[11], 64)
-	stime, err2 := strconv.ParseFloat(fields[12], 64)
-	if err1 != nil || err2 != nil {
-		t.Fatalf("/proc/%d/stat: %q", pid, b)
-	}
-	return (utime + stime) / 100
 }
