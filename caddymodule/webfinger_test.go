@@ -51,7 +51,7 @@ func wantLinks(t *testing.T, x *exchange, links ...wfLink) {
 	if x.rec.Code != http.StatusOK {
 		t.Fatalf("lookup: %d %s", x.rec.Code, x.rec.Body)
 	}
-	if ct := x.rec.Header().Get("Content-Type"); ct != "application/jrd+json" {
+	if ct := x.rec.Header().Get("Content-Type"); ct != "application/json" {
 		t.Errorf("Content-Type %q", ct)
 	}
 	var doc struct {
