@@ -90,6 +90,8 @@ type mwCall struct {
 	authorization string
 	// accept is the Accept header, when not empty.
 	accept string
+	// ifNoneMatch is the If-None-Match header, when not empty.
+	ifNoneMatch string
 	// remoteAddr is the client's address; empty means httptest's.
 	remoteAddr string
 	// setup, when not nil, sets placeholders before the handler runs.
@@ -123,6 +125,9 @@ func runMiddleware(h caddyhttp.MiddlewareHandler, c mwCall) *exchange {
 	}
 	if c.accept != "" {
 		r.Header.Set("Accept", c.accept)
+	}
+	if c.ifNoneMatch != "" {
+		r.Header.Set("If-None-Match", c.ifNoneMatch)
 	}
 	if c.remoteAddr != "" {
 		r.RemoteAddr = c.remoteAddr

@@ -84,6 +84,16 @@ type lateVerifier struct {
 }
 
 func (l *lateVerifier) Verify(ctx context.Context, token string, want ...string) (*identity.Identity, error) {
+	return l.verifier().Verify(ctx, token, want...)
+}
+
+// Document returns the discovery document of the chosen verifier's
+// provider: the one it checks tokens with, fetched once for both.
+func (l *lateVerifier) Document(ctx context.Context) (identity.Document, error) {
+	return l.verifier().Document(ctx)
+}
+
+func (l *lateVerifier) verifier() *verifier {
 	l.once.Do(func() { l.v = l.choose() })
-	return l.v.Verify(ctx, token, want...)
+	return l.v
 }

@@ -21,10 +21,12 @@ func init() {
 	httpcaddyfile.RegisterDirectiveOrder("webfinger", httpcaddyfile.Before, "basic_auth")
 }
 
-// WebFinger answers RFC 7033 lookups at /.well-known/webfinger (other
-// requests go to the next handler): the OpenID Connect issuer for everybody
-// and, for a request with a valid Bearer token, one server-instance link per
-// matching instance rule.
+// WebFinger answers RFC 7033 lookups at /.well-known/webfinger: the OpenID
+// Connect issuer for everybody and, for a request with a valid Bearer token,
+// one server-instance link per matching instance rule. It also answers the
+// issuer's discovery document at /.well-known/openid-configuration, where
+// clients that know only the server's URL look for it. Other requests go
+// to the next handler.
 type WebFinger struct {
 	// OIDC names the issuer (the href of the issuer link, and the provider
 	// that checks Bearer tokens). Tokens are checked with the verifier of an
@@ -44,6 +46,7 @@ type WebFinger struct {
 	Instances []InstanceRule `json:"instances,omitempty"`
 
 	handler     *webfinger.Handler
+	discovery   *webfinger.Discovery
 	providerKey string
 	provider    *verifier    // of its own settings
 	checksAt    configIssuer // where to look for oidc_auth's verifier
@@ -104,9 +107,13 @@ func (wf *WebFinger) Provision(ctx caddy.Context) error {
 	}
 	wf.providerKey, wf.provider = key, provider
 	wf.checksAt = newConfigIssuer(ctx.Context, cfg.Identity.Issuer)
-	handlerCfg.Verifier = &lateVerifier{choose: wf.chooseVerifier}
+	late := &lateVerifier{choose: wf.chooseVerifier}
+	handlerCfg.Verifier = late
 	handlerCfg.Logger = throttled(wf.logger, provider.warnings)
-	wf.handler, err = webfinger.New(handlerCfg)
+	if wf.handler, err = webfinger.New(handlerCfg); err != nil {
+		return err
+	}
+	wf.discovery, err = webfinger.NewDiscovery(cfg.Identity.Issuer, late, handlerCfg.Logger)
 	return err
 }
 
@@ -148,13 +155,21 @@ func (wf *WebFinger) Cleanup() error {
 	return err
 }
 
-// ServeHTTP answers lookups and passes other requests on. CORS preflights
-// (OPTIONS) pass on too, to the site's CORS route.
+// ServeHTTP answers lookups and the discovery document and passes other
+// requests on. CORS preflights (OPTIONS) pass on too, to the site's CORS
+// route.
 func (wf *WebFinger) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	if r.URL.Path != webfinger.Path || r.Method == http.MethodOptions {
+	if r.Method == http.MethodOptions {
 		return next.ServeHTTP(w, r)
 	}
-	wf.handler.ServeHTTP(w, withForwardedScheme(r))
+	switch r.URL.Path {
+	case webfinger.Path:
+		wf.handler.ServeHTTP(w, withForwardedScheme(r))
+	case webfinger.DiscoveryPath:
+		wf.discovery.ServeHTTP(w, withForwardedScheme(r))
+	default:
+		return next.ServeHTTP(w, r)
+	}
 	return nil
 }
 

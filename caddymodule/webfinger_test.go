@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -51,7 +52,7 @@ func wantLinks(t *testing.T, x *exchange, links ...wfLink) {
 	if x.rec.Code != http.StatusOK {
 		t.Fatalf("lookup: %d %s", x.rec.Code, x.rec.Body)
 	}
-	if ct := x.rec.Header().Get("Content-Type"); ct != "application/jrd+json" {
+	if ct := x.rec.Header().Get("Content-Type"); ct != "application/json" {
 		t.Errorf("Content-Type %q", ct)
 	}
 	var doc struct {
@@ -195,7 +196,9 @@ func TestWebFingerPassesOn(t *testing.T) {
 		{http.MethodGet, "/"},
 		{http.MethodGet, "/webdav/"},
 		{"PROPFIND", "/dav/spaces/"},
-		{http.MethodGet, "/.well-known/openid-configuration"},
+		{http.MethodGet, "/.well-known/openid-configurationx"},
+		{http.MethodGet, "/.well-known/oauth-authorization-server"},
+		{http.MethodOptions, webfinger.DiscoveryPath},
 		{http.MethodGet, "/.well-known/webfingerx?resource=acct:alice@example.org"},
 		{http.MethodGet, "/.well-known/webfinger/?resource=acct:alice@example.org"},
 		{http.MethodGet, "/static/.well-known/webfinger?resource=acct:alice@example.org"},
@@ -234,6 +237,65 @@ func TestWebFingerAnswersLookupPath(t *testing.T) {
 			wantAnswered(t, runMiddleware(wf, mwCall{method: tt.method, target: tt.target}), tt.want)
 		})
 	}
+}
+
+// TestWebFingerServesDiscovery: the issuer's discovery document at the
+// server root, byte for byte, fetched once with the verifier of the
+// oidc_auth handler it shares, revalidated by ETag.
+func TestWebFingerServesDiscovery(t *testing.T) {
+	idp := testidp.Start(t, testidp.Options{IssuerPath: "/realms/test"})
+	settings := OIDC{Issuer: idp.Issuer}
+	a := &OIDCAuth{OIDC: settings}
+	mustProvisionModule(t, a)
+	wf := &WebFinger{OIDC: settings}
+	mustProvisionModule(t, wf)
+
+	x := runMiddleware(wf, mwCall{target: webfinger.DiscoveryPath + "?issuer=http://169.254.169.254/"})
+	wantAnswered(t, x, http.StatusOK)
+	if want := getBody(t, idp.Issuer+webfinger.DiscoveryPath); x.rec.Body.String() != want {
+		t.Fatalf("document\n%s\nwant the provider's\n%s", x.rec.Body, want)
+	}
+	etag := x.rec.Header().Get("ETag")
+	if ct := x.rec.Header().Get("Content-Type"); etag == "" || ct != "application/json" {
+		t.Fatalf("ETag %q, Content-Type %q", etag, ct)
+	}
+	if _, err := a.provider.Verify(t.Context(), idp.Token(t, "alice")); err != nil {
+		t.Fatal(err)
+	}
+	x = runMiddleware(wf, mwCall{target: webfinger.DiscoveryPath, ifNoneMatch: etag})
+	wantAnswered(t, x, http.StatusNotModified)
+	if n := a.provider.Stats().Discoveries; n != 1 {
+		t.Errorf("%d discoveries, want 1 shared by both handlers", n)
+	}
+}
+
+func TestWebFingerDiscoveryErrors(t *testing.T) {
+	down := &WebFinger{OIDC: OIDC{Issuer: closedIssuer(t)}}
+	mustProvisionModule(t, down)
+	x := runMiddleware(down, mwCall{target: webfinger.DiscoveryPath})
+	wantAnswered(t, x, http.StatusServiceUnavailable)
+	if ra := x.rec.Header().Get("Retry-After"); ra != "5" {
+		t.Errorf("Retry-After %q, want 5", ra)
+	}
+
+	// httptest's requests come to http://example.com.
+	self := &WebFinger{OIDC: OIDC{Issuer: "http://example.com/"}}
+	mustProvisionModule(t, self)
+	wantAnswered(t, runMiddleware(self, mwCall{target: webfinger.DiscoveryPath}), http.StatusNotFound)
+}
+
+func getBody(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // TestWebFingerSharesProvider: a webfinger and an oidc_auth handler of one

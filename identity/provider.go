@@ -106,6 +106,15 @@ func New(cfg Config) (*Provider, error) {
 // Issuer returns the configured issuer URL.
 func (p *Provider) Issuer() string { return p.issuer }
 
+// Document returns the provider's discovery document, for a server that
+// passes it on to its clients. It is the document the verifier uses,
+// fetched again when older than DocumentTTL; while the provider cannot be
+// reached the last good one is returned up to DocumentStaleLimit, then an
+// error wrapping ErrUnavailable.
+func (p *Provider) Document(ctx context.Context) (Document, error) {
+	return p.discovery.document(ctx)
+}
+
 // Stats returns the provider's counters.
 func (p *Provider) Stats() Stats {
 	return Stats{

@@ -110,7 +110,7 @@ func TestWebFingerLookups(t *testing.T) {
 	resource := "resource=" + url.QueryEscape("acct:someone@localhost")
 
 	resp, doc := lookup(t, s, resource, "")
-	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/jrd+json" {
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("anonymous lookup: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	if resp.Header.Get("Access-Control-Allow-Origin") != "https://localhost:9200" {

@@ -39,8 +39,10 @@ type Handler struct {
 
 // ServeHTTP answers GET and HEAD lookups and OPTIONS.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	// Every answer, errors included, depends on the bearer token.
+	// Every answer, errors included, depends on the bearer token; a
+	// lookup's media type on Accept.
 	w.Header().Add("Vary", "Authorization")
+	w.Header().Add("Vary", "Accept")
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 	case http.MethodOptions:

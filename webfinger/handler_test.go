@@ -191,7 +191,7 @@ func TestLookup(t *testing.T) {
 				t.Errorf("body\n got %s\nwant %s", got, tt.want)
 			}
 			checkHeaders(t, w.Header(), map[string]string{
-				"Content-Type":   "application/jrd+json",
+				"Content-Type":   "application/json",
 				"Cache-Control":  tt.cache,
 				"Vary":           "Authorization",
 				"Content-Length": fmt.Sprint(w.Body.Len()),

@@ -5,6 +5,17 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
+)
+
+// Media types of the answer. RFC 7033 §10.2 registers jrd+json, but the
+// ownCloud desktop client (discoverwebfingerserviceadapter.cpp) refuses
+// any answer whose type does not contain "application/json", and oCIS,
+// whose clients these are, sends application/json. So that is the
+// default, and jrd+json goes to clients that ask for it.
+const (
+	typeJSON = "application/json"
+	typeJRD  = "application/jrd+json"
 )
 
 // jrd is the JSON Resource Descriptor of RFC 7033 §4.4, reduced to the
@@ -53,7 +64,7 @@ func writeJRD(w http.ResponseWriter, r *http.Request, doc *jrd, signedIn bool) {
 		panic("webfinger: encoding JRD: " + err.Error())
 	}
 	h := w.Header()
-	h.Set("Content-Type", "application/jrd+json")
+	h.Set("Content-Type", mediaType(r.Header.Values("Accept")))
 	h.Set("Content-Length", strconv.Itoa(buf.Len()))
 	// A signed-in answer lists the user's instances: no cache may keep it.
 	// The anonymous answer is public but must follow configuration changes.
@@ -66,4 +77,31 @@ func writeJRD(w http.ResponseWriter, r *http.Request, doc *jrd, signedIn bool) {
 	if r.Method != http.MethodHead {
 		w.Write(buf.Bytes())
 	}
+}
+
+// mediaType returns typeJRD when an Accept header names it (with a
+// non-zero quality), else typeJSON.
+func mediaType(accept []string) string {
+	for _, header := range accept {
+		for _, mediaRange := range strings.Split(header, ",") {
+			name, params, _ := strings.Cut(mediaRange, ";")
+			if strings.EqualFold(strings.TrimSpace(name), typeJRD) && !zeroQuality(params) {
+				return typeJRD
+			}
+		}
+	}
+	return typeJSON
+}
+
+// zeroQuality reports whether a media range's parameters give it q=0
+// (RFC 9110 §12.4.2).
+func zeroQuality(params string) bool {
+	for _, param := range strings.Split(params, ";") {
+		key, value, _ := strings.Cut(param, "=")
+		if strings.EqualFold(strings.TrimSpace(key), "q") {
+			q, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+			return err == nil && q == 0
+		}
+	}
+	return false
 }
