@@ -304,6 +304,7 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		Members:        dav.configuredMembers(),
 		Logger:         dav.logger,
 		Sharing:        true,
+		AppPasswords:   dav.appPass,
 	})
 	if err != nil {
 		return err
