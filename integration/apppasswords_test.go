@@ -27,7 +27,7 @@ func TestAppPasswords(t *testing.T) {
 	rclone := requirePeer(t, "rclone")
 	cadaver := requirePeer(t, "cadaver")
 	idp := testidp.Start(t, testidp.Options{})
-	s := startServer(t, serverOptions{issuer: idp.Issuer})
+	s := startServer(t, serverOptions{issuer: idp.Issuer, davspaces: labSpace})
 	alice := &client{t: t, base: s.URL, token: idp.Token(t, "alice"), http: http.DefaultClient}
 
 	_, body := alice.expect(http.StatusOK, "POST", "/auth-app/tokens?expiry=1h&label=rclone", "")
@@ -67,6 +67,10 @@ func TestAppPasswords(t *testing.T) {
 	})
 	if code, got := basic(password).do("GET", "/webdav/from-cadaver.txt"); code != http.StatusOK || got != "written by cadaver" {
 		t.Fatalf("GET with the app password: %d %q", code, got)
+	}
+	// The groups of her last sign-in come with it: admins manage the lab.
+	if code, got := basic(password).do("PUT", "/dav/spaces/lab/from-app.txt"); code != http.StatusCreated {
+		t.Fatalf("PUT in the lab, which alice's group manages: %d %s", code, got)
 	}
 
 	// Revoked through the list's id: refused at once by every client.
@@ -218,4 +222,41 @@ func cadaverRefused(t *testing.T, bin, home, dir, url string) string {
 	cmd.WaitDelay = 5 * time.Second
 	out, _ := cmd.CombinedOutput()
 	return string(out)
+}
+
+// TestAppPasswordsCluster makes an app password on one node of a cluster
+// and uses it on both; revoked on the first, it is refused on the other
+// within apppass.DefaultRecheck (a second), without a restart.
+func TestAppPasswordsCluster(t *testing.T) {
+	c := startCluster(t, clusterOptions{})
+	einstein := newClient(t, c.nodes[0].URL, "einstein")
+	_, body := einstein.expect(http.StatusOK, "POST", "/auth-app/tokens?label=cluster", "")
+	var made struct{ Token string }
+	if err := json.Unmarshal([]byte(body), &made); err != nil || made.Token == "" {
+		t.Fatalf("POST /auth-app/tokens answered %s", body)
+	}
+	on := func(n *clusterNode) *appPasswordClient {
+		return &appPasswordClient{t: t, base: n.URL, user: "einstein", password: made.Token}
+	}
+	for i, n := range c.nodes {
+		if code, _ := on(n).do("PROPFIND", "/webdav/"); code != http.StatusMultiStatus {
+			t.Fatalf("node %d: PROPFIND with the app password: %d", i, code)
+		}
+	}
+	einstein.expect(http.StatusOK, "DELETE", "/auth-app/tokens?token="+made.Token, "")
+	revoked := time.Now()
+	if code, _ := on(c.nodes[0]).do("PROPFIND", "/webdav/"); code != http.StatusUnauthorized {
+		t.Fatalf("node 0, where it was revoked: %d, want 401 at once", code)
+	}
+	for {
+		code, _ := on(c.nodes[1]).do("PROPFIND", "/webdav/")
+		if code == http.StatusUnauthorized {
+			t.Logf("node 1 refused the revoked password after %s", time.Since(revoked).Round(time.Millisecond))
+			break
+		}
+		if code != http.StatusMultiStatus || time.Since(revoked) > 1500*time.Millisecond {
+			t.Fatalf("node 1, %s after the revocation: %d, want 401 within a second", time.Since(revoked), code)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
