@@ -103,20 +103,25 @@ func (v *Verifier) Check(ctx context.Context, user, password, client string) (st
 	if p, ok, err := v.remembered(ctx, key, now); ok || err != nil {
 		return p, err
 	}
-	p, err := v.cfg.Store.AppPassword(ctx, id)
-	if err != nil && !errors.Is(err, storage.ErrNotFound) {
-		return storage.AppPassword{}, fmt.Errorf("reading an app password: %w", err)
-	}
 	budgets := []passwordguard.Budget{
 		{Key: "app-password address " + passwordguard.AddressPrefix(client), Budget: AddressBudget},
 		{Key: "app-password user " + user, Budget: UserBudget},
 	}
+	// The record is read once the attempts are taken: a client without
+	// attempts left costs the store nothing more.
+	var (
+		p         storage.AppPassword
+		lookupErr error
+	)
 	right, err := v.cfg.Guard.CheckAll(ctx, budgets, func() bool {
-		return err == nil && p.User == user && !p.Expired(now) && storage.CheckAppPassword(p, secret)
+		p, lookupErr = v.cfg.Store.AppPassword(ctx, id)
+		return lookupErr == nil && p.User == user && !p.Expired(now) && storage.CheckAppPassword(p, secret)
 	})
 	switch {
 	case err != nil:
 		return storage.AppPassword{}, err
+	case lookupErr != nil && !errors.Is(lookupErr, storage.ErrNotFound):
+		return storage.AppPassword{}, fmt.Errorf("reading an app password: %w", lookupErr)
 	case !right:
 		return storage.AppPassword{}, ErrWrongPassword
 	}
