@@ -1,6 +1,7 @@
 package apppass
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -280,5 +281,48 @@ func TestVerifierBudgets(t *testing.T) {
 	}
 	if _, err := v.Check(t.Context(), "einstein", password, "192.0.2.2"); err != nil {
 		t.Fatalf("from another address: %v", err)
+	}
+}
+
+// countingStore counts the attempts taken and the records read.
+type countingStore struct {
+	*boltstore.Store
+	mu           sync.Mutex
+	taken, reads int
+}
+
+func (c *countingStore) TakeAttempt(ctx context.Context, key string, b storage.AttemptBudget, now time.Time) (bool, time.Duration, error) {
+	c.mu.Lock()
+	c.taken++
+	c.mu.Unlock()
+	return c.Store.TakeAttempt(ctx, key, b, now)
+}
+
+func (c *countingStore) AppPassword(ctx context.Context, id string) (storage.AppPassword, error) {
+	c.mu.Lock()
+	c.reads++
+	c.mu.Unlock()
+	return c.Store.AppPassword(ctx, id)
+}
+
+// TestVerifierOneCompareForASync checks the requests of a sync of 5,000
+// files over two minutes: one compare (one attempt per budget) in all,
+// and a read of the record at most once per DefaultRecheck.
+func TestVerifierOneCompareForASync(t *testing.T) {
+	store := &countingStore{Store: openStore(t)}
+	clk := &testClock{now: time.Now()}
+	v := newVerifier(t, store, clk)
+	_, password := makePassword(t, store, "einstein", time.Time{}, clk.Now())
+	const requests, span = 5000, 2 * time.Minute
+	for i := range requests {
+		if _, err := v.Check(t.Context(), "einstein", password, "192.0.2.1"); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		clk.Advance(span / requests)
+	}
+	wantReads := int(span/DefaultRecheck) + 1
+	t.Logf("%d requests: %d attempts taken, %d reads of the record", requests, store.taken, store.reads)
+	if store.taken != 2 || store.reads > wantReads {
+		t.Fatalf("%d attempts taken and %d reads, want 2 (one compare) and at most %d", store.taken, store.reads, wantReads)
 	}
 }
