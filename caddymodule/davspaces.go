@@ -20,6 +20,7 @@ import (
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 
+	"github.com/davspaces/davspaces/apppass"
 	"github.com/davspaces/davspaces/davhandler"
 	"github.com/davspaces/davspaces/graph"
 	"github.com/davspaces/davspaces/internal/samesite"
@@ -137,12 +138,16 @@ type DAVSpaces struct {
 	// Previews are the limits of the previews of files, on by default.
 	Previews *PreviewSettings `json:"previews,omitempty"`
 
-	handler  *davhandler.Handler
-	ocs      *ocs.Handler
-	graph    *graph.Handler
-	settings *settings.Handler
-	web      *webui.Handler // nil when the page is off
-	store    *pooledStore
+	handler *davhandler.Handler
+	ocs     *ocs.Handler
+	appPass *apppass.Service
+	// unlistAppPasswords takes the store's app password checks off the
+	// configuration's list (appPasswordStores).
+	unlistAppPasswords func()
+	graph              *graph.Handler
+	settings           *settings.Handler
+	web                *webui.Handler // nil when the page is off
+	store              *pooledStore
 	// users reads the signed-in user Caddy's authentication set;
 	// directory writes them to the store's directory of users.
 	users     func(*http.Request) (storage.User, bool)
@@ -273,6 +278,16 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 	// store keeps them, the trash and versions when the store keeps them
 	// for any of this handler's spaces.
 	_, chunked := any(store.Store).(storage.ChunkedUploads)
+	dav.appPass, err = apppass.New(apppass.Config{
+		Store:        served,
+		User:         users,
+		UsedPassword: usedAppPassword,
+		Revoked:      store.appPasswords.Forget,
+	})
+	if err != nil {
+		return err
+	}
+	dav.unlistAppPasswords = appPasswordStores.add(ctx.Context, store.appPasswords, served)
 	dav.ocs, err = ocs.New(ocs.Config{
 		User:           users,
 		Email:          emailFromCaddy,
@@ -289,6 +304,7 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		Members:        dav.configuredMembers(),
 		Logger:         dav.logger,
 		Sharing:        true,
+		AppPasswords:   dav.appPass,
 	})
 	if err != nil {
 		return err
@@ -450,6 +466,10 @@ func (dav *DAVSpaces) Cleanup() error {
 	if dav.storeKey == "" {
 		return nil
 	}
+	if dav.unlistAppPasswords != nil {
+		dav.unlistAppPasswords()
+		dav.unlistAppPasswords = nil
+	}
 	dav.store.releaseSettings(dav.claim)
 	_, err := stores.Delete(dav.storeKey)
 	dav.storeKey, dav.store, dav.claim = "", nil, nil
@@ -473,7 +493,7 @@ func (dav *DAVSpaces) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 	if served, err := dav.serveSignedOut(w, r); served {
 		return err
 	}
-	for _, route := range []func(*http.Request) (http.Handler, bool){dav.webRoute, dav.handler.Route, dav.ocs.Route, dav.graph.Route, dav.settings.Route} {
+	for _, route := range []func(*http.Request) (http.Handler, bool){dav.webRoute, dav.handler.Route, dav.appPass.Route, dav.ocs.Route, dav.graph.Route, dav.settings.Route} {
 		if h, ok := route(r); ok {
 			if samesite.Forged(r) {
 				h = http.HandlerFunc(refuseForged)

@@ -165,6 +165,13 @@ func (t *timedStore) LocksOn(ctx context.Context, spaceID, nodeID string, below 
 	return t.Backend.LocksOn(ctx, spaceID, nodeID, below)
 }
 
+// AppPassword times the read of an app password, which a sign-in with
+// one waits for (at most once per apppass.DefaultRecheck per password).
+func (t *timedStore) AppPassword(ctx context.Context, id string) (storage.AppPassword, error) {
+	defer t.since("app_password", time.Now())
+	return t.Backend.AppPassword(ctx, id)
+}
+
 // timedUpload times the commit of an upload.
 type timedUpload struct {
 	storage.Upload
@@ -190,5 +197,5 @@ func (u *timedUpload) ReadFrom(r io.Reader) (int64, error) {
 var storeOperations = []string{
 	"personal_space", "space", "usage", "walk", "node", "child", "read_dir", "read_dir_props",
 	"mkdir", "remove", "move", "copy", "open", "props", "patch_props", "commit",
-	"create_lock", "locks_on",
+	"create_lock", "locks_on", "app_password",
 }

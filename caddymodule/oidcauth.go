@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -72,6 +73,9 @@ type OIDCAuth struct {
 	// logger writes the warnings of requests, throttled with those of
 	// every handler sharing the verifier.
 	logger *zap.Logger
+	// config is the configuration's context, under which its davspaces
+	// handlers list the app password checks of their stores.
+	config context.Context
 }
 
 // CaddyModule returns the Caddy module information.
@@ -87,6 +91,7 @@ func (OIDCAuth) CaddyModule() caddy.ModuleInfo {
 func (a *OIDCAuth) Provision(ctx caddy.Context) error {
 	logger := ctx.Logger()
 	a.logger = logger
+	a.config = ctx.Context
 	if a.UserClaim == "" {
 		a.UserClaim = "preferred_username"
 	}
@@ -141,6 +146,12 @@ func (a *OIDCAuth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	}
 	token, bearer := bearerToken(r)
 	if !bearer {
+		if handled, err := a.authenticateAppPassword(w, r, repl); handled {
+			if err != nil {
+				return err
+			}
+			return next.ServeHTTP(w, r)
+		}
 		if a.authenticateFallback(w, r, repl) {
 			return next.ServeHTTP(w, r)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
+	"github.com/davspaces/davspaces/apppass"
 	"github.com/davspaces/davspaces/passwordguard"
 	"github.com/davspaces/davspaces/storage"
 	"github.com/davspaces/davspaces/storage/traced"
@@ -35,6 +36,10 @@ type pooledStore struct {
 	// handler and configuration on the store shares: one bound for the
 	// node, across reloads.
 	passwords *passwordguard.Guard
+	// appPasswords checks users' app passwords at sign-in, remembering
+	// those verified: one cache per store, which a revocation through
+	// any handler of the store empties of the password.
+	appPasswords *apppass.Verifier
 
 	mu     sync.Mutex
 	claims []*storeClaim // in provisioning order; the newest configuration's apply
@@ -152,7 +157,12 @@ func openStore(ctx context.Context, backend StoreBackend, storageID string, logg
 			s.Close()
 			return nil, err
 		}
-		return &pooledStore{Store: s, metrics: m, passwords: passwords}, nil
+		appPasswords, err := apppass.NewVerifier(apppass.VerifierConfig{Store: withTiming(traced.Wrap(s), m), Guard: passwords})
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		return &pooledStore{Store: s, metrics: m, passwords: passwords, appPasswords: appPasswords}, nil
 	})
 	if err != nil {
 		return nil, err

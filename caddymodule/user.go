@@ -19,6 +19,9 @@ const (
 	userNamePlaceholder   = "http.auth.user.name"
 	userEmailPlaceholder  = "http.auth.user.email"
 	userGroupsPlaceholder = "http.auth.user.groups"
+	// userAppPasswordPlaceholder is the id of the app password the user
+	// signed in with, unset for any other sign-in.
+	userAppPasswordPlaceholder = "http.auth.user.app_password_id"
 )
 
 // userGroups is the value of {http.auth.user.groups}: a list that prints
@@ -107,4 +110,15 @@ func splitGroups(list string) []string {
 		}
 	}
 	return groups
+}
+
+// usedAppPassword reads {http.auth.user.app_password_id}: the id of the
+// app password the request signed in with, "" when none.
+func usedAppPassword(r *http.Request) string {
+	repl, ok := requestReplacer(r)
+	if !ok {
+		return ""
+	}
+	id, _ := repl.GetString(userAppPasswordPlaceholder)
+	return id
 }

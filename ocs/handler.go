@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/davspaces/davspaces/apppass"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -76,6 +77,10 @@ type Config struct {
 	// Sharing says shares with users and groups and public links are
 	// served (Graph, WebDAV); only then does files_sharing announce them.
 	Sharing bool
+	// AppPasswords makes and revokes app passwords for Nextcloud's
+	// core/getapppassword and core/apppassword. Optional: without it
+	// they are not served (404).
+	AppPasswords *apppass.Service
 	// PollInterval is core.pollinterval. Default: 60, what ownCloud
 	// sends; the ownCloud client reads milliseconds and keeps its own
 	// default for values below 5000.
@@ -151,6 +156,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) ocsRoute(v apiVersion, endpoint string) http.Handler {
 	if rest, ok := strings.CutPrefix(endpoint, sharingPrefix); ok && h.sharing != nil {
 		return h.sharing.route(v, rest)
+	}
+	if route, ok := h.appPasswordRoute(v, strings.TrimSuffix(endpoint, "/")); ok {
+		return route
 	}
 	var serve func(http.ResponseWriter, *http.Request, apiVersion, storage.User)
 	switch strings.TrimSuffix(endpoint, "/") {

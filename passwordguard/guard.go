@@ -109,12 +109,32 @@ func (g *Guard) Blocked(ctx context.Context, key string, b storage.AttemptBudget
 // *Refusal) or were abandoned. So a burst spends its key's budget however
 // busy the node is, and only the key's own client pays for it.
 func (g *Guard) Check(ctx context.Context, key string, b storage.AttemptBudget, compare func() bool) (bool, error) {
+	return g.CheckAll(ctx, []Budget{{key, b}}, compare)
+}
+
+// Budget is a key and the budget its attempts are taken under.
+type Budget struct {
+	Key    string
+	Budget storage.AttemptBudget
+}
+
+// CheckAll is Check under several budgets at once (of a user and of a
+// client's address, say): an attempt of each is taken before the
+// compare, and a key without one left refuses the check and gives back
+// those taken before it, which then paid for nothing.
+func (g *Guard) CheckAll(ctx context.Context, budgets []Budget, compare func() bool) (bool, error) {
 	at := g.now()
-	taken, wait, err := g.budgets.TakeAttempt(ctx, key, b, at)
-	if err != nil {
-		return false, fmt.Errorf("taking an attempt of a password: %w", err)
-	}
-	if !taken {
+	for i, b := range budgets {
+		taken, wait, err := g.budgets.TakeAttempt(ctx, b.Key, b.Budget, at)
+		if err == nil && taken {
+			continue
+		}
+		if back := g.giveBack(budgets[:i], at); back != nil && err == nil {
+			err = back
+		}
+		if err != nil {
+			return false, fmt.Errorf("taking an attempt of a password: %w", err)
+		}
 		return false, &Refusal{RetryAfter: wait}
 	}
 	if err := g.acquire(ctx); err != nil {
@@ -123,7 +143,7 @@ func (g *Guard) Check(ctx context.Context, key string, b storage.AttemptBudget, 
 	right := compare()
 	<-g.slots
 	if right {
-		return true, g.giveBack(key, at)
+		return true, g.giveBack(budgets, at)
 	}
 	return false, nil
 }
@@ -147,13 +167,16 @@ func (g *Guard) acquire(ctx context.Context) error {
 	}
 }
 
-// giveBack returns the attempt of a right password, even when the
-// request that took it is gone: it is owed.
-func (g *Guard) giveBack(key string, at time.Time) error {
+// giveBack returns the attempts taken at at of budgets (a right
+// password's), even when the request that took them is gone: they are
+// owed.
+func (g *Guard) giveBack(budgets []Budget, at time.Time) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := g.budgets.ReturnAttempt(ctx, key, at); err != nil {
-		return fmt.Errorf("giving back an attempt of a password: %w", err)
+	for _, b := range budgets {
+		if err := g.budgets.ReturnAttempt(ctx, b.Key, at); err != nil {
+			return fmt.Errorf("giving back an attempt of a password: %w", err)
+		}
 	}
 	return nil
 }

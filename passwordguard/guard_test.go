@@ -150,3 +150,30 @@ func TestMemoryKeysBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckAllTakesEveryBudget checks under two budgets: a wrong
+// password spends both, and a key without attempts refuses the check
+// and gives back the attempt the other key had taken for it.
+func TestCheckAllTakesEveryBudget(t *testing.T) {
+	g := newGuard(t, Options{})
+	one := storage.AttemptBudget{Limit: 1, Window: time.Minute}
+	wrong := func() bool { return false }
+	if right, err := g.CheckAll(t.Context(), []Budget{{"user", tenPerFiveMinutes}, {"address", one}}, wrong); right || err != nil {
+		t.Fatalf("first check: %v, %v", right, err)
+	}
+	var refusal *Refusal
+	for range 20 {
+		if _, err := g.CheckAll(t.Context(), []Budget{{"user", tenPerFiveMinutes}, {"address", one}}, wrong); !errors.As(err, &refusal) {
+			t.Fatalf("past the address budget: %v", err)
+		}
+	}
+	// The user's budget paid for the first check alone: nine are left.
+	for i := range 9 {
+		if _, err := g.Check(t.Context(), "user", tenPerFiveMinutes, wrong); err != nil {
+			t.Fatalf("user attempt %d: %v", i+2, err)
+		}
+	}
+	if err := g.Blocked(t.Context(), "user", tenPerFiveMinutes); err == nil {
+		t.Fatal("the user is not blocked after 10 wrong passwords")
+	}
+}

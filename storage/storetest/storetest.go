@@ -59,6 +59,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	tests = append(tests, previewTests...)
 	tests = append(tests, searchTests...)
 	tests = append(tests, attemptTests...)
+	tests = append(tests, appPasswordTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.run(t, newFixture(t, newStore(t)))

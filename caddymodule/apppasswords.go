@@ -1,0 +1,113 @@
+package caddymodule
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/davspaces/davspaces/apppass"
+	"github.com/davspaces/davspaces/passwordguard"
+	"github.com/davspaces/davspaces/storage"
+)
+
+// appPasswordStores lists, per configuration, the app password checks of
+// the stores its davspaces handlers serve, so that oidc_auth, which runs
+// before them and opens no store, checks app passwords against the store
+// they are made in.
+var appPasswordStores = &appPasswordDirectory{entries: map[context.Context][]*appPasswordStore{}}
+
+// appPasswordStore is a store's verifier and the directory of the users
+// who signed in, whose groups an app password's user gets.
+type appPasswordStore struct {
+	verifier  *apppass.Verifier
+	directory storage.DirectoryReader
+}
+
+// appPasswordDirectory is safe for concurrent use.
+type appPasswordDirectory struct {
+	mu      sync.Mutex
+	entries map[context.Context][]*appPasswordStore
+}
+
+// add lists a store's checks under config and returns the function that
+// takes them off again.
+func (d *appPasswordDirectory) add(config context.Context, v *apppass.Verifier, dir storage.DirectoryReader) (remove func()) {
+	e := &appPasswordStore{verifier: v, directory: dir}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.entries[config] = append(d.entries[config], e)
+	return func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		list := d.entries[config]
+		for i, x := range list {
+			if x == e {
+				list = append(list[:i:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(d.entries, config)
+		} else {
+			d.entries[config] = list
+		}
+	}
+}
+
+// find returns the checks of the first store listed under config.
+func (d *appPasswordDirectory) find(config context.Context) (*appPasswordStore, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	list := d.entries[config]
+	if len(list) == 0 {
+		return nil, false
+	}
+	return list[0], true
+}
+
+// authenticateAppPassword signs in a request whose Basic password has an
+// app password's form. handled is false for any other request, which the
+// fallback providers then try. A wrong app password is answered 401, a
+// spent budget 429 with Retry-After; neither the password nor its id is
+// logged.
+func (a *OIDCAuth) authenticateAppPassword(w http.ResponseWriter, r *http.Request, repl *caddy.Replacer) (handled bool, err error) {
+	user, password, ok := r.BasicAuth()
+	if !ok || !apppass.LooksLike(password) || storage.ValidUserID(user) != nil {
+		return false, nil
+	}
+	store, ok := appPasswordStores.find(a.config)
+	if !ok {
+		return false, nil
+	}
+	p, err := store.verifier.Check(r.Context(), user, password, clientKey(r))
+	var refusal *passwordguard.Refusal
+	switch {
+	case errors.As(err, &refusal):
+		w.Header().Set("Retry-After", strconv.Itoa(max(int(refusal.RetryAfter.Seconds()+0.999), 1)))
+		return true, caddyhttp.Error(http.StatusTooManyRequests, errors.New("too many wrong app passwords"))
+	case errors.Is(err, apppass.ErrWrongPassword):
+		if c := a.logger.Check(zapcore.DebugLevel, "app password refused"); c != nil {
+			c.Write(zap.String("user", user))
+		}
+		return true, a.challenge(w, r, "")
+	case err != nil:
+		a.logger.Warn("app passwords unavailable", zap.Error(err))
+		w.Header().Set("Retry-After", "5")
+		return true, caddyhttp.Error(http.StatusServiceUnavailable, err)
+	}
+	entry, err := store.directory.DirectoryUser(r.Context(), p.User)
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		w.Header().Set("Retry-After", "5")
+		return true, caddyhttp.Error(http.StatusServiceUnavailable, err)
+	}
+	setUser(repl, p.User, entry.DisplayName, entry.Email, entry.Groups)
+	repl.Set(userAppPasswordPlaceholder, p.ID)
+	return true, nil
+}
