@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/davspaces/davspaces/internal/imagebombs"
 )
 
 // file is test content as a store gives it.
@@ -131,7 +133,7 @@ func TestRefusals(t *testing.T) {
 		{"truncated", encoded(t, PNG, gradient(50, 50))[:60], PNG, ErrNotAsNamed},
 		{"bomb", pngBomb(t, 100_000, 100_000), PNG, ErrTooLarge},
 		{"just over the limit", pngBomb(t, 1001, 1000), PNG, ErrTooLarge},
-		{"webp bomb", solidWebP(16384, 16384, gradient(1, 1).NRGBAAt(0, 0)), WebP, ErrTooLarge},
+		{"webp bomb", imagebombs.SolidWebP(16384, 16384, gradient(1, 1).NRGBAAt(0, 0)), WebP, ErrTooLarge},
 		{"no preview kind", []byte("%PDF-1.7"), Unsupported, ErrUnsupported},
 	} {
 		src := newFile(tc.content)
@@ -277,8 +279,8 @@ func TestBombsRefusedFromTheirHeader(t *testing.T) {
 		cost    int64
 		want    error
 	}{
-		{"lossless webp, NRGBA and its transform", solidWebP(7000, 7000, gradient(1, 1).NRGBAAt(0, 0)), WebP, 8*7000*7000 + scale, ErrTooLarge},
-		{"16-bit png, NRGBA64", png16Bomb(t, 7000, 7000), PNG, 8*7000*7000 + scale, ErrTooLarge},
+		{"lossless webp, NRGBA and its transform", imagebombs.SolidWebP(7000, 7000, gradient(1, 1).NRGBAAt(0, 0)), WebP, 8*7000*7000 + scale, ErrTooLarge},
+		{"16-bit png, NRGBA64", imagebombs.DeepPNG(7000, 7000), PNG, 8*7000*7000 + scale, ErrTooLarge},
 		{"gif, its first frame paletted", gifBomb(t, 7000, 7000), GIF, 7000*7000 + scale, nil},
 	} {
 		src := newFile(tc.content)

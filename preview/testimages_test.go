@@ -13,6 +13,8 @@ import (
 	"image/png"
 	"testing"
 
+	"github.com/davspaces/davspaces/internal/imagebombs"
+
 	"golang.org/x/image/bmp"
 	"golang.org/x/image/tiff"
 )
@@ -49,7 +51,7 @@ func encoded(t testing.TB, kind Kind, img *image.NRGBA) []byte {
 	case TIFF:
 		err = tiff.Encode(&b, img, nil)
 	case WebP:
-		return solidWebP(img.Bounds().Dx(), img.Bounds().Dy(), img.NRGBAAt(0, 0))
+		return imagebombs.SolidWebP(img.Bounds().Dx(), img.Bounds().Dy(), img.NRGBAAt(0, 0))
 	default:
 		t.Fatalf("no image encoding for kind %d", kind)
 	}
@@ -58,56 +60,6 @@ func encoded(t testing.TB, kind Kind, img *image.NRGBA) []byte {
 	}
 	return b.Bytes()
 }
-
-// solidWebP is a lossless WebP (VP8L) of one colour: five prefix codes of
-// one symbol each, so that the pixels themselves take no bits at all.
-func solidWebP(w, h int, c color.NRGBA) []byte {
-	var bits bitWriter
-	bits.write(uint32(w-1), 14)
-	bits.write(uint32(h-1), 14)
-	bits.write(1, 1) // alpha is used
-	bits.write(0, 3) // version
-	bits.write(0, 1) // no transform
-	bits.write(0, 1) // no colour cache
-	bits.write(0, 1) // no meta prefix codes
-	for _, symbol := range []uint8{c.G, c.R, c.B, c.A} {
-		bits.write(1, 1) // a simple code
-		bits.write(0, 1) // of one symbol
-		bits.write(1, 1) // of eight bits
-		bits.write(uint32(symbol), 8)
-	}
-	bits.write(1, 1) // the distance code: simple, one symbol of one bit, 0
-	bits.write(0, 1)
-	bits.write(0, 1)
-	bits.write(0, 1)
-	data := append([]byte{0x2f}, bits.bytes()...)
-	if len(data)%2 == 1 {
-		data = append(data, 0)
-	}
-	chunk := append([]byte("VP8L"), binary.LittleEndian.AppendUint32(nil, uint32(len(data)-(len(data)%2)))...)
-	chunk = append(chunk, data...)
-	out := append([]byte("RIFF"), binary.LittleEndian.AppendUint32(nil, uint32(4+len(chunk)))...)
-	out = append(out, "WEBP"...)
-	return append(out, chunk...)
-}
-
-// bitWriter writes bits least significant first, as VP8L reads them.
-type bitWriter struct {
-	buf   []byte
-	nbits uint
-}
-
-func (b *bitWriter) write(v uint32, n uint) {
-	for i := range n {
-		if b.nbits%8 == 0 {
-			b.buf = append(b.buf, 0)
-		}
-		b.buf[len(b.buf)-1] |= byte((v>>i)&1) << (b.nbits % 8)
-		b.nbits++
-	}
-}
-
-func (b *bitWriter) bytes() []byte { return b.buf }
 
 // pngBomb is a valid PNG header that declares w×h pixels; the pixels never
 // follow.
@@ -126,55 +78,14 @@ func pngBomb(t testing.TB, w, h uint32) []byte {
 	return data
 }
 
-// png16Bomb is a 16-bit RGBA PNG of w×h pixels, all zero, which deflate
-// packs a thousandfold: a few hundred kilobytes that decode to 8 bytes a
-// pixel. The rows are written one at a time, never held whole.
-func png16Bomb(t testing.TB, w, h int) []byte {
-	t.Helper()
-	var out bytes.Buffer
-	out.WriteString("\x89PNG\r\n\x1a\n")
-	ihdr := binary.BigEndian.AppendUint32(nil, uint32(w))
-	ihdr = binary.BigEndian.AppendUint32(ihdr, uint32(h))
-	ihdr = append(ihdr, 16, 6, 0, 0, 0) // 16 bits, RGBA, deflate, no filter, not interlaced
-	writeChunk(&out, "IHDR", ihdr)
-	var idat bytes.Buffer
-	z, err := zlib.NewWriterLevel(&idat, zlib.BestCompression)
-	if err != nil {
-		t.Fatal(err)
-	}
-	row := make([]byte, 1+8*w) // filter byte 0, then the pixels
-	for range h {
-		if _, err := z.Write(row); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := z.Close(); err != nil {
-		t.Fatal(err)
-	}
-	writeChunk(&out, "IDAT", idat.Bytes())
-	writeChunk(&out, "IEND", nil)
-	return out.Bytes()
-}
-
-func writeChunk(w *bytes.Buffer, kind string, data []byte) {
-	w.Write(binary.BigEndian.AppendUint32(nil, uint32(len(data))))
-	crc := crc32.NewIEEE()
-	crc.Write([]byte(kind))
-	crc.Write(data)
-	w.WriteString(kind)
-	w.Write(data)
-	w.Write(binary.BigEndian.AppendUint32(nil, crc.Sum32()))
-}
-
 // gifBomb is a GIF of one colour, w×h pixels.
 func gifBomb(t testing.TB, w, h int) []byte {
 	t.Helper()
-	img := image.NewPaletted(image.Rect(0, 0, w, h), color.Palette{color.Black, color.White})
-	var b bytes.Buffer
-	if err := gif.Encode(&b, img, nil); err != nil {
+	b, err := imagebombs.FlatGIF(w, h)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return b.Bytes()
+	return b
 }
 
 // interlacedPNG is an Adam7-interlaced gray PNG of w×h pixels, which Go
@@ -186,7 +97,7 @@ func interlacedPNG(t testing.TB, w, h int) []byte {
 	ihdr := binary.BigEndian.AppendUint32(nil, uint32(w))
 	ihdr = binary.BigEndian.AppendUint32(ihdr, uint32(h))
 	ihdr = append(ihdr, 8, 0, 0, 0, 1) // 8 bits, gray, Adam7
-	writeChunk(&out, "IHDR", ihdr)
+	imagebombs.Chunk(&out, "IHDR", ihdr)
 	var idat bytes.Buffer
 	z := zlib.NewWriter(&idat)
 	passes := []struct{ x0, y0, dx, dy int }{{0, 0, 8, 8}, {4, 0, 8, 8}, {0, 4, 4, 8}, {2, 0, 4, 4}, {0, 2, 2, 4}, {1, 0, 2, 2}, {0, 1, 1, 2}}
@@ -203,8 +114,8 @@ func interlacedPNG(t testing.TB, w, h int) []byte {
 	if err := z.Close(); err != nil {
 		t.Fatal(err)
 	}
-	writeChunk(&out, "IDAT", idat.Bytes())
-	writeChunk(&out, "IEND", nil)
+	imagebombs.Chunk(&out, "IDAT", idat.Bytes())
+	imagebombs.Chunk(&out, "IEND", nil)
 	return out.Bytes()
 }
 
