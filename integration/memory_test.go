@@ -58,6 +58,9 @@ func TestMemoryListingBigFolder(t *testing.T) {
 	if testing.Short() {
 		t.Skip("seeds 100,000 files")
 	}
+	// Its minutes of seeding run beside TestUndoRetentionSettings' minutes
+	// of waiting for the sweep; the memory it measures is its own server's.
+	t.Parallel()
 	s := startWithBigFolder(t, bigFolderEntries)
 
 	startHWM, err := procStatusKB(s.cmd.Process.Pid, "VmHWM")
