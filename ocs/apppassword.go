@@ -34,19 +34,7 @@ func (h *Handler) appPasswordRoute(v apiVersion, endpoint string) (http.Handler,
 	default:
 		return nil, false
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != method {
-			w.Header().Set("Allow", method)
-			writeError(w, r, v, http.StatusMethodNotAllowed, "Method not allowed")
-			return
-		}
-		user, ok := h.cfg.User(r)
-		if !ok || user.ID == "" {
-			writeError(w, r, v, http.StatusUnauthorized, "Unauthorised")
-			return
-		}
-		serve(w, r, v, user)
-	}), true
+	return h.signedIn(v, serve, method), true
 }
 
 func (h *Handler) serveGetAppPassword(w http.ResponseWriter, r *http.Request, v apiVersion, user storage.User) {

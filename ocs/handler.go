@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 
 	"go.uber.org/zap"
@@ -171,9 +172,16 @@ func (h *Handler) ocsRoute(v apiVersion, endpoint string) http.Handler {
 			writeError(w, r, v, http.StatusNotFound, "Invalid query, please check the syntax")
 		})
 	}
+	return h.signedIn(v, serve, http.MethodGet, http.MethodHead)
+}
+
+// signedIn serves a request of a signed-in user with one of methods: 405
+// with Allow for another method, 401 without a user.
+func (h *Handler) signedIn(v apiVersion, serve func(http.ResponseWriter, *http.Request, apiVersion, storage.User), methods ...string) http.Handler {
+	allow := strings.Join(methods, ", ")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
+		if !slices.Contains(methods, r.Method) {
+			w.Header().Set("Allow", allow)
 			writeError(w, r, v, http.StatusMethodNotAllowed, "Method not allowed")
 			return
 		}

@@ -54,15 +54,7 @@ var errIssuerIsHere = &apiError{status: http.StatusNotFound, code: "invalid_requ
 // names its ETag, and 503 with Retry-After while the provider cannot be
 // reached and no recent document is known.
 func (d *Discovery) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch r.Method {
-	case http.MethodGet, http.MethodHead:
-	case http.MethodOptions:
-		w.Header().Set("Allow", allow)
-		w.WriteHeader(http.StatusNoContent)
-		return
-	default:
-		w.Header().Set("Allow", allow)
-		writeError(w, r, errMethod)
+	if !readMethod(w, r) {
 		return
 	}
 	if d.issuer == origin.Of(r) {

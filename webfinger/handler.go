@@ -37,21 +37,30 @@ type Handler struct {
 	log           *zap.Logger
 }
 
+// readMethod answers OPTIONS and any method but GET and HEAD, which both
+// WebFinger's lookups and the discovery document take, and reports
+// whether r is left to serve.
+func readMethod(w http.ResponseWriter, r *http.Request) bool {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		return true
+	case http.MethodOptions:
+		w.Header().Set("Allow", allow)
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		w.Header().Set("Allow", allow)
+		writeError(w, r, errMethod)
+	}
+	return false
+}
+
 // ServeHTTP answers GET and HEAD lookups and OPTIONS.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Every answer, errors included, depends on the bearer token; a
 	// lookup's media type on Accept.
 	w.Header().Add("Vary", "Authorization")
 	w.Header().Add("Vary", "Accept")
-	switch r.Method {
-	case http.MethodGet, http.MethodHead:
-	case http.MethodOptions:
-		w.Header().Set("Allow", allow)
-		w.WriteHeader(http.StatusNoContent)
-		return
-	default:
-		w.Header().Set("Allow", allow)
-		writeError(w, r, errMethod)
+	if !readMethod(w, r) {
 		return
 	}
 	q, err := url.ParseQuery(r.URL.RawQuery)
