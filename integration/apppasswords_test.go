@@ -41,7 +41,7 @@ func TestAppPasswords(t *testing.T) {
 	}
 
 	// rclone writes and lists.
-	r := newAppPasswordRclone(t, rclone, s.URL+"/remote.php/webdav/", "alice", password)
+	r := newRcloneRemote(t, rclone, s.URL+"/remote.php/webdav/", "alice", password)
 	local := filepath.Join(t.TempDir(), "from-rclone.txt")
 	writeFile(t, local, "written by rclone")
 	r.mustRun(t, "copyto", local, "dav:from-rclone.txt")
@@ -184,29 +184,6 @@ func (c *appPasswordClient) do(method, path string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
-}
-
-// newAppPasswordRclone is an rclone with the remote dav: at davURL as
-// user with password.
-func newAppPasswordRclone(t *testing.T, bin, davURL, user, password string) *rcloneRunner {
-	t.Helper()
-	home := t.TempDir()
-	r := &rcloneRunner{bin: bin}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "RCLONE_") {
-			r.env = append(r.env, kv)
-		}
-	}
-	r.env = append(r.env, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, "config"),
-		"XDG_CACHE_HOME="+filepath.Join(home, "cache"), "RCLONE_CONFIG="+filepath.Join(home, "rclone.conf"))
-	obscured, err := r.run(t, "obscure", password)
-	if err != nil {
-		t.Fatalf("rclone obscure: %v\n%s", err, obscured)
-	}
-	r.env = append(r.env, "RCLONE_CONFIG_DAV_TYPE=webdav", "RCLONE_CONFIG_DAV_URL="+davURL,
-		"RCLONE_CONFIG_DAV_VENDOR=owncloud", "RCLONE_CONFIG_DAV_USER="+user,
-		"RCLONE_CONFIG_DAV_PASS="+strings.TrimSpace(obscured))
-	return r
 }
 
 // cadaverRefused runs cadaver's ls, which is to be refused, and returns

@@ -183,7 +183,7 @@ func publicLinkCurl(t *testing.T, s *server, link storage.Share) {
 
 func publicLinkRclone(t *testing.T, s *server, link storage.Share) {
 	rclone := requirePeer(t, "rclone")
-	r := newPublicRcloneRunner(t, rclone, publicURL(s, link, "/"), linkPassword)
+	r := newRcloneRemote(t, rclone, publicURL(s, link, "/"), "public", linkPassword)
 	if out := r.mustRunQuiet(t, "lsf", "dav:"); strings.TrimSpace(out) != "report.txt" {
 		t.Fatalf("rclone lsf of the link: %q", out)
 	}
@@ -204,29 +204,10 @@ func publicLinkRclone(t *testing.T, s *server, link storage.Share) {
 	}
 	r.mustRun(t, "deletefile", "dav:incoming/nested/new.txt")
 	// A wrong password is refused.
-	bad := newPublicRcloneRunner(t, rclone, publicURL(s, link, "/"), "wrong password")
+	bad := newRcloneRemote(t, rclone, publicURL(s, link, "/"), "public", "wrong password")
 	if out, err := bad.run(t, "lsf", "--retries", "1", "--low-level-retries", "1", "dav:"); err == nil {
 		t.Fatalf("rclone with a wrong password listed the link:\n%s", out)
 	}
-}
-
-// newPublicRcloneRunner is an rclone webdav remote "dav:" on a link's URL,
-// as user "public" with the link's password.
-func newPublicRcloneRunner(t *testing.T, bin, davURL, password string) *rcloneRunner {
-	t.Helper()
-	home := t.TempDir()
-	r := &rcloneRunner{bin: bin}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "RCLONE_") {
-			r.env = append(r.env, kv)
-		}
-	}
-	r.env = append(r.env, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, "config"),
-		"XDG_CACHE_HOME="+filepath.Join(home, "cache"), "RCLONE_CONFIG="+filepath.Join(home, "rclone.conf"))
-	obscured := strings.TrimSpace(r.mustRunQuiet(t, "obscure", password))
-	r.env = append(r.env, "RCLONE_CONFIG_DAV_TYPE=webdav", "RCLONE_CONFIG_DAV_URL="+davURL,
-		"RCLONE_CONFIG_DAV_VENDOR=owncloud", "RCLONE_CONFIG_DAV_USER=public", "RCLONE_CONFIG_DAV_PASS="+obscured)
-	return r
 }
 
 func publicLinkDrop(t *testing.T, s *server, link storage.Share) {

@@ -556,7 +556,16 @@ type rcloneRunner struct {
 	env []string
 }
 
+// newRcloneRunner is an rclone with the remote dav: at davURL as one of
+// the demo users, with their password.
 func newRcloneRunner(t *testing.T, bin, davURL, user string) *rcloneRunner {
+	t.Helper()
+	return newRcloneRemote(t, bin, davURL, user, users[user])
+}
+
+// newRcloneRemote is an rclone with the remote dav: at davURL as user with
+// password: a demo user's, an app password, or a link's (user "public").
+func newRcloneRemote(t *testing.T, bin, davURL, user, password string) *rcloneRunner {
 	t.Helper()
 	home := t.TempDir()
 	r := &rcloneRunner{bin: bin}
@@ -572,7 +581,7 @@ func newRcloneRunner(t *testing.T, bin, davURL, user string) *rcloneRunner {
 		"RCLONE_CONFIG="+filepath.Join(home, "rclone.conf"), // does not exist
 		"RCLONE_CACHE_DIR="+filepath.Join(home, "rclone-cache"),
 	)
-	obscured, err := r.run(t, "obscure", users[user])
+	obscured, err := r.run(t, "obscure", password)
 	if err != nil {
 		t.Fatalf("rclone obscure: %v\n%s", err, obscured)
 	}
