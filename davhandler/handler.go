@@ -338,10 +338,13 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, dp davPath, perr
 		// The link is the caller: a user the request may have is ignored.
 		return h.servePublic(w, r, dp, perr)
 	}
+	user, ok := h.user(r)
+	if own, isOwn := ownFiles(r, dp, user.ID); isOwn {
+		dp, perr = own, nil
+	}
 	if perr != nil && !isAllSpacesReport(r, dp) {
 		return perr
 	}
-	user, ok := h.user(r)
 	if !ok || user.ID == "" {
 		return errorf(http.StatusUnauthorized, "No valid credentials were provided")
 	}

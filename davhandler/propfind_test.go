@@ -174,6 +174,43 @@ func TestPropfindSpacesHrefs(t *testing.T) {
 	wantStatus(t, e.do("einstein", "PROPFIND", strings.Replace(base, "$", "%24", 1), "", "Depth", "0"), http.StatusMultiStatus)
 }
 
+// TestPropfindOfTheFilesRoot: /dav/files/ names no user. A PROPFIND with
+// a Depth there is the user's own files, as oCIS answers it and as the
+// ownCloud apps check their token with it (Android's
+// GetBaseUrlRemoteOperation.kt, the iOS connection validator); without a
+// Depth, and for every other method, it stays 405.
+func TestPropfindOfTheFilesRoot(t *testing.T) {
+	e := newEnv(t)
+	wantStatus(t, e.do("einstein", "PUT", "/webdav/f.txt", "x"), http.StatusCreated)
+	for _, tt := range []struct {
+		name, method, path string
+		hdr                []string
+		status             int
+		hrefs              []string
+	}{
+		{"depth 0", "PROPFIND", "/remote.php/dav/files/", []string{"Depth", "0"}, http.StatusMultiStatus, []string{"/remote.php/dav/files/einstein/"}},
+		{"depth 1 without the slash", "PROPFIND", "/dav/files", []string{"Depth", "1"}, http.StatusMultiStatus, []string{"/dav/files/einstein/", "/dav/files/einstein/f.txt"}},
+		{"no depth", "PROPFIND", "/remote.php/dav/files/", nil, http.StatusMethodNotAllowed, nil},
+		{"delete", "DELETE", "/remote.php/dav/files/", []string{"Depth", "infinity"}, http.StatusMethodNotAllowed, nil},
+		{"mkcol", "MKCOL", "/dav/files/", []string{"Depth", "0"}, http.StatusMethodNotAllowed, nil},
+		{"move", "MOVE", "/dav/files/", []string{"Depth", "infinity", "Destination", "/dav/files/einstein/x"}, http.StatusMethodNotAllowed, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := e.do("einstein", tt.method, tt.path, "", tt.hdr...)
+			if tt.status != http.StatusMultiStatus {
+				wantError(t, rec, tt.status, "MethodNotAllowed", "Listing members of this collection is disabled")
+				return
+			}
+			if got := hrefsOf(parseMultistatus(t, rec)); !slices.Equal(got, tt.hrefs) {
+				t.Fatalf("hrefs %q, want %q", got, tt.hrefs)
+			}
+		})
+	}
+	wantStatus(t, e.do("einstein", "GET", "/webdav/f.txt", ""), http.StatusOK)
+	// Without a user it is 405 still, before any sign-in is asked for.
+	wantStatus(t, e.do("", "PROPFIND", "/dav/files/", "", "Depth", "0"), http.StatusMethodNotAllowed)
+}
+
 func TestPropfindAllpropAndPropname(t *testing.T) {
 	e := newEnv(t)
 	wantStatus(t, e.do("einstein", "PUT", "/webdav/f.txt", "x"), http.StatusCreated)

@@ -44,6 +44,10 @@ const (
 	// baseAllSpaces: /dav/spaces/ itself, which nothing lists; a search
 	// REPORT there looks in every space of the user (report_spaces.go).
 	baseAllSpaces
+	// baseFilesRoot: /dav/files/ itself, which names no user and which
+	// nothing lists; a PROPFIND with a Depth there is the user's own
+	// files (ownFiles).
+	baseFilesRoot
 )
 
 // maxNameBytes is the longest file or folder name accepted.
@@ -143,8 +147,11 @@ func parseDAVNamespace(base, p string) (davPath, bool, *davError) {
 	}
 	if owner == "" {
 		var dp davPath
-		if ns == "spaces" {
+		switch ns {
+		case "spaces":
 			dp = davPath{kind: baseAllSpaces, base: base + "/spaces"}
+		case "files":
+			dp = davPath{kind: baseFilesRoot, base: base + "/files"}
 		}
 		return dp, true, errorf(http.StatusMethodNotAllowed, "Listing members of this collection is disabled")
 	}
@@ -154,6 +161,20 @@ func parseDAVNamespace(base, p string) (davPath, bool, *davError) {
 	segs, err := splitSegments(rest)
 	dp.segments = segs
 	return dp, true, err
+}
+
+// ownFiles reports whether r is a PROPFIND of /dav/files/ with a Depth
+// header, and returns the path of user's own files it stands for. oCIS
+// answers it so (ocdav's filesNoUser), and the ownCloud apps check their
+// token with it: Android's GetBaseUrlRemoteOperation.kt (Depth 0, 2xx or
+// 404, before it signs in) and the iOS connection validator (OCConnection.m).
+// Without a Depth it stays 405, as in oCIS; other methods never reach a
+// space through it.
+func ownFiles(r *http.Request, dp davPath, user string) (davPath, bool) {
+	if dp.kind != baseFilesRoot || r.Method != "PROPFIND" || r.Header.Get("Depth") == "" || user == "" {
+		return dp, false
+	}
+	return davPath{kind: baseFiles, user: user, base: dp.base + "/" + user}, true
 }
 
 // trashBin is the segment after /dav/spaces that names the trash of the

@@ -104,6 +104,19 @@ func davfs2WorkDir(t *testing.T) string {
 // removed: a removal through the mount would delete on the server.
 func mountDavfs2(t *testing.T, mountDavfs, url, work, name string) string {
 	t.Helper()
+	return mountDavfs2As(t, mountDavfs, url, work, name, davfs2Login{user: "einstein", password: users["einstein"]})
+}
+
+// davfs2Login is whom davfs2 mounts as, and the root certificate to trust
+// for an https URL (a file in work: the daemon reads it as its own user).
+type davfs2Login struct {
+	user, password string
+	caCert         string
+}
+
+// mountDavfs2As is mountDavfs2 with a login of its own.
+func mountDavfs2As(t *testing.T, mountDavfs, url, work, name string, login davfs2Login) string {
+	t.Helper()
 	mnt := filepath.Join(work, "mnt-"+name)
 	cache := filepath.Join(work, "cache-"+name)
 	for _, d := range []string{mnt, cache} {
@@ -116,12 +129,12 @@ func mountDavfs2(t *testing.T, mountDavfs, url, work, name string) string {
 		t.Fatal(err)
 	}
 	secrets := filepath.Join(work, "secrets-"+name)
-	writeFile(t, secrets, fmt.Sprintf("%s einstein %s\n", url, users["einstein"]))
+	writeFile(t, secrets, fmt.Sprintf("%s %s %s\n", url, login.user, login.password))
 	if err := os.Chmod(secrets, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	conf := filepath.Join(work, "davfs2-"+name+".conf")
-	writeFile(t, conf, strings.Join([]string{
+	settings := []string{
 		"secrets " + secrets,
 		"cache_dir " + cache,
 		"ask_auth 0",
@@ -131,7 +144,11 @@ func mountDavfs2(t *testing.T, mountDavfs, url, work, name string) string {
 		// listing for: every listing fails with EINVAL, whatever the
 		// server (rclone's too).
 		"buf_size 64",
-	}, "\n")+"\n")
+	}
+	if login.caCert != "" {
+		settings = append(settings, "trust_ca_cert "+login.caCert)
+	}
+	writeFile(t, conf, strings.Join(settings, "\n")+"\n")
 	runTool(t, time.Minute, mountDavfs, url, mnt, "-o", "conf="+conf)
 	t.Cleanup(func() {
 		if isMounted(mnt) {

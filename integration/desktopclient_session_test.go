@@ -228,15 +228,21 @@ func (d *desktopSession) sync(step, local string) {
 // accounts, and gives it a UTF-8 locale: Qt encodes file names with the
 // locale's character set.
 func (d *desktopSession) environment() []string {
+	return desktopEnvironment(d.home)
+}
+
+// desktopEnvironment is the environment of a desktop client whose
+// settings live in home.
+func desktopEnvironment(home string) []string {
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
 		return slices.Contains([]string{"HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "LANG", "LC_ALL"}, name)
 	})
 	return append(env,
-		"HOME="+d.home,
-		"XDG_CONFIG_HOME="+filepath.Join(d.home, "config"),
-		"XDG_DATA_HOME="+filepath.Join(d.home, "data"),
-		"XDG_CACHE_HOME="+filepath.Join(d.home, "cache"),
+		"HOME="+home,
+		"XDG_CONFIG_HOME="+filepath.Join(home, "config"),
+		"XDG_DATA_HOME="+filepath.Join(home, "data"),
+		"XDG_CACHE_HOME="+filepath.Join(home, "cache"),
 		"LANG=C.UTF-8",
 		"LC_ALL=C.UTF-8",
 	)

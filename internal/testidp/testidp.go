@@ -9,6 +9,12 @@
 // without an audience. The signing key is made here, so Mint can forge
 // tokens the provider's JWKS verifies.
 //
+// Besides the password grant's test client, it can register a public
+// browser client (Options.WebClient) and confidential clients of the
+// authorization code flow (Options.Clients), such as the ownCloud desktop,
+// Android and iOS apps' fixed clients (OwnCloudClients), with their
+// loopback and oc:// redirects, prompt select_account and offline_access.
+//
 // Node and the npm packages must be installed:
 //
 //	npm ci --prefix internal/testidp/node
@@ -64,6 +70,11 @@ type Options struct {
 	// node/users.json, and RP-initiated logout. Its access tokens are JWTs
 	// for Resource, like Token's.
 	WebClient WebClient
+	// Clients are confidential clients of the authorization code flow,
+	// such as the ownCloud apps' fixed clients (OwnCloudClients). Their
+	// access tokens are JWTs for Resource too; they get refresh tokens
+	// when the user grants offline_access.
+	Clients []Client
 }
 
 // WebClient is a public client of the provider (no secret).
@@ -71,6 +82,57 @@ type WebClient struct {
 	ID                     string   `json:"id"`
 	RedirectURIs           []string `json:"redirect_uris"`
 	PostLogoutRedirectURIs []string `json:"post_logout_redirect_uris,omitempty"`
+}
+
+// Client is a confidential client of the authorization code flow.
+type Client struct {
+	ID     string `json:"id"`
+	Secret string `json:"secret"`
+	// AuthMethod is how it authenticates at the token endpoint, as
+	// registered: client_secret_basic (the default) or client_secret_post.
+	// The token endpoint takes either, as Keycloak does.
+	AuthMethod   string   `json:"auth_method,omitempty"`
+	RedirectURIs []string `json:"redirect_uris"`
+	// Native lets it redirect to custom schemes (oc://…) and to a
+	// registered loopback URI on any port (RFC 8252 §7.3): the registered
+	// http://127.0.0.1 accepts http://127.0.0.1:51234.
+	Native bool `json:"native,omitempty"`
+}
+
+// The ownCloud clients' fixed registrations, from their sources. The
+// secrets are public: they ship in the apps.
+const (
+	// owncloud/client src/libsync/theme.cpp (oauthClientId,
+	// oauthClientSecret); the redirect is http://127.0.0.1:<random port>
+	// once discovery succeeded (src/gui/creds/oauth.cpp), else
+	// http://localhost:<port>.
+	OwnCloudDesktopID     = "xdXOt13JKxym1B1QcEncf2XDkLAexMBFwiT9j6EfhhHFJhs2KM9jbjTmf8JBXE69"
+	OwnCloudDesktopSecret = "UBntmLjC2yYCeHwsyj73Uwo9TAaecAetRwMw0xYcvNL9yRdLSUi0hUAHfvCHFeFh"
+	// owncloud/android owncloudApp/src/main/res/values/setup.xml
+	// (oauth2_client_id, oauth2_client_secret, oauth2_redirect_uri_*).
+	OwnCloudAndroidID       = "e4rAsNUSIUs0lF4nbv9FmCeUkTlV9GdgTLDH1b5uie7syb90SzEVrbN7HIpmWJeD"
+	OwnCloudAndroidSecret   = "dInFYGV33xKzhbRmpqQltYNdfLdJIfJ9L5ISoKhNoT9qZftpdWSP71VrpGR9pmoD"
+	OwnCloudAndroidRedirect = "oc://android.owncloud.com"
+	// owncloud/ios-sdk ownCloudSDK/Authentication/OCAuthenticationMethodOAuth2.m
+	// (the class settings' defaults).
+	OwnCloudIOSID       = "mxd5OQDk6es5LzOzRvidJNfXLUZS2oN3oUFeXPP8LpPrhx3UroJFduGEYIBOxkY1"
+	OwnCloudIOSSecret   = "KFeFWWEZO9TkisIQzR3fo7hfiMXlOpaqP8CFuTbSHzV1TUuGECglPxpiVKJfOXIx"
+	OwnCloudIOSRedirect = "oc://ios.owncloud.com"
+	// OwnCloudScope and OwnCloudPrompt are what all three ask for.
+	OwnCloudScope  = "openid offline_access email profile"
+	OwnCloudPrompt = "select_account consent"
+)
+
+// OwnCloudClients are the ownCloud desktop, Android and iOS fixed clients,
+// registered as oCIS's Keycloak example registers them, with the token
+// endpoint authentication each uses where both are offered: the desktop
+// and iOS send Basic, Android the form.
+func OwnCloudClients() []Client {
+	return []Client{
+		{ID: OwnCloudDesktopID, Secret: OwnCloudDesktopSecret, RedirectURIs: []string{"http://127.0.0.1", "http://localhost"}, Native: true},
+		{ID: OwnCloudAndroidID, Secret: OwnCloudAndroidSecret, AuthMethod: "client_secret_post", RedirectURIs: []string{OwnCloudAndroidRedirect}, Native: true},
+		{ID: OwnCloudIOSID, Secret: OwnCloudIOSSecret, RedirectURIs: []string{OwnCloudIOSRedirect}, Native: true},
+	}
 }
 
 // IdP is a running provider.
@@ -173,6 +235,13 @@ func Start(t testing.TB, opts Options) *IdP {
 			t.Fatalf("testidp: %v", err)
 		}
 		env = append(env, "IDP_WEB_CLIENT="+string(client))
+	}
+	if len(opts.Clients) > 0 {
+		clients, err := json.Marshal(opts.Clients)
+		if err != nil {
+			t.Fatalf("testidp: %v", err)
+		}
+		env = append(env, "IDP_CLIENTS="+string(clients))
 	}
 	if err := p.start(dir, env); err != nil {
 		t.Fatalf("testidp: %v\nprovider stderr:\n%s", err, p.stderr)

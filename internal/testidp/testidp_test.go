@@ -172,6 +172,10 @@ type metadata struct {
 	JWKSURI  string `json:"jwks_uri"`
 	Token    string `json:"token_endpoint"`
 	Userinfo string `json:"userinfo_endpoint"`
+
+	TokenAuthMethods []string `json:"token_endpoint_auth_methods_supported"`
+	PromptValues     []string `json:"prompt_values_supported"`
+	Scopes           []string `json:"scopes_supported"`
 }
 
 func discovery(t *testing.T, p *testidp.IdP) metadata {

@@ -124,12 +124,18 @@ func formAction(t *testing.T, page string) string {
 type browser struct{ client *http.Client }
 
 func newBrowser(t *testing.T) *browser {
+	return newBrowserUntil(t, webRedirect)
+}
+
+// newBrowserUntil is a browser that stops at redirects to redirectURI,
+// which may be on any port of a loopback address or a custom scheme.
+func newBrowserUntil(t *testing.T, redirectURI string) *browser {
 	jar, err := cookiejar.New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &browser{client: &http.Client{Jar: jar, CheckRedirect: func(req *http.Request, via []*http.Request) error {
-		if strings.HasPrefix(req.URL.String(), webRedirect) || len(via) > 10 {
+		if strings.HasPrefix(req.URL.String(), redirectURI) || len(via) > 10 {
 			return http.ErrUseLastResponse
 		}
 		return nil

@@ -16,6 +16,16 @@
 //   IDP_WEB_CLIENT        JSON {"id", "redirect_uris", "post_logout_redirect_uris"}:
 //                         a public browser client (authorization code + PKCE,
 //                         refresh tokens, CORS for its redirect URIs' origins)
+//   IDP_CLIENTS           JSON [{"id", "secret", "auth_method", "redirect_uris",
+//                         "native"}]: confidential clients of the authorization
+//                         code flow, as the ownCloud apps' fixed clients are
+//                         registered at Keycloak. auth_method is
+//                         client_secret_basic or client_secret_post (either is
+//                         accepted at the token endpoint, as Keycloak does); a
+//                         native client may use custom schemes (oc://…) and a
+//                         loopback redirect URI on any port (RFC 8252 §7.3,
+//                         which oidc-provider applies to native clients). They
+//                         get refresh tokens when offline_access is granted.
 //
 // Added to oidc-provider's own endpoints (discovery, jwks, token, userinfo /me):
 //   - the password grant: with `resource` it issues a JWT access token for that
@@ -29,16 +39,24 @@
 //     "refreshes": R}: requests that reached the userinfo and introspection
 //     endpoints, so tests can prove that a client caches, and refresh_token
 //     grants that succeeded, so they can prove that a page renews its token.
-//   - with IDP_WEB_CLIENT, a sign-in form at <issuer>/interaction/<uid>
-//     (username and password of users.json; consent is given at once for
-//     what the client asked), and RP-initiated logout. Its access tokens are
-//     JWTs for the test resource, as the password grant's with `resource`.
+//   - with IDP_WEB_CLIENT or IDP_CLIENTS, a sign-in form at
+//     <issuer>/interaction/<uid> (username and password of users.json;
+//     consent is given at once for what the client asked), and RP-initiated
+//     logout. Their access tokens are JWTs for the test resource, as the
+//     password grant's with `resource`.
+//   - the prompt value select_account (the ownCloud clients send
+//     prompt=select_account consent), answered by the sign-in form, and the
+//     scope offline_access.
+//   - a token request with the same client's credentials both in an
+//     Authorization: Basic header and in the form (the ownCloud iOS app's
+//     refresh) is taken as client_secret_basic, as Keycloak takes it;
+//     oidc-provider alone refuses two mechanisms.
 
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 
-import Provider, { errors } from 'oidc-provider';
+import Provider, { errors, interactionPolicy } from 'oidc-provider';
 
 // oidc-provider prints its notices with console.info; stdout is reserved for
 // the ready line the Go helper reads.
@@ -50,6 +68,8 @@ const RESOURCE = 'urn:davspaces:test-api';
 const SCOPES = ['openid', 'profile', 'email', 'groups'];
 const TTL = Number.parseInt(env.IDP_ACCESS_TOKEN_TTL || '3600', 10);
 const WEB_CLIENT = env.IDP_WEB_CLIENT ? JSON.parse(env.IDP_WEB_CLIENT) : null;
+const CODE_CLIENTS = JSON.parse(env.IDP_CLIENTS || '[]');
+const CODE_FLOW_IDS = new Set([WEB_CLIENT?.id, ...CODE_CLIENTS.map((c) => c.id)].filter(Boolean));
 const users = JSON.parse(readFileSync(new URL('users.json', import.meta.url), 'utf8'));
 
 const checkPassword = (username, password) => users.find((u) => u.username === username && u.password === password);
@@ -114,13 +134,18 @@ const provider = new Provider(issuer, {
     grant_types: ['password'],
     response_types: [],
     redirect_uris: [],
-  }, ...(WEB_CLIENT ? [webClient(WEB_CLIENT)] : [])],
+  }, ...(WEB_CLIENT ? [webClient(WEB_CLIENT)] : []), ...CODE_CLIENTS.map(confidentialClient)],
   // The browser client gets refresh tokens without offline_access, as a
-  // page keeps its token only while it is open.
+  // page keeps its token only while it is open; the others when the user
+  // granted offline_access.
   clientBasedCORS: (_ctx, origin, client) => client.clientAuthMethod === 'none'
     && client.redirectUris.some((uri) => URL.parse(uri)?.origin === origin),
-  issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
-  interactions: { url: async (_ctx, interaction) => `${mountPath}/interaction/${interaction.uid}` },
+  issueRefreshToken: async (_ctx, client, code) => client.grantTypeAllowed('refresh_token')
+    && (client.clientAuthMethod === 'none' || code.scopes.has('offline_access')),
+  interactions: {
+    policy: interactionPolicyWithSelectAccount(),
+    url: async (_ctx, interaction) => `${mountPath}/interaction/${interaction.uid}`,
+  },
   async findAccount(_ctx, sub) {
     const user = users.find((u) => u.sub === sub);
     return user && { accountId: sub, claims: async () => userClaims(user) };
@@ -131,7 +156,10 @@ const provider = new Provider(issuer, {
     email: ['email', 'email_verified'],
     groups: ['groups'],
   },
-  scopes: SCOPES,
+  scopes: [...SCOPES, 'offline_access'],
+  // oidc-provider leaves it out; the ownCloud desktop client sends only
+  // the prompt values listed here, when there is a list.
+  discovery: { prompt_values_supported: ['none', 'select_account', 'login', 'consent'] },
   routes: { userinfo: '/me' },
   features: {
     devInteractions: { enabled: false },
@@ -142,8 +170,9 @@ const provider = new Provider(issuer, {
     rpInitiatedLogout: { enabled: true, logoutSource },
     resourceIndicators: {
       enabled: true,
-      // The browser client names no resource: its tokens are for the API.
-      defaultResource: async (_ctx, client, oneOf) => oneOf ?? (client.clientAuthMethod === 'none' ? RESOURCE : undefined),
+      // The clients of the code flow name no resource: their tokens are for
+      // the API.
+      defaultResource: async (_ctx, client, oneOf) => oneOf ?? (client.grantTypeAllowed('authorization_code') ? RESOURCE : undefined),
       useGrantedResource: async () => true,
       getResourceServerInfo: async (_ctx, indicator) => {
         if (indicator === RESOURCE) return resourceServer;
@@ -158,9 +187,9 @@ const provider = new Provider(issuer, {
     const { sub: _sub, email_verified: _ev, ...claims } = userClaims(user);
     return claims;
   },
-  // A browser client's grant outlives its short access tokens: its refresh
-  // tokens and a reload's sign-in need it.
-  ttl: { AccessToken: TTL, Grant: (_ctx, grant) => (grant.clientId === WEB_CLIENT?.id ? Math.max(TTL, 3600) : TTL) },
+  // The grant of a client of the code flow outlives its short access
+  // tokens: its refresh tokens and a reload's sign-in need it.
+  ttl: { AccessToken: TTL, Grant: (_ctx, grant) => (CODE_FLOW_IDS.has(grant.clientId) ? Math.max(TTL, 3600) : TTL) },
 });
 provider.on('server_error', (_ctx, err) => console.error('server_error', err));
 let refreshes = 0;
@@ -180,6 +209,32 @@ function webClient({ id, redirect_uris: redirectURIs, post_logout_redirect_uris:
     redirect_uris: redirectURIs,
     post_logout_redirect_uris: logoutURIs || [],
   };
+}
+
+// confidentialClient is a client with a secret of the authorization code
+// flow; a native one may redirect to custom schemes and to a loopback
+// address on any port.
+function confidentialClient({
+  id, secret, auth_method: authMethod, redirect_uris: redirectURIs, native,
+}) {
+  return {
+    client_id: id,
+    client_secret: secret,
+    token_endpoint_auth_method: authMethod || 'client_secret_basic',
+    application_type: native ? 'native' : 'web',
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    redirect_uris: redirectURIs,
+  };
+}
+
+// interactionPolicyWithSelectAccount is oidc-provider's policy (login,
+// consent) with the prompt select_account in front, so that a request
+// with prompt=select_account is accepted and shows the sign-in form.
+function interactionPolicyWithSelectAccount() {
+  const policy = interactionPolicy.base();
+  policy.add(new interactionPolicy.Prompt({ name: 'select_account', requestable: true }), 0);
+  return policy;
 }
 
 // logoutSource asks nothing: the form signs out when its button is pressed
@@ -246,8 +301,32 @@ server.on('request', (req, res) => {
   if (local === '/token/introspection') introspections += 1;
   req.originalUrl = req.url; // lets oidc-provider build URLs that keep the mount path
   req.url = local + req.url.slice(path.length);
+  if (local === '/token' && req.method === 'POST' && /^basic /i.test(req.headers.authorization || '')) {
+    oneClientAuthentication(req).then(() => callback(req, res), (err) => {
+      console.error('token request', err);
+      if (!res.headersSent) res.writeHead(400).end();
+    });
+    return;
+  }
   callback(req, res);
 });
+
+// oneClientAuthentication reads a token request with a Basic header and,
+// when its form repeats the same client's secret, drops the form's copy:
+// Keycloak takes such a request, oidc-provider refuses two mechanisms. The
+// form, read here, reaches oidc-provider as req.body.
+async function oneClientAuthentication(req) {
+  const body = await readBody(req);
+  const form = new URLSearchParams(body);
+  const basic = Buffer.from(req.headers.authorization.slice('basic '.length).trim(), 'base64').toString('utf8');
+  const colon = basic.indexOf(':');
+  const [id, secret] = [basic.slice(0, colon), basic.slice(colon + 1)].map((v) => decodeURIComponent(v.replace(/\+/g, ' ')));
+  if (form.has('client_secret') && form.get('client_secret') === secret && (form.get('client_id') ?? id) === id) {
+    form.delete('client_secret');
+    form.delete('client_id');
+  }
+  req.body = form.toString();
+}
 
 // interaction answers the sign-in steps oidc-provider sends the browser to:
 // GET shows the form (or gives consent at once), POST …/login checks the
@@ -262,10 +341,11 @@ async function interaction(req, res, local) {
       loginForm(res, uid, params.client_id, 'Wrong username or password.');
       return;
     }
-    await provider.interactionFinished(req, res, { login: { accountId: user.sub } }, { mergeWithLastSubmission: false });
+    // Signing in is choosing the account: it answers select_account too.
+    await provider.interactionFinished(req, res, { select_account: {}, login: { accountId: user.sub } }, { mergeWithLastSubmission: false });
     return;
   }
-  if (prompt.name === 'login') {
+  if (prompt.name === 'login' || prompt.name === 'select_account') {
     loginForm(res, uid, params.client_id, '');
     return;
   }
