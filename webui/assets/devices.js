@@ -177,6 +177,13 @@ function copyButton(text, what) {
   return h("button", { type: "button", class: "secondary", "aria-label": `Copy ${what.toLowerCase()}`, onclick: () => copyText(text, what) }, icon("copy"), h("span", {}, "Copy"));
 }
 
+function countText(n) {
+  if (n >= maxPasswords) {
+    return `${n} app passwords, the most one person may keep`;
+  }
+  return n === 1 ? "1 app password" : `${n} app passwords`;
+}
+
 // ---- The view ----
 
 /** DevicesView is the list, the form and the password shown once. */
@@ -211,7 +218,7 @@ class DevicesView {
     this.main.replaceChildren(
       h("div", { class: "heading" },
         h("h1", {}, "Devices and app passwords"),
-        h("p", { class: "count" }, n === 1 ? "1 app password" : `${n} app passwords`)),
+        h("p", { class: "count" }, countText(n))),
       h("p", { class: "lead" }, "An app password lets a program that cannot sign in here itself (rclone, davfs2, Finder, Windows Explorer, a script) connect as you. Give each program its own: you can revoke it alone, and your own sign-in stays yours."),
       h("div", { class: "tools" }, this.newButton),
       ...[this.panel].filter(Boolean),
@@ -282,7 +289,7 @@ class DevicesView {
     const folder = { segments: [] };
     const folderText = h("span", { class: "ap-folder-path", id: "ap-folder", "aria-live": "polite" }, "The whole space");
     const chooseButton = h("button", { type: "button", class: "secondary", id: "ap-choose-folder" }, icon("folder"), h("span", {}, "Choose a folder…"));
-    const wholeButton = h("button", { type: "button", class: "plain", id: "ap-whole-space" }, "Whole space");
+    const wholeButton = h("button", { type: "button", class: "plain", id: "ap-whole-space" }, "Use the whole space");
     const folderLine = h("div", { class: "ap-folder" }, h("span", { class: "ap-field-name" }, "Folder"), folderText, chooseButton, wholeButton);
     const setFolder = (segments) => {
       folder.segments = segments;
@@ -309,7 +316,7 @@ class DevicesView {
       chooseButton.focus();
     });
     const readOnly = h("input", { type: "checkbox", id: "ap-readonly", name: "readonly" });
-    const problem = h("p", { class: "note error ap-problem", role: "alert" });
+    const problem = h("p", { class: "note error ap-problem", role: "alert", tabindex: "-1" });
     problem.hidden = true;
     const submit = h("button", { type: "submit", class: "primary" }, "Create app password");
     const form = h("form", { class: "ap-panel ap-form", "aria-labelledby": "ap-form-title", novalidate: true },
@@ -337,7 +344,7 @@ class DevicesView {
     const fail = (message, field) => {
       problem.textContent = message;
       problem.hidden = false;
-      (field || problem).focus?.();
+      (field || problem).focus();
     };
     form.addEventListener("submit", async (ev) => {
       ev.preventDefault();
@@ -383,7 +390,9 @@ class DevicesView {
   showCreated(made, scope) {
     const user = this.me.id;
     const lines = snippets(davURL(scope, this.drives), user, made.token);
-    const password = h("input", { type: "text", id: "ap-password", readonly: true, value: made.token, spellcheck: "false", autocomplete: "off", "aria-describedby": "ap-once" });
+    // A text area, which wraps the password at a phone's width.
+    const password = h("textarea", { id: "ap-password", readonly: true, rows: "1", spellcheck: "false", autocomplete: "off", "aria-describedby": "ap-once" });
+    password.value = made.token;
     const block = (id, text, what) => h("div", { class: "ap-code" }, h("pre", {}, h("code", { id }, text)), copyButton(text, what));
     this.panel = h("section", { class: "ap-panel ap-created", "aria-labelledby": "ap-created-title" },
       h("h2", { id: "ap-created-title" }, `App password for “${made.label}”`),

@@ -9,7 +9,7 @@ import path from "node:path";
 import readline from "node:readline";
 import { click, desktop, fail, launch, opts, ready, report, run } from "./lib.mjs";
 
-// The phone width without isMobile, which would make puppeteer reload
+// The phone's width without isMobile, which would make puppeteer reload
 // the page and lose what is shown once.
 const phoneWidth = { width: 390, height: 844, deviceScaleFactor: 2 };
 
@@ -25,19 +25,19 @@ async function goOn() {
 
 // shoot writes a screenshot of the page as it is at desktop and phone
 // width, the whole page.
-async function shoot(page, name) {
+async function shoot(page, name, fullPage = true) {
   for (const [width, viewport] of [["desktop", desktop], ["phone", phoneWidth]]) {
     await page.setViewport(viewport);
     await new Promise((r) => setTimeout(r, 150));
     const file = path.join(opts.artifacts, `${name}-${width}.png`);
-    await page.screenshot({ path: file, fullPage: true });
+    await page.screenshot({ path: file, fullPage });
     report({ event: "screenshot", file });
   }
   await page.setViewport(desktop);
 }
 
 async function text(page, sel) {
-  return page.$eval(sel, (el) => (el.value !== undefined && el.tagName === "INPUT" ? el.value : el.textContent).trim());
+  return page.$eval(sel, (el) => (["INPUT", "TEXTAREA"].includes(el.tagName) ? el.value : el.textContent).trim());
 }
 
 // create fills the form and submits it; scope, if given, picks a space,
@@ -182,7 +182,8 @@ run(async () => {
     await page.waitForSelector(".ap-problem", { visible: true });
     const problem = await text(page, ".ap-problem");
     report({ event: "refused", status: refused.status, problem });
-    await shoot(page, "devices-error");
+    // What is on screen: the list below is a hundred rows long.
+    await shoot(page, "devices-error", false);
   }
   await browser.close();
 });
