@@ -23,6 +23,8 @@ import (
 // devicesOptions are the options of testdata/webui/devices.mjs.
 type devicesOptions struct {
 	browserSession
+	// Basic signs in with the browser's Basic prompt, not at a provider.
+	Basic bool `json:"basic"`
 	// Label names the password that rclone and cadaver use.
 	Label string `json:"label"`
 	// Screenshots makes the full run: a scoped password (ScopedLabel,
@@ -130,6 +132,31 @@ func TestWebUIDevicesCluster(t *testing.T) {
 	clients := useShownPassword(t, rclone, cadaver, other, made)
 	script.goOn()
 	clients.refusedWithin(t, script.revoked(), other, time.Second)
+	script.finish()
+}
+
+// TestWebUIDevicesBasic is the view signed in with Basic, as a user of
+// the Caddyfile: the password it makes signs rclone and cadaver in as
+// that user, and its revocation in the page refuses them.
+func TestWebUIDevicesBasic(t *testing.T) {
+	t.Parallel()
+	chromium, dir := requireBrowser(t)
+	rclone := requirePeer(t, "rclone")
+	cadaver := requirePeer(t, "cadaver")
+	s := startServer(t, serverOptions{})
+	opts := devicesOptions{
+		browserSession: newBrowserSession(t, chromium, s.URL, "einstein", users["einstein"]),
+		Basic:          true,
+		Label:          "davfs2 on the desktop",
+	}
+	script := startBrowserScript(t, dir, "devices.mjs", opts)
+	made := script.created()
+	if made.User != "einstein" {
+		t.Errorf("the page shows user %q, want einstein", made.User)
+	}
+	clients := useShownPassword(t, rclone, cadaver, s.URL, made)
+	script.goOn()
+	clients.refusedWithin(t, script.revoked(), s.URL, time.Second)
 	script.finish()
 }
 

@@ -1,5 +1,5 @@
-// The "Devices and app passwords" view (TestWebUIDevices,
-// TestWebUIDevicesCluster), signed in with OpenID Connect: the empty
+// The "Devices and app passwords" view (TestWebUIDevices*), signed in
+// with OpenID Connect or, with opts.basic, Basic: the empty
 // state, a new app password read from the page once, then, after the Go
 // test used it with rclone and cadaver, its revocation in the page. The
 // full run adds a scoped, read-only one, the revoke confirmation and the
@@ -127,12 +127,18 @@ run(async () => {
   const page = await browser.newPage();
   await page.setViewport(desktop);
 
-  // The view's address: the provider's form, then back to the view.
+  // The view's address: the provider's form, then back to the view; or,
+  // signed in with Basic, the browser's prompt.
+  if (opts.basic) {
+    await page.authenticate({ username: opts.user, password: opts.password });
+  }
   await page.goto(`${opts.base}/#devices`, { waitUntil: "domcontentloaded", timeout: 30000 });
-  await page.waitForSelector("#username", { timeout: 30000 });
-  await page.type("#username", opts.user);
-  await page.type("#password", opts.password);
-  await Promise.all([page.waitForNavigation({ waitUntil: "domcontentloaded", timeout: 30000 }), page.click("#submit")]);
+  if (!opts.basic) {
+    await page.waitForSelector("#username", { timeout: 30000 });
+    await page.type("#username", opts.user);
+    await page.type("#password", opts.password);
+    await Promise.all([page.waitForNavigation({ waitUntil: "domcontentloaded", timeout: 30000 }), page.click("#submit")]);
+  }
   await ready(page, "devices");
   await page.waitForSelector(".ap-empty");
   const empty = await text(page, ".ap-empty");
