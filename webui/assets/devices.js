@@ -14,9 +14,9 @@ export const HASH = "#devices";
 
 const tokensURL = "/auth-app/tokens";
 
-// The server's limits (storage.MaxAppPasswordLabel, MaxAppPasswordsPerUser).
-const maxLabelBytes = 255;
-const maxPasswords = 100;
+// The longest label the server keeps (storage.MaxAppPasswordLabel), as
+// the name field's length: the server checks it, in bytes.
+const maxLabel = 255;
 
 // Expiry choices: a Go duration for the server, or a date to pick.
 const expiries = [
@@ -82,7 +82,7 @@ function explain(err) {
     return new Error(`Could not create the app password: ${err.serverMessage}.`);
   }
   if (err.status === 507) {
-    return new Error(`Could not create the app password: you have ${maxPasswords}, the most one person may keep. Revoke one you no longer use first.`);
+    return new Error("Could not create the app password: you have the most app passwords one person may keep. Revoke one you no longer use first.");
   }
   return err;
 }
@@ -177,13 +177,6 @@ function copyButton(text, what) {
   return h("button", { type: "button", class: "secondary", "aria-label": `Copy ${what.toLowerCase()}`, onclick: () => copyText(text, what) }, icon("copy"), h("span", {}, "Copy"));
 }
 
-function countText(n) {
-  if (n >= maxPasswords) {
-    return `${n} app passwords, the most one person may keep`;
-  }
-  return n === 1 ? "1 app password" : `${n} app passwords`;
-}
-
 // ---- The view ----
 
 /** DevicesView is the list, the form and the password shown once. */
@@ -218,7 +211,7 @@ class DevicesView {
     this.main.replaceChildren(
       h("div", { class: "heading" },
         h("h1", {}, "Devices and app passwords"),
-        h("p", { class: "count" }, countText(n))),
+        h("p", { class: "count" }, n === 1 ? "1 app password" : `${n} app passwords`)),
       h("p", { class: "lead" }, "An app password lets a program that cannot sign in here itself (rclone, davfs2, Finder, Windows Explorer, a script) connect as you. Give each program its own: you can revoke it alone, and your own sign-in stays yours."),
       h("div", { class: "tools" }, this.newButton),
       ...[this.panel].filter(Boolean),
@@ -272,7 +265,7 @@ class DevicesView {
   }
 
   form() {
-    const label = h("input", { type: "text", id: "ap-label", name: "label", required: true, autocomplete: "off", spellcheck: "false", maxlength: String(maxLabelBytes), placeholder: "For example: rclone on my laptop", "aria-describedby": "ap-label-hint" });
+    const label = h("input", { type: "text", id: "ap-label", name: "label", required: true, autocomplete: "off", spellcheck: "false", maxlength: String(maxLabel), placeholder: "For example: rclone on my laptop", "aria-describedby": "ap-label-hint" });
     const expiry = h("select", { id: "ap-expiry", name: "expiry" }, expiries.map(([value, text]) => h("option", { value }, text)));
     const date = h("input", { type: "date", id: "ap-date", name: "date", "aria-label": "Expiry date", min: new Date(Date.now() + 86400000).toISOString().slice(0, 10) });
     date.hidden = true;
@@ -352,10 +345,6 @@ class DevicesView {
       const name = label.value.trim();
       if (name === "") {
         fail("Give the app password a name.", label);
-        return;
-      }
-      if (new TextEncoder().encode(name).length > maxLabelBytes) {
-        fail(`The name is too long: at most ${maxLabelBytes} bytes.`, label);
         return;
       }
       let ttl = expiry.value;
