@@ -716,7 +716,7 @@ async function start() {
     }
     shownPath = location.pathname;
     showSignOut();
-    devices.addLink();
+    devices.addLink(document.body.dataset.view === "overview" && location.hash === devices.HASH);
     uploads.showIn(null); // until a folder view takes drops again
     switch (document.body.dataset.view) {
       case "overview":

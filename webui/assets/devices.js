@@ -27,16 +27,23 @@ const expiries = [
   ["date", "On a date…"],
 ];
 
-/** addLink puts the view's link in the page's header, before "Sign out". */
-export function addLink() {
-  if (document.getElementById("devices-link")) {
-    return;
+/**
+ * addLink puts the view's link in the page's header, before "Sign out";
+ * shown is whether the view is the page's.
+ */
+export function addLink(shown) {
+  let link = document.getElementById("devices-link");
+  if (!link) {
+    link = h("a", { id: "devices-link", class: "button plain devices-link", href: `/${HASH}` },
+      icon("key"),
+      h("span", { class: "label-long" }, "Devices and app passwords"),
+      h("span", { class: "label-short" }, "App passwords"));
+    document.querySelector("header.top").insertBefore(link, document.getElementById("signout"));
   }
-  const link = h("a", { id: "devices-link", class: "button plain devices-link", href: `/${HASH}` },
-    icon("key"),
-    h("span", { class: "label-long" }, "Devices and app passwords"),
-    h("span", { class: "label-short" }, "App passwords"));
-  document.querySelector("header.top").insertBefore(link, document.getElementById("signout"));
+  link.toggleAttribute("aria-current", false);
+  if (shown) {
+    link.setAttribute("aria-current", "page");
+  }
 }
 
 // ---- The server ----

@@ -150,6 +150,9 @@ run(async () => {
   await ready(page, "overview");
   await click(page, "#devices-link");
   await ready(page, "devices");
+  if (await page.$eval("#devices-link", (a) => a.getAttribute("aria-current")) !== "page") {
+    fail("the header's link does not say that the view is the page's");
+  }
   if (opts.screenshots) {
     await shoot(page, "devices-empty");
   }
