@@ -49,6 +49,13 @@ type clusterOptions struct {
 	// beforeNodes, if set, runs once the database and the bucket are made
 	// and before the nodes start (to stop a server of the test's own).
 	beforeNodes func()
+	// env is extra environment for every node (NAME=value), such as
+	// OIDC_ISSUER for a test provider.
+	env []string
+	// ports are the nodes' ports, for a test that must name a node's
+	// address before it starts (a provider's redirect URI); empty picks
+	// free ones.
+	ports []int
 }
 
 // cluster is the scale-out deployment: two Caddy nodes sharing one
@@ -91,12 +98,18 @@ func startCluster(t testing.TB, opts clusterOptions) *cluster {
 	}
 	c := &cluster{dsn: dsn, bucket: bucket}
 	var upstreams []string
-	for range clusterSize {
-		port := freePort(t)
+	for i := range clusterSize {
+		var port int
+		if i < len(opts.ports) {
+			port = opts.ports[i]
+		} else {
+			port = freePort(t)
+		}
 		n := &clusterNode{run: caddyRun{
 			dir:    t.TempDir(),
 			config: nodeCaddyfile(t, port, dsn, bucket, opts.davspaces),
 			url:    fmt.Sprintf("http://127.0.0.1:%d", port),
+			env:    opts.env,
 		}}
 		n.server = n.run.launch(t)
 		if !opts.together {

@@ -1,4 +1,5 @@
-// The page: the spaces overview at /, a folder's view at its WebDAV URL,
+// The page: the spaces overview at /, the user's app passwords at
+// /#devices (devices.js), a folder's view at its WebDAV URL,
 // the space's trash at the same URL with #trash, and a public link's page
 // at /s/{token} (public.js). The server sends the same shell for each;
 // <body data-view> says which it is.
@@ -6,6 +7,7 @@
 import * as auth from "./auth.js";
 import * as dav from "./dav.js";
 import { setFavorite, showDetails } from "./details.js";
+import * as devices from "./devices.js";
 import { acceptDrops, askClash, pickFolder, place, startDrag, transfer } from "./picker.js";
 import { parsePublic, PublicView } from "./public.js";
 import { searchable, SearchBox } from "./search.js";
@@ -714,9 +716,15 @@ async function start() {
     }
     shownPath = location.pathname;
     showSignOut();
+    devices.addLink(document.body.dataset.view === "overview" && location.hash === devices.HASH);
     uploads.showIn(null); // until a folder view takes drops again
     switch (document.body.dataset.view) {
       case "overview":
+        if (location.hash === devices.HASH) {
+          await devices.show({ main, setCrumbs });
+          document.body.dataset.ready = "devices";
+          break;
+        }
         await showOverview();
         document.body.dataset.ready = "overview";
         break;
@@ -734,7 +742,7 @@ async function start() {
 }
 
 window.addEventListener("hashchange", () => {
-  if (document.body.dataset.view === "folder") {
+  if (["folder", "overview"].includes(document.body.dataset.view)) {
     delete document.body.dataset.ready;
     start();
   }

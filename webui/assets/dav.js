@@ -15,6 +15,7 @@ export class RequestError extends Error {
   constructor(status, serverMessage, action) {
     super(explain(status, serverMessage, action));
     this.status = status;
+    this.serverMessage = serverMessage;
   }
 }
 

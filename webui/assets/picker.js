@@ -45,29 +45,46 @@ export function pickFolder(entry, from) {
   });
 }
 
+/**
+ * chooseFolder opens the picker in the space of from (it stays there),
+ * titled title, to choose a folder: resolves with its place, or null when
+ * cancelled.
+ */
+export function chooseFolder(title, from) {
+  return new Promise((resolve) => {
+    const picker = new Picker(null, from, resolve, title);
+    picker.open();
+  });
+}
+
+// Picker moves or copies entry, or, without one, chooses a folder.
 class Picker {
-  constructor(entry, from, resolve) {
+  constructor(entry, from, resolve, title) {
     this.entry = entry;
     this.at = from;
     this.resolve = resolve;
+    this.title = title || `Move or copy “${entry.name}”`;
     this.drives = [];
   }
 
   open() {
-    const title = `Move or copy “${this.entry.name}”`;
+    const title = this.title;
     this.spaces = h("select", { "aria-label": "Space", onchange: (ev) => this.toSpace(ev.target.value) });
     this.crumbs = h("ol", { class: "picker-crumbs", "aria-label": "Folder" });
     this.list = h("ul", { class: "picker-list", "aria-live": "polite" });
     this.moveButton = h("button", { type: "button", class: "primary", onclick: () => this.finish({ to: this.at, copy: false }) }, "Move here");
     this.copyButton = h("button", { type: "button", class: "secondary", onclick: () => this.finish({ to: this.at, copy: true }) }, "Copy here");
+    const actions = this.entry
+      ? [this.copyButton, this.moveButton]
+      : [h("button", { type: "button", class: "primary", onclick: () => this.finish(this.at) }, "Choose this folder")];
     this.dialog = h("dialog", { class: "picker", "aria-label": title },
       h("h2", {}, title),
-      h("label", { class: "picker-space" }, h("span", {}, "Space"), this.spaces),
+      this.entry && h("label", { class: "picker-space" }, h("span", {}, "Space"), this.spaces),
       h("nav", {}, this.crumbs),
       this.list,
       h("div", { class: "dialog-buttons" },
         h("button", { type: "button", class: "secondary", onclick: () => this.finish(null) }, "Cancel"),
-        this.copyButton, this.moveButton));
+        ...actions));
     this.dialog.addEventListener("cancel", (ev) => {
       ev.preventDefault();
       this.finish(null);
@@ -75,7 +92,9 @@ class Picker {
     document.body.append(this.dialog);
     this.dialog.showModal();
     this.show();
-    this.loadSpaces();
+    if (this.entry) {
+      this.loadSpaces();
+    }
   }
 
   finish(result) {
@@ -123,7 +142,7 @@ class Picker {
       : h("button", { type: "button", class: "plain", onclick: () => this.go(to) }, label))));
     this.list.replaceChildren(h("li", { class: "picker-note" }, "Loading…"));
     const url = placeURL(this.at);
-    const into = this.entry.folder && url.startsWith(this.entry.href);
+    const into = !!this.entry && this.entry.folder && url.startsWith(this.entry.href);
     this.moveButton.disabled = this.copyButton.disabled = into;
     let names;
     try {
@@ -138,7 +157,7 @@ class Picker {
     names.sort((a, b) => a.localeCompare(b, undefined, { numeric: true, sensitivity: "base" }));
     const items = names.map((name) => {
       const target = url + encodeURIComponent(name) + "/";
-      const self = this.entry.folder && target === this.entry.href;
+      const self = !!this.entry && this.entry.folder && target === this.entry.href;
       return h("li", {}, h("button", { type: "button", class: "plain picker-folder", disabled: self, onclick: () => this.go([...segments, name]) },
         icon("folder"), h("span", {}, name), self ? h("span", { class: "picker-self" }, "(itself)") : null));
     });

@@ -53,6 +53,9 @@ const iconPaths = {
   pause: "M8 5v14M16 5v14",
   play: "M7 4.5v15l12-7.5z",
   chevron: "M6 9l6 6 6-6",
+  // App passwords (devices.js).
+  key: "M14.5 14a5 5 0 1 0-4.8-3.6L3.5 16.6V20.5h3.9v-2h2v-2h2l1.2-1.2a5 5 0 0 0 1.9.7zM16 8h.01",
+  copy: "M9 9h11v11H9zM5 15H4V4h11v1",
   search: "M10.5 17a6.5 6.5 0 1 0 0-13 6.5 6.5 0 0 0 0 13zM15.5 15.5 20 20",
 };
 
@@ -136,13 +139,14 @@ export function showError(err) {
 /**
  * ask opens a modal dialog and resolves with the text entered (input
  * given), true (confirmation) or null when cancelled. Escape cancels,
- * Enter confirms.
+ * Enter confirms. message, if given, says more below the title.
  */
-export function ask({ title, label, value, confirm = "OK", danger = false }) {
+export function ask({ title, message, label, value, confirm = "OK", danger = false }) {
   return new Promise((resolve) => {
     const input = label !== undefined ? h("input", { type: "text", value: value || "", required: true, autocomplete: "off", spellcheck: "false" }) : null;
     const form = h("form", { class: "dialog-form" },
       h("h2", {}, title),
+      message && h("p", { class: "dialog-message" }, message),
       input && h("label", {}, h("span", {}, label), input),
       h("div", { class: "dialog-buttons" },
         h("button", { type: "button", class: "secondary", value: "cancel", onclick: () => finish(null) }, "Cancel"),
