@@ -42,9 +42,9 @@ const (
 	StartPath = "/index.php/login/v2"
 	// PollPath takes a granted flow's password (POST token=…, anonymous).
 	PollPath = StartPath + "/poll"
-	// FlowPrefix + login token is the login URL: the browser page for a
-	// browser, the flow's client name as JSON for the page's script
-	// (anonymous), and DELETE cancels the flow.
+	// FlowPrefix + login token is the login URL: the page for a browser
+	// (which comes without credentials), the flow's client as JSON for
+	// the page's script; DELETE cancels the flow.
 	FlowPrefix = StartPath + "/flow/"
 	// GrantPath (token=…) names the signed-in user the flow would connect
 	// (GET) and grants the flow (POST); it needs a signed-in user.
@@ -78,14 +78,21 @@ type Config struct {
 	// StartsPerAddress bounds the flows one address starts within
 	// storage.LoginFlowTTL; 0 means DefaultStartsPerAddress.
 	StartsPerAddress int
-	// Page answers a browser's GET of a login URL with the page that
-	// signs in and grants; nil answers 404 (no browser page is served).
-	Page http.Handler
+	// Page answers a browser's GET of a login URL; nil answers 404 (no
+	// browser page is served).
+	Page Page
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Logger logs what fails on the server's side; never a token or a
 	// password. nil logs nothing.
 	Logger *zap.Logger
+}
+
+// Page is the browser page of a login URL: it signs the user in and asks
+// to grant client access (webui.Handler.ServeLoginFlow). found is false
+// for a link of no open flow.
+type Page interface {
+	ServeLoginFlow(w http.ResponseWriter, r *http.Request, client string, found bool)
 }
 
 // Handler serves the flow's paths.
@@ -260,40 +267,57 @@ type flowInfo struct {
 	Expires time.Time `json:"expires"`
 }
 
-// serveFlow answers a login URL: the page for a browser, the client's
-// name for the page's script, and cancels the flow on DELETE. None needs
-// a user: the login token, which only the client and its user have, is
-// what lets them in.
+// serveFlow answers a login URL: the page for a browser, which a browser
+// that navigates gets without credentials, showing the client that asks;
+// the flow's client as JSON; and cancels the flow on DELETE.
 func (h *Handler) serveFlow(w http.ResponseWriter, r *http.Request) {
 	token := strings.TrimPrefix(canonical(r.URL.Path), FlowPrefix)
 	switch {
 	case webui.WantsPage(r):
-		if h.cfg.Page == nil {
-			writeError(w, http.StatusNotFound, "the browser page is off: this server signs in no client by Login Flow v2")
-			return
-		}
-		h.cfg.Page.ServeHTTP(w, r)
+		h.servePage(w, r, token)
 	case r.Method == http.MethodGet || r.Method == http.MethodHead:
 		f, ok := h.openFlow(w, r, token)
 		if ok {
 			writeJSON(w, http.StatusOK, flowInfo{Client: f.Client, Expires: f.Expires})
 		}
 	case r.Method == http.MethodDelete:
-		if !validToken(token) {
-			writeGone(w)
-			return
-		}
-		err := h.cfg.Flows.DeleteLoginFlow(r.Context(), storage.LoginFlowKey(token))
-		switch {
-		case errors.Is(err, storage.ErrNotFound):
-			writeGone(w)
-		case err != nil:
-			h.unavailable(w, "cancelling a login flow", err)
-		default:
-			w.WriteHeader(http.StatusNoContent)
-		}
+		h.serveCancel(w, r, token)
 	default:
 		writeMethodNotAllowed(w, "GET, HEAD, DELETE")
+	}
+}
+
+func (h *Handler) servePage(w http.ResponseWriter, r *http.Request, token string) {
+	if h.cfg.Page == nil {
+		writeError(w, http.StatusNotFound, "the browser page is off: this server signs in no client by Login Flow v2")
+		return
+	}
+	var f storage.LoginFlow
+	err := storage.LoginFlowNotFound()
+	if validToken(token) {
+		f, err = h.cfg.Flows.LoginFlow(r.Context(), storage.LoginFlowKey(token), h.cfg.Now())
+	}
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		h.unavailable(w, "reading a login flow", err)
+		return
+	}
+	h.cfg.Page.ServeLoginFlow(w, r, f.Client, err == nil)
+}
+
+// serveCancel ends the flow of token: its user said no.
+func (h *Handler) serveCancel(w http.ResponseWriter, r *http.Request, token string) {
+	if !validToken(token) {
+		writeGone(w)
+		return
+	}
+	err := h.cfg.Flows.DeleteLoginFlow(r.Context(), storage.LoginFlowKey(token))
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		writeGone(w)
+	case err != nil:
+		h.unavailable(w, "cancelling a login flow", err)
+	default:
+		w.WriteHeader(http.StatusNoContent)
 	}
 }
 

@@ -36,7 +36,18 @@ type fixture struct {
 	h     *Handler
 	store *boltstore.Store
 	clock *testClock
-	page  int // the page's answers
+	page  []string // the clients the page was shown for, "" when not found
+}
+
+// recordedPage is a Page that records what it is shown for.
+type recordedPage struct{ f *fixture }
+
+func (p recordedPage) ServeLoginFlow(w http.ResponseWriter, r *http.Request, client string, found bool) {
+	if !found {
+		client = ""
+		w.WriteHeader(http.StatusNotFound)
+	}
+	p.f.page = append(p.f.page, client)
 }
 
 const desktopAgent = "laptop (Desktop Client - Linux)"
@@ -66,11 +77,8 @@ func newFixture(t *testing.T) *fixture {
 		AppPasswords:  passwords,
 		Budgets:       store,
 		ClientAddress: func(r *http.Request) string { return r.Header.Get("X-Address") },
-		Page: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			f.page++
-			w.Write([]byte("<!doctype html>the page"))
-		}),
-		Now: f.clock.Now,
+		Page:          recordedPage{f},
+		Now:           f.clock.Now,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -148,8 +156,11 @@ func TestFlowGrantedThenPolledOnce(t *testing.T) {
 
 	// The browser: the page, the client's name without a user, the
 	// account once signed in.
-	if w := f.do(http.MethodGet, a.Login, "", "Accept", "text/html"); w.Code != http.StatusOK || f.page != 1 {
-		t.Fatalf("the login URL in a browser: %d %s", w.Code, w.Body)
+	if w := f.do(http.MethodGet, a.Login, "", "Accept", "text/html"); w.Code != http.StatusOK || len(f.page) != 1 || f.page[0] != desktopAgent {
+		t.Fatalf("the login URL in a browser: %d %q", w.Code, f.page)
+	}
+	if w := f.do(http.MethodGet, FlowPrefix+strings.Repeat("d", TokenLen), "", "Accept", "text/html"); w.Code != http.StatusNotFound || len(f.page) != 2 || f.page[1] != "" {
+		t.Fatalf("an unknown login URL in a browser: %d %q", w.Code, f.page)
 	}
 	if w := f.do(http.MethodGet, a.Login, "", "Accept", "application/json"); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"client":"`+desktopAgent+`"`) {
 		t.Fatalf("the flow's client: %d %s", w.Code, w.Body)
