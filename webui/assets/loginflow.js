@@ -73,8 +73,8 @@ export async function showLoginFlow(main) {
     return showFailure(main, answer.error);
   }
   main.replaceChildren(section(
-    `Grant access to ${answer.client}?`,
-    h("p", {}, h("strong", { class: "loginflow-client" }, answer.client), " asks for access to your files as ",
+    "Grant access",
+    h("p", {}, "Grant access to ", h("strong", { class: "loginflow-client" }, answer.client), "? It asks for your files as ",
       h("strong", { class: "loginflow-account" }, answer.displayName === answer.user ? answer.user : `${answer.displayName} (${answer.user})`), "."),
     h("p", {}, "It gets an app password of its own, named after it, which you can revoke at any time."),
     h("p", {},
@@ -95,8 +95,8 @@ async function grant(main, token, who) {
     return;
   }
   main.replaceChildren(section(
-    `${who.client} is connected`,
-    h("p", {}, "It signs in as ", h("strong", {}, who.user), " with an app password of its own. You can close this window and return to it.")));
+    "Access granted",
+    h("p", {}, h("strong", {}, who.client), " is connected. It signs in as ", h("strong", {}, who.user), " with an app password of its own. You can close this window and return to it.")));
   document.body.dataset.ready = "loginflow-granted";
 }
 
