@@ -198,8 +198,12 @@ func TestLoginFlow(t *testing.T) {
 	alice.expect(http.StatusCreated, http.MethodPut, "/webdav/Synced/from-server.txt", "from the server")
 	local := t.TempDir()
 	writeFile(t, filepath.Join(local, "from-nextcloudcmd.txt"), "written by nextcloudcmd")
-	if out, err := nextcloudcmdSync(t, nextcloudcmd, s.URL, "alice", password, "Synced", local); err != nil {
+	out, err := nextcloudcmdSync(t, nextcloudcmd, s.URL, "alice", password, "Synced", local)
+	if err != nil {
 		t.Fatalf("nextcloudcmd with the app password: %v\n%s", err, tail(out, 3000))
+	}
+	if !strings.Contains(out, `"version":"16.0.0.0"`) {
+		t.Errorf("nextcloudcmd did not see version 16 in status.php:\n%s", tail(out, 3000))
 	}
 	if got, err := os.ReadFile(filepath.Join(local, "from-server.txt")); err != nil || string(got) != "from the server" {
 		t.Fatalf("nextcloudcmd's download: %q, %v", got, err)
@@ -355,7 +359,7 @@ func nextcloudcmdSync(t *testing.T, bin, serverURL, user, password, folder, loca
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), desktopSyncTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--non-interactive", "--max-sync-retries", "1",
+	cmd := exec.CommandContext(ctx, bin, "--non-interactive", "--max-sync-retries", "1", "--logdebug",
 		"--user", user, "--password", password, "--path", "/"+folder, local, serverURL+"/")
 	home := t.TempDir()
 	cmd.Env = (&desktopSession{home: home}).environment()

@@ -61,13 +61,20 @@ func NextcloudStatus(s Status) Status {
 }
 
 // IsNextcloudClient reports whether userAgent is one of Nextcloud's
-// clients: the desktop client and nextcloudcmd ("Mozilla/5.0 (Linux)
-// mirall/3.7.3git (Nextcloud, …)", nextcloud/desktop
-// src/common/utility.cpp userAgentString), the Android app
-// ("…Nextcloud-android/…") and the iOS app ("…Nextcloud-iOS/…").
-// ownCloud's clients ("mirall/… (ownCloud, …)", "ownCloudApp/…") are not.
+// clients: the desktop client ("Mozilla/5.0 (Linux) mirall/3.7.3git
+// (Nextcloud, …)", nextcloud/desktop src/common/utility.cpp
+// userAgentString), nextcloudcmd ("… (nextcloudcmd, …)", which signs in
+// with the password it is given but syncs as the desktop client does),
+// the Android app ("…Nextcloud-android/…") and the iOS app
+// ("…Nextcloud-iOS/…"). ownCloud's clients ("mirall/… (ownCloud, …)",
+// "ownCloudApp/…") are not.
 func IsNextcloudClient(userAgent string) bool {
-	return strings.Contains(userAgent, "(Nextcloud,") || strings.Contains(userAgent, "Nextcloud-")
+	for _, mark := range []string{"(Nextcloud,", "(nextcloudcmd,", "Nextcloud-"} {
+		if strings.Contains(userAgent, mark) {
+			return true
+		}
+	}
+	return false
 }
 
 // statusFor is the status r's client sees.

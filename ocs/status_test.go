@@ -12,7 +12,8 @@ import (
 // each.
 func TestStatusByUserAgent(t *testing.T) {
 	const (
-		nextcloudcmd = "Mozilla/5.0 (Linux) mirall/3.7.3git (Nextcloud, debian-6.1.0 ClientArchitecture: x86_64 OsArchitecture: x86_64)"
+		ncDesktop    = "Mozilla/5.0 (Linux) mirall/3.7.3git (Nextcloud, debian-6.1.0 ClientArchitecture: x86_64 OsArchitecture: x86_64)"
+		nextcloudcmd = "Mozilla/5.0 (Linux) mirall/3.7.3git (nextcloudcmd, debian-6.1.0 ClientArchitecture: x86_64 OsArchitecture: x86_64)"
 		ncAndroid    = "Mozilla/5.0 (Android) Nextcloud-android/3.30.1"
 		ncIOS        = "Mozilla/5.0 (iOS) Nextcloud-iOS/5.5.0"
 		owncloudcmd  = "Mozilla/5.0 (Linux) mirall/5.3.2 (ownCloud, ubuntu-6.8 ClientArchitecture: x86_64 OsArchitecture: x86_64)"
@@ -24,6 +25,7 @@ func TestStatusByUserAgent(t *testing.T) {
 		agent     string
 		version   string
 	}{
+		{true, ncDesktop, "16.0.0.0"},
 		{true, nextcloudcmd, "16.0.0.0"},
 		{true, ncAndroid, "16.0.0.0"},
 		{true, ncIOS, "16.0.0.0"},
