@@ -76,7 +76,7 @@ export async function showLoginFlow(main) {
     "Grant access",
     h("p", {}, "Grant access to ", h("strong", { class: "loginflow-client" }, answer.client), "? It asks for your files as ",
       h("strong", { class: "loginflow-account" }, answer.displayName === answer.user ? answer.user : `${answer.displayName} (${answer.user})`), "."),
-    h("p", {}, "It gets an app password of its own, named after it, which you can revoke at any time."),
+    h("p", {}, "It gets an app password of its own, named after it, which you can revoke at any time. Grant only if you started this sign-in in the client yourself: whoever did gets the access."),
     h("p", {},
       h("button", { type: "button", class: "primary", id: "loginflow-grant", onclick: () => grant(main, token, answer) }, "Grant access"),
       " ",
