@@ -13,19 +13,24 @@ import (
 
 var _ storage.LoginFlows = (*Store)(nil)
 
-// Login flows (storage.LoginFlows) are kept in three buckets, made at the
+// Login flows (storage.LoginFlows) are kept in four buckets, made at the
 // first flow:
 //
 //	login_flows         login key → encoded flow
 //	login_flow_polls    poll key → login key
 //	login_flow_expiry   expiry (8 bytes, big-endian Unix nanoseconds) + login key → nothing
+//	login_flow_count    "open" → the number of flows (8 bytes, big-endian)
 //
 // The expiry index lets a creation forget the oldest expired flows
-// without reading the others.
+// without reading the others; the count lets it check the cap without
+// counting them (bolt's Bucket.Stats reads the committed pages, not what
+// the transaction changed).
 var (
 	bucketLoginFlows      = []byte("login_flows")
 	bucketLoginFlowPolls  = []byte("login_flow_polls")
 	bucketLoginFlowExpiry = []byte("login_flow_expiry")
+	bucketLoginFlowCount  = []byte("login_flow_count")
+	loginFlowCountKey     = []byte("open")
 )
 
 // loginFlowFormat is the format of the login flow records.
@@ -65,9 +70,9 @@ func loginFlowExpiryKey(expires time.Time, loginKey string) []byte {
 	return append(binary.BigEndian.AppendUint64(nil, uint64(expires.UnixNano())), loginKey...)
 }
 
-// loginFlowBuckets are the three buckets of login flows.
+// loginFlowBuckets are the buckets of login flows.
 type loginFlowBuckets struct {
-	flows, polls, expiry *bolt.Bucket
+	flows, polls, expiry, count *bolt.Bucket
 }
 
 func openLoginFlowBuckets(tx *bolt.Tx) (loginFlowBuckets, error) {
@@ -76,7 +81,7 @@ func openLoginFlowBuckets(tx *bolt.Tx) (loginFlowBuckets, error) {
 	for _, x := range []struct {
 		dst  **bolt.Bucket
 		name []byte
-	}{{&b.flows, bucketLoginFlows}, {&b.polls, bucketLoginFlowPolls}, {&b.expiry, bucketLoginFlowExpiry}} {
+	}{{&b.flows, bucketLoginFlows}, {&b.polls, bucketLoginFlowPolls}, {&b.expiry, bucketLoginFlowExpiry}, {&b.count, bucketLoginFlowCount}} {
 		if *x.dst, err = tx.CreateBucketIfNotExists(x.name); err != nil {
 			return b, err
 		}
@@ -87,7 +92,7 @@ func openLoginFlowBuckets(tx *bolt.Tx) (loginFlowBuckets, error) {
 // existingLoginFlowBuckets are the buckets of tx; ok is false before the
 // first flow.
 func existingLoginFlowBuckets(tx *bolt.Tx) (loginFlowBuckets, bool) {
-	b := loginFlowBuckets{tx.Bucket(bucketLoginFlows), tx.Bucket(bucketLoginFlowPolls), tx.Bucket(bucketLoginFlowExpiry)}
+	b := loginFlowBuckets{tx.Bucket(bucketLoginFlows), tx.Bucket(bucketLoginFlowPolls), tx.Bucket(bucketLoginFlowExpiry), tx.Bucket(bucketLoginFlowCount)}
 	return b, b.flows != nil
 }
 
@@ -104,6 +109,20 @@ func (b loginFlowBuckets) put(f *storage.LoginFlow) error {
 	return b.flows.Put([]byte(f.LoginKey), encodeLoginFlow(f))
 }
 
+// add keeps the new flow f.
+func (b loginFlowBuckets) add(f *storage.LoginFlow) error {
+	if err := b.polls.Put([]byte(f.PollKey), []byte(f.LoginKey)); err != nil {
+		return err
+	}
+	if err := b.expiry.Put(loginFlowExpiryKey(f.Expires, f.LoginKey), nil); err != nil {
+		return err
+	}
+	if err := b.put(f); err != nil {
+		return err
+	}
+	return b.setOpen(b.open() + 1)
+}
+
 func (b loginFlowBuckets) delete(f *storage.LoginFlow) error {
 	if err := b.polls.Delete([]byte(f.PollKey)); err != nil {
 		return err
@@ -111,7 +130,23 @@ func (b loginFlowBuckets) delete(f *storage.LoginFlow) error {
 	if err := b.expiry.Delete(loginFlowExpiryKey(f.Expires, f.LoginKey)); err != nil {
 		return err
 	}
-	return b.flows.Delete([]byte(f.LoginKey))
+	if err := b.flows.Delete([]byte(f.LoginKey)); err != nil {
+		return err
+	}
+	return b.setOpen(max(b.open()-1, 0))
+}
+
+// open is the number of flows kept.
+func (b loginFlowBuckets) open() int {
+	v := b.count.Get(loginFlowCountKey)
+	if len(v) != 8 {
+		return 0
+	}
+	return int(binary.BigEndian.Uint64(v))
+}
+
+func (b loginFlowBuckets) setOpen(n int) error {
+	return b.count.Put(loginFlowCountKey, binary.BigEndian.AppendUint64(nil, uint64(n)))
 }
 
 // sweep forgets up to n flows expired at now, oldest first.
@@ -158,16 +193,10 @@ func (s *Store) CreateLoginFlow(ctx context.Context, f storage.LoginFlow) error 
 		if b.flows.Get([]byte(f.LoginKey)) != nil || b.polls.Get([]byte(f.PollKey)) != nil {
 			return fmt.Errorf("login flow key: %w", storage.ErrExists)
 		}
-		if b.flows.Stats().KeyN >= storage.MaxLoginFlows {
+		if b.open() >= storage.MaxLoginFlows {
 			return storage.LoginFlowCapReached()
 		}
-		if err := b.polls.Put([]byte(f.PollKey), []byte(f.LoginKey)); err != nil {
-			return err
-		}
-		if err := b.expiry.Put(loginFlowExpiryKey(f.Expires, f.LoginKey), nil); err != nil {
-			return err
-		}
-		return b.put(&f)
+		return b.add(&f)
 	})
 	if err != nil {
 		return fmt.Errorf("create login flow: %w", err)
