@@ -43,6 +43,22 @@ type loginFlowOptions struct {
 	Client      string `json:"client"`
 	// Basic signs in with the browser's Basic prompt, not the provider.
 	Basic bool `json:"basic"`
+	// Revoke, when set, only revokes the app password of this label in
+	// the page's Devices and app passwords view.
+	Revoke string `json:"revoke,omitempty"`
+}
+
+// revokedAt is when the page's revocation was answered, as loginflow.mjs
+// reports it.
+func revokedAt(t *testing.T, events []map[string]any) time.Time {
+	t.Helper()
+	for _, ev := range events {
+		if at, ok := ev["at"].(float64); ok && ev["event"] == "revoked" {
+			return time.UnixMilli(int64(at))
+		}
+	}
+	t.Fatalf("loginflow.mjs reported no revocation: %v", events)
+	return time.Time{}
 }
 
 // flowStart is the answer to a start.
@@ -124,7 +140,8 @@ func doRaw(t *testing.T, req *http.Request) (*http.Response, []byte) {
 // flow, chromium opens the login URL, signs alice in at the test provider
 // and grants; the poll hands the app password out once. Then the real
 // nextcloudcmd syncs a folder with it, and rclone and cadaver list and
-// write with it. Revoked, it is refused at once by all three. On the way:
+// write with it. Revoked in the page's Devices and app passwords view, it
+// is refused at once by all three. On the way:
 // a grant without sign-in is refused, a cancelled flow polls 404, an
 // unknown link says so; no password or token is in the server's DEBUG log
 // or its /metrics.
@@ -233,15 +250,10 @@ func TestLoginFlow(t *testing.T) {
 		{cmd: "quit", want: "Connection to `127.0.0.1' closed."},
 	})
 
-	// Revoked as the client revokes its own when its account is removed
-	// (Account::deleteAppToken).
-	// LEAD: the browser page's revoke button ("Devices and app passwords")
-	// is the user's way; drive it here once it is merged.
+	// alice revokes it in the page's Devices and app passwords view.
+	opts.Revoke = flowAgent
+	revoked := revokedAt(t, runDrive(t, dir, "loginflow.mjs", opts))
 	basic := &appPasswordClient{t: t, base: s.URL, user: "alice", password: password}
-	if code, body := basic.do(http.MethodDelete, "/ocs/v2.php/core/apppassword?format=json"); code != http.StatusOK {
-		t.Fatalf("DELETE apppassword: %d %s", code, body)
-	}
-	revoked := time.Now()
 	if code, _ := basic.do("PROPFIND", "/webdav/"); code != http.StatusUnauthorized {
 		t.Fatalf("PROPFIND with the revoked password: %d, want 401", code)
 	}
@@ -280,7 +292,7 @@ func TestLoginFlow(t *testing.T) {
 		}
 	}))
 	refusals.Wait()
-	t.Logf("a request with the revoked password refused %s after the revocation; nextcloudcmd, rclone and cadaver, started together, all refused by %s (each ran %v)",
+	t.Logf("a request with the revoked password refused %s after the page's revocation; nextcloudcmd, rclone and cadaver, started together, all refused by %s (each ran %v)",
 		rawRefused.Round(time.Millisecond), time.Since(revoked).Round(time.Millisecond), took)
 
 	// This address has started 2 flows; at 10 within their lifetime the
@@ -372,8 +384,8 @@ func nextcloudcmdSync(t *testing.T, bin, serverURL, user, password, folder, loca
 // TestLoginFlowCluster: each step of the flow on another node of the
 // cluster, signed in with the browser's Basic prompt: the client starts
 // on node 0, the browser grants on node 1, the poll takes the password on
-// node 0 and rclone uses it through the load balancer. Revoked on node 1,
-// it is refused on node 0 within a second.
+// node 0 and rclone uses it through the load balancer. Revoked in the
+// page on node 1, it is refused on node 0 within a second.
 func TestLoginFlowCluster(t *testing.T) {
 	chromium, dir := requireBrowser(t)
 	rclone := requirePeer(t, "rclone")
@@ -411,14 +423,13 @@ func TestLoginFlowCluster(t *testing.T) {
 		t.Fatalf("rclone lsf:\n%s", out)
 	}
 
-	// LEAD: revoke with the browser page's button once it is merged.
+	// einstein revokes it in the page's Devices and app passwords view on
+	// node 1.
 	on := func(base string) *appPasswordClient {
 		return &appPasswordClient{t: t, base: base, user: "einstein", password: grant.AppPassword}
 	}
-	if code, body := on(second).do(http.MethodDelete, "/ocs/v2.php/core/apppassword?format=json"); code != http.StatusOK {
-		t.Fatalf("DELETE apppassword on node 1: %d %s", code, body)
-	}
-	revoked := time.Now()
+	opts.Revoke = flowAgent
+	revoked := revokedAt(t, runDrive(t, dir, "loginflow.mjs", opts))
 	for {
 		code, _ := on(first).do("PROPFIND", "/webdav/")
 		if code == http.StatusUnauthorized {

@@ -2,7 +2,9 @@
 // login URL asks to sign in (OpenID Connect) or comes after the browser's
 // Basic prompt, names the client and the account, and grants; a second
 // flow is cancelled; an unknown link says so. Screenshots of each state at
-// desktop and phone width. It prints one JSON event a line.
+// desktop and phone width. With opts.revoke it only revokes the client's
+// app password in the page's Devices and app passwords view. It prints one
+// JSON event a line.
 import path from "node:path";
 import { click, desktop, fail, launch, opts, ready, report, run } from "./lib.mjs";
 
@@ -17,6 +19,11 @@ run(async () => {
   await page.setViewport(desktop);
   if (opts.basic) {
     await page.authenticate({ username: opts.user, password: opts.password });
+  }
+  if (opts.revoke) {
+    await revoke(page, opts.revoke);
+    await browser.close();
+    return;
   }
 
   // The flow to grant.
@@ -55,6 +62,36 @@ run(async () => {
   report({ event: "check", name: "unknown" });
   await browser.close();
 });
+
+// revoke opens the Devices and app passwords view (the provider's form
+// first, if its session is gone) and revokes the password of label.
+async function revoke(page, label) {
+  await page.goto(`${opts.base}/#devices`, { waitUntil: "domcontentloaded", timeout: 30000 });
+  if (!opts.basic) {
+    const form = await Promise.race([
+      page.waitForSelector("#username", { timeout: 30000 }),
+      page.waitForSelector('body[data-ready="devices"]', { timeout: 30000 }).then(() => null),
+    ]);
+    if (form) {
+      await page.type("#username", opts.user);
+      await page.type("#password", opts.password);
+      await Promise.all([page.waitForNavigation({ waitUntil: "domcontentloaded", timeout: 30000 }), page.click("#submit")]);
+    }
+  }
+  await ready(page, "devices");
+  const row = `li.ap-item[data-label="${label.replace(/"/g, '\\"')}"]`;
+  await click(page, `${row} .ap-revoke`);
+  await page.waitForSelector("dialog[open]");
+  const deleted = page.waitForResponse((res) => res.url().includes("/auth-app/tokens?token=") && res.request().method() === "DELETE");
+  await click(page, "dialog[open] button[type=submit]");
+  const res = await deleted;
+  const at = Date.now();
+  if (res.status() !== 200) {
+    fail(`DELETE answered ${res.status()}`);
+  }
+  await page.waitForSelector(row, { hidden: true });
+  report({ event: "revoked", at });
+}
 
 // signIn leaves the page for the provider: its form the first time, its
 // session afterwards, back to the login URL signed in.
