@@ -345,6 +345,9 @@ type grantInfo struct {
 	Client      string `json:"client"`
 	User        string `json:"user"`
 	DisplayName string `json:"displayName"`
+	// Granted says the flow is granted already: its client picks the
+	// password up at its next poll.
+	Granted bool `json:"granted"`
 }
 
 // serveGrant names the account a flow would connect (GET) and grants the
@@ -367,7 +370,7 @@ func (h *Handler) serveGrant(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	info := grantInfo{Client: f.Client, User: user.ID, DisplayName: user.DisplayName}
+	info := grantInfo{Client: f.Client, User: user.ID, DisplayName: user.DisplayName, Granted: f.Granted()}
 	if info.DisplayName == "" {
 		info.DisplayName = user.ID
 	}
@@ -383,6 +386,7 @@ func (h *Handler) serveGrant(w http.ResponseWriter, r *http.Request) {
 		h.writeGrantFailure(w, err)
 		return
 	}
+	info.Granted = true
 	writeJSON(w, http.StatusOK, info)
 }
 

@@ -181,6 +181,9 @@ func TestFlowGrantedThenPolledOnce(t *testing.T) {
 	if w := f.grant(login, "X-User", "alice"); w.Code != http.StatusConflict {
 		t.Fatalf("a second grant: %d %s", w.Code, w.Body)
 	}
+	if w := f.do(http.MethodGet, "http://cloud.example"+GrantPath+"?token="+login, "", "X-User", "alice"); !strings.Contains(w.Body.String(), `"granted":true`) {
+		t.Fatalf("the grant's account once granted: %d %s", w.Code, w.Body)
+	}
 
 	w := f.poll(a.Poll.Token)
 	var got pollAnswer

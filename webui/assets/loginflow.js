@@ -72,6 +72,9 @@ export async function showLoginFlow(main) {
   if (!ok) {
     return showFailure(main, answer.error);
   }
+  if (answer.granted) {
+    return showGranted(main, answer);
+  }
   main.replaceChildren(section(
     "Grant access",
     h("p", {}, "Grant access to ", h("strong", { class: "loginflow-client" }, answer.client), "? It asks for your files as ",
@@ -90,14 +93,26 @@ async function grant(main, token, who) {
     document.body.dataset.ready = showGone(main);
     return;
   }
+  if (status === 409) {
+    document.body.dataset.ready = showGranted(main, who);
+    return;
+  }
+  if (status === 403) {
+    document.body.dataset.ready = showFailure(main, "You signed in with an app password, which grants no access to others. Sign in with your account.");
+    return;
+  }
   if (!ok) {
     document.body.dataset.ready = showFailure(main, answer.error);
     return;
   }
+  document.body.dataset.ready = showGranted(main, who);
+}
+
+function showGranted(main, who) {
   main.replaceChildren(section(
     "Access granted",
     h("p", {}, h("strong", {}, who.client), " is connected. It signs in as ", h("strong", {}, who.user), " with an app password of its own. You can close this window and return to it.")));
-  document.body.dataset.ready = "loginflow-granted";
+  return "loginflow-granted";
 }
 
 async function cancel(main, token) {

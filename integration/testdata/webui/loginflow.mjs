@@ -43,6 +43,15 @@ run(async () => {
   await shoot(page, "loginflow-granted");
   report({ event: "check", name: "granted" });
 
+  // The link again before the client polled: granted already.
+  await page.goto(opts.login, { waitUntil: "domcontentloaded", timeout: 30000 });
+  if (!opts.basic) {
+    await ready(page, "loginflow-signin");
+    await signIn(page);
+  }
+  await ready(page, "loginflow-granted");
+  report({ event: "check", name: "granted already" });
+
   // The flow to cancel.
   await page.goto(opts.cancelLogin, { waitUntil: "domcontentloaded", timeout: 30000 });
   if (!opts.basic) {
