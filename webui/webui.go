@@ -1,5 +1,6 @@
 // Package webui serves the browser page of davspaces: the spaces overview,
-// the folder view, the trash-bin and a public link's page (/s/{token}), as
+// the folder view, the trash-bin, a public link's page (/s/{token}) and
+// the login URL of a Nextcloud client's Login Flow v2 (ServeLoginFlow), as
 // a small set of embedded assets (hand-written HTML, CSS and JavaScript
 // modules; nothing is fetched at run time). The page is one static shell; the scripts read the URL and talk to
 // the WebDAV, Graph and trash-bin endpoints with the browser's credentials.
