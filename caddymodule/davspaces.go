@@ -24,6 +24,7 @@ import (
 	"github.com/davspaces/davspaces/davhandler"
 	"github.com/davspaces/davspaces/graph"
 	"github.com/davspaces/davspaces/internal/samesite"
+	"github.com/davspaces/davspaces/loginflow"
 	"github.com/davspaces/davspaces/ocs"
 	"github.com/davspaces/davspaces/settings"
 	"github.com/davspaces/davspaces/storage"
@@ -141,6 +142,9 @@ type DAVSpaces struct {
 	handler *davhandler.Handler
 	ocs     *ocs.Handler
 	appPass *apppass.Service
+	// loginFlow serves Nextcloud's Login Flow v2; its page is the
+	// browser page's.
+	loginFlow *loginflow.Handler
 	// unlistAppPasswords takes the store's app password checks off the
 	// configuration's list (appPasswordStores).
 	unlistAppPasswords func()
@@ -288,10 +292,22 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		return err
 	}
 	dav.unlistAppPasswords = appPasswordStores.add(ctx.Context, store.appPasswords, served)
+	dav.loginFlow, err = loginflow.New(loginflow.Config{
+		Flows:         served,
+		AppPasswords:  dav.appPass,
+		Budgets:       served,
+		ClientAddress: clientKey,
+		Page:          dav.loginFlowPage(),
+		Logger:        dav.logger,
+	})
+	if err != nil {
+		return err
+	}
 	dav.ocs, err = ocs.New(ocs.Config{
 		User:           users,
 		Email:          emailFromCaddy,
 		Status:         ocs.DefaultStatus(moduleVersion()),
+		LoginFlow:      dav.web != nil, // the page signs Login Flow v2's users in
 		Health:         storage.NewHealthProbe(store.Store).Check,
 		TUS:            true,
 		ChunkedUploads: chunked,
@@ -493,7 +509,7 @@ func (dav *DAVSpaces) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 	if served, err := dav.serveSignedOut(w, r); served {
 		return err
 	}
-	for _, route := range []func(*http.Request) (http.Handler, bool){dav.webRoute, dav.handler.Route, dav.appPass.Route, dav.ocs.Route, dav.graph.Route, dav.settings.Route} {
+	for _, route := range []func(*http.Request) (http.Handler, bool){dav.webRoute, dav.handler.Route, dav.appPass.Route, dav.loginFlow.Route, dav.ocs.Route, dav.graph.Route, dav.settings.Route} {
 		if h, ok := route(r); ok {
 			if samesite.Forged(r) {
 				h = http.HandlerFunc(refuseForged)

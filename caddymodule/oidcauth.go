@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/davspaces/davspaces/identity"
+	"github.com/davspaces/davspaces/ocs"
 	"github.com/davspaces/davspaces/storage"
 	"github.com/davspaces/davspaces/webui"
 )
@@ -61,9 +62,11 @@ type OIDCAuth struct {
 	// a user when they carry no Authorization header: a browser that
 	// navigates sends none. davspaces answers them itself, without a
 	// user: the page (which then signs in with OpenID Connect) or a Basic
-	// challenge. Put it only in front of davspaces: a handler behind it
-	// that does not check for a user would serve such requests. Other
-	// requests without credentials still get 401. Default: off.
+	// challenge. A Nextcloud client's GET of / without credentials comes
+	// through too (isNextcloudProbe). Put it only in front of davspaces:
+	// a handler behind it that does not check for a user would serve such
+	// requests. Other requests without credentials still get 401.
+	// Default: off.
 	BrowserPages bool `json:"browser_pages,omitempty"`
 
 	provider    *verifier
@@ -141,7 +144,7 @@ func (a *OIDCAuth) Cleanup() error {
 // ServeHTTP authenticates the request and passes it on.
 func (a *OIDCAuth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	repl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
-	if a.BrowserPages && isBrowserPageLoad(r) {
+	if a.BrowserPages && (isBrowserPageLoad(r) || isNextcloudProbe(r)) {
 		return next.ServeHTTP(w, r)
 	}
 	token, bearer := bearerToken(r)
@@ -259,6 +262,17 @@ func isBrowserPageLoad(r *http.Request) bool {
 	}
 	asset := (r.Method == http.MethodGet || r.Method == http.MethodHead) && strings.HasPrefix(r.URL.Path, webui.AssetPrefix)
 	return asset || webui.WantsPage(r)
+}
+
+// isNextcloudProbe reports whether r is a Nextcloud client's GET of the
+// server's root without credentials, by which it chooses how to sign in:
+// a 401 with a Basic or Bearer challenge there makes it ask for a
+// password instead of signing in by Login Flow v2 (nextcloud/desktop
+// src/libsync/networkjobs.cpp DetermineAuthTypeJob). davspaces answers
+// it 404.
+func isNextcloudProbe(r *http.Request) bool {
+	_, has := r.Header["Authorization"]
+	return !has && r.Method == http.MethodGet && r.URL.Path == "/" && ocs.IsNextcloudClient(r.UserAgent())
 }
 
 // bearerToken returns the token of an "Authorization: Bearer" header.

@@ -10,6 +10,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/davspaces/davspaces/davhandler"
+	"github.com/davspaces/davspaces/loginflow"
 	"github.com/davspaces/davspaces/webui"
 )
 
@@ -81,7 +82,10 @@ func (dav *DAVSpaces) serveSignedOut(w http.ResponseWriter, r *http.Request) (ok
 		// A public link's paths need nobody signed in.
 		return false, nil
 	}
-	if _, ours := dav.handler.Route(r); !ours && r.URL.Path != "/" {
+	// A Login Flow v2 login URL is a page of its own, which signs in
+	// itself when the page does.
+	loginFlowBasic := loginflow.IsPage(r.URL.Path) && !dav.web.SignsIn()
+	if _, ours := dav.handler.Route(r); !ours && r.URL.Path != "/" && !loginFlowBasic {
 		return false, nil
 	}
 	if dav.web.SignsIn() {
@@ -109,6 +113,15 @@ func (dav *DAVSpaces) webRoute(r *http.Request) (http.Handler, bool) {
 		return nil, false
 	}
 	return dav.web.Route(r)
+}
+
+// loginFlowPage is the page of Login Flow v2's login URLs: a nil
+// *webui.Handler must be a nil interface.
+func (dav *DAVSpaces) loginFlowPage() loginflow.Page {
+	if dav.web == nil {
+		return nil
+	}
+	return dav.web
 }
 
 // davPage is the page as the WebDAV handler's hook: a nil *webui.Handler

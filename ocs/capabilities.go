@@ -161,11 +161,15 @@ func versionOf(s Status) version {
 }
 
 // serveCapabilities answers cloud/capabilities, with bulk upload for the
-// clients it is offered to.
+// clients it is offered to and the status r's client sees.
 func (h *Handler) serveCapabilities(w http.ResponseWriter, r *http.Request, v apiVersion, _ storage.User) {
+	c := h.capabilities
 	if !h.cfg.BulkUpload.OfferedTo(r.UserAgent()) {
-		writeOK(w, r, v, h.capabilitiesWithoutBulk)
-		return
+		c = h.capabilitiesWithoutBulk
 	}
-	writeOK(w, r, v, h.capabilities)
+	// core.status and the version say what status.php says to r's client.
+	if status := h.statusFor(r); status != c.Capabilities.Core.Status {
+		c.Capabilities.Core.Status, c.Version = status, versionOf(status)
+	}
+	writeOK(w, r, v, c)
 }

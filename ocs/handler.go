@@ -31,6 +31,10 @@ type Config struct {
 	// Status is what /status.php answers and the capabilities repeat.
 	// Default: DefaultStatus("").
 	Status Status
+	// LoginFlow says the server offers Nextcloud's Login Flow v2 (package
+	// loginflow): Nextcloud's clients then see NextcloudStatus, by which
+	// they sign in with it; every other client sees Status.
+	LoginFlow bool
 	// Health says whether the store's backends answer (nil) or not; a
 	// node that is not healthy reports maintenance in /status.php and
 	// 503 at HealthPath. Optional: without it the node is healthy.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 )
 
 // Status is the server's status document, as /status.php answers it and
@@ -39,6 +40,51 @@ func DefaultStatus(productVersion string) Status {
 	}
 }
 
+// The version Nextcloud's clients see when the server offers Login Flow
+// v2: the lowest at which they sign in by it, a browser's grant and an app
+// password (nextcloud/desktop src/libsync/networkjobs.cpp
+// DetermineAuthTypeJob::checkAllDone: 16). Below it they ask for a
+// password, which a user who signs in with OpenID Connect does not have.
+// The one other thing 16 turns on in them, asking PROPFIND for
+// nc:is-mount-root (Account::serverHasMountRootProperty), is answered as
+// any unknown property is.
+const (
+	nextcloudVersion       = "16.0.0.0"
+	nextcloudVersionString = "16.0.0"
+)
+
+// NextcloudStatus is s as Nextcloud's clients see it when the server
+// offers Login Flow v2.
+func NextcloudStatus(s Status) Status {
+	s.Version, s.VersionString = nextcloudVersion, nextcloudVersionString
+	return s
+}
+
+// IsNextcloudClient reports whether userAgent is one of Nextcloud's
+// clients: the desktop client ("Mozilla/5.0 (Linux) mirall/3.7.3git
+// (Nextcloud, …)", nextcloud/desktop src/common/utility.cpp
+// userAgentString), nextcloudcmd ("… (nextcloudcmd, …)", which signs in
+// with the password it is given but syncs as the desktop client does),
+// the Android app ("…Nextcloud-android/…") and the iOS app
+// ("…Nextcloud-iOS/…"). ownCloud's clients ("mirall/… (ownCloud, …)",
+// "ownCloudApp/…") are not.
+func IsNextcloudClient(userAgent string) bool {
+	for _, mark := range []string{"(Nextcloud,", "(nextcloudcmd,", "Nextcloud-"} {
+		if strings.Contains(userAgent, mark) {
+			return true
+		}
+	}
+	return false
+}
+
+// statusFor is the status r's client sees.
+func (h *Handler) statusFor(r *http.Request) Status {
+	if h.cfg.LoginFlow && IsNextcloudClient(r.UserAgent()) {
+		return NextcloudStatus(h.cfg.Status)
+	}
+	return h.cfg.Status
+}
+
 // serveStatus answers /status.php. It needs no authentication: clients read
 // it before they know how to sign in.
 func (h *Handler) serveStatus(w http.ResponseWriter, r *http.Request) {
@@ -47,7 +93,7 @@ func (h *Handler) serveStatus(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	status := h.cfg.Status
+	status := h.statusFor(r)
 	if h.health(r.Context()) != nil {
 		// Clients that read it stop syncing and say why, instead of
 		// running into errors; the document keeps its shape.

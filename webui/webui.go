@@ -1,5 +1,6 @@
 // Package webui serves the browser page of davspaces: the spaces overview,
-// the folder view, the trash-bin and a public link's page (/s/{token}), as
+// the folder view, the trash-bin, a public link's page (/s/{token}) and
+// the login URL of a Nextcloud client's Login Flow v2 (ServeLoginFlow), as
 // a small set of embedded assets (hand-written HTML, CSS and JavaScript
 // modules; nothing is fetched at run time). The page is one static shell; the scripts read the URL and talk to
 // the WebDAV, Graph and trash-bin endpoints with the browser's credentials.
@@ -109,6 +110,8 @@ const (
 	viewFolder   = "folder"
 	viewNotFound = "notfound"
 	viewPublic   = "public"
+	// viewLoginFlow is a Login Flow v2 login URL (ServeLoginFlow).
+	viewLoginFlow = "loginflow"
 )
 
 // PublicPrefix is the path of the public link page: /s/{token}[/path]
@@ -152,7 +155,7 @@ func New(opts Options) (*Handler, error) {
 		return nil, fmt.Errorf("webui: reading the shell: %w", err)
 	}
 	shell = bytes.Replace(shell, []byte("{{signin}}\n"), []byte(opts.SignIn.metaTags()), 1)
-	for _, view := range []string{viewOverview, viewFolder, viewNotFound, viewPublic} {
+	for _, view := range []string{viewOverview, viewFolder, viewNotFound, viewPublic, viewLoginFlow} {
 		h.pages[view] = bytes.ReplaceAll(shell, []byte("{{view}}"), []byte(view))
 	}
 	err = fs.WalkDir(files, ".", func(name string, d fs.DirEntry, err error) error {
@@ -299,8 +302,25 @@ func (h *Handler) ServeNotFound(w http.ResponseWriter, r *http.Request) {
 	h.servePage(w, http.StatusNotFound, viewNotFound)
 }
 
+// ServeLoginFlow answers the login URL of a Nextcloud client's Login Flow
+// v2 (package loginflow), which the client opened in the browser: the
+// page that signs its user in and asks to grant client access (loginflow.js).
+// found is false for a link of no open flow: 404, and the page says the
+// link is unknown or has expired.
+func (h *Handler) ServeLoginFlow(w http.ResponseWriter, r *http.Request, client string, found bool) {
+	page, status := h.pages[viewLoginFlow], http.StatusNotFound
+	if found {
+		meta := `<meta name="davspaces-loginflow-client" content="` + html.EscapeString(client) + `">` + "\n"
+		page, status = bytes.Replace(page, []byte("<title>"), []byte(meta+"<title>"), 1), http.StatusOK
+	}
+	h.writePage(w, status, page)
+}
+
 func (h *Handler) servePage(w http.ResponseWriter, status int, view string) {
-	page := h.pages[view]
+	h.writePage(w, status, h.pages[view])
+}
+
+func (h *Handler) writePage(w http.ResponseWriter, status int, page []byte) {
 	hdr := w.Header()
 	h.setSecurityHeaders(hdr)
 	hdr.Set("Content-Type", "text/html; charset=utf-8")

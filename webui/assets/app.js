@@ -9,6 +9,7 @@ import * as dav from "./dav.js";
 import { setFavorite, showDetails } from "./details.js";
 import * as devices from "./devices.js";
 import { acceptDrops, askClash, pickFolder, place, startDrag, transfer } from "./picker.js";
+import { isLoginFlow, showLoginFlow } from "./loginflow.js";
 import { parsePublic, PublicView } from "./public.js";
 import { searchable, SearchBox } from "./search.js";
 import { mayShare, showShare } from "./share.js";
@@ -639,6 +640,9 @@ function viewOf(pathname) {
   if (pathname === "/") {
     return "overview";
   }
+  if (isLoginFlow(pathname)) {
+    return "loginflow";
+  }
   if (parsePublic(pathname)) {
     return "public";
   }
@@ -705,6 +709,11 @@ async function start() {
       await showPublic();
       return;
     }
+    if (document.body.dataset.view === "loginflow" && !auth.signedIn()) {
+      // A client's login URL asks before it sends the browser to sign in.
+      document.body.dataset.ready = await showLoginFlow(main);
+      return;
+    }
     if (await auth.start() === "signed-out") {
       showSignedOut();
       return;
@@ -730,6 +739,9 @@ async function start() {
         break;
       case "folder":
         await showFolderOrTrash();
+        break;
+      case "loginflow":
+        document.body.dataset.ready = await showLoginFlow(main);
         break;
       default:
         showNotFound();
