@@ -49,7 +49,13 @@ func TestDavfs2CopiesAFolderInAndOut(t *testing.T) {
 	}
 
 	mnt = mountDavfs2(t, mountDavfs, s.URL+"/webdav/", work, "out")
-	out := filepath.Join(work, "out")
+	copyOutAndCompare(t, mnt, filepath.Join(work, "out"), want)
+}
+
+// copyOutAndCompare copies folder out of the fresh mount mnt, unmounts it
+// and fails the test unless the copy holds exactly want, byte for byte.
+func copyOutAndCompare(t *testing.T, mnt, out string, want map[string][]byte) {
+	t.Helper()
 	runTool(t, 10*time.Minute, "cp", "-r", filepath.Join(mnt, "folder"), out)
 	unmountDavfs2(t, mnt)
 	got := readFiles(t, out)

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -116,18 +115,7 @@ func davfs2WithAppPassword(t *testing.T, mountDavfs string, s *server, u *appPas
 	u.checkFiles("folder", want)
 
 	mnt = mountDavfs2As(t, mountDavfs, s.URL+"/remote.php/webdav/", work, "out", login)
-	out := filepath.Join(work, "out")
-	runTool(t, time.Minute, "cp", "-r", filepath.Join(mnt, "folder"), out)
-	unmountDavfs2(t, mnt)
-	got := readFiles(t, out)
-	if len(got) != len(want) {
-		t.Fatalf("copied out %d files, want %d", len(got), len(want))
-	}
-	for name, content := range want {
-		if !bytes.Equal(got[name], content) {
-			t.Fatalf("%s copied out as %d bytes, want the %d copied in", name, len(got[name]), len(content))
-		}
-	}
+	copyOutAndCompare(t, mnt, filepath.Join(work, "out"), want)
 }
 
 // syncWithAppPassword syncs a local folder with folder of the user's
