@@ -100,7 +100,9 @@ func (h *Handler) trashOf(ctx context.Context, req *request) (*trashRequest, err
 	if err != nil {
 		return nil, err
 	}
-	if !h.visible(ctx, space, req.user) {
+	// A scope naming one folder does not reach the trash-bin, which holds
+	// what was deleted anywhere in the space.
+	if !h.visible(ctx, space, req.user) || req.user.Scope.Path != "" {
 		return nil, errNotFound
 	}
 	if nodeID != "" && nodeID != space.ID {

@@ -62,7 +62,7 @@ func (f *fixture) appPassword(t *testing.T, id string) storage.AppPassword {
 
 func testAppPasswordsKept(t *testing.T, f *fixture) {
 	now := appPasswordStart()
-	p, password, err := storage.NewAppPassword(user.ID, "rclone on the laptop", now.Add(72*time.Hour), now)
+	p, password, err := storage.NewAppPassword(user.ID, "rclone on the laptop", now.Add(72*time.Hour), now, storage.Scope{})
 	if err != nil {
 		t.Fatal(err)
 	}
