@@ -199,6 +199,8 @@ func testAppPasswordsInvalid(t *testing.T, f *fixture) {
 		{"a label not UTF-8", func(p *storage.AppPassword) { p.Label = "\xff" }},
 		{"no hash", func(p *storage.AppPassword) { p.Hash = nil }},
 		{"an expiry before its creation", func(p *storage.AppPassword) { p.Expires = p.Created }},
+		{"a scope's folder without its space", func(p *storage.AppPassword) { p.Path = "/Photos" }},
+		{"a scope's folder not clean", func(p *storage.AppPassword) { p.Space, p.Path = "space-1", "/a/../b" }},
 	} {
 		p := valid
 		tc.change(&p)
