@@ -20,8 +20,9 @@ import (
 // reads as before; rclone copies down with it but not up. One scoped to
 // her folder Photos answers 404 for everything outside it on every base
 // path and every method of the hostile matrix, sees only her personal
-// drive in Graph and her folder in a search, and reaches and writes the
-// folder itself, with rclone too. Nothing outside changes.
+// drive in Graph, her folder in a search and what was deleted from it in
+// the trash-bin, and reaches and writes the folder itself, with rclone
+// too. Nothing outside changes.
 func TestAppPasswordScopes(t *testing.T) {
 	t.Parallel()
 	rclone := requirePeer(t, "rclone")
@@ -40,8 +41,8 @@ func TestAppPasswordScopes(t *testing.T) {
 	docID := alice.prop("/webdav/doc.txt", ocNS, "fileid")
 	otherID := alice.prop("/webdav/Other/", ocNS, "fileid")
 	photosID := alice.prop("/webdav/Photos/", ocNS, "fileid")
-	alice.expect(http.StatusNoContent, "DELETE", "/webdav/Other/x.txt", "")
-	alice.expect(http.StatusCreated, "PUT", "/webdav/Other/x.txt", "outside")
+	alice.expect(http.StatusCreated, "PUT", "/webdav/Other/old.txt", "deleted outside")
+	alice.expect(http.StatusNoContent, "DELETE", "/webdav/Other/old.txt", "")
 
 	newPassword := func(query string) string {
 		t.Helper()
@@ -164,10 +165,13 @@ func TestAppPasswordScopes(t *testing.T) {
 		fc := basicClient(t, s.URL, folder)
 		space := "/dav/spaces/" + personal
 		// target is a path outside the folder; byPath when it can be a
-		// Destination (the others are 400 there for anybody).
+		// Destination (the others are 400 there for anybody); control, if
+		// set, a path that does not exist whose answer the target's must
+		// be (the trash-bin answers 405 for a method it does not take
+		// before it looks for the item).
 		type target struct {
-			path   string
-			byPath bool
+			path, control string
+			byPath        bool
 		}
 		var targets []target
 		for _, base := range []string{
@@ -175,25 +179,32 @@ func TestAppPasswordScopes(t *testing.T) {
 			space, "/remote.php/dav/spaces/" + escapeID(personal), "/dav/spaces/lab",
 		} {
 			for _, p := range []string{"/", "/doc.txt", "/Other/", "/Other/x.txt", "/Photos-old.txt", "/missing.txt"} {
-				targets = append(targets, target{base + p, true})
+				targets = append(targets, target{path: base + p, byPath: true})
 			}
 		}
+		outsideKey := undoSpace{c: alice.in(t), ref: personal}.trashItem("Other/old.txt").key
+		trashPath := escapePath("/dav/spaces/trash-bin/" + personal + "/")
 		targets = append(targets,
-			target{"/dav/spaces/" + docID, true},
-			target{"/dav/spaces/" + otherID + "/x.txt", true},
-			target{"/dav/spaces/" + shareid.DriveID + "/", true},
-			target{"/dav/meta/" + docID, false},
-			target{"/dav/meta/" + docID + "/v", false},
-			target{"/dav/spaces/trash-bin/" + personal, false},
+			target{path: "/dav/spaces/" + docID, byPath: true},
+			target{path: "/dav/spaces/" + otherID + "/x.txt", byPath: true},
+			target{path: "/dav/spaces/" + shareid.DriveID + "/", byPath: true},
+			target{path: "/dav/meta/" + docID},
+			target{path: "/dav/meta/" + docID + "/v"},
+			target{path: trashPath + outsideKey, control: trashPath + "1700000000000000000.none"},
 		)
 		for _, m := range hostileMethods {
 			for _, tg := range targets {
 				if strings.HasSuffix(m.name, "-onto") && !tg.byPath {
 					continue
 				}
+				want := http.StatusNotFound
+				if tg.control != "" {
+					resp, _ := m.send(fc.in(t), s.URL, tg.control)
+					want = resp.StatusCode
+				}
 				resp, body := m.send(fc.in(t), s.URL, tg.path)
-				if resp.StatusCode != http.StatusNotFound {
-					t.Errorf("%s %s with a password for /Photos: %d, want 404\n%s", m.name, tg.path, resp.StatusCode, body)
+				if resp.StatusCode != want {
+					t.Errorf("%s %s with a password for /Photos: %d, want %d\n%s", m.name, tg.path, resp.StatusCode, want, body)
 				}
 			}
 		}
@@ -232,6 +243,23 @@ func TestAppPasswordScopes(t *testing.T) {
 		hrefs, _ := fc.report("/dav/spaces", searchFiles("findme", 50))
 		if len(hrefs) != 1 || !strings.HasSuffix(hrefs[0], "/Photos/findme-in.txt") {
 			t.Errorf("search with a password for /Photos found %q", hrefs)
+		}
+
+		// Its trash-bin holds what was deleted inside: restored and
+		// purged there, while the rest of the trash stays.
+		alice.expect(http.StatusCreated, "PUT", "/webdav/Photos/gone.txt", "deleted inside")
+		alice.expect(http.StatusNoContent, "DELETE", "/webdav/Photos/gone.txt", "")
+		trash := undoSpace{c: fc.in(t), ref: personal}
+		items := trash.trash()
+		if len(items) != 1 || items[0].location != "Photos/gone.txt" {
+			t.Fatalf("the trash through a password for /Photos lists %+v", items)
+		}
+		fc.expect(http.StatusCreated, "MOVE", trash.trashPath(items[0].key), "", "Destination", s.URL+"/webdav/Photos/gone.txt")
+		alice.expect(http.StatusOK, "GET", "/webdav/Photos/gone.txt", "")
+		alice.expect(http.StatusNoContent, "DELETE", "/webdav/Photos/gone.txt", "")
+		fc.expect(http.StatusNoContent, "DELETE", trash.trashPath(""), "")
+		if all := (undoSpace{c: alice.in(t), ref: personal}); all.hasTrashItem("Photos/gone.txt") || !all.hasTrashItem("Other/old.txt") {
+			t.Errorf("emptying the trash through a password for /Photos left %+v", all.trash())
 		}
 
 		// Inside, everything works.

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -157,4 +158,91 @@ func (s Scope) limit(id string, r Role) Role {
 		return min(r, RoleViewer)
 	}
 	return r
+}
+
+// ScopedTrash is t as scope s narrows it when s names a folder: the items
+// deleted from within the folder, the others as if they were not there
+// (ErrNotFound), and EmptyTrash purging only the former. A space scope
+// needs no narrowing here: the trash of another space is not reached at
+// all.
+func ScopedTrash(t Trash, s Scope) Trash {
+	if s.Path == "" {
+		return t
+	}
+	return scopedTrash{Trash: t, scope: s}
+}
+
+type scopedTrash struct {
+	Trash
+	scope Scope
+}
+
+// reaches reports whether item, of space spaceID, was deleted from within
+// the scope's folder. An elided location ("…/…") reaches nothing.
+func (t scopedTrash) reaches(spaceID string, item TrashItem) bool {
+	return t.scope.Reaches(spaceID, strings.Split(item.Location, "/"))
+}
+
+func (t scopedTrash) TrashItems(ctx context.Context, spaceID string) ([]TrashItem, error) {
+	items, err := t.Trash.TrashItems(ctx, spaceID)
+	if err != nil {
+		return nil, err
+	}
+	kept := items[:0]
+	for _, it := range items {
+		if t.reaches(spaceID, it) {
+			kept = append(kept, it)
+		}
+	}
+	return kept, nil
+}
+
+// item answers ErrNotFound unless the scope reaches item key.
+func (t scopedTrash) item(ctx context.Context, spaceID, key string) error {
+	_, _, err := t.TrashNode(ctx, spaceID, key, nil)
+	return err
+}
+
+func (t scopedTrash) TrashNode(ctx context.Context, spaceID, key string, names []string) (TrashItem, Node, error) {
+	item, n, err := t.Trash.TrashNode(ctx, spaceID, key, names)
+	if err == nil && !t.reaches(spaceID, item) {
+		return TrashItem{}, Node{}, fmt.Errorf("trash item %s: %w", key, ErrNotFound)
+	}
+	return item, n, err
+}
+
+func (t scopedTrash) ReadTrashDir(ctx context.Context, spaceID, key, folderID, after string, limit int) ([]Node, error) {
+	if err := t.item(ctx, spaceID, key); err != nil {
+		return nil, err
+	}
+	return t.Trash.ReadTrashDir(ctx, spaceID, key, folderID, after, limit)
+}
+
+func (t scopedTrash) RestoreTrash(ctx context.Context, spaceID, key string, tr Transfer) (Node, bool, error) {
+	if err := t.item(ctx, spaceID, key); err != nil {
+		return Node{}, false, err
+	}
+	return t.Trash.RestoreTrash(ctx, spaceID, key, tr)
+}
+
+func (t scopedTrash) PurgeTrash(ctx context.Context, spaceID, key string) error {
+	if err := t.item(ctx, spaceID, key); err != nil {
+		return err
+	}
+	return t.Trash.PurgeTrash(ctx, spaceID, key)
+}
+
+// EmptyTrash purges the items the scope reaches, one at a time; one
+// restored or purged meanwhile is no error.
+func (t scopedTrash) EmptyTrash(ctx context.Context, spaceID string) error {
+	items, err := t.TrashItems(ctx, spaceID)
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		if err := t.Trash.PurgeTrash(ctx, spaceID, it.Key); err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+	}
+	return nil
 }

@@ -170,3 +170,69 @@ func TestSignInIdle(t *testing.T) {
 		}
 	}
 }
+
+// fakeTrash is a Trash of fixed items, recording what it purged.
+type fakeTrash struct {
+	Trash
+	items  []TrashItem
+	purged []string
+}
+
+func (f *fakeTrash) TrashItems(context.Context, string) ([]TrashItem, error) {
+	return append([]TrashItem(nil), f.items...), nil
+}
+
+func (f *fakeTrash) TrashNode(_ context.Context, _, key string, _ []string) (TrashItem, Node, error) {
+	for _, it := range f.items {
+		if it.Key == key {
+			return it, it.Node, nil
+		}
+	}
+	return TrashItem{}, Node{}, ErrNotFound
+}
+
+func (f *fakeTrash) PurgeTrash(_ context.Context, _, key string) error {
+	f.purged = append(f.purged, key)
+	return nil
+}
+
+func (f *fakeTrash) RestoreTrash(context.Context, string, string, Transfer) (Node, bool, error) {
+	return Node{}, false, nil
+}
+
+func TestScopedTrash(t *testing.T) {
+	ctx := context.Background()
+	f := &fakeTrash{items: []TrashItem{
+		{Key: "in", Location: "Photos/a.jpg"},
+		{Key: "folder", Location: "Photos"},
+		{Key: "out", Location: "Photos-old.txt"},
+		{Key: "root", Location: "doc.txt"},
+		{Key: "elided", Location: "…/Photos/a.jpg"},
+	}}
+	if got := ScopedTrash(f, Scope{Space: "s"}); got != Trash(f) {
+		t.Error("a space scope wraps the trash")
+	}
+	st := ScopedTrash(f, Scope{Space: "s", Path: "/Photos"})
+	items, err := st.TrashItems(ctx, "s")
+	if err != nil || len(items) != 2 || items[0].Key != "in" || items[1].Key != "folder" {
+		t.Fatalf("TrashItems = %+v, %v", items, err)
+	}
+	for key, want := range map[string]error{"in": nil, "folder": nil, "out": ErrNotFound, "root": ErrNotFound, "elided": ErrNotFound, "gone": ErrNotFound} {
+		if _, _, err := st.TrashNode(ctx, "s", key, nil); !errors.Is(err, want) {
+			t.Errorf("TrashNode(%s) = %v, want %v", key, err, want)
+		}
+		if _, _, err := st.RestoreTrash(ctx, "s", key, Transfer{}); !errors.Is(err, want) {
+			t.Errorf("RestoreTrash(%s) = %v, want %v", key, err, want)
+		}
+	}
+	if err := st.PurgeTrash(ctx, "s", "out"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("PurgeTrash of an item outside = %v", err)
+	}
+	if _, _, err := ScopedTrash(f, Scope{Space: "s", Path: "/Photos"}).TrashNode(ctx, "t", "in", nil); !errors.Is(err, ErrNotFound) {
+		t.Errorf("TrashNode in another space = %v", err)
+	}
+	f.purged = nil
+	if err := st.EmptyTrash(ctx, "s"); err != nil || len(f.purged) != 2 || f.purged[0] != "in" || f.purged[1] != "folder" {
+		t.Errorf("EmptyTrash purged %v, %v; want the two inside", f.purged, err)
+	}
+}
