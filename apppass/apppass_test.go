@@ -187,7 +187,7 @@ func newVerifier(t *testing.T, store storage.Backend, clk *testClock) *Verifier 
 
 func makePassword(t *testing.T, store storage.AppPasswords, user string, expires, now time.Time) (storage.AppPassword, string) {
 	t.Helper()
-	p, password, err := storage.NewAppPassword(user, "", expires, now)
+	p, password, err := storage.NewAppPassword(user, "", expires, now, storage.Scope{})
 	if err != nil {
 		t.Fatal(err)
 	}

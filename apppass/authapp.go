@@ -28,10 +28,23 @@ type authAppToken struct {
 	CreatedDate    time.Time  `json:"created_date"`
 	Label          string     `json:"label"`
 	LastUsedDate   *time.Time `json:"last_used_date,omitempty"`
+	// Space, Path and ReadOnly are the token's scope (this server's
+	// addition), named as the query parameters that make it: space as
+	// <storage>$<space>, "" for every space.
+	Space    string `json:"space,omitempty"`
+	Path     string `json:"path,omitempty"`
+	ReadOnly bool   `json:"read_only"`
 }
 
-func tokenOf(p storage.AppPassword, token string) authAppToken {
-	t := authAppToken{Token: token, ExpirationDate: p.Expires, CreatedDate: p.Created, Label: p.Label}
+func (s *Service) tokenOf(p storage.AppPassword, token string) authAppToken {
+	t := authAppToken{Token: token, ExpirationDate: p.Expires, CreatedDate: p.Created, Label: p.Label,
+		Path: p.Path, ReadOnly: p.ReadOnly}
+	if p.Space != "" {
+		t.Space = p.Space
+		if s.cfg.Tree != nil {
+			t.Space = s.cfg.Tree.StorageID() + "$" + p.Space
+		}
+	}
 	if !p.LastUsed.IsZero() {
 		t.LastUsedDate = &p.LastUsed
 	}
@@ -51,6 +64,11 @@ func (s *Service) serveTokens(w http.ResponseWriter, r *http.Request) {
 	user, ok := s.User(r)
 	if !ok {
 		davhandler.WriteError(w, r, http.StatusUnauthorized, "sign in to manage app passwords")
+		return
+	}
+	if !user.Scope.IsZero() && !storage.SafeMethod(r.Method) {
+		// Neither a new password nor a revocation may reach past a scope.
+		davhandler.WriteError(w, r, http.StatusForbidden, "a scoped app password makes and revokes no app passwords")
 		return
 	}
 	switch r.Method {
@@ -86,12 +104,18 @@ func (s *Service) serveCreate(w http.ResponseWriter, r *http.Request, user stora
 		davhandler.WriteError(w, r, http.StatusBadRequest, fmt.Sprintf("a label has at most %d bytes", storage.MaxAppPasswordLabel))
 		return
 	}
-	p, password, err := s.Create(r, user, label, ttl)
+	readOnly, err := parseBool(q.Get("readonly"))
+	if err != nil {
+		davhandler.WriteError(w, r, http.StatusBadRequest, "readonly is true or false")
+		return
+	}
+	scope := ScopeRequest{Space: q.Get("space"), Path: q.Get("path"), ReadOnly: readOnly}
+	p, password, err := s.Create(r, user, label, ttl, scope)
 	if err != nil {
 		writeFailure(w, r, err)
 		return
 	}
-	writeJSON(w, tokenOf(p, password))
+	writeJSON(w, s.tokenOf(p, password))
 }
 
 func (s *Service) serveList(w http.ResponseWriter, r *http.Request, user storage.User) {
@@ -102,7 +126,7 @@ func (s *Service) serveList(w http.ResponseWriter, r *http.Request, user storage
 	}
 	tokens := make([]authAppToken, 0, len(list))
 	for _, p := range list {
-		tokens = append(tokens, tokenOf(p, p.ID))
+		tokens = append(tokens, s.tokenOf(p, p.ID))
 	}
 	writeJSON(w, tokens)
 }
@@ -132,6 +156,10 @@ func writeFailure(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, ErrAppPasswordInUse):
 		davhandler.WriteError(w, r, http.StatusForbidden, err.Error())
+	case errors.Is(err, ErrNoSuchScope):
+		davhandler.WriteError(w, r, http.StatusNotFound, "the scope names no space or folder you reach")
+	case errors.Is(err, ErrPathWithoutSpace):
+		davhandler.WriteError(w, r, http.StatusBadRequest, "path needs space: name the space the folder is in")
 	case errors.Is(err, storage.ErrNotFound):
 		davhandler.WriteError(w, r, http.StatusNotFound, "no such app password")
 	case errors.Is(err, storage.ErrInsufficientStorage):
@@ -142,6 +170,17 @@ func writeFailure(w http.ResponseWriter, r *http.Request, err error) {
 	default:
 		davhandler.WriteError(w, r, http.StatusInternalServerError, "app passwords are unavailable")
 	}
+}
+
+// parseBool reads the readonly parameter: absent is false.
+func parseBool(v string) (bool, error) {
+	switch v {
+	case "", "false", "0":
+		return false, nil
+	case "true", "1":
+		return true, nil
+	}
+	return false, errors.New("not a boolean")
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

@@ -31,6 +31,12 @@ type Config struct {
 	// Revoked is told the id of each password deleted here, so that the
 	// checks cached on this node forget it at once. Optional.
 	Revoked func(id string)
+	// Tree reads the spaces and folders a scope names; nil refuses every
+	// scope with a space.
+	Tree Tree
+	// ProjectSpaces are the ids of the configured project spaces, the
+	// only ones a scope may name besides personal spaces.
+	ProjectSpaces []string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -71,17 +77,23 @@ func (s *Service) UsedPassword(r *http.Request) string { return s.cfg.UsedPasswo
 
 // Create makes an app password of the request's user, labelled label
 // (cut to storage.MaxAppPasswordLabel bytes), valid for ttl (0: until
-// revoked). It returns the record and the password, which is shown once.
-func (s *Service) Create(r *http.Request, user storage.User, label string, ttl time.Duration) (storage.AppPassword, string, error) {
+// revoked), narrowed to scope (resolveScope's checks: ErrNoSuchScope,
+// ErrPathWithoutSpace, storage.ErrInvalid). It returns the record and the
+// password, which is shown once.
+func (s *Service) Create(r *http.Request, user storage.User, label string, ttl time.Duration, req ScopeRequest) (storage.AppPassword, string, error) {
 	if s.UsedPassword(r) != "" {
 		return storage.AppPassword{}, "", ErrAppPasswordInUse
+	}
+	scope, err := s.resolveScope(r.Context(), user, req)
+	if err != nil {
+		return storage.AppPassword{}, "", err
 	}
 	now := s.cfg.Now().UTC().Truncate(time.Microsecond)
 	var expires time.Time
 	if ttl > 0 {
 		expires = now.Add(ttl)
 	}
-	p, password, err := storage.NewAppPassword(user.ID, CutLabel(label), expires, now)
+	p, password, err := storage.NewAppPassword(user.ID, CutLabel(label), expires, now, scope)
 	if err != nil {
 		return storage.AppPassword{}, "", err
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -107,7 +108,14 @@ func (a *OIDCAuth) authenticateAppPassword(w http.ResponseWriter, r *http.Reques
 		w.Header().Set("Retry-After", "5")
 		return true, caddyhttp.Error(http.StatusServiceUnavailable, err)
 	}
+	if storage.SignInIdle(entry, err == nil, time.Duration(a.AppPasswordIdle), time.Now()) {
+		if c := a.logger.Check(zapcore.InfoLevel, "app password refused: its user has not signed in at the provider within app_password_idle"); c != nil {
+			c.Write(zap.String("user", user))
+		}
+		return true, a.challenge(w, r, "")
+	}
 	setUser(repl, p.User, entry.DisplayName, entry.Email, entry.Groups)
 	repl.Set(userAppPasswordPlaceholder, p.ID)
+	setScope(repl, p.Scope())
 	return true, nil
 }

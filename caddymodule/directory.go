@@ -99,8 +99,13 @@ func (d *directoryWriter) keep(e storage.DirectoryEntry) {
 }
 
 // rememberCaller writes the request's signed-in user, if any, to the
-// directory.
+// directory. A sign-in with an app password writes nothing: its user was
+// read from the directory, and renewing Seen would keep a user removed
+// at the provider alive (OIDCAuth.AppPasswordIdle).
 func (dav *DAVSpaces) rememberCaller(r *http.Request) {
+	if usedAppPassword(r) != "" {
+		return
+	}
 	u, ok := dav.users(r)
 	if !ok {
 		return

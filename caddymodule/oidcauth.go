@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
@@ -68,6 +69,13 @@ type OIDCAuth struct {
 	// requests. Other requests without credentials still get 401.
 	// Default: off.
 	BrowserPages bool `json:"browser_pages,omitempty"`
+	// AppPasswordIdle refuses the app passwords of a user the provider
+	// has not signed in (with a token, storage.DirectoryEntry.Seen) for
+	// this long, so that a user removed at the provider loses them too
+	// (storage.SignInIdle). At least two days, as Seen is renewed once a
+	// day. Default: 0, off: a user who only syncs with app passwords keeps
+	// them until they are revoked.
+	AppPasswordIdle caddy.Duration `json:"app_password_idle,omitempty"`
 
 	provider    *verifier
 	providerKey string
@@ -80,6 +88,11 @@ type OIDCAuth struct {
 	// handlers list the app password checks of their stores.
 	config context.Context
 }
+
+// minAppPasswordIdle is the shortest AppPasswordIdle: twice the
+// directory's refresh, so that a user who signs in every day is never
+// refused.
+const minAppPasswordIdle = 2 * storage.DirectoryRefresh
 
 // CaddyModule returns the Caddy module information.
 func (OIDCAuth) CaddyModule() caddy.ModuleInfo {
@@ -107,6 +120,9 @@ func (a *OIDCAuth) Provision(ctx caddy.Context) error {
 	cfg, err := a.verifierConfig()
 	if err != nil {
 		return err
+	}
+	if idle := time.Duration(a.AppPasswordIdle); idle != 0 && idle < minAppPasswordIdle {
+		return fmt.Errorf("app_password_idle must be 0 (off) or at least %s: a signed-in user's last sign-in is written once per %s", minAppPasswordIdle, storage.DirectoryRefresh)
 	}
 	if a.ProvidersRaw != nil {
 		mods, err := ctx.LoadModule(a, "ProvidersRaw")
@@ -317,6 +333,7 @@ func parseOIDCAuth(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) 
 //		groups_claim <claim>
 //		realm        <realm>
 //		browser_pages
+//		app_password_idle <duration>
 //		token_rate   <per_second> [<burst>]
 //		userinfo_concurrency <n>
 //		basic [<hash_algorithm> [<realm>]] {
@@ -352,6 +369,8 @@ func (a *OIDCAuth) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		err = oneArg(d, &a.Realm)
 	case "browser_pages":
 		err = flagArg(d, &a.BrowserPages)
+	case "app_password_idle":
+		err = durationArg(d, &a.AppPasswordIdle)
 	case "basic":
 		var basic caddyauth.HTTPBasicAuth
 		basic, err = parseBasic(d)

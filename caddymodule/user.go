@@ -22,7 +22,35 @@ const (
 	// userAppPasswordPlaceholder is the id of the app password the user
 	// signed in with, unset for any other sign-in.
 	userAppPasswordPlaceholder = "http.auth.user.app_password_id"
+	// The scope of that app password (storage.Scope), each unset when the
+	// password does not narrow it: the space id, the folder path, and
+	// read_only set to true.
+	userScopeSpacePlaceholder    = "http.auth.user.scope.space"
+	userScopePathPlaceholder     = "http.auth.user.scope.path"
+	userScopeReadOnlyPlaceholder = "http.auth.user.scope.read_only"
 )
+
+// setScope writes the scope the request is narrowed to.
+func setScope(repl *caddy.Replacer, s storage.Scope) {
+	if s.Space != "" {
+		repl.Set(userScopeSpacePlaceholder, s.Space)
+	}
+	if s.Path != "" {
+		repl.Set(userScopePathPlaceholder, s.Path)
+	}
+	if s.ReadOnly {
+		repl.Set(userScopeReadOnlyPlaceholder, "true")
+	}
+}
+
+// scopeOf reads the scope setScope wrote.
+func scopeOf(repl *caddy.Replacer) (storage.Scope, error) {
+	space, _ := repl.GetString(userScopeSpacePlaceholder)
+	path, _ := repl.GetString(userScopePathPlaceholder)
+	readOnly, _ := repl.GetString(userScopeReadOnlyPlaceholder)
+	s := storage.Scope{Space: space, Path: path, ReadOnly: readOnly == "true"}
+	return s, s.Valid()
+}
 
 // userGroups is the value of {http.auth.user.groups}: a list that prints
 // comma-separated in placeholders.
@@ -64,8 +92,14 @@ func userFromCaddy(logger *zap.Logger) func(*http.Request) (storage.User, bool) 
 			logger.Warn("request refused: the authenticated user id is not a valid user id", zap.Error(err))
 			return storage.User{}, false
 		}
+		scope, err := scopeOf(repl)
+		if err != nil {
+			// Refused rather than read wider than it was meant.
+			logger.Warn("request refused: the authenticated scope is not valid", zap.Error(err))
+			return storage.User{}, false
+		}
 		name, _ := repl.GetString(userNamePlaceholder)
-		return storage.User{ID: id, DisplayName: name, Groups: groupsOf(repl)}, true
+		return storage.User{ID: id, DisplayName: name, Groups: groupsOf(repl), Scope: scope}, true
 	}
 }
 

@@ -72,6 +72,22 @@ func TestUserFromCaddy(t *testing.T) {
 			want:   storage.User{ID: "dora", Groups: []string{"admins", "staff"}},
 			ok:     true,
 		},
+		{
+			name: "scoped app password",
+			values: map[string]any{"http.auth.user.id": "alice", "http.auth.user.app_password_id": "abcdefghijklmnop",
+				"http.auth.user.scope.space": "lab", "http.auth.user.scope.path": "/Photos", "http.auth.user.scope.read_only": "true"},
+			want: storage.User{ID: "alice", Scope: storage.Scope{Space: "lab", Path: "/Photos", ReadOnly: true}},
+			ok:   true,
+		},
+		{
+			name:   "read-only app password",
+			values: map[string]any{"http.auth.user.id": "alice", "http.auth.user.scope.read_only": "true"},
+			want:   storage.User{ID: "alice", Scope: storage.Scope{ReadOnly: true}},
+			ok:     true,
+		},
+		// Refused rather than read wider than meant.
+		{name: "scope path without space", values: map[string]any{"http.auth.user.id": "alice", "http.auth.user.scope.path": "/Photos"}},
+		{name: "scope path not clean", values: map[string]any{"http.auth.user.id": "alice", "http.auth.user.scope.space": "lab", "http.auth.user.scope.path": "/a/../b"}},
 		{name: "no id", values: map[string]any{"http.auth.user.name": "Nobody"}},
 		{name: "empty id", values: map[string]any{"http.auth.user.id": ""}},
 		{name: "NUL", values: map[string]any{"http.auth.user.id": "ein\x00stein"}},
@@ -89,7 +105,7 @@ func TestUserFromCaddy(t *testing.T) {
 				repl.Set(k, v)
 			}
 			u, ok := userFromCaddy(r)
-			if ok != tt.ok || u.ID != tt.want.ID || u.DisplayName != tt.want.DisplayName || !slices.Equal(u.Groups, tt.want.Groups) {
+			if ok != tt.ok || u.ID != tt.want.ID || u.DisplayName != tt.want.DisplayName || !slices.Equal(u.Groups, tt.want.Groups) || u.Scope != tt.want.Scope {
 				t.Errorf("userFromCaddy = %+v, %v; want %+v, %v", u, ok, tt.want, tt.ok)
 			}
 		})

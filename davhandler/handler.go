@@ -349,6 +349,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, dp davPath, perr
 		return errorf(http.StatusUnauthorized, "No valid credentials were provided")
 	}
 	noteUser(r.Context(), user.ID)
+	if !user.Scope.AllowsMethod(r.Method) {
+		return errScopeReadOnly
+	}
 	req := &request{user: user, path: dp}
 	switch dp.kind {
 	case baseUploads:

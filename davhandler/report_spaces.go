@@ -55,7 +55,9 @@ func (h *Handler) handleReportAllSpaces(w http.ResponseWriter, r *http.Request, 
 	}
 	for _, space := range spaces {
 		ref := h.store.StorageID() + "$" + space.ID
-		t, err := h.resolveExisting(r.Context(), req.user, davPath{kind: baseSpaces, ref: ref, base: req.path.base + "/" + ref})
+		// A scope naming a folder is searched from that folder.
+		t, err := h.resolveExisting(r.Context(), req.user, davPath{kind: baseSpaces, ref: ref, base: req.path.base + "/" + ref,
+			segments: scopeNames(req.user.Scope)})
 		if err != nil {
 			return err
 		}
@@ -98,7 +100,10 @@ func (h *Handler) spacesOf(r *http.Request, u storage.User) ([]storage.Space, er
 	if err != nil {
 		return nil, err
 	}
-	spaces := []storage.Space{personal}
+	var spaces []storage.Space
+	if personal.RoleOf(u) != storage.RoleNone {
+		spaces = append(spaces, personal)
+	}
 	ids := make([]string, 0, len(h.projectSpaces))
 	for id := range h.projectSpaces {
 		ids = append(ids, id)
@@ -117,4 +122,13 @@ func (h *Handler) spacesOf(r *http.Request, u storage.User) ([]storage.Space, er
 		}
 	}
 	return spaces, nil
+}
+
+// scopeNames are the names from its space's root down to the folder scope
+// names; nil for a whole space.
+func scopeNames(scope storage.Scope) []string {
+	if scope.Path == "" {
+		return nil
+	}
+	return strings.Split(scope.Path[1:], "/")
 }

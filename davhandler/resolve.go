@@ -55,6 +55,10 @@ func hrefFor(p string, folder bool) string {
 	return h
 }
 
+// errScopeReadOnly is the answer to a change through a read-only app
+// password, whatever it would change.
+var errScopeReadOnly = errorf(http.StatusForbidden, "This app password is read-only")
+
 // errReadOnly is the answer to a viewer's change request.
 var errReadOnly = errorf(http.StatusForbidden, "You have no permission to change this space")
 
@@ -217,19 +221,52 @@ func (h *Handler) resolveBase(ctx context.Context, user storage.User, dp davPath
 	if b.nodeID == "" {
 		b.nodeID = b.space.ID
 	}
-	b.access, b.share, err = h.accessTo(ctx, user, b.space, b.nodeID)
+	b.access, b.share, err = h.accessTo(ctx, user, b.space, b.nodeID, b.segments...)
 	return b, err
 }
 
-// accessTo is what user may do with node nodeID of space and below it: a
-// member's role, or else what the user's live shares of the node or of a
-// folder above it give. A space the user may not see and a node no share
-// reaches are the same errNotFound.
-func (h *Handler) accessTo(ctx context.Context, user storage.User, space storage.Space, nodeID string) (access, shareReach, error) {
+// accessTo is what user may do with node nodeID of space and below it, or
+// with what names lead to below it: a member's role, or else what the
+// user's live shares of the node or of a folder above it give. A space the
+// user may not see, a node no share reaches and one outside the request's
+// scope are the same errNotFound.
+func (h *Handler) accessTo(ctx context.Context, user storage.User, space storage.Space, nodeID string, names ...string) (access, shareReach, error) {
+	if err := h.inScope(ctx, user.Scope, space.ID, nodeID, names); err != nil {
+		return access{}, shareReach{}, err
+	}
 	if h.visible(ctx, space, user) {
 		return memberAccess(space.RoleOf(user)), shareReach{}, nil
 	}
+	if !user.Scope.ReachesShares() {
+		return access{}, shareReach{}, errNotFound
+	}
 	return h.sharedAccess(ctx, user, space, nodeID)
+}
+
+// inScope answers errNotFound unless scope reaches what names lead to
+// below node nodeID of space spaceID. Only a scope naming a folder reads
+// the node's path, one lookup per folder above it.
+func (h *Handler) inScope(ctx context.Context, scope storage.Scope, spaceID, nodeID string, names []string) error {
+	if !scope.ReachesSpace(spaceID) {
+		return errNotFound
+	}
+	if scope.Path == "" {
+		return nil
+	}
+	var path []string
+	if nodeID != spaceID {
+		n, err := h.store.Node(ctx, spaceID, nodeID)
+		if err != nil {
+			return err
+		}
+		if path, err = storage.NodeNames(ctx, h.store, n, ""); err != nil {
+			return err
+		}
+	}
+	if !scope.Reaches(spaceID, append(path, names...)) {
+		return errNotFound
+	}
+	return nil
 }
 
 // visible reports whether user may learn that space exists: it is served

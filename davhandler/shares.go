@@ -135,6 +135,9 @@ func (h *Handler) sharedAccess(ctx context.Context, user storage.User, space sto
 // resolveSharesDrive resolves a path in the Shares drive: its root, a
 // mount point by name below it, or (shareID set) a mount point by its id.
 func (h *Handler) resolveSharesDrive(ctx context.Context, user storage.User, dp davPath, shareID string) (base, error) {
+	if !user.Scope.ReachesShares() {
+		return base{}, errNotFound
+	}
 	var pick func(storage.Share) bool
 	if shareID != "" {
 		var err error

@@ -53,6 +53,8 @@ type trashRequest struct {
 	space storage.Space
 	// access is the caller's, by their role in the space.
 	access access
+	// trash is the store's trash as the request's scope narrows it.
+	trash storage.Trash
 }
 
 // key is the trash key the path names, "" for the trash root.
@@ -106,7 +108,8 @@ func (h *Handler) trashOf(ctx context.Context, req *request) (*trashRequest, err
 	if nodeID != "" && nodeID != space.ID {
 		return nil, errorf(http.StatusBadRequest, "Invalid space id %q: a trash-bin is named by its space's id, not by a file's", req.path.ref)
 	}
-	return &trashRequest{request: req, space: space, access: memberAccess(space.RoleOf(req.user))}, nil
+	return &trashRequest{request: req, space: space, access: memberAccess(space.RoleOf(req.user)),
+		trash: storage.ScopedTrash(h.trash, req.user.Scope)}, nil
 }
 
 // handleTrashPropfind lists the trash root (Depth 1: with one response per
@@ -155,7 +158,7 @@ func (h *Handler) writeTrashRoot(w http.ResponseWriter, r *http.Request, tr *tra
 	var items []storage.TrashItem
 	if depth > 0 {
 		var err error
-		if items, err = h.trash.TrashItems(r.Context(), tr.space.ID); err != nil {
+		if items, err = tr.trash.TrashItems(r.Context(), tr.space.ID); err != nil {
 			return err
 		}
 	}
@@ -179,7 +182,7 @@ func (h *Handler) writeTrashNode(w http.ResponseWriter, r *http.Request, tr *tra
 	if err := storage.ValidTrashKey(key); err != nil {
 		return err
 	}
-	item, node, err := h.trash.TrashNode(r.Context(), tr.space.ID, key, tr.below())
+	item, node, err := tr.trash.TrashNode(r.Context(), tr.space.ID, key, tr.below())
 	if err != nil {
 		return err
 	}
@@ -189,7 +192,7 @@ func (h *Handler) writeTrashNode(w http.ResponseWriter, r *http.Request, tr *tra
 	href := hrefFor(tr.path.base+"/"+strings.Join(tr.path.segments, "/"), node.IsFolder())
 	trashProps.writeResponse(ms, &ps, pf, responseHref{base: href}, view)
 	if node.IsFolder() && depth > 0 {
-		err = h.writeTrashChildren(r.Context(), ms, &ps, pf, view, key, strings.TrimSuffix(href, "/"))
+		err = h.writeTrashChildren(r.Context(), tr.trash, ms, &ps, pf, view, key, strings.TrimSuffix(href, "/"))
 	}
 	if err == nil {
 		err = ms.close()
@@ -198,13 +201,13 @@ func (h *Handler) writeTrashNode(w http.ResponseWriter, r *http.Request, tr *tra
 }
 
 // writeTrashChildren streams the children of the deleted folder of
-// parent, within trash item key, page by page. A folder restored or
+// parent, within trash item key of trash, page by page. A folder restored or
 // purged while it is listed ends its listing; what was sent stays
 // well-formed.
-func (h *Handler) writeTrashChildren(ctx context.Context, ms *multistatus, ps *propSet, pf propfindRequest, parent trashView, key, parentHref string) error {
+func (h *Handler) writeTrashChildren(ctx context.Context, trash storage.Trash, ms *multistatus, ps *propSet, pf propfindRequest, parent trashView, key, parentHref string) error {
 	after := ""
 	for limit := firstReadDirPage; ; limit = readDirPage {
-		page, err := h.trash.ReadTrashDir(ctx, parent.tl.space.ID, key, parent.node.ID, after, limit)
+		page, err := trash.ReadTrashDir(ctx, parent.tl.space.ID, key, parent.node.ID, after, limit)
 		if errors.Is(err, storage.ErrNotFound) {
 			return nil
 		}
@@ -268,7 +271,7 @@ func (h *Handler) handleTrashRestore(w http.ResponseWriter, r *http.Request, tr 
 	if err := storage.ValidTrashKey(key); err != nil {
 		return err
 	}
-	_, node, err := h.trash.TrashNode(r.Context(), tr.space.ID, key, tr.below())
+	_, node, err := tr.trash.TrashNode(r.Context(), tr.space.ID, key, tr.below())
 	if err != nil {
 		return err
 	}
@@ -291,7 +294,7 @@ func (h *Handler) handleTrashRestore(w http.ResponseWriter, r *http.Request, tr 
 	// and its locks) with the restore; If-Match was about the request's
 	// state, which the check above has seen.
 	t.IfNoneMatch, t.Locks = cond.IfNoneMatch, h.heldTokens(r, tr.request)
-	restored, replacedTarget, err := h.trash.RestoreTrash(r.Context(), tr.space.ID, key, t)
+	restored, replacedTarget, err := tr.trash.RestoreTrash(r.Context(), tr.space.ID, key, t)
 	if errors.Is(err, storage.ErrExists) {
 		return withCause(errOverwriteRefused, err)
 	}
@@ -349,12 +352,12 @@ func (h *Handler) handleTrashPurge(w http.ResponseWriter, r *http.Request, tr *t
 	var err error
 	switch {
 	case key == "":
-		err = h.trash.EmptyTrash(r.Context(), tr.space.ID)
+		err = tr.trash.EmptyTrash(r.Context(), tr.space.ID)
 	case len(tr.below()) > 0:
 		err = h.refusePurgeBelow(r.Context(), tr)
 	default:
 		if err = storage.ValidTrashKey(key); err == nil {
-			err = h.trash.PurgeTrash(r.Context(), tr.space.ID, key)
+			err = tr.trash.PurgeTrash(r.Context(), tr.space.ID, key)
 		}
 	}
 	if err != nil {
@@ -370,7 +373,7 @@ func (h *Handler) refusePurgeBelow(ctx context.Context, tr *trashRequest) error 
 	if err := storage.ValidTrashKey(tr.key()); err != nil {
 		return err
 	}
-	if _, _, err := h.trash.TrashNode(ctx, tr.space.ID, tr.key(), tr.below()); err != nil {
+	if _, _, err := tr.trash.TrashNode(ctx, tr.space.ID, tr.key(), tr.below()); err != nil {
 		return err
 	}
 	return methodNotAllowed(allowedInTrashItem, "only a whole trash item can be purged: DELETE its key")

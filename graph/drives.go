@@ -98,14 +98,18 @@ func (h *Handler) myDrives(w http.ResponseWriter, r *http.Request, u storage.Use
 }
 
 // visibleSpaces returns u's personal space and the configured project
-// spaces u is a member of. A configured id the store does not know, or that
-// names a space of another type, is skipped as absent.
+// spaces u is a member of, those u's scope reaches. A configured id the
+// store does not know, or that names a space of another type, is skipped
+// as absent.
 func (h *Handler) visibleSpaces(ctx context.Context, u storage.User) ([]storage.Space, error) {
 	personal, err := h.store.PersonalSpace(ctx, u)
 	if err != nil {
 		return nil, fmt.Errorf("personal space of %s: %w", u.ID, err)
 	}
-	spaces := []storage.Space{personal}
+	var spaces []storage.Space
+	if personal.RoleOf(u) != storage.RoleNone {
+		spaces = append(spaces, personal)
+	}
 	for _, id := range h.projectSpaces {
 		s, err := h.store.Space(ctx, id)
 		if errors.Is(err, storage.ErrNotFound) {

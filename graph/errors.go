@@ -27,6 +27,7 @@ func invalidRequest(message string) *apiError {
 
 var (
 	errUnauthenticated = &apiError{http.StatusUnauthorized, "unauthenticated", "Authentication is required"}
+	errScopeReadOnly   = &apiError{http.StatusForbidden, "accessDenied", "This app password is read-only"}
 	errNotFound        = &apiError{http.StatusNotFound, "itemNotFound", "The resource could not be found"}
 	errMethod          = &apiError{http.StatusMethodNotAllowed, "notAllowed", "The method is not allowed for the resource"}
 	errInternal        = &apiError{http.StatusInternalServerError, "generalException", "An internal error occurred"}

@@ -141,6 +141,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, errUnauthenticated)
 		return
 	}
+	if !u.Scope.AllowsMethod(r.Method) {
+		h.fail(w, r, errScopeReadOnly)
+		return
+	}
 	if err := ep(w, r, u); err != nil {
 		h.fail(w, r, err)
 	}

@@ -242,7 +242,7 @@ func (h *Handler) listRootPermissions(w http.ResponseWriter, r *http.Request, u 
 	if err != nil {
 		return err
 	}
-	if space.RoleOf(u) == storage.RoleNone {
+	if space.RoleOf(u) == storage.RoleNone || !u.Scope.Reaches(space.ID, nil) {
 		return errNotFound
 	}
 	h.writeJSON(w, r, http.StatusOK, struct {

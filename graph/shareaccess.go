@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -78,6 +79,9 @@ func (h *Handler) visibleItem(ctx context.Context, u storage.User, driveID, item
 	if err != nil {
 		return sharedItem{}, fmt.Errorf("item %s: %w", itemID, err)
 	}
+	if reached, err := u.Scope.ReachesNode(ctx, h.store, node); err != nil || !reached {
+		return sharedItem{}, cmp.Or(err, error(errNotFound))
+	}
 	return sharedItem{space: space, node: node, role: space.RoleOf(u)}, nil
 }
 
@@ -106,6 +110,9 @@ func (h *Handler) serves(s storage.Space) bool {
 // receivedItem reports whether a live share with u gives u the item n: a
 // share of n itself or of a folder above it.
 func (h *Handler) receivedItem(ctx context.Context, u storage.User, n storage.Node) (bool, error) {
+	if !u.Scope.ReachesShares() {
+		return false, nil
+	}
 	received, err := h.shares.SharesWith(ctx, u)
 	if err != nil {
 		return false, fmt.Errorf("shares with %s: %w", u.ID, err)

@@ -236,13 +236,19 @@ func (h *Handler) sharedByMe(w http.ResponseWriter, r *http.Request, u storage.U
 	if err != nil {
 		return fmt.Errorf("shares by %s: %w", u.ID, err)
 	}
-	items, err := h.liveItems(ctx, shares, func(storage.Share) bool { return true })
+	items, err := h.liveItems(ctx, shares, func(s storage.Share) bool { return u.Scope.ReachesSpace(s.SpaceID) })
 	if err != nil {
 		return err
 	}
 	base, names := origin.Of(r), h.names(ctx)
 	value := make([]driveItem, 0, len(items))
 	for _, it := range items {
+		if reached, err := u.Scope.ReachesNode(ctx, h.store, it.node); err != nil || !reached {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		d := h.remoteItem(it, base, names)
 		parent, err := h.parentPath(ctx, it.node)
 		if err != nil {

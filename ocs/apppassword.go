@@ -38,7 +38,7 @@ func (h *Handler) appPasswordRoute(v apiVersion, endpoint string) (http.Handler,
 }
 
 func (h *Handler) serveGetAppPassword(w http.ResponseWriter, r *http.Request, v apiVersion, user storage.User) {
-	_, password, err := h.cfg.AppPasswords.Create(r, user, r.UserAgent(), 0)
+	_, password, err := h.cfg.AppPasswords.Create(r, user, r.UserAgent(), 0, apppass.ScopeRequest{})
 	switch {
 	case errors.Is(err, apppass.ErrAppPasswordInUse):
 		writeError(w, r, v, http.StatusForbidden, "You cannot request an new apppassword with an apppassword")

@@ -72,7 +72,7 @@ func TestGetAppPassword(t *testing.T) {
 
 func TestDeleteAppPassword(t *testing.T) {
 	h, store := newAppPasswordHandler(t)
-	p, _, err := storage.NewAppPassword("einstein", "", time.Time{}, time.Now())
+	p, _, err := storage.NewAppPassword("einstein", "", time.Time{}, time.Now(), storage.Scope{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -179,6 +179,10 @@ func (h *Handler) ocsRoute(v apiVersion, endpoint string) http.Handler {
 	return h.signedIn(v, serve, http.MethodGet, http.MethodHead)
 }
 
+// scopeReadOnly is the refusal of a change through a read-only app
+// password.
+const scopeReadOnly = "This app password is read-only"
+
 // signedIn serves a request of a signed-in user with one of methods: 405
 // with Allow for another method, 401 without a user.
 func (h *Handler) signedIn(v apiVersion, serve func(http.ResponseWriter, *http.Request, apiVersion, storage.User), methods ...string) http.Handler {
@@ -192,6 +196,10 @@ func (h *Handler) signedIn(v apiVersion, serve func(http.ResponseWriter, *http.R
 		user, ok := h.cfg.User(r)
 		if !ok || user.ID == "" {
 			writeError(w, r, v, http.StatusUnauthorized, "Unauthorised")
+			return
+		}
+		if !user.Scope.AllowsMethod(r.Method) {
+			writeError(w, r, v, http.StatusForbidden, scopeReadOnly)
 			return
 		}
 		serve(w, r, v, user)

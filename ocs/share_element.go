@@ -232,6 +232,9 @@ func (rd *renderer) liveElement(ctx context.Context, sh storage.Share, received 
 	if err != nil {
 		return shareElement{}, false, fmt.Errorf("the item of share %s: %w", sh.ID, err)
 	}
+	if reached, err := rd.caller.Scope.ReachesNode(ctx, rd.s.store, node); err != nil || !reached {
+		return shareElement{}, false, err
+	}
 	e, err := rd.element(ctx, sh, node, received)
 	if errors.Is(err, storage.ErrNotFound) {
 		// Moved away or deleted while its path was read.

@@ -1,6 +1,7 @@
 package ocs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -28,9 +29,12 @@ func (s *sharing) listShares(w http.ResponseWriter, r *http.Request, v apiVersio
 			writeOK(w, r, v, elements[shareElement]{})
 			return nil
 		}
-		shares, err := s.store.SharesWith(ctx, u)
-		if err != nil {
-			return err
+		var shares []storage.Share
+		if u.Scope.ReachesShares() {
+			var err error
+			if shares, err = s.store.SharesWith(ctx, u); err != nil {
+				return err
+			}
 		}
 		list, err := rd.elements(ctx, shares, true)
 		if err != nil {
@@ -270,6 +274,9 @@ func (s *sharing) visibleShare(ctx context.Context, u storage.User, id string) (
 	node, err := s.store.Node(ctx, sh.SpaceID, sh.NodeID)
 	if err != nil {
 		return storage.Share{}, storage.Node{}, notFoundAs(err, errNoShare)
+	}
+	if reached, err := u.Scope.ReachesNode(ctx, s.store, node); err != nil || !reached {
+		return storage.Share{}, storage.Node{}, cmp.Or(err, error(errNoShare))
 	}
 	return sh, node, nil
 }

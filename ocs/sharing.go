@@ -1,6 +1,7 @@
 package ocs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -112,6 +113,10 @@ func (s *sharing) route(v apiVersion, endpoint string) http.Handler {
 		user, ok := s.user(r)
 		if !ok || user.ID == "" {
 			writeError(w, r, v, http.StatusUnauthorized, "Unauthorised")
+			return
+		}
+		if !user.Scope.AllowsMethod(r.Method) {
+			writeError(w, r, v, http.StatusForbidden, scopeReadOnly)
 			return
 		}
 		if err := serve(w, r, v, user); err != nil {
@@ -268,6 +273,9 @@ func (s *sharing) resolveItem(ctx context.Context, u storage.User, ref, p string
 		if node, err = s.store.Child(ctx, space.ID, node.ID, name); err != nil {
 			return item{}, notFoundAs(err, errNoItem)
 		}
+	}
+	if reached, err := u.Scope.ReachesNode(ctx, s.store, node); err != nil || !reached {
+		return item{}, cmp.Or(err, error(errNoItem))
 	}
 	return item{space: space, node: node}, nil
 }

@@ -34,11 +34,16 @@ type AppPassword struct {
 	Expires  time.Time
 	LastUsed time.Time
 	// Space, Path and ReadOnly narrow what the password may reach: one
-	// space, one folder of it, no changes. Kept as given and not yet
-	// enforced; zero values reach everything the user reaches.
+	// space, one folder of it, no changes (Scope); zero values reach
+	// everything the user reaches.
 	Space    string
 	Path     string
 	ReadOnly bool
+}
+
+// Scope is what p narrows a request signed in with it to.
+func (p AppPassword) Scope() Scope {
+	return Scope{Space: p.Space, Path: p.Path, ReadOnly: p.ReadOnly}
 }
 
 // Expired reports whether p is no longer accepted at now.
@@ -90,9 +95,9 @@ const (
 var appPasswordEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 
 // NewAppPassword makes an app password of user, labelled label, expiring
-// at expires (zero: never), created at now: the record to keep and the
-// password, which only its user is ever shown.
-func NewAppPassword(user, label string, expires, now time.Time) (AppPassword, string, error) {
+// at expires (zero: never), created at now, narrowed to scope: the record
+// to keep and the password, which only its user is ever shown.
+func NewAppPassword(user, label string, expires, now time.Time, scope Scope) (AppPassword, string, error) {
 	raw := make([]byte, (AppPasswordIDLen+appPasswordSecretLen)*5/8)
 	rand.Read(raw)
 	password := appPasswordEncoding.EncodeToString(raw)
@@ -101,7 +106,8 @@ func NewAppPassword(user, label string, expires, now time.Time) (AppPassword, st
 	if err != nil {
 		return AppPassword{}, "", fmt.Errorf("hashing an app password: %w", err)
 	}
-	p := AppPassword{ID: id, User: user, Label: label, Hash: hash, Created: now, Expires: expires}
+	p := AppPassword{ID: id, User: user, Label: label, Hash: hash, Created: now, Expires: expires,
+		Space: scope.Space, Path: scope.Path, ReadOnly: scope.ReadOnly}
 	if err := ValidAppPassword(p); err != nil {
 		return AppPassword{}, "", err
 	}
@@ -148,6 +154,9 @@ func ValidAppPassword(p AppPassword) error {
 		return fmt.Errorf("an app password expires after its creation: %w", ErrInvalid)
 	}
 	if err := ValidUserID(p.User); err != nil {
+		return fmt.Errorf("app password: %w", err)
+	}
+	if err := p.Scope().Valid(); err != nil {
 		return fmt.Errorf("app password: %w", err)
 	}
 	return nil

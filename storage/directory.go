@@ -42,6 +42,17 @@ const (
 	DirectoryRefresh = 24 * time.Hour
 )
 
+// SignInIdle reports whether an app password of a user is refused because
+// the provider has not been seen to sign them in for longer than idle: an
+// app password then outlives a user removed at the provider by idle at
+// most. kept and found are the user's entry (DirectoryReader's answer);
+// idle 0 refuses none. An entry's Seen is renewed only by a sign-in at
+// the provider, at most once per DirectoryRefresh, so idle is to be longer
+// than that.
+func SignInIdle(kept DirectoryEntry, found bool, idle time.Duration, now time.Time) bool {
+	return idle > 0 && (!found || now.Sub(kept.Seen) > idle)
+}
+
 // DirectoryReader reads one user's entry: what judging a share needs of a
 // Directory.
 type DirectoryReader interface {

@@ -36,6 +36,9 @@ type ReceivedReader interface {
 // they reach the item as they shared it. A share whose item is gone is
 // skipped as a dead one.
 func ReceivedItems(ctx context.Context, r ReceivedReader, j *ShareJudge, u User, serves func(Space) bool, pick func(Share) bool) ([]Received, error) {
+	if !u.Scope.ReachesShares() {
+		return nil, nil
+	}
 	shares, err := r.SharesWith(ctx, u)
 	if err != nil {
 		return nil, fmt.Errorf("the shares with %s: %w", u.ID, err)

@@ -99,8 +99,13 @@ type Space struct {
 const GroupPrefix = "group:"
 
 // RoleOf returns the role u has in the space: the strongest of the roles given
-// to u and to u's groups.
+// to u and to u's groups, as u's Scope narrows it.
 func (s Space) RoleOf(u User) Role {
+	return u.Scope.limit(s.ID, s.memberRole(u))
+}
+
+// memberRole is RoleOf without the request's scope.
+func (s Space) memberRole(u User) Role {
 	if s.Type == SpacePersonal && s.Owner == u.ID {
 		return RoleManager
 	}
@@ -261,6 +266,9 @@ type User struct {
 	DisplayName string
 	// Groups the user belongs to; they can grant space roles.
 	Groups []string
+	// Scope narrows what the request signed in as the user may reach (an
+	// app password's); zero for every other sign-in.
+	Scope Scope
 }
 
 // Store is a spaces store. Every method is safe for concurrent use. Node ids

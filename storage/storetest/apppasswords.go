@@ -62,7 +62,7 @@ func (f *fixture) appPassword(t *testing.T, id string) storage.AppPassword {
 
 func testAppPasswordsKept(t *testing.T, f *fixture) {
 	now := appPasswordStart()
-	p, password, err := storage.NewAppPassword(user.ID, "rclone on the laptop", now.Add(72*time.Hour), now)
+	p, password, err := storage.NewAppPassword(user.ID, "rclone on the laptop", now.Add(72*time.Hour), now, storage.Scope{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,6 +199,8 @@ func testAppPasswordsInvalid(t *testing.T, f *fixture) {
 		{"a label not UTF-8", func(p *storage.AppPassword) { p.Label = "\xff" }},
 		{"no hash", func(p *storage.AppPassword) { p.Hash = nil }},
 		{"an expiry before its creation", func(p *storage.AppPassword) { p.Expires = p.Created }},
+		{"a scope's folder without its space", func(p *storage.AppPassword) { p.Path = "/Photos" }},
+		{"a scope's folder not clean", func(p *storage.AppPassword) { p.Space, p.Path = "space-1", "/a/../b" }},
 	} {
 		p := valid
 		tc.change(&p)
