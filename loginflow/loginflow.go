@@ -393,7 +393,7 @@ func (h *Handler) serveGrant(w http.ResponseWriter, r *http.Request) {
 // grant makes the app password of f and hands it to the flow; a flow that
 // ended meanwhile takes the password with it.
 func (h *Handler) grant(r *http.Request, f storage.LoginFlow, user storage.User) error {
-	p, password, err := h.cfg.AppPasswords.Create(r, user, f.Client, 0)
+	p, password, err := h.cfg.AppPasswords.Create(r, user, f.Client, 0, apppass.ScopeRequest{})
 	if err != nil {
 		return err
 	}
