@@ -578,6 +578,9 @@ func (pc *propContext) writeRequested(ms *multistatus, v *nodeView, href respons
 		}
 		buf = append(buf, "</d:prop><d:status>HTTP/1.1 404 Not Found</d:status></d:propstat>"...)
 	}
+	if !opened && len(missing) == 0 {
+		buf = append(buf, emptyPropstat...)
+	}
 	ms.buf = append(buf, "</d:response>"...)
 	ms.flushIfFull()
 	return nil

@@ -113,6 +113,10 @@ func parsePropfind(body []byte) (propfindRequest, error) {
 		return propfindRequest{}, badXML("include is only allowed with allprop")
 	case seen.allprop:
 		pf.kind = findAllprop
+	case seen.prop && len(pf.names) == 0:
+		// An empty d:prop asks for nothing in RFC 4918, but oCIS answers
+		// it as allprop and ownCloud Web's versions panel sends it.
+		pf.kind = findAllprop
 	}
 	return pf, nil
 }
