@@ -117,6 +117,12 @@ type DAVSpaces struct {
 	// after its creation; its bytes are dropped then. Default: 24h
 	// (davhandler.DefaultUploadTTL).
 	UploadTTL caddy.Duration `json:"upload_ttl,omitempty"`
+	// TUSMaxChunkSize is the largest PATCH of a resumable (TUS) upload
+	// that clients are told to send (files.tus_support.max_chunk_size):
+	// ownCloud Web uploads with TUS only when it is above 0, and splits
+	// files in chunks of this size. Default: 10 MB
+	// (DefaultTUSMaxChunkSize), what oCIS announces.
+	TUSMaxChunkSize int64 `json:"tus_max_chunk_size,omitempty"`
 	// MaxOpenUploads caps the unfinished uploads (TUS, chunking NG, v1
 	// chunks together) of one user, with or without a quota. Default:
 	// 100 (davhandler.DefaultMaxOpenUploads).
@@ -288,7 +294,7 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		return err
 	}
 	dav.unlistAppPasswords = appPasswordStores.add(ctx.Context, store.appPasswords, served)
-	dav.ocs, err = ocs.New(ocs.Config{
+	ocsConfig := ocs.Config{
 		User:           users,
 		Email:          emailFromCaddy,
 		Status:         ocs.DefaultStatus(moduleVersion()),
@@ -305,7 +311,12 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		Logger:         dav.logger,
 		Sharing:        true,
 		AppPasswords:   dav.appPass,
-	})
+	}
+	// Web uploads with TUS only with a chunk size; favourites are kept
+	// and listed by the WebDAV handler.
+	ocsConfig.TUSMaxChunkSize = dav.tusMaxChunkSize()
+	ocsConfig.Favorites = true
+	dav.ocs, err = ocs.New(ocsConfig)
 	if err != nil {
 		return err
 	}
@@ -425,6 +436,9 @@ func (dav *DAVSpaces) Validate() error {
 	}
 	if dav.UploadTTL < 0 {
 		return fmt.Errorf("upload_ttl must not be negative")
+	}
+	if dav.TUSMaxChunkSize < 0 {
+		return fmt.Errorf("tus_max_chunk_size must not be negative")
 	}
 	if dav.MaxOpenUploads < 0 {
 		return fmt.Errorf("max_open_uploads must not be negative")
@@ -569,6 +583,7 @@ func parseDAVSpaces(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		locks_per_user <count>
 //		upload_ttl     <duration>
 //		max_open_uploads <count>
+//		tus_max_chunk_size <size>
 //		trash_retention <duration>|off
 //		versions off | versions {
 //			keep <duration>
@@ -645,6 +660,8 @@ func (dav *DAVSpaces) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		dav.MaxLocksPerUser, err = countArg(d)
 	case "upload_ttl":
 		err = positiveDurationArg(d, &dav.UploadTTL)
+	case "tus_max_chunk_size":
+		dav.TUSMaxChunkSize, err = positiveSizeArg(d)
 	case "max_open_uploads":
 		err = positiveIntArg(d, &dav.MaxOpenUploads)
 	case "trash_retention":
@@ -707,3 +724,15 @@ var (
 	_ caddyhttp.MiddlewareHandler = (*DAVSpaces)(nil)
 	_ caddyfile.Unmarshaler       = (*DAVSpaces)(nil)
 )
+
+// DefaultTUSMaxChunkSize is the TUS chunk size announced by default: 10 MB,
+// as oCIS announces it.
+const DefaultTUSMaxChunkSize = 10_000_000
+
+// tusMaxChunkSize is the TUS chunk size to announce.
+func (dav *DAVSpaces) tusMaxChunkSize() int64 {
+	if dav.TUSMaxChunkSize == 0 {
+		return DefaultTUSMaxChunkSize
+	}
+	return dav.TUSMaxChunkSize
+}

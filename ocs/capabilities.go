@@ -60,6 +60,7 @@ type files struct {
 	BlacklistedFiles []string    `json:"blacklisted_files" xml:"blacklisted_files>element"`
 	Undelete         ocsBool     `json:"undelete" xml:"undelete"`
 	Versioning       ocsBool     `json:"versioning" xml:"versioning"`
+	Favorites        ocsBool     `json:"favorites" xml:"favorites"`
 	TUSSupport       *tusSupport `json:"tus_support,omitempty" xml:"tus_support,omitempty"`
 	// Thumbnail is present when previews are served (GET ?preview=1):
 	// ownCloud Web asks for them only then, and only for these types.
@@ -130,6 +131,7 @@ func newCapabilities(cfg Config) capabilitiesData {
 		c.Files.Undelete = true
 	}
 	c.Files.Versioning = ocsBool(cfg.Versions)
+	c.Files.Favorites = ocsBool(cfg.Favorites)
 	if len(cfg.PreviewTypes) > 0 {
 		c.Files.Thumbnail = &thumbnail{Enabled: true, Version: "v0.1", SupportedMimeTypes: cfg.PreviewTypes}
 	}
@@ -161,7 +163,9 @@ func versionOf(s Status) version {
 }
 
 // serveCapabilities answers cloud/capabilities, with bulk upload for the
-// clients it is offered to.
+// clients it is offered to. The answer is the same with or without a
+// user: nothing in it depends on one (oCIS answers user-dependent
+// capabilities at cloud/user instead, cs3org/reva#4400).
 func (h *Handler) serveCapabilities(w http.ResponseWriter, r *http.Request, v apiVersion, _ storage.User) {
 	if !h.cfg.BulkUpload.OfferedTo(r.UserAgent()) {
 		writeOK(w, r, v, h.capabilitiesWithoutBulk)
