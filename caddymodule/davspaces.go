@@ -332,7 +332,7 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	dav.settings, err = settings.New(settings.Config{User: users})
+	dav.settings, err = settings.New(settings.Config{User: users, Sharing: true, Favorites: true})
 	return err
 }
 

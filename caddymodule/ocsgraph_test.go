@@ -35,7 +35,7 @@ func TestServeHTTPOCSAndGraph(t *testing.T) {
 		{"app list without user", request{method: http.MethodGet, target: "/app/list"}, 200, `{"mime-types":[]}`},
 		{"assignments", request{method: http.MethodPost, target: "/api/v0/settings/assignments-list", body: `{"account_uuid":"einstein"}`, user: "einstein"}, 200, `{"assignments":[]}`},
 		{"roles", request{method: http.MethodPost, target: "/api/v0/settings/roles-list", body: `{}`, user: "einstein"}, 200, `{"bundles":[]}`},
-		{"permissions", request{method: http.MethodPost, target: "/api/v0/settings/permissions-list", body: `{}`, user: "einstein"}, 200, `{"permissions":[]}`},
+		{"permissions", request{method: http.MethodPost, target: "/api/v0/settings/permissions-list", body: `{}`, user: "einstein"}, 200, `{"permissions":["Shares.Write.all","PublicLink.Write.all","Favorites.List.own","Favorites.Write.own"]}`},
 		{"settings without user", request{method: http.MethodPost, target: "/api/v0/settings/assignments-list"}, 401, `"code":401`},
 		{"role definitions", request{method: http.MethodGet, target: "/graph/v1beta1/roleManagement/permissions/roleDefinitions", user: "einstein"}, 200, `"312c0871-5ef7-4b3a-85b6-0e4074c64049"`},
 		{"drives of a type", request{method: http.MethodGet, target: "/graph/v1beta1/me/drives?%24filter=driveType%20eq%20project", user: "einstein"}, 200, `"webUrl":"http://example.com/f/`},
