@@ -25,8 +25,18 @@ type capabilities struct {
 	FilesSharing filesSharing `json:"files_sharing" xml:"files_sharing"`
 	Checksums    checksums    `json:"checksums" xml:"checksums"`
 	Spaces       spaces       `json:"spaces" xml:"spaces"`
+	// UserStatus says there is no user status (Nextcloud's "online",
+	// "away"): Nextcloud's desktop client and Android app ask for one
+	// only when it is enabled.
+	UserStatus userStatus `json:"user_status" xml:"user_status"`
 	// PasswordPolicy is there with sharing: what a link password must be.
 	PasswordPolicy *passwordPolicy `json:"password_policy,omitempty" xml:"password_policy,omitempty"`
+}
+
+type userStatus struct {
+	Enabled       ocsBool `json:"enabled" xml:"enabled"`
+	Restore       ocsBool `json:"restore" xml:"restore"`
+	SupportsEmoji ocsBool `json:"supports_emoji" xml:"supports_emoji"`
 }
 
 type core struct {

@@ -87,6 +87,8 @@ func TestCapabilities(t *testing.T) {
 			// flags for true.
 			"files_sharing.api_enabled":    false,
 			"files_sharing.public.enabled": false,
+			// Nextcloud's apps ask for a user status only when enabled.
+			"user_status.enabled": false,
 		} {
 			if got := lookup(c, path); !reflect.DeepEqual(got, want) {
 				t.Errorf("tus %v, chunked %v: %s = %#v, want %#v", tt.tus, tt.chunked, path, got, want)

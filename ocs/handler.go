@@ -167,6 +167,9 @@ func (h *Handler) ocsRoute(v apiVersion, endpoint string) http.Handler {
 		return route
 	}
 	var serve func(http.ResponseWriter, *http.Request, apiVersion, storage.User)
+	if id, ok := strings.CutPrefix(strings.TrimSuffix(endpoint, "/"), "/cloud/users/"); ok && id != "" && !strings.Contains(id, "/") {
+		return h.signedIn(v, h.serveUserByID(id), http.MethodGet, http.MethodHead)
+	}
 	switch strings.TrimSuffix(endpoint, "/") {
 	case "/cloud/capabilities":
 		// Anyone may read them, as from oCIS: ownCloud Web reads them
