@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/davspaces/davspaces/apppass"
+	"github.com/davspaces/davspaces/avatar"
 	"github.com/davspaces/davspaces/davhandler"
 	"github.com/davspaces/davspaces/graph"
 	"github.com/davspaces/davspaces/internal/samesite"
@@ -152,6 +153,7 @@ type DAVSpaces struct {
 	unlistAppPasswords func()
 	graph              *graph.Handler
 	settings           *settings.Handler
+	avatars            *avatar.Handler
 	web                *webui.Handler // nil when the page is off
 	store              *pooledStore
 	// users reads the signed-in user Caddy's authentication set;
@@ -333,6 +335,10 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		return err
 	}
 	dav.settings, err = settings.New(settings.Config{User: users, Sharing: true, Favorites: true})
+	if err != nil {
+		return err
+	}
+	dav.avatars, err = avatar.New(avatar.Config{User: users, Directory: served})
 	return err
 }
 
@@ -507,7 +513,7 @@ func (dav *DAVSpaces) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 	if served, err := dav.serveSignedOut(w, r); served {
 		return err
 	}
-	for _, route := range []func(*http.Request) (http.Handler, bool){dav.webRoute, dav.handler.Route, dav.appPass.Route, dav.ocs.Route, dav.graph.Route, dav.settings.Route} {
+	for _, route := range []func(*http.Request) (http.Handler, bool){dav.webRoute, dav.avatars.Route, dav.handler.Route, dav.appPass.Route, dav.ocs.Route, dav.graph.Route, dav.settings.Route} {
 		if h, ok := route(r); ok {
 			if samesite.Forged(r) {
 				h = http.HandlerFunc(refuseForged)

@@ -1,0 +1,88 @@
+package integration
+
+import (
+	"bytes"
+	"encoding/json"
+	"image/png"
+	"net/http"
+	"testing"
+)
+
+// The calls the Nextcloud and ownCloud apps make at login besides WebDAV,
+// through the real Caddy on Caddyfile.example: the avatar
+// (nextcloud/desktop src/libsync/networkjobs.cpp AvatarJob; the Android
+// app's /index.php/avatar), the user with the quota (nextcloud/desktop
+// src/gui/userinfo.cpp; Nextcloud's Android library
+// GetUserInfoRemoteOperation, -3 without a limit), the user status the
+// capabilities say is off, and the spaces root, 405 as from oCIS.
+func TestAppsStartupCalls(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, serverOptions{})
+	einstein := newClient(t, s.URL, "einstein")
+	marie := newClient(t, s.URL, "marie")
+	marie.expect(http.StatusOK, http.MethodGet, "/ocs/v1.php/cloud/user?format=json", "")
+	einstein.expect(http.StatusCreated, http.MethodPut, "/remote.php/webdav/hello.txt", "hello")
+
+	for _, tc := range []struct {
+		path   string
+		status int
+		size   int
+	}{
+		{"/remote.php/dav/avatars/einstein/128.png", http.StatusOK, 128},
+		{"/index.php/avatar/einstein/64", http.StatusOK, 64},
+		{"/index.php/avatar/marie/32/dark", http.StatusOK, 32},
+		// Nobody of that name signed in: as if there were nobody.
+		{"/index.php/avatar/nobody/64", http.StatusNotFound, 0},
+		{"/index.php/avatar/richard/64", http.StatusNotFound, 0},
+	} {
+		resp, body := einstein.expect(tc.status, http.MethodGet, tc.path, "")
+		if tc.size == 0 {
+			continue
+		}
+		img, err := png.Decode(bytes.NewReader([]byte(body)))
+		if err != nil || resp.Header.Get("Content-Type") != "image/png" || img.Bounds().Dx() != tc.size {
+			t.Errorf("GET %s: %s, %v", tc.path, resp.Header.Get("Content-Type"), err)
+		}
+	}
+	newClient(t, s.URL, "").expect(http.StatusUnauthorized, http.MethodGet, "/index.php/avatar/einstein/64", "")
+
+	var user struct {
+		OCS struct {
+			Data struct {
+				ID    string `json:"id"`
+				Quota *struct {
+					Used  int64 `json:"used"`
+					Quota int64 `json:"quota"`
+				} `json:"quota"`
+			} `json:"data"`
+		} `json:"ocs"`
+	}
+	for _, p := range []string{"/ocs/v1.php/cloud/user?format=json", "/ocs/v2.php/cloud/users/einstein?format=json"} {
+		_, body := einstein.expect(http.StatusOK, http.MethodGet, p, "", "OCS-APIREQUEST", "true")
+		if err := json.Unmarshal([]byte(body), &user); err != nil {
+			t.Fatal(err)
+		}
+		if d := user.OCS.Data; d.ID != "einstein" || d.Quota == nil || d.Quota.Used < 5 || d.Quota.Quota != -3 {
+			t.Errorf("GET %s: %s", p, body)
+		}
+	}
+	einstein.expect(http.StatusNotFound, http.MethodGet, "/ocs/v2.php/cloud/users/marie?format=json", "", "OCS-APIREQUEST", "true")
+
+	var caps struct {
+		OCS struct {
+			Data struct {
+				Capabilities struct {
+					UserStatus *struct {
+						Enabled bool `json:"enabled"`
+					} `json:"user_status"`
+				} `json:"capabilities"`
+			} `json:"data"`
+		} `json:"ocs"`
+	}
+	_, body := einstein.expect(http.StatusOK, http.MethodGet, "/ocs/v1.php/cloud/capabilities?format=json", "", "OCS-APIREQUEST", "true")
+	if err := json.Unmarshal([]byte(body), &caps); err != nil || caps.OCS.Data.Capabilities.UserStatus == nil || caps.OCS.Data.Capabilities.UserStatus.Enabled {
+		t.Errorf("user_status in %s", body)
+	}
+	// oCIS: "listing is disabled, no auth will change that".
+	einstein.expect(http.StatusMethodNotAllowed, "PROPFIND", "/remote.php/dav/spaces/", "", "Depth", "1")
+}
