@@ -349,8 +349,13 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, dp davPath, perr
 		return errorf(http.StatusUnauthorized, "No valid credentials were provided")
 	}
 	noteUser(r.Context(), user.ID)
+	if dp.notCaller(user.ID) {
+		return errNotFound
+	}
 	req := &request{user: user, path: dp}
 	switch dp.kind {
+	case baseRestore:
+		return errRestoreTarget
 	case baseUploads:
 		return h.serveUpload(w, r, req)
 	case baseChunked:

@@ -22,6 +22,7 @@ type liveProp func(pc *propContext, v *nodeView, dst []byte) (out []byte, ok boo
 
 func davName(local string) xml.Name { return xml.Name{Space: nsDAV, Local: local} }
 func ocName(local string) xml.Name  { return xml.Name{Space: nsOC, Local: local} }
+func ncName(local string) xml.Name  { return xml.Name{Space: nsNextcloud, Local: local} }
 
 var favoriteName = ocName("favorite")
 

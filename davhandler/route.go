@@ -48,6 +48,10 @@ const (
 	// nothing lists; a PROPFIND with a Depth there is the user's own
 	// files (ownFiles).
 	baseFilesRoot
+	// baseRestore: /dav/trashbin/{user}/restore/… and
+	// /dav/versions/{user}/restore/…, Nextcloud's Destination of a MOVE
+	// that restores (nextcloud.go); nothing is there.
+	baseRestore
 )
 
 // maxNameBytes is the longest file or folder name accepted.
@@ -74,6 +78,10 @@ type davPath struct {
 	token string
 	// segments below the base, validated and without empty ones.
 	segments []string
+	// nextcloud marks Nextcloud's paths of the user's trash and versions
+	// (/dav/trashbin/{user}, /dav/versions/{user}): user must be the
+	// caller, and hrefs keep Nextcloud's form.
+	nextcloud bool
 }
 
 // name is the last segment, or "" for the base itself.
@@ -142,6 +150,10 @@ func parseDAVNamespace(base, p string) (davPath, bool, *davError) {
 		return parsePublicPath(base+"/"+publicFiles, owner, rest)
 	case bulkSegment:
 		return parseBulkPath(base, owner, rest)
+	case ncTrashbin:
+		return parseNextcloudTrash(base+"/"+ncTrashbin, owner, rest)
+	case ncVersions:
+		return parseNextcloudVersions(base+"/"+ncVersions, owner, rest)
 	default:
 		return davPath{}, true, errorf(http.StatusNotFound, "File not found in root")
 	}

@@ -13,8 +13,9 @@ import (
 )
 
 const (
-	nsDAV = "DAV:"
-	nsOC  = "http://owncloud.org/ns"
+	nsDAV       = "DAV:"
+	nsOC        = "http://owncloud.org/ns"
+	nsNextcloud = "http://nextcloud.org/ns"
 )
 
 // maxPropNameBytes caps the local name and the namespace of a property:
