@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"image/png"
 	"net/http"
+	"net/url"
 	"testing"
 )
 
@@ -14,7 +15,8 @@ import (
 // app's /index.php/avatar), the user with the quota (nextcloud/desktop
 // src/gui/userinfo.cpp; Nextcloud's Android library
 // GetUserInfoRemoteOperation, -3 without a limit), the user status the
-// capabilities say is off, and the spaces root, 405 as from oCIS.
+// capabilities say is off, the spaces root, 405 as from oCIS, and
+// Nextcloud's paths of the trash and of a file's versions.
 func TestAppsStartupCalls(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, serverOptions{})
@@ -85,4 +87,29 @@ func TestAppsStartupCalls(t *testing.T) {
 	}
 	// oCIS: "listing is disabled, no auth will change that".
 	einstein.expect(http.StatusMethodNotAllowed, "PROPFIND", "/remote.php/dav/spaces/", "", "Depth", "1")
+
+	// Nextcloud's versions of a file (the Android app's
+	// ReadFileVersionsRemoteOperation, RestoreFileVersionRemoteOperation).
+	einstein.expect(http.StatusNoContent, http.MethodPut, "/remote.php/webdav/hello.txt", "hello again")
+	fileID := einstein.prop("/remote.php/webdav/hello.txt", ocNS, "fileid")
+	versions := einstein.propfind("/remote.php/dav/versions/einstein/versions/"+url.PathEscape(fileID), "1", "")
+	if len(versions) != 2 {
+		t.Fatalf("versions %+v", versions)
+	}
+	einstein.expect(http.StatusNoContent, "MOVE", versions[1].href, "", "Destination", s.URL+"/remote.php/dav/versions/einstein/restore/target")
+	if _, got := einstein.expect(http.StatusOK, http.MethodGet, "/remote.php/webdav/hello.txt", ""); got != "hello" {
+		t.Errorf("after restoring the version: %q", got)
+	}
+
+	// Nextcloud's trash bin (ReadTrashbinFolderRemoteOperation,
+	// RestoreTrashbinFileRemoteOperation).
+	einstein.expect(http.StatusNoContent, http.MethodDelete, "/remote.php/webdav/hello.txt", "")
+	trash := einstein.propfind("/remote.php/dav/trashbin/einstein/trash", "1",
+		`<d:propfind xmlns:d="DAV:" xmlns:nc="http://nextcloud.org/ns"><d:prop><nc:trashbin-filename/><nc:trashbin-original-location/></d:prop></d:propfind>`)
+	if len(trash) != 2 || trash[1].props["http://nextcloud.org/ns trashbin-filename"] != "hello.txt" {
+		t.Fatalf("trash %+v", trash)
+	}
+	einstein.expect(http.StatusCreated, "MOVE", trash[1].href, "", "Destination", s.URL+"/remote.php/dav/trashbin/einstein/restore/hello.txt")
+	einstein.expect(http.StatusOK, http.MethodGet, "/remote.php/webdav/hello.txt", "")
+	marie.expect(http.StatusNotFound, "PROPFIND", "/remote.php/dav/trashbin/einstein/trash", "", "Depth", "1")
 }
