@@ -356,6 +356,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, dp davPath, perr
 	switch dp.kind {
 	case baseRestore:
 		return errRestoreTarget
+	case baseCorePreview:
+		return h.serveCorePreview(w, r, req)
 	case baseUploads:
 		return h.serveUpload(w, r, req)
 	case baseChunked:

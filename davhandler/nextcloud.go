@@ -5,6 +5,10 @@ import (
 	"strings"
 )
 
+// corePreviewPath is where Nextcloud's Android app asks for a file's
+// preview by its id: ?fileId=…&x=…&y=…&a=1 (ThumbnailsCacheManager).
+const corePreviewPath = "/index.php/core/preview"
+
 // Nextcloud's clients find a user's trash and a file's versions at paths
 // of their own (Nextcloud's apps/dav): the Android app's trash bin
 // (ReadTrashbinFolderRemoteOperation, RestoreTrashbinFileRemoteOperation,
@@ -114,3 +118,25 @@ func (p davPath) notCaller(id string) bool {
 
 // errRestoreTarget answers a request to a …/restore path itself.
 var errRestoreTarget = methodNotAllowed("OPTIONS", "a restore path is only the Destination of a MOVE that restores")
+
+// serveCorePreview answers /index.php/core/preview?fileId=…: the preview
+// of the file with that resource id, as a GET with ?preview=1 of its
+// WebDAV path answers it; a file the caller may not read is 404.
+func (h *Handler) serveCorePreview(w http.ResponseWriter, r *http.Request, req *request) error {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return methodNotAllowed("OPTIONS, GET, HEAD", "a preview is read with GET")
+	}
+	id := r.URL.Query().Get("fileId")
+	if id == "" {
+		return errorf(http.StatusBadRequest, "fileId names the file whose preview is asked")
+	}
+	if err := validateName(id); err != nil {
+		return err
+	}
+	req.path = davPath{kind: baseMeta, ref: id, base: "/dav/meta/" + id}
+	t, err := h.resolveMeta(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	return h.servePreview(w, r, t)
+}

@@ -2,7 +2,9 @@ package davhandler
 
 import (
 	"fmt"
+	"image/png"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -117,5 +119,36 @@ func TestNextcloudVersions(t *testing.T) {
 	wantStatus(t, e.do("einstein", "MOVE", version, "", "Destination", "/remote.php/dav/versions/einstein/restore/target"), http.StatusNoContent)
 	if rec := e.do("einstein", "GET", "/webdav/f.txt", ""); rec.Body.String() != "one" {
 		t.Fatalf("after the restore: %q", rec.Body)
+	}
+}
+
+// TestNextcloudCorePreview: Nextcloud's Android app asks a preview by the
+// file's id (ThumbnailsCacheManager: /index.php/core/preview?fileId=…);
+// it is the preview of the file's WebDAV path, for those who may read it.
+func TestNextcloudCorePreview(t *testing.T) {
+	e := newPreviewEnv(t)
+	id := e.putFile("marie", physicsURL+"/pic.png", testPNG(t, 400, 200))
+	preview := "/index.php/core/preview?fileId=" + url.QueryEscape(id) + "&x=64&y=64&a=1&mode=cover&forceIcon=0"
+	rec := e.do("richard", "GET", preview, "")
+	wantStatus(t, rec, http.StatusOK)
+	if img, err := png.Decode(rec.Body); err != nil || img.Bounds().Dx() != 64 {
+		t.Fatalf("preview: %v", err)
+	}
+	tests := []struct {
+		name, user, method, path string
+		status                   int
+	}{
+		{"a stranger", "alan", "GET", preview, http.StatusNotFound},
+		// (A "%" keeps env.do from escaping the query.)
+		{"no file id", "richard", "GET", "/index.php/core/preview?x=64&y=64&c=%22e%22", http.StatusBadRequest},
+		{"an unknown id", "richard", "GET", "/index.php/core/preview?fileId=no%20thing", http.StatusNotFound},
+		{"a bad size", "richard", "GET", "/index.php/core/preview?fileId=" + url.QueryEscape(id) + "&x=big", http.StatusBadRequest},
+		{"PUT", "richard", "PUT", preview, http.StatusMethodNotAllowed},
+		{"anonymous", "", "GET", preview, http.StatusUnauthorized},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wantError(t, e.do(tt.user, tt.method, tt.path, ""), tt.status, exceptions[tt.status], "")
+		})
 	}
 }

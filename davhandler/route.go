@@ -52,6 +52,9 @@ const (
 	// /dav/versions/{user}/restore/…, Nextcloud's Destination of a MOVE
 	// that restores (nextcloud.go); nothing is there.
 	baseRestore
+	// baseCorePreview: /index.php/core/preview?fileId=…, Nextcloud's
+	// preview of a file by id (nextcloud.go).
+	baseCorePreview
 )
 
 // maxNameBytes is the longest file or folder name accepted.
@@ -95,6 +98,9 @@ func (p davPath) name() string {
 // parseDAVPath splits a decoded request path. It reports ok=false for paths
 // that are not WebDAV paths at all, so the request can go to the next handler.
 func parseDAVPath(p string) (dp davPath, ok bool, err *davError) {
+	if p == corePreviewPath {
+		return davPath{kind: baseCorePreview, base: p}, true, nil
+	}
 	rest, remote := strings.CutPrefix(p, "/remote.php")
 	if remote && rest != "" && rest[0] != '/' {
 		return davPath{}, false, nil

@@ -3,6 +3,7 @@ package integration
 import (
 	"bytes"
 	"encoding/json"
+	"image"
 	"image/png"
 	"net/http"
 	"net/url"
@@ -16,7 +17,7 @@ import (
 // src/gui/userinfo.cpp; Nextcloud's Android library
 // GetUserInfoRemoteOperation, -3 without a limit), the user status the
 // capabilities say is off, the spaces root, 405 as from oCIS, and
-// Nextcloud's paths of the trash and of a file's versions.
+// Nextcloud's paths of the trash, of a file's versions and of a preview.
 func TestAppsStartupCalls(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, serverOptions{})
@@ -81,7 +82,7 @@ func TestAppsStartupCalls(t *testing.T) {
 			} `json:"data"`
 		} `json:"ocs"`
 	}
-	_, body := einstein.expect(http.StatusOK, http.MethodGet, "/ocs/v1.php/cloud/capabilities?format=json", "", "OCS-APIREQUEST", "true")
+	resp, body := einstein.expect(http.StatusOK, http.MethodGet, "/ocs/v1.php/cloud/capabilities?format=json", "", "OCS-APIREQUEST", "true")
 	if err := json.Unmarshal([]byte(body), &caps); err != nil || caps.OCS.Data.Capabilities.UserStatus == nil || caps.OCS.Data.Capabilities.UserStatus.Enabled {
 		t.Errorf("user_status in %s", body)
 	}
@@ -112,4 +113,17 @@ func TestAppsStartupCalls(t *testing.T) {
 	einstein.expect(http.StatusCreated, "MOVE", trash[1].href, "", "Destination", s.URL+"/remote.php/dav/trashbin/einstein/restore/hello.txt")
 	einstein.expect(http.StatusOK, http.MethodGet, "/remote.php/webdav/hello.txt", "")
 	marie.expect(http.StatusNotFound, "PROPFIND", "/remote.php/dav/trashbin/einstein/trash", "", "Depth", "1")
+
+	// A preview by the file's id (the Android app's ThumbnailsCacheManager).
+	var pic bytes.Buffer
+	if err := png.Encode(&pic, image.NewGray(image.Rect(0, 0, 300, 200))); err != nil {
+		t.Fatal(err)
+	}
+	einstein.expect(http.StatusCreated, http.MethodPut, "/remote.php/webdav/pic.png", pic.String())
+	picID := einstein.prop("/remote.php/webdav/pic.png", ocNS, "fileid")
+	resp, body = einstein.expect(http.StatusOK, http.MethodGet, "/index.php/core/preview?fileId="+url.QueryEscape(picID)+"&x=64&y=64&a=1", "")
+	if resp.Header.Get("Content-Type") != "image/png" || len(body) == 0 {
+		t.Errorf("core preview: %s, %d bytes", resp.Header.Get("Content-Type"), len(body))
+	}
+	marie.expect(http.StatusNotFound, http.MethodGet, "/index.php/core/preview?fileId="+url.QueryEscape(picID)+"&x=64&y=64", "")
 }
