@@ -190,6 +190,13 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 			want: DAVSpaces{MaxOpenUploads: 20},
 		},
 		{
+			name: "tus_max_chunk_size",
+			input: `davspaces {
+				tus_max_chunk_size 5MB
+			}`,
+			want: DAVSpaces{TUSMaxChunkSize: 5_000_000},
+		},
+		{
 			name: "upload_ttl in days",
 			input: `davspaces {
 				upload_ttl 7d
@@ -603,6 +610,13 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 				max_open_uploads 0
 			}`,
 			want: []string{"max_open_uploads", "must be a positive number"},
+		},
+		{
+			name: "tus_max_chunk_size zero",
+			input: `davspaces {
+				tus_max_chunk_size 0
+			}`,
+			want: []string{"tus_max_chunk_size"},
 		},
 		{
 			name: "upload_ttl without argument",

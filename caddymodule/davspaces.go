@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/davspaces/davspaces/apppass"
+	"github.com/davspaces/davspaces/avatar"
 	"github.com/davspaces/davspaces/davhandler"
 	"github.com/davspaces/davspaces/graph"
 	"github.com/davspaces/davspaces/internal/samesite"
@@ -118,6 +119,12 @@ type DAVSpaces struct {
 	// after its creation; its bytes are dropped then. Default: 24h
 	// (davhandler.DefaultUploadTTL).
 	UploadTTL caddy.Duration `json:"upload_ttl,omitempty"`
+	// TUSMaxChunkSize is the largest PATCH of a resumable (TUS) upload
+	// that clients are told to send (files.tus_support.max_chunk_size):
+	// ownCloud Web uploads with TUS only when it is above 0, and splits
+	// files in chunks of this size. Default: 10 MB
+	// (DefaultTUSMaxChunkSize), what oCIS announces.
+	TUSMaxChunkSize int64 `json:"tus_max_chunk_size,omitempty"`
 	// MaxOpenUploads caps the unfinished uploads (TUS, chunking NG, v1
 	// chunks together) of one user, with or without a quota. Default:
 	// 100 (davhandler.DefaultMaxOpenUploads).
@@ -150,6 +157,7 @@ type DAVSpaces struct {
 	unlistAppPasswords func()
 	graph              *graph.Handler
 	settings           *settings.Handler
+	avatars            *avatar.Handler
 	web                *webui.Handler // nil when the page is off
 	store              *pooledStore
 	// users reads the signed-in user Caddy's authentication set;
@@ -323,6 +331,10 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		Logger:         dav.logger,
 		Sharing:        true,
 		AppPasswords:   dav.appPass,
+		// Web uploads with TUS only with a chunk size; favourites are
+		// kept and listed by the WebDAV handler.
+		TUSMaxChunkSize: dav.tusMaxChunkSize(),
+		Favorites:       true,
 	})
 	if err != nil {
 		return err
@@ -339,7 +351,11 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	dav.settings, err = settings.New(settings.Config{User: users})
+	dav.settings, err = settings.New(settings.Config{User: users, Sharing: true, Favorites: true})
+	if err != nil {
+		return err
+	}
+	dav.avatars, err = avatar.New(avatar.Config{User: users, Directory: served})
 	return err
 }
 
@@ -444,6 +460,9 @@ func (dav *DAVSpaces) Validate() error {
 	if dav.UploadTTL < 0 {
 		return fmt.Errorf("upload_ttl must not be negative")
 	}
+	if dav.TUSMaxChunkSize < 0 {
+		return fmt.Errorf("tus_max_chunk_size must not be negative")
+	}
 	if dav.MaxOpenUploads < 0 {
 		return fmt.Errorf("max_open_uploads must not be negative")
 	}
@@ -511,7 +530,7 @@ func (dav *DAVSpaces) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 	if served, err := dav.serveSignedOut(w, r); served {
 		return err
 	}
-	for _, route := range []func(*http.Request) (http.Handler, bool){dav.webRoute, dav.handler.Route, dav.appPass.Route, dav.loginFlow.Route, dav.ocs.Route, dav.graph.Route, dav.settings.Route} {
+	for _, route := range []func(*http.Request) (http.Handler, bool){dav.webRoute, dav.avatars.Route, dav.handler.Route, dav.appPass.Route, dav.loginFlow.Route, dav.ocs.Route, dav.graph.Route, dav.settings.Route} {
 		if h, ok := route(r); ok {
 			if samesite.Forged(r) {
 				h = http.HandlerFunc(refuseForged)
@@ -587,6 +606,7 @@ func parseDAVSpaces(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		locks_per_user <count>
 //		upload_ttl     <duration>
 //		max_open_uploads <count>
+//		tus_max_chunk_size <size>
 //		trash_retention <duration>|off
 //		versions off | versions {
 //			keep <duration>
@@ -663,6 +683,8 @@ func (dav *DAVSpaces) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		dav.MaxLocksPerUser, err = countArg(d)
 	case "upload_ttl":
 		err = positiveDurationArg(d, &dav.UploadTTL)
+	case "tus_max_chunk_size":
+		dav.TUSMaxChunkSize, err = positiveSizeArg(d)
 	case "max_open_uploads":
 		err = positiveIntArg(d, &dav.MaxOpenUploads)
 	case "trash_retention":
@@ -725,3 +747,15 @@ var (
 	_ caddyhttp.MiddlewareHandler = (*DAVSpaces)(nil)
 	_ caddyfile.Unmarshaler       = (*DAVSpaces)(nil)
 )
+
+// DefaultTUSMaxChunkSize is the TUS chunk size announced by default: 10 MB,
+// as oCIS announces it.
+const DefaultTUSMaxChunkSize = 10_000_000
+
+// tusMaxChunkSize is the TUS chunk size to announce.
+func (dav *DAVSpaces) tusMaxChunkSize() int64 {
+	if dav.TUSMaxChunkSize == 0 {
+		return DefaultTUSMaxChunkSize
+	}
+	return dav.TUSMaxChunkSize
+}

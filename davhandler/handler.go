@@ -352,8 +352,15 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, dp davPath, perr
 	if !user.Scope.AllowsMethod(r.Method) {
 		return errScopeReadOnly
 	}
+	if dp.notCaller(user.ID) {
+		return errNotFound
+	}
 	req := &request{user: user, path: dp}
 	switch dp.kind {
+	case baseRestore:
+		return errRestoreTarget
+	case baseCorePreview:
+		return h.serveCorePreview(w, r, req)
 	case baseUploads:
 		return h.serveUpload(w, r, req)
 	case baseChunked:

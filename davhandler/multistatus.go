@@ -27,6 +27,9 @@ type multistatus struct {
 	pool *bufferPool
 	// missing collects the 404 property names of the current response.
 	missing []xml.Name
+	// bodyAt is where the current response's body starts, after its href:
+	// nothing written there means no propstat yet.
+	bodyAt int
 }
 
 const multistatusOpen = `<?xml version="1.0" encoding="UTF-8"?>` + "\n" +
@@ -132,6 +135,7 @@ func (ms *multistatus) beginResponse(href string) {
 // beginResponseAt is beginResponse for an href in parts.
 func (ms *multistatus) beginResponseAt(href responseHref) {
 	ms.buf = appendResponseStart(ms.buf, href)
+	ms.bodyAt = len(ms.buf)
 	ms.missing = ms.missing[:0]
 }
 
@@ -159,6 +163,9 @@ func (ms *multistatus) endResponse() {
 		}
 		ms.WriteString("</d:prop><d:status>HTTP/1.1 404 Not Found</d:status></d:propstat>")
 	}
+	if len(ms.buf) == ms.bodyAt {
+		ms.WriteString(emptyPropstat)
+	}
 	ms.WriteString("</d:response>")
 	ms.flushIfFull()
 }
@@ -167,6 +174,11 @@ func (ms *multistatus) endResponse() {
 func (ms *multistatus) notFound(n xml.Name) { ms.missing = append(ms.missing, n) }
 
 const propstatOpen = "<d:propstat><d:prop>"
+
+// emptyPropstat ends a response that has no property to give: RFC 4918
+// §14.24 wants a propstat or a status in every d:response, and clients
+// such as ownCloud Web fail to parse one without.
+const emptyPropstat = "<d:propstat><d:prop></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat>"
 
 // beginPropstat / endPropstat wrap properties with a status.
 func (ms *multistatus) beginPropstat() { ms.WriteString(propstatOpen) }

@@ -22,6 +22,7 @@ type liveProp func(pc *propContext, v *nodeView, dst []byte) (out []byte, ok boo
 
 func davName(local string) xml.Name { return xml.Name{Space: nsDAV, Local: local} }
 func ocName(local string) xml.Name  { return xml.Name{Space: nsOC, Local: local} }
+func ncName(local string) xml.Name  { return xml.Name{Space: nsNextcloud, Local: local} }
 
 var favoriteName = ocName("favorite")
 
@@ -577,6 +578,9 @@ func (pc *propContext) writeRequested(ms *multistatus, v *nodeView, href respons
 			buf = append(buf, pc.requested[i].tags.empty...)
 		}
 		buf = append(buf, "</d:prop><d:status>HTTP/1.1 404 Not Found</d:status></d:propstat>"...)
+	}
+	if !opened && len(missing) == 0 {
+		buf = append(buf, emptyPropstat...)
 	}
 	ms.buf = append(buf, "</d:response>"...)
 	ms.flushIfFull()

@@ -48,6 +48,13 @@ const (
 	// nothing lists; a PROPFIND with a Depth there is the user's own
 	// files (ownFiles).
 	baseFilesRoot
+	// baseRestore: /dav/trashbin/{user}/restore/… and
+	// /dav/versions/{user}/restore/…, Nextcloud's Destination of a MOVE
+	// that restores (nextcloud.go); nothing is there.
+	baseRestore
+	// baseCorePreview: /index.php/core/preview?fileId=…, Nextcloud's
+	// preview of a file by id (nextcloud.go).
+	baseCorePreview
 )
 
 // maxNameBytes is the longest file or folder name accepted.
@@ -74,6 +81,10 @@ type davPath struct {
 	token string
 	// segments below the base, validated and without empty ones.
 	segments []string
+	// nextcloud marks Nextcloud's paths of the user's trash and versions
+	// (/dav/trashbin/{user}, /dav/versions/{user}): user must be the
+	// caller, and hrefs keep Nextcloud's form.
+	nextcloud bool
 }
 
 // name is the last segment, or "" for the base itself.
@@ -87,6 +98,9 @@ func (p davPath) name() string {
 // parseDAVPath splits a decoded request path. It reports ok=false for paths
 // that are not WebDAV paths at all, so the request can go to the next handler.
 func parseDAVPath(p string) (dp davPath, ok bool, err *davError) {
+	if p == corePreviewPath {
+		return davPath{kind: baseCorePreview, base: p}, true, nil
+	}
 	rest, remote := strings.CutPrefix(p, "/remote.php")
 	if remote && rest != "" && rest[0] != '/' {
 		return davPath{}, false, nil
@@ -142,6 +156,10 @@ func parseDAVNamespace(base, p string) (davPath, bool, *davError) {
 		return parsePublicPath(base+"/"+publicFiles, owner, rest)
 	case bulkSegment:
 		return parseBulkPath(base, owner, rest)
+	case ncTrashbin:
+		return parseNextcloudTrash(base+"/"+ncTrashbin, owner, rest)
+	case ncVersions:
+		return parseNextcloudVersions(base+"/"+ncVersions, owner, rest)
 	default:
 		return davPath{}, true, errorf(http.StatusNotFound, "File not found in root")
 	}

@@ -98,6 +98,14 @@ func (h *Handler) serveTrash(w http.ResponseWriter, r *http.Request, req *reques
 // caller may not see answers 404, whatever the method and the key, so
 // that neither the space nor its trash items can be told from nothing.
 func (h *Handler) trashOf(ctx context.Context, req *request) (*trashRequest, error) {
+	if req.path.nextcloud {
+		// Nextcloud's trash of the caller: their personal space's.
+		space, err := h.store.PersonalSpace(ctx, req.user)
+		if err != nil {
+			return nil, err
+		}
+		return &trashRequest{request: req, space: space, access: memberAccess(space.RoleOf(req.user))}, nil
+	}
 	space, nodeID, err := h.spaceByRef(ctx, req.path.ref)
 	if err != nil {
 		return nil, err
@@ -271,9 +279,17 @@ func (h *Handler) handleTrashRestore(w http.ResponseWriter, r *http.Request, tr 
 	if err := storage.ValidTrashKey(key); err != nil {
 		return err
 	}
-	_, node, err := tr.trash.TrashNode(r.Context(), tr.space.ID, key, tr.below())
+	item, node, err := tr.trash.TrashNode(r.Context(), tr.space.ID, key, tr.below())
 	if err != nil {
 		return err
+	}
+	if dstPath.kind == baseRestore {
+		// Nextcloud's clients restore to …/restore/{name}: where the
+		// item was.
+		if dstPath.notCaller(tr.user.ID) {
+			return errorf(http.StatusBadRequest, "the Destination %s is another user's", dstPath.base)
+		}
+		dstPath = h.originalPlace(tr.space, trashLocation(item, tr.below()))
 	}
 	dst, err := h.resolve(r.Context(), tr.user, dstPath)
 	if err != nil {
@@ -377,4 +393,10 @@ func (h *Handler) refusePurgeBelow(ctx context.Context, tr *trashRequest) error 
 		return err
 	}
 	return methodNotAllowed(allowedInTrashItem, "only a whole trash item can be purged: DELETE its key")
+}
+
+// originalPlace is the path in space of location, where a trashed node was.
+func (h *Handler) originalPlace(space storage.Space, location string) davPath {
+	ref := h.store.StorageID() + "$" + space.ID
+	return davPath{kind: baseSpaces, ref: ref, base: "/dav/spaces/" + ref, segments: strings.Split(location, "/")}
 }

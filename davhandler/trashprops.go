@@ -98,6 +98,12 @@ var trashProps = fixedProps[trashView]{
 		ocName("trashbin-delete-datetime"): trashedOnly(func(v trashView, dst []byte) ([]byte, bool) {
 			return appendHTTPDate(dst, v.deleted), true
 		}),
+		// Nextcloud's names of the same (its Android app's trash bin).
+		ncName("trashbin-filename"):          trashedOnly(func(v trashView, dst []byte) ([]byte, bool) { return text(dst, v.node.Name) }),
+		ncName("trashbin-original-location"): trashedOnly(func(v trashView, dst []byte) ([]byte, bool) { return text(dst, v.location) }),
+		ncName("trashbin-deletion-time"): trashedOnly(func(v trashView, dst []byte) ([]byte, bool) {
+			return strconv.AppendInt(dst, v.deleted.Unix(), 10), true
+		}),
 		ocName("spaceid"):  func(v trashView, dst []byte) ([]byte, bool) { return append(dst, v.tl.spaceRef...), true },
 		ocName("id"):       trashedOnly(trashFileID),
 		ocName("fileid"):   trashedOnly(trashFileID),

@@ -41,7 +41,8 @@ func (h *Handler) serveVersions(w http.ResponseWriter, r *http.Request, req *req
 		return methodNotAllowed(allowedOnVersions, "the versions of a file are listed with PROPFIND")
 	case r.Method == http.MethodGet || r.Method == http.MethodHead:
 		return h.handleVersionGet(w, r, t, key)
-	case r.Method == "COPY":
+	case r.Method == "COPY", r.Method == "MOVE" && req.path.nextcloud:
+		// Nextcloud's clients MOVE to …/restore/target.
 		return h.handleVersionRestore(w, r, req, t, key)
 	}
 	return methodNotAllowed(allowedOnVersion, "a version is read with GET and restored with COPY")
@@ -126,7 +127,7 @@ func (h *Handler) handleVersionsPropfind(w http.ResponseWriter, r *http.Request,
 			return err
 		}
 	}
-	collectionHref := escapePath(req.path.base + "/" + versionsSegment)
+	collectionHref := req.path.versionsHref()
 	if key != "" {
 		i := slices.IndexFunc(versions, func(v storage.Version) bool { return v.Key == key })
 		if i < 0 {

@@ -13,8 +13,9 @@ import (
 )
 
 const (
-	nsDAV = "DAV:"
-	nsOC  = "http://owncloud.org/ns"
+	nsDAV       = "DAV:"
+	nsOC        = "http://owncloud.org/ns"
+	nsNextcloud = "http://nextcloud.org/ns"
 )
 
 // maxPropNameBytes caps the local name and the namespace of a property:
@@ -112,6 +113,10 @@ func parsePropfind(body []byte) (propfindRequest, error) {
 	case seen.include && !seen.allprop:
 		return propfindRequest{}, badXML("include is only allowed with allprop")
 	case seen.allprop:
+		pf.kind = findAllprop
+	case seen.prop && len(pf.names) == 0:
+		// An empty d:prop asks for nothing in RFC 4918, but oCIS answers
+		// it as allprop and ownCloud Web's versions panel sends it.
 		pf.kind = findAllprop
 	}
 	return pf, nil

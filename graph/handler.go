@@ -161,5 +161,8 @@ func (h *Handler) endpoint(r *http.Request) (ep endpoint, allow string, ok bool)
 		}
 		return ep, allowRead, true
 	}
-	return h.permissionRoute(r.Method, p)
+	if ep, allow, ok := h.permissionRoute(r.Method, p); ok {
+		return ep, allow, true
+	}
+	return h.driveRoute(r.Method, p)
 }

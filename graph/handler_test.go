@@ -75,7 +75,7 @@ func TestErrors(t *testing.T) {
 		{"me unauthenticated", "", http.MethodGet, "/graph/v1.0/me", http.StatusUnauthorized, "unauthenticated", ""},
 		{"drives unauthenticated", "", http.MethodGet, "/graph/v1.0/me/drives", http.StatusUnauthorized, "unauthenticated", ""},
 		{"unknown path", "einstein", http.MethodGet, "/graph/v1.0/applications", http.StatusNotFound, "itemNotFound", ""},
-		{"unknown path unauthenticated", "", http.MethodGet, "/graph/v1.0/drives/x", http.StatusNotFound, "itemNotFound", ""},
+		{"unknown path unauthenticated", "", http.MethodGet, "/graph/v1.0/drives/x/children", http.StatusNotFound, "itemNotFound", ""},
 		{"graph root", "einstein", http.MethodGet, "/graph", http.StatusNotFound, "itemNotFound", ""},
 		{"POST drives", "einstein", http.MethodPost, "/graph/v1.0/me/drives", http.StatusMethodNotAllowed, "notAllowed", "GET, HEAD"},
 		{"DELETE me", "", http.MethodDelete, "/graph/v1.0/me", http.StatusMethodNotAllowed, "notAllowed", "GET, HEAD"},

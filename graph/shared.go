@@ -207,25 +207,31 @@ func (h *Handler) sharedWithMe(w http.ResponseWriter, r *http.Request, u storage
 		return err
 	}
 	base, names := origin.Of(r), h.names(ctx)
-	visible, accepted := false, true
 	value := make([]driveItem, 0, len(mounts))
 	for _, m := range mounts {
-		d := driveItem{
-			ID:              m.id,
-			ParentReference: &itemReference{DriveID: shareid.DriveID, DriveType: "virtual", ID: shareid.DriveID + "!" + shareid.Jail},
-			RemoteItem:      h.remoteItem(m.item, base, names),
-			Hidden:          &visible,
-			Synchronize:     &accepted,
-		}
-		itemFacts(&d, m.item.node)
-		d.Name = m.name
-		d.CreatedBy = d.RemoteItem.CreatedBy
-		value = append(value, d)
+		value = append(value, h.mountItem(m, base, names))
 	}
 	h.writeJSON(w, r, http.StatusOK, struct {
 		Value []driveItem `json:"value"`
 	}{value})
 	return nil
+}
+
+// mountItem is mount point m as a drive item of the Shares drive, with
+// the item itself as remoteItem.
+func (h *Handler) mountItem(m mount, base string, names displayNames) driveItem {
+	visible, accepted := false, true
+	d := driveItem{
+		ID:              m.id,
+		ParentReference: &itemReference{DriveID: shareid.DriveID, DriveType: "virtual", ID: shareid.DriveID + "!" + shareid.Jail},
+		RemoteItem:      h.remoteItem(m.item, base, names),
+		Hidden:          &visible,
+		Synchronize:     &accepted,
+	}
+	itemFacts(&d, m.item.node)
+	d.Name = m.name
+	d.CreatedBy = d.RemoteItem.CreatedBy
+	return d
 }
 
 // sharedByMe answers the items the user shared or made links of, each

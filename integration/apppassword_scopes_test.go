@@ -1,7 +1,10 @@
 package integration
 
 import (
+	"bytes"
 	"encoding/json"
+	"image"
+	"image/png"
 	"net/http"
 	"net/url"
 	"os"
@@ -41,6 +44,12 @@ func TestAppPasswordScopes(t *testing.T) {
 	docID := alice.prop("/webdav/doc.txt", ocNS, "fileid")
 	otherID := alice.prop("/webdav/Other/", ocNS, "fileid")
 	photosID := alice.prop("/webdav/Photos/", ocNS, "fileid")
+	var pic bytes.Buffer
+	if err := png.Encode(&pic, image.NewGray(image.Rect(0, 0, 64, 64))); err != nil {
+		t.Fatal(err)
+	}
+	alice.expect(http.StatusCreated, "PUT", "/webdav/pic.png", pic.String())
+	picID := alice.prop("/webdav/pic.png", ocNS, "fileid")
 	alice.expect(http.StatusCreated, "PUT", "/webdav/Other/old.txt", "deleted outside")
 	alice.expect(http.StatusNoContent, "DELETE", "/webdav/Other/old.txt", "")
 
@@ -217,6 +226,22 @@ func TestAppPasswordScopes(t *testing.T) {
 		}
 		alice.expect(http.StatusNotFound, "GET", "/webdav/stolen.txt", "")
 		alice.expect(http.StatusOK, "GET", "/webdav/Photos/in.txt", "")
+
+		// The doors of ownCloud Web's journeys and of the Nextcloud apps:
+		// a drive's item, a file's versions and preview by id are as
+		// absent outside the folder as anything else, and the trash lists
+		// nothing deleted outside it.
+		alice.expect(http.StatusOK, "GET", "/index.php/core/preview?fileId="+url.QueryEscape(picID)+"&x=32&y=32", "")
+		for _, path := range []string{
+			"/graph/v1beta1/drives/" + url.PathEscape(personal) + "/items/" + url.PathEscape(docID),
+			"/index.php/core/preview?fileId=" + url.QueryEscape(picID) + "&x=32&y=32",
+		} {
+			fc.expect(http.StatusNotFound, "GET", path, "")
+		}
+		fc.expect(http.StatusNotFound, "PROPFIND", "/remote.php/dav/versions/alice/versions/"+url.PathEscape(docID), "", "Depth", "1")
+		if _, trash := fc.expect(http.StatusMultiStatus, "PROPFIND", "/remote.php/dav/trashbin/alice/trash", "", "Depth", "1"); strings.Contains(trash, "old.txt") {
+			t.Errorf("Nextcloud's trash-bin path lists an item deleted outside /Photos:\n%s", trash)
+		}
 
 		// Graph shows the one drive, OCS shares nothing outside.
 		_, drives := fc.expect(http.StatusOK, "GET", "/graph/v1.0/me/drives", "")

@@ -130,11 +130,11 @@ func TestOwnCloudWebStartup(t *testing.T) {
 	// 2. A request of Web's without a valid token is refused with the
 	// Bearer challenge alone: a Basic one would put the browser's password
 	// prompt over the page. Clients that are no scripts still see Basic.
-	resp, _ := anonymous.expect(http.StatusUnauthorized, http.MethodGet, "/ocs/v2.php/cloud/capabilities?format=json", "", webXHR...)
+	resp, _ := anonymous.expect(http.StatusUnauthorized, http.MethodGet, "/ocs/v2.php/cloud/user?format=json", "", webXHR...)
 	if got := resp.Header.Values("WWW-Authenticate"); len(got) != 1 || !strings.HasPrefix(got[0], "Bearer ") {
 		t.Fatalf("a script's request: challenges %q, want Bearer alone", got)
 	}
-	resp, _ = anonymous.expect(http.StatusUnauthorized, http.MethodGet, "/ocs/v2.php/cloud/capabilities?format=json", "")
+	resp, _ = anonymous.expect(http.StatusUnauthorized, http.MethodGet, "/ocs/v2.php/cloud/user?format=json", "")
 	if got := resp.Header.Values("WWW-Authenticate"); len(got) != 2 {
 		t.Fatalf("another client's request: challenges %q, want Bearer and Basic", got)
 	}
@@ -303,6 +303,7 @@ http://127.0.0.1:%[1]d {
 	@api {
 		path /dav/* /webdav /webdav/* /remote.php/* /ocs/* /graph/* /api/*
 		not path /dav/public-files/* /remote.php/dav/public-files/*
+		not path /ocs/v1.php/cloud/capabilities /ocs/v2.php/cloud/capabilities
 		not method OPTIONS
 	}
 	oidc_auth @api {
@@ -356,13 +357,15 @@ func TestOwnCloudWebBesideDAVSpaces(t *testing.T) {
 		"/f/some-storage$space%21node": "<title>ownCloud</title>",
 		"/app/list":                    `"mime-types":[]`,
 		"/status.php":                  `"installed":true`,
+		// A public link's page reads them before anyone signs in.
+		"/ocs/v2.php/cloud/capabilities?format=json": `"favorites":true`,
 	} {
 		if _, body := anonymous.expect(http.StatusOK, http.MethodGet, path, ""); !strings.Contains(body, want) {
 			t.Errorf("GET %s: %q, want it to hold %q", path, body, want)
 		}
 	}
 	// The API wants a token, and tells a script so without a Basic prompt.
-	for _, path := range []string{"/graph/v1.0/me", "/ocs/v2.php/cloud/capabilities?format=json", "/dav/spaces/", "/webdav/"} {
+	for _, path := range []string{"/graph/v1.0/me", "/ocs/v2.php/cloud/user?format=json", "/dav/spaces/", "/webdav/"} {
 		resp, _ := anonymous.expect(http.StatusUnauthorized, http.MethodGet, path, "", webXHR...)
 		if got := resp.Header.Values("WWW-Authenticate"); len(got) != 1 || !strings.HasPrefix(got[0], "Bearer ") {
 			t.Errorf("GET %s: challenges %q", path, got)

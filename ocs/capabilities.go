@@ -25,8 +25,18 @@ type capabilities struct {
 	FilesSharing filesSharing `json:"files_sharing" xml:"files_sharing"`
 	Checksums    checksums    `json:"checksums" xml:"checksums"`
 	Spaces       spaces       `json:"spaces" xml:"spaces"`
+	// UserStatus says there is no user status (Nextcloud's "online",
+	// "away"): Nextcloud's desktop client and Android app ask for one
+	// only when it is enabled.
+	UserStatus userStatus `json:"user_status" xml:"user_status"`
 	// PasswordPolicy is there with sharing: what a link password must be.
 	PasswordPolicy *passwordPolicy `json:"password_policy,omitempty" xml:"password_policy,omitempty"`
+}
+
+type userStatus struct {
+	Enabled       ocsBool `json:"enabled" xml:"enabled"`
+	Restore       ocsBool `json:"restore" xml:"restore"`
+	SupportsEmoji ocsBool `json:"supports_emoji" xml:"supports_emoji"`
 }
 
 type core struct {
@@ -60,6 +70,7 @@ type files struct {
 	BlacklistedFiles []string    `json:"blacklisted_files" xml:"blacklisted_files>element"`
 	Undelete         ocsBool     `json:"undelete" xml:"undelete"`
 	Versioning       ocsBool     `json:"versioning" xml:"versioning"`
+	Favorites        ocsBool     `json:"favorites" xml:"favorites"`
 	TUSSupport       *tusSupport `json:"tus_support,omitempty" xml:"tus_support,omitempty"`
 	// Thumbnail is present when previews are served (GET ?preview=1):
 	// ownCloud Web asks for them only then, and only for these types.
@@ -130,6 +141,7 @@ func newCapabilities(cfg Config) capabilitiesData {
 		c.Files.Undelete = true
 	}
 	c.Files.Versioning = ocsBool(cfg.Versions)
+	c.Files.Favorites = ocsBool(cfg.Favorites)
 	if len(cfg.PreviewTypes) > 0 {
 		c.Files.Thumbnail = &thumbnail{Enabled: true, Version: "v0.1", SupportedMimeTypes: cfg.PreviewTypes}
 	}
@@ -161,7 +173,10 @@ func versionOf(s Status) version {
 }
 
 // serveCapabilities answers cloud/capabilities, with bulk upload for the
-// clients it is offered to and the status r's client sees.
+// clients it is offered to and the status r's client sees. The answer is
+// the same with or without a user: nothing in it depends on one (oCIS
+// answers user-dependent capabilities at cloud/user instead,
+// cs3org/reva#4400).
 func (h *Handler) serveCapabilities(w http.ResponseWriter, r *http.Request, v apiVersion, _ storage.User) {
 	c := h.capabilities
 	if !h.cfg.BulkUpload.OfferedTo(r.UserAgent()) {

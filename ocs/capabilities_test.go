@@ -87,6 +87,8 @@ func TestCapabilities(t *testing.T) {
 			// flags for true.
 			"files_sharing.api_enabled":    false,
 			"files_sharing.public.enabled": false,
+			// Nextcloud's apps ask for a user status only when enabled.
+			"user_status.enabled": false,
 		} {
 			if got := lookup(c, path); !reflect.DeepEqual(got, want) {
 				t.Errorf("tus %v, chunked %v: %s = %#v, want %#v", tt.tus, tt.chunked, path, got, want)
@@ -274,5 +276,51 @@ func TestCapabilitiesThumbnail(t *testing.T) {
 		if got := lookup(c, path); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s = %#v, want %#v", path, got, want)
 		}
+	}
+}
+
+// TestCapabilitiesForWeb: ownCloud Web offers favourites only with
+// files.favorites (web-pkg/src/composables/piniaStores/capabilities.ts),
+// and uploads with TUS only when max_chunk_size is above 0
+// (web-pkg/src/services/uppy/uppyService.ts); it reads the capabilities
+// before a public link's visitor has signed in, as oCIS allows.
+func TestCapabilitiesForWeb(t *testing.T) {
+	tests := []struct {
+		name      string
+		favorites bool
+		chunk     int64
+		user      []string
+	}{
+		{"defaults", false, 0, []string{"X-User", "einstein"}},
+		{"favourites and a chunk size", true, 10_000_000, []string{"X-User", "einstein"}},
+		{"anonymous", true, 10_000_000, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newConfiguredHandler(t, func(cfg *Config) {
+				cfg.TUS, cfg.Favorites, cfg.TUSMaxChunkSize = true, tt.favorites, tt.chunk
+			})
+			w := serve(h, http.MethodGet, "/ocs/v2.php/cloud/capabilities?format=json", tt.user...)
+			if w.Code != http.StatusOK {
+				t.Fatalf("status %d: %s", w.Code, w.Body)
+			}
+			var env struct {
+				OCS struct {
+					Data struct {
+						Capabilities map[string]any `json:"capabilities"`
+					} `json:"data"`
+				} `json:"ocs"`
+			}
+			if err := json.Unmarshal(w.Body.Bytes(), &env); err != nil {
+				t.Fatal(err)
+			}
+			c := env.OCS.Data.Capabilities
+			if got := lookup(c, "files.favorites"); got != tt.favorites {
+				t.Errorf("files.favorites = %v, want %v", got, tt.favorites)
+			}
+			if got := lookup(c, "files.tus_support.max_chunk_size"); got != float64(tt.chunk) {
+				t.Errorf("max_chunk_size = %v, want %d", got, tt.chunk)
+			}
+		})
 	}
 }

@@ -44,7 +44,12 @@ type Config struct {
 	TUS bool
 	// TUSMaxChunkSize is the largest PATCH the client should send; 0 leaves
 	// it to the client, as nothing but the quota limits a PATCH here.
+	// ownCloud Web uploads with TUS only when it is above 0.
 	TUSMaxChunkSize int64
+	// Favorites says favourites are kept (oc:favorite) and listed
+	// (REPORT oc:filter-files); only then is files.favorites advertised,
+	// which ownCloud Web takes to offer them.
+	Favorites bool
 	// ChunkedUploads says the WebDAV handler assembles chunked uploads
 	// (Nextcloud chunking NG, ownCloud v1 chunks); only then are they
 	// advertised, as dav.chunking and files.bigfilechunking.
@@ -166,9 +171,14 @@ func (h *Handler) ocsRoute(v apiVersion, endpoint string) http.Handler {
 		return route
 	}
 	var serve func(http.ResponseWriter, *http.Request, apiVersion, storage.User)
+	if id, ok := strings.CutPrefix(strings.TrimSuffix(endpoint, "/"), "/cloud/users/"); ok && id != "" && !strings.Contains(id, "/") {
+		return h.signedIn(v, h.serveUserByID(id), http.MethodGet, http.MethodHead)
+	}
 	switch strings.TrimSuffix(endpoint, "/") {
 	case "/cloud/capabilities":
-		serve = h.serveCapabilities
+		// Anyone may read them, as from oCIS: ownCloud Web reads them
+		// before it shows a public link to a visitor who has no account.
+		return h.anyone(v, h.serveCapabilities, http.MethodGet, http.MethodHead)
 	case "/cloud/user":
 		serve = h.serveUser
 	default:
@@ -182,6 +192,21 @@ func (h *Handler) ocsRoute(v apiVersion, endpoint string) http.Handler {
 // scopeReadOnly is the refusal of a change through a read-only app
 // password.
 const scopeReadOnly = "This app password is read-only"
+
+// anyone serves a request with one of methods, signed in or not (the
+// user is then the zero User): 405 with Allow for another method.
+func (h *Handler) anyone(v apiVersion, serve func(http.ResponseWriter, *http.Request, apiVersion, storage.User), methods ...string) http.Handler {
+	allow := strings.Join(methods, ", ")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !slices.Contains(methods, r.Method) {
+			w.Header().Set("Allow", allow)
+			writeError(w, r, v, http.StatusMethodNotAllowed, "Method not allowed")
+			return
+		}
+		user, _ := h.cfg.User(r)
+		serve(w, r, v, user)
+	})
+}
 
 // signedIn serves a request of a signed-in user with one of methods: 405
 // with Allow for another method, 401 without a user.

@@ -135,8 +135,11 @@ func TestEnvelope(t *testing.T) {
 		{"v2 capabilities", "GET", "/ocs/v2.php/cloud/capabilities?format=json", auth, 200, 200, "ok"},
 		{"v1 user", "GET", "/ocs/v1.php/cloud/user?format=json", auth, 200, 100, "ok"},
 		{"v2 user", "GET", "/ocs/v2.php/cloud/user?format=json", auth, 200, 200, "ok"},
-		{"v1 capabilities no user", "GET", "/ocs/v1.php/cloud/capabilities?format=json", nil, 401, 997, "failure"},
-		{"v2 capabilities no user", "GET", "/ocs/v2.php/cloud/capabilities?format=json", nil, 401, 401, "failure"},
+		// Anyone may read the capabilities, as from oCIS: ownCloud Web
+		// reads them for a public link's visitor.
+		{"v1 capabilities no user", "GET", "/ocs/v1.php/cloud/capabilities?format=json", nil, 200, 100, "ok"},
+		{"v2 capabilities no user", "GET", "/ocs/v2.php/cloud/capabilities?format=json", nil, 200, 200, "ok"},
+		{"v2 capabilities post no user", "POST", "/ocs/v2.php/cloud/capabilities?format=json", nil, 405, 405, "failure"},
 		{"v1 user no user", "GET", "/ocs/v1.php/cloud/user?format=json", nil, 401, 997, "failure"},
 		{"v2 user no user", "GET", "/ocs/v2.php/cloud/user?format=json", nil, 401, 401, "failure"},
 		{"v1 unknown", "GET", "/ocs/v1.php/cloud/users?format=json", auth, 404, 998, "failure"},
@@ -180,7 +183,7 @@ func TestEnvelopeXML(t *testing.T) {
 		{"/ocs/v1.php/cloud/user", []string{"X-User", "einstein"}, 200, 100},
 		{"/ocs/v2.php/cloud/user", []string{"X-User", "einstein"}, 200, 200},
 		{"/ocs/v1.php/cloud/user", nil, 401, 997},
-		{"/ocs/v2.php/cloud/capabilities", nil, 401, 401},
+		{"/ocs/v2.php/cloud/capabilities", nil, 200, 200},
 		{"/ocs/v1.php/nothing", nil, 404, 998},
 		{"/ocs/v2.php/nothing", nil, 404, 404},
 	} {

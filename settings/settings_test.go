@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -63,6 +64,7 @@ func TestListsAreEmpty(t *testing.T) {
 	for endpoint, key := range map[string]string{
 		"assignments-list": "assignments",
 		"roles-list":       "bundles",
+		// No feature configured, no permission.
 		"permissions-list": "permissions",
 		"values-list":      "values",
 		"bundles-list":     "bundles",
@@ -111,5 +113,46 @@ func TestRefusals(t *testing.T) {
 	}
 	if rec := serve(h, http.MethodGet, Prefix+"roles-list", "einstein"); rec.Header().Get("Allow") != http.MethodPost {
 		t.Errorf("Allow %q", rec.Header().Get("Allow"))
+	}
+}
+
+// TestPermissions: ownCloud Web offers sharing, links and favourites only
+// to a user with their permissions (web-runtime/src/services/auth/
+// abilities.ts); each comes with the feature that serves it.
+func TestPermissions(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		want []string
+	}{
+		{"nothing", Config{}, []string{}},
+		{"sharing", Config{Sharing: true}, []string{PermissionShares, PermissionPublicLinks}},
+		{"favourites", Config{Favorites: true}, []string{PermissionFavoritesList, PermissionFavorites}},
+		{"both", Config{Sharing: true, Favorites: true}, []string{PermissionShares, PermissionPublicLinks, PermissionFavoritesList, PermissionFavorites}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.cfg.User = basicUser
+			h, err := New(tt.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := serve(h, http.MethodPost, Prefix+"permissions-list", "marie")
+			if rec.Code != http.StatusOK {
+				t.Fatalf("status %d: %s", rec.Code, rec.Body)
+			}
+			var body struct{ Permissions []string }
+			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(body.Permissions, tt.want) || body.Permissions == nil {
+				t.Errorf("permissions %s, want %q", rec.Body, tt.want)
+			}
+		})
+	}
+	// Still nothing without a user.
+	h, _ := New(Config{User: basicUser, Sharing: true})
+	if rec := serve(h, http.MethodPost, Prefix+"permissions-list", ""); rec.Code != http.StatusUnauthorized {
+		t.Errorf("without a user: %d", rec.Code)
 	}
 }
