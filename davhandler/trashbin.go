@@ -104,7 +104,7 @@ func (h *Handler) trashOf(ctx context.Context, req *request) (*trashRequest, err
 		if err != nil {
 			return nil, err
 		}
-		return &trashRequest{request: req, space: space, access: memberAccess(space.RoleOf(req.user))}, nil
+		return h.trashRequestOf(req, space), nil
 	}
 	space, nodeID, err := h.spaceByRef(ctx, req.path.ref)
 	if err != nil {
@@ -116,8 +116,14 @@ func (h *Handler) trashOf(ctx context.Context, req *request) (*trashRequest, err
 	if nodeID != "" && nodeID != space.ID {
 		return nil, errorf(http.StatusBadRequest, "Invalid space id %q: a trash-bin is named by its space's id, not by a file's", req.path.ref)
 	}
+	return h.trashRequestOf(req, space), nil
+}
+
+// trashRequestOf is req's request of space's trash-bin, which it reads
+// and changes through the user's scope.
+func (h *Handler) trashRequestOf(req *request, space storage.Space) *trashRequest {
 	return &trashRequest{request: req, space: space, access: memberAccess(space.RoleOf(req.user)),
-		trash: storage.ScopedTrash(h.trash, req.user.Scope)}, nil
+		trash: storage.ScopedTrash(h.trash, req.user.Scope)}
 }
 
 // handleTrashPropfind lists the trash root (Depth 1: with one response per
