@@ -42,7 +42,7 @@ func TestServeHTTPLoginFlow(t *testing.T) {
 	if grant.Code != http.StatusForbidden {
 		t.Errorf("a grant from another site: %d %s", grant.Code, grant.Body)
 	}
-	for agent, want := range map[string]string{nextcloudcmdAgent: "16.0.0.0", "Mozilla/5.0 (Linux) mirall/5.3.2 (ownCloud, ubuntu)": "10.11.0.0"} {
+	for agent, want := range map[string]string{nextcloudcmdAgent: "20.0.0.0", "Mozilla/5.0 (Linux) mirall/5.3.2 (ownCloud, ubuntu)": "10.11.0.0"} {
 		rec := serve(t, d, request{method: http.MethodGet, target: "/status.php", header: map[string]string{"User-Agent": agent}})
 		if !strings.Contains(rec.Body.String(), `"version":"`+want+`"`) {
 			t.Errorf("status.php for %q: %s, want version %s", agent, rec.Body, want)

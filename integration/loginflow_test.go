@@ -162,7 +162,7 @@ func TestLoginFlow(t *testing.T) {
 
 	// What makes the client choose the flow (DetermineAuthTypeJob).
 	_, status := anonymous.expect(http.StatusOK, http.MethodGet, "/status.php", "", "User-Agent", nextcloudAgent)
-	if !strings.Contains(status, `"version":"16.0.0.0"`) {
+	if !strings.Contains(status, `"version":"20.0.0.0"`) {
 		t.Fatalf("status.php for the Nextcloud client: %s", status)
 	}
 	if resp, _ := anonymous.do(http.MethodGet, "/", "", "User-Agent", nextcloudAgent); resp.StatusCode == http.StatusUnauthorized {
@@ -219,7 +219,7 @@ func TestLoginFlow(t *testing.T) {
 	if err != nil {
 		t.Fatalf("nextcloudcmd with the app password: %v\n%s", err, tail(out, 3000))
 	}
-	if !strings.Contains(out, `"version":"16.0.0.0"`) {
+	if !strings.Contains(out, `"version":"20.0.0.0"`) {
 		t.Errorf("nextcloudcmd did not see version 16 in status.php:\n%s", tail(out, 3000))
 	}
 	if got, err := os.ReadFile(filepath.Join(local, "from-server.txt")); err != nil || string(got) != "from the server" {

@@ -41,16 +41,19 @@ func DefaultStatus(productVersion string) Status {
 }
 
 // The version Nextcloud's clients see when the server offers Login Flow
-// v2: the lowest at which they sign in by it, a browser's grant and an app
-// password (nextcloud/desktop src/libsync/networkjobs.cpp
-// DetermineAuthTypeJob::checkAllDone: 16). Below it they ask for a
-// password, which a user who signs in with OpenID Connect does not have.
-// The one other thing 16 turns on in them, asking PROPFIND for
-// nc:is-mount-root (Account::serverHasMountRootProperty), is answered as
-// any unknown property is.
+// v2. From 16 on they sign in by it, a browser's grant and an app password
+// (nextcloud/desktop src/libsync/networkjobs.cpp
+// DetermineAuthTypeJob::checkAllDone); below it they ask for a password,
+// which a user who signs in with OpenID Connect does not have. Newer
+// clients pause every folder below their least supported server (18 or
+// 20: VERSION.cmake NEXTCLOUD_SERVER_VERSION_MIN_SUPPORTED_MAJOR; the
+// Android app's MINIMUM_SUPPORTED_SERVER_VERSION is 17). 20 stays below
+// what switches on features this server lacks: the username prefill and
+// checksum recalculation at 24 (src/libsync/account.cpp), secure file
+// drop at 26, nc:is-mount-root at 28.0.3.
 const (
-	nextcloudVersion       = "16.0.0.0"
-	nextcloudVersionString = "16.0.0"
+	nextcloudVersion       = "20.0.0.0"
+	nextcloudVersionString = "20.0.0"
 )
 
 // NextcloudStatus is s as Nextcloud's clients see it when the server

@@ -25,10 +25,10 @@ func TestStatusByUserAgent(t *testing.T) {
 		agent     string
 		version   string
 	}{
-		{true, ncDesktop, "16.0.0.0"},
-		{true, nextcloudcmd, "16.0.0.0"},
-		{true, ncAndroid, "16.0.0.0"},
-		{true, ncIOS, "16.0.0.0"},
+		{true, ncDesktop, "20.0.0.0"},
+		{true, nextcloudcmd, "20.0.0.0"},
+		{true, ncAndroid, "20.0.0.0"},
+		{true, ncIOS, "20.0.0.0"},
 		{true, owncloudcmd, "10.11.0.0"},
 		{true, ocAndroid, "10.11.0.0"},
 		{true, rclone, "10.11.0.0"},
@@ -67,7 +67,7 @@ func TestStatusByUserAgent(t *testing.T) {
 				t.Errorf("login flow %v, %q: core.status.%s = %v, status.php says %v", tc.loginFlow, tc.agent, k, got, v)
 			}
 		}
-		if v := caps.OCS.Data.Version; v.String != status["versionstring"] || (v.Major == 16) != (tc.version == "16.0.0.0") {
+		if v := caps.OCS.Data.Version; v.String != status["versionstring"] || (v.Major == 20) != (tc.version == "20.0.0.0") {
 			t.Errorf("login flow %v, %q: capabilities' version %+v, status.php %v", tc.loginFlow, tc.agent, v, status)
 		}
 	}
