@@ -1,0 +1,249 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/davspaces/davspaces/internal/testidp"
+)
+
+// nextcloudWizard is the title of the Nextcloud desktop client's account
+// wizard (nextcloud/desktop src/gui/wizard/owncloudwizard.cpp).
+const nextcloudWizard = "Add Nextcloud account"
+
+// loginFlowOptions are the options of testdata/webui/loginflow_gui.mjs.
+type loginFlowOptions struct {
+	browserSession
+	LoginURL string `json:"loginURL"`
+	Issuer   string `json:"issuer"`
+}
+
+// TestNextcloudDesktopGUI drives the real Nextcloud desktop client
+// (Debian's nextcloud-desktop 3.7) through its account wizard under Xvfb,
+// for a user who has only an OpenID Connect account. It follows the
+// client's own steps (nextcloud/desktop 3.7 src/gui/owncloudsetupwizard.cpp,
+// src/libsync/networkjobs.cpp DetermineAuthTypeJob, src/gui/creds/flow2auth.cpp,
+// src/gui/wizard/owncloudadvancedsetuppage.cpp): the wizard starts on
+// the server given with --overrideserverurl, chooses Login Flow v2 from
+// status.php, POSTs login/v2 and opens the browser on the login URL;
+// chromium signs in at the test provider and grants; the client's poll
+// gets the app password, the folder page appears, Enter connects it, and
+// the client syncs: a file of the server arrives, a file written in the
+// folder reaches the server. Screenshots of each step go to the
+// artifacts folder.
+func TestNextcloudDesktopGUI(t *testing.T) {
+	gui := requireNextcloudGUI(t)
+	chromium, dir := requireBrowser(t)
+	t.Parallel()
+	started := time.Now()
+	port := freePort(t)
+	origin := fmt.Sprintf("http://127.0.0.1:%d", port)
+	idp := testidp.Start(t, testidp.Options{WebClient: testidp.WebClient{
+		ID: webClientID, RedirectURIs: []string{origin + "/"}, PostLogoutRedirectURIs: []string{origin + "/"},
+	}})
+	s := startServer(t, serverOptions{issuer: idp.Issuer, port: port, env: []string{"OIDC_WEB_CLIENT_ID=" + webClientID}})
+	alice := &client{t: t, base: s.URL, token: idp.Token(t, "alice"), http: http.DefaultClient}
+	const fromServer = "Written on the server before the client came\n"
+	alice.expect(http.StatusCreated, http.MethodPut, "/remote.php/webdav/from-server.txt", fromServer)
+
+	artifacts := webUIArtifacts(t)
+	display := startXvfb(t, gui.xvfb, filepath.Join(artifacts, "nextcloud-gui"))
+	client := startNextcloudGUI(t, gui, display, s.URL+"/")
+
+	loginURL := client.waitBrowser(t, 60*time.Second)
+	display.screenshot(t, "switch-to-browser")
+	if !strings.HasPrefix(loginURL, s.URL+"/") {
+		t.Fatalf("the client opened %q, not a page of %s", loginURL, s.URL)
+	}
+	events := runDrive(t, dir, "loginflow_gui.mjs", loginFlowOptions{
+		browserSession: newBrowserSession(t, chromium, s.URL, "alice", "alice-password"),
+		LoginURL:       loginURL,
+		Issuer:         idp.Issuer,
+	})
+	for _, ev := range events {
+		t.Logf("%v", ev)
+	}
+
+	// The client polls every remotePollInterval (5 s here), then asks for
+	// the user and lists the root before it shows the folder page.
+	client.waitLog(t, "OCC::OwncloudAdvancedSetupPage", 30*time.Second)
+	display.screenshot(t, "folder-page")
+	if err := display.pressKey(nextcloudWizard, "Return"); err != nil {
+		t.Fatal(err)
+	}
+
+	synced := filepath.Join(client.folder, "from-server.txt")
+	waitFor(t, 60*time.Second, "the server's file in the client's folder", func() bool {
+		b, err := os.ReadFile(synced)
+		return err == nil && string(b) == fromServer
+	})
+	display.screenshot(t, "synced")
+	cfg := client.config(t)
+	for _, want := range []string{`0\dav_user=alice`, `0\Folders\`} {
+		if !strings.Contains(cfg, want) {
+			t.Errorf("nextcloud.cfg has no %q:\n%s", want, cfg)
+		}
+	}
+
+	const fromClient = "Written in the client's folder\n"
+	writeFile(t, filepath.Join(client.folder, "from-client.txt"), fromClient)
+	waitFor(t, 60*time.Second, "the client's file on the server", func() bool {
+		resp, body := alice.do(http.MethodGet, "/remote.php/webdav/from-client.txt", "")
+		return resp.StatusCode == http.StatusOK && body == fromClient
+	})
+	t.Logf("the wizard, the sign-in and both syncs took %s", time.Since(started).Round(100*time.Millisecond))
+}
+
+// nextcloudGUI is what the GUI test needs installed.
+type nextcloudGUI struct {
+	nextcloud, xvfb string
+}
+
+// requireNextcloudGUI finds the Nextcloud desktop client, Xvfb and
+// xdotool, and skips the test without them: the test command does not
+// install them yet, so their absence is no failure even in CI.
+func requireNextcloudGUI(t *testing.T) nextcloudGUI {
+	t.Helper()
+	var found nextcloudGUI
+	for _, p := range []struct {
+		name string
+		path *string
+	}{{"nextcloud", &found.nextcloud}, {"Xvfb", &found.xvfb}, {"xdotool", new(string)}} {
+		path, err := exec.LookPath(p.name)
+		if err != nil {
+			t.Skipf("%s is not installed (apt-get install nextcloud-desktop xvfb xdotool)", p.name)
+		}
+		*p.path = path
+	}
+	return found
+}
+
+// guiClient is a running Nextcloud desktop client with a fresh
+// configuration folder, its log, its sync folder, and the file where its
+// "browser" writes the URLs it was asked to open.
+type guiClient struct {
+	dir, conf, log, folder, opened string
+}
+
+// startNextcloudGUI starts the client on the display with its own home,
+// configuration and runtime folders, so that it starts the account wizard
+// and no other instance answers for it. It polls Login Flow v2 every 5 s
+// (remotePollInterval, the shortest the client allows, is read from the
+// [Nextcloud] group: src/libsync/configfile.cpp). The browser is a script
+// first on PATH as xdg-open, which Qt's QDesktopServices::openUrl runs
+// when there is no desktop environment.
+func startNextcloudGUI(t *testing.T, gui nextcloudGUI, display *xDisplay, serverURL string) *guiClient {
+	t.Helper()
+	dir := t.TempDir()
+	c := &guiClient{
+		dir:    dir,
+		conf:   filepath.Join(dir, "conf"),
+		log:    filepath.Join(dir, "nextcloud.log"),
+		folder: filepath.Join(dir, "Nextcloud"),
+		opened: filepath.Join(dir, "opened-urls"),
+	}
+	bin := filepath.Join(dir, "bin")
+	for _, d := range []string{c.conf, bin, filepath.Join(dir, "home"), filepath.Join(dir, "run"), filepath.Join(dir, "tmp")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(c.conf, "nextcloud.cfg"), "[Nextcloud]\nremotePollInterval=5000\n")
+	browser := "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '" + c.opened + "'\n"
+	if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte(browser), 0o700); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.Command(gui.nextcloud, "--confdir", c.conf, "--logfile", c.log,
+		"--overrideserverurl", serverURL, "--overridelocaldir", c.folder)
+	cmd.Env = append(os.Environ(),
+		"DISPLAY="+display.name,
+		"QT_QPA_PLATFORM=xcb",
+		"HOME="+filepath.Join(dir, "home"),
+		"XDG_CONFIG_HOME="+filepath.Join(dir, "home", ".config"),
+		"XDG_DATA_HOME="+filepath.Join(dir, "home", ".local", "share"),
+		"XDG_RUNTIME_DIR="+filepath.Join(dir, "run"),
+		"TMPDIR="+filepath.Join(dir, "tmp"),
+		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+	)
+	out, err := os.Create(filepath.Join(dir, "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting the Nextcloud desktop client: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			display.screenshot(t, "failed")
+		}
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		out.Close()
+		if t.Failed() {
+			t.Logf("the client's log ends:\n%s", tail(readText(c.log), 6000))
+			t.Logf("its stderr ends:\n%s", tail(readText(out.Name()), 2000))
+		}
+	})
+	return c
+}
+
+// waitBrowser waits for the client to open a URL in the browser.
+func (c *guiClient) waitBrowser(t *testing.T, timeout time.Duration) string {
+	t.Helper()
+	var url string
+	waitFor(t, timeout, "the client to open the browser", func() bool {
+		url, _, _ = strings.Cut(readText(c.opened), "\n")
+		return url != ""
+	})
+	return url
+}
+
+// waitLog waits for the client to log a line containing s.
+func (c *guiClient) waitLog(t *testing.T, s string, timeout time.Duration) {
+	t.Helper()
+	waitFor(t, timeout, "the client to log "+s, func() bool {
+		return strings.Contains(readText(c.log), s)
+	})
+}
+
+func (c *guiClient) config(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(c.conf, "nextcloud.cfg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// waitFor polls done every 200 ms until it holds, and fails the test
+// when it does not within timeout.
+func waitFor(t *testing.T, timeout time.Duration, what string, done func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for !done() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("waited %s for %s", timeout, what)
+		case <-tick.C:
+		}
+	}
+}
+
+// readText is a file's text, empty when it cannot be read (not yet
+// written).
+func readText(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
+}

@@ -1,0 +1,167 @@
+package integration
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"image"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// xDisplay is a private Xvfb display for a desktop program under test: its
+// name for DISPLAY, and the folder where Xvfb keeps its screen as an XWD
+// file, which screenshot reads without any X tool.
+type xDisplay struct {
+	name      string
+	fbdir     string
+	artifacts string
+	shots     int
+}
+
+// startXvfb starts Xvfb on the first free display number (-displayfd) and
+// stops it when the test ends.
+func startXvfb(t *testing.T, xvfb, artifacts string) *xDisplay {
+	t.Helper()
+	fbdir := t.TempDir()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cmd := exec.Command(xvfb, "-displayfd", "3", "-screen", "0", "1280x800x24",
+		"-fbdir", fbdir, "-nolisten", "tcp")
+	cmd.ExtraFiles = []*os.File{w}
+	var log strings.Builder
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		t.Fatalf("starting Xvfb: %v", err)
+	}
+	w.Close()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+
+	number := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(r).ReadString('\n')
+		number <- strings.TrimSpace(line)
+	}()
+	select {
+	case n := <-number:
+		if n == "" {
+			t.Fatalf("Xvfb did not name its display:\n%s", log.String())
+		}
+		if err := os.MkdirAll(artifacts, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return &xDisplay{name: ":" + n, fbdir: fbdir, artifacts: artifacts}
+	case <-time.After(15 * time.Second):
+		t.Fatalf("Xvfb did not start within 15 s:\n%s", log.String())
+		return nil
+	}
+}
+
+// screenshot writes the screen as NN-name.png in the artifacts folder and
+// logs where: the steps of a GUI test can be looked at afterwards.
+func (d *xDisplay) screenshot(t *testing.T, name string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(d.fbdir, "Xvfb_screen0"))
+	if err != nil {
+		t.Errorf("screenshot %s: %v", name, err)
+		return
+	}
+	img, err := decodeXWD(raw)
+	if err != nil {
+		t.Errorf("screenshot %s: %v", name, err)
+		return
+	}
+	d.shots++
+	file := filepath.Join(d.artifacts, fmt.Sprintf("%02d-%s.png", d.shots, name))
+	f, err := os.Create(file)
+	if err != nil {
+		t.Errorf("screenshot %s: %v", name, err)
+		return
+	}
+	defer f.Close()
+	if err := png.Encode(f, img); err != nil {
+		t.Errorf("screenshot %s: %v", name, err)
+		return
+	}
+	t.Logf("screenshot: %s", file)
+}
+
+// xdotool runs xdotool on the display.
+func (d *xDisplay) xdotool(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "xdotool", args...)
+	cmd.Env = append(os.Environ(), "DISPLAY="+d.name)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("xdotool %s: %w: %s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// pressKey gives the keyboard focus to the window named title and presses
+// key there, as a user would. There is no window manager, so the focus is
+// set directly; xdotool's keys are real XTEST input, which Qt takes (it
+// ignores synthetic events sent to a window).
+func (d *xDisplay) pressKey(title, key string) error {
+	ids, err := d.xdotool("search", "--name", "^"+title+"$")
+	if err != nil {
+		return err
+	}
+	id, _, _ := strings.Cut(ids, "\n")
+	if _, err := d.xdotool("windowfocus", "--sync", id); err != nil {
+		return err
+	}
+	_, err = d.xdotool("key", key)
+	return err
+}
+
+// decodeXWD decodes the X Window Dump that Xvfb's -fbdir keeps: a
+// big-endian header, a colour map, then the pixels as 32-bit TrueColor
+// words in the header's byte order.
+func decodeXWD(b []byte) (image.Image, error) {
+	const headerWords = 25
+	if len(b) < headerWords*4 {
+		return nil, errors.New("xwd: short header")
+	}
+	field := func(i int) int { return int(binary.BigEndian.Uint32(b[i*4:])) }
+	headerSize, width, height := field(0), field(4), field(5)
+	lsbFirst := field(7) == 0
+	bitsPerPixel, bytesPerLine, colours := field(11), field(12), field(19)
+	if bitsPerPixel != 32 {
+		return nil, fmt.Errorf("xwd: %d bits per pixel, want 32", bitsPerPixel)
+	}
+	start := headerSize + colours*12
+	if width <= 0 || height <= 0 || start+height*bytesPerLine > len(b) {
+		return nil, fmt.Errorf("xwd: %dx%d does not fit %d bytes", width, height, len(b))
+	}
+	img := image.NewRGBA(image.Rect(0, 0, width, height))
+	for y := 0; y < height; y++ {
+		row := b[start+y*bytesPerLine:]
+		for x := 0; x < width; x++ {
+			var p uint32
+			if lsbFirst {
+				p = binary.LittleEndian.Uint32(row[x*4:])
+			} else {
+				p = binary.BigEndian.Uint32(row[x*4:])
+			}
+			i := img.PixOffset(x, y)
+			img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = uint8(p>>16), uint8(p>>8), uint8(p), 0xff
+		}
+	}
+	return img, nil
+}
