@@ -34,8 +34,9 @@ type loginFlowOptions struct {
 // the server given with --overrideserverurl, chooses Login Flow v2 from
 // status.php, POSTs login/v2 and opens the browser on the login URL;
 // chromium signs in at the test provider and grants; the client's poll
-// gets the app password, the folder page appears, Enter connects it, and
-// the client syncs: a file of the server arrives, a file written in the
+// gets the app password, the folder page appears with the default folder
+// (~/Nextcloud; --overridelocaldir would skip the page), Enter presses
+// "Connect", and the client syncs: a file of the server arrives, a file written in the
 // folder reaches the server. Screenshots of each step go to the
 // artifacts folder.
 func TestNextcloudDesktopGUI(t *testing.T) {
@@ -146,7 +147,7 @@ func startNextcloudGUI(t *testing.T, gui nextcloudGUI, display *xDisplay, server
 		dir:    dir,
 		conf:   filepath.Join(dir, "conf"),
 		log:    filepath.Join(dir, "nextcloud.log"),
-		folder: filepath.Join(dir, "Nextcloud"),
+		folder: filepath.Join(dir, "home", "Nextcloud"),
 		opened: filepath.Join(dir, "opened-urls"),
 	}
 	bin := filepath.Join(dir, "bin")
@@ -162,7 +163,7 @@ func startNextcloudGUI(t *testing.T, gui nextcloudGUI, display *xDisplay, server
 	}
 
 	cmd := exec.Command(gui.nextcloud, "--confdir", c.conf, "--logfile", c.log,
-		"--overrideserverurl", serverURL, "--overridelocaldir", c.folder)
+		"--overrideserverurl", serverURL)
 	cmd.Env = append(os.Environ(),
 		"DISPLAY="+display.name,
 		"QT_QPA_PLATFORM=xcb",
@@ -188,6 +189,10 @@ func startNextcloudGUI(t *testing.T, gui nextcloudGUI, display *xDisplay, server
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		out.Close()
+		// The whole log goes beside the screenshots.
+		if err := os.WriteFile(filepath.Join(display.artifacts, "nextcloud.log"), []byte(readText(c.log)), 0o644); err != nil {
+			t.Error(err)
+		}
 		if t.Failed() {
 			t.Logf("the client's log ends:\n%s", tail(readText(c.log), 6000))
 			t.Logf("its stderr ends:\n%s", tail(readText(out.Name()), 2000))
