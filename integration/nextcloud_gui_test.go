@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -18,8 +19,8 @@ import (
 // wizard (nextcloud/desktop src/gui/wizard/owncloudwizard.cpp).
 const nextcloudWizard = "Add Nextcloud account"
 
-// loginFlowOptions are the options of testdata/webui/loginflow_gui.mjs.
-type loginFlowOptions struct {
+// guiLoginOptions are the options of testdata/webui/loginflow_gui.mjs.
+type guiLoginOptions struct {
 	browserSession
 	LoginURL string `json:"loginURL"`
 	Issuer   string `json:"issuer"`
@@ -63,7 +64,7 @@ func TestNextcloudDesktopGUI(t *testing.T) {
 	if !strings.HasPrefix(loginURL, s.URL+"/") {
 		t.Fatalf("the client opened %q, not a page of %s", loginURL, s.URL)
 	}
-	events := runDrive(t, dir, "loginflow_gui.mjs", loginFlowOptions{
+	events := runDrive(t, dir, "loginflow_gui.mjs", guiLoginOptions{
 		browserSession: newBrowserSession(t, chromium, s.URL, "alice", "alice-password"),
 		LoginURL:       loginURL,
 		Issuer:         idp.Issuer,
@@ -81,13 +82,13 @@ func TestNextcloudDesktopGUI(t *testing.T) {
 	}
 
 	synced := filepath.Join(client.folder, "from-server.txt")
-	waitFor(t, 60*time.Second, "the server's file in the client's folder", func() bool {
+	pollUntil(t, 60*time.Second, "the server's file in the client's folder", func() bool {
 		b, err := os.ReadFile(synced)
 		return err == nil && string(b) == fromServer
 	})
 	display.screenshot(t, "synced")
 	cfg := client.config(t)
-	for _, want := range []string{`0\dav_user=alice`, `0\Folders\`} {
+	for _, want := range []string{`0\authType=webflow`, `0\dav_user=alice`, `0\Folders\`} {
 		if !strings.Contains(cfg, want) {
 			t.Errorf("nextcloud.cfg has no %q:\n%s", want, cfg)
 		}
@@ -95,11 +96,20 @@ func TestNextcloudDesktopGUI(t *testing.T) {
 
 	const fromClient = "Written in the client's folder\n"
 	writeFile(t, filepath.Join(client.folder, "from-client.txt"), fromClient)
-	waitFor(t, 60*time.Second, "the client's file on the server", func() bool {
+	pollUntil(t, 60*time.Second, "the client's file on the server", func() bool {
 		resp, body := alice.do(http.MethodGet, "/remote.php/webdav/from-client.txt", "")
 		return resp.StatusCode == http.StatusOK && body == fromClient
 	})
+	display.screenshot(t, "uploaded")
 	t.Logf("the wizard, the sign-in and both syncs took %s", time.Since(started).Round(100*time.Millisecond))
+
+	// The client signs in with an app password of its own, named after
+	// the name it gave when it started the flow.
+	_, body := alice.expect(http.StatusOK, http.MethodGet, "/auth-app/tokens", "")
+	var passwords []struct{ Label string }
+	if err := json.Unmarshal([]byte(body), &passwords); err != nil || len(passwords) != 1 || !strings.Contains(passwords[0].Label, "(Desktop Client - Linux)") {
+		t.Errorf("alice's app passwords: %s", body)
+	}
 }
 
 // nextcloudGUI is what the GUI test needs installed.
@@ -190,12 +200,12 @@ func startNextcloudGUI(t *testing.T, gui nextcloudGUI, display *xDisplay, server
 		_ = cmd.Wait()
 		out.Close()
 		// The whole log goes beside the screenshots.
-		if err := os.WriteFile(filepath.Join(display.artifacts, "nextcloud.log"), []byte(readText(c.log)), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(display.artifacts, "nextcloud.log"), []byte(fileText(c.log)), 0o644); err != nil {
 			t.Error(err)
 		}
 		if t.Failed() {
-			t.Logf("the client's log ends:\n%s", tail(readText(c.log), 6000))
-			t.Logf("its stderr ends:\n%s", tail(readText(out.Name()), 2000))
+			t.Logf("the client's log ends:\n%s", tail(fileText(c.log), 6000))
+			t.Logf("its stderr ends:\n%s", tail(fileText(out.Name()), 2000))
 		}
 	})
 	return c
@@ -205,8 +215,8 @@ func startNextcloudGUI(t *testing.T, gui nextcloudGUI, display *xDisplay, server
 func (c *guiClient) waitBrowser(t *testing.T, timeout time.Duration) string {
 	t.Helper()
 	var url string
-	waitFor(t, timeout, "the client to open the browser", func() bool {
-		url, _, _ = strings.Cut(readText(c.opened), "\n")
+	pollUntil(t, timeout, "the client to open the browser", func() bool {
+		url, _, _ = strings.Cut(fileText(c.opened), "\n")
 		return url != ""
 	})
 	return url
@@ -215,8 +225,8 @@ func (c *guiClient) waitBrowser(t *testing.T, timeout time.Duration) string {
 // waitLog waits for the client to log a line containing s.
 func (c *guiClient) waitLog(t *testing.T, s string, timeout time.Duration) {
 	t.Helper()
-	waitFor(t, timeout, "the client to log "+s, func() bool {
-		return strings.Contains(readText(c.log), s)
+	pollUntil(t, timeout, "the client to log "+s, func() bool {
+		return strings.Contains(fileText(c.log), s)
 	})
 }
 
@@ -229,9 +239,9 @@ func (c *guiClient) config(t *testing.T) string {
 	return string(b)
 }
 
-// waitFor polls done every 200 ms until it holds, and fails the test
+// pollUntil polls done every 200 ms until it holds, and fails the test
 // when it does not within timeout.
-func waitFor(t *testing.T, timeout time.Duration, what string, done func() bool) {
+func pollUntil(t *testing.T, timeout time.Duration, what string, done func() bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -246,9 +256,9 @@ func waitFor(t *testing.T, timeout time.Duration, what string, done func() bool)
 	}
 }
 
-// readText is a file's text, empty when it cannot be read (not yet
+// fileText is a file's text, empty when it cannot be read (not yet
 // written).
-func readText(path string) string {
+func fileText(path string) string {
 	b, _ := os.ReadFile(path)
 	return string(b)
 }
