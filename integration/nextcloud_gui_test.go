@@ -19,6 +19,19 @@ import (
 // wizard (nextcloud/desktop src/gui/wizard/owncloudwizard.cpp).
 const nextcloudWizard = "Add Nextcloud account"
 
+// The wizard's pages the test waits for (WizardCommon::Pages,
+// src/gui/wizard/owncloudwizardcommon.h).
+const (
+	welcomePage       = 0
+	serverAddressPage = 1
+)
+
+// wizardPage is the line the client logs when its wizard shows page
+// (OwncloudWizard::slotCurrentPageChanged).
+func wizardPage(page int) string {
+	return fmt.Sprintf("Current Wizard page changed to  %d\n", page)
+}
+
 // guiLoginOptions are the options of testdata/webui/loginflow_gui.mjs.
 type guiLoginOptions struct {
 	browserSession
@@ -28,18 +41,19 @@ type guiLoginOptions struct {
 
 // TestNextcloudDesktopGUI drives the real Nextcloud desktop client
 // (Debian's nextcloud-desktop 3.7) through its account wizard under Xvfb,
-// for a user who has only an OpenID Connect account. It follows the
-// client's own steps (nextcloud/desktop 3.7 src/gui/owncloudsetupwizard.cpp,
-// src/libsync/networkjobs.cpp DetermineAuthTypeJob, src/gui/creds/flow2auth.cpp,
-// src/gui/wizard/owncloudadvancedsetuppage.cpp): the wizard starts on
-// the server given with --overrideserverurl, chooses Login Flow v2 from
+// with keystrokes, for a user who has only an OpenID Connect account. It
+// follows the client's own steps (nextcloud/desktop 3.7
+// src/gui/owncloudsetupwizard.cpp, src/libsync/networkjobs.cpp
+// DetermineAuthTypeJob, src/gui/creds/flow2auth.cpp,
+// src/gui/wizard/owncloudadvancedsetuppage.cpp): "Log in", the server's
+// URL typed on the address page; the client chooses Login Flow v2 from
 // status.php, POSTs login/v2 and opens the browser on the login URL;
 // chromium signs in at the test provider and grants; the client's poll
-// gets the app password, the folder page appears with the default folder
-// (~/Nextcloud; --overridelocaldir would skip the page), Enter presses
-// "Connect", and the client syncs: a file of the server arrives, a file written in the
-// folder reaches the server. Screenshots of each step go to the
-// artifacts folder.
+// gets the app password, the folder page appears with the default
+// ~/Nextcloud (--overridelocaldir would skip the page), Enter presses
+// "Connect", and the client syncs: a file of the server arrives, a file
+// written in the folder reaches the server. Screenshots of each step go
+// to the artifacts folder.
 func TestNextcloudDesktopGUI(t *testing.T) {
 	gui := requireNextcloudGUI(t)
 	chromium, dir := requireBrowser(t)
@@ -57,7 +71,17 @@ func TestNextcloudDesktopGUI(t *testing.T) {
 
 	artifacts := webUIArtifacts(t)
 	display := startXvfb(t, gui.xvfb, filepath.Join(artifacts, "nextcloud-gui"))
-	client := startNextcloudGUI(t, gui, display, s.URL+"/")
+	client := startNextcloudGUI(t, gui, display)
+
+	// The welcome page: Enter presses "Log in". The server address page:
+	// its field has the focus, the URL is typed, Enter presses "Next".
+	client.waitLog(t, wizardPage(welcomePage), 30*time.Second)
+	display.screenshot(t, "welcome")
+	display.keys(t, nextcloudWizard, "key", "Return")
+	client.waitLog(t, wizardPage(serverAddressPage), 10*time.Second)
+	display.keys(t, nextcloudWizard, "type", "--delay", "20", s.URL)
+	display.screenshot(t, "server-address")
+	display.keys(t, nextcloudWizard, "key", "Return")
 
 	loginURL := client.waitBrowser(t, 60*time.Second)
 	display.screenshot(t, "switch-to-browser")
@@ -77,9 +101,7 @@ func TestNextcloudDesktopGUI(t *testing.T) {
 	// the user and lists the root before it shows the folder page.
 	client.waitLog(t, "OCC::OwncloudAdvancedSetupPage", 30*time.Second)
 	display.screenshot(t, "folder-page")
-	if err := display.pressKey(nextcloudWizard, "Return"); err != nil {
-		t.Fatal(err)
-	}
+	display.keys(t, nextcloudWizard, "key", "Return")
 
 	synced := filepath.Join(client.folder, "from-server.txt")
 	pollUntil(t, 60*time.Second, "the server's file in the client's folder", func() bool {
@@ -150,7 +172,7 @@ type guiClient struct {
 // [Nextcloud] group: src/libsync/configfile.cpp). The browser is a script
 // first on PATH as xdg-open, which Qt's QDesktopServices::openUrl runs
 // when there is no desktop environment.
-func startNextcloudGUI(t *testing.T, gui nextcloudGUI, display *xDisplay, serverURL string) *guiClient {
+func startNextcloudGUI(t *testing.T, gui nextcloudGUI, display *xDisplay) *guiClient {
 	t.Helper()
 	dir := t.TempDir()
 	c := &guiClient{
@@ -172,8 +194,7 @@ func startNextcloudGUI(t *testing.T, gui nextcloudGUI, display *xDisplay, server
 		t.Fatal(err)
 	}
 
-	cmd := exec.Command(gui.nextcloud, "--confdir", c.conf, "--logfile", c.log,
-		"--overrideserverurl", serverURL)
+	cmd := exec.Command(gui.nextcloud, "--confdir", c.conf, "--logfile", c.log)
 	cmd.Env = append(os.Environ(),
 		"DISPLAY="+display.name,
 		"QT_QPA_PLATFORM=xcb",

@@ -113,21 +113,24 @@ func (d *xDisplay) xdotool(args ...string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// pressKey gives the keyboard focus to the window named title and presses
-// key there, as a user would. There is no window manager, so the focus is
-// set directly; xdotool's keys are real XTEST input, which Qt takes (it
-// ignores synthetic events sent to a window).
-func (d *xDisplay) pressKey(title, key string) error {
+// keys gives the keyboard focus to the window named title and runs an
+// xdotool keyboard command there ("key Return", "type text"), as a user
+// would type. There is no window manager, so the focus is set directly;
+// xdotool's keys are real XTEST input, which Qt takes (it ignores events
+// sent to a window).
+func (d *xDisplay) keys(t *testing.T, title string, command ...string) {
+	t.Helper()
 	ids, err := d.xdotool("search", "--name", "^"+title+"$")
 	if err != nil {
-		return err
+		t.Fatalf("no window %q: %v", title, err)
 	}
 	id, _, _ := strings.Cut(ids, "\n")
 	if _, err := d.xdotool("windowfocus", "--sync", id); err != nil {
-		return err
+		t.Fatal(err)
 	}
-	_, err = d.xdotool("key", key)
-	return err
+	if _, err := d.xdotool(command...); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // decodeXWD decodes the X Window Dump that Xvfb's -fbdir keeps: a
