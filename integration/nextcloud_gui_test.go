@@ -24,6 +24,9 @@ const nextcloudWizard = "Add Nextcloud account"
 const (
 	welcomePage       = 0
 	serverAddressPage = 1
+	// passwordPage is where the client asks for a user name and password:
+	// it went there instead of Login Flow v2.
+	passwordPage = 2
 )
 
 // wizardPage is the line the client logs when its wizard shows page
@@ -36,7 +39,6 @@ func wizardPage(page int) string {
 type guiLoginOptions struct {
 	browserSession
 	LoginURL string `json:"loginURL"`
-	Issuer   string `json:"issuer"`
 }
 
 // TestNextcloudDesktopGUI drives the real Nextcloud desktop client
@@ -91,7 +93,6 @@ func TestNextcloudDesktopGUI(t *testing.T) {
 	events := runDrive(t, dir, "loginflow_gui.mjs", guiLoginOptions{
 		browserSession: newBrowserSession(t, chromium, s.URL, "alice", "alice-password"),
 		LoginURL:       loginURL,
-		Issuer:         idp.Issuer,
 	})
 	for _, ev := range events {
 		t.Logf("%v", ev)
@@ -144,25 +145,22 @@ type nextcloudGUI struct {
 // install them yet, so their absence is no failure even in CI.
 func requireNextcloudGUI(t *testing.T) nextcloudGUI {
 	t.Helper()
-	var found nextcloudGUI
-	for _, p := range []struct {
-		name string
-		path *string
-	}{{"nextcloud", &found.nextcloud}, {"Xvfb", &found.xvfb}, {"xdotool", new(string)}} {
-		path, err := exec.LookPath(p.name)
+	paths := map[string]string{}
+	for _, name := range []string{"nextcloud", "Xvfb", "xdotool"} {
+		p, err := exec.LookPath(name)
 		if err != nil {
-			t.Skipf("%s is not installed (apt-get install nextcloud-desktop xvfb xdotool)", p.name)
+			t.Skipf("%s is not installed (apt-get install nextcloud-desktop xvfb xdotool)", name)
 		}
-		*p.path = path
+		paths[name] = p
 	}
-	return found
+	return nextcloudGUI{nextcloud: paths["nextcloud"], xvfb: paths["Xvfb"]}
 }
 
 // guiClient is a running Nextcloud desktop client with a fresh
 // configuration folder, its log, its sync folder, and the file where its
 // "browser" writes the URLs it was asked to open.
 type guiClient struct {
-	dir, conf, log, folder, opened string
+	conf, log, folder, opened string
 }
 
 // startNextcloudGUI starts the client on the display with its own home,
@@ -176,7 +174,6 @@ func startNextcloudGUI(t *testing.T, gui nextcloudGUI, display *xDisplay) *guiCl
 	t.Helper()
 	dir := t.TempDir()
 	c := &guiClient{
-		dir:    dir,
 		conf:   filepath.Join(dir, "conf"),
 		log:    filepath.Join(dir, "nextcloud.log"),
 		folder: filepath.Join(dir, "home", "Nextcloud"),
@@ -232,11 +229,15 @@ func startNextcloudGUI(t *testing.T, gui nextcloudGUI, display *xDisplay) *guiCl
 	return c
 }
 
-// waitBrowser waits for the client to open a URL in the browser.
+// waitBrowser waits for the client to open a URL in the browser, and
+// fails at once if it asks for a password instead.
 func (c *guiClient) waitBrowser(t *testing.T, timeout time.Duration) string {
 	t.Helper()
 	var url string
 	pollUntil(t, timeout, "the client to open the browser", func() bool {
+		if strings.Contains(fileText(c.log), wizardPage(passwordPage)) {
+			t.Fatal("the client asks for a user name and password, not for a sign-in in the browser")
+		}
 		url, _, _ = strings.Cut(fileText(c.opened), "\n")
 		return url != ""
 	})
