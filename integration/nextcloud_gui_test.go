@@ -19,6 +19,10 @@ import (
 // wizard (nextcloud/desktop src/gui/wizard/owncloudwizard.cpp).
 const nextcloudWizard = "Add Nextcloud account"
 
+// untrustedCertificate is the title of its dialog about a certificate it
+// cannot verify (src/gui/sslerrordialog.ui).
+const untrustedCertificate = "Untrusted Certificate"
+
 // The wizard's pages the test waits for (WizardCommon::Pages,
 // src/gui/wizard/owncloudwizardcommon.h).
 const (
@@ -43,31 +47,32 @@ type guiLoginOptions struct {
 
 // TestNextcloudDesktopGUI drives the real Nextcloud desktop client
 // (Debian's nextcloud-desktop 3.7) through its account wizard under Xvfb,
-// with keystrokes, for a user who has only an OpenID Connect account. It
-// follows the client's own steps (nextcloud/desktop 3.7
-// src/gui/owncloudsetupwizard.cpp, src/libsync/networkjobs.cpp
-// DetermineAuthTypeJob, src/gui/creds/flow2auth.cpp,
-// src/gui/wizard/owncloudadvancedsetuppage.cpp): "Log in", the server's
-// URL typed on the address page; the client chooses Login Flow v2 from
-// status.php, POSTs login/v2 and opens the browser on the login URL;
-// chromium signs in at the test provider and grants; the client's poll
-// gets the app password, the folder page appears with the default
-// ~/Nextcloud (--overridelocaldir would skip the page), Enter presses
-// "Connect", and the client syncs: a file of the server arrives, a file
-// written in the folder reaches the server. Screenshots of each step go
-// to the artifacts folder.
+// with keystrokes, for a user who has only an OpenID Connect account, on
+// HTTPS with Caddy's local CA. It follows the client's own steps
+// (nextcloud/desktop 3.7 src/gui/owncloudsetupwizard.cpp,
+// src/libsync/networkjobs.cpp DetermineAuthTypeJob,
+// src/gui/creds/flow2auth.cpp, src/gui/wizard/owncloudadvancedsetuppage.cpp):
+// "Log in", the server's URL typed on the address page, the certificate
+// trusted; the client chooses Login Flow v2 from status.php, POSTs
+// login/v2 and opens the browser on the login URL; chromium signs in at
+// the test provider and grants; the client's poll gets the app password
+// (and an https server, which it insists on after an https start), the
+// folder page appears with the default ~/Nextcloud (--overridelocaldir
+// would skip the page), Enter presses "Connect", and the client syncs: a
+// file of the server arrives, a file written in the folder reaches the
+// server. Screenshots of each step go to the artifacts folder.
 func TestNextcloudDesktopGUI(t *testing.T) {
 	gui := requireNextcloudGUI(t)
 	chromium, dir := requireBrowser(t)
 	t.Parallel()
 	started := time.Now()
 	port := freePort(t)
-	origin := fmt.Sprintf("http://127.0.0.1:%d", port)
+	origin := fmt.Sprintf("https://localhost:%d", port)
 	idp := testidp.Start(t, testidp.Options{WebClient: testidp.WebClient{
 		ID: webClientID, RedirectURIs: []string{origin + "/"}, PostLogoutRedirectURIs: []string{origin + "/"},
 	}})
-	s := startServer(t, serverOptions{issuer: idp.Issuer, port: port, env: []string{"OIDC_WEB_CLIENT_ID=" + webClientID}})
-	alice := &client{t: t, base: s.URL, token: idp.Token(t, "alice"), http: http.DefaultClient}
+	s := startServer(t, serverOptions{issuer: idp.Issuer, port: port, tls: true, env: []string{"OIDC_WEB_CLIENT_ID=" + webClientID}})
+	alice := &client{t: t, base: s.URL, token: idp.Token(t, "alice"), http: caddyCAClient(t, s)}
 	const fromServer = "Written on the server before the client came\n"
 	alice.expect(http.StatusCreated, http.MethodPut, "/remote.php/webdav/from-server.txt", fromServer)
 
@@ -84,6 +89,15 @@ func TestNextcloudDesktopGUI(t *testing.T) {
 	display.keys(t, nextcloudWizard, "type", "--delay", "20", s.URL)
 	display.screenshot(t, "server-address")
 	display.keys(t, nextcloudWizard, "key", "Return")
+
+	// Caddy's local CA is in no trust store the client reads (it does not
+	// read SSL_CERT_FILE), so it asks, as it asks anyone whose server has a
+	// certificate of their own (src/gui/sslerrordialog.ui): "Trust this
+	// certificate anyway", then OK.
+	dialog := display.waitWindow(t, untrustedCertificate, 30*time.Second)
+	display.screenshot(t, "untrusted-certificate")
+	display.clickAboveBottom(t, dialog, 18, 55)
+	display.keys(t, untrustedCertificate, "key", "Return")
 
 	loginURL := client.waitBrowser(t, 60*time.Second)
 	display.screenshot(t, "switch-to-browser")

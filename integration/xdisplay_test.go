@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -129,6 +130,42 @@ func (d *xDisplay) keys(t *testing.T, title string, command ...string) {
 		t.Fatal(err)
 	}
 	if _, err := d.xdotool(command...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitWindow waits for a window named title to be shown and returns its
+// id.
+func (d *xDisplay) waitWindow(t *testing.T, title string, timeout time.Duration) string {
+	t.Helper()
+	var id string
+	pollUntil(t, timeout, "the window "+title, func() bool {
+		ids, err := d.xdotool("search", "--onlyvisible", "--name", "^"+title+"$")
+		id, _, _ = strings.Cut(ids, "\n")
+		return err == nil && id != ""
+	})
+	return id
+}
+
+// clickAboveBottom clicks in window id at x from its left edge and y
+// above its bottom edge, where a dialog keeps the widgets under its
+// growing text.
+func (d *xDisplay) clickAboveBottom(t *testing.T, id string, x, y int) {
+	t.Helper()
+	geometry, err := d.xdotool("getwindowgeometry", "--shell", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var height int
+	for _, line := range strings.Fields(geometry) {
+		if v, ok := strings.CutPrefix(line, "HEIGHT="); ok {
+			height, err = strconv.Atoi(v)
+		}
+	}
+	if height == 0 || err != nil {
+		t.Fatalf("window %s has no height: %q", id, geometry)
+	}
+	if _, err := d.xdotool("mousemove", "--window", id, strconv.Itoa(x), strconv.Itoa(height-y), "click", "1"); err != nil {
 		t.Fatal(err)
 	}
 }
