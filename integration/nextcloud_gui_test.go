@@ -60,7 +60,9 @@ type guiLoginOptions struct {
 // folder page appears with the default ~/Nextcloud (--overridelocaldir
 // would skip the page), Enter presses "Connect", and the client syncs: a
 // file of the server arrives, a file written in the folder reaches the
-// server. Screenshots of each step go to the artifacts folder.
+// server. Its app password, named after it, revoked, the client is signed
+// out at its next sync and its file stays local. Screenshots of each step
+// go to the artifacts folder.
 func TestNextcloudDesktopGUI(t *testing.T) {
 	gui := requireNextcloudGUI(t)
 	chromium, dir := requireBrowser(t)
@@ -83,6 +85,7 @@ func TestNextcloudDesktopGUI(t *testing.T) {
 	// The welcome page: Enter presses "Log in". The server address page:
 	// its field has the focus, the URL is typed, Enter presses "Next".
 	client.waitLog(t, wizardPage(welcomePage), 30*time.Second)
+	display.waitWindow(t, nextcloudWizard, 10*time.Second)
 	display.screenshot(t, "welcome")
 	display.keys(t, nextcloudWizard, "key", "Return")
 	client.waitLog(t, wizardPage(serverAddressPage), 10*time.Second)
@@ -143,9 +146,22 @@ func TestNextcloudDesktopGUI(t *testing.T) {
 	// The client signs in with an app password of its own, named after
 	// the name it gave when it started the flow.
 	_, body := alice.expect(http.StatusOK, http.MethodGet, "/auth-app/tokens", "")
-	var passwords []struct{ Label string }
+	var passwords []struct{ Token, Label string }
 	if err := json.Unmarshal([]byte(body), &passwords); err != nil || len(passwords) != 1 || !strings.Contains(passwords[0].Label, "(Desktop Client - Linux)") {
-		t.Errorf("alice's app passwords: %s", body)
+		t.Fatalf("alice's app passwords: %s", body)
+	}
+
+	// Revoked, it is refused when the client next syncs, here a file
+	// written in the folder: the client shows its user signed out
+	// (AccountState) and the file stays on this side.
+	alice.expect(http.StatusOK, http.MethodDelete, "/auth-app/tokens?token="+passwords[0].Token, "")
+	revoked := time.Now()
+	writeFile(t, filepath.Join(client.folder, "after-revocation.txt"), "not for the server\n")
+	client.waitLog(t, `AccountState state change:  "Connected" -> "Signed out"`, 20*time.Second)
+	display.screenshot(t, "revoked")
+	t.Logf("the client was signed out %s after the revocation", time.Since(revoked).Round(100*time.Millisecond))
+	if resp, _ := alice.do(http.MethodGet, "/remote.php/webdav/after-revocation.txt", ""); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("the file written after the revocation: %d on the server, want 404", resp.StatusCode)
 	}
 }
 

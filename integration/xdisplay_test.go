@@ -121,11 +121,9 @@ func (d *xDisplay) xdotool(args ...string) (string, error) {
 // sent to a window).
 func (d *xDisplay) keys(t *testing.T, title string, command ...string) {
 	t.Helper()
-	ids, err := d.xdotool("search", "--name", "^"+title+"$")
-	if err != nil {
-		t.Fatalf("no window %q: %v", title, err)
-	}
-	id, _, _ := strings.Cut(ids, "\n")
+	// The client logs a page before its window is shown, and X refuses
+	// the focus to a window not shown yet.
+	id := d.waitWindow(t, title, 10*time.Second)
 	if _, err := d.xdotool("windowfocus", "--sync", id); err != nil {
 		t.Fatal(err)
 	}
