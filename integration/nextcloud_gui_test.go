@@ -171,17 +171,13 @@ type nextcloudGUI struct {
 }
 
 // requireNextcloudGUI finds the Nextcloud desktop client, Xvfb and
-// xdotool, and skips the test without them: the test command does not
-// install them yet, so their absence is no failure even in CI.
+// xdotool, which the test command installs: without them the test skips,
+// or fails under CI=true.
 func requireNextcloudGUI(t *testing.T) nextcloudGUI {
 	t.Helper()
 	paths := map[string]string{}
 	for _, name := range []string{"nextcloud", "Xvfb", "xdotool"} {
-		p, err := exec.LookPath(name)
-		if err != nil {
-			t.Skipf("%s is not installed (apt-get install nextcloud-desktop xvfb xdotool)", name)
-		}
-		paths[name] = p
+		paths[name] = requirePeer(t, name)
 	}
 	return nextcloudGUI{nextcloud: paths["nextcloud"], xvfb: paths["Xvfb"]}
 }
