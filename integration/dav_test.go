@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/davspaces/davspaces/internal/testpeer"
 )
 
 const ocNS = "http://owncloud.org/ns"
@@ -170,6 +172,7 @@ func startExample(t *testing.T, binary string) (c *client, admin string) {
 	t.Helper()
 	dir := t.TempDir()
 	cmd := exec.Command(binary, "run", "--config", "../Caddyfile.example")
+	testpeer.DieWithParent(cmd)
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(dir, "data"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_RUNTIME_DIR="+dir)
 	admin = "unix/" + filepath.Join(dir, "davspaces-admin.sock")
 	logFile, err := os.Create(filepath.Join(dir, "caddy.log"))

@@ -144,6 +144,9 @@ func (r caddyRun) launch(t testing.TB) *server {
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(r.dir, "xdg-data"), "XDG_CONFIG_HOME="+filepath.Join(r.dir, "xdg-config"))
 	cmd.Env = append(cmd.Env, r.env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// Caddy listens with SO_REUSEPORT: one left serving after a test
+	// binary died would take part of a later run's connections.
+	testpeer.DieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/davspaces/davspaces/internal/testidp"
+	"github.com/davspaces/davspaces/internal/testpeer"
 )
 
 // nextcloudWizard is the title of the Nextcloud desktop client's account
@@ -218,6 +219,7 @@ func startNextcloudGUI(t *testing.T, gui nextcloudGUI, display *xDisplay) *guiCl
 	}
 
 	cmd := exec.Command(gui.nextcloud, "--confdir", c.conf, "--logfile", c.log)
+	testpeer.DieWithParent(cmd)
 	cmd.Env = append(os.Environ(),
 		"DISPLAY="+display.name,
 		"QT_QPA_PLATFORM=xcb",

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/davspaces/davspaces/internal/testpeer"
 )
 
 // tusClientDir holds the tus-js-client helper and its npm packages.
@@ -97,6 +99,7 @@ func runTusClient(t testing.TB, user string, opts tusOptions) tusResult {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", filepath.Join(dir, "upload.mjs"), string(arg))
+	testpeer.DieWithParent(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/davspaces/davspaces/internal/testidp"
+	"github.com/davspaces/davspaces/internal/testpeer"
 )
 
 // devicesOptions are the options of testdata/webui/devices.mjs.
@@ -416,6 +417,7 @@ func startBrowserScript(t *testing.T, dir, script string, opts any) *browserScri
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	s := &browserScript{t: t, name: script, events: make(chan map[string]any, 16)}
 	s.cmd = exec.CommandContext(ctx, "node", filepath.Join(dir, script), string(arg))
+	testpeer.DieWithParent(s.cmd)
 	s.cmd.Stderr = &s.stderr
 	stdout, err := s.cmd.StdoutPipe()
 	if err != nil {

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/davspaces/davspaces/internal/testpeer"
 )
 
 // webUIDir holds the puppeteer-core script and its npm packages.
@@ -403,6 +405,7 @@ func runDrive(t *testing.T, dir, script string, opts any) []map[string]any {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", filepath.Join(dir, script), string(arg))
+	testpeer.DieWithParent(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/davspaces/davspaces/internal/testpeer"
 )
 
 // xDisplay is a private Xvfb display for a desktop program under test: its
@@ -40,6 +42,7 @@ func startXvfb(t *testing.T, xvfb, artifacts string) *xDisplay {
 	cmd := exec.Command(xvfb, "-displayfd", "3", "-screen", "0", "1280x800x24",
 		"-fbdir", fbdir, "-nolisten", "tcp")
 	cmd.ExtraFiles = []*os.File{w}
+	testpeer.DieWithParent(cmd)
 	var log strings.Builder
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {

@@ -29,7 +29,7 @@ func startProcess(cmd *exec.Cmd, log string) (*process, error) {
 	}
 	defer f.Close()
 	cmd.Stdout, cmd.Stderr = f, f
-	dieWithParent(cmd)
+	DieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", cmd.Path, err)
 	}

@@ -4,8 +4,9 @@ package testpeer
 
 import "os/exec"
 
-// dieWithParent is Linux's alone; elsewhere Main stops the servers.
-func dieWithParent(*exec.Cmd) {}
+// DieWithParent is Linux's alone; elsewhere the tests' cleanups stop
+// their children.
+func DieWithParent(*exec.Cmd) {}
 
 // setCredential is not needed where the tests do not run as root.
 func setCredential(*exec.Cmd, uint32, uint32) {}
