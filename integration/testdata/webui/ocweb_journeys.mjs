@@ -24,8 +24,9 @@ run(async () => {
     await page.goto(opts.base + "/", { waitUntil: "domcontentloaded", timeout });
     await signIn(page, opts.user, opts.password);
     await page.waitForFunction(() => location.pathname.startsWith("/files/spaces/personal"), { timeout });
-    personalURL = new URL(page.url()).pathname;
     if (page.url().includes("#")) fail(`Web routes by hash: ${page.url()}`);
+    await row(page, opts.versioned);
+    personalURL = new URL(page.url()).pathname;
   });
   if (!personalURL) {
     await browser.close();
