@@ -2,7 +2,11 @@ package davhandler
 
 import (
 	"encoding/xml"
+	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
+	"path"
 	"slices"
 	"strconv"
 
@@ -26,13 +30,23 @@ var errNoVersionRestore = errorf(http.StatusForbidden, "You have no permission t
 
 // serveVersions answers …/v and …/v/{key} of file t.
 func (h *Handler) serveVersions(w http.ResponseWriter, r *http.Request, req *request, t *target) error {
-	if h.versions == nil || t.node.IsFolder() {
-		// A folder has no versions: there is nothing at its …/v.
+	if h.versions == nil {
 		return errNotFound
 	}
 	key := ""
 	if len(req.path.segments) > 1 {
 		key = req.path.segments[1]
+	}
+	if t.node.IsFolder() {
+		if r.Method != "COPY" || key == "" {
+			// A folder has no versions: there is nothing at its …/v.
+			return errNotFound
+		}
+		file, err := h.restoredChild(r, t)
+		if err != nil {
+			return err
+		}
+		t = file
 	}
 	switch {
 	case r.Method == "PROPFIND":
@@ -161,6 +175,34 @@ func (h *Handler) handleVersionGet(w http.ResponseWriter, r *http.Request, t *ta
 	}
 	defer content.Close()
 	return h.sendContent(w, r, versionNode(t.node, v), content)
+}
+
+// restoredChild is the file a version restore through its folder names.
+// ownCloud Web restores with COPY …/meta/{the file's parent folder}/v/{key}
+// and names the file only as the last segment of Destination
+// (web-client/src/webdav/restoreFileVersion.ts passes parentFolderId);
+// oCIS finds the file by the key, which here names no file.
+func (h *Handler) restoredChild(r *http.Request, folder *target) (*target, error) {
+	dst, err := url.Parse(r.Header.Get("Destination"))
+	if err != nil || r.Header.Get("Destination") == "" {
+		return nil, errNotFound
+	}
+	name := path.Base(dst.Path)
+	if name == "/" || name == "." || name == ".." {
+		return nil, errNotFound
+	}
+	child, err := h.store.Child(r.Context(), folder.space.ID, folder.node.ID, name)
+	if errors.Is(err, storage.ErrNotFound) || err == nil && child.IsFolder() {
+		return nil, errNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the file %q of folder %s: %w", name, folder.node.ID, err)
+	}
+	file := *folder
+	file.parent, file.hasParent = folder.node, true
+	file.node, file.name = child, child.Name
+	file.hrefPath = path.Join(folder.hrefPath, child.Name)
+	return &file, nil
 }
 
 // handleVersionRestore makes version key the content of file t again

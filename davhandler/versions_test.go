@@ -165,3 +165,44 @@ func TestVersionRestoreHonoursLocks(t *testing.T) {
 		t.Fatalf("content %q after the restore", got.Body)
 	}
 }
+
+// TestVersionRestoreThroughFolder: ownCloud Web restores a version with
+// COPY at the meta path of the file's parent folder and names the file
+// only as Destination's last segment (web-client/src/webdav/
+// restoreFileVersion.ts); anything else at a folder's …/v stays 404.
+func TestVersionRestoreThroughFolder(t *testing.T) {
+	e := newEnv(t)
+	spaceURL := "/dav/spaces/" + testStorageID + "$physics"
+	e.mkcol("marie", spaceURL, "docs", "sub")
+	id := e.putFile("marie", spaceURL+"/docs/f.txt", "one")
+	e.putFile("marie", spaceURL+"/docs/f.txt", "two")
+	key := path.Base(e.listVersions("marie", id)[1].Href)
+	folder := "/dav/meta/" + e.fileID("marie", spaceURL+"/docs") + "/v"
+	// Web's Destination: /dav/files/ + the space's webDavPath + the path.
+	webDst := "/dav/files/spaces/" + testStorageID + "$physics/docs/"
+
+	for _, c := range []struct {
+		name, user, method, path string
+		hdr                      []string
+		want                     int
+	}{
+		{"no Destination", "marie", "COPY", folder + "/" + key, nil, http.StatusNotFound},
+		{"an absent file", "marie", "COPY", folder + "/" + key, []string{"Destination", webDst + "absent.txt"}, http.StatusNotFound},
+		{"a sub-folder", "marie", "COPY", folder + "/" + key, []string{"Destination", webDst + "sub"}, http.StatusNotFound},
+		{"an unknown key", "marie", "COPY", folder + "/1.0", []string{"Destination", webDst + "f.txt"}, http.StatusNotFound},
+		{"a folder's versions", "marie", "PROPFIND", folder, []string{"Depth", "1"}, http.StatusNotFound},
+		{"a reader", "richard", "COPY", folder + "/" + key, []string{"Destination", webDst + "f.txt"}, http.StatusForbidden},
+		{"Web's restore", "marie", "COPY", folder + "/" + key, []string{"Destination", "http://example.org" + webDst + "f.txt", "Overwrite", "F"}, http.StatusNoContent},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rec := e.do(c.user, c.method, c.path, "", c.hdr...)
+			wantStatus(t, rec, c.want)
+			if c.want == http.StatusNoContent && rec.Header().Get("OC-FileId") != id {
+				t.Errorf("restore answered for %q, want %q", rec.Header().Get("OC-FileId"), id)
+			}
+		})
+	}
+	if got := e.do("marie", "GET", spaceURL+"/docs/f.txt", ""); got.Body.String() != "one" {
+		t.Errorf("content %q after Web's restore, want the first", got.Body)
+	}
+}

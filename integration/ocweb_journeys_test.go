@@ -123,9 +123,13 @@ func TestOwnCloudWebJourneyCalls(t *testing.T) {
 	if err != nil || len(versions) != 2 || versions[1].props["DAV: getetag"] == "" || versions[1].props["DAV: getlastmodified"] == "" {
 		t.Fatalf("versions (%v): %s", err, body)
 	}
-	// Restore it (web-client/src/webdav/restoreFileVersion.ts: COPY).
-	alice.expect(http.StatusNoContent, "COPY", "/dav/meta/"+url.PathEscape(fileID)+"/v/"+path.Base(versions[1].href), "",
-		"Destination", s.URL+space+"/notes.txt")
+	// Restore it as Web does (web-client/src/webdav/restoreFileVersion.ts):
+	// COPY at the meta path of the file's parent folder (parentFolderId),
+	// the file named by Destination's last segment only, under /dav/files.
+	rootID := alice.prop(space+"/", ocNS, "fileid")
+	restore := "/dav/meta/" + url.PathEscape(rootID) + "/v/" + path.Base(versions[1].href)
+	alice.expect(http.StatusNotFound, "COPY", restore, "", "Destination", s.URL+"/dav/files/spaces/"+driveID+"/absent.txt", "Overwrite", "F")
+	alice.expect(http.StatusNoContent, "COPY", restore, "", "Destination", s.URL+"/dav/files/spaces/"+driveID+"/notes.txt", "Overwrite", "F")
 	if _, got := alice.expect(http.StatusOK, http.MethodGet, space+"/notes.txt", ""); got != content {
 		t.Errorf("after restoring the version: %q", got)
 	}

@@ -316,6 +316,12 @@ http://127.0.0.1:%[1]d {
 		}
 		root * %[3]s
 		try_files {path} /index.html
+		@page path / /index.html /oidc-callback.html /oidc-silent-redirect.html
+		header @page Content-Type "text/html; charset=utf-8"
+		templates @page
+		respond @page <<HTML
+			{{readFile (ph "http.request.uri.path") | replace "<head>" "<head><base href=\"/\">"}}
+			HTML
 		file_server
 	}
 }
@@ -323,6 +329,8 @@ http://127.0.0.1:%[1]d {
 
 // TestOwnCloudWebBesideDAVSpaces runs the README's site: Web's files and
 // its routes load without a token, /app/list too, and the API wants one.
+// Web's pages come with <base href="/">, so that Web routes by path: a
+// link's page /s/<token>, a private link and the post-logout address.
 func TestOwnCloudWebBesideDAVSpaces(t *testing.T) {
 	idp := testidp.Start(t, testidp.Options{})
 	dir := t.TempDir()
@@ -331,8 +339,9 @@ func TestOwnCloudWebBesideDAVSpaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, body := range map[string]string{
-		"index.html":  "<!doctype html><title>ownCloud</title>",
-		"config.json": `{"server":"http://127.0.0.1"}`,
+		"index.html":         "<!doctype html><html><head><title>ownCloud</title></head></html>",
+		"oidc-callback.html": "<!doctype html><html><head></head><body>callback</body></html>",
+		"config.json":        `{"server":"http://127.0.0.1"}`,
 	} {
 		if err := os.WriteFile(filepath.Join(bundle, name), []byte(body), 0o600); err != nil {
 			t.Fatal(err)
@@ -349,20 +358,29 @@ func TestOwnCloudWebBesideDAVSpaces(t *testing.T) {
 	alice := &client{t: t, base: s.URL, token: idp.Token(t, "alice"), http: http.DefaultClient}
 
 	// Web's page, its configuration and its own routes (a folder view, a
-	// private link) come from the bundle, before sign-in.
+	// private link, a link's page) come from the bundle, before sign-in,
+	// the pages with the base that makes Web route by path.
+	const page = `<head><base href="/"><title>ownCloud</title>`
 	for path, want := range map[string]string{
-		"/":                            "<title>ownCloud</title>",
-		"/config.json":                 `"server"`,
-		"/files/spaces/personal/alice": "<title>ownCloud</title>",
-		"/f/some-storage$space%21node": "<title>ownCloud</title>",
-		"/app/list":                    `"mime-types":[]`,
-		"/status.php":                  `"installed":true`,
+		"/":                             page,
+		"/index.html":                   page,
+		"/config.json":                  `{"server":"http://127.0.0.1"}`,
+		"/files/spaces/personal/alice":  page,
+		"/f/some-storage$space%21node":  page,
+		"/s/" + strings.Repeat("x", 15): page,
+		"/oidc-callback.html":           `<head><base href="/"></head><body>callback`,
+		"/oidc-silent-redirect.html":    page,
+		"/app/list":                     `"mime-types":[]`,
+		"/status.php":                   `"installed":true`,
 		// A public link's page reads them before anyone signs in.
 		"/ocs/v2.php/cloud/capabilities?format=json": `"favorites":true`,
 	} {
 		if _, body := anonymous.expect(http.StatusOK, http.MethodGet, path, ""); !strings.Contains(body, want) {
 			t.Errorf("GET %s: %q, want it to hold %q", path, body, want)
 		}
+	}
+	if resp, _ := anonymous.expect(http.StatusOK, http.MethodGet, "/s/"+strings.Repeat("x", 15), ""); !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+		t.Errorf("a link's page is %q", resp.Header.Get("Content-Type"))
 	}
 	// The API wants a token, and tells a script so without a Basic prompt.
 	for _, path := range []string{"/graph/v1.0/me", "/ocs/v2.php/cloud/user?format=json", "/dav/spaces/", "/webdav/"} {
