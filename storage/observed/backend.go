@@ -108,7 +108,7 @@ const (
 	OpGrantLoginFlow  Op = "GrantLoginFlow"
 	OpDeleteLoginFlow Op = "DeleteLoginFlow"
 	OpTakeLoginFlow   Op = "TakeLoginFlow"
-	// the optional interfaces (features.go)
+	// Health, and the optional interfaces (features.go)
 	OpWalk             Op = "Walk"
 	OpHealth           Op = "Health"
 	OpCheck            Op = "Check"
@@ -127,9 +127,6 @@ var metrics = map[Op]string{
 }
 
 func (op Op) String() string { return string(op) }
-
-// Metric is op's latency label; "" when its latency is not measured.
-func (op Op) Metric() string { return metrics[op] }
 
 // Metrics returns the measured operations and their latency labels.
 func Metrics() map[Op]string { return maps.Clone(metrics) }

@@ -25,8 +25,8 @@ type Call struct {
 
 // Hook observes store calls. Begin returns the context the store's call
 // runs in (ctx itself, or one carrying what the hook started, such as a
-// span); End gets that context back when the call has returned. A hook
-// must not keep the Call: it costs nothing because it stays a value.
+// span); End gets that context back when the call has returned. The
+// Call is passed as a value, so that observing a call allocates nothing.
 type Hook interface {
 	Begin(ctx context.Context, c Call) context.Context
 	End(ctx context.Context, c Call, err error)
