@@ -29,7 +29,6 @@ import (
 	"github.com/davspaces/davspaces/ocs"
 	"github.com/davspaces/davspaces/settings"
 	"github.com/davspaces/davspaces/storage"
-	"github.com/davspaces/davspaces/storage/traced"
 	"github.com/davspaces/davspaces/webui"
 )
 
@@ -248,10 +247,8 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 	if dav.web, err = newWebPage(dav.Web); err != nil {
 		return err
 	}
-	// Under Caddy's tracing directive every store call a request makes is
-	// a span of its own; without it the wrapper adds none. Each call's
-	// latency goes to the store's metrics.
-	served := withTiming(traced.Wrap(store.Store), store.metrics)
+	// Every store call a request makes is traced and timed (observe).
+	served := observe(store.Store, store.metrics)
 	bulkUpload, _ := ocs.ParseBulkUpload(dav.BulkUpload) // validated above
 	dav.directory = newDirectoryWriter(served, dav.logger, directoryCacheSize)
 	dav.handler, err = davhandler.New(davhandler.Config{

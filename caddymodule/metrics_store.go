@@ -2,11 +2,11 @@ package caddymodule
 
 import (
 	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/davspaces/davspaces/storage"
+	"github.com/davspaces/davspaces/storage/observed"
 )
 
 // storeMetrics is what one open store's traffic and sweeps did since it
@@ -20,9 +20,9 @@ type storeMetrics struct {
 	latency      *prometheus.HistogramVec
 	sweepRuns    *prometheus.CounterVec
 	sweepRemoved *prometheus.CounterVec
-	// operations are the latency's observers by operation, looked up
-	// without the vector's lock and hashing on every store call.
-	operations map[string]prometheus.Observer
+	// operations are the latency's observers of the measured
+	// operations, looked up without the vector's lock on every store call.
+	operations map[observed.Op]prometheus.Observer
 
 	mu sync.Mutex
 	// personal are the personal spaces the store has handed out since it
@@ -89,9 +89,9 @@ func newStoreMetrics(storeKey string) *storeMetrics {
 	for _, k := range uploadKinds {
 		m.inFlight.WithLabelValues(k)
 	}
-	m.operations = make(map[string]prometheus.Observer, len(storeOperations))
-	for _, op := range storeOperations {
-		m.operations[op] = m.latency.WithLabelValues(op)
+	m.operations = map[observed.Op]prometheus.Observer{}
+	for op, label := range observed.Metrics() {
+		m.operations[op] = m.latency.WithLabelValues(label)
 	}
 	for _, r := range sweepResults {
 		m.sweepRuns.WithLabelValues(r)
@@ -105,16 +105,6 @@ func newStoreMetrics(storeKey string) *storeMetrics {
 // collectors are the metrics to register in a configuration's registry.
 func (m *storeMetrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.bytes, m.inFlight, m.latency, m.sweepRuns, m.sweepRemoved}
-}
-
-// observeOperation records the latency d of store operation op, one of
-// storeOperations.
-func (m *storeMetrics) observeOperation(op string, d time.Duration) {
-	o, ok := m.operations[op]
-	if !ok {
-		o = m.latency.WithLabelValues(op) // an operation missing from the list
-	}
-	o.Observe(d.Seconds())
 }
 
 // observeSweep counts one pass of the store's sweep.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/davspaces/davspaces/storage"
 	"github.com/davspaces/davspaces/storage/boltstore"
-	"github.com/davspaces/davspaces/storage/traced"
+	"github.com/davspaces/davspaces/storage/observed"
 )
 
 // metricValue returns the value of the series of family name whose labels
@@ -220,17 +220,17 @@ func TestUploadKind(t *testing.T) {
 	}
 }
 
-// TestTimedStoreKeepsTheFastPath: the timing decorator keeps the path
-// walk davhandler looks for, over a store and over the tracing decorator.
+// TestTimedStoreKeepsTheFastPath: the store as served keeps the path
+// walk davhandler looks for, over a store and over an observed store.
 func TestTimedStoreKeepsTheFastPath(t *testing.T) {
 	s, err := boltstore.Open(filepath.Join(t.TempDir(), "s"), boltstore.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	for name, b := range map[string]storage.Backend{"store": s, "traced store": traced.Wrap(s)} {
-		timed := withTiming(b, newStoreMetrics("k"))
-		if _, ok := timed.(traced.Walker); !ok {
+	for name, b := range map[string]storage.Backend{"store": s, "traced store": observed.Wrap(s, observed.Tracing{})} {
+		timed := observe(b, newStoreMetrics("k"))
+		if _, ok := timed.(observed.Walker); !ok {
 			t.Errorf("the timed %s lost Walk", name)
 		}
 		if _, ok := timed.(storage.HealthChecker); !ok {
@@ -285,7 +285,7 @@ func TestTimingCostsNoAllocation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	timed := withTiming(s, newStoreMetrics("k"))
+	timed := observe(s, newStoreMetrics("k"))
 	ctx := t.Context()
 	// The fewest of a few rounds: the store's own goroutines (its sweeps)
 	// may allocate during any one of them on a busy machine.

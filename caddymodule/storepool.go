@@ -12,7 +12,6 @@ import (
 	"github.com/davspaces/davspaces/apppass"
 	"github.com/davspaces/davspaces/passwordguard"
 	"github.com/davspaces/davspaces/storage"
-	"github.com/davspaces/davspaces/storage/traced"
 )
 
 // stores shares one open store per backend (a bolt data directory; a
@@ -152,12 +151,12 @@ func openStore(ctx context.Context, backend StoreBackend, storageID string, logg
 		if o, ok := s.(storage.SweepObservable); ok {
 			o.ObserveSweeps(m.observeSweep)
 		}
-		passwords, err := passwordguard.New(passwordguard.Options{Budgets: withTiming(traced.Wrap(s), m)})
+		passwords, err := passwordguard.New(passwordguard.Options{Budgets: observe(s, m)})
 		if err != nil {
 			s.Close()
 			return nil, err
 		}
-		appPasswords, err := apppass.NewVerifier(apppass.VerifierConfig{Store: withTiming(traced.Wrap(s), m), Guard: passwords})
+		appPasswords, err := apppass.NewVerifier(apppass.VerifierConfig{Store: observe(s, m), Guard: passwords})
 		if err != nil {
 			s.Close()
 			return nil, err

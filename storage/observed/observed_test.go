@@ -1,4 +1,4 @@
-package traced_test
+package observed_test
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 
 	"github.com/davspaces/davspaces/storage"
 	"github.com/davspaces/davspaces/storage/boltstore"
+	"github.com/davspaces/davspaces/storage/observed"
 	"github.com/davspaces/davspaces/storage/storetest"
-	"github.com/davspaces/davspaces/storage/traced"
 )
 
 // openBolt opens a real embedded store in a fresh directory.
@@ -47,12 +47,12 @@ func storeSpan(t *testing.T, rec *tracetest.SpanRecorder, op string) sdktrace.Re
 	t.Helper()
 	var found []sdktrace.ReadOnlySpan
 	for _, s := range rec.Ended() {
-		if s.Name() == traced.SpanPrefix+op {
+		if s.Name() == observed.SpanPrefix+op {
 			found = append(found, s)
 		}
 	}
 	if len(found) != 1 {
-		t.Fatalf("%d spans %s%s, want 1", len(found), traced.SpanPrefix, op)
+		t.Fatalf("%d spans %s%s, want 1", len(found), observed.SpanPrefix, op)
 	}
 	return found[0]
 }
@@ -72,7 +72,7 @@ func attr(s sdktrace.ReadOnlySpan, key string) (string, bool) {
 // each, a child of the caller's.
 func TestEveryOperationIsTraced(t *testing.T) {
 	ctx, parent, rec := recording(t)
-	b := traced.Wrap(openBolt(t))
+	b := observed.Wrap(openBolt(t), observed.Tracing{})
 	ctxType := reflect.TypeFor[context.Context]()
 	backend := reflect.TypeFor[storage.Backend]()
 	var ops []string
@@ -95,7 +95,7 @@ func TestEveryOperationIsTraced(t *testing.T) {
 		if s.Parent().SpanID() != parent.SpanContext().SpanID() {
 			t.Errorf("%s: parent %s, want the caller's span %s", op, s.Parent().SpanID(), parent.SpanContext().SpanID())
 		}
-		if got, _ := attr(s, string(traced.AttrOperation)); got != op {
+		if got, _ := attr(s, string(observed.AttrOperation)); got != op {
 			t.Errorf("%s: operation attribute %q", op, got)
 		}
 	}
@@ -114,7 +114,7 @@ func argument(t reflect.Type) reflect.Value {
 // anywhere in them.
 func TestSpansNameSpacesNotFiles(t *testing.T) {
 	ctx, _, rec := recording(t)
-	b := traced.Wrap(openBolt(t))
+	b := observed.Wrap(openBolt(t), observed.Tracing{})
 	sp, err := b.PutSpace(ctx, storage.Space{ID: "project-1", Name: "Project", Type: storage.SpaceProject, Quota: storage.NoQuota})
 	if err != nil {
 		t.Fatalf("PutSpace: %v", err)
@@ -139,12 +139,12 @@ func TestSpansNameSpacesNotFiles(t *testing.T) {
 
 	for _, op := range []string{"PutSpace", "Mkdir", "NewUpload", "Commit", "Child"} {
 		s := storeSpan(t, rec, op)
-		if got, _ := attr(s, string(traced.AttrSpace)); got != sp.ID {
+		if got, _ := attr(s, string(observed.AttrSpace)); got != sp.ID {
 			t.Errorf("%s: space attribute %q, want %q", op, got, sp.ID)
 		}
 	}
 	child := storeSpan(t, rec, "Child")
-	if got, _ := attr(child, string(traced.AttrRefusal)); got != storage.ErrNotFound.Error() {
+	if got, _ := attr(child, string(observed.AttrRefusal)); got != storage.ErrNotFound.Error() {
 		t.Errorf("Child refused: refusal attribute %q, want %q", got, storage.ErrNotFound)
 	}
 	if child.Status().Code != 0 {
@@ -168,7 +168,7 @@ func TestNoSpanWithoutParent(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	defer tp.Shutdown(context.Background())
-	b := traced.Wrap(openBolt(t))
+	b := observed.Wrap(openBolt(t), observed.Tracing{})
 	if _, err := b.PutSpace(t.Context(), storage.Space{ID: "p", Name: "P", Type: storage.SpaceProject}); err != nil {
 		t.Fatalf("PutSpace: %v", err)
 	}
@@ -182,8 +182,8 @@ func TestNoSpanWithoutParent(t *testing.T) {
 func TestOptionalInterfacesKept(t *testing.T) {
 	ctx, _, rec := recording(t)
 	bolt := openBolt(t)
-	walking := traced.Wrap(bolt)
-	w, ok := walking.(traced.Walker)
+	walking := observed.Wrap(bolt, observed.Tracing{})
+	w, ok := walking.(observed.Walker)
 	if !ok {
 		t.Fatal("the wrapper of a store that walks does not walk")
 	}
@@ -196,8 +196,8 @@ func TestOptionalInterfacesKept(t *testing.T) {
 	}
 	storeSpan(t, rec, "Walk")
 
-	plain := traced.Wrap(struct{ storage.Backend }{bolt})
-	if _, ok := plain.(traced.Walker); ok {
+	plain := observed.Wrap(struct{ storage.Backend }{bolt}, observed.Tracing{})
+	if _, ok := plain.(observed.Walker); ok {
 		t.Error("the wrapper of a store that does not walk claims to walk")
 	}
 	if err := plain.(storage.HealthChecker).Health(ctx); err != nil {
@@ -230,7 +230,7 @@ func TestConformance(t *testing.T) {
 			t.Fatalf("boltstore.Open: %v", err)
 		}
 		t.Cleanup(func() { s.Close() })
-		return clockedStore{traced.Wrap(s), clk}
+		return clockedStore{observed.Wrap(s, observed.Tracing{}), clk}
 	})
 }
 
@@ -280,8 +280,8 @@ func BenchmarkNode(b *testing.B) {
 		ctx   context.Context
 	}{
 		{"store", bolt, b.Context()},
-		{"wrapped, tracing off", traced.Wrap(bolt), b.Context()},
-		{"wrapped, tracing on", traced.Wrap(bolt), tracing},
+		{"wrapped, tracing off", observed.Wrap(bolt, observed.Tracing{}), b.Context()},
+		{"wrapped, tracing on", observed.Wrap(bolt, observed.Tracing{}), tracing},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -1,11 +1,4 @@
-// Package traced wraps a storage.Backend so that every store operation
-// becomes an OpenTelemetry span, a child of the span its context carries
-// (Caddy's request span under the tracing directive). The tracer comes
-// from that parent span's provider, so there is no global state, and a
-// context without a span (tracing off, a background sweep) costs no span
-// at all. A span names the operation and the space, never a file name, a
-// path, a lock token or a user.
-package traced
+package observed
 
 import (
 	"context"
@@ -19,7 +12,7 @@ import (
 )
 
 // TracerName is the instrumentation scope of the store's spans.
-const TracerName = "github.com/davspaces/davspaces/storage/traced"
+const TracerName = "github.com/davspaces/davspaces/storage/observed"
 
 // SpanPrefix starts the name of every store span: "davspaces.store.Move".
 const SpanPrefix = "davspaces.store."
@@ -37,28 +30,38 @@ const (
 	AttrRefusal = attribute.Key("davspaces.store.refusal")
 )
 
-// noSpan is what start returns when the context carries no span: ending
-// it does nothing.
-var noSpan = trace.SpanFromContext(context.Background())
+// Tracing is the Hook that makes every store call an OpenTelemetry
+// span, a child of the span its context carries (Caddy's request span
+// under the tracing directive). The tracer comes from that parent span's
+// provider, so there is no global state, and a context without a span
+// (tracing off, a background sweep) costs no span at all. A span names
+// the operation and the space, never a file name, a path, a lock token or
+// a user.
+type Tracing struct{}
 
-// start begins the span of operation op on space spaceID ("" when the
-// call names no space), as a child of ctx's span.
-func start(ctx context.Context, op, spaceID string) (context.Context, trace.Span) {
+// Begin starts the call's span when ctx carries one to be its parent.
+func (Tracing) Begin(ctx context.Context, c Call) context.Context {
 	parent := trace.SpanFromContext(ctx)
 	if !parent.SpanContext().IsValid() {
-		return ctx, noSpan
+		return ctx
 	}
-	attrs := []attribute.KeyValue{AttrOperation.String(op)}
-	if spaceID != "" {
-		attrs = append(attrs, AttrSpace.String(spaceID))
+	attrs := []attribute.KeyValue{AttrOperation.String(c.Op.String())}
+	if c.SpaceID != "" {
+		attrs = append(attrs, AttrSpace.String(c.SpaceID))
 	}
-	return parent.TracerProvider().Tracer(TracerName).Start(ctx, SpanPrefix+op,
+	ctx, _ = parent.TracerProvider().Tracer(TracerName).Start(ctx, SpanPrefix+c.Op.String(),
 		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+	return ctx
 }
 
-// end records how the call went and ends its span. The error's text is
-// left out: it may quote a file name.
-func end(span trace.Span, err error) {
+// End records how the call went and ends its span. ctx carries a valid
+// span exactly when Begin started one: Begin starts a child of every
+// valid parent. The error's text is left out: it may quote a file name.
+func (Tracing) End(ctx context.Context, _ Call, err error) {
+	span := trace.SpanFromContext(ctx)
+	if !span.SpanContext().IsValid() {
+		return
+	}
 	if err != nil && span.IsRecording() {
 		if refusal, ok := refusalOf(err); ok {
 			span.SetAttributes(AttrRefusal.String(refusal))
@@ -107,28 +110,4 @@ func failureOf(err error) string {
 		return context.DeadlineExceeded.Error()
 	}
 	return "store failure"
-}
-
-// call runs f in the span of op on spaceID.
-func call[T any](ctx context.Context, op, spaceID string, f func(context.Context) (T, error)) (T, error) {
-	ctx, span := start(ctx, op, spaceID)
-	v, err := f(ctx)
-	end(span, err)
-	return v, err
-}
-
-// call2 is call for the methods with two results and an error.
-func call2[A, B any](ctx context.Context, op, spaceID string, f func(context.Context) (A, B, error)) (A, B, error) {
-	ctx, span := start(ctx, op, spaceID)
-	a, b, err := f(ctx)
-	end(span, err)
-	return a, b, err
-}
-
-// call0 is call for the methods that return only an error.
-func call0(ctx context.Context, op, spaceID string, f func(context.Context) error) error {
-	ctx, span := start(ctx, op, spaceID)
-	err := f(ctx)
-	end(span, err)
-	return err
 }
