@@ -66,6 +66,16 @@ func fencedBlocks(text string) []fencedBlock {
 	return blocks
 }
 
+// fencedBlocksOf returns the fenced code blocks of a Markdown file.
+func fencedBlocksOf(t *testing.T, page string) []fencedBlock {
+	t.Helper()
+	text, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fencedBlocks(string(text))
+}
+
 func TestFencedBlocks(t *testing.T) {
 	text := "intro\n```caddyfile\na {\n}\n```\ntext\n```json\n{}\n```\n```\nplain\n```\n"
 	got := fencedBlocks(text)
