@@ -159,7 +159,7 @@ func (h *configuredHandler) Close() { h.cancel() }
 func (h *configuredHandler) Bolt(command string) (*BoltStore, error) {
 	b, ok := h.Backend.(*BoltStore)
 	if !ok {
-		return nil, fmt.Errorf("%s works on the embedded (bolt) store only; the store %s is another: see the README's Operations section for its backups", command, h.Key())
+		return nil, fmt.Errorf("%s works on the embedded (bolt) store only; the store %s is another: see docs/operations.md for its backups", command, h.Key())
 	}
 	return b, nil
 }

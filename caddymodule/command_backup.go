@@ -39,7 +39,7 @@ drops those no longer referenced. Unfinished uploads are not kept.
 When the server runs, it makes the database copy: the command asks the
 configuration's admin endpoint for it (GET /davspaces/snapshot), so the
 admin endpoint must be on. The PostgreSQL store is backed up with
-pg_dump and the bucket's own replication or versioning: see the README.`,
+pg_dump and the bucket's own replication or versioning: see docs/operations.md.`,
 		runBackup)
 }
 

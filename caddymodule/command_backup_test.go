@@ -144,7 +144,7 @@ func TestBackupAndRestoreRefuseThePostgresStore(t *testing.T) {
 `)
 	for _, command := range []string{"backup", "restore"} {
 		_, _, err := runSubcommand(t, command, "--config", config, t.TempDir())
-		if err == nil || !strings.Contains(err.Error(), "embedded (bolt) store only") || !strings.Contains(err.Error(), "README") {
+		if err == nil || !strings.Contains(err.Error(), "embedded (bolt) store only") || !strings.Contains(err.Error(), "docs/operations.md") {
 			t.Errorf("%s of a PostgreSQL store: %v", command, err)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,8 +15,25 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 )
 
-// docsPages are the manual's pages whose examples are checked.
-var docsPages = []string{"../docs/*.md", "../docs/recipes/*.md"}
+// manualPages returns the manual's pages whose examples and links are
+// checked: the README and every Markdown file under docs/.
+func manualPages(t *testing.T) []string {
+	t.Helper()
+	pages := []string{"../README.md"}
+	err := filepath.WalkDir("../docs", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".md") {
+			pages = append(pages, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("listing docs/: %v", err)
+	}
+	if len(pages) == 1 {
+		t.Fatal("no pages in docs/: the manual is missing")
+	}
+	return pages
+}
 
 // fencedBlock is one fenced code block of a Markdown page.
 type fencedBlock struct {
@@ -47,6 +66,16 @@ func fencedBlocks(text string) []fencedBlock {
 	return blocks
 }
 
+// fencedBlocksOf returns the fenced code blocks of a Markdown file.
+func fencedBlocksOf(t *testing.T, page string) []fencedBlock {
+	t.Helper()
+	text, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fencedBlocks(string(text))
+}
+
 func TestFencedBlocks(t *testing.T) {
 	text := "intro\n```caddyfile\na {\n}\n```\ntext\n```json\n{}\n```\n```\nplain\n```\n"
 	got := fencedBlocks(text)
@@ -61,23 +90,29 @@ func TestFencedBlocks(t *testing.T) {
 	}
 }
 
+// adaptExample adapts one Caddyfile example of the manual. An example that
+// shows a directive's block alone (the adapter says a directive must
+// appear in a site block) is adapted inside a site, as it would be used.
+func adaptExample(adapter caddyconfig.Adapter, body, where string) error {
+	_, _, err := adapter.Adapt([]byte(body), map[string]any{"filename": where})
+	if err == nil || !strings.Contains(err.Error(), "directives must appear in a site block") {
+		return err
+	}
+	site := "example.org {\n" + body + "}\n"
+	if _, _, err := adapter.Adapt([]byte(site), map[string]any{"filename": where}); err != nil {
+		return fmt.Errorf("inside a site block: %w", err)
+	}
+	return nil
+}
+
 // TestDocsExamplesAdapt keeps the manual honest: every ```caddyfile block
-// of docs/ must be a whole Caddyfile the real adapter accepts (so every
-// option it names exists and is written right), and every ```json block
-// and .json file there must parse. A fragment is written in a plain
-// ``` block instead.
+// of the README and docs/ must be a Caddyfile the real adapter accepts (so
+// every option it names exists and is written right), and every ```json
+// block and .json file there must parse. A directive's block alone is adapted
+// inside a site; a synopsis or a fragment with elisions is written in a
+// plain ``` block instead.
 func TestDocsExamplesAdapt(t *testing.T) {
-	var pages []string
-	for _, pattern := range docsPages {
-		matches, err := filepath.Glob(pattern)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pages = append(pages, matches...)
-	}
-	if len(pages) == 0 {
-		t.Fatal("no pages in docs/: the manual is missing")
-	}
+	pages := manualPages(t)
 	adapter := caddyconfig.GetAdapter("caddyfile")
 	caddyfiles := 0
 	for _, page := range pages {
@@ -90,7 +125,7 @@ func TestDocsExamplesAdapt(t *testing.T) {
 			switch b.lang {
 			case "caddyfile":
 				caddyfiles++
-				if _, _, err := adapter.Adapt([]byte(b.body), map[string]any{"filename": where}); err != nil {
+				if err := adaptExample(adapter, b.body, where); err != nil {
 					t.Errorf("%s: the Caddyfile does not adapt: %v", where, err)
 				}
 			case "json":

@@ -78,7 +78,7 @@ func boltPagesInUse(t *testing.T, path string) int64 {
 
 // maxNodeMetadata is the most meta.db grows by for a node with a long
 // name, trash entry and version included, with bbolt's page slack: the
-// Limits section of the README states it.
+// docs/limits.md states it.
 const maxNodeMetadata = 4 << 10
 
 // emptyRecordsWorkload makes records that take no quota, counting what the

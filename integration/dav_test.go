@@ -208,7 +208,7 @@ func startExample(t *testing.T, binary string) (c *client, admin string) {
 	}
 }
 
-// TestExampleCaddyfileAsIs runs the README's server command configuration
+// TestExampleCaddyfileAsIs runs the configuration of the README's server command
 // unchanged: HTTPS on localhost:9200 with Caddy's internal CA.
 func TestExampleCaddyfileAsIs(t *testing.T) {
 	c, admin := startExample(t, caddyBinary)

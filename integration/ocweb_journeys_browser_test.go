@@ -48,7 +48,7 @@ func requireWebBundle(t *testing.T) string {
 }
 
 // webSite is a folder holding Web's bundle (linked, not copied) and a
-// config.json of ours, as the README asks: the bundle's folder served by
+// config.json of ours, as docs/browser.md asks: the bundle's folder served by
 // file_server with config.json beside index.html.
 func webSite(t *testing.T, bundle string, config any) string {
 	t.Helper()
@@ -94,7 +94,7 @@ type webJourneyOptions struct {
 }
 
 // TestOwnCloudWebJourneys drives ownCloud Web v12 (the bundle webBundleEnv
-// names) in chromium against the README's site, signed in through the
+// names) in chromium against docs/browser.md's site, signed in through the
 // test provider: the 16 journeys of a person in Web, each one's end state
 // shot and checked through WebDAV where it changes something.
 func TestOwnCloudWebJourneys(t *testing.T) {
@@ -122,7 +122,7 @@ func TestOwnCloudWebJourneys(t *testing.T) {
 		"apps": []string{"files", "search", "preview", "text-editor"},
 	})
 	dir := t.TempDir()
-	// The README's site, with a project space as the README's has one.
+	// docs/browser.md's site, with a project space as its has one.
 	config := strings.Replace(fmt.Sprintf(webBesideCaddyfile, port, filepath.Join(dir, "data"), site),
 		"\t\t\tweb off\n", "\t\t\tweb off\n\t\t\tspace Physics {\n\t\t\t\tmanager alice\n\t\t\t\tviewer group:developers\n\t\t\t}\n", 1)
 	s := caddyRun{dir: dir, config: config, url: origin, env: []string{"OIDC_ISSUER=" + idp.Issuer}}.start(t)

@@ -290,7 +290,7 @@ func TestOwnCloudWebStartup(t *testing.T) {
 	alice.expect(http.StatusMultiStatus, "PROPFIND", "/dav/spaces/"+url.PathEscape(personal[0].ID), "", "Depth", "1")
 }
 
-// webBesideCaddyfile is the README's site for ownCloud Web beside
+// webBesideCaddyfile is docs/browser.md's site for ownCloud Web beside
 // davspaces: Web's bundle under file_server on the same origin (no CORS),
 // its own routes falling back to index.html, and oidc_auth only on the
 // paths davspaces answers for signed-in users (public links judge their
@@ -327,7 +327,7 @@ http://127.0.0.1:%[1]d {
 }
 `
 
-// TestOwnCloudWebBesideDAVSpaces runs the README's site: Web's files and
+// TestOwnCloudWebBesideDAVSpaces runs docs/browser.md's site: Web's files and
 // its routes load without a token, /app/list too, and the API wants one.
 // Web's pages come with <base href="/">, so that Web routes by path: a
 // link's page /s/<token>, a private link and the post-logout address.

@@ -13,7 +13,7 @@ import (
 )
 
 // A backup of the PostgreSQL + S3 store is a pg_dump of the database and
-// a copy of the bucket taken after it (README, Operations). These tests
+// a copy of the bucket taken after it (docs/operations.md). These tests
 // take one while the store serves, restore it into a fresh database and
 // bucket, and check the restored pair.
 
