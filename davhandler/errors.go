@@ -210,3 +210,10 @@ func storageError(err error) *davError {
 	}
 	return &davError{status: http.StatusInternalServerError, message: "internal server error", cause: err}
 }
+
+// withCause returns a copy of de that logs cause.
+func withCause(de *davError, cause error) *davError {
+	c := *de
+	c.cause = cause
+	return &c
+}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"go.uber.org/zap"
 )
 
 // multistatus streams a 207 response: each d:response is written as soon as
@@ -297,4 +299,18 @@ func (ms *multistatus) endPropstatWithError(status int, condition string) {
 	ms.WriteString("</d:status><d:error><d:")
 	ms.WriteString(condition)
 	ms.WriteString("/></d:error></d:propstat>")
+}
+
+// endMultistatus logs the failure of a multistatus whose 207 has gone
+// out: all that is left is to cut the document short, which clients
+// detect as malformed.
+func (h *Handler) endMultistatus(r *http.Request, err error) error {
+	switch {
+	case err == nil:
+	case r.Context().Err() != nil:
+		h.logger.Debug("multistatus abandoned by the client", zap.String("uri", r.RequestURI), zap.Error(err))
+	default:
+		h.logger.Error("streaming multistatus", zap.String("uri", r.RequestURI), zap.Error(err))
+	}
+	return nil
 }

@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"slices"
 
-	"go.uber.org/zap"
-
 	"github.com/davspaces/davspaces/internal/origin"
 	"github.com/davspaces/davspaces/storage"
 )
@@ -78,17 +76,7 @@ func (h *Handler) handlePropfind(w http.ResponseWriter, r *http.Request, req *re
 	if err == nil {
 		err = ms.close()
 	}
-	switch {
-	case err == nil:
-	case r.Context().Err() != nil:
-		// The client went away; nobody is left to tell.
-		h.logger.Debug("multistatus abandoned by the client", zap.String("uri", r.RequestURI), zap.Error(err))
-	default:
-		// The 207 is on its way: all that is left is to log and cut the
-		// document short, which clients detect as malformed.
-		h.logger.Error("streaming multistatus", zap.String("uri", r.RequestURI), zap.Error(err))
-	}
-	return nil
+	return h.endMultistatus(r, err)
 }
 
 func (h *Handler) newPropContext(r *http.Request, req *request, t *target, pf propfindRequest) *propContext {
