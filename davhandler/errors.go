@@ -217,3 +217,28 @@ func withCause(de *davError, cause error) *davError {
 	c.cause = cause
 	return &c
 }
+
+// tokenNotSubmitted is the 423 of a change to what l locks, naming its root
+// (RFC 4918 §16, lock-token-submitted).
+func tokenNotSubmitted(l storage.Lock) *davError {
+	var b xmlBuilder
+	b.WriteString("<d:lock-token-submitted><d:href>")
+	b.text(l.Root)
+	b.WriteString("</d:href></d:lock-token-submitted>")
+	return &davError{status: http.StatusLocked, condition: b.String(),
+		message: "The resource is locked: submit the lock's token in an If header"}
+}
+
+// bodyReadError answers a body the client did not send in full: 413 when a
+// size limit (http.MaxBytesReader, Caddy's request_body max_size) cut it,
+// 499 when the client abandoned it.
+func bodyReadError(err error) error {
+	if tooLarge, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return &davError{status: http.StatusRequestEntityTooLarge, cause: err,
+			message: fmt.Sprintf("The request body is larger than the server accepts (%d bytes)", tooLarge.Limit)}
+	}
+	if streamCancelled(err) {
+		return &davError{status: statusClientClosedRequest, message: msgClientClosed, cause: err}
+	}
+	return &davError{status: http.StatusBadRequest, message: "reading request body: " + err.Error(), cause: err}
+}

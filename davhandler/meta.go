@@ -18,9 +18,6 @@ import (
 // a PROPFIND asking for oc:meta-path-for-user tells where the node is in
 // its space. Below it, …/v are the versions of a file (versions.go).
 
-// The methods of the meta resource.
-const allowedOnMeta = "OPTIONS, PROPFIND"
-
 // maxMetaDepth bounds the walk from a node up to its space's root.
 const maxMetaDepth = storage.MaxNodeDepth
 

@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -314,3 +315,5 @@ func (h *Handler) endMultistatus(r *http.Request, err error) error {
 	}
 	return nil
 }
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -513,8 +513,6 @@ func propPrivateLink(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
 	return text(dst, pc.linkBase+u.EscapedPath())
 }
 
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
 // writeNode writes the d:response of one node.
 func (pc *propContext) writeNode(ms *multistatus, pf propfindRequest, v *nodeView, href responseHref) error {
 	if pf.kind == findProp {

@@ -15,26 +15,6 @@ import (
 // an item or a node below one into the space; DELETE purges an item, or
 // on the trash root every item.
 
-// The methods of the trash root and of what is below it.
-const (
-	allowedOnTrash     = "OPTIONS, PROPFIND, DELETE"
-	allowedOnTrashItem = "OPTIONS, PROPFIND, MOVE, DELETE"
-	// allowedInTrashItem: a node below an item is restored, never purged
-	// alone.
-	allowedInTrashItem = "OPTIONS, PROPFIND, MOVE"
-)
-
-// trashAllow returns the methods a trash-bin path allows.
-func trashAllow(segments []string) string {
-	switch len(segments) {
-	case 0:
-		return allowedOnTrash
-	case 1:
-		return allowedOnTrashItem
-	}
-	return allowedInTrashItem
-}
-
 // The refusals of the trash-bin to members who may not use it.
 var (
 	errTrashReadOnly = errorf(http.StatusForbidden, "You have no permission to change this space, nor to see or restore what was deleted from it")
