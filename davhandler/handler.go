@@ -1,6 +1,3 @@
-// Package davhandler serves the ownCloud "spaces" WebDAV interface (RFC 4918
-// plus the ownCloud properties) over a storage.Store, as a plain
-// net/http.Handler.
 package davhandler
 
 import (
