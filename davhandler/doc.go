@@ -46,7 +46,7 @@
 //
 // The XML layer (no store, no Handler):
 //
-//	xmlbuilder.go     xmlBuilder: XML text with escaping
+//	internal/davxml   XML escaping: text, attributes, markup (davxml.Builder)
 //	xmlrequest.go     parsing request bodies: PROPFIND, PROPPATCH, LOCK, REPORT
 //	multistatus.go    the streaming 207 writer, and endMultistatus
 //	href.go           the href of a d:response

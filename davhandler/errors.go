@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -120,18 +121,18 @@ func writeErrorBody(w http.ResponseWriter, r *http.Request, status int, message,
 }
 
 func errorBody(status int, message, condition, header string) string {
-	var b xmlBuilder
+	var b davxml.Builder
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
 	b.WriteString(`<d:error xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns">`)
 	b.WriteString(condition)
 	b.WriteString(`<s:exception>`)
-	b.text(exceptionFor(status))
+	b.Text(exceptionFor(status))
 	b.WriteString(`</s:exception><s:message>`)
-	b.text(message)
+	b.Text(message)
 	b.WriteString("</s:message>")
 	if header != "" {
 		b.WriteString("<s:header>")
-		b.text(header)
+		b.Text(header)
 		b.WriteString("</s:header>")
 	}
 	b.WriteString("</d:error>\n")
@@ -221,9 +222,9 @@ func withCause(de *davError, cause error) *davError {
 // tokenNotSubmitted is the 423 of a change to what l locks, naming its root
 // (RFC 4918 §16, lock-token-submitted).
 func tokenNotSubmitted(l storage.Lock) *davError {
-	var b xmlBuilder
+	var b davxml.Builder
 	b.WriteString("<d:lock-token-submitted><d:href>")
-	b.text(l.Root)
+	b.Text(l.Root)
 	b.WriteString("</d:href></d:lock-token-submitted>")
 	return &davError{status: http.StatusLocked, condition: b.String(),
 		message: "The resource is locked: submit the lock's token in an If header"}

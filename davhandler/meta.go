@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 	"github.com/davspaces/davspaces/shareid"
 	"github.com/davspaces/davspaces/storage"
 )
@@ -118,7 +119,7 @@ func (h *Handler) handleMetaPropfind(w http.ResponseWriter, r *http.Request, req
 		return err
 	}
 	v := metaView{path: p, spaceRef: spaceRef}
-	v.id = appendXMLText(append(appendSpaceRef(nil, storageID, t.space.ID), '!'), t.node.ID)
+	v.id = davxml.AppendText(append(appendSpaceRef(nil, storageID, t.space.ID), '!'), t.node.ID)
 	ms := startMultistatus(w, multistatusBuffer, &h.responseBuffers)
 	var ps propSet
 	metaProps.writeResponse(ms, &ps, pf, responseHref{base: hrefFor(t.hrefPath, true)}, v)
@@ -143,7 +144,7 @@ func (h *Handler) metaPlace(ctx context.Context, user storage.User, t *target) (
 		return "", nil, storage.NodeNotFound(t.space.ID, t.share.root)
 	}
 	p, err := h.pathOf(ctx, t.node, t.share.root)
-	return path.Join("/", mount.name, p), appendXMLText(nil, shareid.DriveID), err
+	return path.Join("/", mount.name, p), davxml.AppendText(nil, shareid.DriveID), err
 }
 
 // pathOf returns the path of n from its space's root, or from the node

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 	"go.uber.org/zap"
 )
 
@@ -145,10 +146,10 @@ func (ms *multistatus) beginResponseAt(href responseHref) {
 // appendResponseStart appends the opening of a d:response with its href.
 func appendResponseStart(dst []byte, href responseHref) []byte {
 	dst = append(dst, "<d:response><d:href>"...)
-	dst = appendXMLText(dst, href.base)
+	dst = davxml.AppendText(dst, href.base)
 	if href.segment != "" {
 		dst = append(dst, '/')
-		dst = appendXMLText(dst, href.segment)
+		dst = davxml.AppendText(dst, href.segment)
 	}
 	if href.slash {
 		dst = append(dst, '/')
@@ -274,7 +275,7 @@ func writeQName(w xmlWriter, n xml.Name, declare bool) {
 		w.WriteString(n.Local)
 		if declare {
 			w.WriteString(` xmlns:x="`)
-			writeXMLAttr(w, n.Space)
+			davxml.WriteAttr(w, n.Space)
 			w.WriteByte('"')
 		}
 		return
@@ -285,12 +286,12 @@ func writeQName(w xmlWriter, n xml.Name, declare bool) {
 // rawElement writes a property whose value is already XML.
 func (ms *multistatus) rawElement(n xml.Name, xmlValue string) {
 	ms.openTag(n)
-	writeXMLMarkup(ms, xmlValue)
+	davxml.WriteMarkup(ms, xmlValue)
 	ms.closeTag(n)
 }
 
 // text writes s as XML character data.
-func (ms *multistatus) text(s string) { ms.buf = appendXMLText(ms.buf, s) }
+func (ms *multistatus) text(s string) { ms.buf = davxml.AppendText(ms.buf, s) }
 
 // endPropstatWithError closes a propstat that carries a DAV: precondition
 // code (RFC 4918 §16).
