@@ -53,8 +53,6 @@ const (
 	// (boltstore/groupcommit.go), so that a request of 100 small files
 	// costs a few transactions, not 100.
 	bulkCommitters = 16
-	// allowedOnBulk are the methods of /dav/bulk.
-	allowedOnBulk = "OPTIONS, POST"
 )
 
 // parseBulkPath handles what follows /dav/bulk: nothing does.

@@ -28,13 +28,6 @@ import (
 // assembleName is the part name a MOVE names to assemble an upload.
 const assembleName = ".file"
 
-// The methods allowed on an NG upload's folder and on its parts.
-const (
-	allowedOnChunkedUpload = "OPTIONS, PROPFIND, MKCOL, DELETE"
-	allowedOnChunk         = "OPTIONS, PROPFIND, PUT, DELETE"
-	allowedOnAssemble      = "OPTIONS, MOVE"
-)
-
 // serveChunkedUpload answers a request below /dav/uploads/{user}/{transfer}.
 // Another user's uploads, and those of a {user} who is not the caller,
 // answer exactly as ones that do not exist.

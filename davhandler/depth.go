@@ -26,3 +26,20 @@ func parseDepth(r *http.Request, def int) (int, error) {
 	}
 	return 0, errorf(http.StatusBadRequest, "Invalid Depth header value: %s", v)
 }
+
+// listingDepth reads the Depth of a PROPFIND of what has no deeper levels
+// than its children: infinity is refused as elsewhere when the handler
+// refuses it, and otherwise answered as 1.
+func (h *Handler) listingDepth(r *http.Request) (int, error) {
+	depth, err := parseDepth(r, depthInfinity)
+	if err != nil {
+		return 0, err
+	}
+	if depth == depthInfinity {
+		if !h.depthInfinity {
+			return 0, errorf(http.StatusBadRequest, "Depth infinity is disabled on this server: send Depth 0 or 1 (a missing Depth header means infinity)")
+		}
+		depth = 1
+	}
+	return depth, nil
+}

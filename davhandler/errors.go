@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -120,18 +121,18 @@ func writeErrorBody(w http.ResponseWriter, r *http.Request, status int, message,
 }
 
 func errorBody(status int, message, condition, header string) string {
-	var b xmlBuilder
+	var b davxml.Builder
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
 	b.WriteString(`<d:error xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns">`)
 	b.WriteString(condition)
 	b.WriteString(`<s:exception>`)
-	b.text(exceptionFor(status))
+	b.Text(exceptionFor(status))
 	b.WriteString(`</s:exception><s:message>`)
-	b.text(message)
+	b.Text(message)
 	b.WriteString("</s:message>")
 	if header != "" {
 		b.WriteString("<s:header>")
-		b.text(header)
+		b.Text(header)
 		b.WriteString("</s:header>")
 	}
 	b.WriteString("</d:error>\n")
@@ -209,4 +210,36 @@ func storageError(err error) *davError {
 		return &davError{status: http.StatusBadRequest, message: "invalid request: " + err.Error(), cause: err}
 	}
 	return &davError{status: http.StatusInternalServerError, message: "internal server error", cause: err}
+}
+
+// withCause returns a copy of de that logs cause.
+func withCause(de *davError, cause error) *davError {
+	c := *de
+	c.cause = cause
+	return &c
+}
+
+// tokenNotSubmitted is the 423 of a change to what l locks, naming its root
+// (RFC 4918 §16, lock-token-submitted).
+func tokenNotSubmitted(l storage.Lock) *davError {
+	var b davxml.Builder
+	b.WriteString("<d:lock-token-submitted><d:href>")
+	b.Text(l.Root)
+	b.WriteString("</d:href></d:lock-token-submitted>")
+	return &davError{status: http.StatusLocked, condition: b.String(),
+		message: "The resource is locked: submit the lock's token in an If header"}
+}
+
+// bodyReadError answers a body the client did not send in full: 413 when a
+// size limit (http.MaxBytesReader, Caddy's request_body max_size) cut it,
+// 499 when the client abandoned it.
+func bodyReadError(err error) error {
+	if tooLarge, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return &davError{status: http.StatusRequestEntityTooLarge, cause: err,
+			message: fmt.Sprintf("The request body is larger than the server accepts (%d bytes)", tooLarge.Limit)}
+	}
+	if streamCancelled(err) {
+		return &davError{status: statusClientClosedRequest, message: msgClientClosed, cause: err}
+	}
+	return &davError{status: http.StatusBadRequest, message: "reading request body: " + err.Error(), cause: err}
 }

@@ -339,18 +339,6 @@ func FuzzETagList(f *testing.F) {
 	})
 }
 
-func FuzzWriteXMLText(f *testing.F) {
-	for _, s := range []string{"plain", `a&b<c>"d'`, "t\tn\nr\r", "\uFFFE\uFFFF\x00", "bad\xff\xed\xa0\x80", "]]>"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		var text, attr strings.Builder
-		writeXMLText(&text, s)
-		writeXMLAttr(&attr, s)
-		wantReadBack(t, s, text.String(), attr.String())
-	})
-}
-
 // FuzzParseIfHeader checks that the If header parser answers anything with a
 // parse or a 400, and that what it parses writes back to the same header.
 func FuzzParseIfHeader(f *testing.F) {

@@ -4,7 +4,6 @@ import (
 	"io"
 	"net/http"
 	"net/textproto"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -119,11 +118,6 @@ func isEmptySuffixRange(spec string) bool {
 	}
 	n, err := strconv.ParseInt(end, 10, 64)
 	return err == nil && n == 0
-}
-
-// contentDisposition offers a file for download under its own name (RFC 6266).
-func contentDisposition(name string) string {
-	return `attachment; filename*=UTF-8''` + url.PathEscape(name) + `; filename="` + quoteFilename(name) + `"`
 }
 
 // quoteFilename escapes backslashes and quotes for a quoted string (a

@@ -3,6 +3,7 @@ package davhandler
 import (
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -44,4 +45,9 @@ func viewableInline(contentType string) bool {
 		return true
 	}
 	return typ == "text/plain" || typ == "application/pdf"
+}
+
+// contentDisposition offers a file for download under its own name (RFC 6266).
+func contentDisposition(name string) string {
+	return `attachment; filename*=UTF-8''` + url.PathEscape(name) + `; filename="` + quoteFilename(name) + `"`
 }

@@ -223,17 +223,6 @@ func anyLock(locks []storage.Lock, pred func(storage.Lock) bool) bool {
 	return false
 }
 
-// tokenNotSubmitted is the 423 of a change to what l locks, naming its root
-// (RFC 4918 §16, lock-token-submitted).
-func tokenNotSubmitted(l storage.Lock) *davError {
-	var b xmlBuilder
-	b.WriteString("<d:lock-token-submitted><d:href>")
-	b.text(l.Root)
-	b.WriteString("</d:href></d:lock-token-submitted>")
-	return &davError{status: http.StatusLocked, condition: b.String(),
-		message: "The resource is locked: submit the lock's token in an If header"}
-}
-
 // evaluateIf answers 412 unless one list of ih holds (RFC 4918 §10.4.3).
 func (h *Handler) evaluateIf(r *http.Request, user storage.User, t *target, ih ifHeader) error {
 	ev := ifEvaluator{h: h, r: r, user: user, target: t, states: map[string]*ifState{}}

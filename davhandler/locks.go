@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -238,11 +239,11 @@ func (h *Handler) lockQuotaFull(cause error) *davError {
 // lockedError is the 423 of a LOCK that conflicts with the lock rooted at
 // root ("" when it is gone meanwhile).
 func lockedError(root string) *davError {
-	var b xmlBuilder
+	var b davxml.Builder
 	b.WriteString("<d:no-conflicting-lock>")
 	if root != "" {
 		b.WriteString("<d:href>")
-		b.text(root)
+		b.Text(root)
 		b.WriteString("</d:href>")
 	}
 	b.WriteString("</d:no-conflicting-lock>")

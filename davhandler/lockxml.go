@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -48,7 +49,7 @@ func (a *byteAppender) WriteByte(c byte) error {
 // lockReplyBody is the body of a successful LOCK: the d:prop with the
 // lockdiscovery of the lock taken or refreshed.
 func lockReplyBody(l storage.Lock, now time.Time) string {
-	var b xmlBuilder
+	var b davxml.Builder
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
 	b.WriteString(`<d:prop xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:lockdiscovery>`)
 	writeActiveLock(&b, l, now)
@@ -73,17 +74,17 @@ func writeActiveLock(b xmlWriter, l storage.Lock, now time.Time) {
 	b.WriteString("</d:depth>")
 	if l.Owner != "" {
 		b.WriteString("<d:owner>")
-		writeXMLMarkup(b, l.Owner)
+		davxml.WriteMarkup(b, l.Owner)
 		b.WriteString("</d:owner>")
 	}
 	b.WriteString("<d:timeout>")
 	b.WriteString(timeoutValue(l.Expires, now))
 	b.WriteString("</d:timeout><d:locktoken><d:href>")
-	writeXMLText(b, l.Token)
+	davxml.WriteText(b, l.Token)
 	b.WriteString("</d:href></d:locktoken><d:lockroot><d:href>")
-	writeXMLText(b, l.Root)
+	davxml.WriteText(b, l.Root)
 	b.WriteString("</d:href></d:lockroot><oc:ownername>")
-	writeXMLText(b, cmp.Or(l.UserName, l.User))
+	davxml.WriteText(b, cmp.Or(l.UserName, l.User))
 	b.WriteString("</oc:ownername></d:activelock>")
 }
 

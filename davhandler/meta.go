@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 	"github.com/davspaces/davspaces/shareid"
 	"github.com/davspaces/davspaces/storage"
 )
@@ -17,9 +18,6 @@ import (
 // /dav/meta/{resourceID} names a node by its id alone, as private links do:
 // a PROPFIND asking for oc:meta-path-for-user tells where the node is in
 // its space. Below it, …/v are the versions of a file (versions.go).
-
-// The methods of the meta resource.
-const allowedOnMeta = "OPTIONS, PROPFIND"
 
 // maxMetaDepth bounds the walk from a node up to its space's root.
 const maxMetaDepth = storage.MaxNodeDepth
@@ -121,7 +119,7 @@ func (h *Handler) handleMetaPropfind(w http.ResponseWriter, r *http.Request, req
 		return err
 	}
 	v := metaView{path: p, spaceRef: spaceRef}
-	v.id = appendXMLText(append(appendSpaceRef(nil, storageID, t.space.ID), '!'), t.node.ID)
+	v.id = davxml.AppendText(append(appendSpaceRef(nil, storageID, t.space.ID), '!'), t.node.ID)
 	ms := startMultistatus(w, multistatusBuffer, &h.responseBuffers)
 	var ps propSet
 	metaProps.writeResponse(ms, &ps, pf, responseHref{base: hrefFor(t.hrefPath, true)}, v)
@@ -146,7 +144,7 @@ func (h *Handler) metaPlace(ctx context.Context, user storage.User, t *target) (
 		return "", nil, storage.NodeNotFound(t.space.ID, t.share.root)
 	}
 	p, err := h.pathOf(ctx, t.node, t.share.root)
-	return path.Join("/", mount.name, p), appendXMLText(nil, shareid.DriveID), err
+	return path.Join("/", mount.name, p), davxml.AppendText(nil, shareid.DriveID), err
 }
 
 // pathOf returns the path of n from its space's root, or from the node

@@ -4,8 +4,12 @@ import (
 	"encoding/xml"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
+	"go.uber.org/zap"
 )
 
 // multistatus streams a 207 response: each d:response is written as soon as
@@ -142,10 +146,10 @@ func (ms *multistatus) beginResponseAt(href responseHref) {
 // appendResponseStart appends the opening of a d:response with its href.
 func appendResponseStart(dst []byte, href responseHref) []byte {
 	dst = append(dst, "<d:response><d:href>"...)
-	dst = appendXMLText(dst, href.base)
+	dst = davxml.AppendText(dst, href.base)
 	if href.segment != "" {
 		dst = append(dst, '/')
-		dst = appendXMLText(dst, href.segment)
+		dst = davxml.AppendText(dst, href.segment)
 	}
 	if href.slash {
 		dst = append(dst, '/')
@@ -271,7 +275,7 @@ func writeQName(w xmlWriter, n xml.Name, declare bool) {
 		w.WriteString(n.Local)
 		if declare {
 			w.WriteString(` xmlns:x="`)
-			writeXMLAttr(w, n.Space)
+			davxml.WriteAttr(w, n.Space)
 			w.WriteByte('"')
 		}
 		return
@@ -282,12 +286,12 @@ func writeQName(w xmlWriter, n xml.Name, declare bool) {
 // rawElement writes a property whose value is already XML.
 func (ms *multistatus) rawElement(n xml.Name, xmlValue string) {
 	ms.openTag(n)
-	writeXMLMarkup(ms, xmlValue)
+	davxml.WriteMarkup(ms, xmlValue)
 	ms.closeTag(n)
 }
 
 // text writes s as XML character data.
-func (ms *multistatus) text(s string) { ms.buf = appendXMLText(ms.buf, s) }
+func (ms *multistatus) text(s string) { ms.buf = davxml.AppendText(ms.buf, s) }
 
 // endPropstatWithError closes a propstat that carries a DAV: precondition
 // code (RFC 4918 §16).
@@ -298,3 +302,19 @@ func (ms *multistatus) endPropstatWithError(status int, condition string) {
 	ms.WriteString(condition)
 	ms.WriteString("/></d:error></d:propstat>")
 }
+
+// endMultistatus logs the failure of a multistatus whose 207 has gone
+// out: all that is left is to cut the document short, which clients
+// detect as malformed.
+func (h *Handler) endMultistatus(r *http.Request, err error) error {
+	switch {
+	case err == nil:
+	case r.Context().Err() != nil:
+		h.logger.Debug("multistatus abandoned by the client", zap.String("uri", r.RequestURI), zap.Error(err))
+	default:
+		h.logger.Error("streaming multistatus", zap.String("uri", r.RequestURI), zap.Error(err))
+	}
+	return nil
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

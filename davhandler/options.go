@@ -1,57 +1,6 @@
 package davhandler
 
-import (
-	"net/http"
-
-	"github.com/davspaces/davspaces/storage"
-)
-
-// allowedMethods are the methods the interface implements.
-const allowedMethods = "OPTIONS, GET, HEAD, PUT, DELETE, MKCOL, PROPFIND, PROPPATCH, REPORT, COPY, MOVE"
-
-// The methods an existing resource allows, for the Allow header of a 405.
-// MKCOL is never among them (the resource exists); a space root can be
-// neither deleted, copied, moved nor replaced.
-const (
-	allowedOnFile   = "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, REPORT, COPY, MOVE"
-	allowedOnFolder = "OPTIONS, GET, HEAD, DELETE, PROPFIND, PROPPATCH, REPORT, COPY, MOVE"
-	allowedOnRoot   = "OPTIONS, GET, HEAD, PROPFIND, PROPPATCH, REPORT"
-	// allowedOnVirtual: the collections above the spaces only answer OPTIONS.
-	allowedOnVirtual = "OPTIONS"
-)
-
-// allowedOn returns the methods node n allows.
-func allowedOn(n storage.Node) string {
-	switch {
-	case n.ParentID == "":
-		return allowedOnRoot
-	case n.IsFolder():
-		return allowedOnFolder
-	}
-	return allowedOnFile
-}
-
-// lockMethods are the methods locking adds to every resource.
-const lockMethods = ", LOCK, UNLOCK"
-
-// unlockable are the allow lists of what cannot be locked: the
-// collections above the spaces, and uploads.
-var unlockable = map[string]bool{
-	allowedOnVirtual: true, allowedOnUploads: true,
-	allowedOnChunkedUpload: true, allowedOnChunk: true, allowedOnAssemble: true,
-	allowedOnTrash: true, allowedOnTrashItem: true, allowedInTrashItem: true,
-	allowedOnMeta: true, allowedOnVersion: true,
-	allowedOnPublic: true,
-}
-
-// withLocks adds LOCK and UNLOCK to a list of allowed methods when the
-// handler offers locking.
-func (h *Handler) withLocks(allow string) string {
-	if h.locks == nil || unlockable[allow] {
-		return allow
-	}
-	return allow + lockMethods
-}
+import "net/http"
 
 // The compliance classes advertised: 1 (RFC 4918), 2 (locking) and 3 (the
 // RFC 4918 revision); class 2 only when there is a lock store.
@@ -66,16 +15,6 @@ func (h *Handler) davClasses() string {
 		return davClasses
 	}
 	return davClassesWithLocks
-}
-
-// allowedMethods lists the methods of the interface, with LOCK and UNLOCK
-// when locking is offered and POST (TUS creation) when uploads are.
-func (h *Handler) allowedMethods() string {
-	allow := h.withLocks(allowedMethods)
-	if h.uploads != nil {
-		allow += ", POST"
-	}
-	return allow
 }
 
 // handleOptions answers without authentication so clients can discover the
@@ -109,20 +48,4 @@ func (h *Handler) handleOptions(w http.ResponseWriter, r *http.Request, dp davPa
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
-}
-
-// undoAllow returns the methods of a trash-bin or meta path; ok is false
-// for any other path.
-func undoAllow(dp davPath) (allow string, ok bool) {
-	switch {
-	case dp.kind == baseTrash:
-		return trashAllow(dp.segments), true
-	case dp.kind != baseMeta:
-		return "", false
-	case len(dp.segments) == 0:
-		return allowedOnMeta, true
-	case len(dp.segments) == 1:
-		return allowedOnVersions, true
-	}
-	return allowedOnVersion, true
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -233,7 +234,7 @@ func (pc *propContext) lookup(v *nodeView, rp *requestedProp, dst []byte) ([]byt
 	}
 	for _, p := range props {
 		if p.User == "" && p.Name.Space == n.Space && p.Name.Local == n.Local {
-			return appendXMLMarkup(dst, p.Value), true, nil
+			return davxml.AppendMarkup(dst, p.Value), true, nil
 		}
 	}
 	return dst, false, nil
@@ -260,7 +261,7 @@ func folderOnly(p liveProp) liveProp {
 }
 
 // text appends s as the character data of a property.
-func text(dst []byte, s string) ([]byte, bool) { return appendXMLText(dst, s), true }
+func text(dst []byte, s string) ([]byte, bool) { return davxml.AppendText(dst, s), true }
 
 func propID(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
 	return pc.appendNodeRef(dst, v.node.SpaceID, v.node.ID), true
@@ -297,14 +298,14 @@ func (pc *propContext) appendNodeRef(dst []byte, spaceID, nodeID string) []byte 
 		return dst
 	}
 	dst = append(dst, '!')
-	return appendXMLText(dst, nodeID)
+	return davxml.AppendText(dst, nodeID)
 }
 
 // appendSpaceRef appends the id of a space (see spaceRef) as XML text.
 func appendSpaceRef(dst []byte, storageID, spaceID string) []byte {
-	dst = appendXMLText(dst, storageID)
+	dst = davxml.AppendText(dst, storageID)
 	dst = append(dst, '$')
-	return appendXMLText(dst, spaceID)
+	return davxml.AppendText(dst, spaceID)
 }
 
 func propName(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
@@ -321,7 +322,7 @@ func displayName(s storage.Space, n storage.Node) string {
 
 func propETag(_ *propContext, v *nodeView, dst []byte) ([]byte, bool) {
 	dst = append(dst, '"')
-	dst = appendXMLText(dst, v.node.ETag)
+	dst = davxml.AppendText(dst, v.node.ETag)
 	return append(dst, '"'), true
 }
 
@@ -402,11 +403,11 @@ func propChecksums(_ *propContext, v *nodeView, dst []byte) ([]byte, bool) {
 	// As checksum.Sums.String writes them, without building the string.
 	sums := &v.node.Checksums
 	dst = append(dst, "<oc:checksum>SHA1:"...)
-	dst = appendXMLText(dst, sums.SHA1)
+	dst = davxml.AppendText(dst, sums.SHA1)
 	dst = append(dst, " MD5:"...)
-	dst = appendXMLText(dst, sums.MD5)
+	dst = davxml.AppendText(dst, sums.MD5)
 	dst = append(dst, " ADLER32:"...)
-	dst = appendXMLText(dst, sums.Adler32)
+	dst = davxml.AppendText(dst, sums.Adler32)
 	return append(dst, "</oc:checksum>"...), true
 }
 
@@ -513,8 +514,6 @@ func propPrivateLink(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
 	return text(dst, pc.linkBase+u.EscapedPath())
 }
 
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
 // writeNode writes the d:response of one node.
 func (pc *propContext) writeNode(ms *multistatus, pf propfindRequest, v *nodeView, href responseHref) error {
 	if pf.kind == findProp {
@@ -616,7 +615,7 @@ func (pc *propContext) collectAll(ms *multistatus, v *nodeView, include []reques
 	for _, p := range props {
 		if p.User == "" {
 			start := len(ps.values)
-			ps.keep(xml.Name{Space: p.Name.Space, Local: p.Name.Local}, start, appendXMLMarkup(ps.values, p.Value), true)
+			ps.keep(xml.Name{Space: p.Name.Space, Local: p.Name.Local}, start, davxml.AppendMarkup(ps.values, p.Value), true)
 		}
 	}
 	shown := len(ps.found)

@@ -1,11 +1,15 @@
 package davhandler
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/davspaces/davspaces/storage"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // The reasons a refusal is logged with: the settings and rules a user
@@ -102,4 +106,42 @@ func noteSpace(ctx context.Context, spaceID string) {
 	if p := partiesOf(ctx); p != nil {
 		p.space = spaceID
 	}
+}
+
+// fail answers err. Protocol errors get their own status; anything else is a
+// server fault, answered as 500.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	de := clientClosed(r, storageError(err))
+	h.logFailure(r, de, err)
+	if de.status == http.StatusMethodNotAllowed {
+		// RFC 9110 §15.5.6: a 405 must say what is allowed.
+		w.Header().Set("Allow", h.withLocks(cmp.Or(de.allow, allowedOnVirtual)))
+	}
+	if de.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(de.retryAfter))
+	}
+	writeErrorBody(w, r, de.status, de.message, de.condition, de.header)
+}
+
+// logFailure logs the server's own faults at ERROR and the refusals of bad
+// requests at DEBUG, each with the user and space it concerns and the
+// reason, so that an administrator can answer "why was I refused". The
+// path is logged without its query, which is no business of the log.
+func (h *Handler) logFailure(r *http.Request, de *davError, err error) {
+	level, msg := zapcore.DebugLevel, "webdav request refused"
+	if de.serverFault() && r.Context().Err() == nil {
+		// A failure after the client went away is no fault to report.
+		level, msg = zapcore.ErrorLevel, "webdav request failed"
+	}
+	c := h.logger.Check(level, msg)
+	if c == nil {
+		return
+	}
+	var parties requestParties
+	if p := partiesOf(r.Context()); p != nil {
+		parties = *p
+	}
+	c.Write(zap.String("method", r.Method), zap.String("path", r.URL.Path),
+		zap.Int("status", de.status), zap.String("user", parties.user), zap.String("space", parties.space),
+		zap.String("reason", refusalReason(de, err)), zap.Error(err))
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -324,7 +325,7 @@ func validateName(s string) *davError {
 		case r == '\\':
 			// Windows clients read it as a separator, as "/" is everywhere.
 			return errorf(http.StatusBadRequest, "name validation failed: must not contain \\")
-		case !isXMLChar(r):
+		case !davxml.IsChar(r):
 			// Every listing of the folder would carry it, and no XML parser
 			// would read that listing.
 			return errorf(http.StatusBadRequest, "name validation failed: must not contain %U", r)

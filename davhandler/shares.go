@@ -116,7 +116,7 @@ func (h *Handler) sharedAccess(ctx context.Context, user storage.User, space sto
 			// The stronger share; of equal ones, the higher item.
 			best = r
 		}
-		if depth == maxMetaDepth {
+		if depth == storage.MaxNodeDepth {
 			break
 		}
 		n, err := h.store.Node(ctx, space.ID, id)

@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"strings"
 
-	"go.uber.org/zap"
-
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -16,26 +14,6 @@ import (
 // deleted items and, below a deleted folder, its children; MOVE restores
 // an item or a node below one into the space; DELETE purges an item, or
 // on the trash root every item.
-
-// The methods of the trash root and of what is below it.
-const (
-	allowedOnTrash     = "OPTIONS, PROPFIND, DELETE"
-	allowedOnTrashItem = "OPTIONS, PROPFIND, MOVE, DELETE"
-	// allowedInTrashItem: a node below an item is restored, never purged
-	// alone.
-	allowedInTrashItem = "OPTIONS, PROPFIND, MOVE"
-)
-
-// trashAllow returns the methods a trash-bin path allows.
-func trashAllow(segments []string) string {
-	switch len(segments) {
-	case 0:
-		return allowedOnTrash
-	case 1:
-		return allowedOnTrashItem
-	}
-	return allowedInTrashItem
-}
 
 // The refusals of the trash-bin to members who may not use it.
 var (
@@ -149,23 +127,6 @@ func (h *Handler) handleTrashPropfind(w http.ResponseWriter, r *http.Request, tr
 	return h.writeTrashNode(w, r, tr, tl, pf, depth)
 }
 
-// listingDepth reads the Depth of a PROPFIND of what has no deeper levels
-// than its children: infinity is refused as elsewhere when the handler
-// refuses it, and otherwise answered as 1.
-func (h *Handler) listingDepth(r *http.Request) (int, error) {
-	depth, err := parseDepth(r, depthInfinity)
-	if err != nil {
-		return 0, err
-	}
-	if depth == depthInfinity {
-		if !h.depthInfinity {
-			return 0, errorf(http.StatusBadRequest, "Depth infinity is disabled on this server: send Depth 0 or 1 (a missing Depth header means infinity)")
-		}
-		depth = 1
-	}
-	return depth, nil
-}
-
 // writeTrashRoot answers a PROPFIND of the trash root: the root, then
 // every item when depth is 1. The items are read before the 207 goes out.
 func (h *Handler) writeTrashRoot(w http.ResponseWriter, r *http.Request, tr *trashRequest, tl *trashListing, pf propfindRequest, depth int) error {
@@ -247,20 +208,6 @@ func trashLocation(item storage.TrashItem, names []string) string {
 		return item.Location
 	}
 	return item.Location + "/" + strings.Join(names, "/")
-}
-
-// endMultistatus logs the failure of a multistatus whose 207 has gone
-// out: all that is left is to cut the document short, which clients
-// detect as malformed.
-func (h *Handler) endMultistatus(r *http.Request, err error) error {
-	switch {
-	case err == nil:
-	case r.Context().Err() != nil:
-		h.logger.Debug("multistatus abandoned by the client", zap.String("uri", r.RequestURI), zap.Error(err))
-	default:
-		h.logger.Error("streaming multistatus", zap.String("uri", r.RequestURI), zap.Error(err))
-	}
-	return nil
 }
 
 // handleTrashRestore restores an item, or a node below one, to the
@@ -352,13 +299,6 @@ func restoreTransfer(space storage.Space, node storage.Node, dst *target, overwr
 		return t, errReadOnly
 	}
 	return t, nil
-}
-
-// withCause returns a copy of de that logs cause.
-func withCause(de *davError, cause error) *davError {
-	c := *de
-	c.cause = cause
-	return &c
 }
 
 // handleTrashPurge destroys an item (DELETE …/{key}) or every item

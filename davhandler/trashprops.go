@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -162,5 +163,5 @@ func trashedOnly(p fixedProp[trashView]) fixedProp[trashView] {
 func trashFileID(v trashView, dst []byte) ([]byte, bool) {
 	dst = append(dst, v.tl.spaceRef...)
 	dst = append(dst, '!')
-	return appendXMLText(dst, v.node.ID), true
+	return davxml.AppendText(dst, v.node.ID), true
 }

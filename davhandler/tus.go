@@ -32,24 +32,6 @@ import (
 // checksum extension, answers errors in its own format and routes and owns
 // its storage, where ours is storage.UploadSessions beside the store.
 
-const (
-	tusVersion = "1.0.0"
-	// tusExtensions are the extensions served; creation-defer-length is
-	// not, so every upload announces its length.
-	tusExtensions = "creation,creation-with-upload,checksum,expiration,termination"
-	// tusChecksumAlgorithms are those Upload-Checksum accepts: the ones
-	// every stored file is summed with.
-	tusChecksumAlgorithms = "sha1,md5,adler32"
-	// tusContentType marks a request body that is upload bytes.
-	tusContentType = "application/offset+octet-stream"
-	// statusChecksumMismatch is the TUS checksum extension's status for
-	// bytes that do not match their checksum.
-	statusChecksumMismatch = 460
-)
-
-// allowedOnUploads are the methods an upload URL allows.
-const allowedOnUploads = "OPTIONS, HEAD, PATCH, DELETE"
-
 // checkTusResumable refuses a TUS request of another protocol version,
 // naming the one served (TUS requires the header on every request but
 // OPTIONS).

@@ -233,3 +233,18 @@ func (h *Handler) setOptionsMaxSize(r *http.Request, hdr http.Header, dp davPath
 		h.logger.Debug("reading the free quota for OPTIONS", zap.Error(err))
 	}
 }
+
+const (
+	tusVersion = "1.0.0"
+	// tusExtensions are the extensions served; creation-defer-length is
+	// not, so every upload announces its length.
+	tusExtensions = "creation,creation-with-upload,checksum,expiration,termination"
+	// tusChecksumAlgorithms are those Upload-Checksum accepts: the ones
+	// every stored file is summed with.
+	tusChecksumAlgorithms = "sha1,md5,adler32"
+	// tusContentType marks a request body that is upload bytes.
+	tusContentType = "application/offset+octet-stream"
+	// statusChecksumMismatch is the TUS checksum extension's status for
+	// bytes that do not match their checksum.
+	statusChecksumMismatch = 460
+)

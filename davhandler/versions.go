@@ -19,12 +19,6 @@ import (
 // who may read the file may list and download its versions; restoring
 // one is a write.
 
-// The methods of the versions collection and of one version.
-const (
-	allowedOnVersions = "OPTIONS, PROPFIND"
-	allowedOnVersion  = "OPTIONS, GET, HEAD, PROPFIND, COPY"
-)
-
 // errNoVersionRestore is oCIS' refusal of a restore to a reader.
 var errNoVersionRestore = errorf(http.StatusForbidden, "You have no permission to restore versions on this resource")
 

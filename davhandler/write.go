@@ -136,20 +136,6 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// bodyReadError answers a body the client did not send in full: 413 when a
-// size limit (http.MaxBytesReader, Caddy's request_body max_size) cut it,
-// 499 when the client abandoned it.
-func bodyReadError(err error) error {
-	if tooLarge, ok := errors.AsType[*http.MaxBytesError](err); ok {
-		return &davError{status: http.StatusRequestEntityTooLarge, cause: err,
-			message: fmt.Sprintf("The request body is larger than the server accepts (%d bytes)", tooLarge.Limit)}
-	}
-	if streamCancelled(err) {
-		return &davError{status: statusClientClosedRequest, message: msgClientClosed, cause: err}
-	}
-	return &davError{status: http.StatusBadRequest, message: "reading request body: " + err.Error(), cause: err}
-}
-
 // streamCancelled reports whether err is the reset of an HTTP/2 stream
 // with CANCEL: how an HTTP/2 client abandons a request. (Over HTTP/1.1 it
 // closes the connection, and the body merely ends early.) The standard

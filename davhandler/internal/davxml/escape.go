@@ -1,4 +1,4 @@
-package davhandler
+package davxml
 
 import (
 	"io"
@@ -6,15 +6,15 @@ import (
 	"unicode/utf8"
 )
 
-// xmlBuilder is a strings.Builder with XML text escaping.
-type xmlBuilder struct{ strings.Builder }
+// Builder is a strings.Builder with XML text escaping.
+type Builder struct{ strings.Builder }
 
-// text writes s escaped as XML character data.
-func (b *xmlBuilder) text(s string) { writeXMLText(b, s) }
+// Text writes s escaped as XML character data.
+func (b *Builder) Text(s string) { WriteText(b, s) }
 
-// isXMLChar reports whether XML 1.0 (§2.2 Char) can carry r at all, escaped
+// IsChar reports whether XML 1.0 (§2.2 Char) can carry r at all, escaped
 // or not.
-func isXMLChar(r rune) bool {
+func IsChar(r rune) bool {
 	switch {
 	case r == '\t' || r == '\n' || r == '\r':
 		return true
@@ -47,20 +47,20 @@ const (
 	inMarkup
 )
 
-// writeXMLText writes s as XML character data.
-func writeXMLText(w io.StringWriter, s string) { writeXML(w, s, inText) }
+// WriteText writes s as XML character data.
+func WriteText(w io.StringWriter, s string) { writeXML(w, s, inText) }
 
-// writeXMLAttr writes s as an attribute value in double quotes.
-func writeXMLAttr(w io.StringWriter, s string) { writeXML(w, s, inAttribute) }
+// WriteAttr writes s as an attribute value in double quotes.
+func WriteAttr(w io.StringWriter, s string) { writeXML(w, s, inAttribute) }
 
-// writeXMLMarkup writes s, which is already XML.
-func writeXMLMarkup(w io.StringWriter, s string) { writeXML(w, s, inMarkup) }
+// WriteMarkup writes s, which is already XML.
+func WriteMarkup(w io.StringWriter, s string) { writeXML(w, s, inMarkup) }
 
-// appendXMLText appends s as XML character data to dst.
-func appendXMLText(dst []byte, s string) []byte { return appendXML(dst, s, inText) }
+// AppendText appends s as XML character data to dst.
+func AppendText(dst []byte, s string) []byte { return appendXML(dst, s, inText) }
 
-// appendXMLMarkup appends s, which is already XML, to dst.
-func appendXMLMarkup(dst []byte, s string) []byte { return appendXML(dst, s, inMarkup) }
+// AppendMarkup appends s, which is already XML, to dst.
+func AppendMarkup(dst []byte, s string) []byte { return appendXML(dst, s, inMarkup) }
 
 // writeXML writes s for the context ctx without copying it, and replaces
 // invalid UTF-8 and characters XML cannot carry with U+FFFD, as
@@ -103,7 +103,7 @@ func nextEscape(s string, ctx xmlContext) (plain, esc, rest string) {
 		}
 		r, width := utf8.DecodeRuneInString(s[i:])
 		switch {
-		case (r == utf8.RuneError && width == 1) || !isXMLChar(r):
+		case (r == utf8.RuneError && width == 1) || !IsChar(r):
 			esc = "\uFFFD"
 		case ctx != inMarkup:
 			esc = escapeFor(r, ctx)

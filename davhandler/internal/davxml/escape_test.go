@@ -1,13 +1,10 @@
-package davhandler
+package davxml
 
 import (
-	"context"
 	"encoding/xml"
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/davspaces/davspaces/storage"
 )
 
 func TestWriteXMLText(t *testing.T) {
@@ -22,12 +19,12 @@ func TestWriteXMLText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var text, attr strings.Builder
-		writeXMLText(&text, tt.in)
-		writeXMLAttr(&attr, tt.in)
+		WriteText(&text, tt.in)
+		WriteAttr(&attr, tt.in)
 		if text.String() != tt.text || attr.String() != tt.attr {
 			t.Errorf("%q: text %q, attribute %q; want %q, %q", tt.in, text.String(), attr.String(), tt.text, tt.attr)
 		}
-		if appended := appendXMLText([]byte("<"), tt.in); string(appended) != "<"+tt.text {
+		if appended := AppendText([]byte("<"), tt.in); string(appended) != "<"+tt.text {
 			t.Errorf("%q: appended as text %q; want %q", tt.in, appended, "<"+tt.text)
 		}
 		wantReadBack(t, tt.in, text.String(), attr.String())
@@ -47,7 +44,7 @@ func wantReadBack(t testing.TB, in, text, attr string) {
 	}
 	// Ranging over invalid UTF-8 yields U+FFFD for each bad byte.
 	want := strings.Map(func(r rune) rune {
-		if !isXMLChar(r) {
+		if !IsChar(r) {
 			return '\uFFFD'
 		}
 		return r
@@ -59,50 +56,12 @@ func wantReadBack(t testing.TB, in, text, attr string) {
 
 func TestWriteXMLMarkup(t *testing.T) {
 	var b strings.Builder
-	writeXMLMarkup(&b, "<a x=\"\uFFFF\">&amp;\uFFFE\x01\xff</a>")
+	WriteMarkup(&b, "<a x=\"\uFFFF\">&amp;\uFFFE\x01\xff</a>")
 	if want := "<a x=\"\uFFFD\">&amp;\uFFFD\uFFFD\uFFFD</a>"; b.String() != want {
 		t.Fatalf("got %q, want %q", b.String(), want)
 	}
-	if appended := appendXMLMarkup(nil, "<a x=\"\uFFFF\">&amp;\uFFFE\x01\xff</a>"); b.String() != string(appended) {
+	if appended := AppendMarkup(nil, "<a x=\"\uFFFF\">&amp;\uFFFE\x01\xff</a>"); b.String() != string(appended) {
 		t.Fatalf("appended %q, written %q", appended, b.String())
-	}
-}
-
-// TestMultistatusNeverCarriesNonXMLCharacters stores, behind the handler's
-// back, a name and a dead property value XML cannot carry: every listing
-// must still parse.
-func TestMultistatusNeverCarriesNonXMLCharacters(t *testing.T) {
-	e := newEnv(t)
-	ctx := context.Background()
-	space, err := e.store.PersonalSpace(ctx, storage.User{ID: "einstein"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	name, wantName := "bad\uFFFE\uFFFF", "bad\uFFFD\uFFFD"
-	folder, err := e.store.Mkdir(ctx, space.ID, space.ID, name)
-	if err != nil {
-		// The store may refuse such names itself; the value still counts.
-		name, wantName = "plain", "plain"
-		folder, err = e.store.Mkdir(ctx, space.ID, space.ID, name)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = e.store.PatchProps(ctx, space.ID, folder.ID, []storage.PropPatch{{Property: storage.Property{
-		Name:  storage.PropName{Space: "urn:x\uFFFE", Local: "p"},
-		Value: "<v xmlns=\"urn:y\">\uFFFF\x00</v>",
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, body := range []string{"", strings.Replace(propfindBody, "%s", "<oc:name/><d:displayname/>", 1)} {
-		res := parseMultistatus(t, e.do("einstein", "PROPFIND", "/webdav/", body, "Depth", "1"))
-		if len(res) != 2 {
-			t.Fatalf("%d responses, want 2", len(res))
-		}
-		if got := res[1].Props[nsOC+" name"]; got != wantName {
-			t.Errorf("oc:name %q", got)
-		}
 	}
 }
 
@@ -146,6 +105,18 @@ func BenchmarkAppendXMLText(b *testing.B) {
 	buf := make([]byte, 0, 256)
 	b.SetBytes(int64(len(id) + len(sha1)))
 	for b.Loop() {
-		buf = appendXMLText(appendXMLText(buf[:0], id), sha1)
+		buf = AppendText(AppendText(buf[:0], id), sha1)
 	}
+}
+
+func FuzzWriteXMLText(f *testing.F) {
+	for _, s := range []string{"plain", `a&b<c>"d'`, "t\tn\nr\r", "\uFFFE\uFFFF\x00", "bad\xff\xed\xa0\x80", "]]>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var text, attr strings.Builder
+		WriteText(&text, s)
+		WriteAttr(&attr, s)
+		wantReadBack(t, s, text.String(), attr.String())
+	})
 }
