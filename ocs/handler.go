@@ -196,13 +196,7 @@ const scopeReadOnly = "This app password is read-only"
 // anyone serves a request with one of methods, signed in or not (the
 // user is then the zero User): 405 with Allow for another method.
 func (h *Handler) anyone(v apiVersion, serve func(http.ResponseWriter, *http.Request, apiVersion, storage.User), methods ...string) http.Handler {
-	allow := strings.Join(methods, ", ")
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !slices.Contains(methods, r.Method) {
-			w.Header().Set("Allow", allow)
-			writeError(w, r, v, http.StatusMethodNotAllowed, "Method not allowed")
-			return
-		}
+	return withMethods(v, methods, func(w http.ResponseWriter, r *http.Request) {
 		user, _ := h.cfg.User(r)
 		serve(w, r, v, user)
 	})
@@ -211,13 +205,7 @@ func (h *Handler) anyone(v apiVersion, serve func(http.ResponseWriter, *http.Req
 // signedIn serves a request of a signed-in user with one of methods: 405
 // with Allow for another method, 401 without a user.
 func (h *Handler) signedIn(v apiVersion, serve func(http.ResponseWriter, *http.Request, apiVersion, storage.User), methods ...string) http.Handler {
-	allow := strings.Join(methods, ", ")
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !slices.Contains(methods, r.Method) {
-			w.Header().Set("Allow", allow)
-			writeError(w, r, v, http.StatusMethodNotAllowed, "Method not allowed")
-			return
-		}
+	return withMethods(v, methods, func(w http.ResponseWriter, r *http.Request) {
 		user, ok := h.cfg.User(r)
 		if !ok || user.ID == "" {
 			writeError(w, r, v, http.StatusUnauthorized, "Unauthorised")
@@ -228,5 +216,19 @@ func (h *Handler) signedIn(v apiVersion, serve func(http.ResponseWriter, *http.R
 			return
 		}
 		serve(w, r, v, user)
+	})
+}
+
+// withMethods serves a request with one of methods through serve, and
+// answers any other 405 with Allow.
+func withMethods(v apiVersion, methods []string, serve http.HandlerFunc) http.Handler {
+	allow := strings.Join(methods, ", ")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !slices.Contains(methods, r.Method) {
+			w.Header().Set("Allow", allow)
+			writeError(w, r, v, http.StatusMethodNotAllowed, "Method not allowed")
+			return
+		}
+		serve(w, r)
 	})
 }
