@@ -120,8 +120,9 @@ func isEmptySuffixRange(spec string) bool {
 	return err == nil && n == 0
 }
 
-// quoteFilename escapes backslashes and quotes for a quoted string (a
-// strings.Replacer built for each GET allocated some 6 kB).
+// quoteFilename escapes backslashes and quotes for a quoted string,
+// allocating only for a name that has them: a strings.Replacer built for
+// each GET allocated on every download.
 func quoteFilename(name string) string {
 	if !strings.ContainsAny(name, `\"`) {
 		return name

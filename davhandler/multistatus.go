@@ -52,7 +52,7 @@ const (
 
 // bufferPool keeps the buffers of finished multistatus answers, and of
 // bodies copied to the client, for the next ones: a listing's buffer is
-// 72 kB, which each request otherwise allocated and cleared anew. A nil
+// large, and each request otherwise allocated and cleared it anew. A nil
 // pool allocates each buffer.
 type bufferPool struct{ pool sync.Pool }
 
