@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -155,7 +156,7 @@ type errorBodyWriter struct {
 	abort error
 	// buffers lend the buffer a body not sent by sendfile is copied
 	// through.
-	buffers *bufferPool
+	buffers *davxml.BufferPool
 }
 
 // contentHeaders describe a body that a failed prefetch does not send.
@@ -215,8 +216,8 @@ func (e *errorBodyWriter) ReadFrom(src io.Reader) (int64, error) {
 	// elsewhere goes through a reused buffer: the connection's ReadFrom
 	// would copy it through 32 KiB it allocates for every response
 	// (net.genericReadFrom), a GET of 4 KiB's largest allocation.
-	buf := e.buffers.get()
-	defer e.buffers.put(buf)
+	buf := e.buffers.Get()
+	defer e.buffers.Put(buf)
 	return io.CopyBuffer(writerOnly{e.ResponseWriter}, src, buf[:cap(buf)])
 }
 

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 	"github.com/davspaces/davspaces/shareid"
 	"github.com/davspaces/davspaces/storage"
 )
@@ -59,21 +60,21 @@ func (h *Handler) propfindSharesRoot(w http.ResponseWriter, r *http.Request, req
 	pc.storageID = shareid.Jail
 	pc.spaceRef = appendSpaceRef(nil, shareid.Jail, shareid.Jail)
 	root := &nodeView{node: &t.node, loaded: true}
-	ms := startMultistatus(w, listingBuffer, &h.responseBuffers)
-	err := pc.writeNode(ms, pf, root, responseHref{base: t.href()})
+	ms := davxml.StartMultistatus(w, davxml.ListingBuffer, &h.responseBuffers)
+	err := pc.writeNode(ms, pf, root, davxml.Href{Base: t.href()})
 	parentHref := escapePath(t.hrefPath)
 	for i := 0; err == nil && depth != 0 && i < len(t.mounts); i++ {
 		err = h.writeMount(r, req, ms, pf, &t.mounts[i], parentHref, t.hrefPath, depth)
 	}
 	if err == nil {
-		err = ms.close()
+		err = ms.Close()
 	}
 	return h.endMultistatus(r, err)
 }
 
 // writeMount writes the response of one mount point of the Shares drive,
 // and for Depth infinity everything below it.
-func (h *Handler) writeMount(r *http.Request, req *request, ms *multistatus, pf propfindRequest, m *received, parentHref, parentPath string, depth int) error {
+func (h *Handler) writeMount(r *http.Request, req *request, ms *davxml.Multistatus, pf propfindRequest, m *received, parentHref, parentPath string, depth int) error {
 	mt := &target{space: m.space, access: m.access, share: shareReach{root: m.item.ID, mounted: true}}
 	mt.access = mt.share.atNode(mt.access, m.item.ID, true)
 	pc := h.newPropContext(r, req, mt, pf)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -137,17 +138,17 @@ func (h *Handler) writeTrashRoot(w http.ResponseWriter, r *http.Request, tr *tra
 			return err
 		}
 	}
-	ms := startMultistatus(w, multistatusBuffer, &h.responseBuffers)
+	ms := davxml.StartMultistatus(w, davxml.MultistatusBuffer, &h.responseBuffers)
 	var ps propSet
 	rootHref := hrefFor(tr.path.base, true)
-	trashProps.writeResponse(ms, &ps, pf, responseHref{base: rootHref}, trashView{tl: tl})
+	trashProps.writeResponse(ms, &ps, pf, davxml.Href{Base: rootHref}, trashView{tl: tl})
 	base := strings.TrimSuffix(rootHref, "/")
 	for i := range items {
 		it := &items[i]
-		href := responseHref{base: base, segment: escapeSegment(it.Key), slash: it.Node.IsFolder()}
+		href := davxml.Href{Base: base, Segment: escapeSegment(it.Key), Slash: it.Node.IsFolder()}
 		trashProps.writeResponse(ms, &ps, pf, href, trashView{tl: tl, node: &it.Node, location: it.Location, deleted: it.Deleted})
 	}
-	return h.endMultistatus(r, ms.close())
+	return h.endMultistatus(r, ms.Close())
 }
 
 // writeTrashNode answers a PROPFIND of an item or of a node below one:
@@ -162,15 +163,15 @@ func (h *Handler) writeTrashNode(w http.ResponseWriter, r *http.Request, tr *tra
 		return err
 	}
 	view := trashView{tl: tl, node: &node, location: trashLocation(item, tr.below()), deleted: item.Deleted}
-	ms := startMultistatus(w, multistatusBuffer, &h.responseBuffers)
+	ms := davxml.StartMultistatus(w, davxml.MultistatusBuffer, &h.responseBuffers)
 	var ps propSet
 	href := hrefFor(tr.path.base+"/"+strings.Join(tr.path.segments, "/"), node.IsFolder())
-	trashProps.writeResponse(ms, &ps, pf, responseHref{base: href}, view)
+	trashProps.writeResponse(ms, &ps, pf, davxml.Href{Base: href}, view)
 	if node.IsFolder() && depth > 0 {
 		err = h.writeTrashChildren(r.Context(), tr.trash, ms, &ps, pf, view, key, strings.TrimSuffix(href, "/"))
 	}
 	if err == nil {
-		err = ms.close()
+		err = ms.Close()
 	}
 	return h.endMultistatus(r, err)
 }
@@ -179,7 +180,7 @@ func (h *Handler) writeTrashNode(w http.ResponseWriter, r *http.Request, tr *tra
 // parent, within trash item key of trash, page by page. A folder restored or
 // purged while it is listed ends its listing; what was sent stays
 // well-formed.
-func (h *Handler) writeTrashChildren(ctx context.Context, trash storage.Trash, ms *multistatus, ps *propSet, pf propfindRequest, parent trashView, key, parentHref string) error {
+func (h *Handler) writeTrashChildren(ctx context.Context, trash storage.Trash, ms *davxml.Multistatus, ps *propSet, pf propfindRequest, parent trashView, key, parentHref string) error {
 	after := ""
 	for limit := firstReadDirPage; ; limit = readDirPage {
 		page, err := trash.ReadTrashDir(ctx, parent.tl.space.ID, key, parent.node.ID, after, limit)
