@@ -138,17 +138,16 @@ func (h *Handler) writeTrashRoot(w http.ResponseWriter, r *http.Request, tr *tra
 			return err
 		}
 	}
-	ms := davxml.StartMultistatus(w, davxml.MultistatusBuffer, &h.responseBuffers)
-	var ps propSet
+	out := h.startTrashResponses(w, pf)
 	rootHref := hrefFor(tr.path.base, true)
-	trashProps.writeResponse(ms, &ps, pf, davxml.Href{Base: rootHref}, trashView{tl: tl})
+	out.write(davxml.Href{Base: rootHref}, trashView{tl: tl})
 	base := strings.TrimSuffix(rootHref, "/")
 	for i := range items {
 		it := &items[i]
 		href := davxml.Href{Base: base, Segment: escapeSegment(it.Key), Slash: it.Node.IsFolder()}
-		trashProps.writeResponse(ms, &ps, pf, href, trashView{tl: tl, node: &it.Node, location: it.Location, deleted: it.Deleted})
+		out.write(href, trashView{tl: tl, node: &it.Node, location: it.Location, deleted: it.Deleted})
 	}
-	return h.endMultistatus(r, ms.Close())
+	return h.endMultistatus(r, out.ms.Close())
 }
 
 // writeTrashNode answers a PROPFIND of an item or of a node below one:
@@ -163,24 +162,41 @@ func (h *Handler) writeTrashNode(w http.ResponseWriter, r *http.Request, tr *tra
 		return err
 	}
 	view := trashView{tl: tl, node: &node, location: trashLocation(item, tr.below()), deleted: item.Deleted}
-	ms := davxml.StartMultistatus(w, davxml.MultistatusBuffer, &h.responseBuffers)
-	var ps propSet
+	out := h.startTrashResponses(w, pf)
 	href := hrefFor(tr.path.base+"/"+strings.Join(tr.path.segments, "/"), node.IsFolder())
-	trashProps.writeResponse(ms, &ps, pf, davxml.Href{Base: href}, view)
+	out.write(davxml.Href{Base: href}, view)
 	if node.IsFolder() && depth > 0 {
-		err = h.writeTrashChildren(r.Context(), tr.trash, ms, &ps, pf, view, key, strings.TrimSuffix(href, "/"))
+		err = writeTrashChildren(r.Context(), tr.trash, out, view, key, strings.TrimSuffix(href, "/"))
 	}
 	if err == nil {
-		err = ms.Close()
+		err = out.ms.Close()
 	}
 	return h.endMultistatus(r, err)
+}
+
+// trashResponses is where the responses of a PROPFIND in the trash go:
+// the 207, the properties asked for and the set they are collected in.
+type trashResponses struct {
+	ms *davxml.Multistatus
+	ps propSet
+	pf propfindRequest
+}
+
+// startTrashResponses sends the 207 of a PROPFIND in the trash.
+func (h *Handler) startTrashResponses(w http.ResponseWriter, pf propfindRequest) *trashResponses {
+	return &trashResponses{ms: davxml.StartMultistatus(w, davxml.MultistatusBuffer, &h.responseBuffers), pf: pf}
+}
+
+// write writes the response of one trash item or node.
+func (out *trashResponses) write(href davxml.Href, v trashView) {
+	trashProps.writeResponse(out.ms, &out.ps, out.pf, href, v)
 }
 
 // writeTrashChildren streams the children of the deleted folder of
 // parent, within trash item key of trash, page by page. A folder restored or
 // purged while it is listed ends its listing; what was sent stays
 // well-formed.
-func (h *Handler) writeTrashChildren(ctx context.Context, trash storage.Trash, ms *davxml.Multistatus, ps *propSet, pf propfindRequest, parent trashView, key, parentHref string) error {
+func writeTrashChildren(ctx context.Context, trash storage.Trash, out *trashResponses, parent trashView, key, parentHref string) error {
 	after := ""
 	for limit := firstReadDirPage; ; limit = readDirPage {
 		page, err := trash.ReadTrashDir(ctx, parent.tl.space.ID, key, parent.node.ID, after, limit)
@@ -194,7 +210,7 @@ func (h *Handler) writeTrashChildren(ctx context.Context, trash storage.Trash, m
 			child := &page[i]
 			view := parent
 			view.node, view.location = child, parent.location+"/"+child.Name
-			trashProps.writeResponse(ms, ps, pf, childHref(parentHref, *child), view)
+			out.write(childHref(parentHref, *child), view)
 		}
 		if len(page) < limit {
 			return nil
