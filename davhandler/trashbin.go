@@ -52,6 +52,17 @@ func (tr *trashRequest) below() []string {
 	return tr.path.segments[1:]
 }
 
+// node reads the trash item the path names and the node it leads to in
+// it (the item's own for no names below), with the item's key.
+func (tr *trashRequest) node(ctx context.Context) (key string, item storage.TrashItem, node storage.Node, err error) {
+	key = tr.key()
+	if err := storage.ValidTrashKey(key); err != nil {
+		return "", storage.TrashItem{}, storage.Node{}, err
+	}
+	item, node, err = tr.trash.TrashNode(ctx, tr.space.ID, key, tr.below())
+	return key, item, node, err
+}
+
 func (h *Handler) serveTrash(w http.ResponseWriter, r *http.Request, req *request) error {
 	if h.trash == nil {
 		return errNotFound
@@ -153,11 +164,7 @@ func (h *Handler) writeTrashRoot(w http.ResponseWriter, r *http.Request, tr *tra
 // writeTrashNode answers a PROPFIND of an item or of a node below one:
 // the node, then, for a folder at depth 1, its children a page at a time.
 func (h *Handler) writeTrashNode(w http.ResponseWriter, r *http.Request, tr *trashRequest, tl *trashListing, pf propfindRequest, depth int) error {
-	key := tr.key()
-	if err := storage.ValidTrashKey(key); err != nil {
-		return err
-	}
-	item, node, err := tr.trash.TrashNode(r.Context(), tr.space.ID, key, tr.below())
+	key, item, node, err := tr.node(r.Context())
 	if err != nil {
 		return err
 	}
@@ -245,11 +252,7 @@ func (h *Handler) handleTrashRestore(w http.ResponseWriter, r *http.Request, tr 
 	if err != nil {
 		return err
 	}
-	key := tr.key()
-	if err := storage.ValidTrashKey(key); err != nil {
-		return err
-	}
-	item, node, err := tr.trash.TrashNode(r.Context(), tr.space.ID, key, tr.below())
+	key, item, node, err := tr.node(r.Context())
 	if err != nil {
 		return err
 	}

@@ -17,13 +17,14 @@ import (
 // a flush once rather than once per property.
 type Multistatus struct {
 	out io.Writer
-	// buf holds what is not sent yet; it is sent once it reaches flushAt.
-	buf     []byte
+	// appender holds what is not sent yet and takes what is written; it
+	// is sent once it reaches flushAt.
+	appender
 	flushAt int
 	// err is the first failure to send; what follows it is dropped, and
 	// Close reports it.
 	err error
-	// pool takes buf back at Close; nil when buf is the Multistatus' own.
+	// pool takes the buffer back at Close; nil when the buffer is the Multistatus' own.
 	pool *BufferPool
 	// missing collects the 404 property names of the current response.
 	missing []xml.Name
@@ -77,39 +78,23 @@ func (p *BufferPool) Put(b []byte) {
 func StartMultistatus(w http.ResponseWriter, size int, pool *BufferPool) *Multistatus {
 	w.Header().Set("Content-Type", "application/xml; charset=utf-8")
 	w.WriteHeader(http.StatusMultiStatus)
-	ms := &Multistatus{out: w, flushAt: size, pool: pool, buf: pool.Get()}
+	ms := &Multistatus{out: w, flushAt: size, pool: pool, appender: appender{b: pool.Get()}}
 	ms.WriteString(multistatusOpen)
 	return ms
 }
 
-// WriteString, WriteByte and Write append to the document.
-func (ms *Multistatus) WriteString(s string) (int, error) {
-	ms.buf = append(ms.buf, s...)
-	return len(s), nil
-}
-
-func (ms *Multistatus) WriteByte(c byte) error {
-	ms.buf = append(ms.buf, c)
-	return nil
-}
-
-func (ms *Multistatus) Write(p []byte) (int, error) {
-	ms.buf = append(ms.buf, p...)
-	return len(p), nil
-}
-
 // Buf returns what is buffered and not sent yet, for a caller that
 // appends a whole response to it in place and gives it back with SetBuf.
-func (ms *Multistatus) Buf() []byte { return ms.buf }
+func (ms *Multistatus) Buf() []byte { return ms.b }
 
 // SetBuf replaces what is buffered with b, which Buf returned and the
 // caller appended to (or cut back).
-func (ms *Multistatus) SetBuf(b []byte) { ms.buf = b }
+func (ms *Multistatus) SetBuf(b []byte) { ms.b = b }
 
 // FlushIfFull sends the buffer once it holds the flush size: called between
 // responses, so a response is not split for nothing.
 func (ms *Multistatus) FlushIfFull() {
-	if len(ms.buf) >= ms.flushAt {
+	if len(ms.b) >= ms.flushAt {
 		ms.flush()
 	}
 }
@@ -117,10 +102,10 @@ func (ms *Multistatus) FlushIfFull() {
 // flush sends what is buffered. After a failure nothing more is sent:
 // the document is cut short, which clients detect as malformed.
 func (ms *Multistatus) flush() {
-	if ms.err == nil && len(ms.buf) > 0 {
-		_, ms.err = ms.out.Write(ms.buf)
+	if ms.err == nil && len(ms.b) > 0 {
+		_, ms.err = ms.out.Write(ms.b)
 	}
-	ms.buf = ms.buf[:0]
+	ms.b = ms.b[:0]
 }
 
 // Close ends the document, sends it and gives the buffer back. It returns
@@ -129,10 +114,10 @@ func (ms *Multistatus) Close() error {
 	ms.WriteString("</d:multistatus>\n")
 	ms.flush()
 	if ms.pool != nil {
-		ms.pool.Put(ms.buf)
+		ms.pool.Put(ms.b)
 		ms.pool = nil
 	}
-	ms.buf = nil
+	ms.b = nil
 	return ms.err
 }
 
@@ -168,8 +153,8 @@ func (ms *Multistatus) BeginResponse(href string) {
 
 // BeginResponseAt is BeginResponse for an href in parts.
 func (ms *Multistatus) BeginResponseAt(href Href) {
-	ms.buf = AppendResponseStart(ms.buf, href)
-	ms.bodyAt = len(ms.buf)
+	ms.b = AppendResponseStart(ms.b, href)
+	ms.bodyAt = len(ms.b)
 	ms.missing = ms.missing[:0]
 }
 
@@ -197,7 +182,7 @@ func (ms *Multistatus) EndResponse() {
 		}
 		ms.WriteString(PropstatNotFound)
 	}
-	if len(ms.buf) == ms.bodyAt {
+	if len(ms.b) == ms.bodyAt {
 		ms.WriteString(EmptyPropstat)
 	}
 	ms.WriteString("</d:response>")
@@ -281,4 +266,4 @@ func (ms *Multistatus) RawElement(n xml.Name, xmlValue string) {
 }
 
 // Text writes s as XML character data.
-func (ms *Multistatus) Text(s string) { ms.buf = AppendText(ms.buf, s) }
+func (ms *Multistatus) Text(s string) { ms.b = AppendText(ms.b, s) }

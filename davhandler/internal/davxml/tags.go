@@ -76,9 +76,10 @@ func WriteQName(w Writer, n xml.Name, declare bool) {
 	w.WriteString(n.Local)
 }
 
-// appender is a Writer appending to a byte slice.
+// appender is a Writer (and an io.Writer) appending to a byte slice.
 type appender struct{ b []byte }
 
+// WriteString, WriteByte and Write append to the slice.
 func (a *appender) WriteString(s string) (int, error) {
 	a.b = append(a.b, s...)
 	return len(s), nil
@@ -87,4 +88,9 @@ func (a *appender) WriteString(s string) (int, error) {
 func (a *appender) WriteByte(c byte) error {
 	a.b = append(a.b, c)
 	return nil
+}
+
+func (a *appender) Write(p []byte) (int, error) {
+	a.b = append(a.b, p...)
+	return len(p), nil
 }
