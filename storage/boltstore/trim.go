@@ -38,12 +38,12 @@ const (
 	trimGrowth = 16 << 20
 	// trimScanned is how many bytes of records scans may read before the
 	// mapping is trimmed at once. A scan maps the pages of the records it
-	// reads and, as each fault maps its neighbours too, up to 16 times
-	// more: 16 clients listing a folder of 100,000 entries map the whole
-	// database within one trimInterval. A trim costs the next reads their
+	// reads and, as each fault maps its neighbours too, many times more:
+	// concurrent listings of big folders map the whole database within one
+	// trimInterval. A trim costs the next reads their
 	// faults: at 256 kB, every listing of 1,000 entries trimmed the
 	// mapping under the next ones, and concurrent listings of such folders
-	// were slower than with 2 MB, with which the 16 big listings keep their
+	// were slower than with 2 MB, with which the big listings keep their
 	// bounds all the same.
 	trimScanned = 2 << 20
 	// trimWriteScanned is how many bytes a write txn's scans read between
