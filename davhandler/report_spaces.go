@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/davspaces/davspaces/resourceid"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -54,7 +55,7 @@ func (h *Handler) handleReportAllSpaces(w http.ResponseWriter, r *http.Request, 
 		return err
 	}
 	for _, space := range spaces {
-		ref := h.store.StorageID() + "$" + space.ID
+		ref := resourceid.Space(h.store.StorageID(), space.ID).String()
 		// A scope naming a folder is searched from that folder.
 		t, err := h.resolveExisting(r.Context(), req.user, davPath{kind: baseSpaces, ref: ref, base: req.path.base + "/" + ref,
 			segments: scopeNames(req.user.Scope)})
