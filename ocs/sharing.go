@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/davspaces/davspaces/resourceid"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -282,12 +283,11 @@ func (s *sharing) resolveItem(ctx context.Context, u storage.User, ref, p string
 
 // parseRef splits a resource or space id of this store.
 func (s *sharing) parseRef(ref string) (spaceID, nodeID string, ok bool) {
-	storageID, rest, ok := strings.Cut(ref, "$")
-	if !ok || storageID != s.store.StorageID() {
+	id, err := resourceid.Parse(ref)
+	if err != nil || !id.Of(s.store.StorageID()) {
 		return "", "", false
 	}
-	spaceID, nodeID, _ = strings.Cut(rest, "!")
-	return spaceID, nodeID, spaceID != ""
+	return id.Space, id.Node, true
 }
 
 // notFoundAs turns a store's ErrNotFound into refusal.
