@@ -135,9 +135,9 @@ func (h *Handler) drive(ctx context.Context, base string, s storage.Space) (driv
 	if err != nil {
 		return drive{}, fmt.Errorf("usage of space %s: %w", s.ID, err)
 	}
-	id := h.store.StorageID() + "$" + s.ID
+	id := formatDriveID(h.store.StorageID(), s.ID)
 	// The private link of the root, as its WebDAV oc:privatelink gives it.
-	link := url.URL{Path: "/f/" + id + "!" + root.ID}
+	link := url.URL{Path: "/f/" + formatItemID(h.store.StorageID(), s.ID, root.ID)}
 	d := drive{
 		ID:        id,
 		DriveType: string(s.Type),

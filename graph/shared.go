@@ -223,7 +223,7 @@ func (h *Handler) mountItem(m mount, base string, names displayNames) driveItem 
 	visible, accepted := false, true
 	d := driveItem{
 		ID:              m.id,
-		ParentReference: &itemReference{DriveID: shareid.DriveID, DriveType: "virtual", ID: shareid.DriveID + "!" + shareid.Jail},
+		ParentReference: &itemReference{DriveID: shareid.DriveID, DriveType: "virtual", ID: shareid.RootID},
 		RemoteItem:      h.remoteItem(m.item, base, names),
 		Hidden:          &visible,
 		Synchronize:     &accepted,
