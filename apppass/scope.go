@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/davspaces/davspaces/resourceid"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -75,11 +76,11 @@ func (s *Service) resolveScope(ctx context.Context, user storage.User, req Scope
 // spaceID is the space id of ref, <storage>$<space> of this store or a
 // bare <space>; ok is false for another store's.
 func (s *Service) spaceID(ref string) (string, bool) {
-	storageID, spaceID, found := strings.Cut(ref, "$")
-	if !found {
-		return ref, ref != ""
+	id, err := resourceid.Parse(ref)
+	if err != nil || !id.IsSpace() || id.Storage != "" && !id.Of(s.cfg.Tree.StorageID()) {
+		return "", false
 	}
-	return spaceID, storageID == s.cfg.Tree.StorageID() && spaceID != ""
+	return id.Space, true
 }
 
 // served reports whether the server serves space: every personal space,
