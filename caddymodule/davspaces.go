@@ -242,6 +242,9 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 	if err := registerStoreMetrics(ctx.GetMetricsRegistry(), store, dav.storeKey, projectSpaces); err != nil {
 		return fmt.Errorf("davspaces metrics: %w", err)
 	}
+	// One policy says which spaces are served and who sees them, to
+	// every front-end alike.
+	spaces := storage.NewSpacePolicy(projectSpaces)
 	users := userFromCaddy(dav.logger)
 	dav.users = users
 	if dav.web, err = newWebPage(dav.Web); err != nil {
@@ -323,7 +326,7 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		Versions:       keepsAny(dav.claim.granted, storage.Retention.KeepsVersions),
 		PreviewTypes:   dav.Previews.types(),
 		Store:          served,
-		ProjectSpaces:  projectSpaces,
+		Spaces:         spaces,
 		Members:        dav.configuredMembers(),
 		Logger:         dav.logger,
 		Sharing:        true,

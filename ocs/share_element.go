@@ -223,7 +223,7 @@ func (rd *renderer) liveElement(ctx context.Context, sh storage.Share, received 
 	if err != nil {
 		return shareElement{}, false, err
 	}
-	if !rd.s.isServed(space) {
+	if !rd.s.spaces.Serves(space) {
 		return shareElement{}, false, nil
 	}
 	node, err := rd.s.store.Node(ctx, sh.SpaceID, sh.NodeID)
