@@ -272,11 +272,11 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 			MaxBytesPerUser: dav.MaxLockBytesPerUser,
 			MaxPerUser:      dav.MaxLocksPerUser,
 		},
-		Logger:        dav.logger,
-		ProjectSpaces: projectSpaces,
-		Page:          dav.davPage(),
-		Previews:      dav.Previews.generator(),
-		PreviewCache:  dav.Previews.cache(served),
+		Logger:       dav.logger,
+		Spaces:       spaces,
+		Page:         dav.davPage(),
+		Previews:     dav.Previews.generator(),
+		PreviewCache: dav.Previews.cache(served),
 		// Wrong link passwords are limited per client as Caddy sees it
 		// (trusted_proxies honoured).
 		ClientAddress: clientKey,

@@ -102,13 +102,10 @@ func (h *Handler) spacesOf(r *http.Request, u storage.User) ([]storage.Space, er
 		return nil, err
 	}
 	var spaces []storage.Space
-	if personal.RoleOf(u) != storage.RoleNone {
+	if h.spaces.Visible(u, personal) == nil {
 		spaces = append(spaces, personal)
 	}
-	ids := make([]string, 0, len(h.projectSpaces))
-	for id := range h.projectSpaces {
-		ids = append(ids, id)
-	}
+	ids := h.spaces.ProjectSpaces()
 	slices.Sort(ids)
 	for _, id := range ids {
 		sp, err := h.store.Space(r.Context(), id)
@@ -118,7 +115,7 @@ func (h *Handler) spacesOf(r *http.Request, u storage.User) ([]storage.Space, er
 		if err != nil {
 			return nil, err
 		}
-		if sp.RoleOf(u) != storage.RoleNone {
+		if h.spaces.Visible(u, sp) == nil {
 			spaces = append(spaces, sp)
 		}
 	}

@@ -265,22 +265,16 @@ func (h *Handler) inScope(ctx context.Context, scope storage.Scope, spaceID, nod
 	return nil
 }
 
-// visible reports whether user may learn that space exists: it is served
-// here and user is a member. Every other space answers as one that does not
+// visible reports whether user may learn that space exists
+// (storage.SpacePolicy.Visible): it is served here and user is a member. Every other space answers as one that does not
 // exist, so that neither a stranger nor a former member can tell them apart.
 // A visible space is noted as the request's, for the log of a refusal.
 func (h *Handler) visible(ctx context.Context, space storage.Space, user storage.User) bool {
-	if !h.served(space) || space.RoleOf(user) == storage.RoleNone {
+	if h.spaces.Visible(user, space) != nil {
 		return false
 	}
 	noteSpace(ctx, space.ID)
 	return true
-}
-
-// served reports whether this handler serves space: every personal space,
-// and the project spaces of its configuration.
-func (h *Handler) served(space storage.Space) bool {
-	return space.Type != storage.SpaceProject || h.projectSpaces[space.ID]
 }
 
 // spaceByRef parses a resource id (<storage>$<space>!<node>, <storage>$<space>
