@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/davspaces/davspaces/resourceid"
@@ -64,7 +63,7 @@ func (s *Service) resolveScope(ctx context.Context, user storage.User, req Scope
 	if err != nil {
 		return storage.Scope{}, fmt.Errorf("space of a scope: %w", err)
 	}
-	if !s.served(space) || space.RoleOf(user) == storage.RoleNone {
+	if s.cfg.Spaces.Visible(user, space) != nil {
 		return storage.Scope{}, ErrNoSuchScope
 	}
 	if err := s.checkFolder(ctx, space.ID, scope.Path); err != nil {
@@ -81,12 +80,6 @@ func (s *Service) spaceID(ref string) (string, bool) {
 		return "", false
 	}
 	return id.Space, true
-}
-
-// served reports whether the server serves space: every personal space,
-// and the configured project spaces.
-func (s *Service) served(space storage.Space) bool {
-	return space.Type != storage.SpaceProject || slices.Contains(s.cfg.ProjectSpaces, space.ID)
 }
 
 // checkFolder reports ErrNoSuchScope unless path (ScopePath's form) names

@@ -291,12 +291,12 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 	// for any of this handler's spaces.
 	_, chunked := any(store.Store).(storage.ChunkedUploads)
 	dav.appPass, err = apppass.New(apppass.Config{
-		Store:         served,
-		User:          users,
-		UsedPassword:  usedAppPassword,
-		Revoked:       store.appPasswords.Forget,
-		Tree:          served,
-		ProjectSpaces: projectSpaces,
+		Store:        served,
+		User:         users,
+		UsedPassword: usedAppPassword,
+		Revoked:      store.appPasswords.Forget,
+		Tree:         served,
+		Spaces:       spaces,
 	})
 	if err != nil {
 		return err
