@@ -340,13 +340,13 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		return err
 	}
 	dav.graph, err = graph.New(graph.Config{
-		Store:         served,
-		Shares:        served,
-		Directory:     served,
-		User:          users,
-		Email:         emailFromCaddy,
-		ProjectSpaces: projectSpaces,
-		Logger:        dav.logger,
+		Store:     served,
+		Shares:    served,
+		Directory: served,
+		User:      users,
+		Email:     emailFromCaddy,
+		Spaces:    spaces,
+		Logger:    dav.logger,
 	})
 	if err != nil {
 		return err

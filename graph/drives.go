@@ -107,10 +107,10 @@ func (h *Handler) visibleSpaces(ctx context.Context, u storage.User) ([]storage.
 		return nil, fmt.Errorf("personal space of %s: %w", u.ID, err)
 	}
 	var spaces []storage.Space
-	if personal.RoleOf(u) != storage.RoleNone {
+	if h.spaces.Visible(u, personal) == nil {
 		spaces = append(spaces, personal)
 	}
-	for _, id := range h.projectSpaces {
+	for _, id := range h.spaces.ProjectSpaces() {
 		s, err := h.store.Space(ctx, id)
 		if errors.Is(err, storage.ErrNotFound) {
 			continue
@@ -118,7 +118,7 @@ func (h *Handler) visibleSpaces(ctx context.Context, u storage.User) ([]storage.
 		if err != nil {
 			return nil, fmt.Errorf("project space %s: %w", id, err)
 		}
-		if s.Type == storage.SpaceProject && s.RoleOf(u) != storage.RoleNone {
+		if s.Type == storage.SpaceProject && h.spaces.Visible(u, s) == nil {
 			spaces = append(spaces, s)
 		}
 	}
