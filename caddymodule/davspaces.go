@@ -10,7 +10,6 @@ import (
 	"math"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -27,6 +26,7 @@ import (
 	"github.com/davspaces/davspaces/internal/samesite"
 	"github.com/davspaces/davspaces/loginflow"
 	"github.com/davspaces/davspaces/ocs"
+	"github.com/davspaces/davspaces/resourceid"
 	"github.com/davspaces/davspaces/settings"
 	"github.com/davspaces/davspaces/storage"
 	"github.com/davspaces/davspaces/webui"
@@ -516,7 +516,7 @@ func (dav *DAVSpaces) Cleanup() error {
 // checkID refuses ids that could not be told apart inside a resource id
 // (<storage>$<space>!<node>) or a path.
 func checkID(what, id string) error {
-	if strings.ContainsAny(id, "$!/") {
+	if !resourceid.Separable(id) {
 		return fmt.Errorf("%s %q must not contain $, ! or /", what, id)
 	}
 	return nil

@@ -117,8 +117,14 @@ func Parse(s string) (ID, error) {
 	return id, nil
 }
 
+// Separable reports whether p, an id of a store, a space or a node, can
+// be a part of a resource id: it holds no "$", "!" or "/", which Parse
+// would take for the end of the part. The configuration refuses a storage
+// or space id that is not.
+func Separable(p string) bool { return !strings.ContainsAny(p, forbidden) }
+
 func validPart(p string) bool {
-	return p != "" && !strings.ContainsAny(p, forbidden)
+	return p != "" && Separable(p)
 }
 
 func malformed(s string) error {

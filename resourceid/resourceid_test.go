@@ -54,6 +54,14 @@ func TestParseRefusals(t *testing.T) {
 	}
 }
 
+func TestSeparable(t *testing.T) {
+	for p, want := range map[string]bool{"lab": true, "Physics Lab": true, "": true, "a$b": false, "a!b": false, "a/b": false} {
+		if got := Separable(p); got != want {
+			t.Errorf("Separable(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
+
 func TestFormat(t *testing.T) {
 	id := New("st", "sp", "n")
 	for _, tc := range []struct {
