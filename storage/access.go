@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -90,4 +91,38 @@ func (p SpacePolicy) MayManageShare(u User, s Space, sh Share) error {
 		return fmt.Errorf("%s may not manage share %s: %w", u.ID, sh.ID, ErrForbidden)
 	}
 	return nil
+}
+
+// SpaceReader reads the spaces SpacesOf lists.
+type SpaceReader interface {
+	PersonalSpace(ctx context.Context, u User) (Space, error)
+	Space(ctx context.Context, id string) (Space, error)
+}
+
+// SpacesOf lists the spaces u sees: u's personal space, then the
+// configured project spaces u is a member of, in the configuration's
+// order. A configured id the store does not know, or that names a space
+// of another type, is skipped as absent.
+func (p SpacePolicy) SpacesOf(ctx context.Context, r SpaceReader, u User) ([]Space, error) {
+	personal, err := r.PersonalSpace(ctx, u)
+	if err != nil {
+		return nil, fmt.Errorf("personal space of %s: %w", u.ID, err)
+	}
+	var spaces []Space
+	if p.Visible(u, personal) == nil {
+		spaces = append(spaces, personal)
+	}
+	for _, id := range p.projects {
+		s, err := r.Space(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("project space %s: %w", id, err)
+		}
+		if s.Type == SpaceProject && p.Visible(u, s) == nil {
+			spaces = append(spaces, s)
+		}
+	}
+	return spaces, nil
 }

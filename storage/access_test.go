@@ -1,7 +1,9 @@
 package storage
 
 import (
+	"context"
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -83,5 +85,62 @@ func TestSpacePolicyServes(t *testing.T) {
 		if got := tc.p.Serves(tc.space); got != tc.want {
 			t.Errorf("Serves(%+v) = %v, want %v", tc.space, got, tc.want)
 		}
+	}
+}
+
+// spaceMap is a SpaceReader of fixed spaces; the personal space of u has
+// the id "home-" + u.ID.
+type spaceMap map[string]Space
+
+func (m spaceMap) PersonalSpace(_ context.Context, u User) (Space, error) {
+	return m.Space(context.Background(), "home-"+u.ID)
+}
+
+func (m spaceMap) Space(_ context.Context, id string) (Space, error) {
+	if s, ok := m[id]; ok {
+		return s, nil
+	}
+	if id == "broken" {
+		return Space{}, ErrUnavailable
+	}
+	return Space{}, ErrNotFound
+}
+
+// TestSpacesOf: the personal space, then the served project spaces the
+// user sees, in the configuration's order; unknown ids are skipped, a
+// store that cannot answer is an error.
+func TestSpacesOf(t *testing.T) {
+	ctx := context.Background()
+	store := spaceMap{
+		"home-ada": {ID: "home-ada", Type: SpacePersonal, Owner: "ada"},
+		"b":        {ID: "b", Type: SpaceProject, Members: map[string]Role{"ada": RoleViewer}},
+		"a":        {ID: "a", Type: SpaceProject, Members: map[string]Role{"ada": RoleEditor}},
+		"c":        {ID: "c", Type: SpaceProject, Members: map[string]Role{"bob": RoleEditor}},
+		"unserved": {ID: "unserved", Type: SpaceProject, Members: map[string]Role{"ada": RoleEditor}},
+	}
+	ids := func(spaces []Space) []string {
+		var out []string
+		for _, s := range spaces {
+			out = append(out, s.ID)
+		}
+		return out
+	}
+	p := NewSpacePolicy([]string{"b", "gone", "a", "c"})
+	for _, tc := range []struct {
+		name string
+		user User
+		want []string
+	}{
+		{"member", User{ID: "ada"}, []string{"home-ada", "b", "a"}},
+		{"scoped to a project", User{ID: "ada", Scope: Scope{Space: "a"}}, []string{"a"}},
+		{"scoped to the home", User{ID: "ada", Scope: Scope{Space: "home-ada"}}, []string{"home-ada"}},
+	} {
+		got, err := p.SpacesOf(ctx, store, tc.user)
+		if err != nil || !slices.Equal(ids(got), tc.want) {
+			t.Errorf("%s: SpacesOf = %q, %v; want %q", tc.name, ids(got), err, tc.want)
+		}
+	}
+	if _, err := NewSpacePolicy([]string{"broken"}).SpacesOf(ctx, store, User{ID: "ada"}); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("SpacesOf over a store that cannot answer: %v", err)
 	}
 }
