@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -97,32 +96,11 @@ func (h *Handler) myDrives(w http.ResponseWriter, r *http.Request, u storage.Use
 	return nil
 }
 
-// visibleSpaces returns u's personal space and the configured project
-// spaces u is a member of, those u's scope reaches. A configured id the
-// store does not know, or that names a space of another type, is skipped
-// as absent.
+// visibleSpaces returns the spaces u sees (storage.SpacePolicy.SpacesOf):
+// u's personal space and the configured project spaces u is a member of,
+// those u's scope reaches, in the configuration's order.
 func (h *Handler) visibleSpaces(ctx context.Context, u storage.User) ([]storage.Space, error) {
-	personal, err := h.store.PersonalSpace(ctx, u)
-	if err != nil {
-		return nil, fmt.Errorf("personal space of %s: %w", u.ID, err)
-	}
-	var spaces []storage.Space
-	if h.spaces.Visible(u, personal) == nil {
-		spaces = append(spaces, personal)
-	}
-	for _, id := range h.spaces.ProjectSpaces() {
-		s, err := h.store.Space(ctx, id)
-		if errors.Is(err, storage.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("project space %s: %w", id, err)
-		}
-		if s.Type == storage.SpaceProject && h.spaces.Visible(u, s) == nil {
-			spaces = append(spaces, s)
-		}
-	}
-	return spaces, nil
+	return h.spaces.SpacesOf(ctx, h.store, u)
 }
 
 // drive describes s; its root node gives the etag, the size and the time.
