@@ -242,6 +242,12 @@ export async function drives(driveType) {
   return (await res.json()).value;
 }
 
+/** allDrives are the user's spaces and the Shares drive, when the server has one. */
+export async function allDrives() {
+  const [spaces, shares] = await Promise.all([drives(), drives("virtual").catch(() => [])]);
+  return [...spaces, ...shares];
+}
+
 /**
  * saveAs downloads url as a file named name through send, for a page
  * signed in with a token, which a plain <a download> link cannot carry.
