@@ -93,7 +93,9 @@ func AppendNode(dst []byte, nodeID string, esc func(dst []byte, s string) []byte
 func appendString(dst []byte, s string) []byte { return append(dst, s...) }
 
 // Parse reads s, [<storage>$]<space>[!<node>]: a part that is present is
-// not empty and holds no "$", "!" or "/". Anything else is ErrMalformed.
+// not empty and holds no "$", "!" or "/". Anything else is ErrMalformed,
+// but for an empty node after "!", which names the space, as oCIS reads
+// it: clients form a space's root that way.
 func Parse(s string) (ID, error) {
 	var id ID
 	rest := s
@@ -108,7 +110,7 @@ func Parse(s string) (ID, error) {
 	if !validPart(id.Space) {
 		return ID{}, malformed(s)
 	}
-	if hasNode {
+	if hasNode && node != "" {
 		id.Node = node
 		if !validPart(id.Node) {
 			return ID{}, malformed(s)
