@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"strings"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -379,7 +377,7 @@ func (c *checkRun) checkTrashPlaces() error {
 }
 
 // deletePrefix deletes the keys of b that start with prefix.
-func deletePrefix(b *bolt.Bucket, prefix []byte) error {
+func deletePrefix(b countedBucket, prefix []byte) error {
 	var keys [][]byte
 	c := b.Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {

@@ -77,7 +77,7 @@ type lookups struct{ nodes, children, versions *bolt.Cursor }
 // get returns the value of key in the bucket open returns, or nil, seeking
 // with the cursor *c (made on first use). A seek starts from the bucket's
 // root, so the cursor stays usable across changes to the bucket.
-func (l *lookups) get(c **bolt.Cursor, open func() *bolt.Bucket, key []byte) []byte {
+func (l *lookups) get(c **bolt.Cursor, open func() countedBucket, key []byte) []byte {
 	k, v := l.cursor(c, open).Seek(key)
 	if !bytes.Equal(k, key) {
 		return nil
@@ -87,7 +87,7 @@ func (l *lookups) get(c **bolt.Cursor, open func() *bolt.Bucket, key []byte) []b
 
 // cursor returns the cursor *c, made on first use. Whoever uses it seeks
 // first: the last user left it anywhere.
-func (l *lookups) cursor(c **bolt.Cursor, open func() *bolt.Bucket) *bolt.Cursor {
+func (l *lookups) cursor(c **bolt.Cursor, open func() countedBucket) *bolt.Cursor {
 	if *c == nil {
 		*c = open().Cursor()
 	}

@@ -65,7 +65,7 @@ func (t *txn) unindexName(r *rec) error {
 	return t.names().Delete(nameKey(r))
 }
 
-func (t *txn) names() *bolt.Bucket { return t.bucket(&t.open.names, bucketNames) }
+func (t *txn) names() countedBucket { return t.bucket(&t.open.names, bucketNames) }
 
 // buildNameIndex fills the name index of a database from before it, once:
 // the meta bucket records that it was built.

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -45,7 +43,7 @@ type spaceCounters struct {
 	nodes int64
 }
 
-func (t *txn) usageBucket() *bolt.Bucket { return t.tx.Bucket(bucketUsage) }
+func (t *txn) usageBucket() countedBucket { return t.counted(t.tx.Bucket(bucketUsage)) }
 
 func spaceUsageKey(spaceID string) []byte {
 	return append(bytes.Clone(spaceUsagePrefix), spaceID...)
