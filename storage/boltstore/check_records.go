@@ -87,10 +87,12 @@ func (c *checkRun) checkNodeIndex() error {
 }
 
 // checkRecords checks that every node record sits where its parent and
-// name say and that its parent exists: a space's folder, or the trash
-// root of an existing space holding the item the record is the node of.
-// Records whose parent is gone cannot be reached; they may hold content,
-// so they are reported, never removed.
+// name say, that its parent exists (a space's folder, or the trash root of
+// an existing space holding the item the record is the node of) and that
+// its parent chain ends at a root: the root says which space the node is
+// in (layout.go). Records whose parent is gone, or whose chain loops,
+// cannot be reached; they may hold content, so they are reported, never
+// removed.
 func (c *checkRun) checkRecords() error {
 	var lastParent string
 	var parentOK bool
@@ -98,6 +100,15 @@ func (c *checkRun) checkRecords() error {
 		r, err := decodeNode(v)
 		if err != nil {
 			return []finding{problem(storage.ProblemDangling, "", "", "unreadable node record %q: %v", k, err)}, nil
+		}
+		if r.SpaceID, err = t.nodeSpace(&r); err != nil {
+			return nil, err
+		}
+		rooted := r.SpaceID != ""
+		if !rooted { // reported in the space it was in
+			if r.SpaceID, err = t.indexedSpace(&r); err != nil {
+				return nil, err
+			}
 		}
 		spaceID := ownSpace(r.SpaceID)
 		if !bytes.Equal(recordKey(&r), k) {
@@ -116,6 +127,10 @@ func (c *checkRun) checkRecords() error {
 		if r.ParentID != lastParent {
 			lastParent = r.ParentID
 			parentOK = t.parentExists(r.ParentID)
+			if parentOK && !rooted {
+				// Once for the nodes of a folder: their chain is its.
+				fs = append(fs, problem(storage.ProblemDangling, spaceID, "", "the nodes below folder %s lead to no space root: its parent chain breaks or loops", r.ParentID))
+			}
 		}
 		switch {
 		case !parentOK:

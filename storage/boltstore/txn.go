@@ -23,6 +23,9 @@ type txn struct {
 	seq  uint64
 	open openBuckets
 	look lookups // layout.go
+	// spaceOf is the space of every folder whose ancestry the txn walked
+	// (layout.go: spaceBelow).
+	spaceOf map[string]string
 	// personalQuota is the store's default quota of personal spaces.
 	personalQuota int64
 	// maxNodes is the store's node cap of a space without a quota.

@@ -365,7 +365,14 @@ func (t *txn) countAllNodes(counters map[string]spaceCounters) error {
 		if err != nil || r.ParentID == "" {
 			return nil // a root; a bad record is the tree step's
 		}
-		spaceID, _, _ := strings.Cut(r.SpaceID, trashSuffix)
+		space, err := t.spaceBelow(r.ParentID)
+		if err == nil && space == "" {
+			space, err = t.indexedSpace(&r) // damage the check reports
+		}
+		if err != nil {
+			return err
+		}
+		spaceID, _, _ := strings.Cut(space, trashSuffix)
 		c := counters[spaceID]
 		c.nodes++
 		counters[spaceID] = c
@@ -427,6 +434,11 @@ func (t *txn) countProps(counters map[string]spaceCounters) error {
 			} else if found {
 				// A node in the trash counts in its space.
 				spaceID, _, _ = strings.Cut(n.SpaceID, trashSuffix)
+				if spaceID == "" { // damage the check reports
+					if spaceID, err = t.indexedSpace(&n); err != nil {
+						return err
+					}
+				}
 			}
 		}
 		if spaceID == "" {
