@@ -95,9 +95,23 @@ func (s *Store) ExpireUndo(ctx context.Context) (int, error) {
 // expiredUndo returns up to limit trash items and versions of the whole
 // store that the retention no longer keeps at t.now.
 func (t *txn) expiredUndo(limit int) ([]undoRef, error) {
+	out, err := t.expiredTrash(limit)
+	if err != nil {
+		return nil, err
+	}
+	return t.expiredVersions(out, limit)
+}
+
+// expiredTrash returns up to limit trash items of the whole store that
+// the retention no longer keeps at t.now. An item's key starts with the
+// time it was deleted (storage.TrashKey: 19 digits from 2001 to 2286), so
+// a space's items come in the order they were deleted: the pass reads a
+// space's expired items and the first one kept, then seeks to the next
+// space, rather than reading every item of the store each minute.
+func (t *txn) expiredTrash(limit int) ([]undoRef, error) {
 	var out []undoRef
 	c := t.trash().Cursor()
-	for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
+	for k, v := c.First(); k != nil && len(out) < limit; {
 		spaceID, key, ok := bytes.Cut(k, []byte{0})
 		if !ok {
 			return nil, fmt.Errorf("trash key %q: %w", k, errCorrupt)
@@ -106,11 +120,15 @@ func (t *txn) expiredUndo(limit int) ([]undoRef, error) {
 		if err != nil {
 			return nil, err
 		}
-		if t.retentionOf(string(spaceID)).TrashExpired(item.Deleted, t.now) {
-			out = append(out, undoRef{spaceID: string(spaceID), kept: storage.Kept{TrashKey: item.Key}})
+		if !t.retentionOf(string(spaceID)).TrashExpired(item.Deleted, t.now) {
+			// The rest of the space's trash was deleted later.
+			k, v = c.Seek(append(bytes.Clone(spaceID), 1))
+			continue
 		}
+		out = append(out, undoRef{spaceID: string(spaceID), kept: storage.Kept{TrashKey: item.Key}})
+		k, v = c.Next()
 	}
-	return t.expiredVersions(out, limit)
+	return out, nil
 }
 
 // expiredVersions appends to out, up to limit in all, the versions the
