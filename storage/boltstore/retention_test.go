@@ -54,3 +54,35 @@ func TestExpiredTrashStopsAtTheFirstKept(t *testing.T) {
 		t.Fatalf("expired = %v, %v; want %v", got, err, want)
 	}
 }
+
+// An expiry pass reads a bounded number of versions and the next one goes
+// on from there: expired versions go over several passes, none read twice
+// while others wait, and a pass after the last file starts again at the
+// first.
+func TestExpiryReadsVersionsInParts(t *testing.T) {
+	f := newFixture(t)
+	f.s.SetRetention(storage.RetentionPolicy{Default: storage.Retention{Trash: time.Hour, VersionsFor: time.Hour, VersionsMax: 10}})
+	f.s.versionSweep.budget = 2
+	var files []storage.Node
+	for i := range 3 {
+		for v := range 3 { // two versions each
+			files = append(files, f.put(t, f.root(), fmt.Sprintf("f%d", i), fmt.Sprint("content ", v)))
+		}
+	}
+	f.clk.Advance(time.Hour)
+	for pass, want := range []int{2, 2, 2, 0} {
+		if n, err := f.s.ExpireUndo(ctx); err != nil || n != want {
+			t.Fatalf("pass %d: ExpireUndo = %d, %v; want %d", pass, n, err, want)
+		}
+	}
+	f.put(t, f.root(), "f0", "a new content")
+	f.clk.Advance(time.Hour)
+	if n, err := f.s.ExpireUndo(ctx); err != nil || n != 1 {
+		t.Fatalf("ExpireUndo after the last file = %d, %v; want 1", n, err)
+	}
+	for _, n := range files {
+		if vs, err := f.s.FileVersions(ctx, f.space.ID, n.ID); err != nil || len(vs) > 0 {
+			t.Fatalf("versions of %s: %v, %v", n.Name, vs, err)
+		}
+	}
+}
