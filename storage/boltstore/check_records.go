@@ -27,11 +27,11 @@ func (c *checkRun) checkVersions() error {
 		if err != nil {
 			return nil, err
 		}
-		if !ok || n.IsFolder() || ownSpace(n.SpaceID) != spaceID {
+		if !ok || n.IsFolder() || t.homeSpace(n) != spaceID {
 			vk := bytes.Clone(k)
 			still := func(t *txn) bool {
 				n, ok, err := t.node(fileID)
-				return err == nil && t.versions().Get(vk) != nil && (!ok || n.IsFolder() || ownSpace(n.SpaceID) != spaceID)
+				return err == nil && t.versions().Get(vk) != nil && (!ok || n.IsFolder() || t.homeSpace(n) != spaceID)
 			}
 			return []finding{problem(storage.ProblemDangling, spaceID, "", "version %s of file %s: the file is not in the space", vkey, fileID).
 				withRepair(c.dropVersion(spaceID, fileID, vkey, still))}, nil
@@ -167,6 +167,22 @@ func (c *checkRun) checkIndexEntry(t *txn, r rec, key []byte) *finding {
 	return &f
 }
 
+// homeSpace returns the space node n belongs to, live or in its trash:
+// the one its ancestry leads to or, for a node whose parent chain breaks
+// (which checkRecords reports), the one the name index files it under,
+// so that its versions and content are not taken for another space's;
+// "" when it cannot tell.
+func (t *txn) homeSpace(n rec) string {
+	if n.SpaceID != "" {
+		return ownSpace(n.SpaceID)
+	}
+	space, err := t.indexedSpace(&n)
+	if err != nil {
+		return ""
+	}
+	return space
+}
+
 // parentExists reports whether id is a folder or the trash root of an
 // existing space.
 func (t *txn) parentExists(id string) bool {
@@ -212,7 +228,9 @@ func (c *checkRun) blobReferenced(t *txn, blob, id string) bool {
 		if n.Blob == blob {
 			return true
 		}
-		spaces = []string{ownSpace(n.SpaceID)}
+		if home := t.homeSpace(n); home != "" {
+			spaces = []string{home}
+		}
 	}
 	for _, sp := range spaces {
 		prefix := versionPrefix(sp, id)
