@@ -120,7 +120,9 @@ func (t *txn) nodeSpace(r *rec) (string, error) {
 // spaceBelow returns the space id of the children of folder id, walking
 // up from it to a root the first time and remembering the answer for
 // every folder on the way. A chain that breaks or is longer than any tree
-// may be deep (a loop) ends in no space, "".
+// may be deep (a loop) ends in no space, "". The walk reads the index
+// only: a node's index entry is its record's key, which starts with its
+// parent's id (or marks a space root).
 func (t *txn) spaceBelow(id string) (string, error) {
 	if isTrashRoot(id) {
 		return id, nil
@@ -130,6 +132,7 @@ func (t *txn) spaceBelow(id string) (string, error) {
 	}
 	var walked []string
 	space := ""
+	key := []byte(id)
 	for up := id; ; {
 		if sp, ok := t.spaceOf[up]; ok {
 			space = sp
@@ -139,22 +142,23 @@ func (t *txn) spaceBelow(id string) (string, error) {
 			break // a loop, or damage as bad
 		}
 		walked = append(walked, up)
-		r, ok, err := t.record(up)
-		if err != nil {
-			return "", err
+		k := t.look.get(&t.look.nodes, t.nodes, key)
+		if len(k) == 0 {
+			break
 		}
+		if k[0] == 0 { // rootKey
+			space = up
+			break
+		}
+		parent, _, ok := bytes.Cut(k, []byte{'/'}) // ids hold no "/"
 		if !ok {
 			break
 		}
-		if r.ParentID == "" {
-			space = r.ID
+		if bytes.IndexByte(parent, 0) >= 0 { // isTrashRoot
+			space = string(parent)
 			break
 		}
-		if isTrashRoot(r.ParentID) {
-			space = r.ParentID
-			break
-		}
-		up = r.ParentID
+		key, up = parent, string(parent)
 	}
 	if t.spaceOf == nil {
 		t.spaceOf = make(map[string]string, len(walked))
