@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/davspaces/davspaces/davhandler/internal/davxml"
+	"github.com/davspaces/davspaces/resourceid"
 	"github.com/davspaces/davspaces/shareid"
 	"github.com/davspaces/davspaces/storage"
 )
@@ -119,11 +120,11 @@ func (h *Handler) handleMetaPropfind(w http.ResponseWriter, r *http.Request, req
 		return err
 	}
 	v := metaView{path: p, spaceRef: spaceRef}
-	v.id = davxml.AppendText(append(appendSpaceRef(nil, storageID, t.space.ID), '!'), t.node.ID)
-	ms := startMultistatus(w, multistatusBuffer, &h.responseBuffers)
+	v.id = resourceid.AppendNode(appendSpaceRef(nil, storageID, t.space.ID), t.node.ID, davxml.AppendText)
+	ms := davxml.StartMultistatus(w, davxml.MultistatusBuffer, &h.responseBuffers)
 	var ps propSet
-	metaProps.writeResponse(ms, &ps, pf, responseHref{base: hrefFor(t.hrefPath, true)}, v)
-	return h.endMultistatus(r, ms.close())
+	metaProps.writeResponse(ms, &ps, pf, davxml.Href{Base: hrefFor(t.hrefPath, true)}, v)
+	return h.endMultistatus(r, ms.Close())
 }
 
 // metaPlace is where the node of t is for user: its path in its space and
