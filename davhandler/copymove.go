@@ -49,6 +49,12 @@ func (h *Handler) handleCopyMove(w http.ResponseWriter, r *http.Request, req *re
 	if dst.exists && !overwrite {
 		return errorf(http.StatusPreconditionFailed, "The destination exists and Overwrite is F")
 	}
+	counted := func() {}
+	if dst.exists {
+		if counted, err = h.brakeDelete(r, req.user, dst.space, dst.node); err != nil {
+			return err
+		}
+	}
 	var node storage.Node
 	var replaced bool
 	if move {
@@ -63,6 +69,9 @@ func (h *Handler) handleCopyMove(w http.ResponseWriter, r *http.Request, req *re
 	}
 	if err != nil {
 		return err
+	}
+	if replaced {
+		counted()
 	}
 	h.answerPlaced(r.Context(), w, node, replaced)
 	return nil

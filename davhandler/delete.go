@@ -21,9 +21,14 @@ func (h *Handler) handleDelete(w http.ResponseWriter, r *http.Request, req *requ
 		return err
 	}
 	cond.Locks = h.heldTokens(r, req)
+	counted, err := h.brakeDelete(r, req.user, t.space, t.node)
+	if err != nil {
+		return err
+	}
 	if err := h.store.Remove(r.Context(), t.space.ID, t.node.ID, cond); err != nil {
 		return err
 	}
+	counted()
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
