@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -184,10 +186,15 @@ func (h *Handler) resolveMassDelete(w http.ResponseWriter, r *http.Request, mr *
 			Event massDeleteJSON `json:"event"`
 		}{mr.jsonOf(resolved)})
 	}
+	start := time.Now()
 	out, err := h.restoreItems(context.WithoutCancel(r.Context()), mr, e.Items)
 	if err != nil {
 		return err
 	}
+	h.logger.Info("mass delete restored", zap.String("space", mr.space.ID), zap.String("event", e.ID),
+		zap.String("by", mr.user.ID), zap.Int("restored", out.Restored), zap.Int("revived", out.Revived),
+		zap.Int("renamed", len(out.Renamed)), zap.Int("missing", out.Missing), zap.Int("failed", out.Failed),
+		zap.Duration("took", time.Since(start)))
 	out.Event = mr.jsonOf(resolved)
 	return writeJSON(w, http.StatusOK, out)
 }
