@@ -98,7 +98,9 @@ func (h *Handler) serveMassDeletes(w http.ResponseWriter, r *http.Request, req *
 	if err != nil {
 		return err
 	}
-	if !h.visible(r.Context(), space, req.user) || (nodeID != "" && nodeID != space.ID) {
+	// An app password narrowed to a folder or a space is a sync client's:
+	// the events of a whole space are not within its reach.
+	if !h.visible(r.Context(), space, req.user) || (nodeID != "" && nodeID != space.ID) || !req.user.Scope.IsZero() {
 		return errNotFound
 	}
 	mr := &massDeleteRequest{request: req, space: space, access: memberAccess(space.RoleOf(req.user))}

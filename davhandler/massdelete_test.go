@@ -187,6 +187,13 @@ func TestMassDeleteVisibility(t *testing.T) {
 	}
 	wantStatus(t, b.do("richard", http.MethodGet, "/dav/spaces/mass-deletes/"+testStorageID+"$physics", ""), http.StatusForbidden)
 	wantStatus(t, b.do("nobody", http.MethodGet, "/dav/spaces/mass-deletes/"+testStorageID+"$physics", ""), http.StatusNotFound)
+	scoped := newEnv(t, func(c *Config) {
+		c.Store = b.store
+		c.User = func(r *http.Request) (storage.User, bool) {
+			return storage.User{ID: "einstein", Scope: storage.Scope{Space: "physics"}}, true
+		}
+	})
+	wantStatus(t, scoped.do("einstein", http.MethodGet, "/dav/spaces/mass-deletes/"+testStorageID+"$physics", ""), http.StatusNotFound)
 	id := b.events("einstein")[0].ID
 	wantError(t, b.do("marie", http.MethodPost, "/dav/spaces/mass-deletes/"+testStorageID+"$physics/"+id+"/confirm", ""),
 		http.StatusForbidden, "Forbidden", "Only a manager of the space may keep the deletions of a mass delete")
