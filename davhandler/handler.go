@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 	"github.com/davspaces/davspaces/passwordguard"
 	"github.com/davspaces/davspaces/preview"
 	"github.com/davspaces/davspaces/storage"
@@ -187,7 +188,7 @@ type Handler struct {
 	// previewCache keeps previews; nil when the store keeps none.
 	previewCache storage.PreviewCache
 	// responseBuffers are the buffers of multistatus answers, reused.
-	responseBuffers bufferPool
+	responseBuffers davxml.BufferPool
 	// brake counts the bursts of deletions; nil when it is off.
 	brake *brake
 	// credential names a request's credential; nil for none.
