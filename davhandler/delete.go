@@ -25,10 +25,11 @@ func (h *Handler) handleDelete(w http.ResponseWriter, r *http.Request, req *requ
 	if err != nil {
 		return err
 	}
-	if err := h.store.Remove(r.Context(), t.space.ID, t.node.ID, cond); err != nil {
+	err = h.store.Remove(r.Context(), t.space.ID, t.node.ID, cond)
+	counted(err == nil)
+	if err != nil {
 		return err
 	}
-	counted()
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -243,7 +243,7 @@ func (b *brake) admit(ctx context.Context, spaceID string, d deleter) error {
 // burstOf returns the burst of k at now, a new one when the last has
 // ended: a burst that is no event ends Window after its start, an event
 // Window after its last deletion.
-func (b *brake) burstOf(k burstKey, now time.Time) (*burst, bool) {
+func (b *brake) burstOf(k burstKey, now time.Time) *burst {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if bu, ok := b.bursts[k]; ok {
@@ -251,7 +251,7 @@ func (b *brake) burstOf(k burstKey, now time.Time) (*burst, bool) {
 		ended := b.ended(bu, now)
 		bu.mu.Unlock()
 		if !ended {
-			return bu, false
+			return bu
 		}
 	}
 	if len(b.bursts) >= maxMassDeleteBursts {
@@ -259,7 +259,18 @@ func (b *brake) burstOf(k burstKey, now time.Time) (*burst, bool) {
 	}
 	bu := &burst{start: now, last: now}
 	b.bursts[k] = bu
-	return bu, true
+	return bu
+}
+
+// take returns the burst of d in space spaceID at now, locked, with its
+// threshold: the first to take a new burst reads what the space keeps.
+func (b *brake) take(ctx context.Context, spaceID string, d deleter, now time.Time) *burst {
+	bu := b.burstOf(burstKey{spaceID, d.key}, now)
+	bu.mu.Lock()
+	if bu.threshold == 0 {
+		bu.threshold = b.rules.threshold(b.spaceNodes(ctx, spaceID))
+	}
+	return bu
 }
 
 // ended reports whether bu has ended at now; bu.mu is held.
@@ -293,21 +304,12 @@ func (b *brake) forgetEnded(now time.Time) {
 	}
 }
 
-// deleted counts the deletion of node (files files) from space by d: it
-// opens the burst's event when it reaches the threshold, and extends it
-// after. A failure is logged, never answered: the deletion is done.
-func (b *brake) deleted(ctx context.Context, space storage.Space, d deleter, nodeID string, files int64) {
-	if b == nil {
-		return
-	}
-	ctx = context.WithoutCancel(ctx)
+// record counts the deletion of node (files files) from space by d in
+// bu, which is taken: it opens the burst's event when it reaches the
+// threshold, and extends it after. A failure is logged, never answered:
+// the deletion is done.
+func (b *brake) record(ctx context.Context, space storage.Space, d deleter, bu *burst, nodeID string, files int64) {
 	now := b.now()
-	bu, fresh := b.burstOf(burstKey{space.ID, d.key}, now)
-	bu.mu.Lock()
-	defer bu.mu.Unlock()
-	if fresh {
-		bu.threshold = b.rules.threshold(b.spaceNodes(ctx, space.ID))
-	}
 	err := b.count(ctx, space, d, bu, nodeID, files, now)
 	if errors.Is(err, storage.ErrConflict) {
 		// A manager resolved the event meanwhile: this deletion starts a
@@ -415,16 +417,39 @@ func (h *Handler) countFiles(ctx context.Context, spaceID, id string, limit int6
 }
 
 // brakeDelete admits the deletion of node n of space by the client of r
-// (refused while the client is held), and returns what counts it once it
-// is done.
-func (h *Handler) brakeDelete(r *http.Request, user storage.User, space storage.Space, n storage.Node) (done func(), err error) {
-	if h.brake == nil {
-		return func() {}, nil
+// (refused while the client is held), and returns what the caller calls
+// once the store has answered, with whether it deleted.
+//
+// With Hold, one client's deletions in one space go one at a time, the
+// burst taken from the admission to the count, so that the deletion which
+// opens the event is the last one admitted. Without, they go side by
+// side, and each is counted once done.
+func (h *Handler) brakeDelete(r *http.Request, user storage.User, space storage.Space, n storage.Node) (counted func(deleted bool), err error) {
+	b := h.brake
+	if b == nil {
+		return func(bool) {}, nil
 	}
+	ctx := context.WithoutCancel(r.Context())
 	d := h.deleterOf(r, user)
-	if err := h.brake.admit(r.Context(), space.ID, d); err != nil {
+	files := h.filesToCount(ctx, n)
+	if !b.rules.Hold {
+		return func(deleted bool) {
+			if deleted {
+				bu := b.take(ctx, space.ID, d, b.now())
+				defer bu.mu.Unlock()
+				b.record(ctx, space, d, bu, n.ID, files)
+			}
+		}, nil
+	}
+	bu := b.take(ctx, space.ID, d, b.now())
+	if err := b.admit(ctx, space.ID, d); err != nil {
+		bu.mu.Unlock()
 		return nil, err
 	}
-	files := h.filesToCount(r.Context(), n)
-	return func() { h.brake.deleted(r.Context(), space, d, n.ID, files) }, nil
+	return func(deleted bool) {
+		defer bu.mu.Unlock()
+		if deleted {
+			b.record(ctx, space, d, bu, n.ID, files)
+		}
+	}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -312,5 +313,49 @@ func TestRestoredName(t *testing.T) {
 		if got != tc.want || len(got) > maxNameBytes {
 			t.Errorf("restoredName(%q, %d) = %q, want %q", tc.name, tc.n, got, tc.want)
 		}
+	}
+}
+
+// TestMassDeleteConcurrent sends one client's deletes side by side: below
+// the threshold they are no event, however they interleave; with Hold,
+// exactly the threshold's worth are deleted and the rest answered 503.
+func TestMassDeleteConcurrent(t *testing.T) {
+	for _, tc := range []struct {
+		name                string
+		rules               MassDeleteRules
+		files               int
+		wantDeleted, wantEv int
+	}{
+		{"below the threshold", MassDeleteRules{Files: 5, Share: -1}, 4, 4, 0},
+		{"past the threshold", MassDeleteRules{Files: 5, Share: -1}, 12, 12, 1},
+		{"held", MassDeleteRules{Files: 5, Share: -1, Hold: true}, 12, 5, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newBrakeEnv(t, tc.rules)
+			paths := b.files("", tc.files)
+			codes := make([]int, len(paths))
+			var wg sync.WaitGroup
+			for i, p := range paths {
+				wg.Go(func() { codes[i] = b.do("marie", http.MethodDelete, p, "", "User-Agent", laptopAgent).Code })
+			}
+			wg.Wait()
+			deleted := 0
+			for _, c := range codes {
+				switch c {
+				case http.StatusNoContent:
+					deleted++
+				case http.StatusServiceUnavailable:
+				default:
+					t.Fatalf("a DELETE answered %d", c)
+				}
+			}
+			events := b.events("einstein")
+			if deleted != tc.wantDeleted || len(events) != tc.wantEv {
+				t.Fatalf("%d deleted, events %+v; want %d deleted, %d events", deleted, events, tc.wantDeleted, tc.wantEv)
+			}
+			if tc.wantEv == 1 && events[0].Files != int64(tc.wantDeleted) {
+				t.Fatalf("the event counts %d files, want %d", events[0].Files, tc.wantDeleted)
+			}
+		})
 	}
 }
