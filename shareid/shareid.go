@@ -34,8 +34,8 @@ func Mount(shareID string) string { return resourceid.New(Jail, Jail, shareID).S
 // Parse reads a resource id: inJail is true when it names the Shares
 // drive, and then shareID is the share of the mount point it names, empty
 // for the drive itself. Anything else is not in the jail, the drive's id
-// with an empty mount point ("…!") included: no client forms it, and
-// oCIS answers it as a mount point that does not exist.
+// with an empty mount point ("…!") included: it names no mount point
+// and is not the drive's own id.
 func Parse(ref string) (shareID string, inJail bool) {
 	id, err := resourceid.Parse(ref)
 	if err != nil || id.Storage != Jail || id.Space != Jail || strings.HasSuffix(ref, "!") {
