@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -171,8 +170,7 @@ func checkExampleOCS(t *testing.T, c *client) {
 func startExample(t *testing.T, binary string) (c *client, admin string) {
 	t.Helper()
 	dir := t.TempDir()
-	cmd := exec.Command(binary, "run", "--config", "../Caddyfile.example")
-	testpeer.DieWithParent(cmd)
+	cmd := testpeer.Command(binary, "run", "--config", "../Caddyfile.example")
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(dir, "data"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_RUNTIME_DIR="+dir)
 	admin = "unix/" + filepath.Join(dir, "davspaces-admin.sock")
 	logFile, err := os.Create(filepath.Join(dir, "caddy.log"))

@@ -34,7 +34,7 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	caddyBinary = filepath.Join(dir, "caddy")
-	build := exec.Command("go", "build", "-o", caddyBinary, "./cmd/caddy")
+	build := testpeer.Command("go", "build", "-o", caddyBinary, "./cmd/caddy")
 	build.Dir = ".."
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
@@ -140,13 +140,13 @@ func (r caddyRun) launch(t testing.TB) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(caddyBinary, "run", "--config", cfgPath, "--adapter", "caddyfile")
+	// Caddy listens with SO_REUSEPORT: one left serving after a test
+	// binary died would take part of a later run's connections, so it
+	// dies with the binary (testpeer.Command).
+	cmd := testpeer.Command(caddyBinary, "run", "--config", cfgPath, "--adapter", "caddyfile")
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(r.dir, "xdg-data"), "XDG_CONFIG_HOME="+filepath.Join(r.dir, "xdg-config"))
 	cmd.Env = append(cmd.Env, r.env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	// Caddy listens with SO_REUSEPORT: one left serving after a test
-	// binary died would take part of a later run's connections.
-	testpeer.DieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func runPeer(t testing.TB, timeout time.Duration, stdin string, name string, arg
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
+	cmd := testpeer.CommandContext(ctx, name, args...)
 	cmd.Dir = t.TempDir()
 	cmd.Stdin = strings.NewReader(stdin)
 	out, err := cmd.CombinedOutput()

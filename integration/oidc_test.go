@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/davspaces/davspaces/internal/testidp"
+	"github.com/davspaces/davspaces/internal/testpeer"
 )
 
 const (
@@ -365,7 +365,7 @@ func TestBadInstanceRuleRefused(t *testing.T) {
 	}
 }
 `)
-	out, err := exec.Command(caddyBinary, "adapt", "--config", caddyfile).CombinedOutput()
+	out, err := testpeer.Command(caddyBinary, "adapt", "--config", caddyfile).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "Caddyfile:8") || !strings.Contains(string(out), "regex") {
 		t.Fatalf("caddy adapt: err %v\n%s", err, out)
 	}
@@ -374,7 +374,7 @@ func TestBadInstanceRuleRefused(t *testing.T) {
 	writeFile(t, config, `{"admin": {"disabled": true}, "apps": {"http": {"servers": {"s": {"listen": ["127.0.0.1:0"],
 		"routes": [{"handle": [{"handler": "webfinger", "issuer": "https://idp.example.org",
 			"instances": [{"claim": "sub", "regex": ".+", "href": "{{invalid}}ee"}]}]}]}}}}}`)
-	cmd := exec.Command(caddyBinary, "validate", "--config", config)
+	cmd := testpeer.Command(caddyBinary, "validate", "--config", config)
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)
 	out, err = cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "instance rule 0") || !strings.Contains(string(out), "href") {

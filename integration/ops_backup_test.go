@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/davspaces/davspaces/internal/testpeer"
 )
 
 // The administrator's commands `caddy davspaces backup`, `restore` and
@@ -39,7 +41,7 @@ func opsConfig(t *testing.T, port int, root string, opts serverOptions) string {
 // output, its standard error and its exit status.
 func davspacesCommand(t *testing.T, args ...string) (stdout, stderr string, status int) {
 	t.Helper()
-	cmd := exec.Command(caddyBinary, append([]string{"davspaces"}, args...)...)
+	cmd := testpeer.Command(caddyBinary, append([]string{"davspaces"}, args...)...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	dir := t.TempDir()

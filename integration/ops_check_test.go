@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/davspaces/davspaces/internal/testpeer"
 	"github.com/google/uuid"
 	bolt "go.etcd.io/bbolt"
 )
@@ -184,7 +185,7 @@ func writeWhileChecked(c *client, i, rounds int) error {
 // returns its output and exit status.
 func runCaddyDavspaces(t *testing.T, run caddyRun, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(caddyBinary, append([]string{"davspaces"}, args...)...)
+	cmd := testpeer.Command(caddyBinary, append([]string{"davspaces"}, args...)...)
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(run.dir, "xdg-data"), "XDG_CONFIG_HOME="+filepath.Join(run.dir, "xdg-config"))
 	cmd.Env = append(cmd.Env, run.env...)
 	var out bytes.Buffer

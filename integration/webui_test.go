@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -404,8 +403,7 @@ func runDrive(t *testing.T, dir, script string, opts any) []map[string]any {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(dir, script), string(arg))
-	testpeer.DieWithParent(cmd)
+	cmd := testpeer.CommandContext(ctx, "node", filepath.Join(dir, script), string(arg))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()

@@ -77,7 +77,7 @@ func (pg *Postgres) initdb() error {
 	if err := chownToServiceUser(pg.dir, "postgres"); err != nil {
 		return err
 	}
-	cmd := exec.Command(filepath.Join(pg.bin, "initdb"), "-D", pg.data(), "-U", pgUser,
+	cmd := Command(filepath.Join(pg.bin, "initdb"), "-D", pg.data(), "-U", pgUser,
 		"--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync")
 	if err := asServiceUser(cmd, "postgres"); err != nil {
 		return err
