@@ -7,7 +7,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -259,14 +258,12 @@ func indent(lines []string, prefix string) string {
 	return b.String()
 }
 
+// freePort is a loopback port nobody listens on, claimed for t until it
+// ends (testpeer.FreePort), so that no other test, of this binary or of a
+// second copy of the suite, starts a server on it meanwhile.
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return testpeer.FreePort(t)
 }
 
 // requirePeer finds a client program. Missing peers fail the test in CI
