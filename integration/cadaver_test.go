@@ -23,6 +23,7 @@ import (
 // checks each step's output and the resulting server state over plain HTTP,
 // on every deployment.
 func TestCadaver(t *testing.T) {
+	t.Parallel()
 	cadaver := requirePeer(t, "cadaver")
 	onEachDeployment(t, serverOptions{}, func(t *testing.T, s *server) { cadaverScenario(t, cadaver, s) })
 }

@@ -27,6 +27,7 @@ const davfs2Files = 1000
 // on the server byte for byte. Mounted again with a fresh cache, the
 // folder is copied out byte for byte.
 func TestDavfs2CopiesAFolderInAndOut(t *testing.T) {
+	t.Parallel()
 	mountDavfs := requirePeer(t, "mount.davfs")
 	requireRootAndFUSE(t)
 	s := startServer(t, serverOptions{})

@@ -21,6 +21,7 @@ import (
 // end, another pass over either folder finds nothing to do. It runs on
 // every deployment.
 func TestDesktopClients(t *testing.T) {
+	t.Parallel()
 	onEachDesktopClient(t, desktopScenario)
 }
 

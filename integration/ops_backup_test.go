@@ -199,6 +199,7 @@ func (c *churn) end(t *testing.T) int {
 // same directory adds only the new content files; a restore refuses a
 // store without --force.
 func TestOpsBackupWhileServing(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts Caddy")
 	}
@@ -291,6 +292,7 @@ func TestOpsBackupWhileServing(t *testing.T) {
 // usage prints one line per space: the personal spaces and the project
 // space of the example, with their files and bytes.
 func TestOpsUsage(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts Caddy")
 	}

@@ -28,6 +28,7 @@ import (
 // the missing content (exit 1 still); once that is back, a check exits 0
 // and the server serves the store again.
 func TestOpsCheckFindsAndRepairs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	root := filepath.Join(dir, "data")
 	port := freePort(t)
@@ -105,6 +106,7 @@ func TestOpsCheckFindsAndRepairs(t *testing.T) {
 // its admin endpoint: an orphan content file is found and repaired, and a
 // deep check while clients write finds nothing.
 func TestOpsCheckWhileServing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	root := filepath.Join(dir, "data")
 	port := freePort(t)

@@ -25,6 +25,7 @@ import (
 // are listed and left out.
 
 func TestOpsImportExportEmbedded(t *testing.T) {
+	t.Parallel()
 	goSrc := goSourceTree(t, "")
 	src := sourceWithSpecialFiles(t, goSrc)
 	dir := t.TempDir()
@@ -47,6 +48,7 @@ func TestOpsImportExportEmbedded(t *testing.T) {
 }
 
 func TestOpsImportExportCluster(t *testing.T) {
+	t.Parallel()
 	// A part of the tree: the cluster's store writes every file to
 	// PostgreSQL and S3, and the embedded test has the whole tree.
 	goSrc := goSourceTree(t, "net")

@@ -98,6 +98,7 @@ func seedLinkTree(c *client) {
 // and the limit on wrong ones), a file drop, an expired link and the link
 // of a deleted item.
 func TestPublicLinks(t *testing.T) {
+	t.Parallel()
 	s, links := startWithLinks(t, seedLinkTree,
 		linkSpec{item: "shared", role: storage.ShareEditor, password: linkPassword},
 		linkSpec{item: "drop", role: storage.ShareFileDrop},

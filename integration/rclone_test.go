@@ -30,6 +30,7 @@ import (
 // then on the project space Physics with each member role, and checks that
 // strangers and wrong passwords are refused; all of it on every deployment.
 func TestRclone(t *testing.T) {
+	t.Parallel()
 	rclone := requirePeer(t, "rclone")
 	for _, d := range deployments {
 		t.Run(d.name, func(t *testing.T) { rcloneSessions(t, rclone, d) })

@@ -150,6 +150,7 @@ func newBrowserSession(t *testing.T, chromium, base, user, password string) brow
 // phone width of the overview, a folder, the trash, a file's details with
 // its versions and the folder picker.
 func TestWebUI(t *testing.T) {
+	t.Parallel()
 	chromium, dir := requireBrowser(t)
 	// A quota, so that the overview shows its bar.
 	s := startServer(t, serverOptions{davspaces: []string{"personal_quota 2GB"}})

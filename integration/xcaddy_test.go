@@ -34,6 +34,7 @@ var davspacesModules = []string{
 // itself when xcaddy is installed), wants the davspaces modules in its
 // list-modules, and runs Caddyfile.example on it as it is.
 func TestXcaddyBuildServesTheExample(t *testing.T) {
+	t.Parallel()
 	version := caddyVersion(t)
 	checkDocumentedVersion(t, version)
 	binary := os.Getenv(xcaddyBinaryEnv)
