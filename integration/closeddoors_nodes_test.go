@@ -25,7 +25,6 @@ import (
 // the WebDAV error body, and meta.db grows by at most what the cap lets
 // the space keep (nodeCapQuota/4 KiB nodes of at most maxNodeMetadata).
 func TestNodeCapStopsEmptyRecords(t *testing.T) {
-	t.Parallel()
 	const quota = 16 << 20
 	opts := serverOptions{davspaces: []string{fmt.Sprintf("personal_quota %d", quota)}}
 	s := startServer(t, opts)

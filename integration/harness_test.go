@@ -19,9 +19,10 @@ import (
 )
 
 // Tests call t.Parallel(): most of their time goes to waiting for a
-// server or a client program. Those that hold the server to a latency or
-// deadline figure (a bystander's p99 during a burst, a revocation within
-// 1.5 s, a request beside stalled uploads) or set the environment
+// server or a client program. Those that hold the server to a latency,
+// deadline or throughput figure (a bystander's p99 during a burst, a
+// revocation within 1.5 s, a request beside stalled uploads, the node cap
+// reached within ten seconds) or set the environment
 // (t.Setenv) do not: Go runs them first, one at a time, before any
 // parallel test starts, so the suite's own load does not skew them.
 
