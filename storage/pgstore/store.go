@@ -70,6 +70,10 @@ type Options struct {
 	// MaxNodes is the node cap of a space without a quota
 	// (storage.NodeCap); 0 means storage.DefaultMaxNodes.
 	MaxNodes int64
+	// CountWrites makes the store count the rows its committed
+	// transactions write (RecordsWritten), at the cost of one more
+	// statement per transaction: for tests and benchmarks.
+	CountWrites bool
 }
 
 // DefaultMaxConns is the pool size of a node whose settings name none. A
@@ -120,6 +124,9 @@ type Store struct {
 	// storage.MaxSharesPerCreator. Only tests lower it, to reach it
 	// without making ten thousand shares.
 	shareCap  atomic.Int64
+	// countWrites is Options.CountWrites; written counts the rows.
+	countWrites bool
+	written     atomic.Int64
 	retention atomic.Pointer[storage.RetentionPolicy]
 	// recountVersions asks ExpireUndo to look for files with more
 	// versions than the policy keeps, after the policy was set.
@@ -173,6 +180,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		uploadGrace: orDefault(opts.UploadGrace, 24*time.Hour),
 		sweepEvery:  orDefault(opts.Sweep, time.Minute),
 		closing:     make(chan struct{}),
+		countWrites: opts.CountWrites,
 	}
 	if s.log == nil {
 		s.log = zap.NewNop()
@@ -206,6 +214,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 // open reaches the database and the bucket and readies the schema.
 func (s *Store) open(ctx context.Context, opts Options) error {
 	if err := s.migrate(ctx); err != nil {
+		return err
+	}
+	if err := s.migrateLayout(ctx); err != nil {
 		return err
 	}
 	id, err := s.storageID(ctx, opts.StorageID)

@@ -169,9 +169,9 @@ func trashedAt(t *testing.T, s *Store, spaceID, id string) time.Time {
 	return time.Time{}
 }
 
-// A removed node keeps its rows: only its space id changes, to its
-// space's trash's, which no space lookup returns and no space can be
-// named (space ids hold no "/").
+// A removed node keeps its rows: only its parent changes, to its space's
+// trash's root, whose id no space lookup returns and no space can be
+// named (space ids hold no "/"); its space id stays its space's.
 func TestTrashIsNoSpace(t *testing.T) {
 	s := openTestStore(t, Options{})
 	sp := personal(t, s)
@@ -181,9 +181,10 @@ func TestTrashIsNoSpace(t *testing.T) {
 		t.Fatal(err)
 	}
 	trash := trashSpaceID(sp.ID)
-	var spaceID string
-	if err := s.pool.QueryRow(ctx, `SELECT space_id FROM nodes WHERE id = $1`, f.ID).Scan(&spaceID); err != nil || spaceID != trash {
-		t.Fatalf("the trashed file's space = %q, %v; want %q", spaceID, err, trash)
+	var spaceID, root string
+	err := s.pool.QueryRow(ctx, `SELECT space_id, node_root(id) FROM nodes WHERE id = $1`, f.ID).Scan(&spaceID, &root)
+	if err != nil || spaceID != sp.ID || root != trash {
+		t.Fatalf("the trashed file's space = %q, root %q, %v; want %q, %q", spaceID, root, err, sp.ID, trash)
 	}
 	if _, err := s.Space(ctx, trash); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("Space of the trash: %v", err)
