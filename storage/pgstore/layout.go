@@ -30,11 +30,11 @@ const layoutBatch = 5000
 
 // migrateLayout brings a database of layout 1 to layout 2 when a node
 // opens it, before the node serves (it answers 503 meanwhile): the nodes
-// in each trash get their live space's id, layoutBatch rows per
-// transaction. Nodes opening together share the work, as each batch
-// rewrites rows that still hold a trash's id; the first to finish records
-// the layout, and later opens skip it.
-func (s *Store) migrateLayout(ctx context.Context) error {
+// in each trash get their live space's id, batch rows per transaction.
+// Nodes opening together share the work, as each batch rewrites rows that
+// still hold a trash's id; the first to finish records the layout, and
+// later opens skip it.
+func (s *Store) migrateLayout(ctx context.Context, batch int) error {
 	var layout string
 	err := s.pool.QueryRow(ctx, `SELECT value FROM meta WHERE key = 'layout'`).Scan(&layout)
 	switch {
@@ -50,7 +50,7 @@ func (s *Store) migrateLayout(ctx context.Context) error {
 	}
 	var moved int64
 	for _, trash := range trashes {
-		n, err := s.relabelTrash(ctx, trash)
+		n, err := s.relabelTrash(ctx, trash, batch)
 		if err != nil {
 			return fmt.Errorf("open store: layout: trash %s: %w", trash, err)
 		}
@@ -69,9 +69,9 @@ func (s *Store) migrateLayout(ctx context.Context) error {
 }
 
 // relabelTrash gives the nodes below trash root trash the id of its live
-// space, a batch at a time, and returns how many it rewrote. The root
-// keeps its own id: it is what tells the trash from the space.
-func (s *Store) relabelTrash(ctx context.Context, trash string) (int64, error) {
+// space, batch rows per transaction, and returns how many it rewrote. The
+// root keeps its own id: it is what tells the trash from the space.
+func (s *Store) relabelTrash(ctx context.Context, trash string, batch int) (int64, error) {
 	spaceID := strings.TrimSuffix(trash, trashSuffix)
 	var total int64
 	for {
@@ -79,7 +79,7 @@ func (s *Store) relabelTrash(ctx context.Context, trash string) (int64, error) {
 		err := runTx(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
 			tag, err := tx.Exec(ctx, `UPDATE nodes SET space_id = $1 WHERE id IN (
 				SELECT id FROM nodes WHERE space_id = $2 AND parent_id IS NOT NULL LIMIT $3)`,
-				spaceID, trash, layoutBatch)
+				spaceID, trash, batch)
 			n = tag.RowsAffected()
 			return err
 		})
@@ -87,7 +87,7 @@ func (s *Store) relabelTrash(ctx context.Context, trash string) (int64, error) {
 			return total, err
 		}
 		total += n
-		if n < layoutBatch {
+		if n < int64(batch) {
 			return total, nil
 		}
 	}

@@ -12,6 +12,7 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"errors"
@@ -74,6 +75,10 @@ type Options struct {
 	// transactions write (RecordsWritten), at the cost of one more
 	// statement per transaction: for tests and benchmarks.
 	CountWrites bool
+
+	// layoutBatch is migrateLayout's batch; 0 means layoutBatch. Tests
+	// lower it to see a migration in several batches.
+	layoutBatch int
 }
 
 // DefaultMaxConns is the pool size of a node whose settings name none. A
@@ -123,11 +128,11 @@ type Store struct {
 	// shareCap is how many shares one user may have; 0 is
 	// storage.MaxSharesPerCreator. Only tests lower it, to reach it
 	// without making ten thousand shares.
-	shareCap  atomic.Int64
+	shareCap atomic.Int64
 	// countWrites is Options.CountWrites; written counts the rows.
 	countWrites bool
 	written     atomic.Int64
-	retention atomic.Pointer[storage.RetentionPolicy]
+	retention   atomic.Pointer[storage.RetentionPolicy]
 	// recountVersions asks ExpireUndo to look for files with more
 	// versions than the policy keeps, after the policy was set.
 	recountVersions atomic.Bool
@@ -216,7 +221,7 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	if err := s.migrate(ctx); err != nil {
 		return err
 	}
-	if err := s.migrateLayout(ctx); err != nil {
+	if err := s.migrateLayout(ctx, cmp.Or(opts.layoutBatch, layoutBatch)); err != nil {
 		return err
 	}
 	id, err := s.storageID(ctx, opts.StorageID)

@@ -108,16 +108,33 @@ func (s *Store) run(ctx context.Context, opts pgx.TxOptions, fn func(pgx.Tx) err
 	}
 	var written int64
 	err = runTx(ctx, pool, opts, func(tx pgx.Tx) error {
+		before, err := rowsWritten(ctx, tx)
+		if err != nil {
+			return err
+		}
 		if err := fn(tx); err != nil {
 			return err
 		}
-		return tx.QueryRow(ctx, `SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)::bigint
-			FROM pg_stat_xact_user_tables`).Scan(&written)
+		after, err := rowsWritten(ctx, tx)
+		written = after - before
+		return err
 	})
 	if err == nil {
 		s.written.Add(written)
 	}
 	return err
+}
+
+// rowsWritten is what pg_stat_xact_user_tables counts of rows inserted,
+// updated and deleted. Besides the transaction's own, it may hold those
+// of the connection's earlier transactions that the server has not yet
+// folded into its statistics, so only a difference taken within one
+// transaction tells what it wrote.
+func rowsWritten(ctx context.Context, tx pgx.Tx) (int64, error) {
+	var n int64
+	err := tx.QueryRow(ctx, `SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)::bigint
+		FROM pg_stat_xact_user_tables`).Scan(&n)
+	return n, err
 }
 
 // RecordsWritten is how many rows the committed transactions of the store
