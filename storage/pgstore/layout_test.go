@@ -257,7 +257,7 @@ func TestTrashWritesConstant(t *testing.T) {
 	}
 	small, large := measure("small", 1, 4), measure("large", 4, 30)
 	if small != large || small.remove == 0 {
-		t.Fatalf("rows written (remove, restore): %d files %+v, %d files %+v", 4, small, 360, large)
+		t.Fatalf("rows written (remove, restore): %d files %+v, %d files %+v", 4, small, 120, large)
 	}
 	t.Logf("rows written: remove %d, restore %d", small.remove, small.restore)
 }
