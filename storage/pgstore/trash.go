@@ -285,8 +285,9 @@ func pathNames(ctx context.Context, tx pgx.Tx, id string) ([]string, error) {
 }
 
 // ensureTrash creates the pseudo space and root of the space's trash (the
-// only node whose space_id is the pseudo space's),
-// unless they exist: a space gets them with its first deletion.
+// only node whose space_id is the pseudo space's), unless they exist: a
+// space gets them with its root, one made by older code with its first
+// deletion.
 func ensureTrash(ctx context.Context, c *change, spaceID string) error {
 	trash := trashSpaceID(spaceID)
 	_, err := c.tx.Exec(ctx, `INSERT INTO spaces (id, type, name, quota) VALUES ($1, 'trash', '', $2)
