@@ -261,3 +261,33 @@ func TestTrashWritesConstant(t *testing.T) {
 	}
 	t.Logf("rows written: remove %d, restore %d", small.remove, small.restore)
 }
+
+// TestEmptyTrashInParts: a transaction of EmptyTrash that has spent its
+// budget commits and leaves the other items to the next; EmptyTrash goes
+// on until none is left, with the space's counters exact.
+func TestEmptyTrashInParts(t *testing.T) {
+	s := openTestStore(t, Options{emptyBudget: time.Nanosecond})
+	sp := personal(t, s)
+	ctx := t.Context()
+	const items = 5
+	for i := range items {
+		f := put(t, s, sp.ID, sp.ID, fmt.Sprintf("f%d", i), "x")
+		if err := s.Remove(ctx, sp.ID, f.ID, storage.Conditions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	more, err := s.purgeSome(ctx, sp.ID)
+	if err != nil || !more {
+		t.Fatalf("purgeSome = %v, %v; want a part done and more to do", more, err)
+	}
+	if left, err := s.TrashItems(ctx, sp.ID); err != nil || len(left) != items-1 {
+		t.Fatalf("after one part: %d items (%v), want %d", len(left), err, items-1)
+	}
+	if err := s.EmptyTrash(ctx, sp.ID); err != nil {
+		t.Fatal(err)
+	}
+	if left, err := s.TrashItems(ctx, sp.ID); err != nil || len(left) != 0 {
+		t.Fatalf("after EmptyTrash: %d items (%v)", len(left), err)
+	}
+	requireClean(t, s)
+}

@@ -79,6 +79,9 @@ type Options struct {
 	// layoutBatch is migrateLayout's batch; 0 means layoutBatch. Tests
 	// lower it to see a migration in several batches.
 	layoutBatch int
+	// emptyBudget is EmptyTrash's time per transaction; 0 means
+	// emptyBudget. Tests lower it to see a trash emptied in parts.
+	emptyBudget time.Duration
 }
 
 // DefaultMaxConns is the pool size of a node whose settings name none. A
@@ -118,6 +121,7 @@ type Store struct {
 	objectGrace time.Duration
 	uploadGrace time.Duration
 	sweepEvery  time.Duration
+	emptyBudget time.Duration
 
 	personalQuota atomic.Int64
 	// maxNodes is the node cap of a space without a quota; 0 is
@@ -184,6 +188,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		objectGrace: orDefault(opts.ObjectGrace, 15*time.Minute),
 		uploadGrace: orDefault(opts.UploadGrace, 24*time.Hour),
 		sweepEvery:  orDefault(opts.Sweep, time.Minute),
+		emptyBudget: orDefault(opts.emptyBudget, emptyBudget),
 		closing:     make(chan struct{}),
 		countWrites: opts.CountWrites,
 	}

@@ -407,24 +407,51 @@ func (s *Store) PurgeTrash(ctx context.Context, spaceID, key string) error {
 	return nil
 }
 
-// EmptyTrash purges every item in the trash of a space.
+// EmptyTrash purges every item in the trash of a space: some items per
+// transaction (purgeSome), so that emptying a large trash holds the
+// space's lock for no long stretch, and other requests to the space go
+// on between the transactions. Each item goes whole; items deleted
+// meanwhile go too.
 func (s *Store) EmptyTrash(ctx context.Context, spaceID string) error {
-	err := s.change(ctx, spaceID, func(c *change) error {
-		items, err := queryTrash(ctx, c.tx, `WHERE t.space_id = $1`, spaceID)
+	for {
+		more, err := s.purgeSome(ctx, spaceID)
 		if err != nil {
-			return err
+			return fmt.Errorf("empty the trash of space %s: %w", spaceID, err)
 		}
-		for _, it := range items {
-			if err := s.purgeItem(ctx, c, spaceID, it); err != nil {
+		if !more {
+			return nil
+		}
+	}
+}
+
+// emptyBudget is how long one transaction of EmptyTrash purges items
+// (Options.emptyBudget aside): it commits after the item that passes it.
+// An item larger than the budget allows is purged in one transaction all
+// the same.
+const emptyBudget = 200 * time.Millisecond
+
+// purgeSome purges items of the trash of a space, in key order, until the
+// trash is empty or emptyBudget has passed, in one transaction; it reports
+// whether it stopped for the budget.
+func (s *Store) purgeSome(ctx context.Context, spaceID string) (more bool, err error) {
+	err = s.change(ctx, spaceID, func(c *change) error {
+		more = false
+		start := time.Now()
+		for {
+			items, err := queryTrash(ctx, c.tx, `WHERE t.space_id = $1 ORDER BY t.key LIMIT 1`, spaceID)
+			if err != nil || len(items) == 0 {
 				return err
 			}
+			if err := s.purgeItem(ctx, c, spaceID, items[0]); err != nil {
+				return err
+			}
+			if time.Since(start) > s.emptyBudget {
+				more = true
+				return nil
+			}
 		}
-		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("empty the trash of space %s: %w", spaceID, err)
-	}
-	return nil
+	return more, err
 }
 
 // purgeItem destroys trash item it of the space, giving its bytes back.
