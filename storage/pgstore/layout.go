@@ -25,8 +25,8 @@ import (
 const layoutVersion = "2"
 
 // layoutBatch bounds the rows one transaction of the migration rewrites,
-// so that none runs long and none holds more than a few thousand row locks.
-const layoutBatch = 5000
+// so that none runs long: each row rewritten updates every index of nodes.
+const layoutBatch = 1000
 
 // migrateLayout brings a database of layout 1 to layout 2 when a node
 // opens it, before the node serves (it answers 503 meanwhile): the nodes
