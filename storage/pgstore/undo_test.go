@@ -301,11 +301,11 @@ func wantConsistentUndo(t *testing.T, s *Store, spaceID string) {
 	ctx := t.Context()
 	var orphans, itemsSize, trashRoot, files, versions, counted int64
 	err := s.pool.QueryRow(ctx, `SELECT
-		(SELECT count(*) FROM nodes n WHERE n.space_id = $2 AND n.parent_id = $2
+		(SELECT count(*) FROM nodes n WHERE n.parent_id = $2
 			AND NOT EXISTS (SELECT 1 FROM trash_items t WHERE t.node_id = n.id)),
 		(SELECT coalesce(sum(n.size), 0) FROM trash_items t JOIN nodes n ON n.id = t.node_id WHERE t.space_id = $1),
 		(SELECT coalesce((SELECT size FROM nodes WHERE id = $2), 0)),
-		(SELECT coalesce(sum(size), 0) FROM nodes WHERE space_id = $1 AND kind = $3),
+		(SELECT coalesce(sum(size), 0) FROM nodes WHERE space_id = $1 AND kind = $3 AND node_root(id) = $1),
 		(SELECT coalesce(sum(size), 0) FROM versions WHERE space_id = $1),
 		(SELECT versions_bytes FROM spaces WHERE id = $1)`,
 		spaceID, trashSpaceID(spaceID), storage.KindFile).Scan(&orphans, &itemsSize, &trashRoot, &files, &versions, &counted)
