@@ -19,34 +19,29 @@ import (
 // one found by name below a folder so checked is in the same place as
 // that folder, and needs no check of its own.
 
-// layoutVersion is the layout this code reads. Layout 1 gave every node
-// in a trash the trash's pseudo space id, so that moving a subtree into
-// the trash or back rewrote each of its rows.
-const layoutVersion = "2"
-
 // layoutBatch bounds the rows one transaction of the migration rewrites,
 // so that none runs long: each row rewritten updates every index of nodes.
 const layoutBatch = 1000
 
-// migrateLayout brings a database of layout 1 to layout 2 when a node
-// opens it, before the node serves (it answers 503 meanwhile): the nodes
-// in each trash get their live space's id, batch rows per transaction.
-// Nodes opening together share the work, as each batch rewrites rows that
-// still hold a trash's id; the first to finish records the layout, and
-// later opens skip it.
+// migrateLayout brings a database of layout 1, where every node in a
+// trash held the trash's pseudo space id and a move into the trash or back
+// rewrote each row of the subtree, to layout 2 when a node opens it,
+// before the node serves (it answers 503 meanwhile): the nodes in each
+// trash get their live space's id, batch rows per transaction. Nodes
+// opening together share the work, as each batch rewrites rows that still
+// hold a trash's id. Whether any trash holds such rows is asked of the
+// database every time, not recorded: a node of the older version that ran
+// on the database since would have written some.
 func (s *Store) migrateLayout(ctx context.Context, batch int) error {
-	var layout string
-	err := s.pool.QueryRow(ctx, `SELECT value FROM meta WHERE key = 'layout'`).Scan(&layout)
-	switch {
-	case err == nil && layout == layoutVersion:
-		return nil
-	case err != nil && !errors.Is(err, pgx.ErrNoRows):
-		return fmt.Errorf("open store: layout: %w", classify(err))
-	}
-	rows, _ := s.pool.Query(ctx, `SELECT id FROM spaces WHERE type = 'trash' ORDER BY id`)
+	rows, _ := s.pool.Query(ctx, `SELECT s.id FROM spaces s WHERE s.type = 'trash'
+		AND EXISTS (SELECT 1 FROM nodes n WHERE n.space_id = s.id AND n.parent_id IS NOT NULL) ORDER BY s.id`)
 	trashes, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return fmt.Errorf("open store: layout: %w", classify(err))
+	}
+	if len(trashes) > 0 {
+		s.log.Info("rewriting the nodes in the trash to layout 2 before serving; an attempt cut short goes on where it stopped",
+			zap.Int("trashes", len(trashes)))
 	}
 	var moved int64
 	for _, trash := range trashes {
@@ -56,13 +51,8 @@ func (s *Store) migrateLayout(ctx context.Context, batch int) error {
 		}
 		moved += n
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO meta (key, value) VALUES ('layout', $1)
-		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, layoutVersion)
-	if err != nil {
-		return fmt.Errorf("open store: layout: %w", classify(err))
-	}
 	if moved > 0 {
-		s.log.Info("the tree's layout is brought to version "+layoutVersion,
+		s.log.Info("the nodes in the trash are brought to layout 2",
 			zap.Int("trashes", len(trashes)), zap.Int64("nodes", moved))
 	}
 	return nil

@@ -52,7 +52,6 @@ func toLayout1(t *testing.T, s *Store) {
 	t.Helper()
 	execSQL(t, s, `UPDATE nodes SET space_id = node_root(id)
 		WHERE parent_id IS NOT NULL AND node_root(id) LIKE '%/trash'`)
-	execSQL(t, s, `DELETE FROM meta WHERE key = 'layout'`)
 }
 
 // TestLayoutMigration: a database of layout 1, with trash, versions,
