@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 	"github.com/davspaces/davspaces/passwordguard"
 	"github.com/davspaces/davspaces/preview"
 	"github.com/davspaces/davspaces/storage"
@@ -175,7 +176,7 @@ type Handler struct {
 	// previewCache keeps previews; nil when the store keeps none.
 	previewCache storage.PreviewCache
 	// responseBuffers are the buffers of multistatus answers, reused.
-	responseBuffers bufferPool
+	responseBuffers davxml.BufferPool
 }
 
 // New returns a Handler for cfg.

@@ -274,7 +274,7 @@ func (s *Store) CreateShare(ctx context.Context, sh storage.Share) (storage.Shar
 	if sh.Kind == storage.ShareLink {
 		sh.Token = storage.NewLinkToken()
 	}
-	limit := s.maxSharesPerCreator()
+	limit := storage.ShareCap(s.shareCap.Load())
 	err := s.update(func(t *txn) error {
 		item, err := t.sharedItem(sh)
 		if err != nil {
@@ -461,10 +461,3 @@ func (s *Store) listShares(ctx context.Context, list func(t *txn) ([]storage.Sha
 // have, n <= 0 restoring storage.MaxSharesPerCreator: tests reach the cap
 // without making ten thousand shares.
 func (s *Store) SetMaxSharesPerCreator(n int) { s.shareCap.Store(int64(n)) }
-
-func (s *Store) maxSharesPerCreator() int {
-	if n := s.shareCap.Load(); n > 0 {
-		return int(n)
-	}
-	return storage.MaxSharesPerCreator
-}
