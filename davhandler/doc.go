@@ -94,6 +94,8 @@
 //	chunkv1.go                           ownCloud v1 chunks
 //	chunkupload.go chunkassembly.go      what NG and v1 chunks share: parts, assembly
 //	bulk.go bulkclose.go                 Nextcloud's bulk upload (multipart)
+//	massdelete.go      the mass-delete brake: bursts of one client's deletions
+//	massdelete_api.go  /dav/spaces/mass-deletes/{space}: list, restore, confirm
 //
 // Shared steps live in the file of their job, not in the first feature that
 // needed them: a helper two features use belongs to the ground or the XML

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/davspaces/davspaces/internal/testpeer"
 	"github.com/google/uuid"
 	bolt "go.etcd.io/bbolt"
 )
@@ -27,6 +28,7 @@ import (
 // the missing content (exit 1 still); once that is back, a check exits 0
 // and the server serves the store again.
 func TestOpsCheckFindsAndRepairs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	root := filepath.Join(dir, "data")
 	port := freePort(t)
@@ -104,6 +106,7 @@ func TestOpsCheckFindsAndRepairs(t *testing.T) {
 // its admin endpoint: an orphan content file is found and repaired, and a
 // deep check while clients write finds nothing.
 func TestOpsCheckWhileServing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	root := filepath.Join(dir, "data")
 	port := freePort(t)
@@ -184,7 +187,7 @@ func writeWhileChecked(c *client, i, rounds int) error {
 // returns its output and exit status.
 func runCaddyDavspaces(t *testing.T, run caddyRun, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(caddyBinary, append([]string{"davspaces"}, args...)...)
+	cmd := testpeer.Command(caddyBinary, append([]string{"davspaces"}, args...)...)
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(run.dir, "xdg-data"), "XDG_CONFIG_HOME="+filepath.Join(run.dir, "xdg-config"))
 	cmd.Env = append(cmd.Env, run.env...)
 	var out bytes.Buffer
@@ -293,8 +296,9 @@ func storeContentFile(t *testing.T, root string, content []byte) string {
 
 // damageFolderSize adds delta to the size in the record of the folder
 // called name, writing the database file directly as damage would: a
-// node record is a format and a kind byte, four length-prefixed strings
-// (id, space, parent, name), then the size as a varint.
+// node record is a format and a kind byte, three length-prefixed strings
+// (id, parent, name; format 2 had the space after the id), then the size
+// as a varint.
 func damageFolderSize(t *testing.T, dbPath, name string, delta int64) {
 	t.Helper()
 	db, err := bolt.Open(dbPath, 0o600, &bolt.Options{Timeout: 5 * time.Second})
@@ -314,8 +318,11 @@ func damageFolderSize(t *testing.T, dbPath, name string, delta int64) {
 		if key == nil {
 			return fmt.Errorf("no record of %q", name)
 		}
-		off := 2
-		for i := 0; i < 4; i++ {
+		off, fields := 2, 3
+		if value[0] == 2 {
+			fields = 4
+		}
+		for i := 0; i < fields; i++ {
 			n, w := binary.Uvarint(value[off:])
 			off += w + int(n)
 		}

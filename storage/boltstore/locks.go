@@ -415,7 +415,7 @@ func (t *txn) liveLocksOf(spaceID string, now time.Time, filter func(node []byte
 
 // countingLocks is liveLocks of the locks filter accepts (nil: all).
 func (t *txn) countingLocks(spaceID string, now time.Time, filter func(node []byte, deep bool) bool, purge bool) ([]storage.Lock, error) {
-	out, expired, err := readSpaceLocks(t.locks(), spaceID, now, filter)
+	out, expired, err := readSpaceLocks(t.locks().raw(), spaceID, now, filter)
 	if err != nil || len(out)+len(expired) == 0 {
 		return out, err
 	}

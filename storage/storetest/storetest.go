@@ -24,8 +24,9 @@ type conformanceTest struct {
 	run  func(t *testing.T, f *fixture)
 }
 
-// Run runs every conformance test as a subtest, each on a fresh store from
-// newStore, which also arranges for the store to be closed.
+// Run runs every conformance test as a parallel subtest, each on a fresh
+// store from newStore, which also arranges for the store to be closed;
+// newStore is called from parallel tests.
 func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	tests := []conformanceTest{
 		{"CommitByIDFollowsMove", testCommitByIDFollowsMove},
@@ -50,6 +51,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	tests = append(tests, nodeTests...)
 	tests = append(tests, stallTests...)
 	tests = append(tests, trashTests...)
+	tests = append(tests, trashConstantTests...)
 	tests = append(tests, versionTests...)
 	tests = append(tests, undoQuotaTests...)
 	tests = append(tests, undoRaceTests...)
@@ -61,8 +63,12 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	tests = append(tests, attemptTests...)
 	tests = append(tests, appPasswordTests...)
 	tests = append(tests, loginFlowTests...)
+	tests = append(tests, massDeleteTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			// Each test has a store of its own, and many wait on the disk
+			// or the database rather than the CPU.
+			t.Parallel()
 			tc.run(t, newFixture(t, newStore(t)))
 		})
 	}
