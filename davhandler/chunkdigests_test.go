@@ -17,7 +17,8 @@ import (
 // NG or v1 chunks in order or not), oc:checksums gives the digests of its
 // bytes, computed here with the standard library alone.
 func TestUploadDigests(t *testing.T) {
-	sizes := []int{70 << 10, 1, 130<<10 + 7, 64 << 10} // parts of the file
+	// Sizes of the parts of a big file, and of one the store keeps inline.
+	sizeSets := map[string][]int{"big": {70 << 10, 1, 130<<10 + 7, 64 << 10}, "small": {3, 1, 5, 2}}
 	tests := []struct {
 		name   string
 		upload func(e *env, parts []string) string // returns the file's path
@@ -42,21 +43,26 @@ func TestUploadDigests(t *testing.T) {
 		{"v1 backwards", v1DigestUpload("v1-back.bin", []int{3, 2, 1, 0})},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, withChunks, withUploads)
-			rng := rand.New(rand.NewPCG(3, 4))
-			parts := make([]string, len(sizes))
-			for i, n := range sizes {
-				parts[i] = string(randomContent(rng, n))
-			}
-			path := tt.upload(e, parts)
-			res := parseMultistatus(t, e.do("einstein", "PROPFIND", path, `<?xml version="1.0"?>`+
-				`<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:checksums/></d:prop></d:propfind>`, "Depth", "0"))
-			want := stdlibSums([]byte(strings.Join(parts, "")))
-			if len(res) != 1 || !strings.Contains(res[0].Props["http://owncloud.org/ns checksums"], want) {
-				t.Fatalf("oc:checksums of %s = %+v, want %s", path, res, want)
-			}
-		})
+		for set, sizes := range sizeSets {
+			t.Run(tt.name+"/"+set, func(t *testing.T) {
+				e := newEnv(t, withChunks, withUploads)
+				rng := rand.New(rand.NewPCG(3, 4))
+				parts := make([]string, len(sizes))
+				for i, n := range sizes {
+					parts[i] = string(randomContent(rng, n))
+				}
+				path := tt.upload(e, parts)
+				res := parseMultistatus(t, e.do("einstein", "PROPFIND", path, `<?xml version="1.0"?>`+
+					`<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:checksums/></d:prop></d:propfind>`, "Depth", "0"))
+				want := stdlibSums([]byte(strings.Join(parts, "")))
+				if len(res) != 1 || !strings.Contains(res[0].Props["http://owncloud.org/ns checksums"], want) {
+					t.Fatalf("oc:checksums of %s = %+v, want %s", path, res, want)
+				}
+				if got := e.do("einstein", http.MethodGet, path, "").Body.String(); got != strings.Join(parts, "") {
+					t.Fatalf("GET %s gives %d bytes, not the %d sent", path, len(got), len(strings.Join(parts, "")))
+				}
+			})
+		}
 	}
 }
 
