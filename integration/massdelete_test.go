@@ -7,11 +7,12 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/davspaces/davspaces/internal/testpeer"
 )
 
 // massDeleteFiles is how many files the desktop client deletes: twice the
@@ -184,7 +185,7 @@ func (d *desktopSession) syncPass(step, local string) {
 	defer logFile.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), desktopSyncTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, d.binary, d.client.args(local, d.server.URL, d.exclude)...)
+	cmd := testpeer.CommandContext(ctx, d.binary, d.client.args(local, d.server.URL, d.exclude)...)
 	cmd.Env, cmd.Dir = d.environment(), d.home
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.WaitDelay = 5 * time.Second

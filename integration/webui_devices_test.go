@@ -239,8 +239,8 @@ func rcloneFromLine(t *testing.T, bin, line string) *rcloneRunner {
 
 // refusedWithin checks that, after the page's revocation was answered at
 // revoked, a plain request, rclone and cadaver are refused on the server
-// at base within limit, and logs how long after the answer each first
-// was. Each tries again until then: another node learns of a revocation
+// at base within limit (no request of theirs made later than that gets
+// in), and logs how long after the answer each was first refused. Each tries again until then: another node learns of a revocation
 // within apppass.DefaultRecheck.
 func (c *passwordClients) refusedWithin(t *testing.T, revoked time.Time, base string, limit time.Duration) {
 	t.Helper()
@@ -264,18 +264,25 @@ func (c *passwordClients) refusedWithin(t *testing.T, revoked time.Time, base st
 			return c.cadaverRefusal(base + "/webdav/")
 		},
 	}
+	// A client program's own time (starting, its retries) grows with the
+	// machine's load and is not the server's: what the server owes is that
+	// no request made later than limit after the revocation gets in.
 	giveUp := limit + 5*time.Second
 	results := make(chan result, len(tries))
 	var wg sync.WaitGroup
 	for name, try := range tries {
 		wg.Go(func() {
 			for {
+				started := time.Now()
 				refused, at, out := try()
-				if refused {
+				switch {
+				case refused:
 					results <- result{name, at.Sub(revoked), out}
 					return
-				}
-				if time.Since(revoked) > giveUp {
+				case started.Sub(revoked) > limit:
+					results <- result{name, -1, fmt.Sprintf("let in by a request made %s after the revocation:\n%s", started.Sub(revoked).Round(time.Millisecond), out)}
+					return
+				case time.Since(revoked) > giveUp:
 					results <- result{name, -1, out}
 					return
 				}
@@ -286,14 +293,11 @@ func (c *passwordClients) refusedWithin(t *testing.T, revoked time.Time, base st
 	wg.Wait()
 	close(results)
 	for r := range results {
-		switch {
-		case r.after < 0:
-			t.Errorf("%s was not refused within %s of the revocation:\n%s", r.client, giveUp, r.out)
-		case r.after > limit:
-			t.Errorf("%s was refused %s after the revocation, want within %s", r.client, r.after.Round(time.Millisecond), limit)
-		default:
-			t.Logf("%s refused %s after the page's DELETE was answered", r.client, r.after.Round(time.Millisecond))
+		if r.after < 0 {
+			t.Errorf("%s was not refused within %s of the revocation: %s", r.client, limit, r.out)
+			continue
 		}
+		t.Logf("%s refused %s after the page's DELETE was answered", r.client, r.after.Round(time.Millisecond))
 	}
 }
 

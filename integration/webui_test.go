@@ -149,8 +149,10 @@ func newBrowserSession(t *testing.T, chromium, base, user, password string) brow
 // HTML file downloaded, not rendered. It writes screenshots at desktop and
 // phone width of the overview, a folder, the trash, a file's details with
 // its versions and the folder picker.
+//
+// It runs alone among the integration tests (no t.Parallel): it holds the
+// page to showing a folder of 10,000 files within two seconds.
 func TestWebUI(t *testing.T) {
-	t.Parallel()
 	chromium, dir := requireBrowser(t)
 	// A quota, so that the overview shows its bar.
 	s := startServer(t, serverOptions{davspaces: []string{"personal_quota 2GB"}})
