@@ -50,6 +50,8 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	tests = append(tests, nodeTests...)
 	tests = append(tests, stallTests...)
 	tests = append(tests, trashTests...)
+	tests = append(tests, trashPagingTests...)
+	tests = append(tests, trashRaceTests...)
 	tests = append(tests, versionTests...)
 	tests = append(tests, undoQuotaTests...)
 	tests = append(tests, undoRaceTests...)
