@@ -345,10 +345,23 @@ export async function stat(url) {
   return self;
 }
 
-/** listTrash returns the items in a space's trash, newest first. */
-export async function listTrash(trashURL) {
-  const [, ...items] = await propfind(trashURL, 1, trashProps, "open the trash");
-  return items.map(({ href, props }) => ({
+/**
+ * listTrash returns a page of the items in a space's trash, newest first:
+ * up to limit after the item keyed after ("" for the newest), and whether
+ * more follow (a full page), so that a trash of any size opens at once.
+ */
+export async function listTrash(trashURL, { limit = 200, after = "" } = {}) {
+  const query = new URLSearchParams({ limit: String(limit) });
+  if (after) {
+    query.set("after", after);
+  }
+  const [, ...items] = await propfind(`${trashURL}?${query}`, 1, trashProps, "open the trash");
+  return { items: items.map(trashItem), more: items.length === limit };
+}
+
+// trashItem reads one item of a trash listing.
+function trashItem({ href, props }) {
+  return {
     href,
     key: lastSegment(href),
     name: text(props, "trashbin-original-filename"),
@@ -356,7 +369,7 @@ export async function listTrash(trashURL) {
     deleted: new Date(Number(text(props, "trashbin-delete-timestamp")) * 1000),
     folder: isCollection(props),
     size: Number(text(props, "size") || 0),
-  }));
+  };
 }
 
 /** destination is the Destination header for path on this origin. */
