@@ -16,8 +16,10 @@
 #
 #   backup (full)         caddy davspaces backup DEST, from the running server
 #   PROPFIND big          Depth 1 of "big", with the ownCloud client's properties
+#   DELETE 1,000 files    the files of d0000 one by one (one connection), so
+#                         that the trash holds 1,000 items
 #   DELETE big            into the trash
-#   list the trash        PROPFIND Depth 1 of the trash-bin root
+#   list the trash        PROPFIND Depth 1 of the trash-bin root: 1,001 items
 #   list the deleted big  PROPFIND Depth 1 of the trash item: its M children
 #   restore big           MOVE of the item back to /big
 #   DELETE big again
@@ -242,8 +244,21 @@ check() {
 	out=$("${caddy[@]}" davspaces check --config "$tmp/Caddyfile" --adapter caddyfile 2>&1) || { note=$(echo "$out" | tail -n 3 | tr '\n' ' '); return 1; }
 	note=$(echo "$out" | tail -n 1 | sed 's/^check: //')
 }
+# delete_files deletes the 1,000 files of d0000, one request each, on one
+# connection.
+delete_files() {
+	local args=() url i codes
+	for ((i = 0; i < 1000; i++)); do
+		printf -v url '%s%s/d0000/f%03d' "$base" "$space_path" "$i"
+		args+=(-o /dev/null "$url")
+	done
+	codes=$(curl -s --noproxy '*' -w '%{http_code}\n' -u einstein:relativity -X DELETE "${args[@]}" | sort | uniq -c | tr -s ' \n' ' ')
+	note=$codes
+	[ "$codes" = " 1000 204 " ]
+}
+# list_trash lists the trash root and sets key to the newest item's (big).
 list_trash() {
-	listing "$trash_path" 2 || return 1
+	listing "$trash_path" 1002 || return 1
 	key=$(grep -o "<d:href>[^<]*</d:href>" "$tmp/answer" | sed -n '2s:.*/\([^/]*\)/</d\:href>:\1:p')
 	[ -n "$key" ]
 }
@@ -282,6 +297,7 @@ search() {
 
 step "backup (full)" backup
 step "PROPFIND big" listing "$space_path/big/" $((big + 1))
+step "DELETE 1,000 files" delete_files
 step "DELETE big" expect 204 DELETE "$space_path/big"
 step "list the trash" list_trash
 step "list the deleted big" listing "$trash_path/$key/" $((big + 1))
