@@ -23,33 +23,40 @@ const (
 )
 
 // racedTree makes folder name with racedFolders folders of racedFilesEach
-// files, each file with a dead property, and returns the folder and what
-// each file below it holds, by id.
-func (f *fixture) racedTree(t *testing.T, name string) (storage.Node, map[string]string) {
+// files, each file with a dead property and the first of each folder
+// replaced once, and returns the folder, what each file below it holds
+// and what the version of each replaced file holds, by id.
+func (f *fixture) racedTree(t *testing.T, name string) (top storage.Node, files, versions map[string]string) {
 	t.Helper()
 	color := prop("urn:x", "color", "", "teal")
-	top := f.mkdir(t, f.root(), name)
-	files := map[string]string{}
+	top = f.mkdir(t, f.root(), name)
+	files, versions = map[string]string{}, map[string]string{}
 	for i := range racedFolders {
 		dir := f.mkdir(t, top.ID, fmt.Sprint("d", i))
 		for j := range racedFilesEach {
 			content := bytesOf(fmt.Sprint(name, i, j), i*racedFilesEach+j+1)
 			n := f.put(t, dir.ID, fmt.Sprint("f", j), content)
+			if j == 0 {
+				versions[n.ID] = content
+				content += "-new"
+				f.replace(t, n.ID, content)
+			}
 			f.patch(t, n.ID, set(color))
 			files[n.ID] = content
 		}
 	}
-	return f.node(t, top.ID), files
+	return f.node(t, top.ID), files, versions
 }
 
 // A folder item is restored and purged at once, many times: exactly one
 // of the two succeeds, the other finds no item; restored, every file
-// below reads back whole with its properties; purged, no node of it is
-// left; the trash is empty, the usage exact and a check finds nothing.
+// below reads back whole with its properties and versions; purged, no
+// node of it is left, nor any version; the trash is empty, the usage
+// exact and a check finds nothing.
 func testRestoreRacesPurge(t *testing.T, f *fixture) {
 	color := prop("urn:x", "color", "", "teal")
 	for round := range restorePurgeRounds {
-		top, files := f.racedTree(t, fmt.Sprint("tree", round))
+		top, files, versions := f.racedTree(t, fmt.Sprint("tree", round))
 		f.remove(t, top.ID)
 		item := f.trashed(t, top.ID)
 		restoredTo := fmt.Sprint("back", round)
@@ -77,7 +84,15 @@ func testRestoreRacesPurge(t *testing.T, f *fixture) {
 				}
 				f.wantProps(t, id, color)
 			}
-			f.wantUsage(t, storage.Usage{Files: top.Size, Props: int64(len(files)) * propBytes(color)})
+			var versionBytes int64
+			for id, content := range versions {
+				vs := f.versions(t, id)
+				if len(vs) != 1 || f.readVersion(t, id, vs[0].Key) != content {
+					t.Fatalf("round %d: restored file %s has versions %+v, want one of %d bytes", round, id, vs, len(content))
+				}
+				versionBytes += int64(len(content))
+			}
+			f.wantUsage(t, storage.Usage{Files: top.Size, Versions: versionBytes, Props: int64(len(files)) * propBytes(color)})
 		}
 		f.wantChecked(t)
 		if restored {
