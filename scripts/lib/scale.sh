@@ -144,7 +144,6 @@ t0=$EPOCHREALTIME
 	>"$tmp/import.log" 2>&1 || { cat "$tmp/import.log" >&2; fail "import failed"; }
 imported=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
 log "$(tail -n 1 "$tmp/import.log") in ${imported}s"
-rm -rf "$tmp/tree"
 
 XDG_DATA_HOME="$tmp/xdg-data" XDG_CONFIG_HOME="$tmp/xdg-config" \
 	"${caddy[@]}" run --config "$tmp/Caddyfile" --adapter caddyfile >"$tmp/caddy.log" 2>&1 &
@@ -253,7 +252,7 @@ delete_files() {
 		args+=(-o /dev/null "$url")
 	done
 	codes=$(curl -s --noproxy '*' -w '%{http_code}\n' -u einstein:relativity -X DELETE "${args[@]}" | sort | uniq -c | tr -s ' \n' ' ')
-	note=$codes
+	note=${codes# }
 	[ "$codes" = " 1000 204 " ]
 }
 # list_trash lists the trash root and sets key to the newest item's (big).
