@@ -175,49 +175,66 @@ func (p trashPage) nextLink(items []storage.TrashItem) string {
 // writeTrashRoot answers a PROPFIND of the trash root: the root, then,
 // when depth is 1, the items of the page asked for, every item when none
 // is. The first page is read before the 207 goes out, so that a failure
-// there still gets its status; the next ones are read as the answer is
-// written, each in a read of its own, so that neither the items nor a
-// store transaction are held while the client reads. An item restored or
-// purged meanwhile may be left out, none comes twice.
+// there still gets its status.
 func (h *Handler) writeTrashRoot(w http.ResponseWriter, r *http.Request, tr *trashRequest, tl *trashListing, pf propfindRequest, depth int) error {
 	page, err := parseTrashPage(r)
 	if err != nil {
 		return err
 	}
-	limit := page.limit
-	if limit == 0 {
-		limit = firstReadDirPage
-	}
-	var items []storage.TrashItem
+	var first []storage.TrashItem
 	if depth > 0 {
-		if items, err = tr.trash.TrashItems(r.Context(), tr.space.ID, page.after, limit); err != nil {
+		if first, err = tr.trash.TrashItems(r.Context(), tr.space.ID, page.after, page.firstLimit()); err != nil {
 			return err
 		}
-		if page.limit > 0 && len(items) == page.limit {
-			w.Header().Set("Link", page.nextLink(items))
+		if page.limit > 0 && len(first) == page.limit {
+			w.Header().Set("Link", page.nextLink(first))
 		}
 	}
 	ms := startMultistatus(w, multistatusBuffer, &h.responseBuffers)
 	var ps propSet
 	rootHref := hrefFor(tr.path.base, true)
 	trashProps.writeResponse(ms, &ps, pf, responseHref{base: rootHref}, trashView{tl: tl})
-	base := strings.TrimSuffix(rootHref, "/")
+	if depth > 0 {
+		err = writeTrashItems(r.Context(), tr, ms, &ps, pf, tl, strings.TrimSuffix(rootHref, "/"), page, first)
+	}
+	if err == nil {
+		err = ms.close()
+	}
+	return h.endMultistatus(r, err)
+}
+
+// firstLimit is the size of the first page to read: the one asked for,
+// or a folder listing's first.
+func (p trashPage) firstLimit() int {
+	if p.limit > 0 {
+		return p.limit
+	}
+	return firstReadDirPage
+}
+
+// writeTrashItems writes the items of page, starting with first, its
+// first page as read. A complete listing reads the next pages as it
+// writes, each in a read of its own, so that neither the items nor a
+// store transaction are held while the client reads; an item restored or
+// purged meanwhile may be left out, none comes twice.
+func writeTrashItems(ctx context.Context, tr *trashRequest, ms *multistatus, ps *propSet, pf propfindRequest, tl *trashListing, base string, page trashPage, first []storage.TrashItem) error {
+	items, limit := first, page.firstLimit()
 	for {
 		for i := range items {
 			it := &items[i]
 			href := responseHref{base: base, segment: escapeSegment(it.Key), slash: it.Node.IsFolder()}
-			trashProps.writeResponse(ms, &ps, pf, href, trashView{tl: tl, node: &it.Node, location: it.Location, deleted: it.Deleted})
+			trashProps.writeResponse(ms, ps, pf, href, trashView{tl: tl, node: &it.Node, location: it.Location, deleted: it.Deleted})
 		}
 		if page.limit > 0 || len(items) < limit {
-			break
+			return nil
 		}
 		after := items[len(items)-1].Key
 		limit = readDirPage
-		if items, err = tr.trash.TrashItems(r.Context(), tr.space.ID, after, limit); err != nil {
-			return h.endMultistatus(r, err)
+		var err error
+		if items, err = tr.trash.TrashItems(ctx, tr.space.ID, after, limit); err != nil {
+			return err
 		}
 	}
-	return h.endMultistatus(r, ms.close())
 }
 
 // writeTrashNode answers a PROPFIND of an item or of a node below one:
