@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/davspaces/davspaces/davhandler"
+	"github.com/davspaces/davspaces/resourceid"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -42,7 +43,7 @@ func (s *Service) tokenOf(p storage.AppPassword, token string) authAppToken {
 	if p.Space != "" {
 		t.Space = p.Space
 		if s.cfg.Tree != nil {
-			t.Space = s.cfg.Tree.StorageID() + "$" + p.Space
+			t.Space = resourceid.Space(s.cfg.Tree.StorageID(), p.Space).String()
 		}
 	}
 	if !p.LastUsed.IsZero() {

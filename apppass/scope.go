@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
+	"github.com/davspaces/davspaces/resourceid"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -63,7 +63,7 @@ func (s *Service) resolveScope(ctx context.Context, user storage.User, req Scope
 	if err != nil {
 		return storage.Scope{}, fmt.Errorf("space of a scope: %w", err)
 	}
-	if !s.served(space) || space.RoleOf(user) == storage.RoleNone {
+	if s.cfg.Spaces.Visible(user, space) != nil {
 		return storage.Scope{}, ErrNoSuchScope
 	}
 	if err := s.checkFolder(ctx, space.ID, scope.Path); err != nil {
@@ -75,17 +75,11 @@ func (s *Service) resolveScope(ctx context.Context, user storage.User, req Scope
 // spaceID is the space id of ref, <storage>$<space> of this store or a
 // bare <space>; ok is false for another store's.
 func (s *Service) spaceID(ref string) (string, bool) {
-	storageID, spaceID, found := strings.Cut(ref, "$")
-	if !found {
-		return ref, ref != ""
+	id, err := resourceid.Parse(ref)
+	if err != nil || !id.IsSpace() || id.Storage != "" && !id.Of(s.cfg.Tree.StorageID()) {
+		return "", false
 	}
-	return spaceID, storageID == s.cfg.Tree.StorageID() && spaceID != ""
-}
-
-// served reports whether the server serves space: every personal space,
-// and the configured project spaces.
-func (s *Service) served(space storage.Space) bool {
-	return space.Type != storage.SpaceProject || slices.Contains(s.cfg.ProjectSpaces, space.ID)
+	return id.Space, true
 }
 
 // checkFolder reports ErrNoSuchScope unless path (ScopePath's form) names

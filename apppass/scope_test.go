@@ -49,7 +49,7 @@ func TestTokensScoped(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newService(t, store, nil)
-	s.cfg.Tree, s.cfg.ProjectSpaces = store, []string{"lab"} // attic is not served
+	s.cfg.Tree, s.cfg.Spaces = store, storage.NewSpacePolicy([]string{"lab"}) // attic is not served
 	personal := url.QueryEscape(store.StorageID() + "$" + einstein.ID)
 
 	for _, tc := range []struct {

@@ -34,9 +34,9 @@ type Config struct {
 	// Tree reads the spaces and folders a scope names; nil refuses every
 	// scope with a space.
 	Tree Tree
-	// ProjectSpaces are the ids of the configured project spaces, the
-	// only ones a scope may name besides personal spaces.
-	ProjectSpaces []string
+	// Spaces are the spaces served and who sees them: a scope names one
+	// its user sees. The zero value serves personal spaces only.
+	Spaces storage.SpacePolicy
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }

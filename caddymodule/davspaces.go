@@ -10,7 +10,6 @@ import (
 	"math"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -27,6 +26,7 @@ import (
 	"github.com/davspaces/davspaces/internal/samesite"
 	"github.com/davspaces/davspaces/loginflow"
 	"github.com/davspaces/davspaces/ocs"
+	"github.com/davspaces/davspaces/resourceid"
 	"github.com/davspaces/davspaces/settings"
 	"github.com/davspaces/davspaces/storage"
 	"github.com/davspaces/davspaces/webui"
@@ -242,6 +242,9 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 	if err := registerStoreMetrics(ctx.GetMetricsRegistry(), store, dav.storeKey, projectSpaces); err != nil {
 		return fmt.Errorf("davspaces metrics: %w", err)
 	}
+	// One policy says which spaces are served and who sees them, to
+	// every front-end alike.
+	spaces := storage.NewSpacePolicy(projectSpaces)
 	users := userFromCaddy(dav.logger)
 	dav.users = users
 	if dav.web, err = newWebPage(dav.Web); err != nil {
@@ -269,11 +272,11 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 			MaxBytesPerUser: dav.MaxLockBytesPerUser,
 			MaxPerUser:      dav.MaxLocksPerUser,
 		},
-		Logger:        dav.logger,
-		ProjectSpaces: projectSpaces,
-		Page:          dav.davPage(),
-		Previews:      dav.Previews.generator(),
-		PreviewCache:  dav.Previews.cache(served),
+		Logger:       dav.logger,
+		Spaces:       spaces,
+		Page:         dav.davPage(),
+		Previews:     dav.Previews.generator(),
+		PreviewCache: dav.Previews.cache(served),
 		// Wrong link passwords are limited per client as Caddy sees it
 		// (trusted_proxies honoured).
 		ClientAddress: clientKey,
@@ -288,12 +291,12 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 	// for any of this handler's spaces.
 	_, chunked := any(store.Store).(storage.ChunkedUploads)
 	dav.appPass, err = apppass.New(apppass.Config{
-		Store:         served,
-		User:          users,
-		UsedPassword:  usedAppPassword,
-		Revoked:       store.appPasswords.Forget,
-		Tree:          served,
-		ProjectSpaces: projectSpaces,
+		Store:        served,
+		User:         users,
+		UsedPassword: usedAppPassword,
+		Revoked:      store.appPasswords.Forget,
+		Tree:         served,
+		Spaces:       spaces,
 	})
 	if err != nil {
 		return err
@@ -323,7 +326,7 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		Versions:       keepsAny(dav.claim.granted, storage.Retention.KeepsVersions),
 		PreviewTypes:   dav.Previews.types(),
 		Store:          served,
-		ProjectSpaces:  projectSpaces,
+		Spaces:         spaces,
 		Members:        dav.configuredMembers(),
 		Logger:         dav.logger,
 		Sharing:        true,
@@ -337,13 +340,13 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		return err
 	}
 	dav.graph, err = graph.New(graph.Config{
-		Store:         served,
-		Shares:        served,
-		Directory:     served,
-		User:          users,
-		Email:         emailFromCaddy,
-		ProjectSpaces: projectSpaces,
-		Logger:        dav.logger,
+		Store:     served,
+		Shares:    served,
+		Directory: served,
+		User:      users,
+		Email:     emailFromCaddy,
+		Spaces:    spaces,
+		Logger:    dav.logger,
 	})
 	if err != nil {
 		return err
@@ -513,7 +516,7 @@ func (dav *DAVSpaces) Cleanup() error {
 // checkID refuses ids that could not be told apart inside a resource id
 // (<storage>$<space>!<node>) or a path.
 func checkID(what, id string) error {
-	if strings.ContainsAny(id, "$!/") {
+	if !resourceid.Separable(id) {
 		return fmt.Errorf("%s %q must not contain $, ! or /", what, id)
 	}
 	return nil

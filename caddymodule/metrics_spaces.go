@@ -109,22 +109,25 @@ func (c *spaceCollector) collectUploads(ctx context.Context, ch chan<- prometheu
 // handed out since the store was opened.
 func (c *spaceCollector) spaces(ctx context.Context) []storage.Space {
 	c.mu.Lock()
-	projects := make(map[string]bool, len(c.projects))
+	projects := make([]string, 0, len(c.projects))
 	for id := range c.projects {
-		projects[id] = true
+		projects = append(projects, id)
 	}
 	c.mu.Unlock()
 	if all, err := c.store.Spaces(ctx); err == nil {
+		// Every configuration's project spaces on this store, by the rule
+		// the front-ends serve them by.
+		policy := storage.NewSpacePolicy(projects)
 		served := all[:0]
 		for _, sp := range all {
-			if sp.Type == storage.SpacePersonal || projects[sp.ID] {
+			if policy.Serves(sp) {
 				served = append(served, sp)
 			}
 		}
 		return served
 	}
 	var spaces []storage.Space
-	for id := range projects {
+	for _, id := range projects {
 		spaces = append(spaces, storage.Space{ID: id, Type: storage.SpaceProject})
 	}
 	for _, id := range c.metrics.personalSpaces() {

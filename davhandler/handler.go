@@ -99,11 +99,11 @@ type Config struct {
 	// the Store's own when it keeps them. Without either those paths
 	// answer 404.
 	Versions storage.Versions
-	// ProjectSpaces are the ids of the project spaces this handler serves
-	// (none when empty); any other project space in the store is as absent
-	// as one the user is not a member of (its data stays until it is
-	// configured again). Personal spaces are always served.
-	ProjectSpaces []string
+	// Spaces are the spaces this handler serves and who sees them: any
+	// project space in the store it does not serve is as absent as one the
+	// user is not a member of (its data stays until it is configured
+	// again). The zero value serves personal spaces only.
+	Spaces storage.SpacePolicy
 	// Page answers a browser's GET of a folder (webui.Handler); nil means
 	// browsers get the WebDAV answers like every other client.
 	Page Page
@@ -139,8 +139,8 @@ type Handler struct {
 	depthInfinity bool
 	maxXMLBytes   int64
 	logger        *zap.Logger
-	// projectSpaces are the ids of the project spaces served.
-	projectSpaces map[string]bool
+	// spaces are the spaces served and who sees them.
+	spaces storage.SpacePolicy
 	// locks keeps the WebDAV locks; nil when locking is not offered.
 	locks          storage.LockStore
 	maxLockTimeout time.Duration
@@ -192,7 +192,7 @@ func New(cfg Config) (*Handler, error) {
 		depthInfinity:  cfg.AllowDepthInfinity,
 		maxXMLBytes:    cfg.MaxXMLBytes,
 		logger:         cfg.Logger,
-		projectSpaces:  make(map[string]bool, len(cfg.ProjectSpaces)),
+		spaces:         cfg.Spaces,
 		locks:          cfg.Locks,
 		maxLockTimeout: cfg.MaxLockTimeout,
 		lockLimits:     withLockDefaults(cfg.LockLimits),
@@ -219,9 +219,6 @@ func New(cfg Config) (*Handler, error) {
 		if h.passwords, err = defaultGuard(cfg.Store); err != nil {
 			return nil, err
 		}
-	}
-	for _, id := range cfg.ProjectSpaces {
-		h.projectSpaces[id] = true
 	}
 	if h.maxXMLBytes <= 0 {
 		h.maxXMLBytes = DefaultMaxXMLBytes

@@ -47,7 +47,7 @@ func newEnvWith(t testing.TB, so boltstore.Options, opts ...func(*Config)) *env 
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Store: store, User: basicAuthUser, ProjectSpaces: []string{physics.ID}}
+	cfg := Config{Store: store, User: basicAuthUser, Spaces: storage.NewSpacePolicy([]string{physics.ID})}
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/davspaces/davspaces/resourceid"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -15,14 +16,14 @@ const publicLinkStorage = "7993447f-687f-490d-875c-ac95e89a62a4"
 // publicLinkSpaceRef is the id of the space of every item seen through a
 // link. The item's own space is never named: its id may be its name
 // (a configured project space), which a visitor could otherwise confirm.
-const publicLinkSpaceRef = publicLinkStorage + "$" + publicLinkStorage
+var publicLinkSpaceRef = resourceid.Space(publicLinkStorage, publicLinkStorage).String()
 
 // clientResourceID is the id of node n as the request's caller sees it:
 // through a link, in the links' space (publicLinkSpaceRef), with the
 // node's own id, which is random; for anybody else, resourceID.
 func clientResourceID(ctx context.Context, storageID string, n storage.Node) string {
 	if linkOf(ctx) != nil {
-		return publicLinkSpaceRef + "!" + n.ID
+		return resourceid.New(publicLinkStorage, publicLinkStorage, n.ID).String()
 	}
 	return resourceID(storageID, n)
 }

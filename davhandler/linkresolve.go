@@ -79,7 +79,7 @@ func (h *Handler) linkSpace(ctx context.Context, link *storage.Share) (storage.S
 	if err != nil {
 		return space, err
 	}
-	if !h.served(space) {
+	if !h.spaces.Serves(space) {
 		return space, errNotFound
 	}
 	noteSpace(ctx, space.ID)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/davspaces/davspaces/davhandler/internal/davxml"
+	"github.com/davspaces/davspaces/resourceid"
 	"github.com/davspaces/davspaces/shareid"
 	"github.com/davspaces/davspaces/storage"
 )
@@ -119,7 +120,7 @@ func (h *Handler) handleMetaPropfind(w http.ResponseWriter, r *http.Request, req
 		return err
 	}
 	v := metaView{path: p, spaceRef: spaceRef}
-	v.id = davxml.AppendText(append(appendSpaceRef(nil, storageID, t.space.ID), '!'), t.node.ID)
+	v.id = resourceid.AppendNode(appendSpaceRef(nil, storageID, t.space.ID), t.node.ID, davxml.AppendText)
 	ms := startMultistatus(w, multistatusBuffer, &h.responseBuffers)
 	var ps propSet
 	metaProps.writeResponse(ms, &ps, pf, responseHref{base: hrefFor(t.hrefPath, true)}, v)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/davspaces/davspaces/davhandler/internal/davxml"
+	"github.com/davspaces/davspaces/resourceid"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -286,7 +287,7 @@ func propFileParent(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
 
 // appendNodeRef appends, as XML text, the resource id of a node
 // (<storage>$<space>!<node>; see resourceID), or of a space when nodeID is
-// empty (see spaceRef), without building the id first. The request's
+// empty, without building the id first. The request's
 // space, which every node of a listing is in, is escaped once.
 func (pc *propContext) appendNodeRef(dst []byte, spaceID, nodeID string) []byte {
 	if spaceID == pc.space.ID && pc.spaceRef != nil {
@@ -297,15 +298,12 @@ func (pc *propContext) appendNodeRef(dst []byte, spaceID, nodeID string) []byte 
 	if nodeID == "" {
 		return dst
 	}
-	dst = append(dst, '!')
-	return davxml.AppendText(dst, nodeID)
+	return resourceid.AppendNode(dst, nodeID, davxml.AppendText)
 }
 
-// appendSpaceRef appends the id of a space (see spaceRef) as XML text.
+// appendSpaceRef appends the id of a space as XML text.
 func appendSpaceRef(dst []byte, storageID, spaceID string) []byte {
-	dst = davxml.AppendText(dst, storageID)
-	dst = append(dst, '$')
-	return davxml.AppendText(dst, spaceID)
+	return resourceid.Space(storageID, spaceID).Append(dst, davxml.AppendText)
 }
 
 func propName(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {

@@ -310,7 +310,7 @@ func publicUploadLocation(dp davPath, id string) string {
 // one of its uploads: the link's, when the target (the file, or the folder
 // it goes into) is still the link's item or below it.
 func (h *Handler) linkSessionAccess(ctx context.Context, link *storage.Share, space storage.Space, nodeID string) (access, error) {
-	if space.ID != link.SpaceID || !h.served(space) {
+	if space.ID != link.SpaceID || !h.spaces.Serves(space) {
 		return access{}, errNotFound
 	}
 	below, err := h.isWithin(ctx, space.ID, nodeID, link.NodeID)

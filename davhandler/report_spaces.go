@@ -2,7 +2,6 @@ package davhandler
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -10,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/davspaces/davspaces/resourceid"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -54,7 +54,7 @@ func (h *Handler) handleReportAllSpaces(w http.ResponseWriter, r *http.Request, 
 		return err
 	}
 	for _, space := range spaces {
-		ref := h.store.StorageID() + "$" + space.ID
+		ref := resourceid.Space(h.store.StorageID(), space.ID).String()
 		// A scope naming a folder is searched from that folder.
 		t, err := h.resolveExisting(r.Context(), req.user, davPath{kind: baseSpaces, ref: ref, base: req.path.base + "/" + ref,
 			segments: scopeNames(req.user.Scope)})
@@ -93,35 +93,25 @@ func (h *Handler) handleReportAllSpaces(w http.ResponseWriter, r *http.Request, 
 	return nil
 }
 
-// spacesOf returns the spaces u is a member of: the personal space and the
-// served project spaces where u has a role.
+// spacesOf returns the spaces u sees (storage.SpacePolicy.SpacesOf) in
+// search order: the personal space, then the project spaces by id.
 func (h *Handler) spacesOf(r *http.Request, u storage.User) ([]storage.Space, error) {
-	personal, err := h.store.PersonalSpace(r.Context(), u)
+	spaces, err := h.spaces.SpacesOf(r.Context(), h.store, u)
 	if err != nil {
 		return nil, err
 	}
-	var spaces []storage.Space
-	if personal.RoleOf(u) != storage.RoleNone {
-		spaces = append(spaces, personal)
-	}
-	ids := make([]string, 0, len(h.projectSpaces))
-	for id := range h.projectSpaces {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		sp, err := h.store.Space(r.Context(), id)
-		if errors.Is(err, storage.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if sp.RoleOf(u) != storage.RoleNone {
-			spaces = append(spaces, sp)
-		}
-	}
+	slices.SortStableFunc(spaces, func(a, b storage.Space) int {
+		return cmp.Or(cmp.Compare(personalFirst(a), personalFirst(b)), cmp.Compare(a.ID, b.ID))
+	})
 	return spaces, nil
+}
+
+// personalFirst ranks a personal space before a project space.
+func personalFirst(s storage.Space) int {
+	if s.Type == storage.SpacePersonal {
+		return 0
+	}
+	return 1
 }
 
 // scopeNames are the names from its space's root down to the folder scope

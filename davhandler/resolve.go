@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/davspaces/davspaces/resourceid"
 	"github.com/davspaces/davspaces/shareid"
 	"github.com/davspaces/davspaces/storage"
 )
@@ -64,12 +65,7 @@ var errReadOnly = errorf(http.StatusForbidden, "You have no permission to change
 
 // resourceID formats the id of a node the way clients see it.
 func resourceID(storageID string, n storage.Node) string {
-	return storageID + "$" + n.SpaceID + "!" + n.ID
-}
-
-// spaceRef formats the id of a space.
-func spaceRef(storageID, spaceID string) string {
-	return storageID + "$" + spaceID
+	return resourceid.New(storageID, n.SpaceID, n.ID).String()
 }
 
 // resolve finds the space and node a DAV path names, as seen by user, or,
@@ -269,43 +265,33 @@ func (h *Handler) inScope(ctx context.Context, scope storage.Scope, spaceID, nod
 	return nil
 }
 
-// visible reports whether user may learn that space exists: it is served
-// here and user is a member. Every other space answers as one that does not
+// visible reports whether user may learn that space exists
+// (storage.SpacePolicy.Visible): it is served here and user is a member. Every other space answers as one that does not
 // exist, so that neither a stranger nor a former member can tell them apart.
 // A visible space is noted as the request's, for the log of a refusal.
 func (h *Handler) visible(ctx context.Context, space storage.Space, user storage.User) bool {
-	if !h.served(space) || space.RoleOf(user) == storage.RoleNone {
+	if h.spaces.Visible(user, space) != nil {
 		return false
 	}
 	noteSpace(ctx, space.ID)
 	return true
 }
 
-// served reports whether this handler serves space: every personal space,
-// and the project spaces of its configuration.
-func (h *Handler) served(space storage.Space) bool {
-	return space.Type != storage.SpaceProject || h.projectSpaces[space.ID]
-}
-
 // spaceByRef parses a resource id (<storage>$<space>!<node>, <storage>$<space>
 // or a bare <space>) and loads its space.
 func (h *Handler) spaceByRef(ctx context.Context, ref string) (storage.Space, string, error) {
-	storageID, rest, ok := strings.Cut(ref, "$")
-	if !ok {
-		storageID, rest = "", ref
-	}
-	spaceID, nodeID, _ := strings.Cut(rest, "!")
-	if spaceID == "" {
+	id, err := resourceid.Parse(ref)
+	if err != nil {
 		return storage.Space{}, "", errorf(http.StatusBadRequest, "Invalid space id %q", ref)
 	}
 	// The space first: a store that has not reached its backends yet knows
 	// no storage id, and answers 503, not 404.
-	space, err := h.store.Space(ctx, spaceID)
+	space, err := h.store.Space(ctx, id.Space)
 	if err != nil {
 		return storage.Space{}, "", err
 	}
-	if storageID != "" && storageID != h.store.StorageID() {
+	if id.Storage != "" && id.Storage != h.store.StorageID() {
 		return storage.Space{}, "", errNotFound
 	}
-	return space, nodeID, nil
+	return space, id.Node, nil
 }

@@ -106,3 +106,30 @@ func TestNewTargetIsLinear(t *testing.T) {
 		t.Fatalf("a path of %d segments took %v of CPU", len(segments), spent)
 	}
 }
+
+// TestMalformedResourceIDs: an id in a path that is no resource id (an
+// empty part, or a separator inside one; resourceid.Parse) is a 400, the
+// answer a missing space id already got, and not the 404 of a space that
+// cannot exist; a well-formed id of the same item is served, and so is a
+// space's reference with an empty node ("…!"), which oCIS reads as the
+// space's root.
+func TestMalformedResourceIDs(t *testing.T) {
+	e := newEnv(t)
+	fileID := e.putFile("einstein", "/webdav/f.txt", "x")
+	spaceRef, _, _ := strings.Cut(fileID, "!")
+	wantStatus(t, e.do("einstein", "PROPFIND", "/dav/spaces/"+spaceRef+"/f.txt", "", "Depth", "0"), http.StatusMultiStatus)
+	wantStatus(t, e.do("einstein", "PROPFIND", "/dav/spaces/"+fileID, "", "Depth", "0"), http.StatusMultiStatus)
+	wantStatus(t, e.do("einstein", "PROPFIND", "/dav/spaces/"+spaceRef+"!/f.txt", "", "Depth", "0"), http.StatusMultiStatus)
+	for _, path := range []string{
+		"/dav/spaces/" + spaceRef + "$x/f.txt",
+		"/dav/spaces/" + fileID + "!x",
+		"/dav/spaces/" + fileID + "$x",
+		"/dav/spaces/" + testStorageID + "$!x",
+		"/dav/meta/" + fileID + "!x",
+		"/dav/spaces/trash-bin/" + spaceRef + "$x",
+	} {
+		t.Run(path, func(t *testing.T) {
+			wantError(t, e.do("einstein", "PROPFIND", path, "", "Depth", "0"), http.StatusBadRequest, exceptions[http.StatusBadRequest], "Invalid space id")
+		})
+	}
+}

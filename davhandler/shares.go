@@ -78,7 +78,7 @@ func (h *Handler) receivedShares(ctx context.Context, user storage.User, pick fu
 	if !ok {
 		return nil, nil
 	}
-	items, err := storage.ReceivedItems(ctx, ss, storage.NewShareJudge(ss, time.Now()), user, h.served, pick)
+	items, err := storage.ReceivedItems(ctx, ss, storage.NewShareJudge(ss, time.Now()), user, h.spaces.Serves, pick)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // sharesDrive is the /dav/spaces path of the Shares drive.
-const sharesDrive = "/dav/spaces/" + shareid.DriveID
+var sharesDrive = "/dav/spaces/" + shareid.DriveID
 
 // withGroups makes the Basic user "lise" a member of the group physicists.
 func withGroups(c *Config) {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/davspaces/davspaces/resourceid"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -430,6 +431,6 @@ func (h *Handler) refusePurgeBelow(ctx context.Context, tr *trashRequest) error 
 
 // originalPlace is the path in space of location, where a trashed node was.
 func (h *Handler) originalPlace(space storage.Space, location string) davPath {
-	ref := h.store.StorageID() + "$" + space.ID
+	ref := resourceid.Space(h.store.StorageID(), space.ID).String()
 	return davPath{kind: baseSpaces, ref: ref, base: "/dav/spaces/" + ref, segments: strings.Split(location, "/")}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/davspaces/davspaces/davhandler/internal/davxml"
+	"github.com/davspaces/davspaces/resourceid"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -162,6 +163,5 @@ func trashedOnly(p fixedProp[trashView]) fixedProp[trashView] {
 // its id is kept, and so is its space.
 func trashFileID(v trashView, dst []byte) ([]byte, bool) {
 	dst = append(dst, v.tl.spaceRef...)
-	dst = append(dst, '!')
-	return davxml.AppendText(dst, v.node.ID), true
+	return resourceid.AppendNode(dst, v.node.ID, davxml.AppendText), true
 }

@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -97,32 +96,11 @@ func (h *Handler) myDrives(w http.ResponseWriter, r *http.Request, u storage.Use
 	return nil
 }
 
-// visibleSpaces returns u's personal space and the configured project
-// spaces u is a member of, those u's scope reaches. A configured id the
-// store does not know, or that names a space of another type, is skipped
-// as absent.
+// visibleSpaces returns the spaces u sees (storage.SpacePolicy.SpacesOf):
+// u's personal space and the configured project spaces u is a member of,
+// those u's scope reaches, in the configuration's order.
 func (h *Handler) visibleSpaces(ctx context.Context, u storage.User) ([]storage.Space, error) {
-	personal, err := h.store.PersonalSpace(ctx, u)
-	if err != nil {
-		return nil, fmt.Errorf("personal space of %s: %w", u.ID, err)
-	}
-	var spaces []storage.Space
-	if personal.RoleOf(u) != storage.RoleNone {
-		spaces = append(spaces, personal)
-	}
-	for _, id := range h.projectSpaces {
-		s, err := h.store.Space(ctx, id)
-		if errors.Is(err, storage.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("project space %s: %w", id, err)
-		}
-		if s.Type == storage.SpaceProject && s.RoleOf(u) != storage.RoleNone {
-			spaces = append(spaces, s)
-		}
-	}
-	return spaces, nil
+	return h.spaces.SpacesOf(ctx, h.store, u)
 }
 
 // drive describes s; its root node gives the etag, the size and the time.
@@ -135,9 +113,9 @@ func (h *Handler) drive(ctx context.Context, base string, s storage.Space) (driv
 	if err != nil {
 		return drive{}, fmt.Errorf("usage of space %s: %w", s.ID, err)
 	}
-	id := h.store.StorageID() + "$" + s.ID
+	id := formatDriveID(h.store.StorageID(), s.ID)
 	// The private link of the root, as its WebDAV oc:privatelink gives it.
-	link := url.URL{Path: "/f/" + id + "!" + root.ID}
+	link := url.URL{Path: "/f/" + formatItemID(h.store.StorageID(), s.ID, root.ID)}
 	d := drive{
 		ID:        id,
 		DriveType: string(s.Type),

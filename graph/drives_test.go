@@ -188,7 +188,7 @@ func TestSlug(t *testing.T) {
 func TestConfiguredIDOfPersonalSpace(t *testing.T) {
 	e := newEnv(t)
 	marie := e.personalID("marie")
-	h, err := New(Config{Store: e.store, Shares: e.store, Directory: e.store, User: testUser, ProjectSpaces: []string{marie, "physics"}})
+	h, err := New(Config{Store: e.store, Shares: e.store, Directory: e.store, User: testUser, Spaces: storage.NewSpacePolicy([]string{marie, "physics"})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,24 +30,25 @@ type Config struct {
 	// Directory keeps the users who signed in: people to invite, and the
 	// groups a share's creator is judged with. Required.
 	Directory storage.Directory
-	// ProjectSpaces are the ids of the configured project spaces, the only
-	// project spaces listed; any other is as absent as one the user is not
-	// a member of, as in davhandler.
-	ProjectSpaces []string
+	// Spaces are the spaces served and who sees them: the configured
+	// project spaces are the only ones listed; any other is as absent as
+	// one the user is not a member of, as in davhandler. The zero value
+	// serves personal spaces only.
+	Spaces storage.SpacePolicy
 	// Logger receives server-side failures; nil means no logging.
 	Logger *zap.Logger
 }
 
 // Handler answers the Graph endpoints. It is safe for concurrent use.
 type Handler struct {
-	store         storage.Store
-	shares        storage.Shares
-	directory     storage.Directory
-	user          func(*http.Request) (storage.User, bool)
-	email         func(*http.Request) string
-	projectSpaces []string
-	logger        *zap.Logger
-	routes        map[string]endpoint
+	store     storage.Store
+	shares    storage.Shares
+	directory storage.Directory
+	user      func(*http.Request) (storage.User, bool)
+	email     func(*http.Request) string
+	spaces    storage.SpacePolicy
+	logger    *zap.Logger
+	routes    map[string]endpoint
 }
 
 // endpoint answers one Graph path for an authenticated user.
@@ -65,13 +66,13 @@ func New(cfg Config) (*Handler, error) {
 		return nil, errors.New("graph: shares and a directory are required")
 	}
 	h := &Handler{
-		store:         cfg.Store,
-		shares:        cfg.Shares,
-		directory:     cfg.Directory,
-		user:          cfg.User,
-		email:         cfg.Email,
-		projectSpaces: dedupe(cfg.ProjectSpaces),
-		logger:        cfg.Logger,
+		store:     cfg.Store,
+		shares:    cfg.Shares,
+		directory: cfg.Directory,
+		user:      cfg.User,
+		email:     cfg.Email,
+		spaces:    cfg.Spaces,
+		logger:    cfg.Logger,
 	}
 	if h.logger == nil {
 		h.logger = zap.NewNop()
@@ -90,20 +91,6 @@ func New(cfg Config) (*Handler, error) {
 		"/graph/v1beta1/groups":                                     h.searchGroups,
 	}
 	return h, nil
-}
-
-// dedupe copies ids without repeats, keeping the configured order, so that
-// a space configured twice is listed once.
-func dedupe(ids []string) []string {
-	seen := make(map[string]bool, len(ids))
-	out := make([]string, 0, len(ids))
-	for _, id := range ids {
-		if id != "" && !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
-	}
-	return out
 }
 
 // Route returns the handler of a request under /graph/; ok=false leaves

@@ -135,7 +135,7 @@ func (s failingStore) Space(context.Context, string) (storage.Space, error) {
 
 func TestStoreFailureIs500(t *testing.T) {
 	e := newEnv(t)
-	h, err := New(Config{Store: failingStore{e.store, errors.New("disk on fire")}, Shares: e.store, Directory: e.store, User: testUser, ProjectSpaces: []string{"physics"}})
+	h, err := New(Config{Store: failingStore{e.store, errors.New("disk on fire")}, Shares: e.store, Directory: e.store, User: testUser, Spaces: storage.NewSpacePolicy([]string{"physics"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestStoreFailureIs500(t *testing.T) {
 // asking the client to retry, not a 500.
 func TestStoreOutageIs503(t *testing.T) {
 	e := newEnv(t)
-	h, err := New(Config{Store: failingStore{e.store, fmt.Errorf("dial: %w", storage.ErrUnavailable)}, Shares: e.store, Directory: e.store, User: testUser, ProjectSpaces: []string{"physics"}})
+	h, err := New(Config{Store: failingStore{e.store, fmt.Errorf("dial: %w", storage.ErrUnavailable)}, Shares: e.store, Directory: e.store, User: testUser, Spaces: storage.NewSpacePolicy([]string{"physics"})})
 	if err != nil {
 		t.Fatal(err)
 	}

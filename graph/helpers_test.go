@@ -45,7 +45,7 @@ func newEnv(t testing.TB) *env {
 			t.Fatal(err)
 		}
 	}
-	h, err := New(Config{Store: store, Shares: store, Directory: store, User: testUser, ProjectSpaces: []string{"physics", "lab", "physics", "missing"}})
+	h, err := New(Config{Store: store, Shares: store, Directory: store, User: testUser, Spaces: storage.NewSpacePolicy([]string{"physics", "lab", "physics", "missing"})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -116,7 +116,7 @@ func searchTerm(r *http.Request) (string, error) {
 // configuredMembers lists the users and the groups the configured project
 // spaces name as members.
 func (h *Handler) configuredMembers(ctx context.Context) (users, groups []string, err error) {
-	for _, id := range h.projectSpaces {
+	for _, id := range h.spaces.ProjectSpaces() {
 		s, err := h.store.Space(ctx, id)
 		if errors.Is(err, storage.ErrNotFound) {
 			continue

@@ -242,7 +242,7 @@ func (h *Handler) listRootPermissions(w http.ResponseWriter, r *http.Request, u 
 	if err != nil {
 		return err
 	}
-	if space.RoleOf(u) == storage.RoleNone || !u.Scope.Reaches(space.ID, nil) {
+	if h.spaces.Visible(u, space) != nil || !u.Scope.Reaches(space.ID, nil) {
 		return errNotFound
 	}
 	h.writeJSON(w, r, http.StatusOK, struct {
@@ -261,7 +261,7 @@ func (h *Handler) managedShare(ctx context.Context, u storage.User, it sharedIte
 	if err != nil {
 		return storage.Share{}, err
 	}
-	if !storage.MayManageShare(s, u, it.role) {
+	if h.spaces.MayManageShare(u, it.space, s) != nil {
 		return storage.Share{}, errMayNotManage
 	}
 	return s, nil
@@ -399,7 +399,7 @@ func (h *Handler) deletePermission(w http.ResponseWriter, r *http.Request, u sto
 	if err != nil {
 		return fmt.Errorf("share %s: %w", ip.permissionID, err)
 	}
-	if !storage.MayManageShare(s, u, it.role) {
+	if h.spaces.MayManageShare(u, it.space, s) != nil {
 		return errMayNotManage
 	}
 	if err := h.shares.DeleteShare(ctx, s.ID); err != nil {

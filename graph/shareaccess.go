@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/davspaces/davspaces/storage"
@@ -40,10 +39,11 @@ func (h *Handler) shareableItem(ctx context.Context, u storage.User, driveID, it
 	if err != nil {
 		return sharedItem{}, err
 	}
-	if storage.MayShare(it.role) {
+	err = h.spaces.MayShare(u, it.space)
+	if err == nil {
 		return it, nil
 	}
-	if it.role != storage.RoleNone {
+	if errors.Is(err, storage.ErrForbidden) {
 		return sharedItem{}, errMayNotShare
 	}
 	received, err := h.receivedItem(ctx, u, it.node)
@@ -96,15 +96,10 @@ func (h *Handler) servedSpace(ctx context.Context, id string) (storage.Space, er
 	if err != nil {
 		return storage.Space{}, fmt.Errorf("space %s: %w", id, err)
 	}
-	if !h.serves(s) {
+	if !h.spaces.Serves(s) {
 		return storage.Space{}, errNotFound
 	}
 	return s, nil
-}
-
-// serves reports whether s is one of this handler's spaces.
-func (h *Handler) serves(s storage.Space) bool {
-	return s.Type == storage.SpacePersonal || s.Type == storage.SpaceProject && slices.Contains(h.projectSpaces, s.ID)
 }
 
 // receivedItem reports whether a live share with u gives u the item n: a

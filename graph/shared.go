@@ -139,7 +139,7 @@ func (h *Handler) sharedNode(ctx context.Context, judge *storage.ShareJudge, s s
 	if err != nil {
 		return nil, false, fmt.Errorf("space of share %s: %w", s.ID, err)
 	}
-	if !h.serves(space) {
+	if !h.spaces.Serves(space) {
 		return nil, false, nil
 	}
 	n, err := h.store.Node(ctx, s.SpaceID, s.NodeID)
@@ -163,7 +163,7 @@ type mount struct {
 // for every protocol: the list davhandler's Shares drive shows, in the
 // same order and with the same names and mount ids.
 func (h *Handler) received(ctx context.Context, u storage.User) ([]mount, error) {
-	items, err := storage.ReceivedItems(ctx, receivedReader{h.store, h.shares}, h.newJudge(), u, h.serves, nil)
+	items, err := storage.ReceivedItems(ctx, receivedReader{h.store, h.shares}, h.newJudge(), u, h.spaces.Serves, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +223,7 @@ func (h *Handler) mountItem(m mount, base string, names displayNames) driveItem 
 	visible, accepted := false, true
 	d := driveItem{
 		ID:              m.id,
-		ParentReference: &itemReference{DriveID: shareid.DriveID, DriveType: "virtual", ID: shareid.DriveID + "!" + shareid.Jail},
+		ParentReference: &itemReference{DriveID: shareid.DriveID, DriveType: "virtual", ID: shareid.RootID},
 		RemoteItem:      h.remoteItem(m.item, base, names),
 		Hidden:          &visible,
 		Synchronize:     &accepted,

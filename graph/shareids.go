@@ -1,6 +1,6 @@
 package graph
 
-import "strings"
+import "github.com/davspaces/davspaces/resourceid"
 
 // itemRef is a Graph item id taken apart: <storage>$<space>!<node>.
 type itemRef struct {
@@ -8,18 +8,14 @@ type itemRef struct {
 }
 
 // parseItemID reads an item id of this store's storage; ok is false for
-// anything else (another storage, a malformed id), which the caller
-// answers as a missing item.
+// anything else (another storage, a malformed id, a drive's id), which
+// the caller answers as a missing item.
 func parseItemID(storageID, id string) (itemRef, bool) {
-	drive, node, ok := strings.Cut(id, "!")
-	if !ok {
+	ref, ok := parseOwnID(storageID, id)
+	if !ok || ref.IsSpace() {
 		return itemRef{}, false
 	}
-	spaceID, ok := parseDriveID(storageID, drive)
-	if !ok || node == "" || strings.ContainsAny(node, "$!/") {
-		return itemRef{}, false
-	}
-	return itemRef{spaceID: spaceID, nodeID: node}, true
+	return itemRef{spaceID: ref.Space, nodeID: ref.Node}, true
 }
 
 // parseDriveID reads a drive id of this store's storage,
@@ -28,20 +24,25 @@ func parseItemID(storageID, id string) (itemRef, bool) {
 // names the drive of a received share by its mount point's
 // root.remoteItem.rootId, the id of the space's root.
 func parseDriveID(storageID, id string) (string, bool) {
-	id, _, _ = strings.Cut(id, "!")
-	storage, space, ok := strings.Cut(id, "$")
-	if !ok || storage != storageID || space == "" || strings.ContainsAny(space, "$!/") {
-		return "", false
+	ref, ok := parseOwnID(storageID, id)
+	return ref.Space, ok
+}
+
+// parseOwnID reads a resource id of this store's storage.
+func parseOwnID(storageID, id string) (resourceid.ID, bool) {
+	ref, err := resourceid.Parse(id)
+	if err != nil || !ref.Of(storageID) {
+		return resourceid.ID{}, false
 	}
-	return space, true
+	return ref, true
 }
 
 // formatItemID is the Graph id of node nodeID of space spaceID.
 func formatItemID(storageID, spaceID, nodeID string) string {
-	return storageID + "$" + spaceID + "!" + nodeID
+	return resourceid.New(storageID, spaceID, nodeID).String()
 }
 
 // formatDriveID is the Graph id of space spaceID.
 func formatDriveID(storageID, spaceID string) string {
-	return storageID + "$" + spaceID
+	return resourceid.Space(storageID, spaceID).String()
 }

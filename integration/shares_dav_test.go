@@ -14,7 +14,7 @@ import (
 )
 
 // sharesDrivePath is the WebDAV path of every user's Shares drive.
-const sharesDrivePath = "/dav/spaces/" + shareid.DriveID
+var sharesDrivePath = "/dav/spaces/" + shareid.DriveID
 
 // sharesLab is a project space of the test provider's users in which
 // carol, whose token names no group, may share.

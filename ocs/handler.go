@@ -73,10 +73,10 @@ type Config struct {
 	// sharing API (files_sharing: shares and sharees) answers from.
 	// Optional: without it that API is not served (404).
 	Store storage.Backend
-	// ProjectSpaces are the ids of the configured project spaces: shares
-	// of items in any other project space are as absent as the space, as
-	// in davhandler and graph.
-	ProjectSpaces []string
+	// Spaces are the spaces served and who sees them: shares of items in
+	// a project space not served are as absent as the space, as in
+	// davhandler and graph. The zero value serves personal spaces only.
+	Spaces storage.SpacePolicy
 	// Members are the space members the configuration names (user ids,
 	// and groups as storage.GroupPrefix + name), offered as sharees beside
 	// the directory's users and groups.

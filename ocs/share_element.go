@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/davspaces/davspaces/resourceid"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -134,8 +135,8 @@ func (rd *renderer) element(ctx context.Context, sh storage.Share, node storage.
 		return shareElement{}, err
 	}
 	sh = sh.SeenBy(rd.caller, space.RoleOf(rd.caller))
-	storageID := rd.s.store.StorageID()
-	spaceRef := storageID + "$" + space.ID
+	spaceRef := resourceid.Space(rd.s.store.StorageID(), space.ID)
+	itemID := spaceRef.At(node.ID).String()
 	creator := rd.person(ctx, sh.Creator)
 	fileOwner := creator
 	if space.Type == storage.SpacePersonal {
@@ -154,14 +155,14 @@ func (rd *renderer) element(ctx context.Context, sh storage.Share, node storage.
 		DisplaynameFileOwner: fileOwner.DisplayName,
 		ItemType:             "file",
 		MimeType:             node.ContentType,
-		StorageID:            spaceRef,
-		SpaceID:              spaceRef,
-		ItemSource:           spaceRef + "!" + node.ID,
-		FileSource:           spaceRef + "!" + node.ID,
+		StorageID:            spaceRef.String(),
+		SpaceID:              spaceRef.String(),
+		ItemSource:           itemID,
+		FileSource:           itemID,
 		Name:                 sh.DisplayName,
 	}
 	if node.ParentID != "" {
-		e.FileParent = spaceRef + "!" + node.ParentID
+		e.FileParent = spaceRef.At(node.ParentID).String()
 	}
 	if node.IsFolder() {
 		e.ItemType, e.MimeType = "folder", "httpd/unix-directory"
@@ -222,7 +223,7 @@ func (rd *renderer) liveElement(ctx context.Context, sh storage.Share, received 
 	if err != nil {
 		return shareElement{}, false, err
 	}
-	if !rd.s.isServed(space) {
+	if !rd.s.spaces.Serves(space) {
 		return shareElement{}, false, nil
 	}
 	node, err := rd.s.store.Node(ctx, sh.SpaceID, sh.NodeID)

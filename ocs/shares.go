@@ -60,7 +60,7 @@ func (s *sharing) listShares(w http.ResponseWriter, r *http.Request, v apiVersio
 	if err != nil {
 		return err
 	}
-	if err := s.mayManage(it.space, u); err != nil {
+	if err := s.mayShare(it.space, u); err != nil {
 		return err
 	}
 	shares, err := s.itemShares(ctx, it, isTrue(q.Get("subfiles")))
@@ -143,7 +143,7 @@ func (s *sharing) createShare(w http.ResponseWriter, r *http.Request, v apiVersi
 	if err != nil {
 		return err
 	}
-	if err := s.mayManage(it.space, u); err != nil {
+	if err := s.mayShare(it.space, u); err != nil {
 		return err
 	}
 	sh := storage.Share{Kind: kind, SpaceID: it.space.ID, NodeID: it.node.ID, Creator: u.ID}
@@ -246,7 +246,7 @@ func (s *sharing) managedShare(ctx context.Context, u storage.User, id string) (
 	if err != nil {
 		return storage.Share{}, storage.Node{}, notFoundAs(err, errNoShare)
 	}
-	if s.mayManage(space, u) != nil || !storage.MayManageShare(sh, u, space.RoleOf(u)) {
+	if s.spaces.MayManageShare(u, space, sh) != nil {
 		return storage.Share{}, storage.Node{}, refuse(http.StatusForbidden, "Only the share's creator or a manager of the space changes or deletes it")
 	}
 	return sh, node, nil
@@ -268,7 +268,7 @@ func (s *sharing) visibleShare(ctx context.Context, u storage.User, id string) (
 	if err != nil {
 		return storage.Share{}, storage.Node{}, err
 	}
-	if !live || !s.isServed(space) || s.mayManage(space, u) != nil && !storage.SharedWith(sh, u) {
+	if !live || !s.spaces.Serves(space) || s.spaces.MayShare(u, space) != nil && !storage.SharedWith(sh, u) {
 		return storage.Share{}, storage.Node{}, errNoShare
 	}
 	node, err := s.store.Node(ctx, sh.SpaceID, sh.NodeID)

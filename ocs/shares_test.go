@@ -68,7 +68,7 @@ func newShareFixture(t *testing.T) *shareFixture {
 	}
 	f.h = newConfiguredHandler(t, func(cfg *Config) {
 		cfg.Store = store
-		cfg.ProjectSpaces = []string{f.project.ID}
+		cfg.Spaces = storage.NewSpacePolicy([]string{f.project.ID})
 		cfg.Members = []string{"einstein", "bohr", storage.GroupPrefix + "staff"}
 		user := cfg.User
 		cfg.User = func(r *http.Request) (storage.User, bool) {

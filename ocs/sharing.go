@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/davspaces/davspaces/resourceid"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -28,7 +29,7 @@ const maxFormBytes = 64 << 10
 type sharing struct {
 	store   storage.Backend
 	user    UserFunc
-	served  []string // the configured project spaces
+	spaces  storage.SpacePolicy
 	members []string // user ids the configuration names
 	groups  []string // group names the configuration names
 	log     *zap.Logger
@@ -39,7 +40,7 @@ func newSharing(cfg Config) *sharing {
 	if cfg.Store == nil {
 		return nil
 	}
-	s := &sharing{store: cfg.Store, user: cfg.User, served: cfg.ProjectSpaces, log: cfg.Logger, now: time.Now}
+	s := &sharing{store: cfg.Store, user: cfg.User, spaces: cfg.Spaces, log: cfg.Logger, now: time.Now}
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}
@@ -187,34 +188,18 @@ type item struct {
 	node  storage.Node
 }
 
-// isServed reports whether the configuration serves space: every personal
-// space, and the configured project spaces.
-func (s *sharing) isServed(space storage.Space) bool {
-	switch space.Type {
-	case storage.SpacePersonal:
-		return true
-	case storage.SpaceProject:
-		return slices.Contains(s.served, space.ID)
-	}
-	return false
-}
-
-// visible reports whether u sees space at all.
-func (s *sharing) visible(space storage.Space, u storage.User) bool {
-	return s.isServed(space) && space.RoleOf(u) != storage.RoleNone
-}
-
-// mayManage reports whether u may share items of space and manage their
-// shares; refusals say why: 404 when u cannot see the space, 403 when u
-// sees it without the right to share.
-func (s *sharing) mayManage(space storage.Space, u storage.User) error {
-	if !s.visible(space, u) {
-		return errNoItem
-	}
-	if !storage.MayShare(space.RoleOf(u)) {
+// mayShare reports whether u may share items of space and manage their
+// shares (storage.SpacePolicy.MayShare); refusals say why: 404 when u
+// cannot see the space, 403 when u sees it without the right to share.
+func (s *sharing) mayShare(space storage.Space, u storage.User) error {
+	err := s.spaces.MayShare(u, space)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, storage.ErrForbidden):
 		return refuse(http.StatusForbidden, "You are not allowed to share items of this space")
 	}
-	return nil
+	return errNoItem
 }
 
 // resolveItem finds the item a request names: space_ref, a resource id
@@ -253,7 +238,7 @@ func (s *sharing) resolveItem(ctx context.Context, u storage.User, ref, p string
 		}
 		space = sp
 	}
-	if !s.visible(space, u) {
+	if s.spaces.Visible(u, space) != nil {
 		return item{}, errNoItem
 	}
 	if baseID == "" {
@@ -282,12 +267,11 @@ func (s *sharing) resolveItem(ctx context.Context, u storage.User, ref, p string
 
 // parseRef splits a resource or space id of this store.
 func (s *sharing) parseRef(ref string) (spaceID, nodeID string, ok bool) {
-	storageID, rest, ok := strings.Cut(ref, "$")
-	if !ok || storageID != s.store.StorageID() {
+	id, err := resourceid.Parse(ref)
+	if err != nil || !id.Of(s.store.StorageID()) {
 		return "", "", false
 	}
-	spaceID, nodeID, _ = strings.Cut(rest, "!")
-	return spaceID, nodeID, spaceID != ""
+	return id.Space, id.Node, true
 }
 
 // notFoundAs turns a store's ErrNotFound into refusal.

@@ -10,33 +10,30 @@
 // ShareStorageSpaceID).
 package shareid
 
-import "strings"
+import "github.com/davspaces/davspaces/resourceid"
 
 // Jail is oCIS' storage id and space id of the share jail.
 const Jail = "a0ca6a90-a365-4782-871e-d44447bbc668"
 
 // DriveID is the id of the Shares drive: the one virtual drive of every
 // user whose root lists what was shared with them.
-const DriveID = Jail + "$" + Jail
+var DriveID = resourceid.Space(Jail, Jail).String()
+
+// RootID is the id of the Shares drive's root, the parent of its mount
+// points.
+var RootID = Mount(Jail)
 
 // Mount is the id of the mount point of share shareID in the Shares drive
 // (a Graph "mountpoint" drive, and a drive item's id in sharedWithMe).
-func Mount(shareID string) string { return DriveID + "!" + shareID }
+func Mount(shareID string) string { return resourceid.New(Jail, Jail, shareID).String() }
 
 // Parse reads a resource id: inJail is true when it names the Shares
 // drive, and then shareID is the share of the mount point it names, empty
 // for the drive itself. Anything else is not in the jail.
 func Parse(ref string) (shareID string, inJail bool) {
-	rest, ok := strings.CutPrefix(ref, DriveID)
-	if !ok {
+	id, err := resourceid.Parse(ref)
+	if err != nil || id.Storage != Jail || id.Space != Jail {
 		return "", false
 	}
-	if rest == "" {
-		return "", true
-	}
-	shareID, ok = strings.CutPrefix(rest, "!")
-	if !ok || shareID == "" {
-		return "", false
-	}
-	return shareID, true
+	return id.Node, true
 }

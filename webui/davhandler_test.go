@@ -38,7 +38,7 @@ func newDAVEnv(t *testing.T, withPage bool) *davEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := davhandler.Config{Store: store, User: basicUser, ProjectSpaces: []string{"physics"}}
+	cfg := davhandler.Config{Store: store, User: basicUser, Spaces: storage.NewSpacePolicy([]string{"physics"})}
 	if withPage {
 		page, err := webui.New(webui.Options{})
 		if err != nil {

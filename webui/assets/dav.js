@@ -6,56 +6,13 @@
 // password (usePublicLink).
 
 import { authorization } from "./auth.js";
+import {
+  basic, drivesURL, errorMessage, looksLikeXMLError, propfindBody, rangeTotal, readMultistatus, RequestError,
+  searchBody, toEntry, toTrashItem, trashPageURL,
+} from "./davwire.js";
 
-const DAV = "DAV:";
-const OC = "http://owncloud.org/ns";
-
-/** A refusal of the server, with the words to show a person. */
-export class RequestError extends Error {
-  constructor(status, serverMessage, action) {
-    super(explain(status, serverMessage, action));
-    this.status = status;
-    this.serverMessage = serverMessage;
-  }
-}
-
-// What a refused action means, by status. The server's own message is
-// added where the status alone says too little.
-function explain(status, serverMessage, action) {
-  const what = action ? `Could not ${action}: ` : "";
-  switch (status) {
-    case 0:
-      return `${what}the server cannot be reached. Check your connection and try again.`;
-    case 401:
-      return `${what}you are signed out. Reload the page to sign in again.`;
-    case 403:
-      return `${what}your role in this space does not allow it.`;
-    case 404:
-      return `${what}it is not there any more (moved or deleted meanwhile?). Reload the page to see the folder as it is now.`;
-    case 405:
-    case 412:
-      return `${what}something with that name is already there.`;
-    case 409:
-      return `${what}the folder it would go into does not exist any more.`;
-    case 413:
-      return `${what}it is too large for the server.`;
-    case 415:
-    case 400:
-      return `${what}the server refused the request${serverMessage ? ` (${serverMessage})` : ""}.`;
-    case 423:
-      return `${what}it is locked by someone who is working on it. Try again later.`;
-    case 502:
-      return `${what}it cannot go to another space this way.`;
-    case 503:
-      return `${what}the server is busy or its storage is unavailable. Try again in a moment.`;
-    case 507:
-      return `${what}the space is full (its quota is reached). Empty the trash or delete something first.`;
-  }
-  if (status >= 500) {
-    return `${what}the server failed (${status}). Try again later.`;
-  }
-  return `${what}the server refused it (${status}${serverMessage ? `: ${serverMessage}` : ""}).`;
-}
+// The pure parts are davwire.js's; the page's modules find them here.
+export { childElements, encodePath, isCollection, lastSegment, RequestError, text } from "./davwire.js";
 
 // publicLink is set on a public link's page (usePublicLink): its requests
 // carry none of the browser's credentials (a signed-in browser's Basic
@@ -77,14 +34,6 @@ export function setLinkPassword(password) {
 /** hasLinkPassword tells whether the public link's requests carry a password. */
 export function hasLinkPassword() {
   return !!publicLink && publicLink.password !== "";
-}
-
-function basic(user, password) {
-  let binary = "";
-  for (const byte of new TextEncoder().encode(`${user}:${password}`)) {
-    binary += String.fromCharCode(byte);
-  }
-  return `Basic ${btoa(binary)}`;
 }
 
 // credentialsOf is the Authorization header of a request ("" for none)
@@ -178,12 +127,10 @@ function responseHeaders(xhr) {
 // serverMessage reads the s:message of a WebDAV XML error body, if any.
 async function serverMessage(res) {
   const text = await res.text().catch(() => "");
-  if (!text.startsWith("<?xml") && !text.startsWith("<d:error")) {
+  if (!looksLikeXMLError(text)) {
     return "";
   }
-  const doc = new DOMParser().parseFromString(text, "application/xml");
-  const msg = doc.getElementsByTagNameNS("http://sabredav.org/ns", "message")[0];
-  return msg ? msg.textContent.trim() : "";
+  return errorMessage(new DOMParser().parseFromString(text, "application/xml"));
 }
 
 // A folder's children are listed with the few properties the table shows,
@@ -197,11 +144,6 @@ const trashProps = [
   ["oc", "trashbin-original-location"], ["oc", "trashbin-delete-timestamp"],
 ];
 
-function propfindBody(props) {
-  const names = props.map(([ns, name]) => `<${ns}:${name}/>`).join("");
-  return `<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:" xmlns:oc="${OC}"><d:prop>${names}</d:prop></d:propfind>`;
-}
-
 export async function propfind(url, depth, props, action) {
   const res = await send("PROPFIND", url, {
     headers: { Depth: String(depth), "Content-Type": "application/xml; charset=utf-8" },
@@ -210,80 +152,7 @@ export async function propfind(url, depth, props, action) {
   });
   const doc = new DOMParser().parseFromString(await res.text(), "application/xml");
   performance.mark("propfind-parsed");
-  return Array.from(childElements(doc.documentElement, DAV, "response"), readResponse);
-}
-
-// childElements yields the children of el with a name; walking children
-// directly keeps a listing of 10,000 responses fast, where a search of each
-// subtree by name would not be.
-export function* childElements(el, ns, name) {
-  for (let c = el.firstElementChild; c; c = c.nextElementSibling) {
-    if (c.localName === name && c.namespaceURI === ns) {
-      yield c;
-    }
-  }
-}
-
-// readResponse turns one d:response into its href and the properties of
-// its 200 propstat, by local name.
-function readResponse(response) {
-  let href = "";
-  const props = {};
-  for (let c = response.firstElementChild; c; c = c.nextElementSibling) {
-    if (c.namespaceURI !== DAV) {
-      continue;
-    }
-    if (c.localName === "href") {
-      href = c.textContent;
-    } else if (c.localName === "propstat") {
-      readPropstat(c, props);
-    }
-  }
-  return { href, props };
-}
-
-function readPropstat(propstat, props) {
-  const [status] = childElements(propstat, DAV, "status");
-  if (status && !/ 200 /.test(status.textContent)) {
-    return;
-  }
-  for (const prop of childElements(propstat, DAV, "prop")) {
-    for (let el = prop.firstElementChild; el; el = el.nextElementSibling) {
-      props[el.localName] = el;
-    }
-  }
-}
-
-export function text(props, name) {
-  return props[name] ? props[name].textContent : "";
-}
-
-export function isCollection(props) {
-  const rt = props.resourcetype;
-  return !!rt && !childElements(rt, DAV, "collection").next().done;
-}
-
-// lastSegment is the decoded name at the end of an href.
-export function lastSegment(href) {
-  const parts = href.replace(/\/+$/, "").split("/");
-  return decodeURIComponent(parts[parts.length - 1]);
-}
-
-function toEntry({ href, props }) {
-  const folder = isCollection(props);
-  const modified = text(props, "getlastmodified");
-  return {
-    href,
-    name: lastSegment(href),
-    folder,
-    size: Number(text(props, "size") || 0),
-    modified: modified ? new Date(modified) : null,
-    permissions: text(props, "permissions"),
-    fileId: text(props, "fileid"),
-    spaceId: text(props, "spaceid"),
-    favorite: text(props, "favorite") === "1",
-    etag: text(props, "getetag"),
-  };
+  return readMultistatus(doc);
 }
 
 /**
@@ -294,22 +163,14 @@ function toEntry({ href, props }) {
  * page's length when the server does not say).
  */
 export async function search(rootURL, pattern, { limit = 100, offset = 0 } = {}) {
-  const names = childProps.map(([ns, name]) => `<${ns}:${name}/>`).join("");
-  const body = `<?xml version="1.0" encoding="utf-8"?><oc:search-files xmlns:d="DAV:" xmlns:oc="${OC}"><d:prop>${names}</d:prop>` +
-    `<oc:search><oc:pattern>${escapeXML(pattern)}</oc:pattern><oc:limit>${limit}</oc:limit><oc:offset>${offset}</oc:offset></oc:search></oc:search-files>`;
   const res = await send("REPORT", rootURL, {
     headers: { "Content-Type": "application/xml; charset=utf-8" },
-    body,
+    body: searchBody(pattern, childProps, { limit, offset }),
     action: "search",
   });
   const doc = new DOMParser().parseFromString(await res.text(), "application/xml");
-  const entries = Array.from(childElements(doc.documentElement, DAV, "response"), readResponse).map(toEntry);
-  const range = /\/(\d+)$/.exec(res.headers.get("Content-Range") || "");
-  return { entries, total: range ? Number(range[1]) : offset + entries.length };
-}
-
-function escapeXML(s) {
-  return s.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
+  const entries = readMultistatus(doc).map(toEntry);
+  return { entries, total: rangeTotal(res.headers.get("Content-Range"), offset, entries.length) };
 }
 
 // capabilitiesOnce is the one request for the server's capabilities a
@@ -351,25 +212,8 @@ export async function stat(url) {
  * more follow (a full page), so that a trash of any size opens at once.
  */
 export async function listTrash(trashURL, { limit = 200, after = "" } = {}) {
-  const query = new URLSearchParams({ limit: String(limit) });
-  if (after) {
-    query.set("after", after);
-  }
-  const [, ...items] = await propfind(`${trashURL}?${query}`, 1, trashProps, "open the trash");
-  return { items: items.map(trashItem), more: items.length === limit };
-}
-
-// trashItem reads one item of a trash listing.
-function trashItem({ href, props }) {
-  return {
-    href,
-    key: lastSegment(href),
-    name: text(props, "trashbin-original-filename"),
-    location: text(props, "trashbin-original-location"),
-    deleted: new Date(Number(text(props, "trashbin-delete-timestamp")) * 1000),
-    folder: isCollection(props),
-    size: Number(text(props, "size") || 0),
-  };
+  const [, ...items] = await propfind(trashPageURL(trashURL, { limit, after }), 1, trashProps, "open the trash");
+  return { items: items.map(toTrashItem), more: items.length === limit };
 }
 
 /** destination is the Destination header for path on this origin. */
@@ -395,12 +239,17 @@ export function remove(url, action) {
  * others shared with the user, which an unfiltered listing leaves out).
  */
 export async function drives(driveType) {
-  const filter = driveType ? `?$filter=${encodeURIComponent(`driveType eq ${driveType}`)}` : "";
-  const res = await send("GET", `/graph/v1.0/me/drives${filter}`, {
+  const res = await send("GET", drivesURL(driveType), {
     headers: { Accept: "application/json" },
     action: "list your spaces",
   });
   return (await res.json()).value;
+}
+
+/** allDrives are the user's spaces and the Shares drive, when the server has one. */
+export async function allDrives() {
+  const [spaces, shares] = await Promise.all([drives(), drives("virtual").catch(() => [])]);
+  return [...spaces, ...shares];
 }
 
 /**
@@ -417,9 +266,4 @@ export async function saveAs(url, name) {
   Object.assign(document.createElement("a"), { href: blobURL, download: name }).click();
   // The download has started by then; the URL only keeps the Blob alive.
   setTimeout(() => URL.revokeObjectURL(blobURL), 60_000);
-}
-
-/** encodePath escapes each segment of a path. */
-export function encodePath(segments) {
-  return segments.map(encodeURIComponent).join("/");
 }

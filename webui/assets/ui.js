@@ -114,6 +114,13 @@ export function formatSize(bytes) {
   return unit === 0 ? `${n} B` : `${n < 10 ? n.toFixed(1) : Math.round(n)} ${units[unit]}`;
 }
 
+const numberFormat = new Intl.NumberFormat();
+
+/** formatItems writes how many items a listing holds. */
+export function formatItems(n) {
+  return `${numberFormat.format(n)} ${n === 1 ? "item" : "items"}`;
+}
+
 const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
 
 export function formatDate(date) {
