@@ -6,13 +6,15 @@
 #   bash scripts/bench -scale -scale-files 100000  # 100 folders x 1,000 + a folder of 10,000
 #   bash scripts/bench -scale -scale-files 100000 -scale-big 100000
 #   bash scripts/bench -scale -scale-caddy ./caddy-main -scale-results scale.txt
+#   bash scripts/bench -scale -scale-keep ...; bash scripts/bench -scale -scale-data DIR/data
 #
 # -scale-files N files in folders of 1,000 (default 1,000,000) and a folder
 # "big" of -scale-big M files (default N/10) are generated as a local tree
 # (each file a few bytes, made by split(1)) and brought into einstein's
 # personal space with `caddy davspaces import`, Caddy stopped; then Caddy
 # (Caddy's basic_auth in front of davspaces, the admin endpoint on a unix
-# socket) is started on the store and each step below is timed:
+# socket; max_nodes twice the files, above the default 1,000,000) is
+# started on the store and each step below is timed:
 #
 #   backup (full)         caddy davspaces backup DEST, from the running server
 #   PROPFIND big          Depth 1 of "big", with the ownCloud client's properties
@@ -31,6 +33,10 @@
 #   check                 caddy davspaces check, in the running server
 #   backup (incremental)  into the full backup's directory
 #
+# -scale-data DIR runs the steps on the data directory of an earlier run
+# (kept with -scale-keep, made with the same -scale-files and -scale-big)
+# instead of generating and importing: the steps change it, so once.
+#
 # Each step shows its wall time, the server's VmHWM during it (set back
 # before each step: "5" in /proc/PID/clear_refs) and its largest RssAnon
 # sampled every 100 ms; the answers are checked (counts of responses, the
@@ -44,6 +50,7 @@ cd "$(dirname "$0")/../.."
 files=1000000
 big=""
 caddy_bin=""
+data=""
 results=""
 keep=""
 while [ $# -gt 0 ]; do
@@ -54,6 +61,7 @@ while [ $# -gt 0 ]; do
 	-scale-caddy) caddy_bin=$2; shift ;;
 	-scale-results) results=$2; shift ;;
 	-scale-keep) keep=1 ;;
+	-scale-data) data=$2; shift ;;
 	-h | -help | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench -scale: unknown argument $1 (see scripts/lib/scale.sh -help)" >&2; exit 2 ;;
 	esac
@@ -96,17 +104,19 @@ if [ -z "$caddy_bin" ]; then
 fi
 caddy=(nice -n 10 "$caddy_bin")
 
-# The tree: folders d0000… of 1,000 files f000…f999, and big/ of M files.
-log "generating $folders folders of 1,000 files and big/ of $big files"
-t0=$EPOCHREALTIME
-mkdir -p "$tmp/tree/big"
-for ((i = 0; i < folders; i++)); do
-	printf -v dir '%s/tree/d%04d' "$tmp" "$i"
-	mkdir "$dir"
-	seq 1000 | (cd "$dir" && split -l 1 -a 3 -d - f)
-done
-seq "$big" | (cd "$tmp/tree/big" && split -l 1 -a "${#big}" -d - b)
-generated=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+# generate makes the tree: folders d0000… of 1,000 files f000…f999, and
+# big/ of M files.
+generate() {
+	local i dir
+	log "generating $folders folders of 1,000 files and big/ of $big files"
+	mkdir -p "$tmp/tree/big"
+	for ((i = 0; i < folders; i++)); do
+		printf -v dir '%s/tree/d%04d' "$tmp" "$i"
+		mkdir "$dir"
+		seq 1000 | (cd "$dir" && split -l 1 -a 3 -d - f)
+	done
+	seq "$big" | (cd "$tmp/tree/big" && split -l 1 -a "${#big}" -d - b)
+}
 
 free_port() {
 	local p
@@ -133,17 +143,24 @@ http://127.0.0.1:$port {
 		marie $hash
 	}
 	davspaces {
-		root $tmp/data
+		root ${data:-$tmp/data}
+		max_nodes $((2 * (folders * 1000 + big)))
 	}
 }
 EOF
 
-log "importing $((folders * 1000 + big)) files"
-t0=$EPOCHREALTIME
-"${caddy[@]}" davspaces import --config "$tmp/Caddyfile" --adapter caddyfile --space user:einstein "$tmp/tree" / \
-	>"$tmp/import.log" 2>&1 || { cat "$tmp/import.log" >&2; fail "import failed"; }
-imported=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
-log "$(tail -n 1 "$tmp/import.log") in ${imported}s"
+generated=- imported=-
+if [ -z "$data" ]; then
+	t0=$EPOCHREALTIME
+	generate
+	generated=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+	log "importing $((folders * 1000 + big)) files"
+	t0=$EPOCHREALTIME
+	"${caddy[@]}" davspaces import --config "$tmp/Caddyfile" --adapter caddyfile --space user:einstein "$tmp/tree" / \
+		>"$tmp/import.log" 2>&1 || { tail -n 5 "$tmp/import.log" >&2; fail "import failed"; }
+	imported=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+	log "$(tail -n 1 "$tmp/import.log") in ${imported}s"
+fi
 
 XDG_DATA_HOME="$tmp/xdg-data" XDG_CONFIG_HOME="$tmp/xdg-config" \
 	"${caddy[@]}" run --config "$tmp/Caddyfile" --adapter caddyfile >"$tmp/caddy.log" 2>&1 &
