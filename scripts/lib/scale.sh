@@ -270,6 +270,7 @@ delete_files() {
 	done
 	codes=$(curl -s --noproxy '*' -w '%{http_code}\n' -u einstein:relativity -X DELETE "${args[@]}" | sort | uniq -c | tr -s ' \n' ' ')
 	note=${codes# }
+	note=${note% }
 	[ "$codes" = " 1000 204 " ]
 }
 # list_trash lists the trash root and sets key to the newest item's (big).
