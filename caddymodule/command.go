@@ -198,11 +198,17 @@ func openConfiguredStore(cmd *cobra.Command) (store Store, backend StoreBackend,
 		h.Close()
 		return nil, nil, nil, err
 	}
-	closeStore = func() error {
+	closeStore = h.closer(store)
+	return store, h.Backend, closeStore, nil
+}
+
+// closer closes store, then releases what loading the configuration
+// took.
+func (h *configuredHandler) closer(store Store) func() error {
+	return func() error {
 		defer h.Close()
 		return store.Close()
 	}
-	return store, h.Backend, closeStore, nil
 }
 
 // loadConfiguredHandler loads the configuration the flags name and returns

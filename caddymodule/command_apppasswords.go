@@ -177,10 +177,7 @@ func openAppPasswordKeeper(cmd *cobra.Command) (appPasswordKeeper, func() error,
 		h.Close()
 		return nil, nil, err
 	}
-	closeStore := func() error {
-		defer h.Close()
-		return store.Close()
-	}
+	closeStore := h.closer(store)
 	return storeAppPasswords{store: store}, closeStore, nil
 }
 

@@ -47,16 +47,11 @@ func runBackup(cmd *cobra.Command, args []string) error {
 	if err := exactArgs(cmd, args, 1); err != nil {
 		return err
 	}
-	h, err := loadConfiguredHandler(cmd)
+	h, root, err := loadEmbeddedStore(cmd, "backup")
 	if err != nil {
 		return err
 	}
 	defer h.Close()
-	bolt, err := h.Bolt("backup")
-	if err != nil {
-		return err
-	}
-	root := bolt.StoreKey()
 	dest, err := filepath.Abs(args[0])
 	if err != nil {
 		return usageError("backup destination %q: %v", args[0], err)
@@ -159,16 +154,11 @@ func runRestore(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	force, _ := cmd.Flags().GetBool("force")
-	h, err := loadConfiguredHandler(cmd)
+	h, root, err := loadEmbeddedStore(cmd, "restore")
 	if err != nil {
 		return err
 	}
 	defer h.Close()
-	bolt, err := h.Bolt("restore")
-	if err != nil {
-		return err
-	}
-	root := bolt.StoreKey()
 	bar := progress.New(cmd.OutOrStdout(), "restore", 0, progress.Options{})
 	stats, err := boltstore.Restore(cmd.Context(), args[0], root, boltstore.RestoreOptions{Replace: force, Progress: bar.Set})
 	switch {
@@ -212,4 +202,20 @@ func verifyRestored(ctx context.Context, h *configuredHandler) (string, error) {
 		return "", fmt.Errorf("the restored store has %d problem(s): %w", len(problems), errProblems)
 	}
 	return fmt.Sprintf(" and checks out (%d nodes, %d content files)", summary.Nodes, summary.Contents), nil
+}
+
+// loadEmbeddedStore loads the configured handler for command, which works
+// on the embedded store only, and returns that store's folder; the caller
+// closes h.
+func loadEmbeddedStore(cmd *cobra.Command, command string) (h *configuredHandler, root string, err error) {
+	h, err = loadConfiguredHandler(cmd)
+	if err != nil {
+		return nil, "", err
+	}
+	bolt, err := h.Bolt(command)
+	if err != nil {
+		h.Close()
+		return nil, "", err
+	}
+	return h, bolt.StoreKey(), nil
 }

@@ -121,10 +121,7 @@ func openCheckedStore(cmd *cobra.Command) (storage.Checker, func() error, error)
 		h.Close()
 		return nil, nil, err
 	}
-	closeStore := func() error {
-		defer h.Close()
-		return store.Close()
-	}
+	closeStore := h.closer(store)
 	checker, ok := store.(storage.Checker)
 	if !ok {
 		closeStore()

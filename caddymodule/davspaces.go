@@ -144,6 +144,9 @@ type DAVSpaces struct {
 	Web *WebSettings `json:"web,omitempty"`
 	// Previews are the limits of the previews of files, on by default.
 	Previews *PreviewSettings `json:"previews,omitempty"`
+	// MassDelete configures the mass-delete brake (docs/undo.md); nil
+	// means on, with the defaults.
+	MassDelete *MassDeleteSettings `json:"mass_delete,omitempty"`
 
 	handler *davhandler.Handler
 	ocs     *ocs.Handler
@@ -281,6 +284,11 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		// (trusted_proxies honoured).
 		ClientAddress: clientKey,
 		Passwords:     store.passwords,
+		// The brake counts a user's clients apart by the app password they
+		// signed in with, else by their User-Agent.
+		MassDelete:       dav.MassDelete.rules(),
+		Credential:       usedAppPassword,
+		MassDeleteOpened: func(storage.MassDelete) { store.metrics.massDeletes.Inc() },
 	})
 	if err != nil {
 		return err
@@ -633,6 +641,12 @@ func parseDAVSpaces(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //			max_concurrent <count>
 //			timeout        <duration>
 //		}
+//		mass_delete off | mass_delete {
+//			files  <count>
+//			share  <percent>%|off
+//			window <duration>
+//			hold
+//		}
 //	}
 func (dav *DAVSpaces) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
@@ -695,6 +709,8 @@ func (dav *DAVSpaces) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		dav.Web, err = parseWeb(d)
 	case "previews":
 		dav.Previews, err = parsePreviews(d)
+	case "mass_delete":
+		dav.MassDelete, err = parseMassDelete(d)
 	case "space":
 		var ps ProjectSpace
 		ps, err = parseSpace(d)

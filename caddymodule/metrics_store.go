@@ -20,6 +20,9 @@ type storeMetrics struct {
 	latency      *prometheus.HistogramVec
 	sweepRuns    *prometheus.CounterVec
 	sweepRemoved *prometheus.CounterVec
+	// massDeletes counts the mass-delete events opened (davhandler's
+	// brake), for an alert.
+	massDeletes prometheus.Counter
 	// operations are the latency's observers of the measured
 	// operations, looked up without the vector's lock on every store call.
 	operations map[observed.Op]prometheus.Observer
@@ -79,6 +82,9 @@ func newStoreMetrics(storeKey string) *storeMetrics {
 		sweepRemoved: prometheus.NewCounterVec(prometheus.CounterOpts(opts("sweep", "removed_total",
 			"What the background sweep removed: expired upload sessions and chunked uploads, trash items and versions past their retention, unreferenced content files or objects.")),
 			[]string{"what"}),
+		massDeletes: prometheus.NewCounter(prometheus.CounterOpts(opts("", "mass_delete_events_total",
+			"Mass-delete events: bursts of one client deleting more of a space than mass_delete allows (docs/undo.md).")),
+		),
 		personal: map[string]bool{},
 	}
 	for _, d := range directions {
@@ -104,7 +110,7 @@ func newStoreMetrics(storeKey string) *storeMetrics {
 
 // collectors are the metrics to register in a configuration's registry.
 func (m *storeMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.bytes, m.inFlight, m.latency, m.sweepRuns, m.sweepRemoved}
+	return []prometheus.Collector{m.bytes, m.inFlight, m.latency, m.sweepRuns, m.sweepRemoved, m.massDeletes}
 }
 
 // observeSweep counts one pass of the store's sweep.

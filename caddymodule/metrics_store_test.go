@@ -119,6 +119,7 @@ func TestStoreMetrics(t *testing.T) {
 		{"davspaces_upload_sessions_open", map[string]string{"kind": "chunking-ng"}, eq(1), "1"},
 		{"davspaces_upload_sessions_open", map[string]string{"kind": "chunking-v1"}, eq(0), "0"},
 		{"davspaces_sweep_removed_total", map[string]string{"what": "upload_sessions"}, eq(0), "0"},
+		{"davspaces_mass_delete_events_total", map[string]string{"store": root}, eq(0), "0: nobody deleted much"},
 	} {
 		got, ok := metricValue(t, reg, c.name, c.labels)
 		if !ok || !c.check(got) {

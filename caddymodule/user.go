@@ -106,12 +106,18 @@ func userFromCaddy(logger *zap.Logger) func(*http.Request) (storage.User, bool) 
 // emailFromCaddy reads {http.auth.user.email}, which oidc_auth sets when
 // the provider knows the address.
 func emailFromCaddy(r *http.Request) string {
+	return placeholderString(r, userEmailPlaceholder)
+}
+
+// placeholderString reads the string placeholder key of the request's
+// replacer, "" when it is unset or the request has no replacer.
+func placeholderString(r *http.Request, key string) string {
 	repl, ok := requestReplacer(r)
 	if !ok {
 		return ""
 	}
-	email, _ := repl.GetString(userEmailPlaceholder)
-	return email
+	v, _ := repl.GetString(key)
+	return v
 }
 
 // requestReplacer returns the request's replacer, which only a request
@@ -149,10 +155,5 @@ func splitGroups(list string) []string {
 // usedAppPassword reads {http.auth.user.app_password_id}: the id of the
 // app password the request signed in with, "" when none.
 func usedAppPassword(r *http.Request) string {
-	repl, ok := requestReplacer(r)
-	if !ok {
-		return ""
-	}
-	id, _ := repl.GetString(userAppPasswordPlaceholder)
-	return id
+	return placeholderString(r, userAppPasswordPlaceholder)
 }

@@ -149,7 +149,7 @@ func permissions(a access, folder bool) string {
 // appendPermissions appends the letters of permissions to dst, with "M"
 // after "S" for the mount point of a share (as oCIS orders them): a
 // listing writes them for every entry, and building a string for each was
-// a third of a big listing's allocations.
+// a large share of a big listing's allocations.
 func appendPermissions(dst []byte, a access, folder, mountPoint bool) []byte {
 	if a.viaShare {
 		dst = append(dst, 'S')

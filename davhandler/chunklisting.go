@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -43,12 +44,12 @@ func (h *Handler) handleNGPropfind(w http.ResponseWriter, r *http.Request, req *
 		if i < 0 {
 			return errNotFound
 		}
-		ms := startMultistatus(w, multistatusBuffer, &h.responseBuffers)
+		ms := davxml.StartMultistatus(w, davxml.MultistatusBuffer, &h.responseBuffers)
 		writeUploadEntry(ms, pf, partNode(u, parts[i]), base+escapePath("/"+part))
 		h.closeUploadListing(r, ms)
 		return nil
 	}
-	ms := startMultistatus(w, multistatusBuffer, &h.responseBuffers)
+	ms := davxml.StartMultistatus(w, davxml.MultistatusBuffer, &h.responseBuffers)
 	writeUploadEntry(ms, pf, uploadNode(u, parts), base+"/")
 	if depth != 0 {
 		for _, p := range parts {
@@ -61,8 +62,8 @@ func (h *Handler) handleNGPropfind(w http.ResponseWriter, r *http.Request, req *
 
 // closeUploadListing ends a 207 on its way: a failure to send it can only
 // be logged.
-func (h *Handler) closeUploadListing(r *http.Request, ms *multistatus) {
-	if err := ms.close(); err != nil {
+func (h *Handler) closeUploadListing(r *http.Request, ms *davxml.Multistatus) {
+	if err := ms.Close(); err != nil {
 		h.logger.Debug("sending an upload's listing", zap.String("uri", r.RequestURI), zap.Error(err))
 	}
 }
@@ -93,9 +94,9 @@ func lookupUploadProp(v *nodeView, n xml.Name, dst []byte) (out []byte, ok bool)
 }
 
 // writeUploadEntry writes the d:response of an upload or a part.
-func writeUploadEntry(ms *multistatus, pf propfindRequest, n storage.Node, href string) {
+func writeUploadEntry(ms *davxml.Multistatus, pf propfindRequest, n storage.Node, href string) {
 	v := &nodeView{node: &n, loaded: true}
-	ms.beginResponse(href)
+	ms.BeginResponse(href)
 	var props propSet
 	names := pf.names
 	if pf.kind != findProp {
@@ -108,11 +109,11 @@ func writeUploadEntry(ms *multistatus, pf propfindRequest, n storage.Node, href 
 		start := len(props.values)
 		out, ok := lookupUploadProp(v, name, props.values)
 		if !props.keep(name, start, out, ok) && pf.kind == findProp {
-			ms.notFound(name)
+			ms.NotFound(name)
 		}
 	}
 	props.write(ms, pf.kind == findPropname)
-	ms.endResponse()
+	ms.EndResponse()
 }
 
 // uploadNode stands for an upload in a listing: a folder whose size is its

@@ -49,6 +49,12 @@ func (h *Handler) handleCopyMove(w http.ResponseWriter, r *http.Request, req *re
 	if dst.exists && !overwrite {
 		return errorf(http.StatusPreconditionFailed, "The destination exists and Overwrite is F")
 	}
+	counted := func(bool) {}
+	if dst.exists {
+		if counted, err = h.brakeDelete(r, req.user, dst.space, dst.node); err != nil {
+			return err
+		}
+	}
 	var node storage.Node
 	var replaced bool
 	if move {
@@ -56,6 +62,7 @@ func (h *Handler) handleCopyMove(w http.ResponseWriter, r *http.Request, req *re
 	} else {
 		node, replaced, err = h.store.Copy(r.Context(), src.space.ID, tr)
 	}
+	counted(err == nil && replaced)
 	if errors.Is(err, storage.ErrConflict) {
 		// The destination's parent was checked above, so the store refused
 		// to put a folder inside itself.

@@ -21,7 +21,13 @@ func (h *Handler) handleDelete(w http.ResponseWriter, r *http.Request, req *requ
 		return err
 	}
 	cond.Locks = h.heldTokens(r, req)
-	if err := h.store.Remove(r.Context(), t.space.ID, t.node.ID, cond); err != nil {
+	counted, err := h.brakeDelete(r, req.user, t.space, t.node)
+	if err != nil {
+		return err
+	}
+	err = h.store.Remove(r.Context(), t.space.ID, t.node.ID, cond)
+	counted(err == nil)
+	if err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -40,17 +40,22 @@
 //	refusallog.go     fail: answering an error, and the reasons refusals are logged with
 //	depth.go          the Depth header
 //	conditions.go     If-Match, If-None-Match, If-Unmodified-Since
-//	if.go             the If header grammar
+//	if.go             reading a request's If header (davxml parses it)
 //	quota.go          a space's free quota
 //	ocheaders.go      the ownCloud headers of a file (OC-Checksum, X-OC-Mtime, …)
 //
-// The XML layer (no store, no Handler):
+// The XML layer: internal/davxml knows no store, request or Handler;
+// beside it, the files that feed it:
 //
-//	internal/davxml   XML escaping: text, attributes, markup (davxml.Builder)
+//	internal/davxml   the pure XML of WebDAV, as go-webdav keeps its
+//	                  internal package: escaping (davxml.Builder), tags
+//	                  and names, the streaming 207 writer (Multistatus,
+//	                  Href), the lock XML (ActiveLock, SupportedLock) and
+//	                  the If header grammar (ParseIf)
 //	xmlrequest.go     parsing request bodies: PROPFIND, PROPPATCH, LOCK, REPORT
-//	multistatus.go    the streaming 207 writer, and endMultistatus
-//	href.go           the href of a d:response
-//	lockxml.go        the XML of locks (lockdiscovery, activelock)
+//	multistatus.go    endMultistatus: the handler's end of a streamed 207
+//	href.go           the href of a child, and escaping a path segment
+//	lockxml.go        the locks a listing shows, read once; storage.Lock to davxml
 //
 // Properties:
 //
@@ -89,6 +94,8 @@
 //	chunkv1.go                           ownCloud v1 chunks
 //	chunkupload.go chunkassembly.go      what NG and v1 chunks share: parts, assembly
 //	bulk.go bulkclose.go                 Nextcloud's bulk upload (multipart)
+//	massdelete.go      the mass-delete brake: bursts of one client's deletions
+//	massdelete_api.go  /dav/spaces/mass-deletes/{space}: list, restore, confirm
 //
 // Shared steps live in the file of their job, not in the first feature that
 // needed them: a helper two features use belongs to the ground or the XML

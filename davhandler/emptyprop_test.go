@@ -58,14 +58,3 @@ func everyResponseHasPropstat(t *testing.T, body string) {
 		}
 	}
 }
-
-// TestEmptyResponseGetsPropstat: a response that found no property to
-// give still carries a propstat.
-func TestEmptyResponseGetsPropstat(t *testing.T) {
-	var buf strings.Builder
-	ms := &multistatus{out: &buf, flushAt: 1 << 20}
-	ms.beginResponse("/a")
-	ms.endResponse()
-	ms.flush()
-	everyResponseHasPropstat(t, buf.String())
-}

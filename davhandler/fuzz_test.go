@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 )
 
 // wantClientError fails unless err is nil or a protocol error with a 4xx
@@ -244,15 +246,15 @@ func FuzzParseProppatch(f *testing.F) {
 			return
 		}
 		rec := httptest.NewRecorder()
-		ms := startMultistatus(rec, multistatusBuffer, nil)
-		ms.beginResponse("/webdav/f")
-		ms.beginPropstat()
+		ms := davxml.StartMultistatus(rec, davxml.MultistatusBuffer, nil)
+		ms.BeginResponse("/webdav/f")
+		ms.BeginPropstat()
 		for _, p := range pp.patches {
-			ms.rawElement(xml.Name{Space: p.Name.Space, Local: p.Name.Local}, p.Value)
+			ms.RawElement(xml.Name{Space: p.Name.Space, Local: p.Name.Local}, p.Value)
 		}
-		ms.endPropstat(http.StatusOK)
-		ms.endResponse()
-		ms.close()
+		ms.EndPropstat(http.StatusOK)
+		ms.EndResponse()
+		ms.Close()
 		if err := wellFormed(rec.Body.Bytes()); err != nil {
 			t.Fatalf("multistatus does not parse: %v\n%s", err, rec.Body.String())
 		}
@@ -366,26 +368,26 @@ func FuzzParseIfHeader(f *testing.F) {
 }
 
 // formatIfHeader writes a parsed If header in its canonical form.
-func formatIfHeader(ih ifHeader) string {
+func formatIfHeader(ih davxml.IfHeader) string {
 	var b strings.Builder
 	tag := ""
-	for _, l := range ih.lists {
-		if l.resourceTag != tag {
-			tag = l.resourceTag
+	for _, l := range ih.Lists {
+		if l.ResourceTag != tag {
+			tag = l.ResourceTag
 			b.WriteString("<" + tag + "> ")
 		}
 		b.WriteString("(")
-		for i, c := range l.conditions {
+		for i, c := range l.Conditions {
 			if i > 0 {
 				b.WriteString(" ")
 			}
-			if c.not {
+			if c.Not {
 				b.WriteString("Not ")
 			}
-			if c.token != "" {
-				b.WriteString("<" + c.token + ">")
+			if c.Token != "" {
+				b.WriteString("<" + c.Token + ">")
 			} else {
-				b.WriteString("[" + c.etag + "]")
+				b.WriteString("[" + c.ETag + "]")
 			}
 		}
 		b.WriteString(") ")

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -120,8 +121,9 @@ func isEmptySuffixRange(spec string) bool {
 	return err == nil && n == 0
 }
 
-// quoteFilename escapes backslashes and quotes for a quoted string (a
-// strings.Replacer built for each GET allocated some 6 kB).
+// quoteFilename escapes backslashes and quotes for a quoted string,
+// allocating only for a name that has them: a strings.Replacer built for
+// each GET allocated on every download.
 func quoteFilename(name string) string {
 	if !strings.ContainsAny(name, `\"`) {
 		return name
@@ -154,7 +156,7 @@ type errorBodyWriter struct {
 	abort error
 	// buffers lend the buffer a body not sent by sendfile is copied
 	// through.
-	buffers *bufferPool
+	buffers *davxml.BufferPool
 }
 
 // contentHeaders describe a body that a failed prefetch does not send.
@@ -214,8 +216,8 @@ func (e *errorBodyWriter) ReadFrom(src io.Reader) (int64, error) {
 	// elsewhere goes through a reused buffer: the connection's ReadFrom
 	// would copy it through 32 KiB it allocates for every response
 	// (net.genericReadFrom), a GET of 4 KiB's largest allocation.
-	buf := e.buffers.get()
-	defer e.buffers.put(buf)
+	buf := e.buffers.Get()
+	defer e.buffers.Put(buf)
 	return io.CopyBuffer(writerOnly{e.ResponseWriter}, src, buf[:cap(buf)])
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 	"github.com/davspaces/davspaces/passwordguard"
 	"github.com/davspaces/davspaces/preview"
 	"github.com/davspaces/davspaces/storage"
@@ -129,6 +130,18 @@ type Config struct {
 	// budgets (storage.AttemptBudgets), or of this process's when it
 	// keeps none.
 	Passwords *passwordguard.Guard
+	// MassDelete sets the mass-delete brake (massdelete.go); the zero
+	// value is on, with the defaults. MassDeletes keeps its events; nil
+	// means the Store's own, and without either the brake is off.
+	MassDelete  MassDeleteRules
+	MassDeletes storage.MassDeletes
+	// Credential names the credential a request signed in with (an app
+	// password's id, a token's client), "" for none or nil: with the
+	// User-Agent it tells one client of a user from another.
+	Credential func(*http.Request) string
+	// MassDeleteOpened is told of every mass-delete event opened; nil
+	// for none.
+	MassDeleteOpened func(storage.MassDelete)
 }
 
 // Handler serves WebDAV requests under /dav/spaces, /dav/files, /webdav and
@@ -175,7 +188,11 @@ type Handler struct {
 	// previewCache keeps previews; nil when the store keeps none.
 	previewCache storage.PreviewCache
 	// responseBuffers are the buffers of multistatus answers, reused.
-	responseBuffers bufferPool
+	responseBuffers davxml.BufferPool
+	// brake counts the bursts of deletions; nil when it is off.
+	brake *brake
+	// credential names a request's credential; nil for none.
+	credential func(*http.Request) string
 }
 
 // New returns a Handler for cfg.
@@ -229,6 +246,8 @@ func New(cfg Config) (*Handler, error) {
 	if h.maxLockTimeout <= 0 {
 		h.maxLockTimeout = DefaultMaxLockTimeout
 	}
+	h.credential = cfg.Credential
+	h.brake = newBrake(cfg.MassDelete, offered(cfg.MassDeletes, cfg.Store), cfg.Store, h.logger, cfg.MassDeleteOpened)
 	return h, nil
 }
 

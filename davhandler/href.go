@@ -1,38 +1,17 @@
 package davhandler
 
-import "github.com/davspaces/davspaces/storage"
+import (
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
+	"github.com/davspaces/davspaces/storage"
+)
 
-// The href of a d:response, kept in two parts so that a listing escapes
-// its folder's path once.
-
-// responseHref is the href of a response, escaped, in the parts it is
-// written from: a listing writes each child's without building it.
-type responseHref struct {
-	// base is the href of the resource, or of a child's folder.
-	base string
-	// segment is a child's escaped name, written after a slash; "" for
-	// the resource itself.
-	segment string
-	// slash ends the href of a child folder.
-	slash bool
-}
-
-// String is the href as one string.
-func (h responseHref) String() string {
-	s := h.base
-	if h.segment != "" {
-		s += "/" + h.segment
-	}
-	if h.slash {
-		s += "/"
-	}
-	return s
-}
+// The href of a d:response: a child's in parts (davxml.Href), and the
+// escaping of a path segment.
 
 // childHref is the href of a child of the folder at parentHref, which is
 // escaped already.
-func childHref(parentHref string, n storage.Node) responseHref {
-	return responseHref{base: parentHref, segment: escapeSegment(n.Name), slash: n.IsFolder()}
+func childHref(parentHref string, n storage.Node) davxml.Href {
+	return davxml.Href{Base: parentHref, Segment: escapeSegment(n.Name), Slash: n.IsFolder()}
 }
 
 // escapeSegment escapes one path segment for an href.

@@ -1,264 +1,31 @@
 package davhandler
 
 import (
+	"errors"
 	"net/http"
-	"net/url"
 	"strings"
+
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 )
 
-// The If header grammar (RFC 4918 §10.4), apart from lock bookkeeping and
-// from the handler, as golang.org/x/net/webdav keeps it.
-//
-//	If = ( 1*No-tag-list | 1*Tagged-list )
-//	No-tag-list = List
-//	Tagged-list = Resource-Tag 1*List
-//	List = "(" 1*Condition ")"
-//	Condition = ["Not"] (State-token | "[" entity-tag "]")
-//	State-token = Coded-URL ; "<" absolute-URI ">"
-//	Resource-Tag = "<" Simple-ref ">" ; absolute-URI or absolute path
-//
-// with optional whitespace between any two of these tokens.
-
-// ifHeader is a parsed If header: the request may proceed when any list
-// holds.
-type ifHeader struct {
-	lists []ifList
-}
-
-// ifList is one parenthesised list; all its conditions must hold. A tagged
-// list applies to resourceTag (an absolute URI or path); an untagged one to
-// the request URI.
-type ifList struct {
-	resourceTag string
-	conditions  []ifCondition
-}
-
-// ifCondition is a state token or an entity tag, possibly negated.
-type ifCondition struct {
-	not   bool
-	token string // a state token (lock token), without the angle brackets
-	etag  string // an entity tag as written, quotes (and W/) included
-}
-
-// noLockToken is the state token no resource ever has (RFC 4918 §10.4.8):
-// "(Not <DAV:no-lock>)" makes a list always true.
-const noLockToken = "DAV:no-lock"
-
-// ifHeaderOf parses the If header of r; present=false when there is none.
-// Several If lines form one header, as for any list-valued field.
-func ifHeaderOf(r *http.Request) (ih ifHeader, present bool, err error) {
+// ifHeaderOf parses the If header of r (davxml.ParseIf); present=false
+// when there is none. Several If lines form one header, as for any
+// list-valued field.
+func ifHeaderOf(r *http.Request) (ih davxml.IfHeader, present bool, err error) {
 	lines := r.Header.Values("If")
 	if len(lines) == 0 {
-		return ifHeader{}, false, nil
+		return davxml.IfHeader{}, false, nil
 	}
 	ih, err = parseIfHeader(strings.Join(lines, " "))
 	return ih, true, err
 }
 
-// parseIfHeader parses an If header value. Anything the grammar does not
-// allow, including a mix of tagged and untagged lists, is a 400.
-func parseIfHeader(v string) (ifHeader, error) {
-	s := ifScanner{rest: v}
-	var ih ifHeader
-	tagged, tag := false, ""
-	for {
-		s.skipSpace()
-		if s.done() {
-			break
-		}
-		switch s.peek() {
-		case '<':
-			if len(ih.lists) > 0 && !tagged {
-				return ifHeader{}, malformedIf("a resource tag after untagged lists")
-			}
-			var err error
-			if tag, err = s.resourceTag(); err != nil {
-				return ifHeader{}, err
-			}
-			tagged = true
-			s.skipSpace()
-			if s.peek() != '(' {
-				return ifHeader{}, malformedIf("a resource tag without a list")
-			}
-		case '(':
-			l, err := s.list()
-			if err != nil {
-				return ifHeader{}, err
-			}
-			l.resourceTag = tag
-			ih.lists = append(ih.lists, l)
-		default:
-			return ifHeader{}, malformedIf("want a list or a resource tag")
-		}
+// parseIfHeader parses an If header value: one the grammar refuses is a
+// 400.
+func parseIfHeader(v string) (davxml.IfHeader, error) {
+	ih, err := davxml.ParseIf(v)
+	if errors.Is(err, davxml.ErrMalformedIf) {
+		return ih, errorf(http.StatusBadRequest, "%s", err.Error())
 	}
-	if len(ih.lists) == 0 {
-		return ifHeader{}, malformedIf("no list")
-	}
-	return ih, nil
-}
-
-// malformedIf answers an If header the grammar refuses.
-func malformedIf(why string) *davError {
-	return errorf(http.StatusBadRequest, "malformed If header: %s", why)
-}
-
-// ifScanner reads an If header from left to right.
-type ifScanner struct {
-	rest string
-}
-
-func (s *ifScanner) done() bool { return s.rest == "" }
-
-// peek returns the next byte, 0 at the end.
-func (s *ifScanner) peek() byte {
-	if s.rest == "" {
-		return 0
-	}
-	return s.rest[0]
-}
-
-// skipSpace skips linear whitespace (net/http has unfolded line breaks).
-func (s *ifScanner) skipSpace() {
-	s.rest = strings.TrimLeft(s.rest, " \t\r\n")
-}
-
-// angled reads "<", the text up to ">", and ">"; the text must not be
-// empty or hold whitespace.
-func (s *ifScanner) angled(what string) (string, error) {
-	end := strings.IndexByte(s.rest, '>')
-	if end < 0 {
-		return "", malformedIf(what + " is not closed")
-	}
-	text := s.rest[1:end]
-	if text == "" || strings.ContainsAny(text, " \t\r\n") {
-		return "", malformedIf(what + " is empty or holds whitespace")
-	}
-	s.rest = s.rest[end+1:]
-	return text, nil
-}
-
-// resourceTag reads "<" Simple-ref ">": an absolute URI or an absolute path.
-func (s *ifScanner) resourceTag() (string, error) {
-	tag, err := s.angled("a resource tag")
-	if err != nil {
-		return "", err
-	}
-	u, err := url.Parse(tag)
-	if err != nil || (u.Scheme == "" && !strings.HasPrefix(tag, "/")) {
-		return "", malformedIf("a resource tag must be an absolute URI or path")
-	}
-	return tag, nil
-}
-
-// list reads "(" 1*Condition ")".
-func (s *ifScanner) list() (ifList, error) {
-	var l ifList
-	s.rest = s.rest[1:] // the "("
-	for {
-		s.skipSpace()
-		if s.peek() == ')' {
-			s.rest = s.rest[1:]
-			break
-		}
-		c, err := s.condition()
-		if err != nil {
-			return l, err
-		}
-		l.conditions = append(l.conditions, c)
-	}
-	if len(l.conditions) == 0 {
-		return l, malformedIf("an empty list")
-	}
-	return l, nil
-}
-
-// condition reads ["Not"] (State-token | "[" entity-tag "]"). ABNF string
-// literals are case-insensitive, so "not" is "Not".
-func (s *ifScanner) condition() (ifCondition, error) {
-	var c ifCondition
-	if len(s.rest) >= 3 && strings.EqualFold(s.rest[:3], "not") {
-		c.not = true
-		s.rest = s.rest[3:]
-		s.skipSpace()
-	}
-	var err error
-	switch s.peek() {
-	case '<':
-		c.token, err = s.stateToken()
-	case '[':
-		c.etag, err = s.entityTag()
-	default:
-		err = malformedIf("want a state token or an entity tag in a list")
-	}
-	return c, err
-}
-
-// stateToken reads a Coded-URL: "<" absolute-URI ">".
-func (s *ifScanner) stateToken() (string, error) {
-	token, err := s.angled("a state token")
-	if err != nil {
-		return "", err
-	}
-	if u, err := url.Parse(token); err != nil || u.Scheme == "" {
-		return "", malformedIf("a state token must be an absolute URI")
-	}
-	return token, nil
-}
-
-// entityTag reads "[" entity-tag "]". RFC 4918 takes entity-tag from RFC
-// 2616, where the opaque part is a quoted-string: its own examples hold
-// spaces, which RFC 9110 no longer allows. A "]" inside the quotes belongs
-// to the tag.
-func (s *ifScanner) entityTag() (string, error) {
-	s.rest = s.rest[1:] // the "["
-	s.skipSpace()
-	n := quotedEntityTagLen(s.rest)
-	if n == 0 {
-		return "", malformedIf(`an entity tag must be "opaque" or W/"opaque"`)
-	}
-	etag := s.rest[:n]
-	s.rest = s.rest[n:]
-	s.skipSpace()
-	if s.peek() != ']' {
-		return "", malformedIf("an entity tag is not closed")
-	}
-	s.rest = s.rest[1:]
-	return etag, nil
-}
-
-// quotedEntityTagLen returns the length of the [W/]"opaque" at the start of
-// s, 0 when there is none; the opaque part holds no quote and no control
-// character.
-func quotedEntityTagLen(s string) int {
-	start := 0
-	if strings.HasPrefix(s, "W/") {
-		start = 2
-	}
-	if len(s) < start+2 || s[start] != '"' {
-		return 0
-	}
-	for i := start + 1; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"':
-			return i + 1
-		case c < ' ' || c == 0x7f:
-			return 0
-		}
-	}
-	return 0
-}
-
-// tokens returns every state token the header names, the tokens a client
-// submits with it: RFC 4918 §10.4.1 counts the mere appearance of a token,
-// in any list, negated or not, as its submission.
-func (ih ifHeader) tokens() []string {
-	var out []string
-	for _, l := range ih.lists {
-		for _, c := range l.conditions {
-			if c.token != "" {
-				out = append(out, c.token)
-			}
-		}
-	}
-	return out
+	return ih, err
 }

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"reflect"
 	"testing"
+
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 )
 
 const (
@@ -12,60 +14,62 @@ const (
 	tokO = "opaquelocktoken:f81d4fae-7dec-11d0-a765-00a0c91e6bf6"
 )
 
-func tok(t string) ifCondition    { return ifCondition{token: t} }
-func notTok(t string) ifCondition { return ifCondition{not: true, token: t} }
-func etag(e string) ifCondition   { return ifCondition{etag: e} }
+func tok(t string) davxml.IfCondition    { return davxml.IfCondition{Token: t} }
+func notTok(t string) davxml.IfCondition { return davxml.IfCondition{Not: true, Token: t} }
+func etag(e string) davxml.IfCondition   { return davxml.IfCondition{ETag: e} }
 
-func untagged(c ...ifCondition) ifList { return ifList{conditions: c} }
+func untagged(c ...davxml.IfCondition) davxml.IfList { return davxml.IfList{Conditions: c} }
 
-func tagged(tag string, c ...ifCondition) ifList { return ifList{resourceTag: tag, conditions: c} }
+func tagged(tag string, c ...davxml.IfCondition) davxml.IfList {
+	return davxml.IfList{ResourceTag: tag, Conditions: c}
+}
 
 // ifHeaderForms are the If headers of RFC 4918 §7, §9 and §10.4 and those
 // litmus's locks tests send (through neon), with what they parse to.
 var ifHeaderForms = []struct {
 	in   string
-	want []ifList
+	want []davxml.IfList
 }{
 	// RFC 4918 §10.4.6 (No-tag production).
 	{`(<` + tokA + `> ["I am an ETag"]) (["I am another ETag"])`,
-		[]ifList{untagged(tok(tokA), etag(`"I am an ETag"`)), untagged(etag(`"I am another ETag"`))}},
+		[]davxml.IfList{untagged(tok(tokA), etag(`"I am an ETag"`)), untagged(etag(`"I am another ETag"`))}},
 	// §10.4.7 (Not in the No-tag production).
 	{`(Not <` + tokA + `> <` + tokB + `>)`,
-		[]ifList{untagged(notTok(tokA), tok(tokB))}},
+		[]davxml.IfList{untagged(notTok(tokA), tok(tokB))}},
 	// §10.4.8 (always true).
 	{`(<` + tokA + `>) (Not <DAV:no-lock>)`,
-		[]ifList{untagged(tok(tokA)), untagged(notTok(noLockToken))}},
+		[]davxml.IfList{untagged(tok(tokA)), untagged(notTok(davxml.NoLockToken))}},
 	// §10.4.9 (tagged lists in COPY), weak tag included.
 	{`</resource1> (<` + tokA + `> [W/"A weak ETag"]) (["strong ETag"])`,
-		[]ifList{tagged("/resource1", tok(tokA), etag(`W/"A weak ETag"`)), tagged("/resource1", etag(`"strong ETag"`))}},
+		[]davxml.IfList{tagged("/resource1", tok(tokA), etag(`W/"A weak ETag"`)), tagged("/resource1", etag(`"strong ETag"`))}},
 	// §10.4.10 (collection locks).
 	{`<http://www.example.com/specs/> (<` + tokA + `>)`,
-		[]ifList{tagged("http://www.example.com/specs/", tok(tokA))}},
+		[]davxml.IfList{tagged("http://www.example.com/specs/", tok(tokA))}},
 	// §10.4.11 (unmapped URLs).
-	{`(["4217"])`, []ifList{untagged(etag(`"4217"`))}},
-	{`(Not ["4217"])`, []ifList{untagged(ifCondition{not: true, etag: `"4217"`})}},
+	{`(["4217"])`, []davxml.IfList{untagged(etag(`"4217"`))}},
+	{`(Not ["4217"])`, []davxml.IfList{untagged(davxml.IfCondition{Not: true, ETag: `"4217"`})}},
 	// §9.10.8 (refresh) and §7.6-style opaquelocktoken.
-	{`(<` + tokO + `>)`, []ifList{untagged(tok(tokO))}},
+	{`(<` + tokO + `>)`, []davxml.IfList{untagged(tok(tokO))}},
 	// §10.4.2: several tagged lists, each tag with one or more lists.
 	{`<http://example.com/a> (<` + tokA + `>) (<` + tokB + `>) </b> (["x"])`,
-		[]ifList{tagged("http://example.com/a", tok(tokA)), tagged("http://example.com/a", tok(tokB)), tagged("/b", etag(`"x"`))}},
+		[]davxml.IfList{tagged("http://example.com/a", tok(tokA)), tagged("http://example.com/a", tok(tokB)), tagged("/b", etag(`"x"`))}},
 	// litmus: cond_put, fail_cond_put, cond_put_with_not, cond_put_corrupt_token,
 	// complex_cond_put, fail_cond_put_unlocked.
-	{`(<` + tokO + `> ["1a2b"])`, []ifList{untagged(tok(tokO), etag(`"1a2b"`))}},
-	{`(<DAV:no-lock> ["1a2b"])`, []ifList{untagged(tok(noLockToken), etag(`"1a2b"`))}},
-	{`(<` + tokO + `x>) (Not <DAV:no-lock>)`, []ifList{untagged(tok(tokO + "x")), untagged(notTok(noLockToken))}},
+	{`(<` + tokO + `> ["1a2b"])`, []davxml.IfList{untagged(tok(tokO), etag(`"1a2b"`))}},
+	{`(<DAV:no-lock> ["1a2b"])`, []davxml.IfList{untagged(tok(davxml.NoLockToken), etag(`"1a2b"`))}},
+	{`(<` + tokO + `x>) (Not <DAV:no-lock>)`, []davxml.IfList{untagged(tok(tokO + "x")), untagged(notTok(davxml.NoLockToken))}},
 	{`(<` + tokO + `> ["1a2b"]) (Not <DAV:no-lock> ["1a2b"])`,
-		[]ifList{untagged(tok(tokO), etag(`"1a2b"`)), untagged(notTok(noLockToken), etag(`"1a2b"`))}},
-	{`(<DAV:no-lock>)`, []ifList{untagged(tok(noLockToken))}},
+		[]davxml.IfList{untagged(tok(tokO), etag(`"1a2b"`)), untagged(notTok(davxml.NoLockToken), etag(`"1a2b"`))}},
+	{`(<DAV:no-lock>)`, []davxml.IfList{untagged(tok(davxml.NoLockToken))}},
 	// neon's lock store tags its tokens with the lock root's URI.
 	{`<http://127.0.0.1:8080/remote.php/webdav/litmus/lockcoll/> (<` + tokO + `>)`,
-		[]ifList{tagged("http://127.0.0.1:8080/remote.php/webdav/litmus/lockcoll/", tok(tokO))}},
+		[]davxml.IfList{tagged("http://127.0.0.1:8080/remote.php/webdav/litmus/lockcoll/", tok(tokO))}},
 	// Whitespace is optional between tokens and may be tabs; "not" is
 	// case-insensitive (an ABNF string literal); "]" may sit in a tag.
-	{"(<" + tokA + ">[\"e\"])(Not<" + tokB + ">)", []ifList{untagged(tok(tokA), etag(`"e"`)), untagged(notTok(tokB))}},
-	{"\t ( [ \"e\" ] not <" + tokA + "> ) ", []ifList{untagged(etag(`"e"`), notTok(tokA))}},
-	{`(["a]b"])`, []ifList{untagged(etag(`"a]b"`))}},
-	{`(NOT <` + tokA + `>)`, []ifList{untagged(notTok(tokA))}},
+	{"(<" + tokA + ">[\"e\"])(Not<" + tokB + ">)", []davxml.IfList{untagged(tok(tokA), etag(`"e"`)), untagged(notTok(tokB))}},
+	{"\t ( [ \"e\" ] not <" + tokA + "> ) ", []davxml.IfList{untagged(etag(`"e"`), notTok(tokA))}},
+	{`(["a]b"])`, []davxml.IfList{untagged(etag(`"a]b"`))}},
+	{`(NOT <` + tokA + `>)`, []davxml.IfList{untagged(notTok(tokA))}},
 }
 
 func TestParseIfHeader(t *testing.T) {
@@ -75,8 +79,8 @@ func TestParseIfHeader(t *testing.T) {
 			if err != nil {
 				t.Fatalf("parse: %v", err)
 			}
-			if !reflect.DeepEqual(ih.lists, tc.want) {
-				t.Fatalf("got %+v\nwant %+v", ih.lists, tc.want)
+			if !reflect.DeepEqual(ih.Lists, tc.want) {
+				t.Fatalf("got %+v\nwant %+v", ih.Lists, tc.want)
 			}
 		})
 	}
@@ -126,8 +130,8 @@ func TestIfHeaderTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{tokA, tokB, noLockToken}
-	if got := ih.tokens(); !reflect.DeepEqual(got, want) {
+	want := []string{tokA, tokB, davxml.NoLockToken}
+	if got := ih.Tokens(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("tokens %q, want %q", got, want)
 	}
 }
@@ -140,7 +144,7 @@ func TestIfHeaderOfJoinsLines(t *testing.T) {
 	r.Header.Add("If", "(<"+tokA+">)")
 	r.Header.Add("If", "(Not <DAV:no-lock>)")
 	ih, present, err := ifHeaderOf(r)
-	if err != nil || !present || len(ih.lists) != 2 {
+	if err != nil || !present || len(ih.Lists) != 2 {
 		t.Fatalf("got %+v present=%v err=%v, want two lists", ih, present, err)
 	}
 }

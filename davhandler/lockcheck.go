@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -128,7 +129,7 @@ func (h *Handler) heldTokens(r *http.Request, req *request) *storage.LockTokens 
 	}
 	ih, _, err := ifHeaderOf(r)
 	if err != nil {
-		ih = ifHeader{}
+		ih = davxml.IfHeader{}
 	}
 	tokens := slices.Sorted(maps.Keys(submittedTokens(r, ih)))
 	return &storage.LockTokens{User: req.user.ID, Tokens: tokens}
@@ -145,9 +146,9 @@ var lockTokenMethods = map[string]bool{
 // submittedTokens returns the tokens the request submits: every state token
 // its If header names (RFC 4918 §10.4.1: naming a token submits it, whether
 // or not its list holds) and, for ownCloud clients, the Lock-Token header.
-func submittedTokens(r *http.Request, ih ifHeader) map[string]bool {
+func submittedTokens(r *http.Request, ih davxml.IfHeader) map[string]bool {
 	out := map[string]bool{}
-	for _, tok := range ih.tokens() {
+	for _, tok := range ih.Tokens() {
 		out[tok] = true
 	}
 	if lockTokenMethods[r.Method] {
@@ -224,9 +225,9 @@ func anyLock(locks []storage.Lock, pred func(storage.Lock) bool) bool {
 }
 
 // evaluateIf answers 412 unless one list of ih holds (RFC 4918 §10.4.3).
-func (h *Handler) evaluateIf(r *http.Request, user storage.User, t *target, ih ifHeader) error {
+func (h *Handler) evaluateIf(r *http.Request, user storage.User, t *target, ih davxml.IfHeader) error {
 	ev := ifEvaluator{h: h, r: r, user: user, target: t, states: map[string]*ifState{}}
-	for _, l := range ih.lists {
+	for _, l := range ih.Lists {
 		ok, err := ev.holds(l)
 		if err != nil || ok {
 			return err
@@ -258,13 +259,13 @@ type ifState struct {
 }
 
 // holds reports whether every condition of l holds.
-func (ev *ifEvaluator) holds(l ifList) (bool, error) {
-	st, err := ev.stateOf(l.resourceTag)
+func (ev *ifEvaluator) holds(l davxml.IfList) (bool, error) {
+	st, err := ev.stateOf(l.ResourceTag)
 	if err != nil || !st.known {
 		return false, err
 	}
-	for _, c := range l.conditions {
-		if st.matches(c) == c.not {
+	for _, c := range l.Conditions {
+		if st.matches(c) == c.Not {
 			return false, nil
 		}
 	}
@@ -275,11 +276,11 @@ func (ev *ifEvaluator) holds(l ifList) (bool, error) {
 // Entity tags use the strong comparison, as If-Match does (RFC 4918
 // §10.4.4 leaves the choice; these guard writes). DAV:no-lock is no lock's
 // token, so it never matches.
-func (st *ifState) matches(c ifCondition) bool {
-	if c.token != "" {
-		return st.tokens[c.token]
+func (st *ifState) matches(c davxml.IfCondition) bool {
+	if c.Token != "" {
+		return st.tokens[c.Token]
 	}
-	return st.exists && c.etag == st.etag
+	return st.exists && c.ETag == st.etag
 }
 
 // stateOf returns the state of the resource a list is about.

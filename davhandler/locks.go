@@ -271,7 +271,7 @@ func (h *Handler) refreshLock(w http.ResponseWriter, r *http.Request, req *reque
 	if err != nil {
 		return fmt.Errorf("reading the locks of node %s: %w", t.node.ID, err)
 	}
-	l, ok := ownLockWithToken(held, req.user, ih.tokens()...)
+	l, ok := ownLockWithToken(held, req.user, ih.Tokens()...)
 	if !ok {
 		return errorf(http.StatusPreconditionFailed, "No lock of yours on this resource has the token in the If header")
 	}
@@ -301,7 +301,7 @@ func ownLockWithToken(held []storage.Lock, user storage.User, tokens ...string) 
 
 // writeLockReply answers a LOCK that took or refreshed l.
 func writeLockReply(w http.ResponseWriter, status int, l storage.Lock) {
-	body := lockReplyBody(l, time.Now())
+	body := davxml.LockReplyBody(activeLockOf(l), time.Now())
 	hdr := w.Header()
 	hdr.Set("Content-Type", "application/xml; charset=utf-8")
 	hdr.Set("Content-Length", strconv.Itoa(len(body)))

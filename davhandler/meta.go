@@ -121,10 +121,10 @@ func (h *Handler) handleMetaPropfind(w http.ResponseWriter, r *http.Request, req
 	}
 	v := metaView{path: p, spaceRef: spaceRef}
 	v.id = resourceid.AppendNode(appendSpaceRef(nil, storageID, t.space.ID), t.node.ID, davxml.AppendText)
-	ms := startMultistatus(w, multistatusBuffer, &h.responseBuffers)
+	ms := davxml.StartMultistatus(w, davxml.MultistatusBuffer, &h.responseBuffers)
 	var ps propSet
-	metaProps.writeResponse(ms, &ps, pf, responseHref{base: hrefFor(t.hrefPath, true)}, v)
-	return h.endMultistatus(r, ms.close())
+	metaProps.writeResponse(ms, &ps, pf, davxml.Href{Base: hrefFor(t.hrefPath, true)}, v)
+	return h.endMultistatus(r, ms.Close())
 }
 
 // metaPlace is where the node of t is for user: its path in its space and

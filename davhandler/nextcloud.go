@@ -37,15 +37,24 @@ const (
 // collections.
 var errListingDisabled = errorf(http.StatusMethodNotAllowed, "Listing members of this collection is disabled")
 
-// parseNextcloudTrash handles what follows /dav/trashbin (base).
-func parseNextcloudTrash(base, user, rest string) (davPath, bool, *davError) {
+// nextcloudUserBase is the base of a Nextcloud trash or versions path of
+// user: listing the users is refused, as is a name no user can have.
+func nextcloudUserBase(base, user string) (string, *davError) {
 	if user == "" {
-		return davPath{}, true, errListingDisabled
+		return "", errListingDisabled
 	}
 	if err := validateName(user); err != nil {
+		return "", err
+	}
+	return base + "/" + user, nil
+}
+
+// parseNextcloudTrash handles what follows /dav/trashbin (base).
+func parseNextcloudTrash(base, user, rest string) (davPath, bool, *davError) {
+	base, err := nextcloudUserBase(base, user)
+	if err != nil {
 		return davPath{}, true, err
 	}
-	base += "/" + user
 	coll, rest := cutSegment(rest)
 	switch coll {
 	case ncTrash:
@@ -65,13 +74,10 @@ func parseNextcloudTrash(base, user, rest string) (davPath, bool, *davError) {
 // parseNextcloudVersions handles what follows /dav/versions (base): the
 // versions of a file are its /dav/meta/{fileid}/v.
 func parseNextcloudVersions(base, user, rest string) (davPath, bool, *davError) {
-	if user == "" {
-		return davPath{}, true, errListingDisabled
-	}
-	if err := validateName(user); err != nil {
+	base, err := nextcloudUserBase(base, user)
+	if err != nil {
 		return davPath{}, true, err
 	}
-	base += "/" + user
 	coll, rest := cutSegment(rest)
 	switch coll {
 	case ncVersions:

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 	"github.com/davspaces/davspaces/internal/origin"
 	"github.com/davspaces/davspaces/storage"
 )
@@ -64,17 +65,17 @@ func (h *Handler) handlePropfind(w http.ResponseWriter, r *http.Request, req *re
 		}
 	}
 	listing := t.node.IsFolder() && depth != 0
-	buffer := multistatusBuffer
+	buffer := davxml.MultistatusBuffer
 	if listing {
-		buffer = listingBuffer
+		buffer = davxml.ListingBuffer
 	}
-	ms := startMultistatus(w, buffer, &h.responseBuffers)
-	err = pc.writeNode(ms, pf, target, responseHref{base: t.href()})
+	ms := davxml.StartMultistatus(w, buffer, &h.responseBuffers)
+	err = pc.writeNode(ms, pf, target, davxml.Href{Base: t.href()})
 	if err == nil && listing {
 		err = h.writeChildren(pc, ms, pf, target, t.hrefPath, depth)
 	}
 	if err == nil {
-		err = ms.close()
+		err = ms.Close()
 	}
 	return h.endMultistatus(r, err)
 }
@@ -142,7 +143,7 @@ func (pc *propContext) targetView(t *target) (*nodeView, error) {
 // writeChildren streams the responses of a folder's children, page by page,
 // descending into sub-folders for Depth: infinity. A folder deleted while it
 // is listed ends its listing; what was sent stays well-formed.
-func (h *Handler) writeChildren(pc *propContext, ms *multistatus, pf propfindRequest, parent *nodeView, folderPath string, depth int) error {
+func (h *Handler) writeChildren(pc *propContext, ms *davxml.Multistatus, pf propfindRequest, parent *nodeView, folderPath string, depth int) error {
 	folder := parent.node
 	inherited := deepLocks(parent.locks)
 	parentHref := escapePath(folderPath)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -38,11 +39,11 @@ func (h *Handler) handleProppatch(w http.ResponseWriter, r *http.Request, req *r
 			return err
 		}
 	}
-	ms := startMultistatus(w, multistatusBuffer, &h.responseBuffers)
-	ms.beginResponse(t.href())
+	ms := davxml.StartMultistatus(w, davxml.MultistatusBuffer, &h.responseBuffers)
+	ms.BeginResponse(t.href())
 	writePatchResults(ms, pp.patches, refused)
-	ms.endResponse()
-	return ms.close()
+	ms.EndResponse()
+	return ms.Close()
 }
 
 // checkPatches turns oc:favorite into the caller's own flag and refuses
@@ -83,7 +84,7 @@ func truthy(v string) bool {
 
 // writePatchResults reports each property: refused ones with their status,
 // the others 200 when everything was applied or 424 when nothing was.
-func writePatchResults(ms *multistatus, patches []storage.PropPatch, refused map[int]int) {
+func writePatchResults(ms *davxml.Multistatus, patches []storage.PropPatch, refused map[int]int) {
 	groups := map[int][]xml.Name{}
 	var order []int
 	for i, p := range patches {
@@ -99,14 +100,14 @@ func writePatchResults(ms *multistatus, patches []storage.PropPatch, refused map
 		groups[status] = append(groups[status], xml.Name{Space: p.Name.Space, Local: p.Name.Local})
 	}
 	for _, status := range order {
-		ms.beginPropstat()
+		ms.BeginPropstat()
 		for _, n := range groups[status] {
-			ms.emptyElement(n)
+			ms.EmptyElement(n)
 		}
 		if status == http.StatusForbidden {
-			ms.endPropstatWithError(status, "cannot-modify-protected-property")
+			ms.EndPropstatWithError(status, "cannot-modify-protected-property")
 			continue
 		}
-		ms.endPropstat(status)
+		ms.EndPropstat(status)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -62,10 +63,10 @@ func (h *Handler) handleReport(w http.ResponseWriter, r *http.Request, req *requ
 		first := rep.offset
 		w.Header().Set("Content-Range", fmt.Sprintf("rows %d-%d/%d", first, first+len(found.Nodes)-1, found.Total))
 	}
-	ms := startMultistatus(w, listingBuffer, &h.responseBuffers)
+	ms := davxml.StartMultistatus(w, davxml.ListingBuffer, &h.responseBuffers)
 	err = h.writeResults(pc, ms, rep.props, t, found.Nodes)
 	if err == nil {
-		err = ms.close()
+		err = ms.Close()
 	}
 	if err != nil && r.Context().Err() == nil {
 		// The 207 is on its way: all that is left is to log and cut the
@@ -93,7 +94,7 @@ func (h *Handler) searchTarget(r *http.Request, req *request, t *target, rep rep
 
 // writeResults writes the response of each node found, its href the
 // target's followed by the node's path below it.
-func (h *Handler) writeResults(pc *propContext, ms *multistatus, pf propfindRequest, t *target, nodes []storage.Node) error {
+func (h *Handler) writeResults(pc *propContext, ms *davxml.Multistatus, pf propfindRequest, t *target, nodes []storage.Node) error {
 	paths := h.newFolderPaths(t)
 	for i := range nodes {
 		if err := paths.writeResult(pc, ms, pf, &nodes[i]); err != nil {
@@ -104,7 +105,7 @@ func (h *Handler) writeResults(pc *propContext, ms *multistatus, pf propfindRequ
 }
 
 // writeResult writes the response of n, found below the folder of fp.
-func (fp *folderPaths) writeResult(pc *propContext, ms *multistatus, pf propfindRequest, n *storage.Node) error {
+func (fp *folderPaths) writeResult(pc *propContext, ms *davxml.Multistatus, pf propfindRequest, n *storage.Node) error {
 	folder, err := fp.of(pc.ctx, n.SpaceID, n.ParentID)
 	if errors.Is(err, storage.ErrNotFound) {
 		// Deleted since it was found.
@@ -113,7 +114,7 @@ func (fp *folderPaths) writeResult(pc *propContext, ms *multistatus, pf propfind
 	if err != nil {
 		return err
 	}
-	href := responseHref{base: fp.base + folder, segment: escapeSegment(n.Name), slash: n.IsFolder()}
+	href := davxml.Href{Base: fp.base + folder, Segment: escapeSegment(n.Name), Slash: n.IsFolder()}
 	return pc.writeNode(ms, pf, &nodeView{node: n}, href)
 }
 

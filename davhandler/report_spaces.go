@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 	"github.com/davspaces/davspaces/resourceid"
 	"github.com/davspaces/davspaces/storage"
 )
@@ -78,14 +79,14 @@ func (h *Handler) handleReportAllSpaces(w http.ResponseWriter, r *http.Request, 
 	if len(hits) > 0 {
 		w.Header().Set("Content-Range", fmt.Sprintf("rows %d-%d/%d", rep.offset, rep.offset+len(hits)-1, total))
 	}
-	ms := startMultistatus(w, listingBuffer, &h.responseBuffers)
+	ms := davxml.StartMultistatus(w, davxml.ListingBuffer, &h.responseBuffers)
 	for _, hit := range hits {
 		if err = hit.in.paths.writeResult(hit.in.pc, ms, rep.props, &hit.node); err != nil {
 			break
 		}
 	}
 	if err == nil {
-		err = ms.close()
+		err = ms.Close()
 	}
 	if err != nil && r.Context().Err() == nil {
 		h.logger.Error("streaming report", zap.String("uri", r.RequestURI), zap.Error(err))

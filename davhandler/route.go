@@ -56,6 +56,9 @@ const (
 	// baseCorePreview: /index.php/core/preview?fileId=…, Nextcloud's
 	// preview of a file by id (nextcloud.go).
 	baseCorePreview
+	// baseMassDeletes: /dav/spaces/mass-deletes/{spaceref}/… — the
+	// mass-delete events of a space (massdelete_api.go).
+	baseMassDeletes
 )
 
 // maxNameBytes is the longest file or folder name accepted.
@@ -145,6 +148,11 @@ func parseDAVNamespace(base, p string) (davPath, bool, *davError) {
 	case "spaces":
 		if owner == trashBin {
 			return parseTrashPath(base+"/spaces/"+trashBin, rest)
+		}
+		if owner == massDeletesSegment {
+			dp, ok, err := parseTrashPath(base+"/spaces/"+massDeletesSegment, rest)
+			dp.kind = baseMassDeletes
+			return dp, ok, err
 		}
 		dp = davPath{kind: baseSpaces, ref: owner, base: base + "/spaces/" + owner}
 	case "files":

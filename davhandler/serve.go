@@ -78,6 +78,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, dp davPath, perr
 		return h.serveChunkedUpload(w, r, req)
 	case baseTrash:
 		return h.serveTrash(w, r, req)
+	case baseMassDeletes:
+		return h.serveMassDeletes(w, r, req)
 	case baseMeta:
 		return h.serveMeta(w, r, req)
 	case baseBulk:

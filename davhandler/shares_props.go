@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 	"github.com/davspaces/davspaces/shareid"
 	"github.com/davspaces/davspaces/storage"
 )
@@ -59,24 +60,36 @@ func (h *Handler) propfindSharesRoot(w http.ResponseWriter, r *http.Request, req
 	pc.storageID = shareid.Jail
 	pc.spaceRef = appendSpaceRef(nil, shareid.Jail, shareid.Jail)
 	root := &nodeView{node: &t.node, loaded: true}
-	ms := startMultistatus(w, listingBuffer, &h.responseBuffers)
-	err := pc.writeNode(ms, pf, root, responseHref{base: t.href()})
-	parentHref := escapePath(t.hrefPath)
+	ms := davxml.StartMultistatus(w, davxml.ListingBuffer, &h.responseBuffers)
+	err := pc.writeNode(ms, pf, root, davxml.Href{Base: t.href()})
+	l := &mountListing{r: r, req: req, ms: ms, pf: pf, rootHref: escapePath(t.hrefPath), rootPath: t.hrefPath, depth: depth}
 	for i := 0; err == nil && depth != 0 && i < len(t.mounts); i++ {
-		err = h.writeMount(r, req, ms, pf, &t.mounts[i], parentHref, t.hrefPath, depth)
+		err = h.writeMount(l, &t.mounts[i])
 	}
 	if err == nil {
-		err = ms.close()
+		err = ms.Close()
 	}
 	return h.endMultistatus(r, err)
 }
 
+// mountListing is a PROPFIND of the Shares drive's root, which each mount
+// point is written into.
+type mountListing struct {
+	r   *http.Request
+	req *request
+	ms  *davxml.Multistatus
+	pf  propfindRequest
+	// rootHref is the root's href, escaped; rootPath its path.
+	rootHref, rootPath string
+	depth              int
+}
+
 // writeMount writes the response of one mount point of the Shares drive,
 // and for Depth infinity everything below it.
-func (h *Handler) writeMount(r *http.Request, req *request, ms *multistatus, pf propfindRequest, m *received, parentHref, parentPath string, depth int) error {
+func (h *Handler) writeMount(l *mountListing, m *received) error {
 	mt := &target{space: m.space, access: m.access, share: shareReach{root: m.item.ID, mounted: true}}
 	mt.access = mt.share.atNode(mt.access, m.item.ID, true)
-	pc := h.newPropContext(r, req, mt, pf)
+	pc := h.newPropContext(l.r, l.req, mt, l.pf)
 	node := m.item
 	node.Name = m.name
 	v := &nodeView{node: &node}
@@ -90,13 +103,13 @@ func (h *Handler) writeMount(r *http.Request, req *request, ms *multistatus, pf 
 			return err
 		}
 	}
-	if err := pc.writeNode(ms, pf, v, childHref(parentHref, node)); err != nil {
+	if err := pc.writeNode(l.ms, l.pf, v, childHref(l.rootHref, node)); err != nil {
 		return err
 	}
-	if node.IsFolder() && depth == depthInfinity {
+	if node.IsFolder() && l.depth == depthInfinity {
 		// Below the mount point the share's access holds, with delete.
 		pc.access = m.access
-		return h.writeChildren(pc, ms, pf, v, parentPath+"/"+m.name, depth)
+		return h.writeChildren(pc, l.ms, l.pf, v, l.rootPath+"/"+m.name, l.depth)
 	}
 	return nil
 }

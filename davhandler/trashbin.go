@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 	"github.com/davspaces/davspaces/resourceid"
 	"github.com/davspaces/davspaces/storage"
 )
@@ -52,6 +53,17 @@ func (tr *trashRequest) below() []string {
 		return nil
 	}
 	return tr.path.segments[1:]
+}
+
+// node reads the trash item the path names and the node it leads to in
+// it (the item's own for no names below), with the item's key.
+func (tr *trashRequest) node(ctx context.Context) (key string, item storage.TrashItem, node storage.Node, err error) {
+	key = tr.key()
+	if err := storage.ValidTrashKey(key); err != nil {
+		return "", storage.TrashItem{}, storage.Node{}, err
+	}
+	item, node, err = tr.trash.TrashNode(ctx, tr.space.ID, key, tr.below())
+	return key, item, node, err
 }
 
 func (h *Handler) serveTrash(w http.ResponseWriter, r *http.Request, req *request) error {
@@ -191,15 +203,14 @@ func (h *Handler) writeTrashRoot(w http.ResponseWriter, r *http.Request, tr *tra
 			w.Header().Set("Link", page.nextLink(first))
 		}
 	}
-	ms := startMultistatus(w, multistatusBuffer, &h.responseBuffers)
-	var ps propSet
+	out := h.startTrashResponses(w, pf)
 	rootHref := hrefFor(tr.path.base, true)
-	trashProps.writeResponse(ms, &ps, pf, responseHref{base: rootHref}, trashView{tl: tl})
+	out.write(davxml.Href{Base: rootHref}, trashView{tl: tl})
 	if depth > 0 {
-		err = writeTrashItems(r.Context(), tr, ms, &ps, pf, tl, strings.TrimSuffix(rootHref, "/"), page, first)
+		err = writeTrashItems(r.Context(), tr, out, tl, strings.TrimSuffix(rootHref, "/"), page, first)
 	}
 	if err == nil {
-		err = ms.close()
+		err = out.ms.Close()
 	}
 	return h.endMultistatus(r, err)
 }
@@ -218,13 +229,13 @@ func (p trashPage) firstLimit() int {
 // writes, each in a read of its own, so that neither the items nor a
 // store transaction are held while the client reads; an item restored or
 // purged meanwhile may be left out, none comes twice.
-func writeTrashItems(ctx context.Context, tr *trashRequest, ms *multistatus, ps *propSet, pf propfindRequest, tl *trashListing, base string, page trashPage, first []storage.TrashItem) error {
+func writeTrashItems(ctx context.Context, tr *trashRequest, out *trashResponses, tl *trashListing, base string, page trashPage, first []storage.TrashItem) error {
 	items, limit := first, page.firstLimit()
 	for {
 		for i := range items {
 			it := &items[i]
-			href := responseHref{base: base, segment: escapeSegment(it.Key), slash: it.Node.IsFolder()}
-			trashProps.writeResponse(ms, ps, pf, href, trashView{tl: tl, node: &it.Node, location: it.Location, deleted: it.Deleted})
+			href := davxml.Href{Base: base, Segment: escapeSegment(it.Key), Slash: it.Node.IsFolder()}
+			out.write(href, trashView{tl: tl, node: &it.Node, location: it.Location, deleted: it.Deleted})
 		}
 		if page.limit > 0 || len(items) < limit {
 			return nil
@@ -241,33 +252,46 @@ func writeTrashItems(ctx context.Context, tr *trashRequest, ms *multistatus, ps 
 // writeTrashNode answers a PROPFIND of an item or of a node below one:
 // the node, then, for a folder at depth 1, its children a page at a time.
 func (h *Handler) writeTrashNode(w http.ResponseWriter, r *http.Request, tr *trashRequest, tl *trashListing, pf propfindRequest, depth int) error {
-	key := tr.key()
-	if err := storage.ValidTrashKey(key); err != nil {
-		return err
-	}
-	item, node, err := tr.trash.TrashNode(r.Context(), tr.space.ID, key, tr.below())
+	key, item, node, err := tr.node(r.Context())
 	if err != nil {
 		return err
 	}
 	view := trashView{tl: tl, node: &node, location: trashLocation(item, tr.below()), deleted: item.Deleted}
-	ms := startMultistatus(w, multistatusBuffer, &h.responseBuffers)
-	var ps propSet
+	out := h.startTrashResponses(w, pf)
 	href := hrefFor(tr.path.base+"/"+strings.Join(tr.path.segments, "/"), node.IsFolder())
-	trashProps.writeResponse(ms, &ps, pf, responseHref{base: href}, view)
+	out.write(davxml.Href{Base: href}, view)
 	if node.IsFolder() && depth > 0 {
-		err = h.writeTrashChildren(r.Context(), tr.trash, ms, &ps, pf, view, key, strings.TrimSuffix(href, "/"))
+		err = writeTrashChildren(r.Context(), tr.trash, out, view, key, strings.TrimSuffix(href, "/"))
 	}
 	if err == nil {
-		err = ms.close()
+		err = out.ms.Close()
 	}
 	return h.endMultistatus(r, err)
+}
+
+// trashResponses is where the responses of a PROPFIND in the trash go:
+// the 207, the properties asked for and the set they are collected in.
+type trashResponses struct {
+	ms *davxml.Multistatus
+	ps propSet
+	pf propfindRequest
+}
+
+// startTrashResponses sends the 207 of a PROPFIND in the trash.
+func (h *Handler) startTrashResponses(w http.ResponseWriter, pf propfindRequest) *trashResponses {
+	return &trashResponses{ms: davxml.StartMultistatus(w, davxml.MultistatusBuffer, &h.responseBuffers), pf: pf}
+}
+
+// write writes the response of one trash item or node.
+func (out *trashResponses) write(href davxml.Href, v trashView) {
+	trashProps.writeResponse(out.ms, &out.ps, out.pf, href, v)
 }
 
 // writeTrashChildren streams the children of the deleted folder of
 // parent, within trash item key of trash, page by page. A folder restored or
 // purged while it is listed ends its listing; what was sent stays
 // well-formed.
-func (h *Handler) writeTrashChildren(ctx context.Context, trash storage.Trash, ms *multistatus, ps *propSet, pf propfindRequest, parent trashView, key, parentHref string) error {
+func writeTrashChildren(ctx context.Context, trash storage.Trash, out *trashResponses, parent trashView, key, parentHref string) error {
 	after := ""
 	for limit := firstReadDirPage; ; limit = readDirPage {
 		page, err := trash.ReadTrashDir(ctx, parent.tl.space.ID, key, parent.node.ID, after, limit)
@@ -281,7 +305,7 @@ func (h *Handler) writeTrashChildren(ctx context.Context, trash storage.Trash, m
 			child := &page[i]
 			view := parent
 			view.node, view.location = child, parent.location+"/"+child.Name
-			trashProps.writeResponse(ms, ps, pf, childHref(parentHref, *child), view)
+			out.write(childHref(parentHref, *child), view)
 		}
 		if len(page) < limit {
 			return nil
@@ -316,11 +340,7 @@ func (h *Handler) handleTrashRestore(w http.ResponseWriter, r *http.Request, tr 
 	if err != nil {
 		return err
 	}
-	key := tr.key()
-	if err := storage.ValidTrashKey(key); err != nil {
-		return err
-	}
-	item, node, err := tr.trash.TrashNode(r.Context(), tr.space.ID, key, tr.below())
+	key, item, node, err := tr.node(r.Context())
 	if err != nil {
 		return err
 	}

@@ -28,8 +28,8 @@ type fixedProps[V any] struct {
 
 // writeResponse writes the d:response of v at href for pf, as writeNode
 // does for a node; ps is reused by every response of a request.
-func (fp *fixedProps[V]) writeResponse(ms *multistatus, ps *propSet, pf propfindRequest, href responseHref, v V) {
-	ms.beginResponseAt(href)
+func (fp *fixedProps[V]) writeResponse(ms *davxml.Multistatus, ps *propSet, pf propfindRequest, href davxml.Href, v V) {
+	ms.BeginResponseAt(href)
 	ps.reset()
 	if pf.kind != findProp {
 		for _, n := range fp.allprop {
@@ -49,20 +49,20 @@ func (fp *fixedProps[V]) writeResponse(ms *multistatus, ps *propSet, pf propfind
 		}
 	}
 	ps.write(ms, pf.kind == findPropname)
-	ms.endResponse()
+	ms.EndResponse()
 }
 
 // collect records property n of v in ps, or as missing in ms.
-func (fp *fixedProps[V]) collect(ms *multistatus, ps *propSet, n xml.Name, v V) {
+func (fp *fixedProps[V]) collect(ms *davxml.Multistatus, ps *propSet, n xml.Name, v V) {
 	prop, known := fp.props[n]
 	if !known {
-		ms.notFound(n)
+		ms.NotFound(n)
 		return
 	}
 	start := len(ps.values)
 	out, ok := prop(v, ps.values)
 	if !ps.keep(n, start, out, ok) {
-		ms.notFound(n)
+		ms.NotFound(n)
 	}
 }
 

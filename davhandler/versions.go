@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -143,17 +144,17 @@ func (h *Handler) handleVersionsPropfind(w http.ResponseWriter, r *http.Request,
 		}
 		versions = versions[i : i+1]
 	}
-	ms := startMultistatus(w, multistatusBuffer, &h.responseBuffers)
+	ms := davxml.StartMultistatus(w, davxml.MultistatusBuffer, &h.responseBuffers)
 	var ps propSet
 	if key == "" {
-		versionProps.writeResponse(ms, &ps, pf, responseHref{base: collectionHref, slash: true}, versionView{})
+		versionProps.writeResponse(ms, &ps, pf, davxml.Href{Base: collectionHref, Slash: true}, versionView{})
 	}
 	for _, v := range versions {
 		node := versionNode(t.node, v)
-		href := responseHref{base: collectionHref, segment: escapeSegment(v.Key)}
+		href := davxml.Href{Base: collectionHref, Segment: escapeSegment(v.Key)}
 		versionProps.writeResponse(ms, &ps, pf, href, versionView{node: &node})
 	}
-	return h.endMultistatus(r, ms.close())
+	return h.endMultistatus(r, ms.Close())
 }
 
 // handleVersionGet sends a version's content as a GET of the file sends

@@ -9,12 +9,13 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/davspaces/davspaces/davhandler/internal/davxml"
 	"github.com/davspaces/davspaces/storage"
 )
 
 const (
-	nsDAV       = "DAV:"
-	nsOC        = "http://owncloud.org/ns"
+	nsDAV       = davxml.NSDAV
+	nsOC        = davxml.NSOC
 	nsNextcloud = "http://nextcloud.org/ns"
 )
 

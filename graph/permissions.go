@@ -270,6 +270,23 @@ func (h *Handler) managedShare(ctx context.Context, u storage.User, it sharedIte
 // itemShare returns the live share id of the item; anything else (another
 // item's share, a dead one, none) is errNotFound.
 func (h *Handler) itemShare(ctx context.Context, it sharedItem, id string) (storage.Share, error) {
+	s, err := h.itemShareAnyState(ctx, it, id)
+	if err != nil {
+		return storage.Share{}, err
+	}
+	live, err := h.newJudge().Live(ctx, s)
+	if err != nil {
+		return storage.Share{}, err
+	}
+	if !live {
+		return storage.Share{}, errNotFound
+	}
+	return s, nil
+}
+
+// itemShareAnyState returns the share id of the item, live or not;
+// another item's share or none is errNotFound.
+func (h *Handler) itemShareAnyState(ctx context.Context, it sharedItem, id string) (storage.Share, error) {
 	s, err := h.shares.Share(ctx, id)
 	if errors.Is(err, storage.ErrNotFound) {
 		return storage.Share{}, errNotFound
@@ -280,14 +297,21 @@ func (h *Handler) itemShare(ctx context.Context, it sharedItem, id string) (stor
 	if s.SpaceID != it.space.ID || s.NodeID != it.node.ID {
 		return storage.Share{}, errNotFound
 	}
-	live, err := h.newJudge().Live(ctx, s)
-	if err != nil {
-		return storage.Share{}, err
-	}
-	if !live {
-		return storage.Share{}, errNotFound
-	}
 	return s, nil
+}
+
+// managedItemShare is the item ip names and its live share that u may
+// change (managedShare).
+func (h *Handler) managedItemShare(ctx context.Context, u storage.User, ip itemPath) (sharedItem, storage.Share, error) {
+	it, err := h.shareableItem(ctx, u, ip.driveID, ip.itemID)
+	if err != nil {
+		return sharedItem{}, storage.Share{}, err
+	}
+	s, err := h.managedShare(ctx, u, it, ip.permissionID)
+	if err != nil {
+		return sharedItem{}, storage.Share{}, err
+	}
+	return it, s, nil
 }
 
 // getPermission answers one share or link of the item.
@@ -318,11 +342,7 @@ type updateBody struct {
 // name or expiry: 200 and the permission as it is now.
 func (h *Handler) updatePermission(w http.ResponseWriter, r *http.Request, u storage.User, ip itemPath) error {
 	ctx := r.Context()
-	it, err := h.shareableItem(ctx, u, ip.driveID, ip.itemID)
-	if err != nil {
-		return err
-	}
-	old, err := h.managedShare(ctx, u, it, ip.permissionID)
+	it, old, err := h.managedItemShare(ctx, u, ip)
 	if err != nil {
 		return err
 	}
@@ -334,12 +354,7 @@ func (h *Handler) updatePermission(w http.ResponseWriter, r *http.Request, u sto
 	if err != nil {
 		return err
 	}
-	s, err := h.shares.UpdateShare(ctx, old.ID, update)
-	if err != nil {
-		return shareRefusal(err)
-	}
-	h.writeJSON(w, r, http.StatusOK, permissionOf(s, it.node, origin.Of(r), h.names(ctx)))
-	return nil
+	return h.writeUpdatedShare(w, r, it, update)
 }
 
 // applyUpdate is old with what body changes; a link's role comes from a
@@ -392,12 +407,9 @@ func (h *Handler) deletePermission(w http.ResponseWriter, r *http.Request, u sto
 	if err != nil {
 		return err
 	}
-	s, err := h.shares.Share(ctx, ip.permissionID)
-	if errors.Is(err, storage.ErrNotFound) || err == nil && (s.SpaceID != it.space.ID || s.NodeID != it.node.ID) {
-		return errNotFound
-	}
+	s, err := h.itemShareAnyState(ctx, it, ip.permissionID)
 	if err != nil {
-		return fmt.Errorf("share %s: %w", ip.permissionID, err)
+		return err
 	}
 	if h.spaces.MayManageShare(u, it.space, s) != nil {
 		return errMayNotManage
@@ -414,11 +426,7 @@ func (h *Handler) deletePermission(w http.ResponseWriter, r *http.Request, u sto
 // 200 and the link's permission.
 func (h *Handler) setLinkPassword(w http.ResponseWriter, r *http.Request, u storage.User, ip itemPath) error {
 	ctx := r.Context()
-	it, err := h.shareableItem(ctx, u, ip.driveID, ip.itemID)
-	if err != nil {
-		return err
-	}
-	old, err := h.managedShare(ctx, u, it, ip.permissionID)
+	it, old, err := h.managedItemShare(ctx, u, ip)
 	if err != nil {
 		return err
 	}
@@ -437,7 +445,14 @@ func (h *Handler) setLinkPassword(w http.ResponseWriter, r *http.Request, u stor
 	}
 	update := old
 	update.PasswordHash = hash
-	s, err := h.shares.UpdateShare(ctx, old.ID, update)
+	return h.writeUpdatedShare(w, r, it, update)
+}
+
+// writeUpdatedShare stores update and answers 200 with the permission
+// as it is now.
+func (h *Handler) writeUpdatedShare(w http.ResponseWriter, r *http.Request, it sharedItem, update storage.Share) error {
+	ctx := r.Context()
+	s, err := h.shares.UpdateShare(ctx, update.ID, update)
 	if err != nil {
 		return shareRefusal(err)
 	}

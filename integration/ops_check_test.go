@@ -293,8 +293,9 @@ func storeContentFile(t *testing.T, root string, content []byte) string {
 
 // damageFolderSize adds delta to the size in the record of the folder
 // called name, writing the database file directly as damage would: a
-// node record is a format and a kind byte, four length-prefixed strings
-// (id, space, parent, name), then the size as a varint.
+// node record is a format and a kind byte, three length-prefixed strings
+// (id, parent, name; format 2 had the space after the id), then the size
+// as a varint.
 func damageFolderSize(t *testing.T, dbPath, name string, delta int64) {
 	t.Helper()
 	db, err := bolt.Open(dbPath, 0o600, &bolt.Options{Timeout: 5 * time.Second})
@@ -314,8 +315,11 @@ func damageFolderSize(t *testing.T, dbPath, name string, delta int64) {
 		if key == nil {
 			return fmt.Errorf("no record of %q", name)
 		}
-		off := 2
-		for i := 0; i < 4; i++ {
+		off, fields := 2, 3
+		if value[0] == 2 {
+			fields = 4
+		}
+		for i := 0; i < fields; i++ {
 			n, w := binary.Uvarint(value[off:])
 			off += w + int(n)
 		}

@@ -202,17 +202,26 @@ func (h *Handler) anyone(v apiVersion, serve func(http.ResponseWriter, *http.Req
 	})
 }
 
+// admitted answers 401 without a signed-in user and 403 for a method
+// the user's scope does not allow; true lets the request through.
+func admitted(w http.ResponseWriter, r *http.Request, v apiVersion, user storage.User, signedIn bool) bool {
+	if !signedIn || user.ID == "" {
+		writeError(w, r, v, http.StatusUnauthorized, "Unauthorised")
+		return false
+	}
+	if !user.Scope.AllowsMethod(r.Method) {
+		writeError(w, r, v, http.StatusForbidden, scopeReadOnly)
+		return false
+	}
+	return true
+}
+
 // signedIn serves a request of a signed-in user with one of methods: 405
 // with Allow for another method, 401 without a user.
 func (h *Handler) signedIn(v apiVersion, serve func(http.ResponseWriter, *http.Request, apiVersion, storage.User), methods ...string) http.Handler {
 	return withMethods(v, methods, func(w http.ResponseWriter, r *http.Request) {
 		user, ok := h.cfg.User(r)
-		if !ok || user.ID == "" {
-			writeError(w, r, v, http.StatusUnauthorized, "Unauthorised")
-			return
-		}
-		if !user.Scope.AllowsMethod(r.Method) {
-			writeError(w, r, v, http.StatusForbidden, scopeReadOnly)
+		if !admitted(w, r, v, user, ok) {
 			return
 		}
 		serve(w, r, v, user)

@@ -36,12 +36,7 @@ func (s *sharing) listShares(w http.ResponseWriter, r *http.Request, v apiVersio
 				return err
 			}
 		}
-		list, err := rd.elements(ctx, shares, true)
-		if err != nil {
-			return err
-		}
-		writeOK(w, r, v, list)
-		return nil
+		return writeShares(w, r, v, rd, shares, true)
 	}
 	ref, p := q.Get("space_ref"), q.Get("path")
 	if ref == "" && p == "" {
@@ -49,12 +44,7 @@ func (s *sharing) listShares(w http.ResponseWriter, r *http.Request, v apiVersio
 		if err != nil {
 			return err
 		}
-		list, err := rd.elements(ctx, shares, false)
-		if err != nil {
-			return err
-		}
-		writeOK(w, r, v, list)
-		return nil
+		return writeShares(w, r, v, rd, shares, false)
 	}
 	it, err := s.resolveItem(ctx, u, ref, p)
 	if err != nil {
@@ -70,12 +60,7 @@ func (s *sharing) listShares(w http.ResponseWriter, r *http.Request, v apiVersio
 	if !isTrue(q.Get("reshares")) {
 		shares = mine(shares, u.ID)
 	}
-	list, err := rd.elements(ctx, shares, false)
-	if err != nil {
-		return err
-	}
-	writeOK(w, r, v, list)
-	return nil
+	return writeShares(w, r, v, rd, shares, false)
 }
 
 // itemShares returns the shares of it or, with inFolder, those of the
@@ -370,5 +355,16 @@ func (s *sharing) deleteShare(w http.ResponseWriter, r *http.Request, v apiVersi
 		return notFoundAs(err, errNoShare)
 	}
 	writeOK(w, r, v, emptyData{})
+	return nil
+}
+
+// writeShares answers 200 with shares as their elements; received says
+// they are shares with the caller rather than by them.
+func writeShares(w http.ResponseWriter, r *http.Request, v apiVersion, rd *renderer, shares []storage.Share, received bool) error {
+	list, err := rd.elements(r.Context(), shares, received)
+	if err != nil {
+		return err
+	}
+	writeOK(w, r, v, list)
 	return nil
 }

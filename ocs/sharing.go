@@ -112,12 +112,7 @@ func (s *sharing) route(v apiVersion, endpoint string) http.Handler {
 			return
 		}
 		user, ok := s.user(r)
-		if !ok || user.ID == "" {
-			writeError(w, r, v, http.StatusUnauthorized, "Unauthorised")
-			return
-		}
-		if !user.Scope.AllowsMethod(r.Method) {
-			writeError(w, r, v, http.StatusForbidden, scopeReadOnly)
+		if !admitted(w, r, v, user, ok) {
 			return
 		}
 		if err := serve(w, r, v, user); err != nil {

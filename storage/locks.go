@@ -68,6 +68,15 @@ type Lock struct {
 	Expires time.Time
 }
 
+// LockExpiry is when a lock taken or refreshed at now with timeout ends:
+// the zero time for no timeout, which never ends.
+func LockExpiry(now time.Time, timeout time.Duration) time.Time {
+	if timeout == 0 {
+		return time.Time{}
+	}
+	return now.Add(timeout)
+}
+
 // LockStore keeps the locks of a Store's spaces. Every method is safe for
 // concurrent use; expired locks, and locks that no longer count in their
 // space (LockCounts), are never returned and never conflict; a store may

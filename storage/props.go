@@ -33,3 +33,23 @@ func ValidPropUser(user string) error {
 	}
 	return nil
 }
+
+// PropUsage is what the dead properties of one scope of a node (one user's,
+// or the shared ones) take: how many, and their names' and values' bytes.
+type PropUsage struct {
+	Count int
+	Bytes int
+}
+
+// CheckPropGrowth fails with ErrInsufficientStorage when a patch took a
+// scope from before to after over MaxPropsPerNode or MaxPropBytesPerNode.
+// Only growth past a limit is refused: a scope already over it (the
+// limits were lowered) may still shrink or stay.
+func CheckPropGrowth(before, after PropUsage) error {
+	if (after.Count > MaxPropsPerNode && after.Count > before.Count) ||
+		(after.Bytes > MaxPropBytesPerNode && after.Bytes > before.Bytes) {
+		return fmt.Errorf("%d properties of %d bytes, at most %d of %d bytes: %w",
+			after.Count, after.Bytes, MaxPropsPerNode, MaxPropBytesPerNode, ErrInsufficientStorage)
+	}
+	return nil
+}

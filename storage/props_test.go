@@ -39,3 +39,30 @@ func TestValidPropUser(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckPropGrowth(t *testing.T) {
+	full := PropUsage{Count: MaxPropsPerNode, Bytes: MaxPropBytesPerNode}
+	tests := []struct {
+		name          string
+		before, after PropUsage
+		refused       bool
+	}{
+		{"within both limits", PropUsage{}, PropUsage{Count: 1, Bytes: 10}, false},
+		{"up to the limits", PropUsage{}, full, false},
+		{"one property over", full, PropUsage{Count: MaxPropsPerNode + 1, Bytes: 1}, true},
+		{"one byte over", full, PropUsage{Count: 1, Bytes: MaxPropBytesPerNode + 1}, true},
+		{"already over, shrinking", PropUsage{Count: MaxPropsPerNode + 5, Bytes: MaxPropBytesPerNode + 5},
+			PropUsage{Count: MaxPropsPerNode + 4, Bytes: MaxPropBytesPerNode + 4}, false},
+		{"already over, the same", PropUsage{Count: MaxPropsPerNode + 5}, PropUsage{Count: MaxPropsPerNode + 5}, false},
+		{"already over, growing", PropUsage{Count: MaxPropsPerNode + 5}, PropUsage{Count: MaxPropsPerNode + 6}, true},
+		{"bytes over, count shrinking", PropUsage{Count: 3, Bytes: MaxPropBytesPerNode}, PropUsage{Count: 2, Bytes: MaxPropBytesPerNode + 1}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckPropGrowth(tt.before, tt.after)
+			if tt.refused != (err != nil) || (err != nil && !errors.Is(err, ErrInsufficientStorage)) {
+				t.Fatalf("CheckPropGrowth(%+v, %+v) = %v, want refused %v", tt.before, tt.after, err, tt.refused)
+			}
+		})
+	}
+}

@@ -267,6 +267,16 @@ func CheckShareCount(count int) error {
 	return CheckShareCountWithin(count, MaxSharesPerCreator)
 }
 
+// ShareCap is the cap on one creator's shares a store enforces: its own
+// cap when set above zero (tests lower it, so as to reach it quickly), else
+// MaxSharesPerCreator.
+func ShareCap(set int64) int {
+	if set > 0 {
+		return int(set)
+	}
+	return MaxSharesPerCreator
+}
+
 // CheckShareCountWithin is CheckShareCount with a store's own cap, limit,
 // which tests lower so as to reach it quickly.
 func CheckShareCountWithin(count, limit int) error {

@@ -234,3 +234,21 @@ func TestMayManageShare(t *testing.T) {
 		t.Errorf("a share with a user seen by an editor: %+v", got)
 	}
 }
+
+func TestShareCap(t *testing.T) {
+	tests := []struct {
+		set  int64
+		want int
+	}{
+		{0, MaxSharesPerCreator},
+		{-1, MaxSharesPerCreator},
+		{1, 1},
+		{3, 3},
+		{MaxSharesPerCreator * 2, MaxSharesPerCreator * 2},
+	}
+	for _, tt := range tests {
+		if got := ShareCap(tt.set); got != tt.want {
+			t.Errorf("ShareCap(%d) = %d, want %d", tt.set, got, tt.want)
+		}
+	}
+}

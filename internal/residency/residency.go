@@ -4,8 +4,9 @@
 // A Go binary the size of Caddy with its modules is mostly text and
 // read-only data, and what the start touches of it (every package's init,
 // the module registry, the runtime's tables; each fault maps the 64 KiB
-// around it too) stays mapped for the life of the process: some 50 MB of a
-// 92 MB binary, more than half of what the process is allowed at its peak.
+// around it too) stays mapped for the life of the process: more than half
+// of the binary, and more than half of what the process is allowed at its
+// peak.
 // Those pages are clean copies of the file in the page cache; dropping
 // this process's page-table entries for them costs nothing but a minor
 // fault when code runs again, and leaves mapped what the process uses.

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"strings"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -29,11 +27,11 @@ func (c *checkRun) checkVersions() error {
 		if err != nil {
 			return nil, err
 		}
-		if !ok || n.IsFolder() || ownSpace(n.SpaceID) != spaceID {
+		if !ok || n.IsFolder() || t.homeSpace(n) != spaceID {
 			vk := bytes.Clone(k)
 			still := func(t *txn) bool {
 				n, ok, err := t.node(fileID)
-				return err == nil && t.versions().Get(vk) != nil && (!ok || n.IsFolder() || ownSpace(n.SpaceID) != spaceID)
+				return err == nil && t.versions().Get(vk) != nil && (!ok || n.IsFolder() || t.homeSpace(n) != spaceID)
 			}
 			return []finding{problem(storage.ProblemDangling, spaceID, "", "version %s of file %s: the file is not in the space", vkey, fileID).
 				withRepair(c.dropVersion(spaceID, fileID, vkey, still))}, nil
@@ -89,10 +87,12 @@ func (c *checkRun) checkNodeIndex() error {
 }
 
 // checkRecords checks that every node record sits where its parent and
-// name say and that its parent exists: a space's folder, or the trash
-// root of an existing space holding the item the record is the node of.
-// Records whose parent is gone cannot be reached; they may hold content,
-// so they are reported, never removed.
+// name say, that its parent exists (a space's folder, or the trash root of
+// an existing space holding the item the record is the node of) and that
+// its parent chain ends at a root: the root says which space the node is
+// in (layout.go). Records whose parent is gone, or whose chain loops,
+// cannot be reached; they may hold content, so they are reported, never
+// removed.
 func (c *checkRun) checkRecords() error {
 	var lastParent string
 	var parentOK bool
@@ -100,6 +100,15 @@ func (c *checkRun) checkRecords() error {
 		r, err := decodeNode(v)
 		if err != nil {
 			return []finding{problem(storage.ProblemDangling, "", "", "unreadable node record %q: %v", k, err)}, nil
+		}
+		if r.SpaceID, err = t.nodeSpace(&r); err != nil {
+			return nil, err
+		}
+		rooted := r.SpaceID != ""
+		if !rooted { // reported in the space it was in
+			if r.SpaceID, err = t.indexedSpace(&r); err != nil {
+				return nil, err
+			}
 		}
 		spaceID := ownSpace(r.SpaceID)
 		if !bytes.Equal(recordKey(&r), k) {
@@ -118,6 +127,10 @@ func (c *checkRun) checkRecords() error {
 		if r.ParentID != lastParent {
 			lastParent = r.ParentID
 			parentOK = t.parentExists(r.ParentID)
+			if parentOK && !rooted {
+				// Once for the nodes of a folder: their chain is its.
+				fs = append(fs, problem(storage.ProblemDangling, spaceID, "", "the nodes below folder %s lead to no space root: its parent chain breaks or loops", r.ParentID))
+			}
 		}
 		switch {
 		case !parentOK:
@@ -152,6 +165,22 @@ func (c *checkRun) checkIndexEntry(t *txn, r rec, key []byte) *finding {
 		})
 	})
 	return &f
+}
+
+// homeSpace returns the space node n belongs to, live or in its trash:
+// the one its ancestry leads to or, for a node whose parent chain breaks
+// (which checkRecords reports), the one the name index files it under,
+// so that its versions and content are not taken for another space's;
+// "" when it cannot tell.
+func (t *txn) homeSpace(n rec) string {
+	if n.SpaceID != "" {
+		return ownSpace(n.SpaceID)
+	}
+	space, err := t.indexedSpace(&n)
+	if err != nil {
+		return ""
+	}
+	return space
 }
 
 // parentExists reports whether id is a folder or the trash root of an
@@ -199,7 +228,9 @@ func (c *checkRun) blobReferenced(t *txn, blob, id string) bool {
 		if n.Blob == blob {
 			return true
 		}
-		spaces = []string{ownSpace(n.SpaceID)}
+		if home := t.homeSpace(n); home != "" {
+			spaces = []string{home}
+		}
 	}
 	for _, sp := range spaces {
 		prefix := versionPrefix(sp, id)
@@ -379,7 +410,7 @@ func (c *checkRun) checkTrashPlaces() error {
 }
 
 // deletePrefix deletes the keys of b that start with prefix.
-func deletePrefix(b *bolt.Bucket, prefix []byte) error {
+func deletePrefix(b countedBucket, prefix []byte) error {
 	var keys [][]byte
 	c := b.Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {

@@ -64,10 +64,10 @@ func (c *checkRun) checkShares() error {
 // shareIndexed reports whether every index holds its entry of sh.
 func (t *txn) shareIndexed(sh storage.Share) bool {
 	item, creator, grantee := indexKeys(&sh)
-	if !hasKey(t.shareItems(), item) || !hasKey(t.shareCreators(), creator) {
+	if !hasKey(t.shareItems().raw(), item) || !hasKey(t.shareCreators().raw(), creator) {
 		return false
 	}
-	if grantee != nil && !hasKey(t.shareGrantees(), grantee) {
+	if grantee != nil && !hasKey(t.shareGrantees().raw(), grantee) {
 		return false
 	}
 	return sh.Token == "" || string(t.shareTokens().Get([]byte(sh.Token))) == sh.ID

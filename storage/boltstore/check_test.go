@@ -801,3 +801,55 @@ func churn(f *fixture, w, rounds int) error {
 	}
 	return nil
 }
+
+// Folders whose parent chain loops are in no space: check reports the
+// nodes below each, which no walk from a root reaches, and its repairs
+// take nothing of them, neither a version nor a content file.
+func TestCheckFindsLoops(t *testing.T) {
+	f := newCheckFixture(t)
+	if _, _, err := f.commit(f.docs.ID, "a.txt", "alpha, again", storage.Commit{NodeID: f.a.ID}); err != nil {
+		t.Fatal(err)
+	}
+	blob := f.blob(t, f.a.ID)
+	// docs becomes a child of its own child sub.
+	docs := f.record(t, f.docs.ID)
+	f.corrupt(t, func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketChildren).Delete(recordKey(&docs)); err != nil {
+			return err
+		}
+		docs.ParentID = f.sub.ID
+		k := recordKey(&docs)
+		if err := tx.Bucket(bucketChildren).Put(k, encodeNode(&docs)); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketNodes).Put([]byte(docs.ID), k)
+	})
+	if _, err := f.s.Node(ctx, f.space.ID, f.a.ID); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("Node of a file below a loop = %v, want not found", err)
+	}
+	found, _ := runCheck(t, f.s, storage.CheckOptions{Repair: true})
+	err := f.s.view(func(tx *txn) error {
+		if versions, err := tx.fileVersions(f.space.ID, f.a.ID); err != nil || len(versions) != 1 {
+			t.Errorf("versions of a file below the loop after the repairs: %v, %v", versions, err)
+		}
+		if string(tx.blobs().Get([]byte(blob))) != f.a.ID {
+			t.Error("the repairs dropped the content file of a file below the loop")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loops := map[string]bool{}
+	for _, p := range found {
+		if strings.Contains(p.Detail, "lead to no space root") {
+			loops[p.Detail] = p.SpaceID == f.space.ID && !p.Repairable
+		}
+	}
+	for _, folder := range []string{f.docs.ID, f.sub.ID} {
+		detail := "the nodes below folder " + folder + " lead to no space root: its parent chain breaks or loops"
+		if ok, found := loops[detail]; !found || !ok {
+			t.Errorf("no unrepairable finding %q in the space among %v", detail, found)
+		}
+	}
+}

@@ -29,12 +29,12 @@ func (c *checkRun) checkTrees() error {
 		}
 		if ok {
 			frame := &folderFrame{id: id, etag: root.ETag, recorded: root.Size}
-			if err := c.walkTree(id, id, frame); err != nil {
+			if err := c.walkTree(id, frame); err != nil {
 				return err
 			}
 		}
 		trash := &folderFrame{id: trashSpaceID(id), path: trashPath, recorded: -1}
-		if err := c.walkTree(id, trashSpaceID(id), trash); err != nil {
+		if err := c.walkTree(id, trash); err != nil {
 			return err
 		}
 	}
@@ -47,14 +47,14 @@ func (c *checkRun) checkTrees() error {
 // is wrong is blamed, not its parent). Every step reads one page of a
 // folder's children in a snapshot of its own, and the walk holds one
 // frame per level.
-func (c *checkRun) walkTree(spaceID, nodeSpaceID string, top *folderFrame) error {
+func (c *checkRun) walkTree(spaceID string, top *folderFrame) error {
 	stack := []*folderFrame{top}
 	for len(stack) > 0 {
 		if err := c.ctx.Err(); err != nil {
 			return err
 		}
 		f := stack[len(stack)-1]
-		page, err := c.readPage(spaceID, nodeSpaceID, f)
+		page, err := c.readPage(spaceID, f)
 		if err != nil {
 			return err
 		}
@@ -117,7 +117,7 @@ type page struct {
 var errStopPage = errors.New("stop the page")
 
 // readPage reads the next page of the children of f in a snapshot.
-func (c *checkRun) readPage(spaceID, nodeSpaceID string, f *folderFrame) (page, error) {
+func (c *checkRun) readPage(spaceID string, f *folderFrame) (page, error) {
 	var p page
 	err := c.s.view(func(t *txn) error {
 		p = page{}
@@ -126,7 +126,6 @@ func (c *checkRun) readPage(spaceID, nodeSpaceID string, f *folderFrame) (page, 
 			n++
 			p.last = r.Name
 			path := joinPath(f.path, r.Name)
-			p.findings = append(p.findings, c.checkPlace(spaceID, nodeSpaceID, r, path)...)
 			if r.IsFolder() {
 				p.folder = &r
 				return errStopPage
@@ -148,15 +147,6 @@ func (c *checkRun) readPage(spaceID, nodeSpaceID string, f *folderFrame) (page, 
 		return err
 	})
 	return p, err
-}
-
-// checkPlace checks that a child record r of the walk is in the space
-// the walk is in. Its index entry is the records step's to check.
-func (c *checkRun) checkPlace(spaceID, nodeSpaceID string, r rec, path string) []finding {
-	if r.SpaceID == nodeSpaceID {
-		return nil
-	}
-	return []finding{problem(storage.ProblemDangling, spaceID, path, "node %s says it is in space %q", r.ID, r.SpaceID)}
 }
 
 // finishFolder compares the size the record of f says with the size of

@@ -769,11 +769,11 @@ func isLiveChunkedUpload(r chunkedUploadRec, now time.Time) bool {
 	return r.Expires.IsZero() || now.Before(r.Expires)
 }
 
-func (t *txn) chunkedUploads() *bolt.Bucket {
+func (t *txn) chunkedUploads() countedBucket {
 	return t.bucket(&t.open.chunkedUploads, bucketChunkedUploads)
 }
 
-func (t *txn) chunkParts() *bolt.Bucket { return t.bucket(&t.open.chunkParts, bucketChunkParts) }
+func (t *txn) chunkParts() countedBucket { return t.bucket(&t.open.chunkParts, bucketChunkParts) }
 
 // partsOf returns the bucket of the parts of upload id, which exists as
 // long as the upload's record.

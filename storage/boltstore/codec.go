@@ -12,11 +12,15 @@ import (
 
 // Record format versions, the first byte of every encoded value. Node
 // records of format 1 are keyed by node id and do not hold it; they exist
-// only in databases of layout 1, which Open migrates (migrate.go).
+// only in databases of layout 1, which Open migrates (migrate.go). Those
+// of format 2 hold the node's space, which a node's ancestry now says
+// (layout.go): the field is skipped, and the record loses it when it is
+// next written, in format 3.
 const (
-	nodeFormatByID = 1
-	nodeFormat     = 2
-	spaceFormat    = 1
+	nodeFormatByID      = 1
+	nodeFormatWithSpace = 2
+	nodeFormat          = 3
+	spaceFormat         = 1
 )
 
 var errCorrupt = errors.New("corrupt record")
@@ -34,22 +38,21 @@ type rec struct {
 func (r *rec) inlined() bool { return r.Inline != 0 }
 
 // encodeNode encodes r, id included: the record is keyed by its place in
-// the tree (layout.go), so a listing reads it without knowing the id.
-// Layout:
+// the tree (layout.go), so a listing reads it without knowing the id. Its
+// space is not: the root its parents lead to says it. Layout:
 //
 //	format, kind,
-//	id, space, parent, name (uvarint length + bytes each),
+//	id, parent, name (uvarint length + bytes each),
 //	size (varint), mtime seconds (varint), mtime nanoseconds (uvarint),
 //	etag, content type, sha1, md5, adler32, blob (uvarint length + bytes each),
 //	inline key (uvarint, only when the content is inline).
 func encodeNode(r *rec) []byte {
-	n := 2 + 4*binary.MaxVarintLen64 + 10*binary.MaxVarintLen16 +
-		len(r.ID) + len(r.SpaceID) + len(r.ParentID) + len(r.Name) + len(r.ETag) + len(r.ContentType) +
+	n := 2 + 4*binary.MaxVarintLen64 + 9*binary.MaxVarintLen16 +
+		len(r.ID) + len(r.ParentID) + len(r.Name) + len(r.ETag) + len(r.ContentType) +
 		len(r.Checksums.SHA1) + len(r.Checksums.MD5) + len(r.Checksums.Adler32) + len(r.Blob)
 	b := make([]byte, 0, n)
 	b = append(b, nodeFormat, byte(r.Kind))
 	b = appendString(b, r.ID)
-	b = appendString(b, r.SpaceID)
 	b = appendString(b, r.ParentID)
 	b = appendString(b, r.Name)
 	b = binary.AppendVarint(b, r.Size)
@@ -67,21 +70,28 @@ func encodeNode(r *rec) []byte {
 	return b
 }
 
-// decodeNode decodes a node record. The value is converted to a string once
-// and every string field is a substring of it, so decoding costs one
-// allocation.
+// decodeNode decodes a node record of format 2 or 3, without its space:
+// the txn's lookups fill that in from the node's ancestry (layout.go). The
+// value is converted to a string once and every string field is a
+// substring of it, so decoding costs one allocation.
 func decodeNode(v []byte) (rec, error) {
 	d := decoder{b: v, s: string(v)}
-	if d.byte() != nodeFormat {
+	format := d.byte()
+	if format != nodeFormat && format != nodeFormatWithSpace {
 		return rec{}, fmt.Errorf("node record: unknown format: %w", errCorrupt)
 	}
 	var r rec
 	r.Kind = storage.Kind(d.byte())
 	r.ID = d.str()
+	if format == nodeFormatWithSpace {
+		d.str() // the space it was in when written; its ancestry says now
+	}
 	return decodeNodeFields(r, &d)
 }
 
-// decodeNodeByID decodes a record of format 1, which the id keyed.
+// decodeNodeByID decodes a record of format 1, which the id keyed, with
+// the space it holds: a database of layout 1 is migrated whole, before
+// any ancestry is read.
 func decodeNodeByID(id string, v []byte) (rec, error) {
 	d := decoder{b: v, s: string(v)}
 	if d.byte() != nodeFormatByID {
@@ -90,13 +100,13 @@ func decodeNodeByID(id string, v []byte) (rec, error) {
 	var r rec
 	r.Kind = storage.Kind(d.byte())
 	r.ID = id
+	r.SpaceID = d.str()
 	return decodeNodeFields(r, &d)
 }
 
-// decodeNodeFields decodes the fields both formats share, which follow the
-// kind and, in format 2, the id.
+// decodeNodeFields decodes the fields every format has, which follow the
+// kind, the id and the space where a format holds them.
 func decodeNodeFields(r rec, d *decoder) (rec, error) {
-	r.SpaceID = d.str()
 	r.ParentID = d.str()
 	r.Name = d.str()
 	r.Size = d.varint()

@@ -234,6 +234,7 @@ func TestCodecInline(t *testing.T) {
 	}
 	enc := encodeNode(&r)
 	got, err := decodeNode(enc)
+	r.SpaceID = "" // the node's ancestry says its space, not its record
 	if err != nil || got != r {
 		t.Fatalf("round trip = %+v, %v; want %+v", got, err, r)
 	}

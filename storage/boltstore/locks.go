@@ -81,7 +81,7 @@ func (s *Store) CreateLock(ctx context.Context, l storage.Lock, lim storage.Lock
 			return err
 		}
 		l.Created = t.now.Round(0).UTC() // as it reads back
-		l.Expires = expiry(l.Created, l.Timeout)
+		l.Expires = storage.LockExpiry(l.Created, l.Timeout)
 		return t.putLock(l)
 	})
 	if err != nil {
@@ -102,15 +102,6 @@ func validLock(l storage.Lock) error {
 		return err
 	}
 	return storage.ValidLockRequest(l)
-}
-
-// expiry is when a lock taken or refreshed at now with timeout ends; zero
-// for no timeout.
-func expiry(now time.Time, timeout time.Duration) time.Time {
-	if timeout == 0 {
-		return time.Time{}
-	}
-	return now.Add(timeout)
 }
 
 // claimToken fails with ErrExists when a live lock holds token, and drops
@@ -278,7 +269,7 @@ func (s *Store) RefreshLock(ctx context.Context, spaceID, token string, timeout 
 			return err
 		}
 		l.Timeout = timeout
-		l.Expires = expiry(t.now.Round(0).UTC(), timeout)
+		l.Expires = storage.LockExpiry(t.now.Round(0).UTC(), timeout)
 		return t.putLock(l)
 	})
 	if err != nil {
@@ -424,7 +415,7 @@ func (t *txn) liveLocksOf(spaceID string, now time.Time, filter func(node []byte
 
 // countingLocks is liveLocks of the locks filter accepts (nil: all).
 func (t *txn) countingLocks(spaceID string, now time.Time, filter func(node []byte, deep bool) bool, purge bool) ([]storage.Lock, error) {
-	out, expired, err := readSpaceLocks(t.locks(), spaceID, now, filter)
+	out, expired, err := readSpaceLocks(t.locks().raw(), spaceID, now, filter)
 	if err != nil || len(out)+len(expired) == 0 {
 		return out, err
 	}

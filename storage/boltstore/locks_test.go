@@ -344,7 +344,7 @@ func TestLockRecordBytes(t *testing.T) {
 	}
 	var pages int64
 	err = f.s.view(func(tx *txn) error {
-		for _, b := range []*bolt.Bucket{tx.locks(), tx.lockTokens()} {
+		for _, b := range []*bolt.Bucket{tx.locks().raw(), tx.lockTokens().raw()} {
 			st := b.Stats()
 			pages += int64(st.LeafAlloc + st.BranchAlloc)
 		}

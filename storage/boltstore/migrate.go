@@ -8,6 +8,9 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
+// layoutSpaceInRecords is layout 2, whose node records hold their space.
+const layoutSpaceInRecords = 2
+
 // The buckets of layout 1, which migrateLayout empties into those of the
 // current layout and deletes.
 var (
@@ -17,13 +20,23 @@ var (
 
 // migrateLayout brings the database to layoutVersion, in tx, and records
 // the version. The buckets of the current layout must exist.
+//
+// Layout 2 becomes layout 3 without a record written: its node records
+// (format 2) hold a space that the parent chains already agree with, and
+// decodeNode skips it; each loses it when it is next written. The version
+// goes up all the same, so that a binary of layout 2, which cannot read
+// format 3, refuses the database rather than misreading it.
 func migrateLayout(tx *bolt.Tx) error {
 	meta := tx.Bucket(bucketMeta)
 	if v := meta.Get(keyLayout); v != nil {
-		if n, err := strconv.Atoi(string(v)); err != nil || n != layoutVersion {
-			return fmt.Errorf("database layout %q, this version reads layout %d: %w", v, layoutVersion, errCorrupt)
+		n, err := strconv.Atoi(string(v))
+		switch {
+		case err == nil && n == layoutVersion:
+			return nil
+		case err == nil && n == layoutSpaceInRecords:
+			return meta.Put(keyLayout, []byte(strconv.Itoa(layoutVersion)))
 		}
-		return nil
+		return fmt.Errorf("database layout %q, this version reads layouts %d and %d: %w", v, layoutSpaceInRecords, layoutVersion, errCorrupt)
 	}
 	if old := tx.Bucket(bucketNodesByID); old != nil {
 		if err := migrateFromLayout1(tx, old); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
@@ -52,8 +53,8 @@ func TestMigrateFromLayout1(t *testing.T) {
 			t.Fatalf("after migration:\n%+v\nwant\n%+v", got, want)
 		}
 		f.s.view(func(tx *txn) error {
-			if got := string(tx.tx.Bucket(bucketMeta).Get(keyLayout)); got != "2" {
-				t.Errorf("layout %q, want 2", got)
+			if got := string(tx.tx.Bucket(bucketMeta).Get(keyLayout)); got != strconv.Itoa(layoutVersion) {
+				t.Errorf("layout %q, want %d", got, layoutVersion)
 			}
 			if tx.tx.Bucket(bucketNodesByID) != nil || tx.tx.Bucket(bucketChildIDs) != nil {
 				t.Error("the buckets of layout 1 are left")
@@ -76,7 +77,7 @@ func TestMigrateFromLayout1(t *testing.T) {
 func TestMigrateRefuses(t *testing.T) {
 	for name, spoil := range map[string]func(tx *bolt.Tx) error{
 		"newer layout": func(tx *bolt.Tx) error {
-			return tx.Bucket(bucketMeta).Put(keyLayout, []byte("3"))
+			return tx.Bucket(bucketMeta).Put(keyLayout, []byte(strconv.Itoa(layoutVersion+1)))
 		},
 		"missing children entry": func(tx *bolt.Tx) error {
 			rewriteTxAsLayout1(tx)

@@ -123,6 +123,10 @@ func (t *txn) readDir(spaceID, folderID, after string, limit int, fn func(rec) e
 // scanChildren calls fn for up to limit children of folder folderID, in
 // name order, starting after the name after.
 func (t *txn) scanChildren(folderID, after string, limit int, fn func(rec) error) error {
+	space, err := t.spaceBelow(folderID)
+	if err != nil {
+		return err
+	}
 	prefix := childKey(folderID, "")
 	start := childKey(folderID, after)
 	c := t.children().Cursor()
@@ -139,6 +143,7 @@ func (t *txn) scanChildren(folderID, after string, limit int, fn func(rec) error
 		if err != nil {
 			return err
 		}
+		r.SpaceID = space
 		if err := fn(r); err != nil {
 			return err
 		}
@@ -187,8 +192,24 @@ func (s *Store) Walk(ctx context.Context, spaceID, nodeID string, names []string
 	return nodes, nil
 }
 
-// node returns the node with id, and whether it exists.
+// node returns the node with id, in the space its ancestry leads to, and
+// whether it exists.
 func (t *txn) node(id string) (rec, bool, error) {
+	r, ok, err := t.record(id)
+	if err != nil || !ok {
+		return r, ok, err
+	}
+	space, err := t.nodeSpace(&r)
+	if err != nil {
+		return rec{}, false, err
+	}
+	t.inSpace(&r, space)
+	return r, true, nil
+}
+
+// record returns the record of node id as stored, without its space, and
+// whether it exists.
+func (t *txn) record(id string) (rec, bool, error) {
 	k := t.look.get(&t.look.nodes, t.nodes, []byte(id))
 	if k == nil {
 		return rec{}, false, nil
@@ -247,5 +268,13 @@ func (t *txn) child(parentID, name string) (rec, bool, error) {
 		return rec{}, false, nil
 	}
 	r, err := decodeNode(v)
-	return r, err == nil, err
+	if err != nil {
+		return rec{}, false, err
+	}
+	space, err := t.spaceBelow(parentID)
+	if err != nil {
+		return rec{}, false, err
+	}
+	t.inSpace(&r, space)
+	return r, true, nil
 }

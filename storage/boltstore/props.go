@@ -136,27 +136,15 @@ func (s *Store) PatchProps(ctx context.Context, spaceID, nodeID string, patches 
 	return nil
 }
 
-// propUsage is what the properties of one scope of a node take.
-type propUsage struct {
-	count int
-	bytes int
-}
-
 func propSize(name storage.PropName, value []byte) int {
 	return len(name.Space) + len(name.Local) + len(value)
-}
-
-// exceeds reports whether u is over a limit it was not over before.
-func (u propUsage) exceeds(before propUsage) bool {
-	return (u.count > storage.MaxPropsPerNode && u.count > before.count) ||
-		(u.bytes > storage.MaxPropBytesPerNode && u.bytes > before.bytes)
 }
 
 // patchProps applies the patches to a node's properties, keeping each scope
 // it grows within the limits and the space within its quota.
 func (t *txn) patchProps(spaceID, nodeID string, patches []storage.PropPatch) error {
-	before := map[string]propUsage{}
-	after := map[string]propUsage{}
+	before := map[string]storage.PropUsage{}
+	after := map[string]storage.PropUsage{}
 	var grown int64 // bytes the space's properties grow by
 	for _, p := range patches {
 		if _, ok := before[p.User]; !ok {
@@ -166,16 +154,16 @@ func (t *txn) patchProps(spaceID, nodeID string, patches []storage.PropPatch) er
 		u := after[p.User]
 		k := propKey(nodeID, p.User, p.Name)
 		if old := t.props().Get(k); old != nil {
-			u.count--
-			u.bytes -= propSize(p.Name, old)
+			u.Count--
+			u.Bytes -= propSize(p.Name, old)
 			grown -= storage.PropBytes(p.Name, string(old))
 		}
 		var err error
 		if p.Remove {
 			err = t.props().Delete(k)
 		} else {
-			u.count++
-			u.bytes += propSize(p.Name, []byte(p.Value))
+			u.Count++
+			u.Bytes += propSize(p.Name, []byte(p.Value))
 			grown += storage.PropBytes(p.Name, p.Value)
 			err = t.props().Put(k, []byte(p.Value))
 		}
@@ -185,22 +173,21 @@ func (t *txn) patchProps(spaceID, nodeID string, patches []storage.PropPatch) er
 		after[p.User] = u
 	}
 	for user, u := range after {
-		if u.exceeds(before[user]) {
-			return fmt.Errorf("%d properties of %d bytes, at most %d of %d bytes: %w",
-				u.count, u.bytes, storage.MaxPropsPerNode, storage.MaxPropBytesPerNode, storage.ErrInsufficientStorage)
+		if err := storage.CheckPropGrowth(before[user], u); err != nil {
+			return err
 		}
 	}
 	return t.addProps(spaceID, grown)
 }
 
 // propUsage counts the properties of one scope of a node.
-func (t *txn) propUsage(nodeID, user string) propUsage {
-	var u propUsage
+func (t *txn) propUsage(nodeID, user string) storage.PropUsage {
+	var u storage.PropUsage
 	prefix := propPrefix(nodeID, user)
 	c := t.props().Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		u.count++
-		u.bytes += len(k) - len(prefix) - 1 + len(v) // namespace \0 local
+		u.Count++
+		u.Bytes += len(k) - len(prefix) - 1 + len(v) // namespace \0 local
 	}
 	return u
 }

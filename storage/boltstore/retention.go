@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"sync"
 
 	"github.com/davspaces/davspaces/storage"
 )
@@ -15,6 +16,21 @@ var _ storage.Retainer = (*Store)(nil)
 // expireBatch bounds what one ExpireUndo pass removes, so that a pass
 // never holds the write lock for long.
 const expireBatch = 256
+
+// versionScanBudget bounds the version records one ExpireUndo pass reads:
+// versions are keyed by file, not by age, so finding the expired ones
+// reads them all, and a pass every minute over a store of a million
+// versions would read every one each time. A pass goes on where the last
+// one stopped (versionSweep), and the expiry goes round the store over
+// several passes.
+const versionScanBudget = 8192
+
+// versionSweep is where the next expiry pass starts reading versions.
+type versionSweep struct {
+	mu     sync.Mutex
+	next   []byte // the key prefix of a file's versions; nil: the first
+	budget int    // versionScanBudget; tests lower it
+}
 
 // SetRetention applies p from now on; the next sweep applies it to what
 // is kept already.
@@ -30,17 +46,25 @@ type undoRef struct {
 }
 
 // ExpireUndo removes up to expireBatch trash items and versions the
-// retention no longer keeps: it finds them in a snapshot, then removes
+// retention no longer keeps, among the versions of the files it reads
+// next (versionScanBudget): it finds them in a snapshot, then removes
 // each trash item in a transaction of its own and the versions, file by
 // file, in one.
 func (s *Store) ExpireUndo(ctx context.Context) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
+	s.versionSweep.mu.Lock()
+	defer s.versionSweep.mu.Unlock()
 	var expired []undoRef
-	err := s.view(func(t *txn) (err error) {
+	err := s.view(func(t *txn) error {
 		t.now = s.now()
-		expired, err = t.expiredUndo(expireBatch)
+		var err error
+		expired, err = t.expiredTrash(expireBatch)
+		if err != nil {
+			return err
+		}
+		expired, s.versionSweep.next, err = t.expiredVersions(expired, expireBatch, s.versionSweep.next, s.versionScanBudget())
 		return err
 	})
 	if err != nil {
@@ -92,12 +116,16 @@ func (s *Store) ExpireUndo(ctx context.Context) (int, error) {
 	return removed + pruned, nil
 }
 
-// expiredUndo returns up to limit trash items and versions of the whole
-// store that the retention no longer keeps at t.now.
-func (t *txn) expiredUndo(limit int) ([]undoRef, error) {
+// expiredTrash returns up to limit trash items of the whole store that
+// the retention no longer keeps at t.now. An item's key starts with the
+// time it was deleted (storage.TrashKey: 19 digits from 2001 to 2286), so
+// a space's items come in the order they were deleted: the pass reads a
+// space's expired items and the first one kept, then seeks to the next
+// space, rather than reading every item of the store each minute.
+func (t *txn) expiredTrash(limit int) ([]undoRef, error) {
 	var out []undoRef
 	c := t.trash().Cursor()
-	for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
+	for k, v := c.First(); k != nil && len(out) < limit; {
 		spaceID, key, ok := bytes.Cut(k, []byte{0})
 		if !ok {
 			return nil, fmt.Errorf("trash key %q: %w", k, errCorrupt)
@@ -106,23 +134,38 @@ func (t *txn) expiredUndo(limit int) ([]undoRef, error) {
 		if err != nil {
 			return nil, err
 		}
-		if t.retentionOf(string(spaceID)).TrashExpired(item.Deleted, t.now) {
-			out = append(out, undoRef{spaceID: string(spaceID), kept: storage.Kept{TrashKey: item.Key}})
+		if !t.retentionOf(string(spaceID)).TrashExpired(item.Deleted, t.now) {
+			// The rest of the space's trash was deleted later.
+			k, v = c.Seek(append(bytes.Clone(spaceID), 1))
+			continue
 		}
+		out = append(out, undoRef{spaceID: string(spaceID), kept: storage.Kept{TrashKey: item.Key}})
+		k, v = c.Next()
 	}
-	return t.expiredVersions(out, limit)
+	return out, nil
+}
+
+// versionScanBudget returns how many version records a pass reads.
+func (s *Store) versionScanBudget() int {
+	if s.versionSweep.budget > 0 {
+		return s.versionSweep.budget
+	}
+	return versionScanBudget
 }
 
 // expiredVersions appends to out, up to limit in all, the versions the
-// retention no longer keeps, a file's versions at a time.
-func (t *txn) expiredVersions(out []undoRef, limit int) ([]undoRef, error) {
+// retention no longer keeps, a file's versions at a time, starting at the
+// versions of the file whose key prefix is from (nil: the first file).
+// It reads the versions of files until it has read budget records, and
+// returns where the next pass starts: the prefix of the first file it did
+// not read, or nil once it read the last.
+func (t *txn) expiredVersions(out []undoRef, limit int, from []byte, budget int) ([]undoRef, []byte, error) {
 	var (
 		group     []storage.Version
 		groupOf   []byte // space id \0 file id \0
 		spaceID   string
 		fileID    string
-		flushErr  error
-		cursor    = t.versions().Cursor()
+		read      int
 		flushFile = func() {
 			if len(group) == 0 {
 				return
@@ -134,29 +177,34 @@ func (t *txn) expiredVersions(out []undoRef, limit int) ([]undoRef, error) {
 			group = group[:0]
 		}
 	)
-	for k, v := cursor.First(); k != nil && len(out) < limit; k, v = cursor.Next() {
+	c := t.versions().Cursor()
+	k, v := c.First()
+	if from != nil {
+		k, v = c.Seek(from)
+	}
+	for ; k != nil; k, v = c.Next() {
 		sp, rest, ok1 := bytes.Cut(k, []byte{0})
 		file, key, ok2 := bytes.Cut(rest, []byte{0})
 		if !ok1 || !ok2 {
-			return nil, fmt.Errorf("version key %q: %w", k, errCorrupt)
+			return nil, nil, fmt.Errorf("version key %q: %w", k, errCorrupt)
 		}
 		prefix := k[:len(k)-len(key)]
 		if !bytes.Equal(prefix, groupOf) {
 			flushFile()
+			if len(out) >= limit || read >= budget {
+				return out, bytes.Clone(prefix), nil
+			}
 			groupOf, spaceID, fileID = bytes.Clone(prefix), string(sp), string(file)
 		}
 		r, err := decodeVersion(string(key), v)
 		if err != nil {
-			flushErr = err
-			break
+			return nil, nil, err
 		}
 		group = append(group, r.public(spaceID))
-	}
-	if flushErr != nil {
-		return nil, flushErr
+		read++
 	}
 	flushFile()
-	return out, nil
+	return out, nil, nil
 }
 
 // keptOf returns what space spaceID keeps for undo: its trash items and

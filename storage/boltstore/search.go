@@ -20,7 +20,7 @@ import (
 // records only for the matches' folders and the page it answers.
 //
 // The key holds the live space even for a node moved to the trash below a
-// trashed folder (setSubtreeSpace rewrites records, not places), so that
+// trashed folder (only the folder's record moves, layout.go), so that
 // removeNode finds the entry whichever space the node is in then. Such an
 // entry is left out at search time: its folders lead up to the trash, not
 // to the scope (searchWalk.below). The top node of a trash item, whose
@@ -49,6 +49,29 @@ func nameKey(r *rec) []byte {
 	return append(k, r.ID...)
 }
 
+// indexedSpace returns the live space the name index files r under, for
+// a node whose ancestry leads to no root, so that a check reports it, and
+// a recount counts it, in the space it was in: "" when no space does. It
+// looks in every space, which only damage makes it do.
+func (t *txn) indexedSpace(r *rec) (string, error) {
+	if !nameIndexed(r) {
+		return "", nil
+	}
+	folded := storage.SearchKey(r.Name)
+	found := ""
+	c := t.spaces().Cursor()
+	for k, _ := c.First(); k != nil && found == ""; k, _ = c.Next() {
+		key := make([]byte, 0, len(k)+len(folded)+len(r.ID)+2)
+		key = append(append(key, k...), 0)
+		key = append(append(key, folded...), 0)
+		key = append(key, r.ID...)
+		if t.names().Get(key) != nil {
+			found = string(k)
+		}
+	}
+	return found, nil
+}
+
 // indexName adds the entry of r, just placed, to the name index.
 func (t *txn) indexName(r *rec) error {
 	if !nameIndexed(r) {
@@ -65,7 +88,7 @@ func (t *txn) unindexName(r *rec) error {
 	return t.names().Delete(nameKey(r))
 }
 
-func (t *txn) names() *bolt.Bucket { return t.bucket(&t.open.names, bucketNames) }
+func (t *txn) names() countedBucket { return t.bucket(&t.open.names, bucketNames) }
 
 // buildNameIndex fills the name index of a database from before it, once:
 // the meta bucket records that it was built.
@@ -78,6 +101,7 @@ func buildNameIndex(tx *bolt.Tx) error {
 	if err != nil {
 		return err
 	}
+	t := &txn{tx: tx}
 	err = tx.Bucket(bucketChildren).ForEach(func(_, v []byte) error {
 		r, err := decodeNode(v)
 		if err != nil {
@@ -85,6 +109,9 @@ func buildNameIndex(tx *bolt.Tx) error {
 		}
 		if !nameIndexed(&r) {
 			return nil
+		}
+		if r.SpaceID, err = t.spaceBelow(r.ParentID); err != nil {
+			return err
 		}
 		return names.Put(nameKey(&r), []byte(r.ParentID))
 	})

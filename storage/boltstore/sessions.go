@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
 	"go.uber.org/zap"
 
 	"github.com/davspaces/davspaces/checksum"
@@ -459,7 +458,7 @@ func (s *Store) endSession(id string) error {
 
 // expiredKeys returns up to limit keys of the records of a bucket that
 // expired says are to be ended (expired, or unreadable).
-func (s *Store) expiredKeys(bucket func(*txn) *bolt.Bucket, limit int, expired func(k, v []byte) bool) ([]string, error) {
+func (s *Store) expiredKeys(bucket func(*txn) countedBucket, limit int, expired func(k, v []byte) bool) ([]string, error) {
 	var keys []string
 	err := s.view(func(t *txn) error {
 		c := bucket(t).Cursor()
@@ -569,7 +568,7 @@ func isLiveSession(r sessionRec, now time.Time) bool {
 	return r.Expires.IsZero() || now.Before(r.Expires)
 }
 
-func (t *txn) sessions() *bolt.Bucket { return t.bucket(&t.open.sessions, bucketSessions) }
+func (t *txn) sessions() countedBucket { return t.bucket(&t.open.sessions, bucketSessions) }
 
 // liveSession returns session id unless it is unknown or expired at now.
 func (t *txn) liveSession(id string, now time.Time) (sessionRec, error) {

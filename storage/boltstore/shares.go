@@ -41,19 +41,19 @@ type shareBuckets struct {
 	shares, tokens, items, creators, grantees *bolt.Bucket
 }
 
-func (t *txn) shares() *bolt.Bucket { return t.bucket(&t.open.share.shares, bucketShares) }
+func (t *txn) shares() countedBucket { return t.bucket(&t.open.share.shares, bucketShares) }
 
-func (t *txn) shareTokens() *bolt.Bucket {
+func (t *txn) shareTokens() countedBucket {
 	return t.bucket(&t.open.share.tokens, bucketShareTokens)
 }
 
-func (t *txn) shareItems() *bolt.Bucket { return t.bucket(&t.open.share.items, bucketShareItems) }
+func (t *txn) shareItems() countedBucket { return t.bucket(&t.open.share.items, bucketShareItems) }
 
-func (t *txn) shareCreators() *bolt.Bucket {
+func (t *txn) shareCreators() countedBucket {
 	return t.bucket(&t.open.share.creators, bucketShareCreators)
 }
 
-func (t *txn) shareGrantees() *bolt.Bucket {
+func (t *txn) shareGrantees() countedBucket {
 	return t.bucket(&t.open.share.grantees, bucketShareGrantees)
 }
 
@@ -142,7 +142,7 @@ func (t *txn) share(id string) (storage.Share, error) {
 
 // indexedShares returns the shares whose ids end the keys of bucket b under
 // prefix and for which keep is true.
-func (t *txn) indexedShares(b *bolt.Bucket, prefix []byte, keep func(storage.Share) bool) ([]storage.Share, error) {
+func (t *txn) indexedShares(b countedBucket, prefix []byte, keep func(storage.Share) bool) ([]storage.Share, error) {
 	var out []storage.Share
 	c := b.Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
@@ -274,7 +274,7 @@ func (s *Store) CreateShare(ctx context.Context, sh storage.Share) (storage.Shar
 	if sh.Kind == storage.ShareLink {
 		sh.Token = storage.NewLinkToken()
 	}
-	limit := s.maxSharesPerCreator()
+	limit := storage.ShareCap(s.shareCap.Load())
 	err := s.update(func(t *txn) error {
 		item, err := t.sharedItem(sh)
 		if err != nil {
@@ -461,10 +461,3 @@ func (s *Store) listShares(ctx context.Context, list func(t *txn) ([]storage.Sha
 // have, n <= 0 restoring storage.MaxSharesPerCreator: tests reach the cap
 // without making ten thousand shares.
 func (s *Store) SetMaxSharesPerCreator(n int) { s.shareCap.Store(int64(n)) }
-
-func (s *Store) maxSharesPerCreator() int {
-	if n := s.shareCap.Load(); n > 0 {
-		return int(n)
-	}
-	return storage.MaxSharesPerCreator
-}

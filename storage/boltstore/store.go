@@ -132,6 +132,10 @@ type Store struct {
 	// commits counts the write transactions update committed; the group's
 	// count its own (WriteCommits).
 	commits atomic.Uint64
+	// written counts the records committed write transactions wrote.
+	written atomic.Int64
+	// versionSweep is where the next expiry pass reads versions from.
+	versionSweep versionSweep
 
 	personalQuota atomic.Int64 // 0: personal spaces have no quota
 	// maxNodes is the node cap of a space without a quota; 0 is

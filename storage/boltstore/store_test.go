@@ -209,6 +209,7 @@ func TestCodecRoundTrip(t *testing.T) {
 	var r rec
 	f.s.view(func(tx *txn) (err error) { r, err = tx.nodeIn(f.space.ID, n.ID); return err })
 	got, err := decodeNode(encodeNode(&r))
+	r.SpaceID = "" // the node's ancestry says its space, not its record
 	if err != nil || got != r {
 		t.Fatalf("round trip = %+v, %v; want %+v", got, err, r)
 	}

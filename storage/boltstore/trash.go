@@ -13,14 +13,15 @@ import (
 
 // A deleted node keeps its record, its id, its properties and its content;
 // only where its record is changes. The top node of a trash item moves
-// below the trash root of its space, under the item's key as its name, and
-// every node of the subtree gets the trash's space id, so that each lookup
-// of the live space (nodeIn, Child) finds none of them without looking up
-// the tree. The trash's space id is also the trash root's id: the space id
-// with a NUL, which no real id contains (storage.ValidID), so it never
-// equals a space or node id, and its child keys never fall in the key
-// range of a live folder. Moving a subtree there costs a record rewrite
-// per node, about what destroying it did.
+// below the trash root of its space, under the item's key as its name;
+// the records below it stay as they are, and their ancestry now leads to
+// the trash root (layout.go), so that no lookup of the live space (nodeIn,
+// Child) finds any of them. Deleting a folder and restoring it write the
+// same few records whatever the folder holds. The trash root's id is the
+// space id with a NUL, which no real id contains (storage.ValidID), so it
+// never equals a space or node id, and its child keys never fall in the
+// key range of a live folder; it is also the space id the nodes in the
+// trash are looked up with.
 //
 // The item itself, where the node was deleted from, is a record in the
 // trash bucket under space id \0 key; the trash_places bucket indexes the
@@ -30,8 +31,8 @@ import (
 
 const trashSuffix = "\x00trash"
 
-// trashSpaceID returns the space id the nodes in the trash of space
-// spaceID carry, which is also the id of the parent of its items' nodes.
+// trashSpaceID returns the space id of the nodes in the trash of space
+// spaceID, which is also the id of the parent of its items' nodes.
 func trashSpaceID(spaceID string) string { return spaceID + trashSuffix }
 
 // isTrashRoot reports whether id is the trash root of a space: no real id
@@ -159,9 +160,7 @@ func (t *txn) moveToTrash(spaceID string, n rec) error {
 	if err := t.placeNode(&n); err != nil {
 		return err
 	}
-	if err := t.setSubtreeSpace(n, n.SpaceID); err != nil {
-		return err
-	}
+	t.forgetSpaces() // n's subtree went to the trash with it
 	if err := t.putTrashItem(spaceID, &item); err != nil {
 		return err
 	}
@@ -186,38 +185,6 @@ func (t *txn) location(n rec) (string, error) {
 		names[i], names[j] = names[j], names[i]
 	}
 	return storage.TrashLocation(names), nil
-}
-
-// setSubtreeSpace gives every node below top (top excluded) the space id
-// spaceID. Their keys do not hold it, so each record is rewritten in place.
-// Each child is sought afresh (childAfter), as the bucket changes meanwhile.
-func (t *txn) setSubtreeSpace(top rec, spaceID string) error {
-	if !top.IsFolder() {
-		return nil
-	}
-	folders := []string{top.ID}
-	for len(folders) > 0 {
-		id := folders[len(folders)-1]
-		folders = folders[:len(folders)-1]
-		for after := ""; ; {
-			child, ok, err := t.childAfter(id, after)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				break
-			}
-			after = child.Name
-			child.SpaceID = spaceID
-			if err := t.putNode(&child); err != nil {
-				return err
-			}
-			if child.IsFolder() {
-				folders = append(folders, child.ID)
-			}
-		}
-	}
-	return nil
 }
 
 // trashedNode returns node nodeID of item, the item's own node or one
@@ -261,9 +228,7 @@ func (t *txn) restoreFromTrash(spaceID string, item trashRec, n rec, parentID, n
 	if err := t.placeNode(&live); err != nil {
 		return rec{}, err
 	}
-	if err := t.setSubtreeSpace(live, spaceID); err != nil {
-		return rec{}, err
-	}
+	t.forgetSpaces() // n's subtree came back with it
 	if n.ID == item.NodeID {
 		if err := t.deleteTrashItem(spaceID, item); err != nil {
 			return rec{}, err

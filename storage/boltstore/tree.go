@@ -221,7 +221,15 @@ func (t *txn) childAfter(id, after string) (rec, bool, error) {
 	}
 	t.countScan(len(k) + len(v))
 	r, err := decodeNode(v)
-	return r, err == nil, err
+	if err != nil {
+		return rec{}, false, err
+	}
+	space, err := t.spaceBelow(id)
+	if err != nil {
+		return rec{}, false, err
+	}
+	t.inSpace(&r, space)
+	return r, true, nil
 }
 
 // transfer holds what Move and Copy check alike about their target.

@@ -33,19 +33,18 @@ const (
 	// after a trim before the next, whatever maps them: the heuristics
 	// above follow the database's use, and the pages each use maps grow
 	// with the database (a bigger tree spreads a transaction's pages, and
-	// each fault maps its neighbours); this bounds the result. In the
-	// bench the peaks of a DELETE of 10,000 files grew from 104 to 143 MB
-	// of VmHWM over three rounds without it.
+	// each fault maps its neighbours); this bounds the result. Without it
+	// the bench's peaks of a big DELETE grew round after round.
 	trimGrowth = 16 << 20
 	// trimScanned is how many bytes of records scans may read before the
 	// mapping is trimmed at once. A scan maps the pages of the records it
-	// reads and, as each fault maps its neighbours too, up to 16 times
-	// more: 16 clients listing a folder of 100,000 entries map the whole
-	// database within one trimInterval. A trim costs the next reads their
+	// reads and, as each fault maps its neighbours too, many times more:
+	// concurrent listings of big folders map the whole database within one
+	// trimInterval. A trim costs the next reads their
 	// faults: at 256 kB, every listing of 1,000 entries trimmed the
-	// mapping under the next ones (8 clients listing such folders: PROPFIND
-	// p50 3.62 ms against 3.40 with 2 MB in one bench run), and the 16 big
-	// listings keep their bounds with 2 MB.
+	// mapping under the next ones, and concurrent listings of such folders
+	// were slower than with 2 MB, with which the big listings keep their
+	// bounds all the same.
 	trimScanned = 2 << 20
 	// trimWriteScanned is how many bytes a write txn's scans read between
 	// the trims it makes itself (countScan).
@@ -55,9 +54,9 @@ const (
 // initialMapSize is the address space the database is mapped with at
 // first. When a write transaction grows the file past the mapping, bbolt
 // maps it anew and first copies every key and value the transaction has
-// read or written to the heap, as they point into the old mapping: the
-// move into the trash of a folder of 10,000 files allocated 79 MB that way,
-// and a bigger one more than the rest of its memory together. Address space
+// read or written to the heap, as they point into the old mapping: a big
+// move into the trash allocated more that way than the rest of its memory
+// together. Address space
 // is not memory: nothing of it is resident before it is read, and the
 // trims keep what is read bounded.
 const initialMapSize = 1 << 30
@@ -93,8 +92,7 @@ func (m *scanMeter) reset() { m.scanned.Store(0) }
 // countScan counts n bytes of records a scan of t read. A write txn trims
 // the mapping itself every trimWriteScanned bytes, as the trim loop would not
 // keep up, and has it trimmed until it has committed (without its own
-// trims, the DELETE of a folder of 17,000 files peaked at 107-120 MB of
-// VmHWM in the bench's setup, with them at 94-102 MB).
+// trims, a big DELETE peaked clearly higher in the bench's setup).
 func (t *txn) countScan(n int) {
 	before := t.scanned
 	t.scanned += int64(n)
@@ -123,8 +121,8 @@ const trimCommitEvery = 2 * time.Millisecond
 // runs and commits: its scans read faster than the trim loop follows, and
 // bbolt's commit frees every page the transaction changed, reading
 // its header through the mapping, and each fault maps the page's
-// neighbours too (fault-around): the commit of a DELETE of a folder of
-// 17,000 files maps some 70 MB of the database in 20 ms, with no scan to
+// neighbours too (fault-around): the commit of a big DELETE maps a large
+// part of the database before the trim loop looks again, with no scan to
 // count. The zero value trims nothing; end stops what begin started.
 type commitTrim struct {
 	store *Store
@@ -174,8 +172,8 @@ func (c *commitTrim) end() {
 // every page of a commit from a buffer of its own and keeps the buffers in
 // a sync.Pool, which holds them until two garbage collections have passed;
 // until then they count as live, and the collector lets the heap grow to
-// twice that: after the move of 50,000 files into the trash, 58 MB of
-// buffers were live, and emptying the trash next peaked at 134 MB of heap.
+// twice that: after a big move into the trash, the buffers still live
+// made emptying the trash next peak at about twice the heap.
 // Two forced collections cost a few milliseconds with the store's small
 // heap, paid only by a transaction that scanned enough to trim.
 func releaseCommitBuffers() {
@@ -298,9 +296,9 @@ func (g *fileGrowth) dueForCheck() bool {
 // trimIfGrown trims the mapping at once, in the goroutine of a transaction
 // that just ended, when the process's file pages grew by trimGrowth since
 // the last trim. The trim loop looks every few milliseconds, but on a
-// busy node it is one goroutine among many and runs late: with 16 writers
-// or 8 listings of 10,000 entries at a time, the pages grew by 40-60 MB
-// before it ran.
+// busy node it is one goroutine among many and runs late: with many
+// writers or big listings at a time, the pages grew by several times
+// trimGrowth before it ran.
 func (s *Store) trimIfGrown() {
 	if s.scans == nil || !s.files.dueForCheck() || !s.files.grown() {
 		return
@@ -341,8 +339,8 @@ func trimDue(used dbUse, elapsed time.Duration) bool {
 }
 
 // executableDrop drops the pages of the process's executable from its
-// resident set now and then (package residency): the start leaves some
-// 50 MB of Caddy's binary mapped, more than the store's mapping and heap
+// resident set now and then (package residency): the start leaves much
+// of Caddy's binary mapped, more than the store's mapping and heap
 // together, and the code a workload runs is a fraction of it. The store
 // does it because it is what keeps the process's resident set bounded;
 // it is the same kind of memory as the database's mapping, clean pages of

@@ -232,7 +232,7 @@ func TestBigWriteTrimsUntilCommitted(t *testing.T) {
 		var trim commitTrim
 		var left leftovers
 		err := f.s.db.Update(f.s.writeTxn(func(tx *txn) error {
-			return tx.setSubtreeSpace(rec{Node: c.folder}, f.space.ID)
+			return tx.rewriteChildren(c.folder.ID)
 		}, &left, &trim))
 		if err != nil {
 			t.Fatal(err)
@@ -248,6 +248,21 @@ func TestBigWriteTrimsUntilCommitted(t *testing.T) {
 			default:
 				t.Errorf("rewriting %s: trimming goes on after end", c.folder.Name)
 			}
+		}
+	}
+}
+
+// rewriteChildren rewrites the record of every child of folder id in
+// place: a write txn that scans as much as it writes.
+func (t *txn) rewriteChildren(id string) error {
+	for after := ""; ; {
+		child, ok, err := t.childAfter(id, after)
+		if err != nil || !ok {
+			return err
+		}
+		after = child.Name
+		if err := t.putNode(&child); err != nil {
+			return err
 		}
 	}
 }

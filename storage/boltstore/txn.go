@@ -23,6 +23,9 @@ type txn struct {
 	seq  uint64
 	open openBuckets
 	look lookups // layout.go
+	// spaceOf is the space of every folder whose ancestry the txn walked
+	// (layout.go: spaceBelow).
+	spaceOf map[string]string
 	// personalQuota is the store's default quota of personal spaces.
 	personalQuota int64
 	// maxNodes is the store's node cap of a space without a quota.
@@ -43,6 +46,9 @@ type txn struct {
 	// dropped are the checksums of the contents the transaction deleted,
 	// whose previews go once it has committed.
 	dropped []string
+	// written counts the records the txn put or deleted
+	// (Store.RecordsWritten).
+	written int64
 }
 
 // openBuckets are the buckets a txn has opened so far; nil is not yet.
@@ -74,38 +80,68 @@ func (t *txn) discardContent(blob string) {
 
 // bucket returns the bucket called name, opening it into *open on first
 // use.
-func (t *txn) bucket(open **bolt.Bucket, name []byte) *bolt.Bucket {
+func (t *txn) bucket(open **bolt.Bucket, name []byte) countedBucket {
 	if *open == nil {
 		*open = t.tx.Bucket(name)
 	}
-	return *open
+	return t.counted(*open)
 }
 
-func (t *txn) spaces() *bolt.Bucket { return t.bucket(&t.open.spaces, bucketSpaces) }
+// counted returns b counting its puts and deletes into the txn's.
+func (t *txn) counted(b *bolt.Bucket) countedBucket {
+	return countedBucket{boltBucket: b, written: &t.written}
+}
 
-func (t *txn) personal() *bolt.Bucket { return t.bucket(&t.open.personal, bucketPersonal) }
+// boltBucket names bolt's bucket for embedding: embedded as *bolt.Bucket,
+// the field would hide the method Bucket that opens a nested bucket.
+type boltBucket = bolt.Bucket
 
-func (t *txn) nodes() *bolt.Bucket { return t.bucket(&t.open.nodes, bucketNodes) }
+// countedBucket is a bucket of a txn that counts the records its puts
+// and deletes write, so that a test can show what a change costs
+// whatever the size of the tree it changes (storetest.WriteCounter).
+type countedBucket struct {
+	*boltBucket
+	written *int64
+}
 
-func (t *txn) children() *bolt.Bucket { return t.bucket(&t.open.children, bucketChildren) }
+func (b countedBucket) Put(key, value []byte) error {
+	*b.written++
+	return b.boltBucket.Put(key, value)
+}
 
-func (t *txn) props() *bolt.Bucket { return t.bucket(&t.open.props, bucketProps) }
+func (b countedBucket) Delete(key []byte) error {
+	*b.written++
+	return b.boltBucket.Delete(key)
+}
 
-func (t *txn) blobs() *bolt.Bucket { return t.bucket(&t.open.blobs, bucketBlobs) }
+// raw returns the bucket itself, for reads.
+func (b countedBucket) raw() *bolt.Bucket { return b.boltBucket }
 
-func (t *txn) inline() *bolt.Bucket { return t.bucket(&t.open.inline, bucketInline) }
+func (t *txn) spaces() countedBucket { return t.bucket(&t.open.spaces, bucketSpaces) }
 
-func (t *txn) trash() *bolt.Bucket { return t.bucket(&t.open.trash, bucketTrash) }
+func (t *txn) personal() countedBucket { return t.bucket(&t.open.personal, bucketPersonal) }
 
-func (t *txn) trashPlaces() *bolt.Bucket { return t.bucket(&t.open.trashPlaces, bucketTrashPlaces) }
+func (t *txn) nodes() countedBucket { return t.bucket(&t.open.nodes, bucketNodes) }
 
-func (t *txn) versions() *bolt.Bucket { return t.bucket(&t.open.versions, bucketVersions) }
+func (t *txn) children() countedBucket { return t.bucket(&t.open.children, bucketChildren) }
+
+func (t *txn) props() countedBucket { return t.bucket(&t.open.props, bucketProps) }
+
+func (t *txn) blobs() countedBucket { return t.bucket(&t.open.blobs, bucketBlobs) }
+
+func (t *txn) inline() countedBucket { return t.bucket(&t.open.inline, bucketInline) }
+
+func (t *txn) trash() countedBucket { return t.bucket(&t.open.trash, bucketTrash) }
+
+func (t *txn) trashPlaces() countedBucket { return t.bucket(&t.open.trashPlaces, bucketTrashPlaces) }
+
+func (t *txn) versions() countedBucket { return t.bucket(&t.open.versions, bucketVersions) }
 
 // locks holds the lock records by space, lockTokens the space of each
 // token.
-func (t *txn) locks() *bolt.Bucket { return t.bucket(&t.open.locks, bucketLocks) }
+func (t *txn) locks() countedBucket { return t.bucket(&t.open.locks, bucketLocks) }
 
-func (t *txn) lockTokens() *bolt.Bucket { return t.bucket(&t.open.lockTokens, bucketLockTokens) }
+func (t *txn) lockTokens() countedBucket { return t.bucket(&t.open.lockTokens, bucketLockTokens) }
 
 func (s *Store) view(fn func(t *txn) error) error {
 	defer s.trimIfGrown()
@@ -135,6 +171,13 @@ func (s *Store) WriteCommits() uint64 {
 	return s.commits.Load() + s.group.committed.Load()
 }
 
+// RecordsWritten is how many records (puts and deletes of keys) the
+// store's committed write transactions have written to the buckets of the
+// tree, the trash, versions, shares, locks, uploads and usage since it
+// opened (storetest.WriteCounter); the records of sign-ins (app
+// passwords, login flows, attempts, the directory) are not counted.
+func (s *Store) RecordsWritten() int64 { return s.written.Load() }
+
 // updateGrouped runs fn like update, but in a transaction it may share with
 // other concurrent updateGrouped calls (groupcommit.go), so that they are
 // made durable together. fn may run more than once and must leave nothing
@@ -156,9 +199,11 @@ func (s *Store) updateGrouped(fn func(t *txn) error) error {
 // it deleted.
 type leftovers struct {
 	garbage, dropped []string
+	written          int64 // the records it wrote
 }
 
 func (s *Store) clear(left leftovers) {
+	s.written.Add(left.written)
 	s.removeBlobs(left.garbage)
 	s.previews.drop(left.dropped)
 }
@@ -181,7 +226,7 @@ func (s *Store) writeTxn(fn func(t *txn) error, left *leftovers, trim *commitTri
 		t.seq = seq
 		t.now = s.now()
 		err = fn(t)
-		*left = leftovers{t.garbage, t.dropped}
+		*left = leftovers{t.garbage, t.dropped, t.written}
 		return err
 	}
 }

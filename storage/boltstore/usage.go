@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -45,7 +43,7 @@ type spaceCounters struct {
 	nodes int64
 }
 
-func (t *txn) usageBucket() *bolt.Bucket { return t.tx.Bucket(bucketUsage) }
+func (t *txn) usageBucket() countedBucket { return t.counted(t.tx.Bucket(bucketUsage)) }
 
 func spaceUsageKey(spaceID string) []byte {
 	return append(bytes.Clone(spaceUsagePrefix), spaceID...)
@@ -367,7 +365,14 @@ func (t *txn) countAllNodes(counters map[string]spaceCounters) error {
 		if err != nil || r.ParentID == "" {
 			return nil // a root; a bad record is the tree step's
 		}
-		spaceID, _, _ := strings.Cut(r.SpaceID, trashSuffix)
+		space, err := t.spaceBelow(r.ParentID)
+		if err == nil && space == "" {
+			space, err = t.indexedSpace(&r) // damage the check reports
+		}
+		if err != nil {
+			return err
+		}
+		spaceID, _, _ := strings.Cut(space, trashSuffix)
 		c := counters[spaceID]
 		c.nodes++
 		counters[spaceID] = c
@@ -429,6 +434,11 @@ func (t *txn) countProps(counters map[string]spaceCounters) error {
 			} else if found {
 				// A node in the trash counts in its space.
 				spaceID, _, _ = strings.Cut(n.SpaceID, trashSuffix)
+				if spaceID == "" { // damage the check reports
+					if spaceID, err = t.indexedSpace(&n); err != nil {
+						return err
+					}
+				}
 			}
 		}
 		if spaceID == "" {

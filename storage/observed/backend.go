@@ -108,6 +108,12 @@ const (
 	OpGrantLoginFlow  Op = "GrantLoginFlow"
 	OpDeleteLoginFlow Op = "DeleteLoginFlow"
 	OpTakeLoginFlow   Op = "TakeLoginFlow"
+	// storage.MassDeletes
+	OpOpenMassDelete    Op = "OpenMassDelete"
+	OpExtendMassDelete  Op = "ExtendMassDelete"
+	OpMassDeletes       Op = "MassDeletes"
+	OpMassDelete        Op = "MassDelete"
+	OpResolveMassDelete Op = "ResolveMassDelete"
 	// Health, and the optional interfaces (features.go)
 	OpWalk             Op = "Walk"
 	OpHealth           Op = "Health"
@@ -681,6 +687,37 @@ func (b *Backend) TakeLoginFlow(ctx context.Context, pollKey string, now time.Ti
 	ctx, obs := b.observe(ctx, OpTakeLoginFlow, "")
 	f, err := b.next.TakeLoginFlow(ctx, pollKey, now)
 	return f, obs.end(err)
+}
+
+// The storage.MassDeletes methods.
+
+func (b *Backend) OpenMassDelete(ctx context.Context, e storage.MassDelete) error {
+	ctx, obs := b.observe(ctx, OpOpenMassDelete, e.SpaceID)
+	return obs.end(b.next.OpenMassDelete(ctx, e))
+}
+
+func (b *Backend) ExtendMassDelete(ctx context.Context, spaceID, id string, items []string, files int64, end time.Time) (storage.MassDelete, error) {
+	ctx, obs := b.observe(ctx, OpExtendMassDelete, spaceID)
+	e, err := b.next.ExtendMassDelete(ctx, spaceID, id, items, files, end)
+	return e, obs.end(err)
+}
+
+func (b *Backend) MassDeletes(ctx context.Context, spaceID string) ([]storage.MassDelete, error) {
+	ctx, obs := b.observe(ctx, OpMassDeletes, spaceID)
+	events, err := b.next.MassDeletes(ctx, spaceID)
+	return events, obs.end(err)
+}
+
+func (b *Backend) MassDelete(ctx context.Context, spaceID, id string) (storage.MassDelete, error) {
+	ctx, obs := b.observe(ctx, OpMassDelete, spaceID)
+	e, err := b.next.MassDelete(ctx, spaceID, id)
+	return e, obs.end(err)
+}
+
+func (b *Backend) ResolveMassDelete(ctx context.Context, spaceID, id string, state storage.MassDeleteState, by string, at time.Time) (storage.MassDelete, error) {
+	ctx, obs := b.observe(ctx, OpResolveMassDelete, spaceID)
+	e, err := b.next.ResolveMassDelete(ctx, spaceID, id, state, by, at)
+	return e, obs.end(err)
 }
 
 // Interface guards.

@@ -18,8 +18,9 @@ var _ storage.Directory = (*Store)(nil)
 // after schema.sql (migrate). Searches compare the folded columns, which
 // hold storage.FoldDirectoryText of their fields, with strpos: the same
 // matching as the embedded store's, whatever the database's locale, and no
-// pattern characters to escape. A search of users reads every row (about
-// 50 ms for 100,000 users); one of groups reads each distinct group once.
+// pattern characters to escape. A search of users reads every row, which
+// stays quick at the sizes of a directory; one of groups reads each
+// distinct group once.
 const directorySchema = `
 CREATE TABLE IF NOT EXISTS directory (
 	id           text COLLATE "C" PRIMARY KEY,

@@ -83,7 +83,7 @@ func (s *Store) CreateLock(ctx context.Context, l storage.Lock, lim storage.Lock
 			return err
 		}
 		l.Created = now
-		l.Expires = expiry(now, l.Timeout)
+		l.Expires = storage.LockExpiry(now, l.Timeout)
 		return insertLock(ctx, tx, l, now)
 	})
 	if err != nil {
@@ -122,15 +122,6 @@ func validText(v string) bool {
 // so that what a caller is given equals what it reads back.
 func (s *Store) dbNow() time.Time {
 	return s.now().Round(0).UTC().Truncate(time.Microsecond)
-}
-
-// expiry is when a lock taken or refreshed at now with timeout ends; zero
-// for no timeout.
-func expiry(now time.Time, timeout time.Duration) time.Time {
-	if timeout == 0 {
-		return time.Time{}
-	}
-	return now.Add(timeout)
 }
 
 // nullTime is t for a nullable timestamptz: NULL for the zero time.
@@ -279,7 +270,7 @@ func (s *Store) RefreshLock(ctx context.Context, spaceID, token string, timeout 
 			UPDATE locks SET timeout_ms = $3, expires = $4
 			WHERE token = $1 AND space_id = $2 AND (expires IS NULL OR expires > $5)
 			RETURNING `+lockColumns,
-			token, spaceID, timeout.Milliseconds(), nullTime(expiry(now, timeout)), now)
+			token, spaceID, timeout.Milliseconds(), nullTime(storage.LockExpiry(now, timeout)), now)
 		if err != nil {
 			return err
 		}

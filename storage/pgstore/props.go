@@ -120,22 +120,10 @@ func (s *Store) PatchProps(ctx context.Context, spaceID, nodeID string, patches 
 	return nil
 }
 
-// propUsage is what the properties of one scope of a node take.
-type propUsage struct {
-	count int
-	bytes int
-}
-
-// exceeds reports whether u is over a limit it was not over before.
-func (u propUsage) exceeds(before propUsage) bool {
-	return (u.count > storage.MaxPropsPerNode && u.count > before.count) ||
-		(u.bytes > storage.MaxPropBytesPerNode && u.bytes > before.bytes)
-}
-
 // patchProps applies the patches to a node's properties, keeping each scope
 // it grows within the limits, and returns by how many bytes they grew.
 func patchProps(ctx context.Context, tx pgx.Tx, nodeID string, patches []storage.PropPatch) (int64, error) {
-	before := map[string]propUsage{}
+	before := map[string]storage.PropUsage{}
 	for _, p := range patches {
 		if _, ok := before[p.User]; ok {
 			continue
@@ -157,11 +145,10 @@ func patchProps(ctx context.Context, tx pgx.Tx, nodeID string, patches []storage
 		if err != nil {
 			return 0, err
 		}
-		if u.exceeds(was) {
-			return 0, fmt.Errorf("%d properties of %d bytes, at most %d of %d bytes: %w",
-				u.count, u.bytes, storage.MaxPropsPerNode, storage.MaxPropBytesPerNode, storage.ErrInsufficientStorage)
+		if err := storage.CheckPropGrowth(was, u); err != nil {
+			return 0, err
 		}
-		grown += int64(u.bytes - was.bytes)
+		grown += int64(u.Bytes - was.Bytes)
 	}
 	return grown, nil
 }
@@ -184,9 +171,9 @@ func patchProp(ctx context.Context, tx pgx.Tx, nodeID string, p storage.PropPatc
 
 // usage counts the properties of one scope of a node, in bytes as
 // boltstore counts them.
-func usage(ctx context.Context, tx pgx.Tx, nodeID, user string) (propUsage, error) {
-	var u propUsage
+func usage(ctx context.Context, tx pgx.Tx, nodeID, user string) (storage.PropUsage, error) {
+	var u storage.PropUsage
 	err := tx.QueryRow(ctx, `SELECT count(*), coalesce(sum(octet_length(ns) + octet_length(local) + octet_length(value)), 0)
-		FROM props WHERE node_id = $1 AND user_id = $2`, nodeID, user).Scan(&u.count, &u.bytes)
+		FROM props WHERE node_id = $1 AND user_id = $2`, nodeID, user).Scan(&u.Count, &u.Bytes)
 	return u, err
 }

@@ -127,7 +127,7 @@ func (s *Store) CreateShare(ctx context.Context, sh storage.Share) (storage.Shar
 		if err := storage.CheckNewShare(sh, item.node(), now); err != nil {
 			return err
 		}
-		if err := countShare(ctx, tx, sh.Creator, s.maxSharesPerCreator()); err != nil {
+		if err := countShare(ctx, tx, sh.Creator, storage.ShareCap(s.shareCap.Load())); err != nil {
 			return err
 		}
 		sh.ID, sh.Created, sh.Token = storage.NewShareID(), time.Unix(0, now.UnixNano()).UTC(), ""
@@ -141,14 +141,6 @@ func (s *Store) CreateShare(ctx context.Context, sh storage.Share) (storage.Shar
 	}
 	sh.Expires = fromNanos(shareNanos(sh.Expires))
 	return sh, nil
-}
-
-// maxSharesPerCreator is how many shares one user may have.
-func (s *Store) maxSharesPerCreator() int {
-	if n := s.shareCap.Load(); n > 0 {
-		return int(n)
-	}
-	return storage.MaxSharesPerCreator
 }
 
 // countShare checks that creator may make another share under limit,

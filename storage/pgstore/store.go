@@ -274,7 +274,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", schemaLock); err != nil {
 			return err
 		}
-		for _, step := range []string{schema, directorySchema, previewSchema, attemptSchema, appPasswordSchema, loginFlowSchema} {
+		for _, step := range []string{schema, directorySchema, previewSchema, attemptSchema, appPasswordSchema, loginFlowSchema, massDeleteSchema} {
 			if _, err := tx.Exec(ctx, step); err != nil {
 				return err
 			}

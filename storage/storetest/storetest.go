@@ -52,6 +52,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	tests = append(tests, trashTests...)
 	tests = append(tests, trashPagingTests...)
 	tests = append(tests, trashRaceTests...)
+	tests = append(tests, trashConstantTests...)
 	tests = append(tests, versionTests...)
 	tests = append(tests, undoQuotaTests...)
 	tests = append(tests, undoRaceTests...)
@@ -63,6 +64,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	tests = append(tests, attemptTests...)
 	tests = append(tests, appPasswordTests...)
 	tests = append(tests, loginFlowTests...)
+	tests = append(tests, massDeleteTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.run(t, newFixture(t, newStore(t)))

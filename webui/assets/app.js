@@ -11,6 +11,7 @@ import * as dav from "./dav.js";
 import * as devices from "./devices.js";
 import { FolderView } from "./folder.js";
 import { isLoginFlow, showLoginFlow } from "./loginflow.js";
+import * as massDelete from "./massdelete.js";
 import * as notFound from "./notfound.js";
 import * as overview from "./overview.js";
 import { parseLocation, spaceOf } from "./places.js";
@@ -42,7 +43,7 @@ function setCrumbs(items) {
 // is a module's show(page, ready), called once a view is shown with its
 // state ("overview", "folder", "trash", ...), before data-ready is set. A
 // banner module hooks in by being added here.
-const banners = [];
+const banners = [massDelete];
 
 async function showBanners(ready) {
   await Promise.all(banners.map((banner) => banner.show(page, ready)));

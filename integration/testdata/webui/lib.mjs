@@ -116,6 +116,8 @@ export async function launch() {
       "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
       "--disable-background-networking", "--disable-component-update", "--disable-sync",
       `--user-data-dir=${opts.userDataDir}`,
+      // A server on Caddy's local CA (the desktop clients' HTTPS).
+      ...(opts.ignoreCertificateErrors ? ["--ignore-certificate-errors"] : []),
     ],
     protocolTimeout: 120000,
   });
