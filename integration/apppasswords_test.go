@@ -6,13 +6,13 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/davspaces/davspaces/internal/testidp"
+	"github.com/davspaces/davspaces/internal/testpeer"
 )
 
 // TestAppPasswords is an OpenID Connect user connecting the clients that
@@ -210,7 +210,7 @@ func cadaverRefused(t *testing.T, bin, home, dir, url string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, url)
+	cmd := testpeer.CommandContext(ctx, bin, url)
 	cmd.Env = append(os.Environ(), "HOME="+home, "LC_ALL=C.UTF-8", "TERM=dumb")
 	cmd.Dir = dir
 	cmd.Stdin = strings.NewReader("ls\nquit\n")

@@ -21,6 +21,7 @@ import (
 // sends that one's files again in it; the pass after must still find
 // nothing to do (storage.Commit.Unchanged).
 func TestDesktopBulkUpload(t *testing.T) {
+	t.Parallel()
 	for _, d := range deployments {
 		t.Run(d.name, func(t *testing.T) {
 			binary := requirePeer(t, "nextcloudcmd")

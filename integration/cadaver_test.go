@@ -8,13 +8,14 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/davspaces/davspaces/internal/testpeer"
 )
 
 // TestCadaver drives the interactive cadaver client with scripted sessions
@@ -22,6 +23,7 @@ import (
 // checks each step's output and the resulting server state over plain HTTP,
 // on every deployment.
 func TestCadaver(t *testing.T) {
+	t.Parallel()
 	cadaver := requirePeer(t, "cadaver")
 	onEachDeployment(t, serverOptions{}, func(t *testing.T, s *server) { cadaverScenario(t, cadaver, s) })
 }
@@ -192,7 +194,7 @@ func cadaverSession(t *testing.T, bin, home, dir, url string, steps []cadaverSte
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, url)
+	cmd := testpeer.CommandContext(ctx, bin, url)
 	cmd.Env = append(os.Environ(), "HOME="+home, "LC_ALL=C.UTF-8", "TERM=dumb")
 	cmd.Dir = dir
 	cmd.Stdin = strings.NewReader(script.String())

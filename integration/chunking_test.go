@@ -115,6 +115,7 @@ func ocChecksum(content []byte) string { return "SHA1:" + sha1Hex(content) }
 // credentials is refused with 401 and the WebDAV error body, and changes
 // nothing.
 func TestChunkAnonymousRequests(t *testing.T) {
+	t.Parallel()
 	e := startChunkEnv(t, serverOptions{})
 	upload := ngUpload("alice", "anon-1")
 	e.alice.startNGUpload(upload, ngPart{"00001", []byte("kept")})
@@ -169,6 +170,7 @@ func wantPartSizes(t testing.TB, c *client, upload string, want map[string]strin
 // a time, assembled with its size, checksum and mtime: the file has them,
 // and the upload is gone.
 func TestChunkNGRoundTrip(t *testing.T) {
+	t.Parallel()
 	e := startChunkEnv(t, serverOptions{})
 	c := e.alice
 	c.expect(http.StatusCreated, "MKCOL", "/webdav/big", "")
@@ -228,6 +230,7 @@ func findEntry(responses []davResponse, suffix string) *davResponse {
 // header names the file's etag, as Nextcloud sends it (the absolute URL of
 // the Destination); with a stale etag it is refused and the file unchanged.
 func TestChunkNGReplaceWithIf(t *testing.T) {
+	t.Parallel()
 	e := startChunkEnv(t, serverOptions{})
 	c := e.alice
 	const dest = "/remote.php/dav/files/alice/replaced.txt"
@@ -262,6 +265,7 @@ func TestChunkNGReplaceWithIf(t *testing.T) {
 // at once, then the last: only the answer that completes the file has an
 // ETag, the file has the bytes, and no chunk ever shows in the space.
 func TestChunkV1Parallel(t *testing.T) {
+	t.Parallel()
 	e := startChunkEnv(t, serverOptions{davspaces: []string{"depth_infinity"}})
 	c := e.alice
 	c.expect(http.StatusCreated, "MKCOL", "/remote.php/webdav/v1", "")
@@ -325,6 +329,7 @@ func (c *client) tryV1Chunk(path string, body []byte, header map[string]string, 
 // an unknown transfer, byte for byte; alice's upload is unchanged and
 // still assembles.
 func TestChunkUploadsArePerUser(t *testing.T) {
+	t.Parallel()
 	e := startChunkEnv(t, serverOptions{})
 	const transfer = "shared-transfer-id"
 	upload := ngUpload("alice", transfer)
@@ -391,6 +396,7 @@ func ngPath(user, transfer, part string) string {
 // TestChunkNGRefusedAssembly: an assembly that does not add up is a 400:
 // nothing appears in the space, and the upload is gone.
 func TestChunkNGRefusedAssembly(t *testing.T) {
+	t.Parallel()
 	e := startChunkEnv(t, serverOptions{})
 	c := e.alice
 	content := randomBytes(t, 3<<20)

@@ -131,6 +131,7 @@ func linkpwGuess(url, password string) (int, http.Header, string) {
 // nodes of a cluster, five wrong passwords on each: the budget is the
 // cluster's, so the right password is then refused on either node.
 func TestClosedDoorsLinkPasswordCluster(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, clusterOptions{})
 	einstein := newClient(t, c.lb.URL, "einstein")
 	einstein.expect(http.StatusCreated, "MKCOL", "/webdav/shared", "")

@@ -19,6 +19,7 @@ import (
 // of fewer than 3 characters list nobody, and a link's PROPFIND never
 // names the space, whose id here is its name.
 func TestClosedDoorsShares(t *testing.T) {
+	t.Parallel()
 	idp := testidp.Start(t, testidp.Options{})
 	s := startServer(t, serverOptions{issuer: idp.Issuer, davspaces: []string{
 		"space Skunkworks {",

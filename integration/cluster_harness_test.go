@@ -187,10 +187,13 @@ func postgresStoreBlock(dsn string, bucket testpeer.S3) []string {
 }
 
 // onEachDeployment runs scenario on a server of each deployment, started
-// with opts.
+// with opts, the deployments in parallel.
 func onEachDeployment(t *testing.T, opts serverOptions, scenario func(t *testing.T, s *server)) {
 	for _, d := range deployments {
-		t.Run(d.name, func(t *testing.T) { scenario(t, d.start(t, opts)) })
+		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
+			scenario(t, d.start(t, opts))
+		})
 	}
 }
 

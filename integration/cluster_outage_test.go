@@ -19,6 +19,7 @@ const clusterRecovery = 30 * time.Second
 // once PostgreSQL is back the same requests work, with Caddy never
 // restarted.
 func TestClusterPostgresOutage(t *testing.T) {
+	t.Parallel()
 	pg := testpeer.OwnPostgres(t)
 	c := startCluster(t, clusterOptions{postgres: pg})
 	lb := newClient(t, c.lb.URL, "einstein")
@@ -48,6 +49,7 @@ func TestClusterPostgresOutage(t *testing.T) {
 // Retry-After), and once PostgreSQL is up they serve, the project space of
 // their configuration included, with Caddy never restarted.
 func TestClusterNodesStartBeforeTheDatabase(t *testing.T) {
+	t.Parallel()
 	pg := testpeer.OwnPostgres(t)
 	c := startCluster(t, clusterOptions{postgres: pg, beforeNodes: pg.Stop})
 	for _, n := range c.nodes {
@@ -71,6 +73,7 @@ func TestClusterNodesStartBeforeTheDatabase(t *testing.T) {
 // and once MinIO is back the same requests work, with Caddy never
 // restarted.
 func TestClusterMinIOOutage(t *testing.T) {
+	t.Parallel()
 	m := testpeer.OwnMinIO(t)
 	c := startCluster(t, clusterOptions{minio: m})
 	lb := newClient(t, c.lb.URL, "einstein")

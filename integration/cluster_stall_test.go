@@ -153,6 +153,7 @@ func probeWithin(t *testing.T, c *client, method, path, body string, status int)
 // still 200, says maintenance; once the bucket is back both recover, with
 // Caddy never restarted.
 func TestClusterHealthReportsOutage(t *testing.T) {
+	t.Parallel()
 	m := testpeer.OwnMinIO(t)
 	c := startCluster(t, clusterOptions{minio: m})
 	for _, n := range c.nodes {

@@ -32,6 +32,7 @@ const (
 // upload from the offset node A acknowledged; node A, started again, lists
 // the same.
 func TestClusterKillNodeDuringUploads(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, clusterOptions{davspaces: []string{"depth_infinity"}})
 	lb := newDurabilityClient(t, c.lb.URL)
 	a, b := newDurabilityClient(t, c.nodes[0].URL), newDurabilityClient(t, c.nodes[1].URL)
@@ -109,6 +110,7 @@ func wantSomeCutOff(t *testing.T, jobs []*putJob) {
 // of the files, every file has an etag of its own, and both nodes list the
 // same.
 func TestClusterWritersOnBothNodes(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, clusterOptions{})
 	a, b := newDurabilityClient(t, c.nodes[0].URL), newDurabilityClient(t, c.nodes[1].URL)
 	a.expect(http.StatusCreated, "MKCOL", clusterBothFolder, "")
@@ -215,6 +217,7 @@ func wantFiles(t testing.TB, l folderListing, jobs []*putJob) {
 // answered; a lock taken through A refuses B's writes without its token
 // until it is unlocked, and its token works through B.
 func TestClusterNodesAgree(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, clusterOptions{})
 	a, b := newClient(t, c.nodes[0].URL, "einstein"), newClient(t, c.nodes[1].URL, "einstein")
 	const p = "/webdav/shared.txt"
@@ -250,6 +253,7 @@ func mustGetFrom(t testing.TB, c *client, p string) []byte {
 // what the client talks to: a TUS upload's Location is on the load
 // balancer's https origin (the node trusts its X-Forwarded-Proto).
 func TestClusterLinksNameTheLoadBalancer(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, clusterOptions{tls: true})
 	lb := &client{t: t, base: c.lb.URL, user: "einstein", http: caddyCAClient(t, c.lb)}
 	resp, body, err := lb.tusCreate("/webdav/", "linked.bin", 10, nil)
@@ -272,6 +276,7 @@ func TestClusterLinksNameTheLoadBalancer(t *testing.T) {
 // database and declare the spaces of the configuration at once, and both
 // must come up. A few rounds, since a race shows only now and then.
 func TestClusterNodesStartTogether(t *testing.T) {
+	t.Parallel()
 	for round := range 3 {
 		t.Run(fmt.Sprint("round ", round), func(t *testing.T) {
 			c := startCluster(t, clusterOptions{together: true})

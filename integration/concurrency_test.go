@@ -43,6 +43,7 @@ const desktopPropfind = `<?xml version="1.0" encoding="utf-8"?>
 // throughout. (A child that vanished while its properties were read used to
 // cut the body off after the 207 had gone out.)
 func TestListingsWhileChildrenChange(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, serverOptions{})
 	c := newClient(t, s.URL, "einstein")
 	c.expect(http.StatusCreated, "MKCOL", "/webdav/busy", "")
@@ -114,6 +115,7 @@ func TestListingsWhileChildrenChange(t *testing.T) {
 // OC-Checksum header announces, and its ETag the one the PUT of exactly that
 // content answered.
 func TestGetWhileOverwritten(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, serverOptions{})
 	c := newClient(t, s.URL, "einstein")
 	const p = "/webdav/hot.bin"

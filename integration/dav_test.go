@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,6 +24,7 @@ func wantDAVError(t testing.TB, body, exception string) {
 }
 
 func TestBasePathsReachTheSameSpace(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, serverOptions{})
 	c := newClient(t, s.URL, "einstein")
 	c.expect(http.StatusCreated, "PUT", "/remote.php/webdav/hello.txt", "hello")
@@ -57,6 +57,7 @@ func TestBasePathsReachTheSameSpace(t *testing.T) {
 }
 
 func TestAuthenticationAndBadInput(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, serverOptions{})
 	anon := newClient(t, s.URL, "")
 	_, b := anon.expect(http.StatusUnauthorized, "PROPFIND", "/webdav/", "", "Depth", "0")
@@ -97,6 +98,7 @@ func TestAuthenticationAndBadInput(t *testing.T) {
 }
 
 func TestRestartKeepsDataAndIDs(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join(t.TempDir(), "data")
 	s := startServer(t, serverOptions{root: root})
 	c := newClient(t, s.URL, "einstein")
@@ -164,15 +166,20 @@ func checkExampleOCS(t *testing.T, c *client) {
 	c.user = ""
 }
 
+// examplePort is the fixed port of Caddyfile.example.
+const examplePort = 9200
+
 // startExample runs binary on Caddyfile.example as it is, on its fixed
 // address https://localhost:9200, and returns a client of it as einstein
 // once it answers, and the address of its admin endpoint: the example's
 // unix socket, in the test's XDG_RUNTIME_DIR.
 func startExample(t *testing.T, binary string) (c *client, admin string) {
 	t.Helper()
+	// Another test of the example (or of a second copy of the suite)
+	// serving there would take part of this one's connections.
+	testpeer.HoldPort(t, examplePort)
 	dir := t.TempDir()
-	cmd := exec.Command(binary, "run", "--config", "../Caddyfile.example")
-	testpeer.DieWithParent(cmd)
+	cmd := testpeer.Command(binary, "run", "--config", "../Caddyfile.example")
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(dir, "data"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_RUNTIME_DIR="+dir)
 	admin = "unix/" + filepath.Join(dir, "davspaces-admin.sock")
 	logFile, err := os.Create(filepath.Join(dir, "caddy.log"))
@@ -211,6 +218,7 @@ func startExample(t *testing.T, binary string) (c *client, admin string) {
 // TestExampleCaddyfileAsIs runs the configuration of the README's server command
 // unchanged: HTTPS on localhost:9200 with Caddy's internal CA.
 func TestExampleCaddyfileAsIs(t *testing.T) {
+	t.Parallel()
 	c, admin := startExample(t, caddyBinary)
 	c.expect(http.StatusCreated, "PUT", "/remote.php/webdav/readme.txt", "hi")
 	c.expect(http.StatusMultiStatus, "PROPFIND", "/remote.php/webdav/", "", "Depth", "1")

@@ -7,11 +7,12 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/davspaces/davspaces/internal/testpeer"
 )
 
 // davfs2Files is how many files the copied folder holds: davfs2 locks
@@ -26,6 +27,7 @@ const davfs2Files = 1000
 // on the server byte for byte. Mounted again with a fresh cache, the
 // folder is copied out byte for byte.
 func TestDavfs2CopiesAFolderInAndOut(t *testing.T) {
+	t.Parallel()
 	mountDavfs := requirePeer(t, "mount.davfs")
 	requireRootAndFUSE(t)
 	s := startServer(t, serverOptions{})
@@ -158,7 +160,7 @@ func mountDavfs2As(t *testing.T, mountDavfs, url, work, name string, login davfs
 	runTool(t, time.Minute, mountDavfs, url, mnt, "-o", "conf="+conf)
 	t.Cleanup(func() {
 		if isMounted(mnt) {
-			exec.Command("umount", mnt).Run()
+			testpeer.Command("umount", mnt).Run()
 		}
 	})
 	return mnt
@@ -193,7 +195,7 @@ func runTool(t *testing.T, timeout time.Duration, name string, args ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
+	out, err := testpeer.CommandContext(ctx, name, args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, tail(string(out), 4000))
 	}

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -17,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/davspaces/davspaces/internal/testpeer"
 )
 
 // desktopSyncTimeout bounds one sync pass: a client that hangs (as
@@ -206,7 +207,7 @@ func (d *desktopSession) sync(step, local string) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), desktopSyncTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, d.binary, d.client.args(local, d.server.URL, d.exclude)...)
+	cmd := testpeer.CommandContext(ctx, d.binary, d.client.args(local, d.server.URL, d.exclude)...)
 	cmd.Env = d.environment()
 	cmd.Dir = d.home
 	cmd.Stdout, cmd.Stderr = logFile, logFile

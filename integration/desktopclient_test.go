@@ -21,16 +21,20 @@ import (
 // end, another pass over either folder finds nothing to do. It runs on
 // every deployment.
 func TestDesktopClients(t *testing.T) {
+	t.Parallel()
 	onEachDesktopClient(t, desktopScenario)
 }
 
 // onEachDesktopClient runs scenario with each desktop client, on a fresh
-// server of each deployment over HTTPS.
+// server of each deployment over HTTPS, all of them in parallel (each
+// client and server keeps its state apart).
 func onEachDesktopClient(t *testing.T, scenario func(*testing.T, *desktopSession)) {
 	for _, d := range deployments {
 		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
 			for _, dc := range desktopClients {
 				t.Run(dc.program, func(t *testing.T) {
+					t.Parallel()
 					binary := requirePeer(t, dc.program)
 					s := d.start(t, serverOptions{tls: true})
 					scenario(t, newDesktopSession(t, s, dc, binary))

@@ -249,6 +249,7 @@ func (d *desktopSession) checkNoUploadFolders(step string) {
 // TestDesktopNames pins which names the desktop client test takes for the
 // clients' journals (left out locally) and for leftovers (failures).
 func TestDesktopNames(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		journal  bool

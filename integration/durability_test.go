@@ -37,6 +37,7 @@ const (
 )
 
 func TestDurabilityKill9(t *testing.T) {
+	t.Parallel()
 	for _, percent := range []int64{10, 50, 90} {
 		t.Run(fmt.Sprintf("kill after %d%% of the bytes", percent), func(t *testing.T) {
 			testKillDuringUploads(t, percent)

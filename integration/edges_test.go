@@ -263,6 +263,7 @@ func wantNoFile(t *testing.T, c *client, file string) {
 // body (its store calls then fail), so each upload is abandoned a few
 // times.
 func TestAbandonedBodiesAreClientErrors(t *testing.T) {
+	t.Parallel()
 	for _, store := range []struct {
 		name     string
 		postgres bool
@@ -308,6 +309,7 @@ func abandonUploads(t *testing.T, s accessLogged) {
 // property nested 65 elements deep, while one 64 deep is stored; each
 // refusal carries the WebDAV error body and changes nothing.
 func TestRefusedEdgesThroughCaddy(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, serverOptions{tls: true})
 	nested := func(depth int) string {
 		return strings.Repeat("<a>", depth) + "v" + strings.Repeat("</a>", depth)

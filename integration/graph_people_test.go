@@ -11,6 +11,7 @@ import (
 // signed in, with the groups of their token, not only the members the
 // configuration names; and an invitation reaches them.
 func TestGraphPeopleAfterSignIn(t *testing.T) {
+	t.Parallel()
 	idp := testidp.Start(t, testidp.Options{})
 	s := startServer(t, serverOptions{issuer: idp.Issuer})
 	alice := &client{t: t, base: s.URL, token: idp.Token(t, "alice"), http: http.DefaultClient}

@@ -88,6 +88,7 @@ func mustJSON(t *testing.T, v any) string {
 }
 
 func TestGraphShareLinks(t *testing.T) {
+	t.Parallel()
 	idp := testidp.Start(t, testidp.Options{})
 	s := startServer(t, serverOptions{issuer: idp.Issuer})
 	alice := &client{t: t, base: s.URL, token: idp.Token(t, "alice"), http: http.DefaultClient}
@@ -152,6 +153,7 @@ func TestGraphShareLinks(t *testing.T) {
 }
 
 func TestGraphShareInvitations(t *testing.T) {
+	t.Parallel()
 	idp := testidp.Start(t, testidp.Options{})
 	// The configuration names carol (in Board) and the group developers
 	// (in Lab; bob is a developer): people alice can invite before they

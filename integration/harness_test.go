@@ -7,7 +7,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +17,14 @@ import (
 
 	"github.com/davspaces/davspaces/internal/testpeer"
 )
+
+// Tests call t.Parallel(): most of their time goes to waiting for a
+// server or a client program. Those that hold the server to a latency,
+// deadline or throughput figure (a bystander's p99 during a burst, a
+// revocation within 1.5 s, a request beside stalled uploads, the node cap
+// reached within ten seconds) or set the environment
+// (t.Setenv) do not: Go runs them first, one at a time, before any
+// parallel test starts, so the suite's own load does not skew them.
 
 // caddyBinary is built once by TestMain.
 var caddyBinary string
@@ -34,7 +41,7 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	caddyBinary = filepath.Join(dir, "caddy")
-	build := exec.Command("go", "build", "-o", caddyBinary, "./cmd/caddy")
+	build := testpeer.Command("go", "build", "-o", caddyBinary, "./cmd/caddy")
 	build.Dir = ".."
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
@@ -140,13 +147,13 @@ func (r caddyRun) launch(t testing.TB) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(caddyBinary, "run", "--config", cfgPath, "--adapter", "caddyfile")
+	// Caddy listens with SO_REUSEPORT: one left serving after a test
+	// binary died would take part of a later run's connections, so it
+	// dies with the binary (testpeer.Command).
+	cmd := testpeer.Command(caddyBinary, "run", "--config", cfgPath, "--adapter", "caddyfile")
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(r.dir, "xdg-data"), "XDG_CONFIG_HOME="+filepath.Join(r.dir, "xdg-config"))
 	cmd.Env = append(cmd.Env, r.env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	// Caddy listens with SO_REUSEPORT: one left serving after a test
-	// binary died would take part of a later run's connections.
-	testpeer.DieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -259,14 +266,12 @@ func indent(lines []string, prefix string) string {
 	return b.String()
 }
 
+// freePort is a loopback port nobody listens on, claimed for t until it
+// ends (testpeer.FreePort), so that no other test, of this binary or of a
+// second copy of the suite, starts a server on it meanwhile.
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return testpeer.FreePort(t)
 }
 
 // requirePeer finds a client program. Missing peers fail the test in CI
@@ -289,7 +294,7 @@ func runPeer(t testing.TB, timeout time.Duration, stdin string, name string, arg
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
+	cmd := testpeer.CommandContext(ctx, name, args...)
 	cmd.Dir = t.TempDir()
 	cmd.Stdin = strings.NewReader(stdin)
 	out, err := cmd.CombinedOutput()

@@ -17,6 +17,7 @@ import (
 // existed (for the user: of a missing file of their own), and nothing may
 // change.
 func TestHostileLinkMatrix(t *testing.T) {
+	t.Parallel()
 	s, links := startWithLinks(t, func(c *client) {
 		seedVictimSpace(c, "/webdav")
 		c.expect(http.StatusCreated, "MKCOL", "/webdav/public", "")

@@ -18,6 +18,7 @@ import (
 // the 404 the attacker gets for a missing file in their own space, byte for
 // byte, and nothing may change anywhere.
 func TestHostileUserMatrix(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, serverOptions{davspaces: []string{
 		"space Chemistry {",
 		"\tmanager einstein",

@@ -51,6 +51,7 @@ func budget(elapsed time.Duration) int {
 // they cost no more userinfo requests than the same burst at oidc_auth, and
 // oidc_auth then refuses that address's new tokens too (429).
 func TestWebFingerSpendsTheTokenBudget(t *testing.T) {
+	t.Parallel()
 	idp := testidp.Start(t, testidp.Options{})
 	s := startServer(t, serverOptions{issuer: idp.Issuer})
 	lookupURL := s.URL + "/.well-known/webfinger?resource=acct:x@localhost"
@@ -83,6 +84,7 @@ func TestWebFingerSpendsTheTokenBudget(t *testing.T) {
 // signing keys the provider does not have) are throttled across webfinger
 // and oidc_auth: a few per interval, then a count of those left out.
 func TestTokenWarningsThrottled(t *testing.T) {
+	t.Parallel()
 	idp := testidp.Start(t, testidp.Options{})
 	s := startServer(t, serverOptions{issuer: idp.Issuer})
 	key := idp.SigningKey().Key
@@ -134,6 +136,7 @@ func tokenWarnings(t *testing.T, s *server) []string {
 // Finding 7: a user claim that is not a valid user id gets 401 and no
 // personal space, whatever the id.
 func TestInvalidUserIDsRefused(t *testing.T) {
+	t.Parallel()
 	idp := testidp.Start(t, testidp.Options{})
 	s := startServer(t, serverOptions{issuer: idp.Issuer})
 	for _, id := range []string{"ein\x00stein", "..", ".", "a/b", "tab\tid", strings.Repeat("x", 5000)} {

@@ -17,6 +17,7 @@ var litmusSuites = []string{"basic", "copymove", "props", "locks", "http"}
 // and requires each suite to run all its tests with no failure, no warning
 // and nothing skipped.
 func TestLitmus(t *testing.T) {
+	t.Parallel()
 	litmus := requirePeer(t, "litmus")
 	onEachDeployment(t, serverOptions{}, func(t *testing.T, s *server) { litmusRun(t, litmus, s) })
 }
@@ -158,6 +159,7 @@ func (s *litmusSuite) testsShowing(marker string) []string {
 }
 
 func TestParseLitmus(t *testing.T) {
+	t.Parallel()
 	// As litmus prints without a terminal: each name once alone and once
 	// with its outcome, a warning's outcome on a line of its own.
 	const out = "-> running `basic':\n" +

@@ -26,6 +26,7 @@ const listingEntries = 300
 // with d:lockdiscovery get answers bounded by entries × that cap, while the
 // server stays under 200 MB of resident memory.
 func TestLockLimitsBoundListings(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, serverOptions{})
 	einstein := newClient(t, s.URL, "einstein")
 	physics := physicsPath(t, einstein)
@@ -190,6 +191,7 @@ func peakRSS(t *testing.T, s *server) int64 {
 // and once a reload takes the editor out of the space their locks no
 // longer block writes and no longer show.
 func TestManagerAndReloadFreeLocks(t *testing.T) {
+	t.Parallel()
 	s := startReloadable(t)
 	einstein, marie := newClient(t, s.URL, "einstein"), newClient(t, s.URL, "marie")
 	physics := physicsPath(t, einstein)
@@ -226,6 +228,7 @@ func TestManagerAndReloadFreeLocks(t *testing.T) {
 // which davfs2 and other clients read as a full disk; the file is not
 // left behind, and another user locks on.
 func TestLockCapsRefuseWith423(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		setting string
 		granted func(n int) bool

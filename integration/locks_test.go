@@ -147,6 +147,7 @@ func repeat(p string, n int) []string {
 // every other refused with 423; shared locks coexist; an exclusive Depth
 // infinity lock on a folder and the locks of its members exclude each other.
 func TestLockRace(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, serverOptions{})
 	c := newClient(t, s.URL, "einstein")
 
@@ -261,6 +262,7 @@ func makeTree(c *client, folder string) {
 // without its token is refused, one with the token in an If header or, as
 // ownCloud clients send it, a Lock-Token header goes through.
 func TestLocksSurviveRestart(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join(t.TempDir(), "data")
 	s := startServer(t, serverOptions{root: root})
 	c := newClient(t, s.URL, "einstein")
@@ -292,6 +294,7 @@ func TestLocksSurviveRestart(t *testing.T) {
 // member who is not the lock's owner cannot use or remove it, a viewer
 // cannot lock, and the lock stays in place throughout.
 func TestLockTokensOfOthers(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, serverOptions{})
 	owner := newClient(t, s.URL, "einstein")
 	editor := newClient(t, s.URL, "marie")
@@ -365,6 +368,7 @@ func TestLockTokensOfOthers(t *testing.T) {
 // signs in with a token: another origin's state changes with Basic
 // credentials are refused (package samesite).
 func TestLockCORS(t *testing.T) {
+	t.Parallel()
 	idp := testidp.Start(t, testidp.Options{})
 	s := startServer(t, serverOptions{issuer: idp.Issuer})
 	const origin = "https://localhost:9200"
@@ -413,6 +417,7 @@ func listHeader(h http.Header, name string, norm func(string) string) map[string
 // TestLockTimeoutMax: the Caddyfile's lock_timeout_max caps what a client
 // asks for, in the LOCK answer and in lockdiscovery alike.
 func TestLockTimeoutMax(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, serverOptions{davspaces: []string{"lock_timeout_max 10m"}})
 	c := newClient(t, s.URL, "einstein")
 	for i, timeout := range []string{"Infinite", "Second-4100000000", "Infinite, Second-60"} {

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/davspaces/davspaces/internal/testidp"
+	"github.com/davspaces/davspaces/internal/testpeer"
 )
 
 // The Login Flow v2 tests replay what Nextcloud's desktop client does,
@@ -371,7 +371,7 @@ func nextcloudcmdSync(t *testing.T, bin, serverURL, user, password, folder, loca
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), desktopSyncTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--non-interactive", "--max-sync-retries", "1", "--logdebug",
+	cmd := testpeer.CommandContext(ctx, bin, "--non-interactive", "--max-sync-retries", "1", "--logdebug",
 		"--user", user, "--password", password, "--path", "/"+folder, local, serverURL+"/")
 	home := t.TempDir()
 	cmd.Env = (&desktopSession{home: home}).environment()

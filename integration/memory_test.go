@@ -122,6 +122,7 @@ func startWithBigFolder(t *testing.T, n int) *server {
 // the trash) and empties the trash, and checks the server's peak resident
 // set in each against the limits.
 func TestMemoryDeleteBigFolder(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("seeds 20,000 files")
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -218,8 +217,7 @@ func startNextcloudGUI(t *testing.T, gui nextcloudGUI, display *xDisplay) *guiCl
 		t.Fatal(err)
 	}
 
-	cmd := exec.Command(gui.nextcloud, "--confdir", c.conf, "--logfile", c.log)
-	testpeer.DieWithParent(cmd)
+	cmd := testpeer.Command(gui.nextcloud, "--confdir", c.conf, "--logfile", c.log)
 	cmd.Env = append(os.Environ(),
 		"DISPLAY="+display.name,
 		"QT_QPA_PLATFORM=xcb",

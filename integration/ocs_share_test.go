@@ -64,6 +64,7 @@ func ocsCall[T any](c *client, status int, method, endpoint string, form url.Val
 // (from bob's token); the recipients find them shared with them; einstein
 // changes and deletes them.
 func TestOCSSharing(t *testing.T) {
+	t.Parallel()
 	idp := testidp.Start(t, testidp.Options{})
 	s := startServer(t, serverOptions{issuer: idp.Issuer, davspaces: labSpace})
 	einstein := newClient(t, s.URL, "einstein")

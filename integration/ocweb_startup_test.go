@@ -104,6 +104,7 @@ func listDrives(t *testing.T, c *client, driveType string) []graphDrive {
 }
 
 func TestOwnCloudWebStartup(t *testing.T) {
+	t.Parallel()
 	idp := testidp.Start(t, testidp.Options{})
 	// alice is in the groups admins and developers, carol in none.
 	s := startServer(t, serverOptions{issuer: idp.Issuer, davspaces: []string{
@@ -332,6 +333,7 @@ http://127.0.0.1:%[1]d {
 // Web's pages come with <base href="/">, so that Web routes by path: a
 // link's page /s/<token>, a private link and the post-logout address.
 func TestOwnCloudWebBesideDAVSpaces(t *testing.T) {
+	t.Parallel()
 	idp := testidp.Start(t, testidp.Options{})
 	dir := t.TempDir()
 	bundle := filepath.Join(dir, "web")

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/davspaces/davspaces/internal/testidp"
+	"github.com/davspaces/davspaces/internal/testpeer"
 )
 
 const (
@@ -105,6 +105,7 @@ func (d jrd) hrefs() []string {
 }
 
 func TestWebFingerLookups(t *testing.T) {
+	t.Parallel()
 	idp := testidp.Start(t, testidp.Options{})
 	s := startServer(t, serverOptions{issuer: idp.Issuer, webfinger: instanceRules})
 	resource := "resource=" + url.QueryEscape("acct:someone@localhost")
@@ -168,6 +169,7 @@ func TestWebFingerLookups(t *testing.T) {
 }
 
 func TestWebFingerRefusesBadTokens(t *testing.T) {
+	t.Parallel()
 	idp := testidp.Start(t, testidp.Options{})
 	s := startServer(t, serverOptions{issuer: idp.Issuer})
 	resource := "resource=" + url.QueryEscape("https://localhost:9200")
@@ -197,6 +199,7 @@ func TestWebFingerRefusesBadTokens(t *testing.T) {
 }
 
 func TestUserinfoCachedAcrossLookups(t *testing.T) {
+	t.Parallel()
 	idp := testidp.Start(t, testidp.Options{})
 	s := startServer(t, serverOptions{issuer: idp.Issuer})
 	opaque := "Bearer " + idp.OpaqueToken(t, "bob")
@@ -216,6 +219,7 @@ func TestUserinfoCachedAcrossLookups(t *testing.T) {
 }
 
 func TestBearerWebDAV(t *testing.T) {
+	t.Parallel()
 	idp := testidp.Start(t, testidp.Options{})
 	s := startServer(t, serverOptions{issuer: idp.Issuer, davspaces: labSpace})
 	alice := &client{t: t, base: s.URL, token: idp.Token(t, "alice"), http: http.DefaultClient}
@@ -266,6 +270,7 @@ func TestBearerWebDAV(t *testing.T) {
 }
 
 func TestProviderDown(t *testing.T) {
+	t.Parallel()
 	idp := testidp.Start(t, testidp.Options{})
 	s := startServer(t, serverOptions{issuer: idp.Issuer})
 	known := idp.Token(t, "alice")
@@ -294,6 +299,7 @@ func TestProviderDown(t *testing.T) {
 }
 
 func TestProviderNeverReachable(t *testing.T) {
+	t.Parallel()
 	dead := "http://127.0.0.1:" + itoa(freePort(t))
 	s := startServer(t, serverOptions{issuer: dead})
 	dav := &client{t: t, base: s.URL, token: "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln", http: http.DefaultClient}
@@ -352,6 +358,7 @@ func BenchmarkLookupOverHTTP(b *testing.B) {
 // Caddyfile) and `caddy validate` (JSON, which provisions) with a message
 // naming the problem.
 func TestBadInstanceRuleRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	caddyfile := filepath.Join(dir, "Caddyfile")
 	writeFile(t, caddyfile, `http://127.0.0.1:1 {
@@ -365,7 +372,7 @@ func TestBadInstanceRuleRefused(t *testing.T) {
 	}
 }
 `)
-	out, err := exec.Command(caddyBinary, "adapt", "--config", caddyfile).CombinedOutput()
+	out, err := testpeer.Command(caddyBinary, "adapt", "--config", caddyfile).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "Caddyfile:8") || !strings.Contains(string(out), "regex") {
 		t.Fatalf("caddy adapt: err %v\n%s", err, out)
 	}
@@ -374,7 +381,7 @@ func TestBadInstanceRuleRefused(t *testing.T) {
 	writeFile(t, config, `{"admin": {"disabled": true}, "apps": {"http": {"servers": {"s": {"listen": ["127.0.0.1:0"],
 		"routes": [{"handle": [{"handler": "webfinger", "issuer": "https://idp.example.org",
 			"instances": [{"claim": "sub", "regex": ".+", "href": "{{invalid}}ee"}]}]}]}}}}}`)
-	cmd := exec.Command(caddyBinary, "validate", "--config", config)
+	cmd := testpeer.Command(caddyBinary, "validate", "--config", config)
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)
 	out, err = cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "instance rule 0") || !strings.Contains(string(out), "href") {

@@ -49,6 +49,7 @@ func adminGet(t *testing.T, addr, path string) (int, string) {
 // socket the backup works, and a store not open there is 404; no answer
 // names the data directory. admin_over_tcp opens TCP again.
 func TestOpsAdminEndpointsKeepToTheSocket(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts Caddy")
 	}

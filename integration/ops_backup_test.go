@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/davspaces/davspaces/internal/testpeer"
 )
 
 // The administrator's commands `caddy davspaces backup`, `restore` and
@@ -39,7 +41,7 @@ func opsConfig(t *testing.T, port int, root string, opts serverOptions) string {
 // output, its standard error and its exit status.
 func davspacesCommand(t *testing.T, args ...string) (stdout, stderr string, status int) {
 	t.Helper()
-	cmd := exec.Command(caddyBinary, append([]string{"davspaces"}, args...)...)
+	cmd := testpeer.Command(caddyBinary, append([]string{"davspaces"}, args...)...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	dir := t.TempDir()
@@ -197,6 +199,7 @@ func (c *churn) end(t *testing.T) int {
 // same directory adds only the new content files; a restore refuses a
 // store without --force.
 func TestOpsBackupWhileServing(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts Caddy")
 	}
@@ -289,6 +292,7 @@ func TestOpsBackupWhileServing(t *testing.T) {
 // usage prints one line per space: the personal spaces and the project
 // space of the example, with their files and bytes.
 func TestOpsUsage(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts Caddy")
 	}

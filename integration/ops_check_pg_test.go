@@ -25,6 +25,7 @@ import (
 // fixes all but the missing content; once the object is back from a
 // backup, a deep check is clean and the cluster serves the file.
 func TestOpsCheckCluster(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, clusterOptions{})
 	// The node's Caddyfile, with a grace that lets the check judge an
 	// object written a moment ago (the default is 15 minutes).

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/davspaces/davspaces/internal/testpeer"
 	"github.com/google/uuid"
 	bolt "go.etcd.io/bbolt"
 )
@@ -27,6 +28,7 @@ import (
 // the missing content (exit 1 still); once that is back, a check exits 0
 // and the server serves the store again.
 func TestOpsCheckFindsAndRepairs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	root := filepath.Join(dir, "data")
 	port := freePort(t)
@@ -104,6 +106,7 @@ func TestOpsCheckFindsAndRepairs(t *testing.T) {
 // its admin endpoint: an orphan content file is found and repaired, and a
 // deep check while clients write finds nothing.
 func TestOpsCheckWhileServing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	root := filepath.Join(dir, "data")
 	port := freePort(t)
@@ -184,7 +187,7 @@ func writeWhileChecked(c *client, i, rounds int) error {
 // returns its output and exit status.
 func runCaddyDavspaces(t *testing.T, run caddyRun, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(caddyBinary, append([]string{"davspaces"}, args...)...)
+	cmd := testpeer.Command(caddyBinary, append([]string{"davspaces"}, args...)...)
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(run.dir, "xdg-data"), "XDG_CONFIG_HOME="+filepath.Join(run.dir, "xdg-config"))
 	cmd.Env = append(cmd.Env, run.env...)
 	var out bytes.Buffer

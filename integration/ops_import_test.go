@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/davspaces/davspaces/internal/testpeer"
 )
 
 // The migration path through the real binary: `caddy davspaces import` of
@@ -23,6 +25,7 @@ import (
 // are listed and left out.
 
 func TestOpsImportExportEmbedded(t *testing.T) {
+	t.Parallel()
 	goSrc := goSourceTree(t, "")
 	src := sourceWithSpecialFiles(t, goSrc)
 	dir := t.TempDir()
@@ -45,6 +48,7 @@ func TestOpsImportExportEmbedded(t *testing.T) {
 }
 
 func TestOpsImportExportCluster(t *testing.T) {
+	t.Parallel()
 	// A part of the tree: the cluster's store writes every file to
 	// PostgreSQL and S3, and the embedded test has the whole tree.
 	goSrc := goSourceTree(t, "net")
@@ -99,7 +103,7 @@ func importExportRoundTrip(t *testing.T, config, src, want string, precision tim
 	if exported.code != 0 || !strings.Contains(exported.stdout, fmt.Sprintf("export: %d files (", files)) {
 		t.Fatalf("export: exit %d\nstdout: %s\nstderr: %s", exported.code, exported.stdout, tail(exported.stderr, 3000))
 	}
-	if diff, err := exec.Command("diff", "-r", want, out).CombinedOutput(); err != nil {
+	if diff, err := testpeer.Command("diff", "-r", want, out).CombinedOutput(); err != nil {
 		t.Fatalf("diff -r %s and the export: %v\n%s", want, err, tail(string(diff), 3000))
 	}
 	assertImportedModTimes(t, want, out, precision)
@@ -120,7 +124,7 @@ func importExportRoundTrip(t *testing.T, config, src, want string, precision tim
 // goSourceTree returns the folder sub of the Go distribution's src.
 func goSourceTree(t *testing.T, sub string) string {
 	t.Helper()
-	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	goroot, err := testpeer.Command("go", "env", "GOROOT").Output()
 	if err != nil {
 		t.Fatalf("go env GOROOT: %v", err)
 	}
@@ -133,9 +137,9 @@ func goSourceTree(t *testing.T, sub string) string {
 func sourceWithSpecialFiles(t *testing.T, tree string) string {
 	t.Helper()
 	src := filepath.Join(t.TempDir(), "src")
-	if err := exec.Command("cp", "-al", tree, src).Run(); err != nil {
+	if err := testpeer.Command("cp", "-al", tree, src).Run(); err != nil {
 		os.RemoveAll(src)
-		if out, err := exec.Command("cp", "-a", tree, src).CombinedOutput(); err != nil {
+		if out, err := testpeer.Command("cp", "-a", tree, src).CombinedOutput(); err != nil {
 			t.Fatalf("copying %s: %v\n%s", tree, err, out)
 		}
 	}
@@ -170,7 +174,7 @@ func runImportCLI(t *testing.T, args ...string) cliRun {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	cmd := exec.CommandContext(ctx, caddyBinary, append([]string{"davspaces"}, args...)...)
+	cmd := testpeer.CommandContext(ctx, caddyBinary, append([]string{"davspaces"}, args...)...)
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(dir, "xdg-data"), "XDG_CONFIG_HOME="+filepath.Join(dir, "xdg-config"))
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -20,6 +20,7 @@ import (
 // workload is in the DEBUG log with its user, space and reason, while no
 // credential is anywhere in the log.
 func TestMetricsAfterAWorkload(t *testing.T) {
+	t.Parallel()
 	adminAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	s := startMetricsServer(t, adminAddr)
 	einstein := newClient(t, s.URL, "einstein")

@@ -114,6 +114,7 @@ func startTracedServer(t *testing.T, receiver *otlpReceiver, issuer string) *ser
 // children of Caddy's request spans, naming the space and the operation
 // and no file name or token.
 func TestTracesReachOTLPReceiver(t *testing.T) {
+	t.Parallel()
 	receiver := newOTLPReceiver(t)
 	idp := testidp.Start(t, testidp.Options{})
 	s := startTracedServer(t, receiver, idp.Issuer)

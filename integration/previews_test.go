@@ -25,6 +25,7 @@ import (
 // request answered from the store's cache; a preview gone with its file
 // once the trash is emptied; a decompression bomb refused at once.
 func TestPreviews(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, serverOptions{})
 	einstein := newClient(t, s.URL, "einstein")
 	pngFile := encodePNG(t, picture(600, 400), png.BestSpeed)
@@ -117,6 +118,7 @@ func TestPreviews(t *testing.T) {
 // large share of the budget is given back. Without the budget and the
 // slots, 200 decodes would need 16 GB.
 func TestPreviewBurst(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, serverOptions{davspaces: []string{
 		"previews {",
 		"	max_concurrent 2",
@@ -284,6 +286,7 @@ func replaceFile(t *testing.T, name string, b []byte) {
 // on either, and its row goes when the file is deleted and the trash
 // emptied.
 func TestPreviewsCluster(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, clusterOptions{})
 	db := connectClusterDB(t, c)
 	einstein := newClient(t, c.lb.URL, "einstein")

@@ -25,7 +25,10 @@ type linkSpec struct {
 	item     string // path below /webdav/
 	role     storage.ShareRole
 	password string
-	expires  time.Time
+	// expiresIn is how long after it is made the link expires (zero:
+	// never): counted from the making, so that a slow start of the
+	// server cannot make the link expired before it exists.
+	expiresIn time.Duration
 }
 
 // startWithLinks starts Caddy, lets seed create einstein's files through
@@ -68,9 +71,13 @@ func createLink(t *testing.T, store *boltstore.Store, resourceID string, spec li
 	if err != nil {
 		t.Fatal(err)
 	}
+	var expires time.Time
+	if spec.expiresIn > 0 {
+		expires = time.Now().Add(spec.expiresIn)
+	}
 	link, err := store.CreateShare(context.Background(), storage.Share{
 		Kind: storage.ShareLink, SpaceID: spaceID, NodeID: nodeID, Creator: "einstein",
-		Role: spec.role, PasswordHash: hash, Expires: spec.expires,
+		Role: spec.role, PasswordHash: hash, Expires: expires,
 	})
 	if err != nil {
 		t.Fatalf("creating a link on %s: %v", spec.item, err)
@@ -98,10 +105,11 @@ func seedLinkTree(c *client) {
 // and the limit on wrong ones), a file drop, an expired link and the link
 // of a deleted item.
 func TestPublicLinks(t *testing.T) {
+	t.Parallel()
 	s, links := startWithLinks(t, seedLinkTree,
 		linkSpec{item: "shared", role: storage.ShareEditor, password: linkPassword},
 		linkSpec{item: "drop", role: storage.ShareFileDrop},
-		linkSpec{item: "expiring", role: storage.ShareViewer, expires: time.Now().Add(5 * time.Second)},
+		linkSpec{item: "expiring", role: storage.ShareViewer, expiresIn: 5 * time.Second},
 		linkSpec{item: "doomed", role: storage.ShareViewer},
 		linkSpec{item: "shared", role: storage.ShareViewer, password: linkPassword},
 	)

@@ -17,6 +17,7 @@ import (
 // times the quota, and what the quota shows leaves them out; on both
 // deployments.
 func TestUnfinishedUploadsCountAgainstTheQuota(t *testing.T) {
+	t.Parallel()
 	onEachDeployment(t, serverOptions{davspaces: []string{"personal_quota 1MiB"}}, uploadsReserveScenario)
 }
 
@@ -99,6 +100,7 @@ func uploadsReserveScenario(t *testing.T, s *server) {
 // space without a quota in its Destination is checked against the upload's
 // own space all the same.
 func TestNGPartsStayInTheirUploadsSpace(t *testing.T) {
+	t.Parallel()
 	onEachDeployment(t, serverOptions{davspaces: []string{"personal_quota 100KiB"}}, ngPartsScenario)
 }
 
@@ -113,6 +115,7 @@ func ngPartsScenario(t *testing.T, s *server) {
 // Open uploads per user are capped (max_open_uploads), also in a space
 // without a quota, with the WebDAV error body.
 func TestOpenUploadsPerUserCapped(t *testing.T) {
+	t.Parallel()
 	onEachDeployment(t, serverOptions{davspaces: []string{"max_open_uploads 20"}}, openUploadsScenario)
 }
 
@@ -137,6 +140,7 @@ func openUploadsScenario(t *testing.T, s *server) {
 // Issue 17, finding 5, through the real Caddy: dead properties count
 // against the quota; a PROPPATCH past it is 507 and changes nothing.
 func TestDeadPropertiesCountAgainstTheQuota(t *testing.T) {
+	t.Parallel()
 	onEachDeployment(t, serverOptions{davspaces: []string{"personal_quota 1MiB"}}, deadPropsScenario)
 }
 

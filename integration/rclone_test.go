@@ -10,7 +10,6 @@ import (
 	"math/rand"
 	"net/http"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -19,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/davspaces/davspaces/internal/testpeer"
 )
 
 // TestRclone drives rclone's webdav backend (vendor owncloud) against the
@@ -29,6 +30,7 @@ import (
 // then on the project space Physics with each member role, and checks that
 // strangers and wrong passwords are refused; all of it on every deployment.
 func TestRclone(t *testing.T) {
+	t.Parallel()
 	rclone := requirePeer(t, "rclone")
 	for _, d := range deployments {
 		t.Run(d.name, func(t *testing.T) { rcloneSessions(t, rclone, d) })
@@ -601,7 +603,7 @@ func (r *rcloneRunner) run(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, r.bin, args...)
+	cmd := testpeer.CommandContext(ctx, r.bin, args...)
 	cmd.Env = r.env
 	cmd.Dir = t.TempDir()
 	cmd.WaitDelay = 5 * time.Second
@@ -630,7 +632,7 @@ func (r *rcloneRunner) mustRunQuiet(t *testing.T, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, r.bin, append(args, "--low-level-retries", "1", "--retries", "1")...)
+	cmd := testpeer.CommandContext(ctx, r.bin, append(args, "--low-level-retries", "1", "--retries", "1")...)
 	cmd.Env = r.env
 	cmd.Dir = t.TempDir()
 	cmd.WaitDelay = 5 * time.Second

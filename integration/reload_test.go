@@ -161,6 +161,7 @@ func physicsPath(t *testing.T, c *client) string {
 // configuration is no longer served to its members after `caddy reload`;
 // its content is back when it is configured again.
 func TestReloadStopsServingRemovedSpace(t *testing.T) {
+	t.Parallel()
 	s := startReloadable(t)
 	einstein := newClient(t, s.URL, "einstein")
 	physics := physicsPath(t, einstein)
@@ -187,6 +188,7 @@ func TestReloadStopsServingRemovedSpace(t *testing.T) {
 // TestReloadRemovesMember: a member taken out of a space's configuration
 // loses access at the reload.
 func TestReloadRemovesMember(t *testing.T) {
+	t.Parallel()
 	s := startReloadable(t)
 	marie := newClient(t, s.URL, "marie")
 	physics := physicsPath(t, marie)

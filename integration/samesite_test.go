@@ -15,6 +15,7 @@ import (
 // are no browsers, reads, and another origin's requests with a Bearer
 // token pass.
 func TestCrossSiteRefused(t *testing.T) {
+	t.Parallel()
 	idp := testidp.Start(t, testidp.Options{})
 	s := startServer(t, serverOptions{issuer: idp.Issuer})
 	einstein := newClient(t, s.URL, "einstein")
@@ -76,6 +77,7 @@ func TestCrossSiteRefused(t *testing.T) {
 // comes with a sandbox and nosniff; plain text is shown inline, HTML
 // downloads.
 func TestContentHeadersThroughCaddy(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, serverOptions{})
 	c := newClient(t, s.URL, "einstein")
 	c.expect(http.StatusCreated, http.MethodPut, "/webdav/notes.txt", "notes")

@@ -54,6 +54,7 @@ func (c *client) report(path, body string) ([]string, string) {
 // every base path; a non-member's REPORT finds nothing and learns
 // nothing.
 func TestSearchThroughCaddy(t *testing.T) {
+	t.Parallel()
 	for _, store := range []struct {
 		name     string
 		postgres bool

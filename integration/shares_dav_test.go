@@ -56,6 +56,7 @@ func invite(t *testing.T, c *client, drive, item, kind, grantee, role string) st
 // marie's next request; a creator who loses the right to share (the
 // Caddyfile reloaded) takes the share with them.
 func TestSharesOverDAV(t *testing.T) {
+	t.Parallel()
 	idp := testidp.Start(t, testidp.Options{})
 	s := startReloadableWith(t, serverOptions{issuer: idp.Issuer, davspaces: sharesLab})
 	einstein := newClient(t, s.URL, "einstein")

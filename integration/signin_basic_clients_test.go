@@ -6,13 +6,13 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/davspaces/davspaces/internal/testidp"
+	"github.com/davspaces/davspaces/internal/testpeer"
 )
 
 // basicClientFiles is how many files each client moves: a handful shows
@@ -141,7 +141,7 @@ func syncWithAppPassword(t *testing.T, binary string, s *server, u *appPasswordU
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), desktopSyncTimeout)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, binary, append(args, local, s.URL+"/")...)
+		cmd := testpeer.CommandContext(ctx, binary, append(args, local, s.URL+"/")...)
 		cmd.Env = desktopEnvironment(home)
 		cmd.Dir = home
 		cmd.WaitDelay = 5 * time.Second

@@ -187,6 +187,7 @@ func TestOwnCloudDesktopSignIn(t *testing.T) {
 // (GetInstancesViaWebFingerOperation.kt) filters by rel on the server; both
 // get what they asked for, with and without a trailing slash.
 func TestWebFingerSubjectWithTrailingSlash(t *testing.T) {
+	t.Parallel()
 	idp := testidp.Start(t, testidp.Options{})
 	s := startServer(t, serverOptions{issuer: idp.Issuer})
 	for _, resource := range []string{s.URL, s.URL + "/"} {

@@ -130,6 +130,7 @@ func wantUploaded(t testing.TB, c *client, p string, content []byte) {
 // through a spaces URL and a personal-space URL (there with its first chunk
 // in the POST); the file has the bytes, size, checksums and mtime sent.
 func TestTusClientChunked(t *testing.T) {
+	t.Parallel()
 	requireTusClient(t)
 	s := startServer(t, serverOptions{})
 	c := newClient(t, s.URL, "einstein")
@@ -182,6 +183,7 @@ func pathBase(p string) string { return p[strings.LastIndex(p, "/")+1:] }
 // middle of a PATCH; tus-js-client asks for the offset, resumes there
 // (rather than starting over) and finishes.
 func TestTusClientResumesAfterDroppedConnection(t *testing.T) {
+	t.Parallel()
 	requireTusClient(t)
 	s := startServer(t, serverOptions{})
 	c := newClient(t, s.URL, "einstein")
@@ -215,6 +217,7 @@ func TestTusClientResumesAfterDroppedConnection(t *testing.T) {
 // least the bytes it acknowledged, nothing is at the target yet, and the
 // client resumes from there and finishes.
 func TestTusClientResumesAfterRestart(t *testing.T) {
+	t.Parallel()
 	requireTusClient(t)
 	tests := []struct {
 		name string
@@ -326,6 +329,7 @@ func wantOffset(t testing.TB, c *client, upload string, length int64) int64 {
 // TestTusParallelUploads: 50 uploads at once, each created with its first
 // bytes and finished in PATCHes, all end up intact.
 func TestTusParallelUploads(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, serverOptions{})
 	c := newClient(t, s.URL, "einstein")
 	c.expect(http.StatusCreated, "MKCOL", "/webdav/parallel", "")
@@ -395,6 +399,7 @@ func tusUploadInChunks(c *client, base, collection, name string, content []byte,
 // an upload (404, as for anything they may not know of), anonymous requests
 // get 401, and the owner's upload is unchanged by their attempts.
 func TestTusUploadsArePerUser(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, serverOptions{})
 	owner := newClient(t, s.URL, "einstein")
 	resp, body, err := owner.tusCreate("/webdav/", "mine.txt", 10, []byte("0123"))
@@ -449,6 +454,7 @@ func TestTusUploadsArePerUser(t *testing.T) {
 // TestTusUploadTTL: the Caddyfile's upload_ttl sets Upload-Expires, an HTTP
 // date that long after the creation; OPTIONS through Caddy advertises TUS.
 func TestTusUploadTTL(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, serverOptions{davspaces: []string{"upload_ttl 2h"}})
 	c := newClient(t, s.URL, "einstein")
 	resp, _ := c.expect(http.StatusNoContent, http.MethodOptions, "/webdav/", "")
@@ -476,6 +482,7 @@ func TestTusUploadTTL(t *testing.T) {
 // allowed origin upload with TUS: the preflight allows POST and PATCH with
 // the TUS headers, and the answers expose the headers the client reads.
 func TestTusCORS(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, serverOptions{})
 	const origin = "https://localhost:9200"
 	anonymous := newClient(t, s.URL, "")
@@ -509,6 +516,7 @@ func TestTusCORS(t *testing.T) {
 // metadata is checked when the last byte arrives: a match gives the file,
 // a mismatch 460 and no file.
 func TestTusClientWholeFileChecksum(t *testing.T) {
+	t.Parallel()
 	requireTusClient(t)
 	s := startServer(t, serverOptions{})
 	c := newClient(t, s.URL, "einstein")

@@ -98,8 +98,7 @@ func runTusClient(t testing.TB, user string, opts tusOptions) tusResult {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(dir, "upload.mjs"), string(arg))
-	testpeer.DieWithParent(cmd)
+	cmd := testpeer.CommandContext(ctx, "node", filepath.Join(dir, "upload.mjs"), string(arg))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()

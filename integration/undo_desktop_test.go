@@ -24,6 +24,7 @@ import (
 // the local folder back to the tree it started with. It runs on every
 // deployment, as TestDesktopClients does.
 func TestDesktopUndo(t *testing.T) {
+	t.Parallel()
 	onEachDesktopClient(t, desktopUndoScenario)
 }
 

@@ -21,6 +21,7 @@ import (
 // parent) under its own file id, and DELETE purges an item or empties the
 // whole trash.
 func TestTrashRoundTrips(t *testing.T) {
+	t.Parallel()
 	onEachDeployment(t, serverOptions{}, trashRoundTripsScenario)
 }
 
@@ -161,6 +162,7 @@ func trashRoundTripsScenario(t *testing.T, s *server) {
 // editor lists and restores but may not purge, a viewer may not use the
 // trash, and lists and downloads versions but may not restore one.
 func TestUndoRoles(t *testing.T) {
+	t.Parallel()
 	onEachDeployment(t, serverOptions{}, undoRolesScenario)
 }
 
@@ -210,6 +212,7 @@ func undoRolesScenario(t *testing.T, s *server) {
 // the content it replaces in turn; the versions stay with the file
 // through a move, a delete and a restore.
 func TestVersionsRoundTrips(t *testing.T) {
+	t.Parallel()
 	onEachDeployment(t, serverOptions{}, versionsRoundTripsScenario)
 }
 
@@ -268,6 +271,7 @@ func versionsRoundTripsScenario(t *testing.T, s *server) {
 // all of them would not make room is it refused (507), destroying nothing.
 // Purging gives the bytes back at once.
 func TestUndoUnderQuota(t *testing.T) {
+	t.Parallel()
 	onEachDeployment(t, serverOptions{davspaces: []string{"personal_quota 100KiB"}}, undoUnderQuotaScenario)
 }
 
@@ -412,6 +416,7 @@ func retentionSettingsScenario(t *testing.T, s *server) {
 // With trash and versions off for the whole handler, a delete destroys, a
 // replacement keeps nothing, and the capabilities say so.
 func TestUndoOff(t *testing.T) {
+	t.Parallel()
 	onEachDeployment(t, serverOptions{davspaces: []string{"trash_retention off", "versions off"}}, undoOffScenario)
 }
 

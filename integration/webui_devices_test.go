@@ -229,7 +229,7 @@ func rcloneFromLine(t *testing.T, bin, line string) *rcloneRunner {
 	)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", "-c", line)
+	cmd := testpeer.CommandContext(ctx, "sh", "-c", line)
 	cmd.Env = r.env
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("the page's rclone line: %v\n%s", err, out)
@@ -303,7 +303,7 @@ func (c *passwordClients) refusedWithin(t *testing.T, revoked time.Time, base st
 func (c *passwordClients) cadaverRefusal(url string) (refused bool, at time.Time, out string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, c.cadaver, url)
+	cmd := testpeer.CommandContext(ctx, c.cadaver, url)
 	cmd.Env = append(os.Environ(), "HOME="+c.home, "LC_ALL=C.UTF-8", "TERM=dumb")
 	cmd.Dir = c.work
 	cmd.Stdin = strings.NewReader("ls\nquit\n")
@@ -416,8 +416,7 @@ func startBrowserScript(t *testing.T, dir, script string, opts any) *browserScri
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	s := &browserScript{t: t, name: script, events: make(chan map[string]any, 16)}
-	s.cmd = exec.CommandContext(ctx, "node", filepath.Join(dir, script), string(arg))
-	testpeer.DieWithParent(s.cmd)
+	s.cmd = testpeer.CommandContext(ctx, "node", filepath.Join(dir, script), string(arg))
 	s.cmd.Stderr = &s.stderr
 	stdout, err := s.cmd.StdoutPipe()
 	if err != nil {

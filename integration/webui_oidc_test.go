@@ -39,6 +39,7 @@ type oidcOptions struct {
 // signed in through the provider's session, "not found" for another
 // user's files, and sign-out, after which the password is asked again.
 func TestWebUIOIDC(t *testing.T) {
+	t.Parallel()
 	chromium, dir := requireBrowser(t)
 	const tokenTTL = 15 * time.Second
 	port := freePort(t)
@@ -108,6 +109,7 @@ func TestWebUIOIDC(t *testing.T) {
 // appears; the page's assets load without credentials, and WebDAV
 // requests without them are refused by oidc_auth as before.
 func TestWebUIBasicPrompt(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, serverOptions{})
 	get := func(method, path, accept string) *http.Response {
 		t.Helper()

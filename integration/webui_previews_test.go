@@ -59,6 +59,7 @@ type previewsOptions struct {
 // folder with thumbnails and the search results at desktop and phone
 // width, the viewer, the public link's folder.
 func TestWebUIPreviews(t *testing.T) {
+	t.Parallel()
 	chromium, dir := requireBrowser(t)
 	s := startServer(t, serverOptions{})
 	einstein := newClient(t, s.URL, "einstein")
@@ -118,6 +119,7 @@ func TestWebUIPreviews(t *testing.T) {
 // URLs, which the page's Content-Security-Policy allows), and a file of
 // another type keeps its icon.
 func TestWebUIPreviewsOIDC(t *testing.T) {
+	t.Parallel()
 	chromium, dir := requireBrowser(t)
 	port := freePort(t)
 	origin := fmt.Sprintf("http://127.0.0.1:%d", port)

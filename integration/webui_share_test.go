@@ -56,6 +56,7 @@ type shareOptions struct {
 // shared folder at desktop and phone width, the password form (after a
 // wrong one) and the file drop at phone width.
 func TestWebUIShare(t *testing.T) {
+	t.Parallel()
 	chromium, dir := requireBrowser(t)
 	s := startServer(t, serverOptions{})
 	einstein := newClient(t, s.URL, "einstein")

@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -151,6 +150,7 @@ func newBrowserSession(t *testing.T, chromium, base, user, password string) brow
 // phone width of the overview, a folder, the trash, a file's details with
 // its versions and the folder picker.
 func TestWebUI(t *testing.T) {
+	t.Parallel()
 	chromium, dir := requireBrowser(t)
 	// A quota, so that the overview shows its bar.
 	s := startServer(t, serverOptions{davspaces: []string{"personal_quota 2GB"}})
@@ -404,8 +404,7 @@ func runDrive(t *testing.T, dir, script string, opts any) []map[string]any {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(dir, script), string(arg))
-	testpeer.DieWithParent(cmd)
+	cmd := testpeer.CommandContext(ctx, "node", filepath.Join(dir, script), string(arg))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()

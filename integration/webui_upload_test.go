@@ -67,6 +67,7 @@ const (
 // unfinished upload is left (nothing reserved, nothing in the browser's
 // storage) and the bytes sent show the big file was not sent twice.
 func TestWebUIUpload(t *testing.T) {
+	t.Parallel()
 	chromium, dir := requireBrowser(t)
 	s := startServer(t, serverOptions{davspaces: []string{
 		"personal_quota 2GB",
@@ -236,6 +237,7 @@ func writeRandomFile(t *testing.T, path string, size int64) string {
 // with the test OpenID Connect provider: every TUS request carries the
 // page's token (the PATCHes go by XMLHttpRequest, for their progress).
 func TestWebUIUploadOIDC(t *testing.T) {
+	t.Parallel()
 	chromium, dir := requireBrowser(t)
 	port := freePort(t)
 	origin := fmt.Sprintf("http://127.0.0.1:%d", port)

@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/davspaces/davspaces/internal/testpeer"
 )
 
 // xcaddyBinaryEnv names the Caddy that scripts/test built with xcaddy, the
@@ -33,6 +34,7 @@ var davspacesModules = []string{
 // itself when xcaddy is installed), wants the davspaces modules in its
 // list-modules, and runs Caddyfile.example on it as it is.
 func TestXcaddyBuildServesTheExample(t *testing.T) {
+	t.Parallel()
 	version := caddyVersion(t)
 	checkDocumentedVersion(t, version)
 	binary := os.Getenv(xcaddyBinaryEnv)
@@ -40,7 +42,7 @@ func TestXcaddyBuildServesTheExample(t *testing.T) {
 		binary = buildWithXcaddy(t, version)
 	}
 
-	out, err := exec.Command(binary, "list-modules").CombinedOutput()
+	out, err := testpeer.Command(binary, "list-modules").CombinedOutput()
 	if err != nil {
 		t.Fatalf("caddy list-modules: %v\n%s", err, out)
 	}
@@ -50,7 +52,7 @@ func TestXcaddyBuildServesTheExample(t *testing.T) {
 			t.Errorf("xcaddy's Caddy has no module %s", id)
 		}
 	}
-	if out, err := exec.Command(binary, "version").CombinedOutput(); err != nil || !strings.HasPrefix(string(out), version) {
+	if out, err := testpeer.Command(binary, "version").CombinedOutput(); err != nil || !strings.HasPrefix(string(out), version) {
 		t.Errorf("xcaddy's Caddy is version %q (%v), want %s", out, err, version)
 	}
 
@@ -122,7 +124,7 @@ func buildWithXcaddy(t *testing.T, version string) string {
 	binary := filepath.Join(t.TempDir(), "caddy")
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, xcaddy, "build", version, "--output", binary,
+	cmd := testpeer.CommandContext(ctx, xcaddy, "build", version, "--output", binary,
 		"--with", "github.com/davspaces/davspaces@v0.0.0=.")
 	cmd.Dir = ".."
 	if out, err := cmd.CombinedOutput(); err != nil {

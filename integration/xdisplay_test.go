@@ -9,7 +9,6 @@ import (
 	"image"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -39,10 +38,9 @@ func startXvfb(t *testing.T, xvfb, artifacts string) *xDisplay {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	cmd := exec.Command(xvfb, "-displayfd", "3", "-screen", "0", "1280x800x24",
+	cmd := testpeer.Command(xvfb, "-displayfd", "3", "-screen", "0", "1280x800x24",
 		"-fbdir", fbdir, "-nolisten", "tcp")
 	cmd.ExtraFiles = []*os.File{w}
-	testpeer.DieWithParent(cmd)
 	var log strings.Builder
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
@@ -108,7 +106,7 @@ func (d *xDisplay) screenshot(t *testing.T, name string) {
 func (d *xDisplay) xdotool(args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "xdotool", args...)
+	cmd := testpeer.CommandContext(ctx, "xdotool", args...)
 	cmd.Env = append(os.Environ(), "DISPLAY="+d.name)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

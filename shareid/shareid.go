@@ -10,7 +10,11 @@
 // ShareStorageSpaceID).
 package shareid
 
-import "github.com/davspaces/davspaces/resourceid"
+import (
+	"strings"
+
+	"github.com/davspaces/davspaces/resourceid"
+)
 
 // Jail is oCIS' storage id and space id of the share jail.
 const Jail = "a0ca6a90-a365-4782-871e-d44447bbc668"
@@ -29,10 +33,12 @@ func Mount(shareID string) string { return resourceid.New(Jail, Jail, shareID).S
 
 // Parse reads a resource id: inJail is true when it names the Shares
 // drive, and then shareID is the share of the mount point it names, empty
-// for the drive itself. Anything else is not in the jail.
+// for the drive itself. Anything else is not in the jail, the drive's id
+// with an empty mount point ("…!") included: it names no mount point
+// and is not the drive's own id.
 func Parse(ref string) (shareID string, inJail bool) {
 	id, err := resourceid.Parse(ref)
-	if err != nil || id.Storage != Jail || id.Space != Jail {
+	if err != nil || id.Storage != Jail || id.Space != Jail || strings.HasSuffix(ref, "!") {
 		return "", false
 	}
 	return id.Node, true

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/davspaces/davspaces/internal/testpeer"
 )
 
 // scriptTestTimeout bounds one file's node --test run; the tests are pure
@@ -31,7 +33,7 @@ func TestScripts(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(t.Context(), scriptTestTimeout)
 			defer cancel()
-			out, err := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", file).CombinedOutput()
+			out, err := testpeer.CommandContext(ctx, node, "--test", "--test-reporter=spec", file).CombinedOutput()
 			if err != nil {
 				t.Fatalf("node --test %s: %v\n%s", file, err, out)
 			}

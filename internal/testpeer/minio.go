@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"go/build"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -29,6 +30,8 @@ type MinIO struct {
 	bin     string
 	dir     string
 	port    int
+	claim   io.Closer // of port (FreePort), for as long as the server is
+	console io.Closer // the claim of the console's port, while it runs
 	cmd     *process
 	buckets atomic.Int64
 }
@@ -46,17 +49,18 @@ func StartMinIO() (*MinIO, error) {
 	if err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, claim, err := claimFreePort()
 	if err != nil {
 		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "davspaces-minio-")
 	if err != nil {
+		claim.Close()
 		return nil, fmt.Errorf("creating the MinIO directory: %w", err)
 	}
-	m := &MinIO{bin: bin, dir: dir, port: port}
+	m := &MinIO{bin: bin, dir: dir, port: port, claim: claim}
 	if err := m.Start(); err != nil {
-		os.RemoveAll(dir)
+		m.Close()
 		return nil, err
 	}
 	return m, nil
@@ -81,10 +85,11 @@ func minioBin() (string, error) {
 
 // Start starts the server (again, after Stop) and waits until it answers.
 func (m *MinIO) Start() error {
-	console, err := freePort()
+	console, claim, err := claimFreePort()
 	if err != nil {
 		return err
 	}
+	m.console = claim
 	cmd := exec.Command(m.bin, "server", "--quiet", "--address", m.Endpoint(),
 		"--console-address", hostPort(console), filepath.Join(m.dir, "data"))
 	cmd.Env = append(os.Environ(), "MINIO_ROOT_USER="+minioUser, "MINIO_ROOT_PASSWORD="+minioPassword,
@@ -114,11 +119,16 @@ func (m *MinIO) Stop() {
 		m.cmd.stop(os.Interrupt)
 		m.cmd = nil
 	}
+	if m.console != nil {
+		m.console.Close()
+		m.console = nil
+	}
 }
 
 // Close stops the server and removes its data.
 func (m *MinIO) Close() {
 	m.Stop()
+	m.claim.Close()
 	os.RemoveAll(m.dir)
 }
 

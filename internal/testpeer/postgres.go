@@ -3,6 +3,7 @@ package testpeer
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,11 +19,12 @@ import (
 // 127.0.0.1, no Unix socket, and no fsync (the tests kill Caddy, never the
 // database, so its durability is not what they check).
 type Postgres struct {
-	bin  string // the directory of initdb and postgres
-	dir  string
-	port int
-	cmd  *process
-	dbs  atomic.Int64
+	bin   string // the directory of initdb and postgres
+	dir   string
+	port  int
+	claim io.Closer // of port (FreePort), for as long as the server is
+	cmd   *process
+	dbs   atomic.Int64
 }
 
 // pgUser is the database superuser the tests connect as.
@@ -35,21 +37,22 @@ func StartPostgres() (*Postgres, error) {
 	if err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, claim, err := claimFreePort()
 	if err != nil {
 		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "davspaces-postgres-")
 	if err != nil {
+		claim.Close()
 		return nil, fmt.Errorf("creating the PostgreSQL directory: %w", err)
 	}
-	pg := &Postgres{bin: bin, dir: dir, port: port}
+	pg := &Postgres{bin: bin, dir: dir, port: port, claim: claim}
 	if err := pg.initdb(); err != nil {
-		os.RemoveAll(dir)
+		pg.Close()
 		return nil, err
 	}
 	if err := pg.Start(); err != nil {
-		os.RemoveAll(dir)
+		pg.Close()
 		return nil, err
 	}
 	return pg, nil
@@ -77,7 +80,7 @@ func (pg *Postgres) initdb() error {
 	if err := chownToServiceUser(pg.dir, "postgres"); err != nil {
 		return err
 	}
-	cmd := exec.Command(filepath.Join(pg.bin, "initdb"), "-D", pg.data(), "-U", pgUser,
+	cmd := Command(filepath.Join(pg.bin, "initdb"), "-D", pg.data(), "-U", pgUser,
 		"--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync")
 	if err := asServiceUser(cmd, "postgres"); err != nil {
 		return err
@@ -123,6 +126,7 @@ func (pg *Postgres) Stop() {
 // Close stops the server and removes its data.
 func (pg *Postgres) Close() {
 	pg.Stop()
+	pg.claim.Close()
 	os.RemoveAll(pg.dir)
 }
 

@@ -15,10 +15,7 @@ package testpeer
 
 import (
 	"errors"
-	"fmt"
-	"net"
 	"os"
-	"strconv"
 	"sync"
 	"testing"
 )
@@ -115,19 +112,4 @@ func OwnMinIO(t testing.TB) *MinIO {
 	}
 	t.Cleanup(m.Close)
 	return m
-}
-
-// freePort returns a loopback TCP port nobody listens on right now.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// hostPort joins the loopback address and port.
-func hostPort(port int) string {
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 }

@@ -19,6 +19,7 @@ func TestConformance(t *testing.T) {
 		{"content files", -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			storetest.Run(t, func(t *testing.T) storetest.Store {
 				clk := &offsetClock{}
 				// The conformance tests are about behaviour, not durability.

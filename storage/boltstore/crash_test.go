@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/davspaces/davspaces/checksum"
+	"github.com/davspaces/davspaces/internal/testpeer"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -70,7 +70,7 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for round := range 3 {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashRecovery$")
+		cmd := testpeer.Command(os.Args[0], "-test.run=^TestCrashRecovery$")
 		cmd.Env = append(os.Environ(), crashDirEnv+"="+dir)
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {

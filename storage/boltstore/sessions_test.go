@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"github.com/davspaces/davspaces/checksum"
+	"github.com/davspaces/davspaces/internal/testpeer"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -472,7 +472,7 @@ func TestSessionCrashRecovery(t *testing.T) {
 		t.Skip("spawns a process")
 	}
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSessionCrashRecovery$")
+	cmd := testpeer.Command(os.Args[0], "-test.run=^TestSessionCrashRecovery$")
 	cmd.Env = append(os.Environ(), sessionCrashDirEnv+"="+dir)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/davspaces/davspaces/checksum"
+	"github.com/davspaces/davspaces/internal/testpeer"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -75,7 +75,7 @@ func TestTrashCrashRecovery(t *testing.T) {
 	dir := t.TempDir()
 	acked := map[string]bool{} // contents acknowledged, over all rounds
 	for round := range 3 {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestTrashCrashRecovery$")
+		cmd := testpeer.Command(os.Args[0], "-test.run=^TestTrashCrashRecovery$")
 		cmd.Env = append(os.Environ(), trashCrashDirEnv+"="+dir)
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {

@@ -29,8 +29,9 @@ import (
 // upload lands in a space that exists; that a lock is on a node of its own
 // space; that a share is on a live node of its space; that a trash item's
 // node sits under its trash's root, and every node there is an item; that
-// a node's parent is a folder of its space; and that a version belongs to
-// a file and counts in that file's space.
+// a node's parent is a folder of its space, and its parents lead to the
+// root of its space or of its trash (no cycle, nothing orphaned); and
+// that a version belongs to a file and counts in that file's space.
 
 var _ storage.Checker = (*Store)(nil)
 
@@ -153,8 +154,8 @@ func (p place) problem(kind storage.ProblemKind, repairable bool, format string,
 // holds).
 func (c *checker) locate(ctx context.Context, id string) (p place, ok bool, err error) {
 	err = c.s.read(ctx, func(tx pgx.Tx) error {
-		var spaceID string
-		err := tx.QueryRow(ctx, `SELECT space_id FROM nodes WHERE id = $1`, id).Scan(&spaceID)
+		var spaceID, root string
+		err := tx.QueryRow(ctx, `SELECT space_id, coalesce(node_root(id), '') FROM nodes WHERE id = $1`, id).Scan(&spaceID, &root)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
@@ -165,7 +166,7 @@ func (c *checker) locate(ctx context.Context, id string) (p place, ok bool, err 
 		if err != nil {
 			return err
 		}
-		if isTrashSpace(spaceID) {
+		if isTrashSpace(root) || isTrashSpace(spaceID) {
 			names = append([]string{trashPath}, names...)
 		}
 		ok = true

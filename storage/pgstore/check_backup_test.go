@@ -57,7 +57,7 @@ func pgTool(t *testing.T, name string) string {
 func (p backupPeer) dump(t *testing.T) string {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "davspaces.dump")
-	out, err := exec.CommandContext(t.Context(), pgTool(t, "pg_dump"), "--format=custom", "--no-owner",
+	out, err := testpeer.CommandContext(t.Context(), pgTool(t, "pg_dump"), "--format=custom", "--no-owner",
 		"--file="+file, "--dbname="+p.dsn).CombinedOutput()
 	if err != nil {
 		t.Fatalf("pg_dump: %v: %s", err, out)
@@ -68,7 +68,7 @@ func (p backupPeer) dump(t *testing.T) string {
 // restore loads dump into the peer's (empty) database.
 func (p backupPeer) restore(t *testing.T, dump string) {
 	t.Helper()
-	out, err := exec.CommandContext(t.Context(), pgTool(t, "pg_restore"), "--no-owner", "--exit-on-error",
+	out, err := testpeer.CommandContext(t.Context(), pgTool(t, "pg_restore"), "--no-owner", "--exit-on-error",
 		"--dbname="+p.dsn, dump).CombinedOutput()
 	if err != nil {
 		t.Fatalf("pg_restore: %v: %s", err, out)

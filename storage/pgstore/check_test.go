@@ -351,6 +351,7 @@ var corruptions = []corruption{
 func TestCheckFindsAndRepairs(t *testing.T) {
 	for _, tc := range corruptions {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // a database and a bucket of its own
 			s := openTestStore(t, checkOpts)
 			sp, nodes := checkWorkload(t, s)
 			requireClean(t, s)

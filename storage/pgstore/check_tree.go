@@ -14,8 +14,8 @@ import (
 // statement or snapshot.
 
 // checkSpaces checks, space by space, that each folder's size is what the
-// files below it hold (a trash's root included), and that a live space's
-// counters of properties and versions are what a recount gives.
+// files below it hold (its trash's root included), and that its counters
+// of properties and versions are what a recount gives.
 func (c *checker) checkSpaces(ctx context.Context) error {
 	pool, err := c.s.db()
 	if err != nil {
@@ -27,11 +27,11 @@ func (c *checker) checkSpaces(ctx context.Context) error {
 		return err
 	}
 	for _, id := range ids {
+		if isTrashSpace(id) {
+			continue // checked with its space
+		}
 		if err := c.checkFolderSizes(ctx, id); err != nil {
 			return fmt.Errorf("space %s: %w", id, err)
-		}
-		if isTrashSpace(id) {
-			continue
 		}
 		if err := c.checkCounters(ctx, id); err != nil {
 			return fmt.Errorf("space %s: %w", id, err)
@@ -40,28 +40,33 @@ func (c *checker) checkSpaces(ctx context.Context) error {
 	return nil
 }
 
-// folderTotals selects ($1: a space's or trash's id, $2: KindFile, $3:
-// KindFolder) each folder of the space whose size is not the sum of the
+// folderTotals selects ($1: a space's id, $2: KindFile, $3: KindFolder)
+// each folder of the space or its trash whose size is not the sum of the
 // files below it, with that sum: every file adds its size to each of its
 // ancestors. A wrong folder is found alone, not with its ancestors, as
-// comparing a folder with its children's recorded sizes would.
+// comparing a folder with its children's recorded sizes would. The walk
+// up stops after maxCheckDepth folders, where only a cycle leads.
 const folderTotals = `
 	WITH RECURSIVE up AS (
-		SELECT parent_id AS folder, size FROM nodes
+		SELECT parent_id AS folder, size, 1 AS depth FROM nodes
 		WHERE space_id = $1 AND kind = $2 AND parent_id IS NOT NULL
 		UNION ALL
-		SELECT n.parent_id, up.size FROM up JOIN nodes n ON n.id = up.folder
-		WHERE n.parent_id IS NOT NULL
+		SELECT n.parent_id, up.size, up.depth + 1 FROM up JOIN nodes n ON n.id = up.folder
+		WHERE n.parent_id IS NOT NULL AND up.depth < ` + maxCheckDepth + `
 	), totals AS (
 		SELECT folder, sum(size)::bigint AS total FROM up GROUP BY folder
 	), wrong AS (
 		SELECT f.id, f.size, coalesce(t.total, 0)::bigint AS total
 		FROM nodes f LEFT JOIN totals t ON t.folder = f.id
-		WHERE f.space_id = $1 AND f.kind = $3 AND f.size <> coalesce(t.total, 0)
+		WHERE f.space_id IN ($1, $1::text || '` + trashSuffix + `') AND f.kind = $3 AND f.size <> coalesce(t.total, 0)
 	)`
 
-// checkFolderSizes reports each folder of space (or trash) id whose size
-// is wrong; a repair sets them all under the space's lock, with fresh
+// maxCheckDepth bounds the walks of the check up a node's ancestors: no
+// path of a client's is this deep, a cycle is.
+const maxCheckDepth = "10000"
+
+// checkFolderSizes reports each folder of space id or its trash whose
+// size is wrong; a repair sets them all under the space's lock, with fresh
 // etags, deciding again there.
 func (c *checker) checkFolderSizes(ctx context.Context, id string) error {
 	type wrongSize struct {
@@ -97,10 +102,10 @@ func (c *checker) checkFolderSizes(ctx context.Context, id string) error {
 	return nil
 }
 
-// repairFolderSizes sets the size of every folder of space (or trash) id
-// to what the files below it hold.
+// repairFolderSizes sets the size of every folder of space id and its
+// trash to what the files below it hold.
 func (c *checker) repairFolderSizes(ctx context.Context, id string) error {
-	return c.s.inSpace(ctx, strings.TrimSuffix(id, trashSuffix), func(tx pgx.Tx) error {
+	return c.s.inSpace(ctx, id, func(tx pgx.Tx) error {
 		ch := c.s.changeIn(tx)
 		_, err := tx.Exec(ctx, folderTotals+`
 			UPDATE nodes SET size = wrong.total, etag = md5(nodes.id || ':' || $4::text)
@@ -169,10 +174,12 @@ type misplaced struct {
 	Detail string
 }
 
-// checkTree reports nodes whose parent is a file or in another space,
-// spaces without a root, and versions of folders or counted in another
-// space than their file's. None is repaired: which side is right cannot
-// be told.
+// checkTree reports nodes whose parent is a file or in another space
+// (the root of a space's trash is in the space: layout.go), spaces
+// without a root, and versions of folders or counted in another space
+// than their file's; then, space by space, nodes whose parents lead to
+// no root of theirs. None is repaired: which side is right cannot be
+// told.
 func (c *checker) checkTree(ctx context.Context) error {
 	queries := []struct {
 		sql  string
@@ -181,7 +188,7 @@ func (c *checker) checkTree(ctx context.Context) error {
 		{`SELECT c.id, CASE WHEN p.kind <> $1 THEN 'its parent ' || p.id || ' is a file'
 			ELSE 'its parent ' || p.id || ' is in ' || p.space_id || ', it in ' || c.space_id END
 		FROM nodes c JOIN nodes p ON p.id = c.parent_id
-		WHERE p.kind <> $1 OR p.space_id <> c.space_id`, []any{storage.KindFolder}},
+		WHERE p.kind <> $1 OR split_part(p.space_id, '/', 1) <> c.space_id`, []any{storage.KindFolder}},
 		{`SELECT n.id, 'node ' || n.id || ' has no parent and is not its space''s root'
 		FROM nodes n WHERE n.parent_id IS NULL AND n.id <> n.space_id`, nil},
 		{`SELECT v.file_id, 'version ' || v.key || ' of ' || v.file_id ||
@@ -208,6 +215,55 @@ func (c *checker) checkTree(ctx context.Context) error {
 		p := place{spaceID: strings.TrimSuffix(id, trashSuffix)}.problem(storage.ProblemDangling, false, "space %s has no root folder", id)
 		if err := c.found(ctx, p, nil); err != nil {
 			return err
+		}
+	}
+	return c.checkAncestry(ctx)
+}
+
+// unrooted selects ($1: a space's id) the nodes of the space that no walk
+// down from its root or its trash's reaches: those whose parents go round
+// in a cycle, or lead to a root of another space. The walk down cannot go
+// round: a cycle hangs from no root.
+const unrooted = `
+	WITH RECURSIVE down (id) AS (
+		SELECT id FROM nodes WHERE id IN ($1, $1::text || '` + trashSuffix + `')
+		UNION ALL
+		SELECT n.id FROM nodes n JOIN down d ON n.parent_id = d.id
+	)
+	SELECT n.id FROM nodes n
+	WHERE n.space_id = $1 AND n.parent_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM down WHERE down.id = n.id)
+	ORDER BY n.id`
+
+// checkAncestry reports, space by space, each node whose ancestry ends at
+// no root of its space: such a node is neither live nor in the trash,
+// and lookups answer it as missing. It is named by id: it has no path.
+func (c *checker) checkAncestry(ctx context.Context) error {
+	pool, err := c.s.db()
+	if err != nil {
+		return err
+	}
+	rows, _ := pool.Query(ctx, `SELECT id FROM spaces WHERE type <> 'trash' ORDER BY id`)
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, spaceID := range ids {
+		var lost []string
+		err := c.s.read(ctx, func(tx pgx.Tx) error {
+			rows, _ := tx.Query(ctx, unrooted, spaceID)
+			var err error
+			lost, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("space %s: %w", spaceID, err)
+		}
+		for _, id := range lost {
+			p := place{spaceID: spaceID}.problem(storage.ProblemDangling, false,
+				"node %s is on no path from the root of its space or of its trash: its parents go round in a cycle or lead elsewhere", id)
+			if err := c.found(ctx, p, nil); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -275,9 +331,10 @@ func (c *checker) checkTrash(ctx context.Context) error {
 	return nil
 }
 
-// checkLocks reports locks on a node of another space than theirs (a lock
-// the space's checks never consult); a repair drops them, as a remove of
-// the node would have.
+// checkLocks reports locks on a node that is not a live node of their
+// space (of another space, or in the trash: a lock the space's checks
+// never consult, or one a remove should have dropped); a repair drops
+// them, as a remove of the node would have.
 func (c *checker) checkLocks(ctx context.Context) error {
 	type lock struct {
 		Token, SpaceID, NodeID, UserID string
@@ -285,7 +342,9 @@ func (c *checker) checkLocks(ctx context.Context) error {
 	var locks []lock
 	err := c.s.read(ctx, func(tx pgx.Tx) error {
 		rows, _ := tx.Query(ctx, `SELECT l.token, l.space_id, l.node_id, l.user_id FROM locks l
-			JOIN nodes n ON n.id = l.node_id WHERE n.space_id <> l.space_id ORDER BY l.space_id, l.node_id`)
+			JOIN nodes n ON n.id = l.node_id
+			WHERE n.space_id <> l.space_id OR node_root(n.id) IS DISTINCT FROM l.space_id
+			ORDER BY l.space_id, l.node_id`)
 		var err error
 		locks, err = pgx.CollectRows(rows, pgx.RowToStructByPos[lock])
 		return err
@@ -327,7 +386,8 @@ func (c *checker) checkShares(ctx context.Context) error {
 	err := c.s.read(ctx, func(tx pgx.Tx) error {
 		rows, _ := tx.Query(ctx, `SELECT s.id, s.space_id, s.node_id, s.creator FROM shares s
 			LEFT JOIN nodes n ON n.id = s.node_id AND n.space_id = s.space_id
-			WHERE n.id IS NULL ORDER BY s.space_id, s.node_id, s.id`)
+			WHERE n.id IS NULL OR node_root(n.id) IS DISTINCT FROM s.space_id
+			ORDER BY s.space_id, s.node_id, s.id`)
 		var err error
 		shares, err = pgx.CollectRows(rows, pgx.RowToStructByPos[share])
 		return err
@@ -339,7 +399,8 @@ func (c *checker) checkShares(ctx context.Context) error {
 		repair := func(ctx context.Context) error {
 			return c.s.inSpace(ctx, sh.SpaceID, func(tx pgx.Tx) error {
 				_, err := tx.Exec(ctx, `DELETE FROM shares s WHERE s.id = $1 AND NOT EXISTS (
-					SELECT 1 FROM nodes n WHERE n.id = s.node_id AND n.space_id = s.space_id)`, sh.ID)
+					SELECT 1 FROM nodes n WHERE n.id = s.node_id AND n.space_id = s.space_id
+					AND node_root(n.id) = s.space_id)`, sh.ID)
 				return err
 			})
 		}

@@ -36,7 +36,7 @@ func openTestStore(t testing.TB, opts Options) *Store {
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Store {
 		clk := &testClock{}
-		return clockedStore{openTestStore(t, Options{Now: clk.Now}), clk}
+		return clockedStore{openTestStore(t, Options{Now: clk.Now, CountWrites: true}), clk}
 	})
 }
 

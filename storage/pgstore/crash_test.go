@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -94,7 +93,7 @@ func testUndoCrash(t *testing.T, op string) {
 		t.Fatal(err)
 	}
 	work, _ := json.Marshal(crashWork{Op: op, DSN: opts.DSN, S3: opts.S3, SpaceID: sp.ID, Node: target})
-	cmd := exec.Command(os.Args[0], "-test.run=^TestUndoCrash$")
+	cmd := testpeer.Command(os.Args[0], "-test.run=^TestUndoCrash$")
 	cmd.Env = append(os.Environ(), crashEnv+"="+string(work))
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

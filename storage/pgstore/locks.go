@@ -132,17 +132,13 @@ func nullTime(t time.Time) *time.Time {
 	return &t
 }
 
-// nodeInSpace fails with ErrNotFound unless node id is in the space.
+// nodeInSpace fails with ErrNotFound unless node id is a live node of the
+// space.
 func nodeInSpace(ctx context.Context, tx pgx.Tx, spaceID, id string) error {
 	if !validText(id) {
 		return fmt.Errorf("node %.64q in space %s: %w", id, spaceID, storage.ErrNotFound)
 	}
-	var one int
-	err := tx.QueryRow(ctx, `SELECT 1 FROM nodes WHERE id = $1 AND space_id = $2`, id, spaceID).Scan(&one)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return storage.NodeNotFound(spaceID, id)
-	}
-	return err
+	return liveIn(ctx, tx, spaceID, id)
 }
 
 // insertLock records l. Its token may be held by an expired lock of any

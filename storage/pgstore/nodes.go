@@ -91,32 +91,34 @@ func nodeByID(ctx context.Context, q querier, id string) (nodeRow, bool, error) 
 	return queryNode(ctx, q, `SELECT `+nodeColumns+` FROM nodes WHERE id = $1`, id)
 }
 
-// nodeIn returns node id of the space, or a wrapped ErrNotFound.
+// nodeIn returns node id of the space, or a wrapped ErrNotFound: a node
+// of another space or in the space's trash is not one (layout.go).
 func nodeIn(ctx context.Context, q querier, spaceID, id string) (nodeRow, error) {
-	r, ok, err := nodeByID(ctx, q, id)
+	r, ok, err := rootedNode(ctx, q, id)
 	if err != nil {
 		return nodeRow{}, err
 	}
-	if !ok || r.SpaceID != spaceID || isTrashSpace(spaceID) {
+	if !ok || !r.live(spaceID) {
 		return nodeRow{}, storage.NodeNotFound(spaceID, id)
 	}
-	return r, nil
+	return r.nodeRow, nil
 }
 
 // folderIn returns the folder id of the space to put something in; a
 // missing parent or a file is a wrapped ErrConflict, a node of another
 // space a wrapped otherSpace.
 func folderIn(ctx context.Context, q querier, spaceID, id string, otherSpace error) (nodeRow, error) {
-	r, ok, err := nodeByID(ctx, q, id)
+	r, ok, err := rootedNode(ctx, q, id)
 	if err != nil {
 		return nodeRow{}, err
 	}
-	// A folder in the space's trash is as missing as a deleted one.
-	ok = ok && r.SpaceID != trashSpaceID(spaceID)
+	// A folder in the space's trash is as missing as a deleted one, and
+	// so is one whose parents lead to no root.
+	ok = ok && r.Root != "" && !r.trashed(spaceID)
 	if err := storage.CheckParent(spaceID, id, r.node(), ok, otherSpace); err != nil {
 		return nodeRow{}, err
 	}
-	return r, nil
+	return r.nodeRow, nil
 }
 
 // child returns the child called name of parentID, and whether it exists.
@@ -146,13 +148,16 @@ func (s *Store) Child(ctx context.Context, spaceID, parentID, name string) (stor
 	if err != nil {
 		return storage.Node{}, err
 	}
-	r, ok, err := child(ctx, pool, parentID, name)
+	// A child is in the space exactly when its parent is: one statement
+	// reads both, so they agree.
+	rows, _ := pool.Query(ctx, `SELECT `+nodeColumns+`, coalesce(node_root(parent_id), '') AS root
+		FROM nodes WHERE parent_id = $1 AND name = $2`, parentID, name)
+	r, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[rootedRow])
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && !r.live(spaceID) {
+		return storage.Node{}, storage.ChildNotFound(parentID, name)
+	}
 	if err != nil {
 		return storage.Node{}, classify(err)
-	}
-	// A child is in the space exactly when its parent is.
-	if !ok || r.SpaceID != spaceID {
-		return storage.Node{}, storage.ChildNotFound(parentID, name)
 	}
 	return r.node(), nil
 }

@@ -162,13 +162,15 @@ END $$;
 
 -- Trash and versions (storage.Trash, storage.Versions). A space's trash
 -- is a second tree of nodes: a deleted node and everything below it keep
--- their ids, properties and content and move to the pseudo space whose id
--- is the space's followed by "/trash" (trashSpaceID), the top node under
--- that pseudo space's root, named by its trash key. No space id holds a
--- "/" (storage.ValidID), so no live space ever sees them; the pseudo
--- space's row exists for the foreign key of nodes only. A trash item's
--- bytes are the trash root's size, kept by the same propagation as a
--- live root's. trash_items names each deleted top node with where it was.
+-- their ids, properties and content, and the top node moves under the
+-- root of the trash, whose id is the space's followed by "/trash"
+-- (trashSpaceID), named by its trash key. Below it the nodes keep their
+-- space's id: their root tells them from live ones (layout 2, at the end
+-- of this file). No space id holds a "/" (storage.ValidID); the pseudo
+-- space's row exists for the foreign key of the trash's root only. A
+-- trash item's bytes are the trash root's size, kept by the same
+-- propagation as a live root's. trash_items names each deleted top node
+-- with where it was.
 CREATE TABLE IF NOT EXISTS trash_items (
 	space_id   text NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
 	key        text COLLATE "C" NOT NULL,
@@ -272,3 +274,29 @@ BEGIN
 		INSERT INTO meta (key, value) VALUES ('nodes_counted', '1');
 	END IF;
 END $$;
+
+-- The layout of the tree, version 2 (layout.go). A node's space_id is the
+-- live space it belongs to, in the trash too; whether it is live or in the
+-- trash follows from its ancestry: the root its parents lead to, the
+-- space's own (its id is the space's) or the trash's (trashSpaceID). So
+-- moving a subtree into the trash or back rewrites its top node only.
+-- node_root is that root, NULL for a node that is gone or whose parents
+-- lead to no root (a cycle, which check reports); UNION ends the walk
+-- there.
+CREATE OR REPLACE FUNCTION node_root(node text) RETURNS text
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+	root text;
+BEGIN
+	WITH RECURSIVE up (id, parent_id) AS (
+		SELECT n.id, n.parent_id FROM nodes n WHERE n.id = node
+		UNION
+		SELECT n.id, n.parent_id FROM nodes n JOIN up ON n.id = up.parent_id
+	)
+	SELECT up.id INTO root FROM up WHERE up.parent_id IS NULL;
+	RETURN root;
+END $$;
+-- The folders below a folder, found without reading its files: a search
+-- walks them down to tell the trash's nodes from the live ones.
+-- (kind 2 is storage.KindFolder.)
+CREATE INDEX IF NOT EXISTS nodes_folders ON nodes (parent_id) WHERE kind = 2;

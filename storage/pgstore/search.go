@@ -137,14 +137,21 @@ func (s *Store) search(ctx context.Context, scope storage.SearchScope, match str
 
 // hitsQuery returns the condition on nodes that selects the matching
 // nodes strictly below the scope's folder ($2) in the live space ($1), and
-// the WITH clause it needs: the whole space's are its nodes with a parent
-// (the trash is a space of its own); a folder's, the nodes of it and of
-// the folders below it, which are found from the folder down, folders
-// only.
+// the WITH clause it needs. The whole space's are the nodes of the space
+// with a parent but those of its trash, told from the live ones by their
+// folder (layout.go): the trash's folders, found from its root down,
+// folders only, are read once for all the hits, however many. A folder's
+// are the nodes of it and of the live folders below it, found likewise
+// from the folder down.
 func hitsQuery(scope storage.SearchScope, match string) (with, where string) {
 	where = `space_id = $1 AND parent_id IS NOT NULL AND ` + match
 	if scope.Under == scope.SpaceID {
-		return "", where + ` AND $2::text IS NOT NULL`
+		with = fmt.Sprintf(`WITH RECURSIVE trashed (id) AS (
+			SELECT $1::text || '%s'
+			UNION ALL
+			SELECT n.id FROM nodes n JOIN trashed t ON n.parent_id = t.id WHERE n.kind = %d
+		)`, trashSuffix, storage.KindFolder)
+		return with, where + ` AND $2::text IS NOT NULL AND parent_id NOT IN (SELECT id FROM trashed)`
 	}
 	with = fmt.Sprintf(`WITH RECURSIVE folders (id) AS (
 		SELECT $2::text

@@ -118,7 +118,9 @@ func personalName(u storage.User) string {
 	return u.ID
 }
 
-// createRoot makes the root folder of a new space; its id is the space's.
+// createRoot makes the root folder of a new space, whose id is the
+// space's, and the root of its trash: so every delete writes the same
+// rows, the first one too.
 func createRoot(ctx context.Context, tx pgx.Tx, spaceID string, now time.Time) error {
 	c := change{tx: tx, now: now, tag: uuid.NewString()}
 	_, err := tx.Exec(ctx, `INSERT INTO nodes (id, space_id, parent_id, name, kind, mtime, etag)
@@ -126,7 +128,7 @@ func createRoot(ctx context.Context, tx pgx.Tx, spaceID string, now time.Time) e
 	if err != nil {
 		return fmt.Errorf("root of space %s: %w", spaceID, err)
 	}
-	return nil
+	return ensureTrash(ctx, &c, spaceID)
 }
 
 // PutSpace creates or updates the project space sp.ID: its name, quota and

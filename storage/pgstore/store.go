@@ -12,6 +12,7 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"errors"
@@ -70,6 +71,17 @@ type Options struct {
 	// MaxNodes is the node cap of a space without a quota
 	// (storage.NodeCap); 0 means storage.DefaultMaxNodes.
 	MaxNodes int64
+	// CountWrites makes the store count the rows its committed
+	// transactions write (RecordsWritten), at the cost of one more
+	// statement per transaction: for tests and benchmarks.
+	CountWrites bool
+
+	// layoutBatch is migrateLayout's batch; 0 means layoutBatch. Tests
+	// lower it to see a migration in several batches.
+	layoutBatch int
+	// emptyBudget is EmptyTrash's time per transaction; 0 means
+	// emptyBudget. Tests lower it to see a trash emptied in parts.
+	emptyBudget time.Duration
 }
 
 // DefaultMaxConns is the pool size of a node whose settings name none. A
@@ -109,6 +121,7 @@ type Store struct {
 	objectGrace time.Duration
 	uploadGrace time.Duration
 	sweepEvery  time.Duration
+	emptyBudget time.Duration
 
 	personalQuota atomic.Int64
 	// maxNodes is the node cap of a space without a quota; 0 is
@@ -119,8 +132,11 @@ type Store struct {
 	// shareCap is how many shares one user may have; 0 is
 	// storage.MaxSharesPerCreator. Only tests lower it, to reach it
 	// without making ten thousand shares.
-	shareCap  atomic.Int64
-	retention atomic.Pointer[storage.RetentionPolicy]
+	shareCap atomic.Int64
+	// countWrites is Options.CountWrites; written counts the rows.
+	countWrites bool
+	written     atomic.Int64
+	retention   atomic.Pointer[storage.RetentionPolicy]
 	// recountVersions asks ExpireUndo to look for files with more
 	// versions than the policy keeps, after the policy was set.
 	recountVersions atomic.Bool
@@ -172,7 +188,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		objectGrace: orDefault(opts.ObjectGrace, 15*time.Minute),
 		uploadGrace: orDefault(opts.UploadGrace, 24*time.Hour),
 		sweepEvery:  orDefault(opts.Sweep, time.Minute),
+		emptyBudget: orDefault(opts.emptyBudget, emptyBudget),
 		closing:     make(chan struct{}),
+		countWrites: opts.CountWrites,
 	}
 	if s.log == nil {
 		s.log = zap.NewNop()
@@ -206,6 +224,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 // open reaches the database and the bucket and readies the schema.
 func (s *Store) open(ctx context.Context, opts Options) error {
 	if err := s.migrate(ctx); err != nil {
+		return err
+	}
+	if err := s.migrateLayout(ctx, cmp.Or(opts.layoutBatch, layoutBatch)); err != nil {
 		return err
 	}
 	id, err := s.storageID(ctx, opts.StorageID)

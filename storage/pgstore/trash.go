@@ -13,11 +13,12 @@ import (
 )
 
 // A space's trash is a second tree (schema.sql): Remove, and the target a
-// Move or Copy replaces, move the node's subtree into the space's pseudo
-// trash space in the change's own transaction, with its ids, properties,
+// Move or Copy replaces, move the node under the root of the space's trash
+// in the change's own transaction, with its subtree, ids, properties,
 // content and versions, and record a trash item; a restore moves it back.
-// Both cost one statement over the subtree, as a destroy did. Purging
-// destroys the subtree as a remove without trash does.
+// Only the top node's row changes: the nodes below it follow it, as their
+// place follows from their ancestry (layout.go). Purging destroys the
+// subtree as a remove without trash does.
 
 // trashSuffix makes a space's id the id of its trash's pseudo space and
 // of that pseudo space's root. Space ids never hold a "/".
@@ -105,9 +106,10 @@ func trashedIn(ctx context.Context, tx pgx.Tx, spaceID string, it trashRow, id s
 	if err != nil {
 		return nodeRow{}, err
 	}
-	if !ok || r.SpaceID != trashSpaceID(spaceID) {
+	if !ok || r.SpaceID != spaceID {
 		return nodeRow{}, storage.NodeNotFound(spaceID, id)
 	}
+	// Below the item's node, which is in the trash: so is the node.
 	if below, err := isAncestor(ctx, tx, it.ID, id); err != nil {
 		return nodeRow{}, err
 	} else if !below {
@@ -259,7 +261,8 @@ func (s *Store) moveToTrash(ctx context.Context, c *change, spaceID string, n no
 	}
 	key := storage.TrashKey(c.now, n.ID)
 	trash := trashSpaceID(spaceID)
-	if err := moveSubtree(ctx, c, n.ID, trash, trash, key, false); err != nil {
+	_, err = c.tx.Exec(ctx, `UPDATE nodes SET parent_id = $2, name = $3 WHERE id = $1`, n.ID, trash, key)
+	if err != nil {
 		return fmt.Errorf("moving %s to the trash: %w", n.ID, err)
 	}
 	_, err = c.tx.Exec(ctx, `INSERT INTO trash_items (space_id, key, node_id, parent_id, name, location, deleted_ns)
@@ -271,24 +274,6 @@ func (s *Store) moveToTrash(ctx context.Context, c *change, spaceID string, n no
 	return c.propagate(ctx, trash, n.Size)
 }
 
-// moveSubtree gives node id and every node below it the space spaceID,
-// and makes id the child name of parentID; a fresh etag when freshETag.
-// One statement, whatever the size of the subtree.
-func moveSubtree(ctx context.Context, c *change, id, spaceID, parentID, name string, freshETag bool) error {
-	_, err := c.tx.Exec(ctx, `
-		WITH RECURSIVE sub AS (
-			SELECT id FROM nodes WHERE id = $1
-			UNION ALL
-			SELECT n.id FROM nodes n JOIN sub ON n.parent_id = sub.id
-		)
-		UPDATE nodes SET space_id = $2,
-			parent_id = CASE WHEN nodes.id = $1 THEN $3 ELSE nodes.parent_id END,
-			name = CASE WHEN nodes.id = $1 THEN $4 ELSE nodes.name END,
-			etag = CASE WHEN nodes.id = $1 AND $5 THEN md5(nodes.id || ':' || $6::text) ELSE nodes.etag END
-		FROM sub WHERE nodes.id = sub.id`, id, spaceID, parentID, name, freshETag, c.tag)
-	return err
-}
-
 // pathNames returns the names from the root of its space to node id.
 func pathNames(ctx context.Context, tx pgx.Tx, id string) ([]string, error) {
 	rows, _ := tx.Query(ctx, `
@@ -296,6 +281,7 @@ func pathNames(ctx context.Context, tx pgx.Tx, id string) ([]string, error) {
 			SELECT id, parent_id, name, 0 AS depth FROM nodes WHERE id = $1
 			UNION ALL
 			SELECT n.id, n.parent_id, n.name, up.depth + 1 FROM nodes n JOIN up ON n.id = up.parent_id
+			WHERE up.depth < `+maxCheckDepth+`
 		)
 		SELECT name FROM up WHERE parent_id IS NOT NULL ORDER BY depth DESC`, id)
 	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
@@ -305,8 +291,10 @@ func pathNames(ctx context.Context, tx pgx.Tx, id string) ([]string, error) {
 	return names, nil
 }
 
-// ensureTrash creates the pseudo space and root of the space's trash,
-// unless they exist: a space gets them with its first deletion.
+// ensureTrash creates the pseudo space and root of the space's trash (the
+// only node whose space_id is the pseudo space's), unless they exist: a
+// space gets them with its root, one made by older code with its first
+// deletion.
 func ensureTrash(ctx context.Context, c *change, spaceID string) error {
 	trash := trashSpaceID(spaceID)
 	_, err := c.tx.Exec(ctx, `INSERT INTO spaces (id, type, name, quota) VALUES ($1, 'trash', '', $2)
@@ -390,7 +378,9 @@ func (s *Store) RestoreTrash(ctx context.Context, spaceID, key string, t storage
 // whose node it is goes, one it was below is left smaller. It returns the
 // node as restored.
 func (s *Store) restoreNode(ctx context.Context, c *change, spaceID string, n nodeRow, parentID, name string) (nodeRow, error) {
-	if err := moveSubtree(ctx, c, n.ID, spaceID, parentID, name, true); err != nil {
+	_, err := c.tx.Exec(ctx, `UPDATE nodes SET parent_id = $2, name = $3, etag = $4 WHERE id = $1`,
+		n.ID, parentID, name, c.etag(n.ID))
+	if err != nil {
 		return nodeRow{}, fmt.Errorf("restoring %s: %w", n.ID, err)
 	}
 	if _, err := c.tx.Exec(ctx, `DELETE FROM trash_items WHERE node_id = $1`, n.ID); err != nil {
@@ -424,24 +414,51 @@ func (s *Store) PurgeTrash(ctx context.Context, spaceID, key string) error {
 	return nil
 }
 
-// EmptyTrash purges every item in the trash of a space.
+// EmptyTrash purges every item in the trash of a space: some items per
+// transaction (purgeSome), so that emptying a large trash holds the
+// space's lock for no long stretch, and other requests to the space go
+// on between the transactions. Each item goes whole; items deleted
+// meanwhile go too.
 func (s *Store) EmptyTrash(ctx context.Context, spaceID string) error {
-	err := s.change(ctx, spaceID, func(c *change) error {
-		items, err := queryTrash(ctx, c.tx, `WHERE t.space_id = $1`, spaceID)
+	for {
+		more, err := s.purgeSome(ctx, spaceID)
 		if err != nil {
-			return err
+			return fmt.Errorf("empty the trash of space %s: %w", spaceID, err)
 		}
-		for _, it := range items {
-			if err := s.purgeItem(ctx, c, spaceID, it); err != nil {
+		if !more {
+			return nil
+		}
+	}
+}
+
+// emptyBudget is how long one transaction of EmptyTrash purges items
+// (Options.emptyBudget aside): it commits after the item that passes it.
+// An item larger than the budget allows is purged in one transaction all
+// the same.
+const emptyBudget = 200 * time.Millisecond
+
+// purgeSome purges items of the trash of a space, in key order, until the
+// trash is empty or emptyBudget has passed, in one transaction; it reports
+// whether it stopped for the budget.
+func (s *Store) purgeSome(ctx context.Context, spaceID string) (more bool, err error) {
+	err = s.change(ctx, spaceID, func(c *change) error {
+		more = false
+		start := time.Now()
+		for {
+			items, err := queryTrash(ctx, c.tx, `WHERE t.space_id = $1 ORDER BY t.key LIMIT 1`, spaceID)
+			if err != nil || len(items) == 0 {
 				return err
 			}
+			if err := s.purgeItem(ctx, c, spaceID, items[0]); err != nil {
+				return err
+			}
+			if time.Since(start) > s.emptyBudget {
+				more = true
+				return nil
+			}
 		}
-		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("empty the trash of space %s: %w", spaceID, err)
-	}
-	return nil
+	return more, err
 }
 
 // purgeItem destroys trash item it of the space, giving its bytes back.

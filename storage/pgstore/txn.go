@@ -103,8 +103,44 @@ func (s *Store) run(ctx context.Context, opts pgx.TxOptions, fn func(pgx.Tx) err
 	if err != nil {
 		return err
 	}
-	return runTx(ctx, pool, opts, fn)
+	if !s.countWrites || opts.AccessMode == pgx.ReadOnly {
+		return runTx(ctx, pool, opts, fn)
+	}
+	var written int64
+	err = runTx(ctx, pool, opts, func(tx pgx.Tx) error {
+		before, err := rowsWritten(ctx, tx)
+		if err != nil {
+			return err
+		}
+		if err := fn(tx); err != nil {
+			return err
+		}
+		after, err := rowsWritten(ctx, tx)
+		written = after - before
+		return err
+	})
+	if err == nil {
+		s.written.Add(written)
+	}
+	return err
 }
+
+// rowsWritten is what pg_stat_xact_user_tables counts of rows inserted,
+// updated and deleted. Besides the transaction's own, it may hold those
+// of the connection's earlier transactions that the server has not yet
+// folded into its statistics, so only a difference taken within one
+// transaction tells what it wrote.
+func rowsWritten(ctx context.Context, tx pgx.Tx) (int64, error) {
+	var n int64
+	err := tx.QueryRow(ctx, `SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)::bigint
+		FROM pg_stat_xact_user_tables`).Scan(&n)
+	return n, err
+}
+
+// RecordsWritten is how many rows the committed transactions of the store
+// inserted, updated or deleted (storetest.WriteCounter), cascades
+// included, as PostgreSQL counts them; 0 unless Options.CountWrites.
+func (s *Store) RecordsWritten() int64 { return s.written.Load() }
 
 // runTx is run on pool, reached or not.
 func runTx(ctx context.Context, pool *pgxpool.Pool, opts pgx.TxOptions, fn func(pgx.Tx) error) error {

@@ -169,9 +169,9 @@ func trashedAt(t *testing.T, s *Store, spaceID, id string) time.Time {
 	return time.Time{}
 }
 
-// A removed node keeps its rows: only its space id changes, to its
-// space's trash's, which no space lookup returns and no space can be
-// named (space ids hold no "/").
+// A removed node keeps its rows: only its parent changes, to its space's
+// trash's root, whose id no space lookup returns and no space can be
+// named (space ids hold no "/"); its space id stays its space's.
 func TestTrashIsNoSpace(t *testing.T) {
 	s := openTestStore(t, Options{})
 	sp := personal(t, s)
@@ -181,9 +181,10 @@ func TestTrashIsNoSpace(t *testing.T) {
 		t.Fatal(err)
 	}
 	trash := trashSpaceID(sp.ID)
-	var spaceID string
-	if err := s.pool.QueryRow(ctx, `SELECT space_id FROM nodes WHERE id = $1`, f.ID).Scan(&spaceID); err != nil || spaceID != trash {
-		t.Fatalf("the trashed file's space = %q, %v; want %q", spaceID, err, trash)
+	var spaceID, root string
+	err := s.pool.QueryRow(ctx, `SELECT space_id, node_root(id) FROM nodes WHERE id = $1`, f.ID).Scan(&spaceID, &root)
+	if err != nil || spaceID != sp.ID || root != trash {
+		t.Fatalf("the trashed file's space = %q, root %q, %v; want %q, %q", spaceID, root, err, sp.ID, trash)
 	}
 	if _, err := s.Space(ctx, trash); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("Space of the trash: %v", err)
@@ -300,11 +301,11 @@ func wantConsistentUndo(t *testing.T, s *Store, spaceID string) {
 	ctx := t.Context()
 	var orphans, itemsSize, trashRoot, files, versions, counted int64
 	err := s.pool.QueryRow(ctx, `SELECT
-		(SELECT count(*) FROM nodes n WHERE n.space_id = $2 AND n.parent_id = $2
+		(SELECT count(*) FROM nodes n WHERE n.parent_id = $2
 			AND NOT EXISTS (SELECT 1 FROM trash_items t WHERE t.node_id = n.id)),
 		(SELECT coalesce(sum(n.size), 0) FROM trash_items t JOIN nodes n ON n.id = t.node_id WHERE t.space_id = $1),
 		(SELECT coalesce((SELECT size FROM nodes WHERE id = $2), 0)),
-		(SELECT coalesce(sum(size), 0) FROM nodes WHERE space_id = $1 AND kind = $3),
+		(SELECT coalesce(sum(size), 0) FROM nodes WHERE space_id = $1 AND kind = $3 AND node_root(id) = $1),
 		(SELECT coalesce(sum(size), 0) FROM versions WHERE space_id = $1),
 		(SELECT versions_bytes FROM spaces WHERE id = $1)`,
 		spaceID, trashSpaceID(spaceID), storage.KindFile).Scan(&orphans, &itemsSize, &trashRoot, &files, &versions, &counted)

@@ -131,7 +131,7 @@ func (s *Store) makeRoomIn(ctx context.Context, tx pgx.Tx, spaceID string, delta
 // evict purges the oldest trash items and versions of the space until
 // need bytes are free (storage.Evictions).
 func (s *Store) evict(ctx context.Context, c *change, spaceID string, need int64) error {
-	kept, err := keptIn(ctx, c.tx, spaceID)
+	kept, err := oldestKept(ctx, c.tx, spaceID, need)
 	if err != nil {
 		return err
 	}
@@ -160,25 +160,34 @@ func (s *Store) purgeKey(ctx context.Context, c *change, spaceID, key string) er
 	return s.purgeItem(ctx, c, spaceID, it)
 }
 
-// keptIn lists what the space keeps only for undo: its trash items and
-// the versions of its files.
-func keptIn(ctx context.Context, tx pgx.Tx, spaceID string) ([]storage.Kept, error) {
+// oldestKept lists what the space keeps only for undo, its trash items
+// and the versions of its files, oldest first, as far as the first whose
+// sizes add up to need: storage.Evictions chooses from those what it would
+// from all, and a space that keeps a great many holds no list of them
+// all. Equal times are ordered trash items first, then by key.
+func oldestKept(ctx context.Context, tx pgx.Tx, spaceID string, need int64) ([]storage.Kept, error) {
 	rows, _ := tx.Query(ctx, `
-		SELECT t.key, '', '', n.size, t.deleted_ns FROM trash_items t JOIN nodes n ON n.id = t.node_id
-		WHERE t.space_id = $1
+		SELECT t.key, '' AS file_id, '' AS version, n.size, t.deleted_ns AS since, 0 AS source
+		FROM trash_items t JOIN nodes n ON n.id = t.node_id WHERE t.space_id = $1
 		UNION ALL
-		SELECT '', file_id, key, size, replaced_ns FROM versions WHERE space_id = $1`, spaceID)
+		SELECT '', file_id, key, size, replaced_ns, 1 FROM versions WHERE space_id = $1
+		ORDER BY since, source, key, file_id, version`, spaceID)
 	var (
-		kept []storage.Kept
-		k    storage.Kept
-		ns   int64
+		kept      []storage.Kept
+		k         storage.Kept
+		ns, freed int64
+		source    int
+		errEnough = errors.New("enough to free")
 	)
-	_, err := pgx.ForEachRow(rows, []any{&k.TrashKey, &k.FileID, &k.VersionKey, &k.Size, &ns}, func() error {
+	_, err := pgx.ForEachRow(rows, []any{&k.TrashKey, &k.FileID, &k.VersionKey, &k.Size, &ns, &source}, func() error {
 		k.Since = time.Unix(0, ns).UTC()
 		kept = append(kept, k)
+		if freed += k.Size; freed >= need {
+			return errEnough
+		}
 		return nil
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, errEnough) {
 		return nil, fmt.Errorf("listing the trash and versions of space %s: %w", spaceID, err)
 	}
 	return kept, nil

@@ -24,8 +24,9 @@ type conformanceTest struct {
 	run  func(t *testing.T, f *fixture)
 }
 
-// Run runs every conformance test as a subtest, each on a fresh store from
-// newStore, which also arranges for the store to be closed.
+// Run runs every conformance test as a parallel subtest, each on a fresh
+// store from newStore, which also arranges for the store to be closed;
+// newStore is called from parallel tests.
 func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	tests := []conformanceTest{
 		{"CommitByIDFollowsMove", testCommitByIDFollowsMove},
@@ -67,6 +68,9 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	tests = append(tests, massDeleteTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			// Each test has a store of its own, and many wait on the disk
+			// or the database rather than the CPU.
+			t.Parallel()
 			tc.run(t, newFixture(t, newStore(t)))
 		})
 	}
