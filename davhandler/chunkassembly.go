@@ -139,9 +139,18 @@ func reservedFor(u storage.ChunkedUpload, spaceID string, stored int64) int64 {
 }
 
 // copyParts streams the parts into up one after the other, holding no more
-// of them than a copy buffer.
+// of them than a copy buffer. The store first appends those whose digests
+// it carried as they arrived, which need no second read here.
 func (h *Handler) copyParts(ctx context.Context, up storage.Upload, id string, parts []storage.Chunk) error {
-	for _, p := range parts {
+	names := make([]string, len(parts))
+	for i, p := range parts {
+		names[i] = p.Name
+	}
+	appended, err := h.chunks.AppendChunks(ctx, up, id, names)
+	if err != nil {
+		return storeWriteError(err)
+	}
+	for _, p := range parts[appended:] {
 		if err := h.copyPart(ctx, up, id, p.Name); err != nil {
 			return err
 		}

@@ -154,7 +154,7 @@ func (h *Handler) putPart(r *http.Request, id, name string, limit partLimit, che
 		return limit.refusal
 	}
 	src := &partReader{body: bodyReader{r: r.Body}, limit: limit, check: check}
-	_, err := h.chunks.PutChunk(r.Context(), id, name, src)
+	_, err := h.chunks.PutChunkAfter(r.Context(), id, name, h.partBefore(r.Context(), id, name), src)
 	if err == nil {
 		return nil
 	}
@@ -165,6 +165,24 @@ func (h *Handler) putPart(r *http.Request, id, name string, limit partLimit, che
 		return bodyReadError(src.body.err)
 	}
 	return putPartError(err)
+}
+
+// partBefore names the part that part name follows in the file as the
+// parts stand now ("" when none does), so that the store can hash it
+// after that one as it arrives. A guess that proves wrong at the assembly
+// (a part missing between them) only costs a second read of the parts.
+func (h *Handler) partBefore(ctx context.Context, id, name string) string {
+	parts, err := h.chunks.Chunks(ctx, id)
+	if err != nil {
+		return "" // PutChunkAfter meets the same error
+	}
+	prev := ""
+	for _, p := range parts {
+		if p.Name != v1ChecksumPart && naturalCompare(p.Name, name) < 0 && (prev == "" || naturalCompare(p.Name, prev) > 0) {
+			prev = p.Name
+		}
+	}
+	return prev
 }
 
 // putPartError answers a part the store refused.

@@ -128,6 +128,24 @@ type ChunkedUploads interface {
 	// then nothing changes. ErrNotFound when unknown or expired;
 	// ErrConflict when claimed.
 	ReserveChunkedUpload(ctx context.Context, id string, length int64) error
+	// PutChunkAfter is PutChunk for a part the caller expects to follow
+	// part prev in the file ("": to be its first part). The digests of
+	// the whole file are carried from part to part with the upload, so
+	// that its assembly need not read the parts a second time: when they
+	// run exactly through prev, a new part (not a replacement) is hashed
+	// as it is stored and carries them through name; otherwise it is
+	// stored as PutChunk does. Replacing or removing a part they cover
+	// starts them again. A store that carries no digests stores the part
+	// as PutChunk does.
+	PutChunkAfter(ctx context.Context, id, name, prev string, r io.Reader) (Chunk, error)
+	// AppendChunks writes into up, an empty Upload from this store's
+	// NewUpload, the leading parts of upload id, taken in order, that the
+	// carried digests cover, without hashing them again, and returns how
+	// many it wrote: the caller writes the rest as usual. It writes none
+	// (0, nil) when the digests do not cover exactly order's first parts
+	// or the store carries none. The error of a failed write fails up.
+	// ErrNotFound when the upload is unknown or expired.
+	AppendChunks(ctx context.Context, up Upload, id string, order []string) (int, error)
 }
 
 // Ends reports whether commit c ends upload u, as a commit that assembles

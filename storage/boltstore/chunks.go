@@ -15,6 +15,7 @@ import (
 	bolterrors "go.etcd.io/bbolt/errors"
 	"go.uber.org/zap"
 
+	"github.com/davspaces/davspaces/checksum"
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -54,7 +55,26 @@ type chunkedUploadRec struct {
 	Dir    string // directory of its parts under chunks/
 	Parts  int    // number of parts, kept so a PutChunk need not count them
 	Stored int64  // bytes of its parts, which its reservation covers
+	Chain  digestChain
 }
+
+// digestChain is the digests of the whole file carried from part to part
+// (PutChunkAfter): State covers, in order, the Len parts recorded with
+// Epoch and the sequence numbers 1 to Len, the last of them named Last.
+// Replacing or removing one of them starts a new Epoch with no parts, so
+// that a part of an older chain is never taken for one of the current.
+type digestChain struct {
+	Epoch uint64
+	Len   uint64
+	Last  string
+	State []byte // a marshaled checksum.Writer; nil while Len is 0
+}
+
+// restarted is the chain after one of its parts changed.
+func (c digestChain) restarted() digestChain { return digestChain{Epoch: c.Epoch + 1} }
+
+// covers reports whether part p is one of the chain's parts.
+func (c digestChain) covers(p chunkRec) bool { return p.Seq > 0 && p.Epoch == c.Epoch }
 
 // reservation is what r holds in its space's counters, claimed or not:
 // the commit that assembles it ends it before its quota check
@@ -86,6 +106,9 @@ func (t *txn) updateChunkedUpload(prev, next *chunkedUploadRec) error {
 type chunkRec struct {
 	Size int64
 	File string // file in the upload's directory
+	// Epoch and Seq place the part in the upload's digest chain: Seq is
+	// its position, 0 when it is in none.
+	Epoch, Seq uint64
 }
 
 // CreateChunkedUpload starts u with an empty directory for its parts. An
@@ -185,33 +208,48 @@ func (s *Store) liveChunkedUpload(id string) (chunkedUploadRec, error) {
 // parallel: the transaction that records a part checks again that the
 // upload is live and unclaimed, so after a claim no part changes.
 func (s *Store) PutChunk(ctx context.Context, id, name string, r io.Reader) (storage.Chunk, error) {
-	c, err := s.putChunk(ctx, id, name, r)
+	c, err := s.putChunk(ctx, id, name, nil, r)
 	if err != nil {
 		return storage.Chunk{}, fmt.Errorf("put part %.64q of chunked upload %.64q: %w", name, id, err)
 	}
 	return c, nil
 }
 
-func (s *Store) putChunk(ctx context.Context, id, name string, r io.Reader) (storage.Chunk, error) {
+// PutChunkAfter is PutChunk hashing the part into the upload's digest
+// chain when the chain ends with part prev, as the contract describes.
+func (s *Store) PutChunkAfter(ctx context.Context, id, name, prev string, r io.Reader) (storage.Chunk, error) {
+	c, err := s.putChunk(ctx, id, name, &prev, r)
+	if err != nil {
+		return storage.Chunk{}, fmt.Errorf("put part %.64q of chunked upload %.64q: %w", name, id, err)
+	}
+	return c, nil
+}
+
+// putChunk stores part name; prev, when set, names the part it follows.
+func (s *Store) putChunk(ctx context.Context, id, name string, prev *string, r io.Reader) (storage.Chunk, error) {
 	if err := ctx.Err(); err != nil {
 		return storage.Chunk{}, err
 	}
 	if err := storage.ValidChunkName(name); err != nil {
 		return storage.Chunk{}, err
 	}
-	u, err := s.writableChunkedUpload(id, name)
+	u, exists, err := s.writableChunkedUpload(id, name)
 	if err != nil {
 		return storage.Chunk{}, err
 	}
+	link := chainLink(u.Chain, prev, exists)
 	part := chunkRec{File: newBlobID()}
 	path := s.chunkPath(u.Dir, part.File)
-	part.Size, err = s.writeChunkFile(path, r)
+	part.Size, err = s.writeChunkFile(path, r, link.sum)
 	if err == nil {
 		err = ctx.Err()
 	}
+	if err == nil && link.sum != nil {
+		link.state, err = link.sum.MarshalBinary()
+	}
 	var replaced string
 	if err == nil {
-		replaced, err = s.recordChunk(id, u.Dir, name, part)
+		replaced, err = s.recordChunk(id, u.Dir, name, part, link)
 	}
 	if err != nil {
 		s.removeChunkFile(path)
@@ -229,9 +267,11 @@ func (s *Store) putChunk(ctx context.Context, id, name string, r io.Reader) (sto
 }
 
 // writableChunkedUpload returns upload id if part name may be put into it
-// now; recordChunk checks again when the part is in.
-func (s *Store) writableChunkedUpload(id, name string) (chunkedUploadRec, error) {
+// now, and whether a part of that name exists; recordChunk checks again
+// when the part is in.
+func (s *Store) writableChunkedUpload(id, name string) (chunkedUploadRec, bool, error) {
 	var u chunkedUploadRec
+	exists := false
 	err := s.view(func(t *txn) (err error) {
 		u, err = t.liveChunkedUpload(id, s.now())
 		if err != nil {
@@ -241,20 +281,60 @@ func (s *Store) writableChunkedUpload(id, name string) (chunkedUploadRec, error)
 		if err != nil {
 			return err
 		}
+		exists = parts.Get([]byte(name)) != nil
 		return roomForChunk(u, parts, name)
 	})
-	return u, err
+	return u, exists, err
+}
+
+// link is how a part being stored joins the digest chain: sum, when set,
+// continues the chain the upload had when the part started (epoch, len)
+// and hashes the part; state is sum marshaled once the part is in.
+type link struct {
+	sum        *checksum.Writer
+	epoch, len uint64
+	state      []byte
+}
+
+// chainLink returns how a new part following part prev joins chain c: it
+// continues c only when c ends with prev, or is empty and prev is "". A
+// replacement (exists) or a part without prev joins nothing.
+func chainLink(c digestChain, prev *string, exists bool) link {
+	l := link{epoch: c.Epoch, len: c.Len}
+	switch {
+	case prev == nil || exists:
+	case c.Len == 0 && *prev == "":
+		l.sum = checksum.NewWriter()
+	case c.Len > 0 && c.Last == *prev:
+		sum := checksum.NewWriter()
+		if sum.UnmarshalBinary(c.State) == nil {
+			l.sum = sum
+		}
+	}
+	return l
+}
+
+// joined returns the chain after part name, stored with l, was recorded
+// in upload u as part p: it extends u's chain when l continued it and
+// nothing recorded meanwhile changed it.
+func (l link) joined(u chunkedUploadRec, name string, p *chunkRec) digestChain {
+	c := u.Chain
+	if l.sum == nil || l.state == nil || c.Epoch != l.epoch || c.Len != l.len {
+		return c
+	}
+	p.Epoch, p.Seq = c.Epoch, c.Len+1
+	return digestChain{Epoch: c.Epoch, Len: c.Len + 1, Last: name, State: l.state}
 }
 
 // writeChunkFile streams r into a new file at path and syncs it with its
 // directory entry. On any failure the file is gone; a failure of r is
 // returned wrapped.
-func (s *Store) writeChunkFile(path string, r io.Reader) (int64, error) {
+func (s *Store) writeChunkFile(path string, r io.Reader, sum *checksum.Writer) (int64, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return 0, chunkDirGone(err)
 	}
-	n, err := s.copyChunk(f, r)
+	n, err := s.copyChunk(f, r, sum)
 	if err == nil {
 		err = diskFull(s.sync(f))
 	}
@@ -282,15 +362,20 @@ func chunkDirGone(err error) error {
 }
 
 // copyChunk copies r to f through one buffer, so that memory stays flat
-// whatever the size of a part, starting the writeback as bytes collect.
-func (s *Store) copyChunk(f *os.File, r io.Reader) (int64, error) {
+// whatever the size of a part, starting the writeback as bytes collect,
+// and feeds the bytes to sum, when set, as they are written.
+func (s *Store) copyChunk(f *os.File, r io.Reader, sum *checksum.Writer) (int64, error) {
 	buf := make([]byte, appendBufferSize)
 	wb := s.newWriteback(f, 0)
+	write := func(p []byte, off int64) (int, error) { return f.WriteAt(p, off) }
+	if sum != nil {
+		write = func(p []byte, off int64) (int, error) { return writeHashed(f, off, p, sum) }
+	}
 	var n int64
 	for {
 		m, rerr := r.Read(buf)
 		if m > 0 {
-			if _, err := f.Write(buf[:m]); err != nil {
+			if _, err := write(buf[:m], n); err != nil {
 				return n, fmt.Errorf("write part: %w", diskFull(err))
 			}
 			n += int64(m)
@@ -307,7 +392,7 @@ func (s *Store) copyChunk(f *os.File, r io.Reader) (int64, error) {
 
 // recordChunk records part as part name of upload id, whose directory must
 // still be dir, and returns the file of the part it replaced, if any.
-func (s *Store) recordChunk(id, dir, name string, part chunkRec) (replaced string, err error) {
+func (s *Store) recordChunk(id, dir, name string, part chunkRec, l link) (replaced string, err error) {
 	err = s.update(func(t *txn) error {
 		u, err := t.liveChunkedUpload(id, t.now)
 		if err != nil {
@@ -333,8 +418,12 @@ func (s *Store) recordChunk(id, dir, name string, part chunkRec) (replaced strin
 			}
 			replaced = prev.File
 			next.Stored -= prev.Size
+			if u.Chain.covers(prev) {
+				next.Chain = u.Chain.restarted()
+			}
 		} else {
 			next.Parts++
+			next.Chain = l.joined(u, name, &part)
 		}
 		if err := t.updateChunkedUpload(&u, &next); err != nil {
 			return err
@@ -493,6 +582,9 @@ func (s *Store) dropChunk(t *txn, id, name string) (string, error) {
 	next := u
 	next.Parts--
 	next.Stored -= part.Size
+	if u.Chain.covers(part) {
+		next.Chain = u.Chain.restarted()
+	}
 	if err := t.updateChunkedUpload(&u, &next); err != nil {
 		return "", err
 	}
@@ -699,6 +791,7 @@ func (s *Store) recoverChunkDir(id, dir string) error {
 		}
 		next := u
 		next.Parts -= len(lost)
+		next.Chain = u.Chain.restarted()
 		if next.Stored, err = storedBytes(id, parts); err != nil {
 			return err
 		}
@@ -894,7 +987,18 @@ func encodeChunkedUpload(r *chunkedUploadRec) []byte {
 	b = appendString(b, r.SpaceID)
 	b = binary.AppendVarint(b, r.Length)
 	b = binary.AppendVarint(b, r.Stored)
-	return binary.AppendVarint(b, r.Replaces)
+	b = binary.AppendVarint(b, r.Replaces)
+	return appendChain(b, r.Chain)
+}
+
+// appendChain encodes a digest chain: epoch, length (uvarint), last part
+// and state (string). Uploads stored before chains have none: epoch 0,
+// empty.
+func appendChain(b []byte, c digestChain) []byte {
+	b = binary.AppendUvarint(b, c.Epoch)
+	b = binary.AppendUvarint(b, c.Len)
+	b = appendString(b, c.Last)
+	return appendString(b, string(c.State))
 }
 
 func decodeChunkedUpload(id string, v []byte) (chunkedUploadRec, error) {
@@ -913,6 +1017,9 @@ func decodeChunkedUpload(id string, v []byte) (chunkedUploadRec, error) {
 	if d.more() {
 		r.SpaceID, r.Length, r.Stored, r.Replaces = d.str(), d.varint(), d.varint(), d.varint()
 	}
+	if d.more() {
+		r.Chain = digestChain{Epoch: d.uvarint(), Len: d.uvarint(), Last: d.str(), State: []byte(d.str())}
+	}
 	// The directory becomes a path: only the shape the store makes.
 	if d.err != nil || !storage.IsHexID(r.Dir) || parts > storage.MaxChunksPerUpload || r.Length < 0 || r.Stored < 0 || r.Replaces < 0 {
 		return chunkedUploadRec{}, fmt.Errorf("chunked upload %.64q: %w", id, errCorrupt)
@@ -921,12 +1028,16 @@ func decodeChunkedUpload(id string, v []byte) (chunkedUploadRec, error) {
 	return r, nil
 }
 
-// encodeChunk encodes a part. Layout: format, size (varint), file (string).
+// encodeChunk encodes a part. Layout: format, size (varint), file
+// (string), then, since parts carry digests, its chain's epoch and its
+// place in it (uvarint).
 func encodeChunk(c chunkRec) []byte {
-	b := make([]byte, 0, 16+len(c.File))
+	b := make([]byte, 0, 32+len(c.File))
 	b = append(b, chunkFormat)
 	b = binary.AppendVarint(b, c.Size)
-	return appendString(b, c.File)
+	b = appendString(b, c.File)
+	b = binary.AppendUvarint(b, c.Epoch)
+	return binary.AppendUvarint(b, c.Seq)
 }
 
 func decodeChunk(id, name string, v []byte) (chunkRec, error) {
@@ -935,6 +1046,9 @@ func decodeChunk(id, name string, v []byte) (chunkRec, error) {
 		return chunkRec{}, fmt.Errorf("part %.64q of %.64q: unknown format: %w", name, id, errCorrupt)
 	}
 	c := chunkRec{Size: d.varint(), File: d.str()}
+	if d.more() {
+		c.Epoch, c.Seq = d.uvarint(), d.uvarint()
+	}
 	if d.err != nil || c.Size < 0 || !storage.IsHexID(c.File) {
 		return chunkRec{}, fmt.Errorf("part %.64q of %.64q: %w", name, id, errCorrupt)
 	}

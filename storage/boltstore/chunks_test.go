@@ -360,6 +360,6 @@ func TestCopyChunkDiskFull(t *testing.T) {
 	}
 	defer full.Close()
 	f := newFixture(t)
-	_, err = f.s.copyChunk(full, strings.NewReader("does not fit"))
+	_, err = f.s.copyChunk(full, strings.NewReader("does not fit"), nil)
 	wantErr(t, err, storage.ErrInsufficientStorage)
 }

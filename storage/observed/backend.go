@@ -53,6 +53,7 @@ const (
 	OpCreateChunkedUpload  Op = "CreateChunkedUpload"
 	OpChunkedUpload        Op = "ChunkedUpload"
 	OpPutChunk             Op = "PutChunk"
+	OpAppendChunks         Op = "AppendChunks"
 	OpChunks               Op = "Chunks"
 	OpClaimChunkedUpload   Op = "ClaimChunkedUpload"
 	OpOpenChunk            Op = "OpenChunk"
@@ -396,6 +397,23 @@ func (b *Backend) PutChunk(ctx context.Context, id, name string, r io.Reader) (s
 	ctx, obs := b.observe(ctx, OpPutChunk, "")
 	chunk, err := b.next.PutChunk(ctx, id, name, r)
 	return chunk, obs.end(err)
+}
+
+func (b *Backend) PutChunkAfter(ctx context.Context, id, name, prev string, r io.Reader) (storage.Chunk, error) {
+	ctx, obs := b.observe(ctx, OpPutChunk, "")
+	chunk, err := b.next.PutChunkAfter(ctx, id, name, prev, r)
+	return chunk, obs.end(err)
+}
+
+// AppendChunks hands the store the upload it made: the wrapper only
+// observes its commit.
+func (b *Backend) AppendChunks(ctx context.Context, up storage.Upload, id string, order []string) (int, error) {
+	ctx, obs := b.observe(ctx, OpAppendChunks, "")
+	if o, ok := up.(*upload); ok {
+		up = o.Upload
+	}
+	n, err := b.next.AppendChunks(ctx, up, id, order)
+	return n, obs.end(err)
 }
 
 func (b *Backend) Chunks(ctx context.Context, id string) ([]storage.Chunk, error) {

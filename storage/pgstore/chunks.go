@@ -457,6 +457,18 @@ func (s *Store) recordStored(ctx context.Context, tx pgx.Tx, u chunkedUploadRow,
 	return err
 }
 
+// PutChunkAfter stores the part as PutChunk does: this store carries no
+// digests from part to part yet, and its assembly reads the parts again.
+func (s *Store) PutChunkAfter(ctx context.Context, id, name, _ string, r io.Reader) (storage.Chunk, error) {
+	return s.PutChunk(ctx, id, name, r)
+}
+
+// AppendChunks writes nothing: without carried digests the caller copies
+// every part.
+func (s *Store) AppendChunks(ctx context.Context, _ storage.Upload, id string, _ []string) (int, error) {
+	return 0, ctx.Err()
+}
+
 // ReserveChunkedUpload raises the length the live, unclaimed upload id
 // announces, holding its space's row lock, then the upload's.
 func (s *Store) ReserveChunkedUpload(ctx context.Context, id string, length int64) error {
