@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"testing"
+
+	"github.com/davspaces/davspaces/storage"
 )
 
 // TestRetentionReachesStore: the settings reach the store. A DELETE keeps
@@ -46,7 +48,7 @@ func TestRetentionReachesStore(t *testing.T) {
 		if rec := serve(t, d, request{method: http.MethodDelete, target: target, user: "einstein"}); rec.Code != http.StatusNoContent {
 			t.Fatalf("%s: DELETE: %d %s", tc.space, rec.Code, rec.Body)
 		}
-		items, err := store.TrashItems(ctx, tc.space)
+		items, err := storage.AllTrashItems(ctx, store, tc.space)
 		if err != nil || len(items) != tc.trash {
 			t.Errorf("%s: %d trash items (%v), want %d", tc.space, len(items), err, tc.trash)
 		}

@@ -206,18 +206,14 @@ func (h *Handler) resolveMassDelete(w http.ResponseWriter, r *http.Request, mr *
 // holds them again before they come back), then the files side by side.
 func (h *Handler) restoreItems(ctx context.Context, mr *massDeleteRequest, nodes []string) (massDeleteRestored, error) {
 	trash := storage.ScopedTrash(h.trash, mr.user.Scope)
-	all, err := trash.TrashItems(ctx, mr.space.ID)
-	if err != nil {
-		return massDeleteRestored{}, err
-	}
 	wanted := make(map[string]bool, len(nodes))
 	for _, id := range nodes {
 		wanted[id] = true
 	}
 	var folders, files []storage.TrashItem
-	for _, it := range all {
+	err := storage.EachTrashItem(ctx, trash, mr.space.ID, storage.TrashPageSize, func(it storage.TrashItem) error {
 		if !wanted[it.Node.ID] {
-			continue
+			return nil
 		}
 		delete(wanted, it.Node.ID) // items are newest first: the newest counts
 		if it.Node.IsFolder() {
@@ -225,6 +221,10 @@ func (h *Handler) restoreItems(ctx context.Context, mr *massDeleteRequest, nodes
 		} else {
 			files = append(files, it)
 		}
+		return nil
+	})
+	if err != nil {
+		return massDeleteRestored{}, err
 	}
 	var res restoreTally
 	for id := range wanted {

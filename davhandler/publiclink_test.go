@@ -288,7 +288,7 @@ func TestLinkOfDeletedItem(t *testing.T) {
 	wantStatus(t, e.public("", "GET", linkPath(l, "/a.txt"), ""), http.StatusOK)
 	wantStatus(t, e.do("einstein", "DELETE", "/dav/spaces/physics/shared", ""), http.StatusNoContent)
 	wantStatus(t, e.public("", "GET", linkPath(l, "/a.txt"), ""), http.StatusNotFound)
-	items, err := e.store.TrashItems(context.Background(), "physics")
+	items, err := storage.AllTrashItems(context.Background(), e.store, "physics")
 	if err != nil || len(items) != 1 {
 		t.Fatalf("trash: %v, %v", items, err)
 	}

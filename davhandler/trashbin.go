@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/davspaces/davspaces/davhandler/internal/davxml"
@@ -140,26 +142,111 @@ func (h *Handler) handleTrashPropfind(w http.ResponseWriter, r *http.Request, tr
 	return h.writeTrashNode(w, r, tr, tl, pf, depth)
 }
 
-// writeTrashRoot answers a PROPFIND of the trash root: the root, then
-// every item when depth is 1. The items are read before the 207 goes out.
+// maxTrashPage bounds the page a client asks the trash root for.
+const maxTrashPage = 1000
+
+// trashPage is the part of the trash a PROPFIND of its root asks for:
+// every item (limit 0), streamed, as oCIS' clients expect; or, with the
+// query ?limit=N[&after=KEY], N items after the item KEY, the answer
+// naming the next page in a Link header (rel="next") unless it is the
+// last.
+type trashPage struct {
+	after string
+	limit int
+}
+
+// parseTrashPage reads the page a trash root's URL asks for: 400 for a
+// limit that is not 1 to maxTrashPage or an after that is not a key.
+func parseTrashPage(r *http.Request) (trashPage, error) {
+	q := r.URL.Query()
+	p := trashPage{after: q.Get("after")}
+	if !q.Has("limit") {
+		if q.Has("after") {
+			return trashPage{}, errorf(http.StatusBadRequest, "after pages the trash: give a limit with it")
+		}
+		return p, nil
+	}
+	limit, err := strconv.Atoi(q.Get("limit"))
+	if err != nil || limit < 1 || limit > maxTrashPage {
+		return trashPage{}, errorf(http.StatusBadRequest, "limit %.32q: a page of the trash is 1 to %d items", q.Get("limit"), maxTrashPage)
+	}
+	p.limit = limit
+	if _, err := storage.ParseTrashCursor(p.after); err != nil {
+		return trashPage{}, errorf(http.StatusBadRequest, "after %.64q is not the key of a trash item", p.after)
+	}
+	return p, nil
+}
+
+// nextLink is the Link header that names the page after items: a
+// reference relative to the request's URL, which holds whatever prefix a
+// proxy in front strips.
+func (p trashPage) nextLink(items []storage.TrashItem) string {
+	q := url.Values{"limit": {strconv.Itoa(p.limit)}, "after": {items[len(items)-1].Key}}
+	return "<?" + q.Encode() + `>; rel="next"`
+}
+
+// writeTrashRoot answers a PROPFIND of the trash root: the root, then,
+// when depth is 1, the items of the page asked for, every item when none
+// is. The first page is read before the 207 goes out, so that a failure
+// there still gets its status.
 func (h *Handler) writeTrashRoot(w http.ResponseWriter, r *http.Request, tr *trashRequest, tl *trashListing, pf propfindRequest, depth int) error {
-	var items []storage.TrashItem
+	page, err := parseTrashPage(r)
+	if err != nil {
+		return err
+	}
+	var first []storage.TrashItem
 	if depth > 0 {
-		var err error
-		if items, err = tr.trash.TrashItems(r.Context(), tr.space.ID); err != nil {
+		if first, err = tr.trash.TrashItems(r.Context(), tr.space.ID, page.after, page.firstLimit()); err != nil {
 			return err
+		}
+		if page.limit > 0 && len(first) == page.limit {
+			w.Header().Set("Link", page.nextLink(first))
 		}
 	}
 	out := h.startTrashResponses(w, pf)
 	rootHref := hrefFor(tr.path.base, true)
 	out.write(davxml.Href{Base: rootHref}, trashView{tl: tl})
-	base := strings.TrimSuffix(rootHref, "/")
-	for i := range items {
-		it := &items[i]
-		href := davxml.Href{Base: base, Segment: escapeSegment(it.Key), Slash: it.Node.IsFolder()}
-		out.write(href, trashView{tl: tl, node: &it.Node, location: it.Location, deleted: it.Deleted})
+	if depth > 0 {
+		err = writeTrashItems(r.Context(), tr, out, tl, strings.TrimSuffix(rootHref, "/"), page, first)
 	}
-	return h.endMultistatus(r, out.ms.Close())
+	if err == nil {
+		err = out.ms.Close()
+	}
+	return h.endMultistatus(r, err)
+}
+
+// firstLimit is the size of the first page to read: the one asked for,
+// or a folder listing's first.
+func (p trashPage) firstLimit() int {
+	if p.limit > 0 {
+		return p.limit
+	}
+	return firstReadDirPage
+}
+
+// writeTrashItems writes the items of page, starting with first, its
+// first page as read. A complete listing reads the next pages as it
+// writes, each in a read of its own, so that neither the items nor a
+// store transaction are held while the client reads; an item restored or
+// purged meanwhile may be left out, none comes twice.
+func writeTrashItems(ctx context.Context, tr *trashRequest, out *trashResponses, tl *trashListing, base string, page trashPage, first []storage.TrashItem) error {
+	items, limit := first, page.firstLimit()
+	for {
+		for i := range items {
+			it := &items[i]
+			href := davxml.Href{Base: base, Segment: escapeSegment(it.Key), Slash: it.Node.IsFolder()}
+			out.write(href, trashView{tl: tl, node: &it.Node, location: it.Location, deleted: it.Deleted})
+		}
+		if page.limit > 0 || len(items) < limit {
+			return nil
+		}
+		after := items[len(items)-1].Key
+		limit = readDirPage
+		var err error
+		if items, err = tr.trash.TrashItems(ctx, tr.space.ID, after, limit); err != nil {
+			return err
+		}
+	}
 }
 
 // writeTrashNode answers a PROPFIND of an item or of a node below one:

@@ -17,7 +17,7 @@ func TestExportLiveTreeOnly(t *testing.T) {
 	put(t, s, sp.ID, "kept/file", "second", base.Add(time.Minute)) // the first is a version now
 	gone := put(t, s, sp.ID, "kept/deleted", "in the trash", base)
 	mustOK(t, s.Remove(ctx, sp.ID, gone.ID, storage.Conditions{}))
-	if items, err := s.TrashItems(ctx, sp.ID); err != nil || len(items) != 1 {
+	if items, err := storage.AllTrashItems(ctx, s, sp.ID); err != nil || len(items) != 1 {
 		t.Fatalf("trash holds %d items (%v), want the deleted file", len(items), err)
 	}
 

@@ -183,18 +183,32 @@ func (t scopedTrash) reaches(spaceID string, item TrashItem) bool {
 	return t.scope.Reaches(spaceID, strings.Split(item.Location, "/"))
 }
 
-func (t scopedTrash) TrashItems(ctx context.Context, spaceID string) ([]TrashItem, error) {
-	items, err := t.Trash.TrashItems(ctx, spaceID)
-	if err != nil {
+// TrashItems fills a page with the items the scope reaches, reading the
+// store's pages until it has limit or the trash ends, so that a short
+// page still means the last.
+func (t scopedTrash) TrashItems(ctx context.Context, spaceID, after string, limit int) ([]TrashItem, error) {
+	if _, err := ValidTrashPage(after, limit); err != nil {
 		return nil, err
 	}
-	kept := items[:0]
-	for _, it := range items {
-		if t.reaches(spaceID, it) {
-			kept = append(kept, it)
+	var kept []TrashItem
+	for {
+		page, err := t.Trash.TrashItems(ctx, spaceID, after, limit)
+		if err != nil {
+			return nil, err
 		}
+		for _, it := range page {
+			if !t.reaches(spaceID, it) {
+				continue
+			}
+			if kept = append(kept, it); len(kept) == limit {
+				return kept, nil
+			}
+		}
+		if len(page) < limit {
+			return kept, nil
+		}
+		after = page[len(page)-1].Key
 	}
-	return kept, nil
 }
 
 // item answers ErrNotFound unless the scope reaches item key.
@@ -235,14 +249,10 @@ func (t scopedTrash) PurgeTrash(ctx context.Context, spaceID, key string) error 
 // EmptyTrash purges the items the scope reaches, one at a time; one
 // restored or purged meanwhile is no error.
 func (t scopedTrash) EmptyTrash(ctx context.Context, spaceID string) error {
-	items, err := t.TrashItems(ctx, spaceID)
-	if err != nil {
-		return err
-	}
-	for _, it := range items {
+	return EachTrashItem(ctx, t, spaceID, TrashPageSize, func(it TrashItem) error {
 		if err := t.Trash.PurgeTrash(ctx, spaceID, it.Key); err != nil && !errors.Is(err, ErrNotFound) {
 			return err
 		}
-	}
-	return nil
+		return nil
+	})
 }

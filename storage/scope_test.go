@@ -3,6 +3,8 @@ package storage
 import (
 	"context"
 	"errors"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -178,8 +180,14 @@ type fakeTrash struct {
 	purged []string
 }
 
-func (f *fakeTrash) TrashItems(context.Context, string) ([]TrashItem, error) {
-	return append([]TrashItem(nil), f.items...), nil
+// TrashItems pages through the items in their given order.
+func (f *fakeTrash) TrashItems(_ context.Context, _, after string, limit int) ([]TrashItem, error) {
+	start := 0
+	if after != "" {
+		start = slices.IndexFunc(f.items, func(it TrashItem) bool { return it.Key == after }) + 1
+	}
+	end := min(start+limit, len(f.items))
+	return append([]TrashItem(nil), f.items[start:end]...), nil
 }
 
 func (f *fakeTrash) TrashNode(_ context.Context, _, key string, _ []string) (TrashItem, Node, error) {
@@ -213,7 +221,7 @@ func TestScopedTrash(t *testing.T) {
 		t.Error("a space scope wraps the trash")
 	}
 	st := ScopedTrash(f, Scope{Space: "s", Path: "/Photos"})
-	items, err := st.TrashItems(ctx, "s")
+	items, err := AllTrashItems(ctx, st, "s")
 	if err != nil || len(items) != 2 || items[0].Key != "in" || items[1].Key != "folder" {
 		t.Fatalf("TrashItems = %+v, %v", items, err)
 	}
@@ -234,5 +242,49 @@ func TestScopedTrash(t *testing.T) {
 	f.purged = nil
 	if err := st.EmptyTrash(ctx, "s"); err != nil || len(f.purged) != 2 || f.purged[0] != "in" || f.purged[1] != "folder" {
 		t.Errorf("EmptyTrash purged %v, %v; want the two inside", f.purged, err)
+	}
+}
+
+// TestScopedTrashPages checks that a scope's pages are full until the
+// last however many items the scope leaves out between them.
+func TestScopedTrashPages(t *testing.T) {
+	ctx := context.Background()
+	f := &fakeTrash{items: []TrashItem{
+		{Key: "9.a", Location: "Photos/a.jpg"},
+		{Key: "8.b", Location: "elsewhere"},
+		{Key: "7.c", Location: "elsewhere/too"},
+		{Key: "6.d", Location: "Photos/d.jpg"},
+		{Key: "5.e", Location: "Photos/e.jpg"},
+		{Key: "4.f", Location: "doc.txt"},
+	}}
+	st := ScopedTrash(f, Scope{Space: "s", Path: "/Photos"})
+	var pages [][]string
+	after := ""
+	for range len(f.items) {
+		page, err := st.TrashItems(ctx, "s", after, 2)
+		if err != nil {
+			t.Fatalf("TrashItems after %q: %v", after, err)
+		}
+		var keys []string
+		for _, it := range page {
+			keys = append(keys, it.Key)
+		}
+		pages = append(pages, keys)
+		if len(page) < 2 {
+			break
+		}
+		after = page[len(page)-1].Key
+	}
+	want := [][]string{{"9.a", "6.d"}, {"5.e"}}
+	if !reflect.DeepEqual(pages, want) {
+		t.Errorf("pages = %q, want %q", pages, want)
+	}
+	for _, bad := range []struct {
+		after string
+		limit int
+	}{{"", 0}, {"", -1}, {"not-a-key", 2}, {"x.y", 2}} {
+		if _, err := st.TrashItems(ctx, "s", bad.after, bad.limit); !errors.Is(err, ErrInvalid) {
+			t.Errorf("TrashItems(after %q, limit %d) = %v, want ErrInvalid", bad.after, bad.limit, err)
+		}
 	}
 }

@@ -36,9 +36,16 @@ type TrashItem struct {
 // ReadDir and every change fail for them with ErrNotFound. Their bytes
 // count in the space's Usage.Trash until purged.
 type Trash interface {
-	// TrashItems returns the items in the trash of space spaceID, newest
-	// first. ErrNotFound when the space does not exist.
-	TrashItems(ctx context.Context, spaceID string) ([]TrashItem, error)
+	// TrashItems returns up to limit items of the trash of space spaceID
+	// in TrashOrder, newest first, starting after the item keyed after
+	// ("" for the first page), so that a trash of any size is read a page
+	// at a time; a page shorter than limit is the last. The cursor is the
+	// key alone, which holds its deletion time: a page follows on whether
+	// or not the item after names is still in the trash, and an item
+	// deleted meanwhile, newer than every item listed, is left to the
+	// next pass. ErrNotFound when the space does not exist; ErrInvalid
+	// for a limit below 1 or an after that is not a trash key.
+	TrashItems(ctx context.Context, spaceID, after string, limit int) ([]TrashItem, error)
 	// TrashNode returns the item key and the node names lead to below it
 	// (the item's own node when names is empty), in one snapshot.
 	// ErrNotFound when the item or a name does not exist, or a name is
@@ -79,14 +86,111 @@ func TrashKey(deleted time.Time, nodeID string) string {
 // one path segment, as TrashKey makes them. A malformed key is ErrNotFound,
 // as an unknown one.
 func ValidTrashKey(key string) error {
-	nanos, id, ok := strings.Cut(key, ".")
-	if !ok || id == "" || len(key) > MaxNameLen || strings.ContainsAny(key, "/\x00") {
-		return TrashItemNotFound(key)
-	}
-	if _, err := strconv.ParseInt(nanos, 10, 64); err != nil {
+	if _, ok := trashKeyNanos(key); !ok {
 		return TrashItemNotFound(key)
 	}
 	return nil
+}
+
+// trashKeyNanos returns the deletion time, in Unix nanoseconds, that key
+// holds; ok is false unless key is one TrashKey could have made.
+func trashKeyNanos(key string) (nanos int64, ok bool) {
+	digits, id, found := strings.Cut(key, ".")
+	if !found || id == "" || len(key) > MaxNameLen || strings.ContainsAny(key, "/\x00") {
+		return 0, false
+	}
+	nanos, err := strconv.ParseInt(digits, 10, 64)
+	return nanos, err == nil
+}
+
+// TrashCursor is where a page of TrashItems starts: after the item
+// deleted at Deleted (Unix nanoseconds) with key Key, in TrashOrder.
+// The zero cursor starts at the newest item.
+type TrashCursor struct {
+	Deleted int64
+	Key     string
+}
+
+// ParseTrashCursor reads the after of TrashItems: "" is the zero
+// cursor, anything but a trash key ErrInvalid.
+func ParseTrashCursor(after string) (TrashCursor, error) {
+	if after == "" {
+		return TrashCursor{}, nil
+	}
+	nanos, ok := trashKeyNanos(after)
+	if !ok {
+		return TrashCursor{}, fmt.Errorf("trash page after %.64q, not a trash key: %w", after, ErrInvalid)
+	}
+	return TrashCursor{Deleted: nanos, Key: after}, nil
+}
+
+// Admits reports whether an item deleted at deleted (Unix nanoseconds)
+// with key key comes after c in TrashOrder.
+func (c TrashCursor) Admits(deleted int64, key string) bool {
+	if c.Key == "" {
+		return true
+	}
+	return deleted < c.Deleted || deleted == c.Deleted && key > c.Key
+}
+
+// ValidTrashPage checks the page a caller asks TrashItems for and
+// returns its cursor: ErrInvalid for a limit below 1 or a malformed
+// after.
+func ValidTrashPage(after string, limit int) (TrashCursor, error) {
+	if limit < 1 {
+		return TrashCursor{}, fmt.Errorf("trash page of %d items: %w", limit, ErrInvalid)
+	}
+	return ParseTrashCursor(after)
+}
+
+// TrashOrder compares two items as TrashItems orders them: newest first,
+// then by key.
+func TrashOrder(a, b TrashItem) int {
+	if c := b.Deleted.Compare(a.Deleted); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Key, b.Key)
+}
+
+// EachTrashItem calls fn with every item of the trash of space spaceID,
+// in TrashOrder, reading it pageSize items at a time: what a caller
+// holds is one page, however big the trash. An item purged or restored
+// meanwhile may be left out, none comes twice. fn's error ends the walk
+// and is returned.
+func EachTrashItem(ctx context.Context, t Trash, spaceID string, pageSize int, fn func(TrashItem) error) error {
+	after := ""
+	for {
+		page, err := t.TrashItems(ctx, spaceID, after, pageSize)
+		if err != nil {
+			return err
+		}
+		for _, it := range page {
+			if err := fn(it); err != nil {
+				return err
+			}
+		}
+		if len(page) < pageSize {
+			return nil
+		}
+		after = page[len(page)-1].Key
+	}
+}
+
+// TrashPageSize is the page EachTrashItem and AllTrashItems read when
+// the caller has no reason to pick another.
+const TrashPageSize = 500
+
+// AllTrashItems returns every item of the trash of space spaceID, in
+// TrashOrder, read page by page. It holds the whole trash: for tests and
+// for callers that know the trash small; the others walk it with
+// EachTrashItem.
+func AllTrashItems(ctx context.Context, t Trash, spaceID string) ([]TrashItem, error) {
+	var all []TrashItem
+	err := EachTrashItem(ctx, t, spaceID, TrashPageSize, func(it TrashItem) error {
+		all = append(all, it)
+		return nil
+	})
+	return all, err
 }
 
 // TrashItemNotFound is the refusal of an unknown trash key.
@@ -120,14 +224,9 @@ func TrashLocation(names []string) string {
 }
 
 // SortTrash orders items newest first, then by key, as TrashItems returns
-// them.
+// them (TrashOrder).
 func SortTrash(items []TrashItem) {
-	slices.SortFunc(items, func(a, b TrashItem) int {
-		if c := b.Deleted.Compare(a.Deleted); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Key, b.Key)
-	})
+	slices.SortFunc(items, TrashOrder)
 }
 
 // Reviving picks the trash item a file newly created as name in folder

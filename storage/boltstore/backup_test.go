@@ -68,7 +68,7 @@ func TestBackupRestoresFilesVersionsAndTrash(t *testing.T) {
 	if err != nil || len(versions) != 1 {
 		t.Fatalf("restored versions %v, %v", versions, err)
 	}
-	items, err := s.TrashItems(ctx, f.space.ID)
+	items, err := storage.AllTrashItems(ctx, s, f.space.ID)
 	if err != nil || len(items) != 1 {
 		t.Fatalf("restored trash %v, %v", items, err)
 	}

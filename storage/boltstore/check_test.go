@@ -561,7 +561,7 @@ func workload(t *testing.T, f *fixture) {
 	if err := f.s.Remove(ctx, f.space.ID, dirs[3], storage.Conditions{}); err != nil {
 		t.Fatal(err)
 	}
-	items, err := f.s.TrashItems(ctx, f.space.ID)
+	items, err := storage.AllTrashItems(ctx, f.s, f.space.ID)
 	if err != nil || len(items) < 3 {
 		t.Fatalf("TrashItems = %d, %v", len(items), err)
 	}
@@ -758,7 +758,7 @@ func churn(f *fixture, w, rounds int) error {
 				return err
 			}
 		case 1:
-			items, err := s.TrashItems(ctx, spaceID)
+			items, err := storage.AllTrashItems(ctx, s, spaceID)
 			if err != nil {
 				return err
 			}

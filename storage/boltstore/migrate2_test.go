@@ -102,7 +102,7 @@ func TestMigrateFromLayout2(t *testing.T) {
 	if _, err := f.s.ItemShares(ctx, f.space.ID, link.NodeID); err != nil {
 		t.Fatal(err)
 	}
-	items, err := f.s.TrashItems(ctx, f.space.ID)
+	items, err := storage.AllTrashItems(ctx, f.s, f.space.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func (f *fixture) layout2World(t *testing.T, files []storage.Node) layout2World 
 	var w layout2World
 	var err error
 	w.Tree = f.dumpSpaces(t, []string{f.space.ID})
-	if w.Trash, err = f.s.TrashItems(ctx, f.space.ID); err != nil {
+	if w.Trash, err = storage.AllTrashItems(ctx, f.s, f.space.ID); err != nil {
 		t.Fatal(err)
 	}
 	if w.Versions, err = f.s.FileVersions(ctx, f.space.ID, files[0].ID); err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/davspaces/davspaces/storage"
@@ -344,22 +345,48 @@ func (t *txn) revive(spaceID, parentID, name string) (rec, bool, error) {
 	return r, err == nil, err
 }
 
-// TrashItems returns the items in the trash of a space, newest first.
-func (s *Store) TrashItems(ctx context.Context, spaceID string) ([]storage.TrashItem, error) {
+// TrashItems returns up to limit items of the trash of a space, newest
+// first, after the item keyed after. The page is read backwards from the
+// cursor's deletion time: keys begin with that time in 19 digits (so
+// from 2001 to 2286), and their bytes order them by it.
+func (s *Store) TrashItems(ctx context.Context, spaceID, after string, limit int) ([]storage.TrashItem, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	cur, err := storage.ValidTrashPage(after, limit)
+	if err != nil {
+		return nil, err
+	}
 	var out []storage.TrashItem
-	err := s.view(func(t *txn) error {
+	err = s.view(func(t *txn) error {
 		if _, err := t.space(spaceID); err != nil {
 			return err
 		}
-		items, err := t.trashItems(spaceID)
-		if err != nil {
-			return err
+		prefix := trashItemKey(spaceID, "")
+		c := t.trash().Cursor()
+		end := append([]byte(spaceID), 1) // past every key of the space
+		if cur.Key != "" {
+			// '/' sorts after the '.' of every key deleted at cur.Deleted.
+			end = append(trashItemKey(spaceID, strconv.FormatInt(cur.Deleted, 10)), '/')
 		}
-		out = make([]storage.TrashItem, 0, len(items))
-		for _, item := range items {
+		k, v := c.Seek(end)
+		if k == nil {
+			k, v = c.Last()
+		} else {
+			k, v = c.Prev()
+		}
+		for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Prev() {
+			item, err := decodeTrash(string(k[len(prefix):]), v)
+			if err != nil {
+				return err
+			}
+			deleted := item.Deleted.UnixNano()
+			if len(out) >= limit && deleted < out[len(out)-1].Deleted.UnixNano() {
+				break // the items deleted with the page's oldest are all in
+			}
+			if !cur.Admits(deleted, item.Key) {
+				continue
+			}
 			top, err := t.itemNode(item)
 			if err != nil {
 				return err
@@ -372,7 +399,7 @@ func (s *Store) TrashItems(ctx context.Context, spaceID string) ([]storage.Trash
 		return nil, fmt.Errorf("trash of space %s: %w", spaceID, err)
 	}
 	storage.SortTrash(out)
-	return out, nil
+	return out[:min(len(out), limit)], nil
 }
 
 // TrashNode returns trash item key and the node names lead to below it.

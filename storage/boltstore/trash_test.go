@@ -56,7 +56,7 @@ func (f *fixture) anyRec(t testing.TB, id string) rec {
 
 func (f *fixture) onlyTrashItem(t testing.TB) storage.TrashItem {
 	t.Helper()
-	items, err := f.s.TrashItems(ctx, f.space.ID)
+	items, err := storage.AllTrashItems(ctx, f.s, f.space.ID)
 	if err != nil || len(items) != 1 {
 		t.Fatalf("TrashItems = %+v, %v; want one", items, err)
 	}
@@ -155,7 +155,7 @@ func TestTrashRestoreKeepsIDsAndProps(t *testing.T) {
 	if got := f.node(t, sub.ID); got.SpaceID != f.space.ID {
 		t.Fatalf("restored descendant = %+v", got)
 	}
-	if items, _ := f.s.TrashItems(ctx, f.space.ID); len(items) != 0 {
+	if items, _ := storage.AllTrashItems(ctx, f.s, f.space.ID); len(items) != 0 {
 		t.Fatalf("trash after restoring the item = %+v", items)
 	}
 	if got := f.node(t, f.root()).Size; got != 7 {
@@ -302,7 +302,7 @@ func TestRecreateRevivesHistory(t *testing.T) {
 	if err != nil || len(vs) != 2 || vs[0].Node.Size != 3 {
 		t.Fatalf("versions = %+v, %v", vs, err)
 	}
-	if items, _ := f.s.TrashItems(ctx, f.space.ID); len(items) != 0 {
+	if items, _ := storage.AllTrashItems(ctx, f.s, f.space.ID); len(items) != 0 {
 		t.Fatalf("trash = %+v", items)
 	}
 	f.wantUndo(t, 0, 6)
@@ -406,7 +406,7 @@ func TestPurgeInParts(t *testing.T) {
 	if err := f.s.Remove(ctx, f.space.ID, big.ID, storage.Conditions{}); err != nil {
 		t.Fatal(err)
 	}
-	items, err := f.s.TrashItems(ctx, f.space.ID)
+	items, err := storage.AllTrashItems(ctx, f.s, f.space.ID)
 	if err != nil || len(items) != 1 {
 		t.Fatalf("trash items %v, %v", items, err)
 	}
@@ -448,7 +448,7 @@ func TestPurgeInParts(t *testing.T) {
 	if parts := f.s.WriteCommits() - commits; parts < 3 {
 		t.Errorf("the rest went in %d transactions, want several", parts)
 	}
-	if items, _ := f.s.TrashItems(ctx, f.space.ID); len(items) != 0 {
+	if items, _ := storage.AllTrashItems(ctx, f.s, f.space.ID); len(items) != 0 {
 		t.Fatalf("trash after the purge: %v", items)
 	}
 	if u := f.usage(t); u.Trash != 0 || u.Files != 0 {

@@ -453,9 +453,9 @@ func (b *Backend) ReserveChunkedUpload(ctx context.Context, id string, length in
 
 // The storage.Trash methods.
 
-func (b *Backend) TrashItems(ctx context.Context, spaceID string) ([]storage.TrashItem, error) {
+func (b *Backend) TrashItems(ctx context.Context, spaceID, after string, limit int) ([]storage.TrashItem, error) {
 	ctx, obs := b.observe(ctx, OpTrashItems, spaceID)
-	items, err := b.next.TrashItems(ctx, spaceID)
+	items, err := b.next.TrashItems(ctx, spaceID, after, limit)
 	return items, obs.end(err)
 }
 

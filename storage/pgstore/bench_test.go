@@ -87,7 +87,7 @@ func BenchmarkRemoveFolder10k(b *testing.B) {
 			if err := s.Remove(b.Context(), sp.ID, dir, storage.Conditions{}); err != nil {
 				b.Fatal(err)
 			}
-			items, err := s.TrashItems(b.Context(), sp.ID)
+			items, err := storage.AllTrashItems(b.Context(), s, sp.ID)
 			if err != nil || len(items) == 0 {
 				b.Fatal(items, err)
 			}

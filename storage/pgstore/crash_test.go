@@ -130,7 +130,7 @@ func testUndoCrash(t *testing.T, op string) {
 	if err != nil || len(vs) != 1 || vs[0].Node.Size != int64(len("first")) {
 		t.Fatalf("the file's versions after the crash = %+v, %v", vs, err)
 	}
-	if items, err := s.TrashItems(ctx, sp.ID); err != nil || len(items) != 0 {
+	if items, err := storage.AllTrashItems(ctx, s, sp.ID); err != nil || len(items) != 0 {
 		t.Fatalf("the trash after the crash = %+v, %v", items, err)
 	}
 	if after, err := s.Usage(ctx, sp.ID); err != nil || after != before {

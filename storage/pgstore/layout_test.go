@@ -72,7 +72,7 @@ func TestLayoutMigration(t *testing.T) {
 	if err := old.Remove(ctx, sp.ID, big.ID, storage.Conditions{}); err != nil {
 		t.Fatal(err)
 	}
-	before, err := old.TrashItems(ctx, sp.ID)
+	before, err := storage.AllTrashItems(ctx, old, sp.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestLayoutMigration(t *testing.T) {
 		t.Fatalf("%d nodes still hold a trash's id (%v)", left, err)
 	}
 	requireClean(t, s)
-	after, err := s.TrashItems(ctx, sp.ID)
+	after, err := storage.AllTrashItems(ctx, s, sp.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestTrashedSubtreeIsNotLive(t *testing.T) {
 			t.Errorf("%s of a node below a trashed folder: %v, want ErrNotFound", name, err)
 		}
 	}
-	items, err := s.TrashItems(ctx, sp.ID)
+	items, err := storage.AllTrashItems(ctx, s, sp.ID)
 	if err != nil || len(items) != 1 {
 		t.Fatalf("TrashItems: %v, %v", items, err)
 	}
@@ -238,7 +238,7 @@ func TestTrashWritesConstant(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.remove = s.RecordsWritten() - start
-		items, err := s.TrashItems(ctx, sp.ID)
+		items, err := storage.AllTrashItems(ctx, s, sp.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -279,13 +279,13 @@ func TestEmptyTrashInParts(t *testing.T) {
 	if err != nil || !more {
 		t.Fatalf("purgeSome = %v, %v; want a part done and more to do", more, err)
 	}
-	if left, err := s.TrashItems(ctx, sp.ID); err != nil || len(left) != items-1 {
+	if left, err := storage.AllTrashItems(ctx, s, sp.ID); err != nil || len(left) != items-1 {
 		t.Fatalf("after one part: %d items (%v), want %d", len(left), err, items-1)
 	}
 	if err := s.EmptyTrash(ctx, sp.ID); err != nil {
 		t.Fatal(err)
 	}
-	if left, err := s.TrashItems(ctx, sp.ID); err != nil || len(left) != 0 {
+	if left, err := storage.AllTrashItems(ctx, s, sp.ID); err != nil || len(left) != 0 {
 		t.Fatalf("after EmptyTrash: %d items (%v)", len(left), err)
 	}
 	requireClean(t, s)

@@ -128,14 +128,22 @@ func spaceExists(ctx context.Context, tx pgx.Tx, spaceID string) error {
 	return err
 }
 
-// TrashItems returns the items in the trash of a space, newest first.
-func (s *Store) TrashItems(ctx context.Context, spaceID string) ([]storage.TrashItem, error) {
+// TrashItems returns up to limit items of the trash of a space, newest
+// first, after the item keyed after: a keyset page in the order
+// (deleted_ns DESC, key), so that no page reads the ones before it.
+func (s *Store) TrashItems(ctx context.Context, spaceID, after string, limit int) ([]storage.TrashItem, error) {
+	cur, err := storage.ValidTrashPage(after, limit)
+	if err != nil {
+		return nil, err
+	}
 	var out []storage.TrashItem
-	err := s.read(ctx, func(tx pgx.Tx) error {
+	err = s.read(ctx, func(tx pgx.Tx) error {
 		if err := spaceExists(ctx, tx, spaceID); err != nil {
 			return err
 		}
-		rows, err := queryTrash(ctx, tx, `WHERE t.space_id = $1`, spaceID)
+		rows, err := queryTrash(ctx, tx, `WHERE t.space_id = $1
+			AND ($2 = '' OR t.deleted_ns < $3 OR t.deleted_ns = $3 AND t.key > $2)
+			ORDER BY t.deleted_ns DESC, t.key LIMIT $4`, spaceID, cur.Key, cur.Deleted, limit)
 		out = make([]storage.TrashItem, len(rows))
 		for i, r := range rows {
 			out[i] = r.item(spaceID)
@@ -145,7 +153,6 @@ func (s *Store) TrashItems(ctx context.Context, spaceID string) ([]storage.Trash
 	if err != nil {
 		return nil, fmt.Errorf("trash of space %s: %w", spaceID, err)
 	}
-	storage.SortTrash(out)
 	return out, nil
 }
 

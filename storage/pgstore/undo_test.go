@@ -156,7 +156,7 @@ func TestUndoObjectLifecycle(t *testing.T) {
 // trashedAt returns when node id went to the trash of space spaceID.
 func trashedAt(t *testing.T, s *Store, spaceID, id string) time.Time {
 	t.Helper()
-	items, err := s.TrashItems(t.Context(), spaceID)
+	items, err := storage.AllTrashItems(t.Context(), s, spaceID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func raceStep(ctx context.Context, s *Store, spaceID, id, name string, step int)
 		err = s.Remove(ctx, spaceID, id, storage.Conditions{})
 	case 1, 2:
 		var items []storage.TrashItem
-		if items, err = s.TrashItems(ctx, spaceID); err != nil {
+		if items, err = storage.AllTrashItems(ctx, s, spaceID); err != nil {
 			return err
 		}
 		for _, it := range items {
@@ -345,7 +345,7 @@ func TestExpireUndoIsBounded(t *testing.T) {
 			t.Fatalf("ExpireUndo = %d, %v; want %d", n, err, want)
 		}
 	}
-	if left, err := s.TrashItems(ctx, sp.ID); err != nil || len(left) != 0 {
+	if left, err := storage.AllTrashItems(ctx, s, sp.ID); err != nil || len(left) != 0 {
 		t.Fatalf("trash after the passes: %d items, %v", len(left), err)
 	}
 }

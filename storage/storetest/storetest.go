@@ -51,6 +51,8 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	tests = append(tests, nodeTests...)
 	tests = append(tests, stallTests...)
 	tests = append(tests, trashTests...)
+	tests = append(tests, trashPagingTests...)
+	tests = append(tests, trashRaceTests...)
 	tests = append(tests, trashConstantTests...)
 	tests = append(tests, versionTests...)
 	tests = append(tests, undoQuotaTests...)

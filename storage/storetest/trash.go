@@ -600,7 +600,7 @@ func testTrashOfOtherSpaces(t *testing.T, f *fixture) {
 	wantErr(t, "OpenVersion from another space", err, storage.ErrNotFound)
 	_, err = f.s.RestoreVersion(f.ctx, other.space.ID, kept.ID, v.Key, storage.Conditions{})
 	wantErr(t, "RestoreVersion from another space", err, storage.ErrNotFound)
-	_, err = f.s.TrashItems(f.ctx, "no-such-space")
+	_, err = f.s.TrashItems(f.ctx, "no-such-space", "", 10)
 	wantErr(t, "TrashItems of a missing space", err, storage.ErrNotFound)
 
 	f.wantTrashed(t, folder.ID)

@@ -54,7 +54,7 @@ func (f *fixture) replace(t *testing.T, id, content string) storage.Node {
 // trash returns the items in the fixture's trash, newest first.
 func (f *fixture) trash(t *testing.T) []storage.TrashItem {
 	t.Helper()
-	items, err := f.s.TrashItems(f.ctx, f.space.ID)
+	items, err := storage.AllTrashItems(f.ctx, f.s, f.space.ID)
 	if err != nil {
 		t.Fatalf("TrashItems: %v", err)
 	}

@@ -130,7 +130,7 @@ func (f *fixture) raceStep(step int, file storage.Node) error {
 
 // itemOf returns the trash item of node id, if there is one.
 func (f *fixture) itemOf(id string) (storage.TrashItem, bool, error) {
-	items, err := f.s.TrashItems(f.ctx, f.space.ID)
+	items, err := storage.AllTrashItems(f.ctx, f.s, f.space.ID)
 	if err != nil {
 		return storage.TrashItem{}, false, fmt.Errorf("TrashItems: %w", err)
 	}

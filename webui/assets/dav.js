@@ -8,7 +8,7 @@
 import { authorization } from "./auth.js";
 import {
   basic, drivesURL, errorMessage, looksLikeXMLError, propfindBody, rangeTotal, readMultistatus, RequestError,
-  searchBody, toEntry, toTrashItem,
+  searchBody, toEntry, toTrashItem, trashPageURL,
 } from "./davwire.js";
 
 // The pure parts are davwire.js's; the page's modules find them here.
@@ -206,10 +206,14 @@ export async function stat(url) {
   return self;
 }
 
-/** listTrash returns the items in a space's trash, newest first. */
-export async function listTrash(trashURL) {
-  const [, ...items] = await propfind(trashURL, 1, trashProps, "open the trash");
-  return items.map(toTrashItem);
+/**
+ * listTrash returns a page of the items in a space's trash, newest first:
+ * up to limit after the item keyed after ("" for the newest), and whether
+ * more follow (a full page), so that a trash of any size opens at once.
+ */
+export async function listTrash(trashURL, { limit = 200, after = "" } = {}) {
+  const [, ...items] = await propfind(trashPageURL(trashURL, { limit, after }), 1, trashProps, "open the trash");
+  return { items: items.map(toTrashItem), more: items.length === limit };
 }
 
 /** destination is the Destination header for path on this origin. */

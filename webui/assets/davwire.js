@@ -197,6 +197,18 @@ export function toTrashItem({ href, props }) {
   };
 }
 
+/**
+ * trashPageURL is the URL of a page of the trash at trashURL: limit items
+ * after the item keyed after ("" for the newest).
+ */
+export function trashPageURL(trashURL, { limit, after = "" }) {
+  const query = new URLSearchParams({ limit: String(limit) });
+  if (after) {
+    query.set("after", after);
+  }
+  return `${trashURL}?${query}`;
+}
+
 /** drivesURL is Graph's listing of the user's drives, of one driveType when given. */
 export function drivesURL(driveType) {
   const filter = driveType ? `?$filter=${encodeURIComponent(`driveType eq ${driveType}`)}` : "";

@@ -22,8 +22,20 @@ export class TrashView {
       const root = await dav.stat(`${this.loc.base}/`);
       this.trashURL = `/dav/spaces/trash-bin/${encodeURIComponent(root.spaceId)}`;
     }
-    this.items = await dav.listTrash(this.trashURL);
+    ({ items: this.items, more: this.more } = await dav.listTrash(this.trashURL));
     this.render();
+  }
+
+  /** showMore appends the next page of the trash to the listing. */
+  async showMore() {
+    try {
+      const { items, more } = await dav.listTrash(this.trashURL, { after: this.items[this.items.length - 1].key });
+      this.items.push(...items);
+      this.more = more;
+      this.render();
+    } catch (err) {
+      showError(err);
+    }
   }
 
   render() {
@@ -34,7 +46,7 @@ export class TrashView {
       ? this.items.map((item) => this.row(item))
       : h("tr", { class: "empty" }, h("td", { colspan: "5" }, "The trash is empty.")));
     this.main.replaceChildren(
-      h("div", { class: "heading" }, h("h1", {}, title), h("p", { class: "count" }, formatItems(this.items.length))),
+      h("div", { class: "heading" }, h("h1", {}, title), h("p", { class: "count" }, formatItems(this.items.length) + (this.more ? " shown" : ""))),
       h("div", { class: "tools" },
         h("a", { class: "button secondary", href: folderURL(this.loc.base, this.loc.segments) }, icon("back"), h("span", {}, "Back to the files")),
         this.items.length > 0 && h("button", { type: "button", class: "danger", onclick: () => this.empty() }, icon("purge"), h("span", {}, "Empty the trash"))),
@@ -45,7 +57,8 @@ export class TrashView {
           h("th", { class: "col-date" }, "Deleted"),
           h("th", { class: "col-size" }, "Size"),
           h("th", { class: "col-actions" }, h("span", { class: "visually-hidden" }, "Actions")))),
-        body));
+        body),
+      this.more && h("button", { type: "button", class: "secondary trash-more", onclick: () => this.showMore() }, "Show more"));
   }
 
   row(item) {

@@ -5,7 +5,7 @@ import { describe, it } from "node:test";
 
 import {
   basic, drivesURL, encodePath, errorMessage, escapeXML, isCollection, lastSegment, looksLikeXMLError, propfindBody,
-  rangeTotal, readMultistatus, RequestError, searchBody, text, toEntry, toTrashItem,
+  rangeTotal, readMultistatus, RequestError, searchBody, text, toEntry, toTrashItem, trashPageURL,
 } from "../assets/davwire.js";
 import { d, doc, el, oc, propstat, response, SABRE } from "./fakedom.js";
 
@@ -200,4 +200,19 @@ describe("drivesURL", () => {
     assert.equal(drivesURL(), "/graph/v1.0/me/drives");
     assert.equal(drivesURL("virtual"), "/graph/v1.0/me/drives?$filter=driveType%20eq%20virtual");
   });
+});
+
+describe("trashPageURL", () => {
+  const trash = "/dav/spaces/trash-bin/s%24p";
+  const cases = [
+    { page: { limit: 200 }, want: `${trash}?limit=200` },
+    { page: { limit: 200, after: "" }, want: `${trash}?limit=200` },
+    { page: { limit: 50, after: "1764000000000000000.n1" }, want: `${trash}?limit=50&after=1764000000000000000.n1` },
+    { page: { limit: 5, after: "1.a b&c" }, want: `${trash}?limit=5&after=1.a+b%26c` },
+  ];
+  for (const { page, want } of cases) {
+    it(`pages ${JSON.stringify(page)}`, () => {
+      assert.equal(trashPageURL(trash, page), want);
+    });
+  }
 });
