@@ -178,3 +178,46 @@ func ageEntries(t *testing.T, f *fixture) []string {
 	})
 	return out
 }
+
+// BenchmarkEvictionRead is what an eviction reads to find the room of one
+// version, in a space keeping n versions: the same at every n.
+func BenchmarkEvictionRead(b *testing.B) {
+	for _, n := range []int{1_000, 100_000} {
+		b.Run(fmt.Sprint(n, "-versions"), func(b *testing.B) {
+			f := newFixture(b)
+			file := f.put(b, f.root(), "a.txt", "content")
+			err := f.s.update(func(t *txn) error {
+				rec, _, err := t.node(file.ID)
+				if err != nil {
+					return err
+				}
+				for i := range n {
+					v := versionRec{Key: fmt.Sprintf("v%07d", i), File: rec, Replaced: f.clk.Now().Add(time.Duration(i))}
+					if err := t.versions().Put(versionRecKey(f.space.ID, file.ID, v.Key), encodeVersion(&v)); err != nil {
+						return err
+					}
+					if err := t.indexVersionAge(f.space.ID, file.ID, &v); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				err := f.s.view(func(t *txn) error {
+					kept, err := t.oldestKept(f.space.ID, 1)
+					if len(kept) != 1 {
+						b.Fatalf("read %d things kept, want 1", len(kept))
+					}
+					return err
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
