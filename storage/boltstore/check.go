@@ -53,6 +53,7 @@ func (s *Store) check(ctx context.Context, opts storage.CheckOptions, report fun
 		{"node index", c.checkNodeIndex},
 		{"trees", c.checkTrees},
 		{"versions", c.checkVersions},
+		{"version age index", c.checkVersionAges},
 		{"content references", c.checkBlobRefs},
 		{"properties", c.checkProps},
 		{"locks", c.checkLocks},

@@ -264,6 +264,27 @@ func TestCheckFindsAndRepairs(t *testing.T) {
 		},
 		want: []wantProblem{{kind: storage.ProblemDangling, repairable: true}},
 	}, {
+		name: "version without its age entry",
+		inject: func(t *testing.T, f *checkFixture) {
+			f.put(t, f.root(), "top.txt", "top, again")
+			f.corrupt(t, func(tx *bolt.Tx) error {
+				if err := tx.DeleteBucket(bucketVersionAges); err != nil {
+					return err
+				}
+				_, err := tx.CreateBucket(bucketVersionAges)
+				return err
+			})
+		},
+		want: []wantProblem{{kind: storage.ProblemDangling, repairable: true}},
+	}, {
+		name: "age entry without its version",
+		inject: func(t *testing.T, f *checkFixture) {
+			f.corrupt(t, func(tx *bolt.Tx) error {
+				return tx.Bucket(bucketVersionAges).Put(versionAgeKey(f.space.ID, f.top.ID, "v1", f.clk.Now()), versionAgeValue(3))
+			})
+		},
+		want: []wantProblem{{kind: storage.ProblemDangling, repairable: true}},
+	}, {
 		name: "wrong usage counter",
 		inject: func(t *testing.T, f *checkFixture) {
 			f.corrupt(t, func(tx *bolt.Tx) error {

@@ -37,9 +37,10 @@ import (
 // the records in the nodes bucket keyed by id and the children bucket as
 // an index of ids; Open migrates it (migrate.go). Layout 2 wrote the
 // space into every record (format 2), which layout 3 reads and ignores.
-// The version is recorded under keyLayout in the meta bucket; a database
-// without it is of layout 1.
-const layoutVersion = 3
+// Layout 4 adds the version age index (versionages.go), built at the
+// first open. The version is recorded under keyLayout in the meta bucket;
+// a database without it is of layout 1.
+const layoutVersion = 4
 
 var keyLayout = []byte("layout")
 

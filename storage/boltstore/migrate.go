@@ -11,6 +11,10 @@ import (
 // layoutSpaceInRecords is layout 2, whose node records hold their space.
 const layoutSpaceInRecords = 2
 
+// layoutSpaceFromRoot is layout 3, without the version age index
+// (versionages.go), which buildVersionAges adds to make layout 4.
+const layoutSpaceFromRoot = 3
+
 // The buckets of layout 1, which migrateLayout empties into those of the
 // current layout and deletes.
 var (
@@ -18,8 +22,10 @@ var (
 	bucketChildIDs  = []byte("children") // parent id + "/" + name → child id
 )
 
-// migrateLayout brings the database to layoutVersion, in tx, and records
-// the version. The buckets of the current layout must exist.
+// migrateLayout brings the database to layout 3 (or leaves it at
+// layoutVersion), in tx, and records the version; buildVersionAges takes
+// it on from there in transactions of its own. The buckets of the current
+// layout must exist.
 //
 // Layout 2 becomes layout 3 without a record written: its node records
 // (format 2) hold a space that the parent chains already agree with, and
@@ -27,23 +33,38 @@ var (
 // goes up all the same, so that a binary of layout 2, which cannot read
 // format 3, refuses the database rather than misreading it.
 func migrateLayout(tx *bolt.Tx) error {
-	meta := tx.Bucket(bucketMeta)
-	if v := meta.Get(keyLayout); v != nil {
-		n, err := strconv.Atoi(string(v))
-		switch {
-		case err == nil && n == layoutVersion:
-			return nil
-		case err == nil && n == layoutSpaceInRecords:
-			return meta.Put(keyLayout, []byte(strconv.Itoa(layoutVersion)))
-		}
-		return fmt.Errorf("database layout %q, this version reads layouts %d and %d: %w", v, layoutSpaceInRecords, layoutVersion, errCorrupt)
+	n, err := layoutOf(tx)
+	switch {
+	case err != nil:
+		return err
+	case n == layoutVersion || n == layoutSpaceFromRoot:
+		return nil
+	case n == layoutSpaceInRecords:
+		return setLayout(tx, layoutSpaceFromRoot)
 	}
 	if old := tx.Bucket(bucketNodesByID); old != nil {
 		if err := migrateFromLayout1(tx, old); err != nil {
-			return fmt.Errorf("migrate database to layout %d: %w", layoutVersion, err)
+			return fmt.Errorf("migrate database to layout %d: %w", layoutSpaceFromRoot, err)
 		}
 	}
-	return meta.Put(keyLayout, []byte(strconv.Itoa(layoutVersion)))
+	return setLayout(tx, layoutSpaceFromRoot)
+}
+
+// layoutOf returns the layout of the database: 1 when it records none.
+func layoutOf(tx *bolt.Tx) (int, error) {
+	v := tx.Bucket(bucketMeta).Get(keyLayout)
+	if v == nil {
+		return 1, nil
+	}
+	n, err := strconv.Atoi(string(v))
+	if err != nil || n < layoutSpaceInRecords || n > layoutVersion {
+		return 0, fmt.Errorf("database layout %q, this version reads layouts %d to %d: %w", v, layoutSpaceInRecords, layoutVersion, errCorrupt)
+	}
+	return n, nil
+}
+
+func setLayout(tx *bolt.Tx, n int) error {
+	return tx.Bucket(bucketMeta).Put(keyLayout, []byte(strconv.Itoa(n)))
 }
 
 // migrateFromLayout1 moves every node record from its id to its place in

@@ -207,37 +207,6 @@ func (t *txn) expiredVersions(out []undoRef, limit int, from []byte, budget int)
 	return out, nil, nil
 }
 
-// keptOf returns what space spaceID keeps for undo: its trash items and
-// the versions of its files.
-func (t *txn) keptOf(spaceID string) ([]storage.Kept, error) {
-	items, err := t.trashItems(spaceID)
-	if err != nil {
-		return nil, err
-	}
-	kept := make([]storage.Kept, 0, len(items))
-	for _, item := range items {
-		top, err := t.itemNode(item)
-		if err != nil {
-			return nil, err
-		}
-		kept = append(kept, storage.Kept{TrashKey: item.Key, Size: top.Size, Since: item.Deleted})
-	}
-	prefix := append([]byte(spaceID), 0)
-	c := t.versions().Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		file, key, ok := bytes.Cut(k[len(prefix):], []byte{0})
-		if !ok {
-			return nil, fmt.Errorf("version key %q: %w", k, errCorrupt)
-		}
-		r, err := decodeVersion(string(key), v)
-		if err != nil {
-			return nil, err
-		}
-		kept = append(kept, storage.Kept{FileID: string(file), VersionKey: r.Key, Size: r.File.Size, Since: r.Replaced})
-	}
-	return kept, nil
-}
-
 // evict removes k, a trash item or a version of space spaceID, as purging
 // it would. A thing gone already (a version of a file in a trash item
 // evicted before it) is skipped.
@@ -256,12 +225,13 @@ func (t *txn) evict(spaceID string, k storage.Kept) error {
 }
 
 // evictFor removes the oldest things space spaceID keeps for undo until
-// need more bytes are free (storage.Evictions).
+// need more bytes are free (storage.Evictions), reading them oldest first
+// only as far as they make room (oldestKept).
 func (t *txn) evictFor(spaceID string, need int64) error {
 	if need <= 0 {
 		return nil
 	}
-	kept, err := t.keptOf(spaceID)
+	kept, err := t.oldestKept(spaceID, need)
 	if err != nil {
 		return err
 	}

@@ -320,6 +320,9 @@ func (s *Store) init(storageID string) error {
 	if err != nil {
 		return fmt.Errorf("open store: initialize database: %w", err)
 	}
+	if err := buildVersionAges(s.db, versionAgeBatch); err != nil {
+		return fmt.Errorf("open store: migrate database to layout %d: %w", layoutVersion, err)
+	}
 	return nil
 }
 

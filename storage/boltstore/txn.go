@@ -56,7 +56,7 @@ type openBuckets struct {
 	spaces, personal, nodes, children, props, blobs, inline *bolt.Bucket
 	locks, lockTokens                                       *bolt.Bucket
 	sessions, chunkedUploads, chunkParts                    *bolt.Bucket
-	trash, trashPlaces, versions                            *bolt.Bucket
+	trash, trashPlaces, versions, versionAges               *bolt.Bucket
 	names                                                   *bolt.Bucket
 	share                                                   shareBuckets
 }

@@ -112,6 +112,9 @@ func (t *txn) replaceContent(spaceID string, old rec) error {
 	if err := t.versions().Put(versionRecKey(spaceID, old.ID, key), encodeVersion(&v)); err != nil {
 		return err
 	}
+	if err := t.indexVersionAge(spaceID, old.ID, &v); err != nil {
+		return err
+	}
 	if err := t.addUndo(spaceID, 0, old.Size); err != nil {
 		return err
 	}
@@ -179,6 +182,9 @@ func (t *txn) dropVersion(spaceID, fileID, key string) error {
 	}
 	t.discardContent(blob)
 	if err := t.versions().Delete(k); err != nil {
+		return err
+	}
+	if err := t.unindexVersionAge(spaceID, fileID, &r); err != nil {
 		return err
 	}
 	if err := t.countNodes(spaceID, -1); err != nil {
@@ -299,6 +305,9 @@ func (s *Store) RestoreVersion(ctx context.Context, spaceID, fileID, key string,
 			return err
 		}
 		if err := t.versions().Delete(versionRecKey(spaceID, fileID, key)); err != nil {
+			return err
+		}
+		if err := t.unindexVersionAge(spaceID, fileID, &v); err != nil {
 			return err
 		}
 		if err := t.countNodes(spaceID, -1); err != nil {

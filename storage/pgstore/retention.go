@@ -118,11 +118,16 @@ func (s *Store) expireTrash(ctx context.Context, g retentionGroup, now time.Time
 type dueFile struct{ spaceID, fileID string }
 
 // expireVersions prunes the files of the group's spaces that have
-// expired versions, up to limit files.
+// expired versions, up to limit files. It reads the limit oldest expired
+// versions only (versions_replaced, in time order), and prunes their
+// files: a DISTINCT over all expired versions would read every one of
+// them each pass, as many as a policy change makes due at once, to find
+// a few files.
 func (s *Store) expireVersions(ctx context.Context, g retentionGroup, now time.Time, limit int) (int, error) {
 	r := g.retention
-	return s.pruneFiles(ctx, g, now, `SELECT DISTINCT space_id, file_id FROM versions
-		WHERE replaced_ns <= $1 AND `+spaceFilter+` LIMIT $4`,
+	return s.pruneFiles(ctx, g, now, `SELECT DISTINCT space_id, file_id FROM (
+			SELECT space_id, file_id FROM versions
+			WHERE replaced_ns <= $1 AND `+spaceFilter+` ORDER BY replaced_ns LIMIT $4) oldest`,
 		cutoff(now, r.KeepsVersions(), r.VersionsFor), g.others, g.spaces, limit)
 }
 
