@@ -126,11 +126,7 @@ func (h *Handler) handleTrashPropfind(w http.ResponseWriter, r *http.Request, tr
 	if !tr.access.mayUseTrash() {
 		return errTrashReadOnly
 	}
-	depth, err := h.listingDepth(r)
-	if err != nil {
-		return err
-	}
-	pf, err := h.readPropfind(w, r)
+	depth, pf, err := h.readListingPropfind(w, r)
 	if err != nil {
 		return err
 	}
