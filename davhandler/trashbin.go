@@ -392,12 +392,10 @@ func restoreTransfer(space storage.Space, node storage.Node, dst *target, overwr
 		return t, errorf(http.StatusForbidden, "the root of a space can not be replaced")
 	case dst.exists && !overwrite:
 		return t, errOverwriteRefused
-	case dst.exists && dst.isBase:
-		t.NewParentID, t.NewName = dst.node.ParentID, dst.node.Name
-	case !dst.hasParent:
-		return t, errorf(http.StatusConflict, "The parent collection of the destination does not exist")
-	default:
-		t.NewParentID, t.NewName = dst.parent.ID, dst.name
+	}
+	var err error
+	if t.NewParentID, t.NewName, err = dst.placement(); err != nil {
+		return t, err
 	}
 	if !dst.mayPlace(true) {
 		return t, errReadOnly
