@@ -331,10 +331,7 @@ func SharedWith(s Share, u User) bool {
 // listings return them.
 func SortShares(shares []Share) {
 	slices.SortFunc(shares, func(a, b Share) int {
-		if c := a.Created.Compare(b.Created); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
+		return compareTimeThenID(a.Created, a.ID, b.Created, b.ID)
 	})
 }
 
