@@ -128,6 +128,12 @@ func countArg(d *caddyfile.Dispenser) (int, error) {
 	return int(n), nil
 }
 
+// count64Arg is countArg for a setting held as an int64.
+func count64Arg(d *caddyfile.Dispenser) (int64, error) {
+	n, err := countArg(d)
+	return int64(n), err
+}
+
 // positiveIntArg reads a whole number above zero into dst.
 func positiveIntArg(d *caddyfile.Dispenser, dst *int) error {
 	option := d.Val()

@@ -61,9 +61,7 @@ func parseMassDelete(d *caddyfile.Dispenser) (*MassDeleteSettings, error) {
 		var err error
 		switch d.Val() {
 		case "files":
-			var n int
-			n, err = countArg(d)
-			s.Files = int64(n)
+			s.Files, err = count64Arg(d)
 		case "share":
 			s.SharePercent, err = shareArg(d)
 		case "window":

@@ -117,9 +117,7 @@ func (s *PreviewSettings) unmarshalOption(d *caddyfile.Dispenser) (bool, error) 
 	case "sizes":
 		s.Sizes, err = sizesArg(d)
 	case "max_pixels":
-		var n int
-		n, err = countArg(d)
-		s.MaxPixels = int64(n)
+		s.MaxPixels, err = count64Arg(d)
 	case "max_memory":
 		s.MaxMemory, err = positiveSizeArg(d)
 	case "max_concurrent":

@@ -87,6 +87,19 @@ func (h *Handler) answerPlaced(ctx context.Context, w http.ResponseWriter, node 
 	}
 }
 
+// placement names where a transfer to dst lands: in place of the node it
+// replaces, or under its new name in the existing parent. COPY, MOVE and a
+// restore from the trash place the same way once their own checks passed.
+func (dst *target) placement() (parentID, name string, err error) {
+	switch {
+	case dst.exists && dst.isBase:
+		return dst.node.ParentID, dst.node.Name, nil
+	case !dst.hasParent:
+		return "", "", errorf(http.StatusConflict, "The parent collection of the destination does not exist")
+	}
+	return dst.parent.ID, dst.name, nil
+}
+
 // transferOf checks a COPY or MOVE from src to dst and names its target.
 func transferOf(src, dst *target, move bool) (storage.Transfer, error) {
 	tr := storage.Transfer{NodeID: src.node.ID}
@@ -99,12 +112,10 @@ func transferOf(src, dst *target, move bool) (storage.Transfer, error) {
 		return tr, errorf(http.StatusForbidden, "source and destination are the same resource")
 	case dst.exists && dst.node.ParentID == "":
 		return tr, errorf(http.StatusForbidden, "the root of a space can not be replaced")
-	case dst.exists && dst.isBase:
-		tr.NewParentID, tr.NewName = dst.node.ParentID, dst.node.Name
-	case !dst.hasParent:
-		return tr, errorf(http.StatusConflict, "The parent collection of the destination does not exist")
-	default:
-		tr.NewParentID, tr.NewName = dst.parent.ID, dst.name
+	}
+	var err error
+	if tr.NewParentID, tr.NewName, err = dst.placement(); err != nil {
+		return tr, err
 	}
 	if !dst.mayPlace(true) || (move && !src.access.mayDelete()) {
 		return tr, errReadOnly

@@ -43,3 +43,14 @@ func (h *Handler) listingDepth(r *http.Request) (int, error) {
 	}
 	return depth, nil
 }
+
+// readListingPropfind reads a PROPFIND of a listing (the trash, versions):
+// its Depth as listingDepth reads it, then its body.
+func (h *Handler) readListingPropfind(w http.ResponseWriter, r *http.Request) (int, propfindRequest, error) {
+	depth, err := h.listingDepth(r)
+	if err != nil {
+		return 0, propfindRequest{}, err
+	}
+	pf, err := h.readPropfind(w, r)
+	return depth, pf, err
+}

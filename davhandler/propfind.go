@@ -20,6 +20,31 @@ const (
 	readDirPage      = 512
 )
 
+// readPages reads a folder's children with read, a page at a time (first
+// small, then larger) each after the name nameOf gives the last child of
+// the page before, and hands each page to each. A folder gone meanwhile
+// (storage.ErrNotFound) ends the listing without an error: what was sent
+// of it stays well-formed.
+func readPages[T any](read func(after string, limit int) ([]T, error), nameOf func(*T) string, each func(page []T) error) error {
+	after := ""
+	for limit := firstReadDirPage; ; limit = readDirPage {
+		page, err := read(after, limit)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := each(page); err != nil {
+			return err
+		}
+		if len(page) < limit {
+			return nil
+		}
+		after = nameOf(&page[len(page)-1])
+	}
+}
+
 func (h *Handler) handlePropfind(w http.ResponseWriter, r *http.Request, req *request) error {
 	depth, err := parseDepth(r, depthInfinity)
 	if err != nil {
@@ -147,19 +172,16 @@ func (h *Handler) writeChildren(pc *propContext, ms *davxml.Multistatus, pf prop
 	folder := parent.node
 	inherited := deepLocks(parent.locks)
 	parentHref := escapePath(folderPath)
-	after := ""
 	// The views of a page are kept for the next: a sub-folder's listing,
 	// for Depth: infinity, has its own.
-	var page []nodeView
-	for limit := firstReadDirPage; ; limit = readDirPage {
+	var views []nodeView
+	read := func(after string, limit int) ([]nodeView, error) {
 		var err error
-		page, err = pc.readChildren(page[:0], *folder, after, limit)
-		if errors.Is(err, storage.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+		views, err = pc.readChildren(views[:0], *folder, after, limit)
+		return views, err
+	}
+	nameOf := func(v *nodeView) string { return v.node.Name }
+	return readPages(read, nameOf, func(page []nodeView) error {
 		for i := range page {
 			child := &page[i]
 			child.locks = pc.locks.covering(inherited, child.node.ID)
@@ -173,11 +195,8 @@ func (h *Handler) writeChildren(pc *propContext, ms *davxml.Multistatus, pf prop
 				}
 			}
 		}
-		if len(page) < limit {
-			return nil
-		}
-		after = page[len(page)-1].node.Name
-	}
+		return nil
+	})
 }
 
 // readChildren appends to views a page of a folder's children, with their

@@ -126,11 +126,7 @@ func (h *Handler) handleTrashPropfind(w http.ResponseWriter, r *http.Request, tr
 	if !tr.access.mayUseTrash() {
 		return errTrashReadOnly
 	}
-	depth, err := h.listingDepth(r)
-	if err != nil {
-		return err
-	}
-	pf, err := h.readPropfind(w, r)
+	depth, pf, err := h.readListingPropfind(w, r)
 	if err != nil {
 		return err
 	}
@@ -292,27 +288,22 @@ func (out *trashResponses) write(href davxml.Href, v trashView) {
 // purged while it is listed ends its listing; what was sent stays
 // well-formed.
 func writeTrashChildren(ctx context.Context, trash storage.Trash, out *trashResponses, parent trashView, key, parentHref string) error {
-	after := ""
-	for limit := firstReadDirPage; ; limit = readDirPage {
-		page, err := trash.ReadTrashDir(ctx, parent.tl.space.ID, key, parent.node.ID, after, limit)
-		if errors.Is(err, storage.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	read := func(after string, limit int) ([]storage.Node, error) {
+		return trash.ReadTrashDir(ctx, parent.tl.space.ID, key, parent.node.ID, after, limit)
+	}
+	return readPages(read, nodeName, func(page []storage.Node) error {
 		for i := range page {
 			child := &page[i]
 			view := parent
 			view.node, view.location = child, parent.location+"/"+child.Name
 			out.write(childHref(parentHref, *child), view)
 		}
-		if len(page) < limit {
-			return nil
-		}
-		after = page[len(page)-1].Name
-	}
+		return nil
+	})
 }
+
+// nodeName is the name readPages pages a listing of nodes by.
+func nodeName(n *storage.Node) string { return n.Name }
 
 // trashLocation is where the node names lead to below item was.
 func trashLocation(item storage.TrashItem, names []string) string {
@@ -396,12 +387,10 @@ func restoreTransfer(space storage.Space, node storage.Node, dst *target, overwr
 		return t, errorf(http.StatusForbidden, "the root of a space can not be replaced")
 	case dst.exists && !overwrite:
 		return t, errOverwriteRefused
-	case dst.exists && dst.isBase:
-		t.NewParentID, t.NewName = dst.node.ParentID, dst.node.Name
-	case !dst.hasParent:
-		return t, errorf(http.StatusConflict, "The parent collection of the destination does not exist")
-	default:
-		t.NewParentID, t.NewName = dst.parent.ID, dst.name
+	}
+	var err error
+	if t.NewParentID, t.NewName, err = dst.placement(); err != nil {
+		return t, err
 	}
 	if !dst.mayPlace(true) {
 		return t, errReadOnly

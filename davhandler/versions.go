@@ -117,11 +117,7 @@ func versionNode(file storage.Node, v storage.Version) storage.Node {
 // collection, then one response per version, newest first) or describes
 // one (…/v/{key}).
 func (h *Handler) handleVersionsPropfind(w http.ResponseWriter, r *http.Request, req *request, t *target, key string) error {
-	depth, err := h.listingDepth(r)
-	if err != nil {
-		return err
-	}
-	pf, err := h.readPropfind(w, r)
+	depth, pf, err := h.readListingPropfind(w, r)
 	if err != nil {
 		return err
 	}

@@ -81,17 +81,17 @@ func (zs *zipStream) addFolder(folder storage.Node, prefix string) error {
 	}); err != nil {
 		return fmt.Errorf("writing folder entry %q: %w", prefix, err)
 	}
-	after := ""
-	for limit := firstReadDirPage; ; limit = readDirPage {
+	read := func(after string, limit int) ([]storage.Node, error) {
 		children, err := zs.h.store.ReadDir(zs.r.Context(), zs.space, folder.ID, after, limit)
-		if errors.Is(err, storage.ErrNotFound) {
-			return nil // removed meanwhile: what was written stays
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			err = fmt.Errorf("listing folder %s: %w", folder.ID, err)
 		}
-		if err != nil {
-			return fmt.Errorf("listing folder %s: %w", folder.ID, err)
-		}
+		return children, err
+	}
+	return readPages(read, nodeName, func(children []storage.Node) error {
 		for _, child := range children {
 			name := prefix + zipSafeName(child.Name, child.ID)
+			var err error
 			if child.IsFolder() {
 				err = zs.addFolder(child, name+"/")
 			} else {
@@ -101,11 +101,8 @@ func (zs *zipStream) addFolder(folder storage.Node, prefix string) error {
 				return err
 			}
 		}
-		if len(children) < limit {
-			return nil
-		}
-		after = children[len(children)-1].Name
-	}
+		return nil
+	})
 }
 
 // addFile writes the entry of one file. The file is opened before its

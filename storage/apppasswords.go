@@ -180,9 +180,6 @@ func (p AppPassword) NeedsTouch(at time.Time) bool {
 // then by id.
 func SortAppPasswords(list []AppPassword) {
 	slices.SortFunc(list, func(a, b AppPassword) int {
-		if c := a.Created.Compare(b.Created); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
+		return compareTimeThenID(a.Created, a.ID, b.Created, b.ID)
 	})
 }

@@ -187,9 +187,6 @@ func NewMassDeleteItems(items []string, have func(string) bool, room int) []stri
 // them.
 func SortMassDeletes(events []MassDelete) {
 	slices.SortFunc(events, func(a, b MassDelete) int {
-		if c := b.Start.Compare(a.Start); c != 0 {
-			return c
-		}
-		return strings.Compare(b.ID, a.ID)
+		return compareTimeThenID(b.Start, b.ID, a.Start, a.ID)
 	})
 }

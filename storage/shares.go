@@ -331,10 +331,7 @@ func SharedWith(s Share, u User) bool {
 // listings return them.
 func SortShares(shares []Share) {
 	slices.SortFunc(shares, func(a, b Share) int {
-		if c := a.Created.Compare(b.Created); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
+		return compareTimeThenID(a.Created, a.ID, b.Created, b.ID)
 	})
 }
 
@@ -377,23 +374,31 @@ func LiveShare(ctx context.Context, r ShareReader, s Share, now time.Time) (bool
 type ShareJudge struct {
 	reader  ShareReader
 	now     time.Time
-	spaces  map[string]spaceRead
-	entries map[string]entryRead
+	spaces  readOnce[Space]
+	entries readOnce[DirectoryEntry]
 }
 
-type spaceRead struct {
-	space Space
-	err   error
+// readOnce remembers, per id, what one read returned, errors included.
+type readOnce[T any] map[string]readResult[T]
+
+type readResult[T any] struct {
+	v   T
+	err error
 }
 
-type entryRead struct {
-	entry DirectoryEntry
-	err   error
+// get returns what read returns for id, reading it the first time only.
+func (m readOnce[T]) get(id string, read func(id string) (T, error)) (T, error) {
+	r, ok := m[id]
+	if !ok {
+		r.v, r.err = read(id)
+		m[id] = r
+	}
+	return r.v, r.err
 }
 
 // NewShareJudge returns a judge reading through r, judging at now.
 func NewShareJudge(r ShareReader, now time.Time) *ShareJudge {
-	return &ShareJudge{reader: r, now: now, spaces: map[string]spaceRead{}, entries: map[string]entryRead{}}
+	return &ShareJudge{reader: r, now: now, spaces: readOnce[Space]{}, entries: readOnce[DirectoryEntry]{}}
 }
 
 // Now is the time the judge judges at.
@@ -406,20 +411,10 @@ func (j *ShareJudge) Live(ctx context.Context, s Share) (bool, error) {
 
 // Space is the reader's, read once per judge.
 func (j *ShareJudge) Space(ctx context.Context, id string) (Space, error) {
-	r, ok := j.spaces[id]
-	if !ok {
-		r.space, r.err = j.reader.Space(ctx, id)
-		j.spaces[id] = r
-	}
-	return r.space, r.err
+	return j.spaces.get(id, func(id string) (Space, error) { return j.reader.Space(ctx, id) })
 }
 
 // DirectoryUser is the reader's, read once per judge.
 func (j *ShareJudge) DirectoryUser(ctx context.Context, id string) (DirectoryEntry, error) {
-	r, ok := j.entries[id]
-	if !ok {
-		r.entry, r.err = j.reader.DirectoryUser(ctx, id)
-		j.entries[id] = r
-	}
-	return r.entry, r.err
+	return j.entries.get(id, func(id string) (DirectoryEntry, error) { return j.reader.DirectoryUser(ctx, id) })
 }

@@ -659,24 +659,13 @@ func (s *Store) ReserveChunkedUpload(ctx context.Context, id string, length int6
 // reports how many it ended. The background sweep calls it.
 func (s *Store) purgeChunkedUploads(limit int) (int, error) {
 	now := s.now()
-	expired, err := s.expiredKeys((*txn).chunkedUploads, limit, func(k, v []byte) bool {
+	expired := func(k, v []byte) bool {
 		r, err := decodeChunkedUpload(string(k), v)
 		return err != nil || !isLiveChunkedUpload(r, now)
+	}
+	return s.purgeExpired((*txn).chunkedUploads, limit, expired, func(id string) (bool, error) {
+		return s.purgeChunkedUpload(id, now)
 	})
-	if err != nil {
-		return 0, err
-	}
-	ended := 0
-	for _, id := range expired {
-		ok, err := s.purgeChunkedUpload(id, now)
-		if err != nil {
-			return ended, err
-		}
-		if ok {
-			ended++
-		}
-	}
-	return ended, nil
 }
 
 // purgeChunkedUpload ends upload id if it is still expired at now (it may

@@ -185,14 +185,11 @@ func (t *txn) lockPathsInside(top string, locks []storage.Lock) (map[string][]st
 		var path []string
 		for id := l.NodeID; id != top; {
 			path = append(path, id)
-			r, ok, err := t.node(id)
+			parent, err := t.parentOf(id)
 			if err != nil {
 				return nil, err
 			}
-			if !ok {
-				return nil, fmt.Errorf("ancestor %s missing: %w", id, errCorrupt)
-			}
-			id = r.ParentID
+			id = parent
 		}
 		paths[l.NodeID] = path
 	}
@@ -242,16 +239,26 @@ func (t *txn) ancestors(id string) (map[string]bool, error) {
 	set := map[string]bool{}
 	for id != "" {
 		set[id] = true
-		r, ok, err := t.node(id)
+		parent, err := t.parentOf(id)
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
-			return nil, fmt.Errorf("ancestor %s missing: %w", id, errCorrupt)
-		}
-		id = r.ParentID
+		id = parent
 	}
 	return set, nil
+}
+
+// parentOf returns the parent of ancestor id; a missing ancestor means the
+// tree is corrupt, for a lock's path or ancestry can only name live nodes.
+func (t *txn) parentOf(id string) (string, error) {
+	r, ok, err := t.node(id)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", fmt.Errorf("ancestor %s missing: %w", id, errCorrupt)
+	}
+	return r.ParentID, nil
 }
 
 // RefreshLock restarts the timeout of the live lock with token.

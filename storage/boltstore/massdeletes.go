@@ -108,6 +108,33 @@ func existingMassDeleteBuckets(tx *bolt.Tx) (massDeleteBuckets, bool) {
 	return b, b.events != nil && b.items != nil
 }
 
+// findMassDelete returns event id of space spaceID with the buckets it
+// stands in; storage.MassDeleteNotFound's error when there is none.
+func findMassDelete(tx *bolt.Tx, spaceID, id string) (massDeleteBuckets, massDeleteRec, error) {
+	b, ok := existingMassDeleteBuckets(tx)
+	if !ok {
+		return b, massDeleteRec{}, storage.MassDeleteNotFound(id)
+	}
+	r, ok, err := b.get(spaceID, id)
+	switch {
+	case err != nil:
+		return b, r, err
+	case !ok:
+		return b, r, storage.MassDeleteNotFound(id)
+	}
+	return b, r, nil
+}
+
+// findOpenMassDelete is findMassDelete for a change: only an open event
+// may change, a resolved one answers storage.MassDeleteResolved's error.
+func findOpenMassDelete(tx *bolt.Tx, spaceID, id string) (massDeleteBuckets, massDeleteRec, error) {
+	b, r, err := findMassDelete(tx, spaceID, id)
+	if err == nil && r.State != storage.MassDeleteOpen {
+		err = storage.MassDeleteResolved(r.MassDelete)
+	}
+	return b, r, err
+}
+
 func (b massDeleteBuckets) get(spaceID, id string) (massDeleteRec, bool, error) {
 	v := b.events.Get(massDeleteKey(spaceID, id))
 	if v == nil {
@@ -204,18 +231,9 @@ func (s *Store) ExtendMassDelete(ctx context.Context, spaceID, id string, items 
 	}
 	var out storage.MassDelete
 	err := s.updateGrouped(func(t *txn) error {
-		b, ok := existingMassDeleteBuckets(t.tx)
-		if !ok {
-			return storage.MassDeleteNotFound(id)
-		}
-		r, ok, err := b.get(spaceID, id)
-		switch {
-		case err != nil:
+		b, r, err := findOpenMassDelete(t.tx, spaceID, id)
+		if err != nil {
 			return err
-		case !ok:
-			return storage.MassDeleteNotFound(id)
-		case r.State != storage.MassDeleteOpen:
-			return storage.MassDeleteResolved(r.MassDelete)
 		}
 		if err := b.addItems(&r, items); err != nil {
 			return err
@@ -269,16 +287,9 @@ func (s *Store) MassDelete(ctx context.Context, spaceID, id string) (storage.Mas
 	}
 	var e storage.MassDelete
 	err := s.view(func(t *txn) error {
-		b, ok := existingMassDeleteBuckets(t.tx)
-		if !ok {
-			return storage.MassDeleteNotFound(id)
-		}
-		r, ok, err := b.get(spaceID, id)
+		b, r, err := findMassDelete(t.tx, spaceID, id)
 		if err != nil {
 			return err
-		}
-		if !ok {
-			return storage.MassDeleteNotFound(id)
 		}
 		e = r.MassDelete
 		e.Items = make([]string, 0, r.items)
@@ -302,18 +313,9 @@ func (s *Store) ResolveMassDelete(ctx context.Context, spaceID, id string, state
 	}
 	var out storage.MassDelete
 	err := s.updateGrouped(func(t *txn) error {
-		b, ok := existingMassDeleteBuckets(t.tx)
-		if !ok {
-			return storage.MassDeleteNotFound(id)
-		}
-		r, ok, err := b.get(spaceID, id)
-		switch {
-		case err != nil:
+		b, r, err := findOpenMassDelete(t.tx, spaceID, id)
+		if err != nil {
 			return err
-		case !ok:
-			return storage.MassDeleteNotFound(id)
-		case r.State != storage.MassDeleteOpen:
-			return storage.MassDeleteResolved(r.MassDelete)
 		}
 		r.State, r.ResolvedBy, r.Resolved = state, by, at
 		out = r.MassDelete

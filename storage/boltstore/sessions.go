@@ -476,25 +476,38 @@ func (s *Store) expiredKeys(bucket func(*txn) countedBucket, limit int, expired 
 // and reports how many it ended. The background sweep calls it.
 func (s *Store) purgeSessions(limit int) (int, error) {
 	now := s.now()
-	expired, err := s.expiredKeys((*txn).sessions, limit, func(k, v []byte) bool {
+	expired := func(k, v []byte) bool {
 		r, err := decodeSession(string(k), v)
 		return err != nil || !isLiveSession(r, now)
+	}
+	return s.purgeExpired((*txn).sessions, limit, expired, func(id string) (bool, error) {
+		unlock, ok := s.sessionLocks.tryLock(id)
+		if !ok {
+			return false, nil // in use: the next pass takes it
+		}
+		defer unlock()
+		return true, s.endSession(id)
 	})
+}
+
+// purgeExpired ends with end up to limit records of bucket that expired
+// picks, and reports how many it ended; end reports false for a record it
+// left alone (in use, or gone meanwhile). The sweeps of sessions and
+// chunked uploads share it.
+func (s *Store) purgeExpired(bucket func(*txn) countedBucket, limit int, expired func(k, v []byte) bool, end func(id string) (bool, error)) (int, error) {
+	ids, err := s.expiredKeys(bucket, limit, expired)
 	if err != nil {
 		return 0, err
 	}
 	ended := 0
-	for _, id := range expired {
-		unlock, ok := s.sessionLocks.tryLock(id)
-		if !ok {
-			continue // in use: the next pass takes it
-		}
-		err := s.endSession(id)
-		unlock()
+	for _, id := range ids {
+		ok, err := end(id)
 		if err != nil {
 			return ended, err
 		}
-		ended++
+		if ok {
+			ended++
+		}
 	}
 	return ended, nil
 }

@@ -11,7 +11,7 @@ import { folderURL, segmentsBelow, spaceTitle } from "./places.js";
 import { searchable, SearchBox } from "./search.js";
 import { mayShare, showShare } from "./share.js";
 import { previewTypes, showViewer, Thumbnails } from "./thumbs.js";
-import { ask, formatDate, formatItems, formatSize, h, icon, kindOf, opensInline, showError, showStatus } from "./ui.js";
+import { actOn, ask, formatDate, formatItems, formatSize, h, icon, kindOf, opensInline, showError, showStatus } from "./ui.js";
 
 /** PAGE_ROWS is how many rows are added to the table at a time. */
 const PAGE_ROWS = 200;
@@ -309,14 +309,8 @@ export class FolderView {
     }
   }
 
-  async act(work, done) {
-    try {
-      await work();
-      await this.load();
-      showStatus(done);
-    } catch (err) {
-      showError(err);
-    }
+  act(work, done) {
+    return actOn(this, work, done);
   }
 
   async toggleFavorite(entry) {

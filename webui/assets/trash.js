@@ -3,7 +3,7 @@
 
 import * as dav from "./dav.js";
 import { folderURL, spaceTitle } from "./places.js";
-import { ask, formatDate, formatItems, formatSize, h, icon, kindOf, showError, showStatus } from "./ui.js";
+import { actOn, ask, formatDate, formatItems, formatSize, h, icon, kindOf, showError } from "./ui.js";
 
 /**
  * TrashView lists a space's trash in main with restore, purge and empty;
@@ -73,14 +73,8 @@ export class TrashView {
         h("button", { type: "button", class: "icon-only plain", title: `Delete ${item.name} permanently`, "aria-label": `Delete ${item.name} permanently`, onclick: () => this.purge(item) }, icon("purge"))));
   }
 
-  async act(work, done) {
-    try {
-      await work();
-      await this.load();
-      showStatus(done);
-    } catch (err) {
-      showError(err);
-    }
+  act(work, done) {
+    return actOn(this, work, done);
   }
 
   restore(item) {

@@ -144,6 +144,20 @@ export function showError(err) {
 }
 
 /**
+ * actOn runs work, then reloads view and says done; a failure is shown
+ * instead. The folder and trash views act on a click this way.
+ */
+export async function actOn(view, work, done) {
+  try {
+    await work();
+    await view.load();
+    showStatus(done);
+  } catch (err) {
+    showError(err);
+  }
+}
+
+/**
  * ask opens a modal dialog and resolves with the text entered (input
  * given), true (confirmation) or null when cancelled. Escape cancels,
  * Enter confirms. message, if given, says more below the title.
