@@ -150,9 +150,12 @@ func newBrowserSession(t *testing.T, chromium, base, user, password string) brow
 // phone width of the overview, a folder, the trash, a file's details with
 // its versions and the folder picker.
 //
-// It runs alone among the integration tests (no t.Parallel): it holds the
-// page to showing a folder of 10,000 files within two seconds.
+// It holds the page to showing a folder of 10,000 files within two
+// seconds, so it waits until the other packages' tests, which run beside
+// this package under the race detector, are done.
 func TestWebUI(t *testing.T) {
+	t.Parallel()
+	waitForUnitTests(t)
 	chromium, dir := requireBrowser(t)
 	// A quota, so that the overview shows its bar.
 	s := startServer(t, serverOptions{davspaces: []string{"personal_quota 2GB"}})
