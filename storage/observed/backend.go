@@ -53,6 +53,7 @@ const (
 	OpCreateChunkedUpload  Op = "CreateChunkedUpload"
 	OpChunkedUpload        Op = "ChunkedUpload"
 	OpPutChunk             Op = "PutChunk"
+	OpPutChunkAfter        Op = "PutChunkAfter"
 	OpAppendChunks         Op = "AppendChunks"
 	OpChunks               Op = "Chunks"
 	OpClaimChunkedUpload   Op = "ClaimChunkedUpload"
@@ -400,7 +401,7 @@ func (b *Backend) PutChunk(ctx context.Context, id, name string, r io.Reader) (s
 }
 
 func (b *Backend) PutChunkAfter(ctx context.Context, id, name, prev string, r io.Reader) (storage.Chunk, error) {
-	ctx, obs := b.observe(ctx, OpPutChunk, "")
+	ctx, obs := b.observe(ctx, OpPutChunkAfter, "")
 	chunk, err := b.next.PutChunkAfter(ctx, id, name, prev, r)
 	return chunk, obs.end(err)
 }
