@@ -194,8 +194,26 @@ func (d *desktopSession) checkBigUploads(step string, names ...string) {
 var desktopUploader = regexp.MustCompile(`Starting \S+ propagation of "([^"]*)" by OCC::(PropagateUploadFile\w*)\(`)
 
 // sync runs one sync pass of the client over local within
-// desktopSyncTimeout, its debug log saved in the test's log folder.
+// desktopSyncTimeout, its debug log saved in the test's log folder, and
+// fails the test when the pass fails.
 func (d *desktopSession) sync(step, local string) {
+	d.t.Helper()
+	start := time.Now()
+	timedOut, err := d.run(step, local)
+	took := time.Since(start).Round(time.Millisecond)
+	switch {
+	case timedOut:
+		d.fail("%s: %s did not finish within %v", step, d.client.program, desktopSyncTimeout)
+	case err != nil:
+		d.fail("%s: %s failed after %v: %v", step, d.client.program, took, err)
+	default:
+		d.t.Logf("%s: %s synced in %v", step, d.client.program, took)
+	}
+}
+
+// run runs one pass of the client over local within desktopSyncTimeout,
+// its debug log kept in the test's log folder, and tells how it ended.
+func (d *desktopSession) run(step, local string) (timedOut bool, err error) {
 	d.t.Helper()
 	d.runs++
 	d.lastLog = filepath.Join(d.logDir, fmt.Sprintf("%02d-%s.log", d.runs, strings.ReplaceAll(step, " ", "-")))
@@ -204,25 +222,14 @@ func (d *desktopSession) sync(step, local string) {
 		d.t.Fatal(err)
 	}
 	defer logFile.Close()
-
 	ctx, cancel := context.WithTimeout(context.Background(), desktopSyncTimeout)
 	defer cancel()
 	cmd := testpeer.CommandContext(ctx, d.binary, d.client.args(local, d.server.URL, d.exclude)...)
-	cmd.Env = d.environment()
-	cmd.Dir = d.home
+	cmd.Env, cmd.Dir = d.environment(), d.home
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.WaitDelay = 5 * time.Second
-	start := time.Now()
 	err = cmd.Run()
-	took := time.Since(start).Round(time.Millisecond)
-	switch {
-	case ctx.Err() != nil:
-		d.fail("%s: %s did not finish within %v", step, d.client.program, desktopSyncTimeout)
-	case err != nil:
-		d.fail("%s: %s failed after %v: %v", step, d.client.program, took, err)
-	default:
-		d.t.Logf("%s: %s synced in %v", step, d.client.program, took)
-	}
+	return ctx.Err() != nil, err
 }
 
 // environment keeps the client away from the machine's own settings and

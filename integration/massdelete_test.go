@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,9 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/davspaces/davspaces/internal/testpeer"
 )
 
 // massDeleteFiles is how many files the desktop client deletes: twice the
@@ -176,20 +172,7 @@ func (d *desktopSession) fileIDs(folder string) map[string]string {
 // does), its log kept as sync keeps it.
 func (d *desktopSession) syncPass(step, local string) {
 	d.t.Helper()
-	d.runs++
-	d.lastLog = filepath.Join(d.logDir, fmt.Sprintf("%02d-%s.log", d.runs, strings.ReplaceAll(step, " ", "-")))
-	logFile, err := os.Create(d.lastLog)
-	if err != nil {
-		d.t.Fatal(err)
-	}
-	defer logFile.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), desktopSyncTimeout)
-	defer cancel()
-	cmd := testpeer.CommandContext(ctx, d.binary, d.client.args(local, d.server.URL, d.exclude)...)
-	cmd.Env, cmd.Dir = d.environment(), d.home
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.WaitDelay = 5 * time.Second
-	err = cmd.Run()
+	_, err := d.run(step, local)
 	d.t.Logf("%s: %s ended: %v", step, d.client.program, err)
 }
 
