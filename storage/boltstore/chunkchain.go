@@ -91,12 +91,10 @@ var errNotEmpty = errors.New("upload is not empty")
 func (u *upload) appendHashed(files []chainedFile, state []byte) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	switch {
-	case u.finished:
-		return fmt.Errorf("write: %w", errFinished)
-	case u.failed != nil:
-		return u.failed
-	case u.size != 0:
+	if err := u.writable(); err != nil {
+		return err
+	}
+	if u.size != 0 {
 		return errNotEmpty
 	}
 	sum := checksum.NewWriter()
