@@ -193,6 +193,12 @@ func (t *txn) quotaFor(spaceID string, delta int64) (quota int64, u storage.Usag
 	if delta <= 0 {
 		return 0, u, false, nil
 	}
+	return t.quotaUsage(spaceID)
+}
+
+// quotaUsage reads the quota of space spaceID and what it holds; ok is
+// false when the space has no quota or the read failed.
+func (t *txn) quotaUsage(spaceID string) (quota int64, u storage.Usage, ok bool, err error) {
 	if quota, err = t.quota(spaceID); err != nil || quota < 0 {
 		return 0, u, false, err
 	}
@@ -206,16 +212,9 @@ func (t *txn) quotaFor(spaceID string, delta int64) (quota int64, u storage.Usag
 // has grown since before and now holds more than its quota: a copy, whose
 // files were checked before it began, also copies dead properties.
 func (t *txn) checkGrowthWithinQuota(spaceID string, before storage.Usage) error {
-	quota, err := t.quota(spaceID)
-	if err != nil || quota < 0 {
+	quota, u, ok, err := t.quotaUsage(spaceID)
+	if !ok || u.Used() <= before.Used() {
 		return err
-	}
-	u, err := t.usage(spaceID)
-	if err != nil {
-		return err
-	}
-	if u.Used() <= before.Used() {
-		return nil
 	}
 	return u.CheckWithin(quota)
 }
