@@ -267,6 +267,12 @@ func (t *txn) child(parentID, name string) (rec, bool, error) {
 	if v == nil {
 		return rec{}, false, nil
 	}
+	return t.decodeChild(parentID, v)
+}
+
+// decodeChild decodes v, the record of a child of folder parentID, with
+// the folder's space.
+func (t *txn) decodeChild(parentID string, v []byte) (rec, bool, error) {
 	r, err := decodeNode(v)
 	if err != nil {
 		return rec{}, false, err
