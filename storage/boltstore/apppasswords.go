@@ -168,24 +168,17 @@ func eachAppPasswordOf(records, users *bolt.Bucket, user string, fn func(storage
 
 // AppPassword returns the password of id (storage.AppPasswords).
 func (s *Store) AppPassword(ctx context.Context, id string) (storage.AppPassword, error) {
-	if err := ctx.Err(); err != nil {
-		return storage.AppPassword{}, err
-	}
-	var p storage.AppPassword
-	err := s.view(func(t *txn) error {
+	return inTxn(ctx, s.view, func(t *txn) (storage.AppPassword, error) {
 		records := t.tx.Bucket(bucketAppPasswords)
 		if records == nil {
-			return storage.AppPasswordNotFound()
+			return storage.AppPassword{}, storage.AppPasswordNotFound()
 		}
 		v := records.Get([]byte(id))
 		if v == nil {
-			return storage.AppPasswordNotFound()
+			return storage.AppPassword{}, storage.AppPasswordNotFound()
 		}
-		var err error
-		p, err = decodeAppPassword(id, v)
-		return err
+		return decodeAppPassword(id, v)
 	})
-	return p, err
 }
 
 // DeleteAppPassword forgets user's password id (storage.AppPasswords).

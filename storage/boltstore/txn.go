@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"context"
 	"crypto/md5"
 	"encoding/binary"
 	"encoding/hex"
@@ -146,6 +147,24 @@ func (t *txn) lockTokens() countedBucket { return t.bucket(&t.open.lockTokens, b
 func (s *Store) view(fn func(t *txn) error) error {
 	defer s.trimIfGrown()
 	return s.db.View(func(tx *bolt.Tx) error { return fn(s.newTxn(tx)) })
+}
+
+// inTxn checks ctx, then returns what fn returns from the transaction run
+// runs it in (s.view, s.update or s.updateGrouped): the zero T when
+// either fails, so that no half-read value escapes a failed transaction.
+func inTxn[T any](ctx context.Context, run func(func(*txn) error) error, fn func(*txn) (T, error)) (T, error) {
+	var out, zero T
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	err := run(func(t *txn) (err error) {
+		out, err = fn(t)
+		return err
+	})
+	if err != nil {
+		return zero, err
+	}
+	return out, nil
 }
 
 // update runs fn in a write transaction. The change time and the sequence

@@ -136,14 +136,7 @@ func (t *txn) nodeCap(spaceID string) (int64, error) {
 
 // Usage returns what space spaceID holds against its quota.
 func (s *Store) Usage(ctx context.Context, spaceID string) (storage.Usage, error) {
-	if err := ctx.Err(); err != nil {
-		return storage.Usage{}, err
-	}
-	var u storage.Usage
-	err := s.view(func(t *txn) (err error) {
-		u, err = t.usage(spaceID)
-		return err
-	})
+	u, err := inTxn(ctx, s.view, func(t *txn) (storage.Usage, error) { return t.usage(spaceID) })
 	if err != nil {
 		return storage.Usage{}, fmt.Errorf("usage of space %s: %w", spaceID, err)
 	}

@@ -213,20 +213,16 @@ func (t *txn) dropVersions(spaceID, fileID string) error {
 
 // FileVersions returns the versions of a file of the space, newest first.
 func (s *Store) FileVersions(ctx context.Context, spaceID, fileID string) ([]storage.Version, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var out []storage.Version
-	err := s.view(func(t *txn) error {
+	out, err := inTxn(ctx, s.view, func(t *txn) ([]storage.Version, error) {
 		if _, err := t.liveFile(spaceID, fileID); err != nil {
-			return err
+			return nil, err
 		}
 		vs, err := t.fileVersions(spaceID, fileID)
-		out = make([]storage.Version, len(vs))
+		out := make([]storage.Version, len(vs))
 		for i, v := range vs {
 			out[i] = v.public(spaceID)
 		}
-		return err
+		return out, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("versions of %s: %w", fileID, err)
