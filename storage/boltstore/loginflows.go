@@ -105,6 +105,20 @@ func (b loginFlowBuckets) get(loginKey string) (storage.LoginFlow, bool, error) 
 	return f, err == nil, err
 }
 
+// loginFlowOf returns the buckets of tx and the flow of loginKey in them,
+// open or expired, or storage.LoginFlowNotFound.
+func loginFlowOf(tx *bolt.Tx, loginKey string) (loginFlowBuckets, storage.LoginFlow, error) {
+	b, ok := existingLoginFlowBuckets(tx)
+	if !ok {
+		return b, storage.LoginFlow{}, storage.LoginFlowNotFound()
+	}
+	f, ok, err := b.get(loginKey)
+	if err == nil && !ok {
+		err = storage.LoginFlowNotFound()
+	}
+	return b, f, err
+}
+
 func (b loginFlowBuckets) put(f *storage.LoginFlow) error {
 	return b.flows.Put([]byte(f.LoginKey), encodeLoginFlow(f))
 }
@@ -206,26 +220,13 @@ func (s *Store) CreateLoginFlow(ctx context.Context, f storage.LoginFlow) error 
 
 // LoginFlow returns the open flow of loginKey (storage.LoginFlows).
 func (s *Store) LoginFlow(ctx context.Context, loginKey string, now time.Time) (storage.LoginFlow, error) {
-	if err := ctx.Err(); err != nil {
-		return storage.LoginFlow{}, err
-	}
-	var f storage.LoginFlow
-	err := s.view(func(t *txn) error {
-		b, ok := existingLoginFlowBuckets(t.tx)
-		if !ok {
-			return storage.LoginFlowNotFound()
+	return inTxn(ctx, s.view, func(t *txn) (storage.LoginFlow, error) {
+		_, f, err := loginFlowOf(t.tx, loginKey)
+		if err == nil && f.Expired(now) {
+			err = storage.LoginFlowNotFound()
 		}
-		var err error
-		f, ok, err = b.get(loginKey)
-		if err != nil {
-			return err
-		}
-		if !ok || f.Expired(now) {
-			return storage.LoginFlowNotFound()
-		}
-		return nil
+		return f, err
 	})
-	return f, err
 }
 
 // GrantLoginFlow grants the open flow of loginKey (storage.LoginFlows).
@@ -237,15 +238,11 @@ func (s *Store) GrantLoginFlow(ctx context.Context, loginKey, user string, seale
 		return fmt.Errorf("grant login flow: %w", err)
 	}
 	err := s.updateGrouped(func(t *txn) error {
-		b, ok := existingLoginFlowBuckets(t.tx)
-		if !ok {
-			return storage.LoginFlowNotFound()
-		}
-		f, ok, err := b.get(loginKey)
+		b, f, err := loginFlowOf(t.tx, loginKey)
 		switch {
 		case err != nil:
 			return err
-		case !ok || f.Expired(now):
+		case f.Expired(now):
 			return storage.LoginFlowNotFound()
 		case f.Granted():
 			return storage.LoginFlowGranted()
@@ -265,16 +262,9 @@ func (s *Store) DeleteLoginFlow(ctx context.Context, loginKey string) error {
 		return err
 	}
 	err := s.updateGrouped(func(t *txn) error {
-		b, ok := existingLoginFlowBuckets(t.tx)
-		if !ok {
-			return storage.LoginFlowNotFound()
-		}
-		f, ok, err := b.get(loginKey)
+		b, f, err := loginFlowOf(t.tx, loginKey)
 		if err != nil {
 			return err
-		}
-		if !ok {
-			return storage.LoginFlowNotFound()
 		}
 		return b.delete(&f)
 	})
