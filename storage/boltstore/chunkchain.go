@@ -61,11 +61,7 @@ func (s *Store) chainedParts(id string, order []string) ([]chainedFile, []byte, 
 			return err
 		}
 		for i, name := range order[:u.Chain.Len] {
-			v := parts.Get([]byte(name))
-			if v == nil {
-				return storage.ChunkNotFound(id, name)
-			}
-			p, err := decodeChunk(id, name, v)
+			p, err := partNamed(parts, id, name)
 			if err != nil {
 				return err
 			}

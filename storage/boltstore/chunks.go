@@ -508,11 +508,7 @@ func (s *Store) chunkFile(id, name string) (string, error) {
 		if err != nil {
 			return err
 		}
-		v := parts.Get([]byte(name))
-		if v == nil {
-			return storage.ChunkNotFound(id, name)
-		}
-		part, err := decodeChunk(id, name, v)
+		part, err := partNamed(parts, id, name)
 		if err != nil {
 			return err
 		}
@@ -550,11 +546,7 @@ func (s *Store) dropChunk(t *txn, id, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	v := parts.Get([]byte(name))
-	if v == nil {
-		return "", storage.ChunkNotFound(id, name)
-	}
-	part, err := decodeChunk(id, name, v)
+	part, err := partNamed(parts, id, name)
 	if err != nil {
 		return "", err
 	}
@@ -842,6 +834,16 @@ func (t *txn) partsOf(id string) (*bolt.Bucket, error) {
 		return nil, fmt.Errorf("chunked upload %.64q without parts bucket: %w", id, errCorrupt)
 	}
 	return b, nil
+}
+
+// partNamed returns part name of upload id from parts, its parts bucket:
+// storage.ChunkNotFound's error when there is none.
+func partNamed(parts *bolt.Bucket, id, name string) (chunkRec, error) {
+	v := parts.Get([]byte(name))
+	if v == nil {
+		return chunkRec{}, storage.ChunkNotFound(id, name)
+	}
+	return decodeChunk(id, name, v)
 }
 
 // chunkedUpload returns upload id, live or not, and whether it exists.
