@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"bytes"
 	"context"
 	"crypto/md5"
 	"encoding/binary"
@@ -117,6 +118,21 @@ func (b countedBucket) Delete(key []byte) error {
 
 // raw returns the bucket itself, for reads.
 func (b countedBucket) raw() *bolt.Bucket { return b.boltBucket }
+
+// decodeUnder decodes the records of b whose keys start with prefix, in
+// key order, each by decode given the rest of its key.
+func decodeUnder[T any](b countedBucket, prefix []byte, decode func(key string, v []byte) (T, error)) ([]T, error) {
+	var out []T
+	c := b.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		r, err := decode(string(k[len(prefix):]), v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
 
 func (t *txn) spaces() countedBucket { return t.bucket(&t.open.spaces, bucketSpaces) }
 

@@ -32,15 +32,9 @@ func versionRecKey(spaceID, fileID, key string) []byte {
 // fileVersions returns the versions of file fileID of space spaceID,
 // newest first.
 func (t *txn) fileVersions(spaceID, fileID string) ([]versionRec, error) {
-	prefix := versionPrefix(spaceID, fileID)
-	var out []versionRec
-	c := t.versions().Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		r, err := decodeVersion(string(k[len(prefix):]), v)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
+	out, err := decodeUnder(t.versions(), versionPrefix(spaceID, fileID), decodeVersion)
+	if err != nil {
+		return nil, err
 	}
 	sortVersionRecs(out)
 	return out, nil
