@@ -447,30 +447,31 @@ func (t *txn) countProps(counters map[string]spaceCounters) error {
 
 func (t *txn) countSessions(counters map[string]spaceCounters, uploads map[string]int) error {
 	return t.sessions().ForEach(func(k, v []byte) error {
-		r, err := decodeSession(string(k), v)
-		if err != nil {
-			return nil // ended when the store opens
+		// A record that does not decode is ended when the store opens.
+		if r, err := decodeSession(string(k), v); err == nil {
+			countUpload(counters, uploads, r.SpaceID, r.User, storage.UploadReservation(r.UploadSession))
 		}
-		c := counters[r.SpaceID]
-		c.reserved += storage.UploadReservation(r.UploadSession)
-		counters[r.SpaceID] = c
-		uploads[r.User]++
 		return nil
 	})
 }
 
 func (t *txn) countChunkedUploads(counters map[string]spaceCounters, uploads map[string]int) error {
 	return t.chunkedUploads().ForEach(func(k, v []byte) error {
-		r, err := decodeChunkedUpload(string(k), v)
-		if err != nil {
-			return nil // ended when the store opens
+		if r, err := decodeChunkedUpload(string(k), v); err == nil {
+			countUpload(counters, uploads, r.SpaceID, r.User, r.reservation())
 		}
-		if r.SpaceID != "" {
-			c := counters[r.SpaceID]
-			c.reserved += r.reservation()
-			counters[r.SpaceID] = c
-		}
-		uploads[r.User]++
 		return nil
 	})
+}
+
+// countUpload counts an unfinished upload of user, and the bytes it
+// reserves in space spaceID; one in no space (a chunked upload from
+// before reservations) reserves nothing.
+func countUpload(counters map[string]spaceCounters, uploads map[string]int, spaceID, user string, reserved int64) {
+	if spaceID != "" {
+		c := counters[spaceID]
+		c.reserved += reserved
+		counters[spaceID] = c
+	}
+	uploads[user]++
 }
