@@ -190,13 +190,7 @@ func (b loginFlowBuckets) sweep(now time.Time, n int) error {
 
 // CreateLoginFlow keeps f (storage.LoginFlows).
 func (s *Store) CreateLoginFlow(ctx context.Context, f storage.LoginFlow) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := storage.ValidLoginFlow(f); err != nil {
-		return fmt.Errorf("create login flow: %w", err)
-	}
-	err := s.updateGrouped(func(t *txn) error {
+	return s.changeGrouped(ctx, "create login flow", storage.ValidLoginFlow(f), func(t *txn) error {
 		b, err := openLoginFlowBuckets(t.tx)
 		if err != nil {
 			return err
@@ -212,10 +206,6 @@ func (s *Store) CreateLoginFlow(ctx context.Context, f storage.LoginFlow) error 
 		}
 		return b.add(&f)
 	})
-	if err != nil {
-		return fmt.Errorf("create login flow: %w", err)
-	}
-	return nil
 }
 
 // LoginFlow returns the open flow of loginKey (storage.LoginFlows).
@@ -231,13 +221,7 @@ func (s *Store) LoginFlow(ctx context.Context, loginKey string, now time.Time) (
 
 // GrantLoginFlow grants the open flow of loginKey (storage.LoginFlows).
 func (s *Store) GrantLoginFlow(ctx context.Context, loginKey, user string, sealed []byte, now time.Time) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := storage.ValidLoginFlowGrant(user, sealed); err != nil {
-		return fmt.Errorf("grant login flow: %w", err)
-	}
-	err := s.updateGrouped(func(t *txn) error {
+	return s.changeGrouped(ctx, "grant login flow", storage.ValidLoginFlowGrant(user, sealed), func(t *txn) error {
 		b, f, err := loginFlowOf(t.tx, loginKey)
 		switch {
 		case err != nil:
@@ -250,28 +234,17 @@ func (s *Store) GrantLoginFlow(ctx context.Context, loginKey, user string, seale
 		f.User, f.Sealed = user, sealed
 		return b.put(&f)
 	})
-	if err != nil {
-		return fmt.Errorf("grant login flow: %w", err)
-	}
-	return nil
 }
 
 // DeleteLoginFlow ends the flow of loginKey (storage.LoginFlows).
 func (s *Store) DeleteLoginFlow(ctx context.Context, loginKey string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	err := s.updateGrouped(func(t *txn) error {
+	return s.changeGrouped(ctx, "delete login flow", nil, func(t *txn) error {
 		b, f, err := loginFlowOf(t.tx, loginKey)
 		if err != nil {
 			return err
 		}
 		return b.delete(&f)
 	})
-	if err != nil {
-		return fmt.Errorf("delete login flow: %w", err)
-	}
-	return nil
 }
 
 // TakeLoginFlow takes the granted flow of pollKey (storage.LoginFlows):

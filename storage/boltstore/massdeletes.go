@@ -187,13 +187,7 @@ func (b massDeleteBuckets) addItems(r *massDeleteRec, items []string) error {
 
 // OpenMassDelete keeps the new event e (storage.MassDeletes).
 func (s *Store) OpenMassDelete(ctx context.Context, e storage.MassDelete) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := storage.ValidMassDelete(e); err != nil {
-		return fmt.Errorf("open mass delete: %w", err)
-	}
-	err := s.updateGrouped(func(t *txn) error {
+	return s.changeGrouped(ctx, "open mass delete", storage.ValidMassDelete(e), func(t *txn) error {
 		b, err := openMassDeleteBuckets(t.tx)
 		if err != nil {
 			return err
@@ -215,10 +209,6 @@ func (s *Store) OpenMassDelete(ctx context.Context, e storage.MassDelete) error 
 		}
 		return b.put(&r)
 	})
-	if err != nil {
-		return fmt.Errorf("open mass delete: %w", err)
-	}
-	return nil
 }
 
 // ExtendMassDelete adds to open event id (storage.MassDeletes).

@@ -165,6 +165,23 @@ func (s *Store) view(fn func(t *txn) error) error {
 	return s.db.View(func(tx *bolt.Tx) error { return fn(s.newTxn(tx)) })
 }
 
+// changeGrouped runs fn in a grouped write transaction (updateGrouped)
+// once ctx and the caller's validation (invalid: its error, nil when the
+// input is valid) pass. The failure of either of those or of fn says what
+// the change was; ctx's is returned as it is.
+func (s *Store) changeGrouped(ctx context.Context, what string, invalid error, fn func(t *txn) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if invalid != nil {
+		return fmt.Errorf("%s: %w", what, invalid)
+	}
+	if err := s.updateGrouped(fn); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
 // inTxn checks ctx, then returns what fn returns from the transaction run
 // runs it in (s.view, s.update or s.updateGrouped): the zero T when
 // either fails, so that no half-read value escapes a failed transaction.
