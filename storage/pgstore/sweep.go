@@ -30,21 +30,14 @@ func (s *Store) sweepLoop() {
 		<-s.closing
 		cancel()
 	}()
-	tick := time.NewTicker(s.sweepEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-s.closing:
+	storage.SweepEvery(s.closing, s.sweepEvery, func() {
+		if !s.reached.Load() {
 			return
-		case <-tick.C:
-			if !s.reached.Load() {
-				continue
-			}
-			if err := s.sweep(ctx); err != nil && ctx.Err() == nil {
-				s.log.Warn("sweep", zap.Error(err))
-			}
 		}
-	}
+		if err := s.sweep(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("sweep", zap.Error(err))
+		}
+	})
 }
 
 // sweep makes one pass: expired trash, versions, sessions and chunked
