@@ -78,6 +78,30 @@ func (s *Store) read(ctx context.Context, fn func(pgx.Tx) error) error {
 	return s.run(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
 }
 
+// readRows collects with scan the rows query selects, in one read-only
+// snapshot (read).
+func readRows[T any](ctx context.Context, s *Store, scan pgx.RowToFunc[T], query string, args ...any) ([]T, error) {
+	var found []T
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, query, args...)
+		var err error
+		found, err = pgx.CollectRows(rows, scan)
+		return err
+	})
+	return found, err
+}
+
+// queryRows collects with scan the rows query selects, in one statement
+// outside any transaction.
+func queryRows[T any](ctx context.Context, s *Store, scan pgx.RowToFunc[T], query string, args ...any) ([]T, error) {
+	pool, err := s.db()
+	if err != nil {
+		return nil, err
+	}
+	rows, _ := pool.Query(ctx, query, args...)
+	return pgx.CollectRows(rows, scan)
+}
+
 // inSpace runs fn in a transaction holding the space's row lock: every
 // change of a space's tree, locks or quota goes through it. ErrNotFound
 // when the space does not exist.
