@@ -462,15 +462,7 @@ func ancestors(ctx context.Context, tx pgx.Tx, id string) (map[string]bool, erro
 	if err != nil {
 		return nil, err
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, err
-	}
-	set := make(map[string]bool, len(ids))
-	for _, a := range ids {
-		set[a] = true
-	}
-	return set, nil
+	return collectSet(rows)
 }
 
 // lockNodesBelow returns the set of the nodes of locks that lie in the
@@ -492,12 +484,17 @@ func lockNodesBelow(ctx context.Context, tx pgx.Tx, top string, locks []storage.
 	if err != nil {
 		return nil, err
 	}
-	inside, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return collectSet(rows)
+}
+
+// collectSet is the set of the ids rows hold, one a row.
+func collectSet(rows pgx.Rows) (map[string]bool, error) {
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return nil, err
 	}
-	set := make(map[string]bool, len(inside))
-	for _, id := range inside {
+	set := make(map[string]bool, len(ids))
+	for _, id := range ids {
 		set[id] = true
 	}
 	return set, nil
