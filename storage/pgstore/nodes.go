@@ -26,11 +26,17 @@ const listColumns = `id, space_id, coalesce(parent_id, '') AS parent_id, name, k
 
 // nodeRow is a row of nodes.
 type nodeRow struct {
-	ID          string              `db:"id"`
-	SpaceID     string              `db:"space_id"`
-	ParentID    string              `db:"parent_id"`
-	Name        string              `db:"name"`
-	Kind        int16               `db:"kind"`
+	ID       string `db:"id"`
+	SpaceID  string `db:"space_id"`
+	ParentID string `db:"parent_id"`
+	Name     string `db:"name"`
+	Kind     int16  `db:"kind"`
+	contentColumns
+}
+
+// contentColumns are the columns of a file's content and what describes
+// it, which nodes and versions both have.
+type contentColumns struct {
 	Size        int64               `db:"size"`
 	ModTime     time.Time           `db:"mtime"`
 	ETag        string              `db:"etag"`

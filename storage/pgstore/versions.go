@@ -19,17 +19,10 @@ import (
 
 // versionRow is a row of versions.
 type versionRow struct {
-	FileID      string              `db:"file_id"`
-	Key         string              `db:"key"`
-	Size        int64               `db:"size"`
-	ModTime     time.Time           `db:"mtime"`
-	ETag        string              `db:"etag"`
-	ContentType string              `db:"content_type"`
-	SHA1        string              `db:"sha1"`
-	MD5         string              `db:"md5"`
-	Adler32     string              `db:"adler32"`
-	Content     []s3content.Segment `db:"content"`
-	ReplacedNS  int64               `db:"replaced_ns"`
+	FileID string `db:"file_id"`
+	Key    string `db:"key"`
+	contentColumns
+	ReplacedNS int64 `db:"replaced_ns"`
 }
 
 const versionColumns = `file_id, key, size, mtime, etag, content_type, sha1, md5, adler32, content, replaced_ns`
