@@ -306,12 +306,7 @@ type keptVersions struct {
 // subtreeVersions returns what the versions of the files at and below top
 // hold.
 func subtreeVersions(ctx context.Context, tx pgx.Tx, topID string) (keptVersions, error) {
-	rows, _ := tx.Query(ctx, `
-		WITH RECURSIVE sub AS (
-			SELECT id FROM nodes WHERE id = $1
-			UNION ALL
-			SELECT n.id FROM nodes n JOIN sub ON n.parent_id = sub.id
-		)
+	rows, _ := tx.Query(ctx, subtree+`
 		SELECT v.size, v.content FROM versions v JOIN sub ON v.file_id = sub.id`, topID)
 	var (
 		kept    keptVersions
