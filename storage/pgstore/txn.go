@@ -91,6 +91,17 @@ func readRows[T any](ctx context.Context, s *Store, scan pgx.RowToFunc[T], query
 	return found, err
 }
 
+// oneRow collects with scan the one row query selects; notFound when
+// there is none.
+func oneRow[T any](ctx context.Context, q querier, scan pgx.RowToFunc[T], notFound error, query string, args ...any) (T, error) {
+	rows, _ := q.Query(ctx, query, args...)
+	r, err := pgx.CollectExactlyOneRow(rows, scan)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, notFound
+	}
+	return r, err
+}
+
 // queryRows collects with scan the rows query selects, in one statement
 // outside any transaction.
 func queryRows[T any](ctx context.Context, s *Store, scan pgx.RowToFunc[T], query string, args ...any) ([]T, error) {
