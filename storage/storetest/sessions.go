@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -402,29 +401,11 @@ func testSessionConcurrentAppends(t *testing.T, f *fixture) {
 	const writers = 8
 	const partSize = 64 << 10
 	us := f.newSession(t, "f", partSize)
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		won      []int
-		failures []error
-	)
-	for i := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			part := strings.Repeat(fmt.Sprint(i), partSize)
-			_, err := f.s.AppendSession(f.ctx, us.ID, 0, strings.NewReader(part), nil)
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				won = append(won, i)
-			case !errors.Is(err, storage.ErrConflict):
-				failures = append(failures, err)
-			}
-		}()
-	}
-	wg.Wait()
+	won, failures := race(writers, storage.ErrConflict, func(i int) error {
+		part := strings.Repeat(fmt.Sprint(i), partSize)
+		_, err := f.s.AppendSession(f.ctx, us.ID, 0, strings.NewReader(part), nil)
+		return err
+	})
 	if len(failures) > 0 || len(won) != 1 {
 		t.Fatalf("winners %v, unexpected errors %v", won, failures)
 	}
