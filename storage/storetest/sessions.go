@@ -317,14 +317,7 @@ func testSessionEmpty(t *testing.T, f *fixture) {
 // A session commits exactly as an upload does: by node id wherever the
 // file is, with its conditions, in its own space only.
 func testSessionCommitTargets(t *testing.T, f *fixture) {
-	other, err := f.s.PutSpace(f.ctx, storage.Space{ID: "storetest-sessions-other", Name: "Other", Quota: storage.NoQuota})
-	if err != nil {
-		t.Fatalf("PutSpace: %v", err)
-	}
-	foreign, _, err := f.commit(other.ID, "foreign", storage.Commit{ParentID: other.ID, Name: "foreign"})
-	if err != nil {
-		t.Fatalf("commit in the other space: %v", err)
-	}
+	other, foreign := f.foreignFile(t, "storetest-sessions-other")
 	existing := f.put(t, f.root(), "existing", "old")
 	dir := f.mkdir(t, f.root(), "dir")
 	tests := []struct {
