@@ -140,11 +140,7 @@ func (s *Store) SearchUsers(ctx context.Context, query string, limit int) ([]sto
 	if err != nil {
 		return nil, fmt.Errorf("search users: %w", classify(err))
 	}
-	entries := make([]storage.DirectoryEntry, len(found))
-	for i, r := range found {
-		entries[i] = r.entry()
-	}
-	return entries, nil
+	return mapRows(found, directoryRow.entry), nil
 }
 
 // SearchGroups returns the names of groups query finds (storage.Directory).

@@ -394,11 +394,7 @@ func loadUnexpiredLocks(ctx context.Context, tx pgx.Tx, spaceID string, now time
 	if err != nil {
 		return nil, err
 	}
-	locks := make([]storage.Lock, len(found))
-	for i, r := range found {
-		locks[i] = r.lock()
-	}
-	return locks, nil
+	return mapRows(found, lockRow.lock), nil
 }
 
 // purgeAndLoadLocks drops the expired locks of a space and those that no

@@ -186,11 +186,7 @@ func (s *Store) ReadDir(ctx context.Context, spaceID, folderID, after string, li
 	if err != nil {
 		return nil, err
 	}
-	out := make([]storage.Node, len(rows))
-	for i, r := range rows {
-		out[i] = r.node()
-	}
-	return out, nil
+	return mapRows(rows, nodeRow.node), nil
 }
 
 // ReadDirProps is ReadDir with each child's dead properties, read in the
@@ -212,10 +208,7 @@ func (s *Store) ReadDirProps(ctx context.Context, spaceID, folderID, user, after
 		if err != nil {
 			return err
 		}
-		out = make([]storage.Entry, len(rows))
-		for i, r := range rows {
-			out[i] = storage.Entry{Node: r.node(), Props: props[r.ID]}
-		}
+		out = mapRows(rows, func(r nodeRow) storage.Entry { return storage.Entry{Node: r.node(), Props: props[r.ID]} })
 		return nil
 	})
 	if err != nil {

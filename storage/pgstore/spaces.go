@@ -214,9 +214,5 @@ func (s *Store) Spaces(ctx context.Context) ([]storage.Space, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing spaces: %w", classify(err))
 	}
-	out := make([]storage.Space, len(rs))
-	for i, r := range rs {
-		out[i] = storage.EffectiveQuota(r.space(), s.personalQuota.Load())
-	}
-	return out, nil
+	return mapRows(rs, func(r spaceRow) storage.Space { return storage.EffectiveQuota(r.space(), s.personalQuota.Load()) }), nil
 }

@@ -91,6 +91,16 @@ func readRows[T any](ctx context.Context, s *Store, scan pgx.RowToFunc[T], query
 	return found, err
 }
 
+// mapRows converts each of rows with to, in their order: the rows a
+// query read into the values the store answers with.
+func mapRows[R, T any](rows []R, to func(R) T) []T {
+	out := make([]T, len(rows))
+	for i, r := range rows {
+		out[i] = to(r)
+	}
+	return out
+}
+
 // oneRow collects with scan the one row query selects; notFound when
 // there is none.
 func oneRow[T any](ctx context.Context, q querier, scan pgx.RowToFunc[T], notFound error, query string, args ...any) (T, error) {

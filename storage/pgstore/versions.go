@@ -81,10 +81,7 @@ func (s *Store) FileVersions(ctx context.Context, spaceID, fileID string) ([]sto
 			return err
 		}
 		rows, err := fileVersions(ctx, tx, fileID)
-		out = make([]storage.Version, len(rows))
-		for i, r := range rows {
-			out[i] = r.version(spaceID)
-		}
+		out = mapRows(rows, func(r versionRow) storage.Version { return r.version(spaceID) })
 		return err
 	})
 	if err != nil {
@@ -251,10 +248,7 @@ func (s *Store) pruneVersions(ctx context.Context, tx pgx.Tx, spaceID, fileID st
 	if err != nil {
 		return 0, err
 	}
-	vs := make([]storage.Version, len(rows))
-	for i, row := range rows {
-		vs[i] = row.version(spaceID)
-	}
+	vs := mapRows(rows, func(r versionRow) storage.Version { return r.version(spaceID) })
 	storage.SortVersions(vs)
 	prune := r.VersionsToPrune(vs, now)
 	for _, v := range prune {
