@@ -205,12 +205,7 @@ func (s *Store) Space(ctx context.Context, id string) (storage.Space, error) {
 // Spaces returns every personal and project space, ordered by id, with
 // the quota that applies to each.
 func (s *Store) Spaces(ctx context.Context) ([]storage.Space, error) {
-	pool, err := s.db()
-	if err != nil {
-		return nil, fmt.Errorf("listing spaces: %w", err)
-	}
-	rows, _ := pool.Query(ctx, `SELECT `+spaceColumns+` FROM spaces WHERE type <> 'trash' ORDER BY id COLLATE "C"`)
-	rs, err := pgx.CollectRows(rows, pgx.RowToStructByName[spaceRow])
+	rs, err := queryRows(ctx, s, pgx.RowToStructByName[spaceRow], `SELECT `+spaceColumns+` FROM spaces WHERE type <> 'trash' ORDER BY id COLLATE "C"`)
 	if err != nil {
 		return nil, fmt.Errorf("listing spaces: %w", classify(err))
 	}

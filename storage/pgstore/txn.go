@@ -91,6 +91,19 @@ func readRows[T any](ctx context.Context, s *Store, scan pgx.RowToFunc[T], query
 	return found, err
 }
 
+// execOne runs statement, which changes one row at most: none when it
+// changes no row (the row was not there, or the insert met a conflict).
+func execOne(ctx context.Context, tx pgx.Tx, none error, statement string, args ...any) error {
+	tag, err := tx.Exec(ctx, statement, args...)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return none
+	}
+	return nil
+}
+
 // mapRows converts each of rows with to, in their order: the rows a
 // query read into the values the store answers with.
 func mapRows[R, T any](rows []R, to func(R) T) []T {
