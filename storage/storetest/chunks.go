@@ -65,16 +65,25 @@ func (f *fixture) putChunk(t *testing.T, id, name, content string) {
 // readChunk returns the content of part name of upload id.
 func (f *fixture) readChunk(t *testing.T, id, name string) string {
 	t.Helper()
+	content, err := f.chunkContent(id, name)
+	if err != nil {
+		t.Fatalf("part %q: %v", name, err)
+	}
+	return content
+}
+
+// chunkContent opens part name of upload id and reads it to its end.
+func (f *fixture) chunkContent(id, name string) (string, error) {
 	rc, err := f.s.OpenChunk(f.ctx, id, name)
 	if err != nil {
-		t.Fatalf("OpenChunk %q: %v", name, err)
+		return "", fmt.Errorf("OpenChunk: %w", err)
 	}
 	defer rc.Close()
 	b, err := io.ReadAll(rc)
 	if err != nil {
-		t.Fatalf("read part %q: %v", name, err)
+		return "", fmt.Errorf("read part: %w", err)
 	}
-	return string(b)
+	return string(b), nil
 }
 
 // wantChunks checks the parts of upload id, with their content: want maps
@@ -276,17 +285,12 @@ func testChunkReadersDuringReplacements(t *testing.T, f *fixture) {
 // readWholeVersion reads part name of upload id and says how it is not
 // one of versions.
 func readWholeVersion(f *fixture, id, name string, versions []string) error {
-	rc, err := f.s.OpenChunk(f.ctx, id, name)
+	content, err := f.chunkContent(id, name)
 	if err != nil {
-		return fmt.Errorf("OpenChunk during replacements: %w", err)
+		return fmt.Errorf("during replacements: %w", err)
 	}
-	defer rc.Close()
-	b, err := io.ReadAll(rc)
-	if err != nil {
-		return fmt.Errorf("read part during replacements: %w", err)
-	}
-	if !slices.Contains(versions, string(b)) {
-		return fmt.Errorf("read %d bytes that are no version of the part", len(b))
+	if !slices.Contains(versions, content) {
+		return fmt.Errorf("read %d bytes that are no version of the part", len(content))
 	}
 	return nil
 }
@@ -413,7 +417,7 @@ func wantRacedPart(f *fixture, id, name, content string, removalFirst bool) erro
 		return fmt.Errorf("Chunks: %w", err)
 	}
 	listed := slices.ContainsFunc(parts, func(c storage.Chunk) bool { return c.Name == name })
-	rc, err := f.s.OpenChunk(f.ctx, id, name)
+	got, err := f.chunkContent(id, name)
 	if errors.Is(err, storage.ErrNotFound) {
 		if listed || removalFirst {
 			return fmt.Errorf("part %q listed %v, but cannot be opened", name, listed)
@@ -421,15 +425,10 @@ func wantRacedPart(f *fixture, id, name, content string, removalFirst bool) erro
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("OpenChunk: %w", err)
+		return err
 	}
-	defer rc.Close()
-	b, err := io.ReadAll(rc)
-	if err != nil {
-		return fmt.Errorf("read part: %w", err)
-	}
-	if !listed || string(b) != content {
-		return fmt.Errorf("part %q listed %v, holds %d bytes that are not the new part", name, listed, len(b))
+	if !listed || got != content {
+		return fmt.Errorf("part %q listed %v, holds %d bytes that are not the new part", name, listed, len(got))
 	}
 	return nil
 }
