@@ -42,6 +42,8 @@ type txn struct {
 	// scanned is what this txn's scans read.
 	scans   *scanMeter
 	scanned int64
+	// walk is set in a txn of viewWalk, which its scans trim (trim_walk.go).
+	walk *walk
 	// trim trims the mapping until a write txn has committed, once the
 	// txn has scanned much (trim.go); nil in a read txn.
 	trim *commitTrim

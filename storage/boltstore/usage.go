@@ -352,7 +352,8 @@ func (t *txn) recountNodes() error {
 // countAllNodes adds the nodes of every space, live and in its trash,
 // roots aside, and the versions of its files to its counters.
 func (t *txn) countAllNodes(counters map[string]spaceCounters) error {
-	err := t.children().ForEach(func(_, v []byte) error {
+	err := t.children().ForEach(func(k, v []byte) error {
+		t.countScan(len(k) + len(v))
 		r, err := decodeNode(v)
 		if err != nil || r.ParentID == "" {
 			return nil // a root; a bad record is the tree step's
@@ -415,6 +416,7 @@ func (t *txn) recountUsage() error {
 func (t *txn) countProps(counters map[string]spaceCounters) error {
 	var nodeID, spaceID string
 	return t.props().ForEach(func(k, v []byte) error {
+		t.countScan(len(k) + len(v))
 		id, rest, ok := bytes.Cut(k, []byte{0})
 		if !ok {
 			return fmt.Errorf("property key %q: %w", k, errCorrupt)
