@@ -649,76 +649,57 @@ func parseDAVSpaces(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		}
 //	}
 func (dav *DAVSpaces) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // the directive name
-	if err := parseBlock(d, "subdirective", dav.unmarshalOption); err != nil {
-		return err
-	}
+	return parseDirective(d, "subdirective", dav.options(), dav.checkCaddyfile)
+}
+
+// checkCaddyfile refuses settings that contradict each other.
+func (dav *DAVSpaces) checkCaddyfile() error {
 	if dav.Root != "" && dav.StoreRaw != nil {
-		return d.Err("root and store are both set: write root inside `store bolt { … }`")
+		return errors.New("root and store are both set: write root inside `store bolt { … }`")
 	}
 	return nil
 }
 
-// unmarshalOption parses one davspaces subdirective.
-func (dav *DAVSpaces) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
-	var err error
-	switch d.Val() {
-	case "root":
-		err = oneArg(d, &dav.Root)
-	case "store":
-		err = dav.parseStore(d)
-	case "storage_id":
-		err = oneArg(d, &dav.StorageID)
-	case "depth_infinity":
-		err = flagArg(d, &dav.AllowDepthInfinity)
-	case "bulk_upload":
-		if err = oneArg(d, &dav.BulkUpload); err == nil {
-			if _, perr := ocs.ParseBulkUpload(dav.BulkUpload); perr != nil {
-				err = d.Err(perr.Error())
-			}
-		}
-	case "max_xml_body":
-		dav.MaxXMLBytes, err = sizeArg(d)
-	case "personal_quota":
-		dav.PersonalQuotaBytes, err = sizeArg(d)
-	case "max_nodes":
-		dav.MaxNodes, err = countArg(d)
-	case "lock_timeout_max":
-		err = positiveDurationArg(d, &dav.LockTimeoutMax)
-	case "lock_owner_max":
-		dav.LockOwnerMaxBytes, err = positiveSizeArg(d)
-	case "locks_per_resource":
-		dav.MaxLocksPerResource, err = countArg(d)
-	case "admin_over_tcp":
-		err = flagArg(d, &dav.AdminOverTCP)
-	case "lock_bytes_per_user":
-		dav.MaxLockBytesPerUser, err = positiveSizeArg(d)
-	case "locks_per_user":
-		dav.MaxLocksPerUser, err = countArg(d)
-	case "upload_ttl":
-		err = positiveDurationArg(d, &dav.UploadTTL)
-	case "tus_max_chunk_size":
-		dav.TUSMaxChunkSize, err = positiveSizeArg(d)
-	case "max_open_uploads":
-		err = positiveIntArg(d, &dav.MaxOpenUploads)
-	case "trash_retention":
-		dav.TrashRetention, err = parseTrashRetention(d)
-	case "versions":
-		dav.Versions, err = parseVersions(d)
-	case "web":
-		dav.Web, err = parseWeb(d)
-	case "previews":
-		dav.Previews, err = parsePreviews(d)
-	case "mass_delete":
-		dav.MassDelete, err = parseMassDelete(d)
-	case "space":
-		var ps ProjectSpace
-		ps, err = parseSpace(d)
-		dav.Spaces = append(dav.Spaces, ps)
-	default:
-		return false, nil
+// options are the davspaces subdirectives.
+func (dav *DAVSpaces) options() options {
+	return options{
+		"root":                set(&dav.Root, oneArg),
+		"store":               dav.parseStore,
+		"storage_id":          set(&dav.StorageID, oneArg),
+		"depth_infinity":      set(&dav.AllowDepthInfinity, flagArg),
+		"bulk_upload":         set(&dav.BulkUpload, bulkUploadArg),
+		"max_xml_body":        set(&dav.MaxXMLBytes, sizeArg),
+		"personal_quota":      set(&dav.PersonalQuotaBytes, sizeArg),
+		"max_nodes":           set(&dav.MaxNodes, countArg),
+		"lock_timeout_max":    set(&dav.LockTimeoutMax, positiveDurationArg),
+		"lock_owner_max":      set(&dav.LockOwnerMaxBytes, positiveSizeArg),
+		"locks_per_resource":  set(&dav.MaxLocksPerResource, countArg),
+		"admin_over_tcp":      set(&dav.AdminOverTCP, flagArg),
+		"lock_bytes_per_user": set(&dav.MaxLockBytesPerUser, positiveSizeArg),
+		"locks_per_user":      set(&dav.MaxLocksPerUser, countArg),
+		"upload_ttl":          set(&dav.UploadTTL, positiveDurationArg),
+		"tus_max_chunk_size":  set(&dav.TUSMaxChunkSize, positiveSizeArg),
+		"max_open_uploads":    set(&dav.MaxOpenUploads, positiveIntArg),
+		"trash_retention":     set(&dav.TrashRetention, parseTrashRetention),
+		"versions":            set(&dav.Versions, parseVersions),
+		"web":                 set(&dav.Web, parseWeb),
+		"previews":            set(&dav.Previews, parsePreviews),
+		"mass_delete":         set(&dav.MassDelete, parseMassDelete),
+		"space":               add(&dav.Spaces, parseSpace),
 	}
-	return true, err
+}
+
+// bulkUploadArg reads the bulk_upload setting, refusing one ocs would not
+// serve.
+func bulkUploadArg(d *caddyfile.Dispenser) (string, error) {
+	v, err := oneArg(d)
+	if err != nil {
+		return "", err
+	}
+	if _, err := ocs.ParseBulkUpload(v); err != nil {
+		return "", d.Err(err.Error())
+	}
+	return v, nil
 }
 
 // parseSpace reads one space block.
@@ -727,32 +708,21 @@ func parseSpace(d *caddyfile.Dispenser) (ProjectSpace, error) {
 	if !d.Args(&ps.Name) {
 		return ps, d.ArgErr()
 	}
-	err := parseBlock(d, "space subdirective", ps.unmarshalOption)
+	err := parseBlock(d, "space subdirective", ps.options())
 	return ps, err
 }
 
-// unmarshalOption parses one subdirective of a space block.
-func (ps *ProjectSpace) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
-	var err error
-	switch d.Val() {
-	case "id":
-		err = oneArg(d, &ps.ID)
-	case "quota":
-		ps.QuotaBytes, err = sizeArg(d)
-	case "manager":
-		err = listArg(d, &ps.Managers)
-	case "editor":
-		err = listArg(d, &ps.Editors)
-	case "viewer":
-		err = listArg(d, &ps.Viewers)
-	case "trash_retention":
-		ps.TrashRetention, err = parseTrashRetention(d)
-	case "versions":
-		ps.Versions, err = parseVersions(d)
-	default:
-		return false, nil
+// options are the subdirectives of a space block.
+func (ps *ProjectSpace) options() options {
+	return options{
+		"id":              set(&ps.ID, oneArg),
+		"quota":           set(&ps.QuotaBytes, sizeArg),
+		"manager":         allArgs(&ps.Managers),
+		"editor":          allArgs(&ps.Editors),
+		"viewer":          allArgs(&ps.Viewers),
+		"trash_retention": set(&ps.TrashRetention, parseTrashRetention),
+		"versions":        set(&ps.Versions, parseVersions),
 	}
-	return true, err
 }
 
 // Interface guards

@@ -161,19 +161,13 @@ func parseWeb(d *caddyfile.Dispenser) (*WebSettings, error) {
 // which the dispenser is on; nesting is the web line's.
 func parseWebBlock(d *caddyfile.Dispenser, nesting int) (*WebSettings, error) {
 	ws := &WebSettings{}
+	opts := options{
+		"client_id": set(&ws.ClientID, oneArg),
+		"issuer":    set(&ws.Issuer, oneArg),
+		"scopes":    allArgs(&ws.Scopes),
+	}
 	for {
-		var err error
-		switch d.Val() {
-		case "client_id":
-			err = oneArg(d, &ws.ClientID)
-		case "issuer":
-			err = oneArg(d, &ws.Issuer)
-		case "scopes":
-			err = listArg(d, &ws.Scopes)
-		default:
-			return nil, d.Errf("unrecognized web subdirective: %s", d.Val())
-		}
-		if err != nil {
+		if err := opts.parse(d, "web subdirective"); err != nil {
 			return nil, err
 		}
 		if !d.NextBlock(nesting) {
