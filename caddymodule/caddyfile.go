@@ -149,6 +149,24 @@ func oneArg(d *caddyfile.Dispenser) (string, error) {
 	return v, nil
 }
 
+// offArg reads the one argument of a setting that is on or off, and
+// reports whether it is off; want says in the error what the setting
+// takes.
+func offArg(d *caddyfile.Dispenser, want string) (bool, error) {
+	name := d.Val()
+	v, err := oneArg(d)
+	if err != nil {
+		return false, err
+	}
+	switch v {
+	case "off":
+		return true, nil
+	case "on":
+		return false, nil
+	}
+	return false, d.Errf("%s: want %s, got %q", name, want, v)
+}
+
 // sizeArg reads a size in bytes, written as humanize parses it (10MB,
 // 2GiB).
 func sizeArg(d *caddyfile.Dispenser) (int64, error) {

@@ -98,17 +98,11 @@ func parsePreviews(d *caddyfile.Dispenser) (*PreviewSettings, error) {
 		s := &PreviewSettings{}
 		return s, parseBlock(d, "previews subdirective", s.options())
 	}
-	var v string
-	if !d.AllArgs(&v) {
-		return nil, d.ArgErr()
+	off, err := offArg(d, "on, off or a block")
+	if err != nil {
+		return nil, err
 	}
-	switch v {
-	case "off":
-		return &PreviewSettings{Disabled: true}, nil
-	case "on":
-		return &PreviewSettings{}, nil
-	}
-	return nil, d.Errf("previews: want on, off or a block, got %q", v)
+	return &PreviewSettings{Disabled: off}, nil
 }
 
 // options are the subdirectives of a previews block.

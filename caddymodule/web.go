@@ -144,17 +144,11 @@ func parseWeb(d *caddyfile.Dispenser) (*WebSettings, error) {
 	if nesting := d.Nesting(); d.CountRemainingArgs() == 0 && d.NextBlock(nesting) {
 		return parseWebBlock(d, nesting)
 	}
-	var v string
-	if !d.AllArgs(&v) {
-		return nil, d.ArgErr()
+	off, err := offArg(d, "on or off")
+	if err != nil {
+		return nil, err
 	}
-	switch v {
-	case "off":
-		return &WebSettings{Disabled: true}, nil
-	case "on":
-		return &WebSettings{}, nil
-	}
-	return nil, d.Errf("web: want on or off, got %q", v)
+	return &WebSettings{Disabled: off}, nil
 }
 
 // parseWebBlock reads the subdirectives of a web block, the first of
