@@ -442,37 +442,41 @@ func (dav *DAVSpaces) takeStore(ctx caddy.Context) (*pooledStore, error) {
 	return store, nil
 }
 
+// checkNotNegative refuses a size, count or duration below zero, which
+// only a JSON configuration can set: zero means the default.
+func (dav *DAVSpaces) checkNotNegative() error {
+	for _, s := range []struct {
+		name  string
+		value int64
+	}{
+		{"max_xml_bytes", dav.MaxXMLBytes},
+		{"personal_quota_bytes", dav.PersonalQuotaBytes},
+		{"max_nodes", int64(dav.MaxNodes)},
+		{"lock_timeout_max", int64(dav.LockTimeoutMax)},
+		{"upload_ttl", int64(dav.UploadTTL)},
+		{"tus_max_chunk_size", dav.TUSMaxChunkSize},
+		{"max_open_uploads", int64(dav.MaxOpenUploads)},
+	} {
+		if s.value < 0 {
+			return fmt.Errorf("%s must not be negative", s.name)
+		}
+	}
+	return nil
+}
+
 // Validate checks the configuration.
 func (dav *DAVSpaces) Validate() error {
-	if dav.MaxXMLBytes < 0 {
-		return fmt.Errorf("max_xml_bytes must not be negative")
+	if err := dav.checkNotNegative(); err != nil {
+		return err
 	}
 	if _, err := ocs.ParseBulkUpload(dav.BulkUpload); err != nil {
 		return err
-	}
-	if dav.PersonalQuotaBytes < 0 {
-		return fmt.Errorf("personal_quota_bytes must not be negative")
-	}
-	if dav.MaxNodes < 0 {
-		return fmt.Errorf("max_nodes must not be negative")
-	}
-	if dav.LockTimeoutMax < 0 {
-		return fmt.Errorf("lock_timeout_max must not be negative")
 	}
 	if dav.LockOwnerMaxBytes < 0 || dav.LockOwnerMaxBytes > math.MaxInt32 {
 		return fmt.Errorf("lock_owner_max_bytes must be between 0 and %d", math.MaxInt32)
 	}
 	if dav.MaxLocksPerResource < 0 || dav.MaxLocksPerUser < 0 || dav.MaxLockBytesPerUser < 0 {
 		return fmt.Errorf("max_locks_per_resource, max_locks_per_user and max_lock_bytes_per_user must not be negative")
-	}
-	if dav.UploadTTL < 0 {
-		return fmt.Errorf("upload_ttl must not be negative")
-	}
-	if dav.TUSMaxChunkSize < 0 {
-		return fmt.Errorf("tus_max_chunk_size must not be negative")
-	}
-	if dav.MaxOpenUploads < 0 {
-		return fmt.Errorf("max_open_uploads must not be negative")
 	}
 	if dav.Root != "" && dav.StoreRaw != nil {
 		return fmt.Errorf("root and store are both set: give the directory as the bolt store's root")
