@@ -233,8 +233,10 @@ step() {
 }
 
 open_new() {
+	local before
+	before=$(wc -l <"$tmp/caddy.log")
 	start "$tmp/caddy-new"
-	note="$(grep -c -i migrat "$tmp/caddy.log" || true) log lines on the migration"
+	note="$(tail -n +"$((before + 1))" "$tmp/caddy.log" | grep -c -i -e migrat -e layout || true) log lines on the conversion"
 }
 check() {
 	local out
