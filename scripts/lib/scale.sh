@@ -42,7 +42,7 @@
 # their rows say "skipped". The table gains a column: the longest
 # transaction open on the database during the step, from pg_stat_activity
 # sampled every 100 ms (clock_timestamp() - xact_start of every other
-# session of the davspaces database, the running server's and check's):
+# client session of the davspaces database, the server's and check's):
 # a transaction of 1 s or more is open across ten samples, whether it
 # runs one long statement or many short ones or sits idle between them,
 # which log_min_duration_statement (one statement at a time) would miss.
@@ -243,7 +243,8 @@ pids+=($!)
 
 # sample_tx writes "<unix µs> <seconds> <query>" every 100 ms while the
 # server runs: the transaction open longest on the database, with the
-# statement it runs or ran last, the sampler's own session left out.
+# statement it runs or ran last. Only client sessions count (autovacuum's
+# workers are PostgreSQL's own), the sampler's left out.
 sample_tx() {
 	local pause psql
 	set +e
@@ -255,7 +256,8 @@ sample_tx() {
 			round(extract(epoch FROM clock_timestamp() - xact_start)::numeric, 3),
 			left(regexp_replace(query, '\s+', ' ', 'g'), 100)
 			FROM pg_stat_activity
-			WHERE datname = 'davspaces' AND pid <> pg_backend_pid() AND xact_start IS NOT NULL
+			WHERE datname = 'davspaces' AND backend_type = 'client backend'
+				AND pid <> pg_backend_pid() AND xact_start IS NOT NULL
 			ORDER BY xact_start LIMIT 1;"
 		read -r -t 0.1 -u "$pause"
 	done | PGPASSWORD=$PG_PASSWORD "$psql" -h 127.0.0.1 -p "$pg_port" -U davspaces -d davspaces -qtA -F ' '
