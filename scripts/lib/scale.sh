@@ -159,7 +159,6 @@ free_port() {
 	done
 	fail "no free port found"
 }
-free_port
 
 store_config="root ${data:-$tmp/data}"
 if [ "$store" = distributed ]; then
@@ -180,7 +179,11 @@ if [ "$store" = distributed ]; then
 		}"
 fi
 hash=$("$caddy_bin" hash-password --plaintext relativity)
-cat >"$tmp/Caddyfile" <<EOF
+# caddyfile writes the configuration on a port free now: the import takes
+# minutes, after which the server gets a port free then.
+caddyfile() {
+	free_port
+	cat >"$tmp/Caddyfile" <<EOF
 {
 	admin unix/$tmp/admin.sock|0600
 }
@@ -197,6 +200,8 @@ http://127.0.0.1:$port {
 	}
 }
 EOF
+}
+caddyfile
 
 generated=- imported=-
 if [ -z "$data" ]; then
@@ -211,6 +216,7 @@ if [ -z "$data" ]; then
 	log "$(tail -n 1 "$tmp/import.log") in ${imported}s"
 fi
 
+caddyfile
 XDG_DATA_HOME="$tmp/xdg-data" XDG_CONFIG_HOME="$tmp/xdg-config" \
 	"${caddy[@]}" run --config "$tmp/Caddyfile" --adapter caddyfile >"$tmp/caddy.log" 2>&1 &
 server=$!
