@@ -307,21 +307,3 @@ func tail(s string, n int) string {
 	}
 	return s[len(s)-n:]
 }
-
-// waitForUnitTests holds a test that times the page until the file
-// DAVSPACES_UNITS_DONE names exists: scripts/test makes it when the other
-// packages' tests, which it runs beside this package under the race
-// detector and which take both cores while they run, are done. Without
-// the variable, or after 20 minutes, the test goes on.
-func waitForUnitTests(t *testing.T) {
-	done := os.Getenv("DAVSPACES_UNITS_DONE")
-	if done == "" {
-		return
-	}
-	for deadline := time.Now().Add(20 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
-		if _, err := os.Stat(done); err == nil {
-			return
-		}
-	}
-	t.Log("the other packages' tests are still running; timing the page anyway")
-}

@@ -151,11 +151,11 @@ func newBrowserSession(t *testing.T, chromium, base, user, password string) brow
 // its versions and the folder picker.
 //
 // It holds the page to showing a folder of 10,000 files within two
-// seconds, so it waits until the other packages' tests, which run beside
-// this package under the race detector, are done.
+// seconds of an idle machine: drive.mjs scales each load's time by the
+// share of a core the machine gives a busy process in the same moment, so
+// the test runs beside the others and beside a second suite.
 func TestWebUI(t *testing.T) {
 	t.Parallel()
-	waitForUnitTests(t)
 	chromium, dir := requireBrowser(t)
 	// A quota, so that the overview shows its bar.
 	s := startServer(t, serverOptions{davspaces: []string{"personal_quota 2GB"}})
