@@ -343,7 +343,7 @@ func undoUnderQuotaScenario(t *testing.T, s *server) {
 
 // trash_retention and versions (per handler and per project space) decide
 // what is kept, and for how long; the capabilities tell clients.
-func TestUndoRetentionSettings(t *testing.T) {
+func testUndoRetentionSettings(t *testing.T) {
 	// Most of its time is a wait for the minute's sweep: it runs beside
 	// the other long tests that call t.Parallel.
 	t.Parallel()
