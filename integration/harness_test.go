@@ -74,6 +74,9 @@ type server struct {
 type serverOptions struct {
 	// extra lines for the davspaces block
 	davspaces []string
+	// postgresStore are extra lines for the store block of a cluster's
+	// nodes (the postgres store); the embedded store takes none
+	postgresStore []string
 	// extra lines for the webfinger block
 	webfinger []string
 	// root reuses a data directory (restart tests); empty means a new one
