@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -22,7 +21,7 @@ import (
 // the stores its davspaces handlers serve, so that oidc_auth, which runs
 // before them and opens no store, checks app passwords against the store
 // they are made in.
-var appPasswordStores = &appPasswordDirectory{entries: map[context.Context][]*appPasswordStore{}}
+var appPasswordStores = new(appPasswordDirectory)
 
 // appPasswordStore is a store's verifier and the directory of the users
 // who signed in, whose groups an app password's user gets.
@@ -31,42 +30,20 @@ type appPasswordStore struct {
 	directory storage.DirectoryReader
 }
 
-// appPasswordDirectory is safe for concurrent use.
+// appPasswordDirectory lists the stores' checks per configuration.
 type appPasswordDirectory struct {
-	mu      sync.Mutex
-	entries map[context.Context][]*appPasswordStore
+	registry[context.Context, appPasswordStore]
 }
 
 // add lists a store's checks under config and returns the function that
 // takes them off again.
 func (d *appPasswordDirectory) add(config context.Context, v *apppass.Verifier, dir storage.DirectoryReader) (remove func()) {
-	e := &appPasswordStore{verifier: v, directory: dir}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.entries[config] = append(d.entries[config], e)
-	return func() {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		list := d.entries[config]
-		for i, x := range list {
-			if x == e {
-				list = append(list[:i:i], list[i+1:]...)
-				break
-			}
-		}
-		if len(list) == 0 {
-			delete(d.entries, config)
-		} else {
-			d.entries[config] = list
-		}
-	}
+	return d.put(config, &appPasswordStore{verifier: v, directory: dir})
 }
 
 // find returns the checks of the first store listed under config.
 func (d *appPasswordDirectory) find(config context.Context) (*appPasswordStore, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	list := d.entries[config]
+	list := d.listed(config)
 	if len(list) == 0 {
 		return nil, false
 	}

@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"maps"
 	"math"
 	"strconv"
 
@@ -28,20 +29,97 @@ func parseHandler(h httpcaddyfile.Helper, handler caddyfileHandler) (caddyhttp.M
 	return handler, err
 }
 
+// An option reads one subdirective, the dispenser on its name.
+type option func(*caddyfile.Dispenser) error
+
+// options maps each subdirective a block knows to the option that reads
+// it: one table a block, so that a block's syntax reads in one place.
+type options map[string]option
+
+// with returns o together with more; a name in more is not expected in o.
+func (o options) with(more options) options {
+	all := make(options, len(o)+len(more))
+	maps.Copy(all, o)
+	maps.Copy(all, more)
+	return all
+}
+
+// parse reads the subdirective the dispenser is on, refusing one o does
+// not know as an unrecognized <what>.
+func (o options) parse(d *caddyfile.Dispenser, what string) error {
+	read, ok := o[d.Val()]
+	if !ok {
+		return d.Errf("unrecognized %s: %s", what, d.Val())
+	}
+	return read(d)
+}
+
+// set is the option that reads its value with read into dst.
+func set[T any](dst *T, read func(*caddyfile.Dispenser) (T, error)) option {
+	return func(d *caddyfile.Dispenser) error {
+		v, err := read(d)
+		if err != nil {
+			return err
+		}
+		*dst = v
+		return nil
+	}
+}
+
+// add is the option that reads one value with read and appends it to
+// dst; the subdirective may be written more than once.
+func add[T any](dst *[]T, read func(*caddyfile.Dispenser) (T, error)) option {
+	return func(d *caddyfile.Dispenser) error {
+		v, err := read(d)
+		if err != nil {
+			return err
+		}
+		*dst = append(*dst, v)
+		return nil
+	}
+}
+
+// allArgs is the option that appends one or more arguments to dst; the
+// subdirective may be written more than once.
+func allArgs(dst *[]string) option {
+	return func(d *caddyfile.Dispenser) error {
+		args := d.RemainingArgs()
+		if len(args) == 0 {
+			return d.ArgErr()
+		}
+		*dst = append(*dst, args...)
+		return nil
+	}
+}
+
+// parseDirective reads a directive's name and block, the body of each
+// UnmarshalCaddyfile, refusing a subdirective opts does not know as an
+// unrecognized <what>; check, if not nil, then refuses a block that lacks
+// what the directive needs.
+func parseDirective(d *caddyfile.Dispenser, what string, opts options, check func() error) error {
+	d.Next() // the directive name
+	if err := parseBlock(d, what, opts); err != nil {
+		return err
+	}
+	if check == nil {
+		return nil
+	}
+	if err := check(); err != nil {
+		return d.WrapErr(err)
+	}
+	return nil
+}
+
 // parseBlock reads the rest of the current line, which must hold no more
 // arguments, and then the block that follows it, handing each
-// subdirective to option. option reports false for a subdirective it does
-// not know, which is refused as an unrecognized <what>.
-func parseBlock(d *caddyfile.Dispenser, what string, option func(*caddyfile.Dispenser) (bool, error)) error {
+// subdirective to its option in opts. A subdirective opts does not know is
+// refused as an unrecognized <what>.
+func parseBlock(d *caddyfile.Dispenser, what string, opts options) error {
 	if err := noArgs(d); err != nil {
 		return err
 	}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		known, err := option(d)
-		if !known {
-			return d.Errf("unrecognized %s: %s", what, d.Val())
-		}
-		if err != nil {
+		if err := opts.parse(d, what); err != nil {
 			return err
 		}
 	}
@@ -56,41 +134,45 @@ func noArgs(d *caddyfile.Dispenser) error {
 	return nil
 }
 
-// flagArg sets dst for a subdirective that is written alone, such as
-// insecure or tls.
-func flagArg(d *caddyfile.Dispenser, dst *bool) error {
-	if err := noArgs(d); err != nil {
-		return err
-	}
-	*dst = true
-	return nil
+// flagArg reads a subdirective that is written alone, such as insecure or
+// tls: it is true.
+func flagArg(d *caddyfile.Dispenser) (bool, error) {
+	return true, noArgs(d)
 }
 
-// oneArg reads exactly one argument into dst.
-func oneArg(d *caddyfile.Dispenser, dst *string) error {
-	if !d.AllArgs(dst) {
-		return d.ArgErr()
+// oneArg reads exactly one argument.
+func oneArg(d *caddyfile.Dispenser) (string, error) {
+	var v string
+	if !d.AllArgs(&v) {
+		return "", d.ArgErr()
 	}
-	return nil
+	return v, nil
 }
 
-// listArg appends one or more arguments to dst; the subdirective may be
-// written more than once.
-func listArg(d *caddyfile.Dispenser, dst *[]string) error {
-	args := d.RemainingArgs()
-	if len(args) == 0 {
-		return d.ArgErr()
+// offArg reads the one argument of a setting that is on or off, and
+// reports whether it is off; want says in the error what the setting
+// takes.
+func offArg(d *caddyfile.Dispenser, want string) (bool, error) {
+	name := d.Val()
+	v, err := oneArg(d)
+	if err != nil {
+		return false, err
 	}
-	*dst = append(*dst, args...)
-	return nil
+	switch v {
+	case "off":
+		return true, nil
+	case "on":
+		return false, nil
+	}
+	return false, d.Errf("%s: want %s, got %q", name, want, v)
 }
 
 // sizeArg reads a size in bytes, written as humanize parses it (10MB,
 // 2GiB).
 func sizeArg(d *caddyfile.Dispenser) (int64, error) {
-	var v string
-	if !d.AllArgs(&v) {
-		return 0, d.ArgErr()
+	v, err := oneArg(d)
+	if err != nil {
+		return 0, err
 	}
 	n, err := humanize.ParseBytes(v)
 	if err != nil {
@@ -117,9 +199,9 @@ func positiveSizeArg(d *caddyfile.Dispenser) (int64, error) {
 // default).
 func countArg(d *caddyfile.Dispenser) (int, error) {
 	name := d.Val()
-	var v string
-	if !d.AllArgs(&v) {
-		return 0, d.ArgErr()
+	v, err := oneArg(d)
+	if err != nil {
+		return 0, err
 	}
 	n, err := strconv.ParseInt(v, 10, 32)
 	if err != nil || n <= 0 {
@@ -134,46 +216,42 @@ func count64Arg(d *caddyfile.Dispenser) (int64, error) {
 	return int64(n), err
 }
 
-// positiveIntArg reads a whole number above zero into dst.
-func positiveIntArg(d *caddyfile.Dispenser, dst *int) error {
-	option := d.Val()
-	var v string
-	if !d.AllArgs(&v) {
-		return d.ArgErr()
+// positiveIntArg reads a whole number above zero.
+func positiveIntArg(d *caddyfile.Dispenser) (int, error) {
+	name := d.Val()
+	v, err := oneArg(d)
+	if err != nil {
+		return 0, err
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
-		return d.Errf("%s %q must be a positive number", option, v)
+		return 0, d.Errf("%s %q must be a positive number", name, v)
 	}
-	*dst = n
-	return nil
+	return n, nil
 }
 
 // durationArg reads a duration that is not negative, written as Caddy
 // parses it (90s, 1h, 2d).
-func durationArg(d *caddyfile.Dispenser, dst *caddy.Duration) error {
-	var v string
-	if !d.AllArgs(&v) {
-		return d.ArgErr()
+func durationArg(d *caddyfile.Dispenser) (caddy.Duration, error) {
+	v, err := oneArg(d)
+	if err != nil {
+		return 0, err
 	}
 	dur, err := caddy.ParseDuration(v)
 	if err != nil || dur < 0 {
-		return d.Errf("invalid duration %q", v)
+		return 0, d.Errf("invalid duration %q", v)
 	}
-	*dst = caddy.Duration(dur)
-	return nil
+	return caddy.Duration(dur), nil
 }
 
 // positiveDurationArg reads a duration above zero (lock_timeout_max,
 // upload_ttl, sweep_interval), since a zero written in the Caddyfile would
 // silently mean the default.
-func positiveDurationArg(d *caddyfile.Dispenser, dst *caddy.Duration) error {
+func positiveDurationArg(d *caddyfile.Dispenser) (caddy.Duration, error) {
 	name := d.Val()
-	if err := durationArg(d, dst); err != nil {
-		return err
+	dur, err := durationArg(d)
+	if err == nil && dur == 0 {
+		err = d.Errf("%s must be longer than 0", name)
 	}
-	if *dst == 0 {
-		return d.Errf("%s must be longer than 0", name)
-	}
-	return nil
+	return dur, err
 }

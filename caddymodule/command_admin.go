@@ -11,37 +11,56 @@ import (
 	"github.com/caddyserver/caddy/v2"
 )
 
-// The admin endpoint `caddy davspaces backup` takes its database copy from
-// when a running server holds the embedded store: bbolt locks its file for
-// the one process that writes it, so no other process can read it while
-// it serves, not even read-only.
+// The admin endpoints of the `caddy davspaces` commands that reach a
+// running server. `backup` takes its database copy from one when the
+// server holds the embedded store: bbolt locks its file for the one
+// process that writes it, so no other process can read it while it
+// serves, not even read-only.
 
 func init() {
-	caddy.RegisterModule(SnapshotAdmin{})
+	caddy.RegisterModule(AdminAPI{})
 }
 
 // snapshotPath is the admin API path of the database copies.
 const snapshotPath = "/davspaces/snapshot"
 
-// SnapshotAdmin is the admin API module serving GET
-// /davspaces/snapshot?store=<data directory>: a consistent copy of the
-// database of an embedded store this process has open, for backups taken
-// while it serves. The copy holds every space's metadata: it is served on
-// a unix socket admin listener only, unless the store allows TCP
+// AdminAPI is the admin API module of the stores this process has open:
+//
+//   - GET /davspaces/snapshot?store=<data directory>: a consistent copy of
+//     the database of an embedded store, for backups taken while it
+//     serves (serveSnapshot);
+//   - POST /davspaces/check?store=<store key>[&deep=true][&repair=true]: a
+//     check of a store (serveCheck);
+//   - GET (list) and DELETE (revoke)
+//     /davspaces/apppasswords?store=<store key>&user=<id>[&id=<id>]: a
+//     user's app passwords (serveAppPasswordsAdmin).
+//
+// Each holds what the store holds of every space: they are served on a
+// unix socket admin listener only, unless the store allows TCP
 // (adminStore).
-type SnapshotAdmin struct{}
+type AdminAPI struct{}
 
 // CaddyModule returns the Caddy module information.
-func (SnapshotAdmin) CaddyModule() caddy.ModuleInfo {
+func (AdminAPI) CaddyModule() caddy.ModuleInfo {
 	return caddy.ModuleInfo{
 		ID:  "admin.api.davspaces",
-		New: func() caddy.Module { return new(SnapshotAdmin) },
+		New: func() caddy.Module { return new(AdminAPI) },
 	}
 }
 
 // Routes returns the module's admin routes.
-func (SnapshotAdmin) Routes() []caddy.AdminRoute {
-	return []caddy.AdminRoute{{Pattern: snapshotPath, Handler: caddy.AdminHandlerFunc(serveSnapshot)}}
+func (AdminAPI) Routes() []caddy.AdminRoute {
+	return []caddy.AdminRoute{
+		{Pattern: snapshotPath, Handler: caddy.AdminHandlerFunc(serveSnapshot)},
+		{Pattern: checkAdminPath, Handler: caddy.AdminHandlerFunc(serveCheck)},
+		{Pattern: appPasswordsAdminPath, Handler: caddy.AdminHandlerFunc(serveAppPasswordsAdmin)},
+	}
+}
+
+// methodNotAllowed is the admin API's answer to a method a path does not
+// serve.
+func methodNotAllowed(r *http.Request) error {
+	return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed", r.Method)}
 }
 
 // snapshotter is a store that copies its database while it serves: the
@@ -57,7 +76,7 @@ type snapshotter interface {
 // happens.
 func serveSnapshot(w http.ResponseWriter, r *http.Request) error {
 	if r.Method != http.MethodGet {
-		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed", r.Method)}
+		return methodNotAllowed(r)
 	}
 	key := r.URL.Query().Get("store")
 	snap, err := openSnapshotter(r, key)
@@ -98,4 +117,4 @@ func openSnapshotter(r *http.Request, key string) (snapshotter, error) {
 }
 
 // Interface guards
-var _ caddy.AdminRouter = SnapshotAdmin{}
+var _ caddy.AdminRouter = AdminAPI{}

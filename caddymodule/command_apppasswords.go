@@ -30,7 +30,6 @@ import (
 
 func init() {
 	addSubcommand(newAppPasswordsCommand)
-	caddy.RegisterModule(AppPasswordsAdmin{})
 }
 
 func newAppPasswordsCommand() *cobra.Command {
@@ -229,27 +228,9 @@ func (s storeAppPasswords) revoke(ctx context.Context, user, id string) (int, er
 	return n, nil
 }
 
-// appPasswordsAdminPath is the admin API path of app passwords.
+// appPasswordsAdminPath is the admin API path of app passwords
+// (AdminAPI).
 const appPasswordsAdminPath = "/davspaces/apppasswords"
-
-// AppPasswordsAdmin is the admin API module serving GET (list) and DELETE
-// (revoke) /davspaces/apppasswords?store=<store key>&user=<id>[&id=<id>]
-// of a store this process has open. It is served on a unix socket admin
-// listener only, unless the store allows TCP (adminStore).
-type AppPasswordsAdmin struct{}
-
-// CaddyModule returns the Caddy module information.
-func (AppPasswordsAdmin) CaddyModule() caddy.ModuleInfo {
-	return caddy.ModuleInfo{
-		ID:  "admin.api.davspaces_apppasswords",
-		New: func() caddy.Module { return new(AppPasswordsAdmin) },
-	}
-}
-
-// Routes returns the module's admin routes.
-func (AppPasswordsAdmin) Routes() []caddy.AdminRoute {
-	return []caddy.AdminRoute{{Pattern: appPasswordsAdminPath, Handler: caddy.AdminHandlerFunc(serveAppPasswordsAdmin)}}
-}
 
 func serveAppPasswordsAdmin(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
@@ -271,7 +252,7 @@ func serveAppPasswordsAdmin(w http.ResponseWriter, r *http.Request) error {
 		n, err = keeper.revoke(r.Context(), user, id)
 		answer = map[string]int{"revoked": n}
 	default:
-		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed", r.Method)}
+		return methodNotAllowed(r)
 	}
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
@@ -316,6 +297,3 @@ func (a adminAppPasswords) ask(method, user, id string, answer any) error {
 	}
 	return nil
 }
-
-// Interface guards
-var _ caddy.AdminRouter = AppPasswordsAdmin{}

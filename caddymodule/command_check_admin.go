@@ -22,34 +22,10 @@ import (
 // its open store, which reads in bounded snapshots and serves meanwhile,
 // and streams what it finds.
 
-func init() {
-	caddy.RegisterModule(CheckAdmin{})
-}
-
-// checkAdminPath is the admin API path of checks.
+// checkAdminPath is the admin API path of checks (AdminAPI). The answer
+// is one JSON object per line: {"problem": …} for each problem as it is
+// found, then {"summary": …} with "error" when the check stopped.
 const checkAdminPath = "/davspaces/check"
-
-// CheckAdmin is the admin API module serving POST
-// /davspaces/check?store=<store key>[&deep=true][&repair=true]: a check
-// of a store this process has open. The answer is one JSON object per
-// line: {"problem": …} for each problem as it is found, then
-// {"summary": …} with "error" when the check stopped. It is served on a
-// unix socket admin listener only, unless the store allows TCP
-// (adminStore).
-type CheckAdmin struct{}
-
-// CaddyModule returns the Caddy module information.
-func (CheckAdmin) CaddyModule() caddy.ModuleInfo {
-	return caddy.ModuleInfo{
-		ID:  "admin.api.davspaces_check",
-		New: func() caddy.Module { return new(CheckAdmin) },
-	}
-}
-
-// Routes returns the module's admin routes.
-func (CheckAdmin) Routes() []caddy.AdminRoute {
-	return []caddy.AdminRoute{{Pattern: checkAdminPath, Handler: caddy.AdminHandlerFunc(serveCheck)}}
-}
 
 // checkEvent is a line of the check endpoint's answer.
 type checkEvent struct {
@@ -64,7 +40,7 @@ type checkEvent struct {
 // that goes away ends the check.
 func serveCheck(w http.ResponseWriter, r *http.Request) error {
 	if r.Method != http.MethodPost {
-		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed", r.Method)}
+		return methodNotAllowed(r)
 	}
 	q := r.URL.Query()
 	checker, err := openChecker(r, q.Get("store"))
@@ -145,7 +121,4 @@ func (a adminChecker) Check(ctx context.Context, opts storage.CheckOptions, repo
 }
 
 // Interface guards
-var (
-	_ caddy.AdminRouter = CheckAdmin{}
-	_ storage.Checker   = adminChecker{}
-)
+var _ storage.Checker = adminChecker{}

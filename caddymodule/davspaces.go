@@ -442,37 +442,41 @@ func (dav *DAVSpaces) takeStore(ctx caddy.Context) (*pooledStore, error) {
 	return store, nil
 }
 
+// checkNotNegative refuses a size, count or duration below zero, which
+// only a JSON configuration can set: zero means the default.
+func (dav *DAVSpaces) checkNotNegative() error {
+	for _, s := range []struct {
+		name  string
+		value int64
+	}{
+		{"max_xml_bytes", dav.MaxXMLBytes},
+		{"personal_quota_bytes", dav.PersonalQuotaBytes},
+		{"max_nodes", int64(dav.MaxNodes)},
+		{"lock_timeout_max", int64(dav.LockTimeoutMax)},
+		{"upload_ttl", int64(dav.UploadTTL)},
+		{"tus_max_chunk_size", dav.TUSMaxChunkSize},
+		{"max_open_uploads", int64(dav.MaxOpenUploads)},
+	} {
+		if s.value < 0 {
+			return fmt.Errorf("%s must not be negative", s.name)
+		}
+	}
+	return nil
+}
+
 // Validate checks the configuration.
 func (dav *DAVSpaces) Validate() error {
-	if dav.MaxXMLBytes < 0 {
-		return fmt.Errorf("max_xml_bytes must not be negative")
+	if err := dav.checkNotNegative(); err != nil {
+		return err
 	}
 	if _, err := ocs.ParseBulkUpload(dav.BulkUpload); err != nil {
 		return err
-	}
-	if dav.PersonalQuotaBytes < 0 {
-		return fmt.Errorf("personal_quota_bytes must not be negative")
-	}
-	if dav.MaxNodes < 0 {
-		return fmt.Errorf("max_nodes must not be negative")
-	}
-	if dav.LockTimeoutMax < 0 {
-		return fmt.Errorf("lock_timeout_max must not be negative")
 	}
 	if dav.LockOwnerMaxBytes < 0 || dav.LockOwnerMaxBytes > math.MaxInt32 {
 		return fmt.Errorf("lock_owner_max_bytes must be between 0 and %d", math.MaxInt32)
 	}
 	if dav.MaxLocksPerResource < 0 || dav.MaxLocksPerUser < 0 || dav.MaxLockBytesPerUser < 0 {
 		return fmt.Errorf("max_locks_per_resource, max_locks_per_user and max_lock_bytes_per_user must not be negative")
-	}
-	if dav.UploadTTL < 0 {
-		return fmt.Errorf("upload_ttl must not be negative")
-	}
-	if dav.TUSMaxChunkSize < 0 {
-		return fmt.Errorf("tus_max_chunk_size must not be negative")
-	}
-	if dav.MaxOpenUploads < 0 {
-		return fmt.Errorf("max_open_uploads must not be negative")
 	}
 	if dav.Root != "" && dav.StoreRaw != nil {
 		return fmt.Errorf("root and store are both set: give the directory as the bolt store's root")
@@ -649,76 +653,57 @@ func parseDAVSpaces(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		}
 //	}
 func (dav *DAVSpaces) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // the directive name
-	if err := parseBlock(d, "subdirective", dav.unmarshalOption); err != nil {
-		return err
-	}
+	return parseDirective(d, "subdirective", dav.options(), dav.checkCaddyfile)
+}
+
+// checkCaddyfile refuses settings that contradict each other.
+func (dav *DAVSpaces) checkCaddyfile() error {
 	if dav.Root != "" && dav.StoreRaw != nil {
-		return d.Err("root and store are both set: write root inside `store bolt { … }`")
+		return errors.New("root and store are both set: write root inside `store bolt { … }`")
 	}
 	return nil
 }
 
-// unmarshalOption parses one davspaces subdirective.
-func (dav *DAVSpaces) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
-	var err error
-	switch d.Val() {
-	case "root":
-		err = oneArg(d, &dav.Root)
-	case "store":
-		err = dav.parseStore(d)
-	case "storage_id":
-		err = oneArg(d, &dav.StorageID)
-	case "depth_infinity":
-		err = flagArg(d, &dav.AllowDepthInfinity)
-	case "bulk_upload":
-		if err = oneArg(d, &dav.BulkUpload); err == nil {
-			if _, perr := ocs.ParseBulkUpload(dav.BulkUpload); perr != nil {
-				err = d.Err(perr.Error())
-			}
-		}
-	case "max_xml_body":
-		dav.MaxXMLBytes, err = sizeArg(d)
-	case "personal_quota":
-		dav.PersonalQuotaBytes, err = sizeArg(d)
-	case "max_nodes":
-		dav.MaxNodes, err = countArg(d)
-	case "lock_timeout_max":
-		err = positiveDurationArg(d, &dav.LockTimeoutMax)
-	case "lock_owner_max":
-		dav.LockOwnerMaxBytes, err = positiveSizeArg(d)
-	case "locks_per_resource":
-		dav.MaxLocksPerResource, err = countArg(d)
-	case "admin_over_tcp":
-		err = flagArg(d, &dav.AdminOverTCP)
-	case "lock_bytes_per_user":
-		dav.MaxLockBytesPerUser, err = positiveSizeArg(d)
-	case "locks_per_user":
-		dav.MaxLocksPerUser, err = countArg(d)
-	case "upload_ttl":
-		err = positiveDurationArg(d, &dav.UploadTTL)
-	case "tus_max_chunk_size":
-		dav.TUSMaxChunkSize, err = positiveSizeArg(d)
-	case "max_open_uploads":
-		err = positiveIntArg(d, &dav.MaxOpenUploads)
-	case "trash_retention":
-		dav.TrashRetention, err = parseTrashRetention(d)
-	case "versions":
-		dav.Versions, err = parseVersions(d)
-	case "web":
-		dav.Web, err = parseWeb(d)
-	case "previews":
-		dav.Previews, err = parsePreviews(d)
-	case "mass_delete":
-		dav.MassDelete, err = parseMassDelete(d)
-	case "space":
-		var ps ProjectSpace
-		ps, err = parseSpace(d)
-		dav.Spaces = append(dav.Spaces, ps)
-	default:
-		return false, nil
+// options are the davspaces subdirectives.
+func (dav *DAVSpaces) options() options {
+	return options{
+		"root":                set(&dav.Root, oneArg),
+		"store":               dav.parseStore,
+		"storage_id":          set(&dav.StorageID, oneArg),
+		"depth_infinity":      set(&dav.AllowDepthInfinity, flagArg),
+		"bulk_upload":         set(&dav.BulkUpload, bulkUploadArg),
+		"max_xml_body":        set(&dav.MaxXMLBytes, sizeArg),
+		"personal_quota":      set(&dav.PersonalQuotaBytes, sizeArg),
+		"max_nodes":           set(&dav.MaxNodes, countArg),
+		"lock_timeout_max":    set(&dav.LockTimeoutMax, positiveDurationArg),
+		"lock_owner_max":      set(&dav.LockOwnerMaxBytes, positiveSizeArg),
+		"locks_per_resource":  set(&dav.MaxLocksPerResource, countArg),
+		"admin_over_tcp":      set(&dav.AdminOverTCP, flagArg),
+		"lock_bytes_per_user": set(&dav.MaxLockBytesPerUser, positiveSizeArg),
+		"locks_per_user":      set(&dav.MaxLocksPerUser, countArg),
+		"upload_ttl":          set(&dav.UploadTTL, positiveDurationArg),
+		"tus_max_chunk_size":  set(&dav.TUSMaxChunkSize, positiveSizeArg),
+		"max_open_uploads":    set(&dav.MaxOpenUploads, positiveIntArg),
+		"trash_retention":     set(&dav.TrashRetention, parseTrashRetention),
+		"versions":            set(&dav.Versions, parseVersions),
+		"web":                 set(&dav.Web, parseWeb),
+		"previews":            set(&dav.Previews, parsePreviews),
+		"mass_delete":         set(&dav.MassDelete, parseMassDelete),
+		"space":               add(&dav.Spaces, parseSpace),
 	}
-	return true, err
+}
+
+// bulkUploadArg reads the bulk_upload setting, refusing one ocs would not
+// serve.
+func bulkUploadArg(d *caddyfile.Dispenser) (string, error) {
+	v, err := oneArg(d)
+	if err != nil {
+		return "", err
+	}
+	if _, err := ocs.ParseBulkUpload(v); err != nil {
+		return "", d.Err(err.Error())
+	}
+	return v, nil
 }
 
 // parseSpace reads one space block.
@@ -727,32 +712,21 @@ func parseSpace(d *caddyfile.Dispenser) (ProjectSpace, error) {
 	if !d.Args(&ps.Name) {
 		return ps, d.ArgErr()
 	}
-	err := parseBlock(d, "space subdirective", ps.unmarshalOption)
+	err := parseBlock(d, "space subdirective", ps.options())
 	return ps, err
 }
 
-// unmarshalOption parses one subdirective of a space block.
-func (ps *ProjectSpace) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
-	var err error
-	switch d.Val() {
-	case "id":
-		err = oneArg(d, &ps.ID)
-	case "quota":
-		ps.QuotaBytes, err = sizeArg(d)
-	case "manager":
-		err = listArg(d, &ps.Managers)
-	case "editor":
-		err = listArg(d, &ps.Editors)
-	case "viewer":
-		err = listArg(d, &ps.Viewers)
-	case "trash_retention":
-		ps.TrashRetention, err = parseTrashRetention(d)
-	case "versions":
-		ps.Versions, err = parseVersions(d)
-	default:
-		return false, nil
+// options are the subdirectives of a space block.
+func (ps *ProjectSpace) options() options {
+	return options{
+		"id":              set(&ps.ID, oneArg),
+		"quota":           set(&ps.QuotaBytes, sizeArg),
+		"manager":         allArgs(&ps.Managers),
+		"editor":          allArgs(&ps.Editors),
+		"viewer":          allArgs(&ps.Viewers),
+		"trash_retention": set(&ps.TrashRetention, parseTrashRetention),
+		"versions":        set(&ps.Versions, parseVersions),
 	}
-	return true, err
 }
 
 // Interface guards

@@ -57,21 +57,11 @@ func parseMassDelete(d *caddyfile.Dispenser) (*MassDeleteSettings, error) {
 		s.Off = true
 		return s, noArgs(d)
 	}
-	err := parseBlock(d, "mass_delete option", func(d *caddyfile.Dispenser) (bool, error) {
-		var err error
-		switch d.Val() {
-		case "files":
-			s.Files, err = count64Arg(d)
-		case "share":
-			s.SharePercent, err = shareArg(d)
-		case "window":
-			err = positiveDurationArg(d, &s.Window)
-		case "hold":
-			err = flagArg(d, &s.Hold)
-		default:
-			return false, nil
-		}
-		return true, err
+	err := parseBlock(d, "mass_delete option", options{
+		"files":  set(&s.Files, count64Arg),
+		"share":  set(&s.SharePercent, shareArg),
+		"window": set(&s.Window, positiveDurationArg),
+		"hold":   set(&s.Hold, flagArg),
 	})
 	return s, err
 }

@@ -144,37 +144,29 @@ func warnAnyAudience(logger *zap.Logger, cfg identity.Config) {
 		zap.String("issuer", cfg.Issuer))
 }
 
-// unmarshalOption parses one OIDC subdirective; it reports false for
-// subdirectives that are not OIDC settings.
-func (o *OIDC) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
-	var err error
-	switch d.Val() {
-	case "issuer":
-		err = oneArg(d, &o.Issuer)
-	case "audience":
-		err = listArg(d, &o.Audiences)
-	case "algorithms":
-		err = listArg(d, &o.Algorithms)
-	case "insecure":
-		err = flagArg(d, &o.Insecure)
-	case "timeout":
-		err = durationArg(d, &o.Timeout)
-	case "leeway":
-		err = durationArg(d, &o.Leeway)
-	case "opaque_ttl":
-		err = durationArg(d, &o.OpaqueTTL)
-	case "cache_size":
-		err = positiveIntArg(d, &o.CacheSize)
-	case "userinfo_concurrency":
-		err = positiveIntArg(d, &o.UserinfoConcurrency)
-	case "token_rate":
-		o.TokenRate, o.TokenBurst, err = parseTokenRate(d)
-	case "introspection":
-		o.Introspection, err = parseIntrospection(d)
-	default:
-		return false, nil
+// options are the OIDC provider subdirectives, which oidc_auth and
+// webfinger both take.
+func (o *OIDC) options() options {
+	return options{
+		"issuer":               set(&o.Issuer, oneArg),
+		"audience":             allArgs(&o.Audiences),
+		"algorithms":           allArgs(&o.Algorithms),
+		"insecure":             set(&o.Insecure, flagArg),
+		"timeout":              set(&o.Timeout, durationArg),
+		"leeway":               set(&o.Leeway, durationArg),
+		"opaque_ttl":           set(&o.OpaqueTTL, durationArg),
+		"cache_size":           set(&o.CacheSize, positiveIntArg),
+		"userinfo_concurrency": set(&o.UserinfoConcurrency, positiveIntArg),
+		"token_rate":           o.parseTokenRate,
+		"introspection":        set(&o.Introspection, parseIntrospection),
 	}
-	return true, err
+}
+
+// parseTokenRate reads token_rate into o.
+func (o *OIDC) parseTokenRate(d *caddyfile.Dispenser) error {
+	var err error
+	o.TokenRate, o.TokenBurst, err = parseTokenRate(d)
+	return err
 }
 
 // parseTokenRate reads "token_rate <per_second> [<burst>]".

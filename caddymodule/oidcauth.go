@@ -341,44 +341,35 @@ func parseOIDCAuth(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) 
 //		}
 //	}
 func (a *OIDCAuth) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // the directive name
-	if err := parseBlock(d, "subdirective", a.unmarshalOption); err != nil {
-		return err
-	}
-	if a.Issuer == "" {
-		return d.Err("oidc_auth needs an issuer")
-	}
-	return nil
+	return parseDirective(d, "subdirective", a.OIDC.options().with(a.options()), func() error {
+		if a.Issuer == "" {
+			return errors.New("oidc_auth needs an issuer")
+		}
+		return nil
+	})
 }
 
-// unmarshalOption parses one oidc_auth subdirective: a provider setting or
-// one of the handler's own.
-func (a *OIDCAuth) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
-	if known, err := a.OIDC.unmarshalOption(d); known {
-		return true, err
+// options are the handler's own subdirectives, beside the provider's.
+func (a *OIDCAuth) options() options {
+	return options{
+		"user_claim":        set(&a.UserClaim, oneArg),
+		"name_claim":        set(&a.NameClaim, oneArg),
+		"groups_claim":      set(&a.GroupsClaim, oneArg),
+		"realm":             set(&a.Realm, oneArg),
+		"browser_pages":     set(&a.BrowserPages, flagArg),
+		"app_password_idle": set(&a.AppPasswordIdle, durationArg),
+		"basic":             a.parseBasic,
 	}
-	var err error
-	switch d.Val() {
-	case "user_claim":
-		err = oneArg(d, &a.UserClaim)
-	case "name_claim":
-		err = oneArg(d, &a.NameClaim)
-	case "groups_claim":
-		err = oneArg(d, &a.GroupsClaim)
-	case "realm":
-		err = oneArg(d, &a.Realm)
-	case "browser_pages":
-		err = flagArg(d, &a.BrowserPages)
-	case "app_password_idle":
-		err = durationArg(d, &a.AppPasswordIdle)
-	case "basic":
-		var basic caddyauth.HTTPBasicAuth
-		basic, err = parseBasic(d)
-		a.ProvidersRaw = caddy.ModuleMap{"http_basic": caddyconfig.JSON(basic, nil)}
-	default:
-		return false, nil
+}
+
+// parseBasic reads a basic block into the handler's providers.
+func (a *OIDCAuth) parseBasic(d *caddyfile.Dispenser) error {
+	basic, err := parseBasic(d)
+	if err != nil {
+		return err
 	}
-	return true, err
+	a.ProvidersRaw = caddy.ModuleMap{"http_basic": caddyconfig.JSON(basic, nil)}
+	return nil
 }
 
 // parseBasic reads a basic block, written like the basic_auth directive.

@@ -14,7 +14,7 @@ import (
 // checks tokens with one of them: a lookup then spends the budgets of
 // oidc_auth (token cache, new tokens per client address, userinfo slots)
 // whatever provider settings the webfinger block repeats or leaves out.
-var authVerifiers = &verifierDirectory{entries: map[configIssuer][]*verifierEntry{}}
+var authVerifiers = new(verifierDirectory)
 
 // configIssuer names the handlers of one issuer in one configuration. Every
 // module of a configuration is provisioned with the same context, and each
@@ -35,36 +35,20 @@ type verifierEntry struct {
 	v   *verifier
 }
 
-// verifierDirectory is safe for concurrent use.
+// verifierDirectory lists the verifiers per configuration and issuer.
 type verifierDirectory struct {
-	mu      sync.Mutex
-	entries map[configIssuer][]*verifierEntry
+	registry[configIssuer, verifierEntry]
 }
 
 // add lists v and returns the function that takes it off the list again.
 func (d *verifierDirectory) add(at configIssuer, key string, v *verifier) (remove func()) {
-	e := &verifierEntry{key: key, v: v}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.entries[at] = append(d.entries[at], e)
-	return func() {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		left := slices.DeleteFunc(d.entries[at], func(x *verifierEntry) bool { return x == e })
-		if len(left) == 0 {
-			delete(d.entries, at)
-		} else {
-			d.entries[at] = left
-		}
-	}
+	return d.put(at, &verifierEntry{key: key, v: v})
 }
 
 // find returns the verifier with settings key listed at at, or else the
 // first one listed there; found is false when none is.
 func (d *verifierDirectory) find(at configIssuer, key string) (v *verifier, sameSettings, found bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	list := d.entries[at]
+	list := d.listed(at)
 	if len(list) == 0 {
 		return nil, false, false
 	}

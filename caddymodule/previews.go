@@ -96,40 +96,25 @@ func (s *PreviewSettings) types() []string {
 func parsePreviews(d *caddyfile.Dispenser) (*PreviewSettings, error) {
 	if d.CountRemainingArgs() == 0 {
 		s := &PreviewSettings{}
-		return s, parseBlock(d, "previews subdirective", s.unmarshalOption)
+		return s, parseBlock(d, "previews subdirective", s.options())
 	}
-	var v string
-	if !d.AllArgs(&v) {
-		return nil, d.ArgErr()
+	off, err := offArg(d, "on, off or a block")
+	if err != nil {
+		return nil, err
 	}
-	switch v {
-	case "off":
-		return &PreviewSettings{Disabled: true}, nil
-	case "on":
-		return &PreviewSettings{}, nil
-	}
-	return nil, d.Errf("previews: want on, off or a block, got %q", v)
+	return &PreviewSettings{Disabled: off}, nil
 }
 
-func (s *PreviewSettings) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
-	var err error
-	switch d.Val() {
-	case "sizes":
-		s.Sizes, err = sizesArg(d)
-	case "max_pixels":
-		s.MaxPixels, err = count64Arg(d)
-	case "max_memory":
-		s.MaxMemory, err = positiveSizeArg(d)
-	case "max_concurrent":
-		s.MaxConcurrent, err = countArg(d)
-	case "timeout":
-		err = positiveDurationArg(d, &s.Timeout)
-	case "cache_size":
-		s.CacheSize, err = cacheSizeArg(d)
-	default:
-		return false, nil
+// options are the subdirectives of a previews block.
+func (s *PreviewSettings) options() options {
+	return options{
+		"sizes":          set(&s.Sizes, sizesArg),
+		"max_pixels":     set(&s.MaxPixels, count64Arg),
+		"max_memory":     set(&s.MaxMemory, positiveSizeArg),
+		"max_concurrent": set(&s.MaxConcurrent, countArg),
+		"timeout":        set(&s.Timeout, positiveDurationArg),
+		"cache_size":     set(&s.CacheSize, cacheSizeArg),
 	}
-	return true, err
 }
 
 // cacheSizeArg reads the cap of the preview cache: a size above zero,

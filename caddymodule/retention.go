@@ -156,19 +156,12 @@ func parseVersions(d *caddyfile.Dispenser) (*VersionsRetention, error) {
 	case len(args) > 0:
 		return nil, d.ArgErr()
 	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		var err error
-		switch d.Val() {
-		case "keep":
-			err = positiveDurationArg(d, &v.Keep)
-		case "max":
-			v.Max, err = countArg(d)
-		default:
-			return nil, d.Errf("unrecognized versions subdirective: %s", d.Val())
-		}
-		if err != nil {
-			return nil, err
-		}
+	err := parseBlock(d, "versions subdirective", options{
+		"keep": set(&v.Keep, positiveDurationArg),
+		"max":  set(&v.Max, countArg),
+	})
+	if err != nil {
+		return nil, err
 	}
 	return v, nil
 }

@@ -70,16 +70,7 @@ func (b *BoltStore) OpenStore(_ context.Context, storageID string, logger *zap.L
 //		root <directory>
 //	}
 func (b *BoltStore) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // the backend name
-	return parseBlock(d, "bolt store subdirective", b.unmarshalOption)
-}
-
-// unmarshalOption parses one subdirective of the backend's block.
-func (b *BoltStore) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
-	if d.Val() != "root" {
-		return false, nil
-	}
-	return true, oneArg(d, &b.Root)
+	return parseDirective(d, "bolt store subdirective", options{"root": set(&b.Root, oneArg)}, nil)
 }
 
 // Interface guards

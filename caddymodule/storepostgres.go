@@ -180,61 +180,44 @@ func (p *PostgresStore) OpenStore(ctx context.Context, storageID string, logger 
 //		max_conns      <n>
 //	}
 func (p *PostgresStore) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // the backend name
-	if err := parseBlock(d, "postgres store subdirective", p.unmarshalOption); err != nil {
-		return err
-	}
+	return parseDirective(d, "postgres store subdirective", p.options(), p.checkCaddyfile)
+}
+
+// checkCaddyfile refuses a block without the database or the bucket.
+func (p *PostgresStore) checkCaddyfile() error {
 	if p.DSN == "" {
-		return d.Err("postgres store: dsn is required")
+		return errors.New("postgres store: dsn is required")
 	}
 	if p.S3.Endpoint == "" || p.S3.Bucket == "" {
-		return d.Err("postgres store: an s3 block with endpoint and bucket is required")
+		return errors.New("postgres store: an s3 block with endpoint and bucket is required")
 	}
 	return nil
 }
 
-// unmarshalOption parses one subdirective of the backend's block.
-func (p *PostgresStore) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
-	var err error
-	switch d.Val() {
-	case "dsn":
-		err = oneArg(d, &p.DSN)
-	case "s3":
-		err = parseBlock(d, "s3 subdirective", p.S3.unmarshalOption)
-	case "object_grace":
-		err = durationArg(d, &p.ObjectGrace)
-	case "upload_grace":
-		err = durationArg(d, &p.UploadGrace)
-	case "sweep_interval":
-		err = positiveDurationArg(d, &p.SweepInterval)
-	case "max_conns":
-		err = positiveIntArg(d, &p.MaxConns)
-	default:
-		return false, nil
+// options are the subdirectives of the backend's block.
+func (p *PostgresStore) options() options {
+	return options{
+		"dsn": set(&p.DSN, oneArg),
+		"s3": func(d *caddyfile.Dispenser) error {
+			return parseBlock(d, "s3 subdirective", p.S3.options())
+		},
+		"object_grace":   set(&p.ObjectGrace, durationArg),
+		"upload_grace":   set(&p.UploadGrace, durationArg),
+		"sweep_interval": set(&p.SweepInterval, positiveDurationArg),
+		"max_conns":      set(&p.MaxConns, positiveIntArg),
 	}
-	return true, err
 }
 
-// unmarshalOption parses one subdirective of an s3 block.
-func (b *S3Bucket) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
-	var err error
-	switch d.Val() {
-	case "endpoint":
-		err = oneArg(d, &b.Endpoint)
-	case "bucket":
-		err = oneArg(d, &b.Bucket)
-	case "access_key":
-		err = oneArg(d, &b.AccessKey)
-	case "secret_key":
-		err = oneArg(d, &b.SecretKey)
-	case "region":
-		err = oneArg(d, &b.Region)
-	case "tls":
-		err = flagArg(d, &b.TLS)
-	default:
-		return false, nil
+// options are the subdirectives of an s3 block.
+func (b *S3Bucket) options() options {
+	return options{
+		"endpoint":   set(&b.Endpoint, oneArg),
+		"bucket":     set(&b.Bucket, oneArg),
+		"access_key": set(&b.AccessKey, oneArg),
+		"secret_key": set(&b.SecretKey, oneArg),
+		"region":     set(&b.Region, oneArg),
+		"tls":        set(&b.TLS, flagArg),
 	}
-	return true, err
 }
 
 // Interface guards

@@ -144,36 +144,24 @@ func parseWeb(d *caddyfile.Dispenser) (*WebSettings, error) {
 	if nesting := d.Nesting(); d.CountRemainingArgs() == 0 && d.NextBlock(nesting) {
 		return parseWebBlock(d, nesting)
 	}
-	var v string
-	if !d.AllArgs(&v) {
-		return nil, d.ArgErr()
+	off, err := offArg(d, "on or off")
+	if err != nil {
+		return nil, err
 	}
-	switch v {
-	case "off":
-		return &WebSettings{Disabled: true}, nil
-	case "on":
-		return &WebSettings{}, nil
-	}
-	return nil, d.Errf("web: want on or off, got %q", v)
+	return &WebSettings{Disabled: off}, nil
 }
 
 // parseWebBlock reads the subdirectives of a web block, the first of
 // which the dispenser is on; nesting is the web line's.
 func parseWebBlock(d *caddyfile.Dispenser, nesting int) (*WebSettings, error) {
 	ws := &WebSettings{}
+	opts := options{
+		"client_id": set(&ws.ClientID, oneArg),
+		"issuer":    set(&ws.Issuer, oneArg),
+		"scopes":    allArgs(&ws.Scopes),
+	}
 	for {
-		var err error
-		switch d.Val() {
-		case "client_id":
-			err = oneArg(d, &ws.ClientID)
-		case "issuer":
-			err = oneArg(d, &ws.Issuer)
-		case "scopes":
-			err = listArg(d, &ws.Scopes)
-		default:
-			return nil, d.Errf("unrecognized web subdirective: %s", d.Val())
-		}
-		if err != nil {
+		if err := opts.parse(d, "web subdirective"); err != nil {
 			return nil, err
 		}
 		if !d.NextBlock(nesting) {

@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -200,42 +201,27 @@ func parseWebFinger(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 // handler's verifier. Rules are checked here, so that `caddy adapt` already
 // refuses a bad regex or template.
 func (wf *WebFinger) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // the directive name
-	if err := parseBlock(d, "subdirective", wf.unmarshalOption); err != nil {
-		return err
-	}
-	if wf.Issuer == "" && wf.PlatformURL == "" {
-		return d.Err("webfinger needs an issuer (or a platform_url, which then names the issuer too)")
-	}
-	return nil
+	return parseDirective(d, "subdirective", wf.OIDC.options().with(wf.options()), func() error {
+		if wf.Issuer == "" && wf.PlatformURL == "" {
+			return errors.New("webfinger needs an issuer (or a platform_url, which then names the issuer too)")
+		}
+		return nil
+	})
 }
 
-// unmarshalOption parses one webfinger subdirective: a provider setting or
-// one of the handler's own.
-func (wf *WebFinger) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
-	if known, err := wf.OIDC.unmarshalOption(d); known {
-		return true, err
+// options are the handler's own subdirectives, beside the provider's.
+func (wf *WebFinger) options() options {
+	return options{
+		"platform_url": set(&wf.PlatformURL, oneArg),
+		"relations":    allArgs(&wf.Relations),
+		"instance":     add(&wf.Instances, parseInstance),
 	}
-	var err error
-	switch d.Val() {
-	case "platform_url":
-		err = oneArg(d, &wf.PlatformURL)
-	case "relations":
-		err = listArg(d, &wf.Relations)
-	case "instance":
-		var rule InstanceRule
-		rule, err = parseInstance(d)
-		wf.Instances = append(wf.Instances, rule)
-	default:
-		return false, nil
-	}
-	return true, err
 }
 
 // parseInstance reads one instance block.
 func parseInstance(d *caddyfile.Dispenser) (InstanceRule, error) {
 	var rule InstanceRule
-	if err := parseBlock(d, "instance subdirective", rule.unmarshalOption); err != nil {
+	if err := parseBlock(d, "instance subdirective", rule.options()); err != nil {
 		return rule, err
 	}
 	if err := webfinger.CheckRule(rule.webfingerRule()); err != nil {
@@ -244,24 +230,15 @@ func parseInstance(d *caddyfile.Dispenser) (InstanceRule, error) {
 	return rule, nil
 }
 
-// unmarshalOption parses one subdirective of an instance block.
-func (in *InstanceRule) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
-	var err error
-	switch d.Val() {
-	case "claim":
-		err = oneArg(d, &in.Claim)
-	case "regex":
-		err = oneArg(d, &in.Regex)
-	case "href":
-		err = oneArg(d, &in.Href)
-	case "title":
-		err = in.parseTitle(d)
-	case "break":
-		err = flagArg(d, &in.Break)
-	default:
-		return false, nil
+// options are the subdirectives of an instance block.
+func (in *InstanceRule) options() options {
+	return options{
+		"claim": set(&in.Claim, oneArg),
+		"regex": set(&in.Regex, oneArg),
+		"href":  set(&in.Href, oneArg),
+		"title": in.parseTitle,
+		"break": set(&in.Break, flagArg),
 	}
-	return true, err
 }
 
 // parseTitle reads "title <language> <text>".

@@ -8,6 +8,22 @@ import (
 	"github.com/davspaces/davspaces/storage"
 )
 
+// changeConditions lets req change what changed names at t, or refuses
+// it: the locks it must submit (lockcheck.go) and t's preconditions. The
+// conditions returned carry both, for the store to check again atomically
+// with the change.
+func (h *Handler) changeConditions(r *http.Request, req *request, t *target, changed ...lockTarget) (storage.Conditions, error) {
+	if err := h.checkLocks(r, req, t, changed...); err != nil {
+		return storage.Conditions{}, err
+	}
+	cond, err := checkPreconditions(r, t)
+	if err != nil {
+		return cond, err
+	}
+	cond.Locks = h.heldTokens(r, req)
+	return cond, nil
+}
+
 // checkPreconditions evaluates If-Match, If-None-Match and
 // If-Unmodified-Since (RFC 9110 §13) for a state-changing method against the
 // target's current state. The returned conditions let the store repeat the

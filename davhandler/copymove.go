@@ -37,15 +37,11 @@ func (h *Handler) handleCopyMove(w http.ResponseWriter, r *http.Request, req *re
 		return err
 	}
 	tr.Overwrite, tr.Shallow = overwrite, shallow
-	if err := h.checkLocks(r, req, src, transferred(src, dst, move)...); err != nil {
-		return err
-	}
-	// The conditions are about the request URI, the source; the store
+	// The preconditions are about the request URI, the source; the store
 	// checks them again atomically with the transfer.
-	if tr.Conditions, err = checkPreconditions(r, src); err != nil {
+	if tr.Conditions, err = h.changeConditions(r, req, src, transferred(src, dst, move)...); err != nil {
 		return err
 	}
-	tr.Locks = h.heldTokens(r, req)
 	if dst.exists && !overwrite {
 		return errorf(http.StatusPreconditionFailed, "The destination exists and Overwrite is F")
 	}

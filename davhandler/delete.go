@@ -13,14 +13,10 @@ func (h *Handler) handleDelete(w http.ResponseWriter, r *http.Request, req *requ
 	case !t.access.mayDelete():
 		return errReadOnly
 	}
-	if err := h.checkLocks(r, req, t, removed(t)...); err != nil {
-		return err
-	}
-	cond, err := checkPreconditions(r, t)
+	cond, err := h.changeConditions(r, req, t, removed(t)...)
 	if err != nil {
 		return err
 	}
-	cond.Locks = h.heldTokens(r, req)
 	counted, err := h.brakeDelete(r, req.user, t.space, t.node)
 	if err != nil {
 		return err

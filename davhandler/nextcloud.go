@@ -33,77 +33,57 @@ const (
 	ncRestore  = "restore"
 )
 
-// errListingDisabled is the answer where a listing would name others'
-// collections.
-var errListingDisabled = errorf(http.StatusMethodNotAllowed, "Listing members of this collection is disabled")
-
-// nextcloudUserBase is the base of a Nextcloud trash or versions path of
-// user: listing the users is refused, as is a name no user can have.
-func nextcloudUserBase(base, user string) (string, *davError) {
-	if user == "" {
-		return "", errListingDisabled
-	}
-	if err := validateName(user); err != nil {
-		return "", err
-	}
-	return base + "/" + user, nil
-}
-
 // parseNextcloudTrash handles what follows /dav/trashbin (base).
 func parseNextcloudTrash(base, user, rest string) (davPath, bool, *davError) {
-	base, err := nextcloudUserBase(base, user)
-	if err != nil {
-		return davPath{}, true, err
-	}
-	coll, rest := cutSegment(rest)
-	switch coll {
-	case ncTrash:
+	return parseNextcloudUser(base, user, rest, ncTrash, func(base, rest string) (davPath, *davError) {
 		segs, err := splitSegments(rest)
-		if err != nil {
-			return davPath{}, true, err
-		}
-		return davPath{kind: baseTrash, user: user, nextcloud: true, base: base + "/" + ncTrash, segments: segs}, true, nil
-	case ncRestore:
-		return davPath{kind: baseRestore, user: user, nextcloud: true, base: base + "/" + ncRestore}, true, nil
-	case "":
-		return davPath{}, true, errListingDisabled
-	}
-	return davPath{}, true, errNotFound
+		return davPath{kind: baseTrash, base: base, segments: segs}, err
+	})
 }
 
 // parseNextcloudVersions handles what follows /dav/versions (base): the
 // versions of a file are its /dav/meta/{fileid}/v.
 func parseNextcloudVersions(base, user, rest string) (davPath, bool, *davError) {
-	base, err := nextcloudUserBase(base, user)
+	return parseNextcloudUser(base, user, rest, ncVersions, func(base, rest string) (davPath, *davError) {
+		fileID, rest := cutSegment(rest)
+		segs, err := refSegments(fileID, rest)
+		if err != nil {
+			return davPath{}, err
+		}
+		if len(segs) > 1 {
+			return davPath{}, errNotFound
+		}
+		return davPath{kind: baseMeta, ref: fileID, base: base + "/" + fileID,
+			segments: append([]string{versionsSegment}, segs...)}, nil
+	})
+}
+
+// parseNextcloudUser handles what follows /dav/trashbin or /dav/versions
+// (base): the user, then its restore collection or the namespace's own
+// collection coll, whose rest parseColl reads below collBase. Listing the
+// users is refused, as is a name no user can have.
+func parseNextcloudUser(base, user, rest, coll string, parseColl func(collBase, rest string) (davPath, *davError)) (davPath, bool, *davError) {
+	err := checkRef(user)
 	if err != nil {
 		return davPath{}, true, err
 	}
-	coll, rest := cutSegment(rest)
-	switch coll {
-	case ncVersions:
+	base += "/" + user
+	name, rest := cutSegment(rest)
+	var dp davPath
+	switch name {
+	case coll:
+		dp, err = parseColl(base+"/"+coll, rest)
 	case ncRestore:
-		return davPath{kind: baseRestore, user: user, nextcloud: true, base: base + "/" + ncRestore}, true, nil
+		dp = davPath{kind: baseRestore, base: base + "/" + ncRestore}
 	case "":
-		return davPath{}, true, errListingDisabled
+		err = errListingDisabled
 	default:
-		return davPath{}, true, errNotFound
+		err = errNotFound
 	}
-	fileID, rest := cutSegment(rest)
-	if fileID == "" {
-		return davPath{}, true, errListingDisabled
-	}
-	if err := validateName(fileID); err != nil {
-		return davPath{}, true, err
-	}
-	segs, err := splitSegments(rest)
 	if err != nil {
 		return davPath{}, true, err
 	}
-	if len(segs) > 1 {
-		return davPath{}, true, errNotFound
-	}
-	dp := davPath{kind: baseMeta, ref: fileID, user: user, nextcloud: true, base: base + "/" + ncVersions + "/" + fileID}
-	dp.segments = append([]string{versionsSegment}, segs...)
+	dp.user, dp.nextcloud = user, true
 	return dp, true, nil
 }
 

@@ -26,12 +26,9 @@ func (h *Handler) handleProppatch(w http.ResponseWriter, r *http.Request, req *r
 	if err != nil {
 		return err
 	}
-	if err := h.checkLocks(r, req, t, written(t)...); err != nil {
-		return err
-	}
 	// PatchProps takes no conditions: the check is as of resolving the
 	// target, not atomic with the change.
-	if _, err := checkPreconditions(r, t); err != nil {
+	if _, err := h.changeConditions(r, req, t, written(t)...); err != nil {
 		return err
 	}
 	if len(refused) == 0 {

@@ -212,13 +212,7 @@ const trashBin = "trash-bin"
 // space reference, then a trash key and names below its item.
 func parseTrashPath(base, p string) (davPath, bool, *davError) {
 	ref, rest := cutSegment(p)
-	if ref == "" {
-		return davPath{}, true, errorf(http.StatusMethodNotAllowed, "Listing members of this collection is disabled")
-	}
-	if err := validateName(ref); err != nil {
-		return davPath{}, true, err
-	}
-	segs, err := splitSegments(rest)
+	segs, err := refSegments(ref, rest)
 	if err != nil {
 		return davPath{}, true, err
 	}
@@ -232,13 +226,7 @@ const versionsSegment = "v"
 // parseMetaPath handles /dav/meta/{resourceID}, its versions collection
 // …/v and one version …/v/{key}; nothing else lives there.
 func parseMetaPath(base, id, rest string) (davPath, bool, *davError) {
-	if id == "" {
-		return davPath{}, true, errorf(http.StatusMethodNotAllowed, "Listing members of this collection is disabled")
-	}
-	if err := validateName(id); err != nil {
-		return davPath{}, true, err
-	}
-	segs, err := splitSegments(rest)
+	segs, err := refSegments(id, rest)
 	if err != nil {
 		return davPath{}, true, err
 	}
@@ -295,6 +283,28 @@ func cutSegment(p string) (string, string) {
 		return p[:i], p[i:]
 	}
 	return p, ""
+}
+
+// errListingDisabled is the answer where a listing would name others'
+// collections.
+var errListingDisabled = errorf(http.StatusMethodNotAllowed, "Listing members of this collection is disabled")
+
+// checkRef refuses the reference to one of a base's collections (a space,
+// a resource id, a user): none would list them all.
+func checkRef(ref string) *davError {
+	if ref == "" {
+		return errListingDisabled
+	}
+	return validateName(ref)
+}
+
+// refSegments validates a reference to one of a base's collections and
+// the segments of rest, what follows it.
+func refSegments(ref, rest string) ([]string, *davError) {
+	if err := checkRef(ref); err != nil {
+		return nil, err
+	}
+	return splitSegments(rest)
 }
 
 // splitSegments validates each segment of a relative path; repeated slashes

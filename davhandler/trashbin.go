@@ -351,17 +351,14 @@ func (h *Handler) handleTrashRestore(w http.ResponseWriter, r *http.Request, tr 
 	if err != nil {
 		return err
 	}
-	if err := h.checkLocks(r, tr.request, dst, replaced(dst)...); err != nil {
-		return err
-	}
-	cond, err := checkPreconditions(r, dst)
+	cond, err := h.changeConditions(r, tr.request, dst, replaced(dst)...)
 	if err != nil {
 		return err
 	}
 	// The store repeats what guards the destination (whether it exists,
 	// and its locks) with the restore; If-Match was about the request's
 	// state, which the check above has seen.
-	t.IfNoneMatch, t.Locks = cond.IfNoneMatch, h.heldTokens(r, tr.request)
+	t.IfNoneMatch, t.Locks = cond.IfNoneMatch, cond.Locks
 	restored, replacedTarget, err := tr.trash.RestoreTrash(r.Context(), tr.space.ID, key, t)
 	if errors.Is(err, storage.ErrExists) {
 		return withCause(errOverwriteRefused, err)

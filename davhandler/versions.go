@@ -208,14 +208,10 @@ func (h *Handler) handleVersionRestore(w http.ResponseWriter, r *http.Request, r
 	if err := storage.ValidVersionKey(t.node.ID, key); err != nil {
 		return err
 	}
-	if err := h.checkLocks(r, req, t, written(t)...); err != nil {
-		return err
-	}
-	cond, err := checkPreconditions(r, t)
+	cond, err := h.changeConditions(r, req, t, written(t)...)
 	if err != nil {
 		return err
 	}
-	cond.Locks = h.heldTokens(r, req)
 	node, err := h.versions.RestoreVersion(r.Context(), t.space.ID, t.node.ID, key, cond)
 	if err != nil {
 		return err

@@ -89,14 +89,9 @@ func (h *Handler) checkWrite(r *http.Request, req *request, t *target, size int6
 	if err != nil {
 		return place, err
 	}
-	if err := h.checkLocks(r, req, t, written(t)...); err != nil {
+	if place.Conditions, err = h.changeConditions(r, req, t, written(t)...); err != nil {
 		return place, err
 	}
-	place.Conditions, err = checkPreconditions(r, t)
-	if err != nil {
-		return place, err
-	}
-	place.Locks = h.heldTokens(r, req)
 	if size > 0 {
 		// Refused before the body is read, so a client waiting for
 		// 100 Continue never sends it.

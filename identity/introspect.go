@@ -73,14 +73,11 @@ func (p *Provider) introspect(ctx context.Context, token string) (_ map[string]a
 	if err != nil {
 		return nil, err
 	}
-	release, err := p.providerSlot(ctx)
+	ctx, end, err := p.startTokenCall(ctx, opIntrospection, &p.stats.introspections)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	ctx, span := startSpan(ctx, opIntrospection)
-	defer func() { endSpan(span, err) }()
-	p.stats.introspections.Add(1)
+	defer func() { end(err) }()
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	form := url.Values{"token": {token}, "token_type_hint": {"access_token"}}

@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 )
 
 // userinfo asks the provider's userinfo endpoint about token.
@@ -14,19 +15,33 @@ func (p *Provider) userinfo(ctx context.Context, token string) (_ map[string]any
 	if m.UserinfoEndpoint == "" {
 		return nil, fmt.Errorf("%w: %s has no userinfo endpoint, so opaque tokens cannot be checked", ErrInvalidToken, p.issuer)
 	}
-	release, err := p.providerSlot(ctx)
+	ctx, end, err := p.startTokenCall(ctx, opUserinfo, &p.stats.userinfoCalls)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	ctx, span := startSpan(ctx, opUserinfo)
-	defer func() { endSpan(span, err) }()
-	p.stats.userinfoCalls.Add(1)
+	defer func() { end(err) }()
 	var claims map[string]any
 	if err = p.getJSON(ctx, m.UserinfoEndpoint, token, &claims); err != nil {
 		return nil, fmt.Errorf("userinfo: %w", err)
 	}
 	return claims, nil
+}
+
+// startTokenCall begins a call that asks the provider about a token
+// (userinfo, introspection): it takes one of the bounded slots, opens the
+// call's span and counts the call in calls. end(err) ends the span with
+// the call's outcome and gives the slot back.
+func (p *Provider) startTokenCall(ctx context.Context, op string, calls *atomic.Int64) (_ context.Context, end func(error), err error) {
+	release, err := p.providerSlot(ctx)
+	if err != nil {
+		return ctx, nil, err
+	}
+	ctx, span := startSpan(ctx, op)
+	calls.Add(1)
+	return ctx, func(err error) {
+		endSpan(span, err)
+		release()
+	}, nil
 }
 
 // providerSlot waits, at most the provider timeout, for one of the bounded

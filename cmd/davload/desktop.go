@@ -15,12 +15,10 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -49,13 +47,9 @@ type desktopConfig struct {
 func runDesktop(args []string, stdout, stderr io.Writer) int {
 	cfg, err := parseDesktopFlags(args, stderr)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintln(stderr, "davload desktop:", err)
-		return 2
+		return flagsFailed(stderr, "davload desktop", err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilInterrupted()
 	defer stop()
 	results, err := cfg.run(ctx, stderr)
 	for _, res := range results {

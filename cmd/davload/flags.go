@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -8,8 +9,11 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"os"
+	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -210,4 +214,28 @@ func redact(u *url.URL) string {
 	c := *u
 	c.User = nil
 	return c.String()
+}
+
+// flagsStatus is the exit status of a command line that did not parse: 0
+// when it asked for help (the usage is printed), 2 otherwise.
+func flagsStatus(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	return 2
+}
+
+// flagsFailed says, as cmd, why a command line did not parse, unless it
+// asked for help, and returns flagsStatus.
+func flagsFailed(stderr io.Writer, cmd string, err error) int {
+	if !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(stderr, cmd+":", err)
+	}
+	return flagsStatus(err)
+}
+
+// untilInterrupted is the context of a run: it ends on SIGINT or
+// SIGTERM.
+func untilInterrupted() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }

@@ -43,13 +43,9 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 )
 
 func main() {
@@ -68,13 +64,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg, err := parseFlags(args, stderr)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintln(stderr, "davload:", err)
-		return 2
+		return flagsFailed(stderr, "davload", err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilInterrupted()
 	defer stop()
 
 	r := newRunner(cfg, stderr)

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -308,10 +307,7 @@ func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	subject := fs.String("subject", "davspaces", "label of the server the ratios are about")
 	peers := fs.String("peers", "apache,nginx", "comma list of the labels to compare with, in column order")
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+		return flagsStatus(err)
 	}
 	t := newTable()
 	read := func(name string, r io.Reader) bool {

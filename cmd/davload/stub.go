@@ -8,9 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/davspaces/davspaces/internal/clientstub"
@@ -27,12 +24,9 @@ func runStub(args []string, stderr io.Writer) int {
 	listen := fs.String("listen", "127.0.0.1:0", "loopback address to listen on")
 	bulk := fs.Bool("bulk", false, "offer Nextcloud's bulk upload (dav.bulkupload), as a davspaces that has it")
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+		return flagsStatus(err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilInterrupted()
 	defer stop()
 	l, err := listenLoopback(*listen)
 	if err == nil {

@@ -27,12 +27,8 @@ type S3 struct {
 
 // MinIO is a MinIO server of the tests on 127.0.0.1.
 type MinIO struct {
-	bin     string
-	dir     string
-	port    int
-	claim   io.Closer // of port (FreePort), for as long as the server is
+	server
 	console io.Closer // the claim of the console's port, while it runs
-	cmd     *process
 	buckets atomic.Int64
 }
 
@@ -49,16 +45,11 @@ func StartMinIO() (*MinIO, error) {
 	if err != nil {
 		return nil, err
 	}
-	port, claim, err := claimFreePort()
+	srv, err := newServer("MinIO", bin)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "davspaces-minio-")
-	if err != nil {
-		claim.Close()
-		return nil, fmt.Errorf("creating the MinIO directory: %w", err)
-	}
-	m := &MinIO{bin: bin, dir: dir, port: port, claim: claim}
+	m := &MinIO{server: srv}
 	if err := m.Start(); err != nil {
 		m.Close()
 		return nil, err
@@ -115,10 +106,7 @@ func (m *MinIO) Start() error {
 
 // Stop stops the server, as an outage would.
 func (m *MinIO) Stop() {
-	if m.cmd != nil {
-		m.cmd.stop(os.Interrupt)
-		m.cmd = nil
-	}
+	m.stopProcess()
 	if m.console != nil {
 		m.console.Close()
 		m.console = nil
@@ -128,8 +116,7 @@ func (m *MinIO) Stop() {
 // Close stops the server and removes its data.
 func (m *MinIO) Close() {
 	m.Stop()
-	m.claim.Close()
-	os.RemoveAll(m.dir)
+	m.release()
 }
 
 // Endpoint is the server's host:port.

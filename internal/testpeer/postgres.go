@@ -3,7 +3,6 @@ package testpeer
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,12 +18,8 @@ import (
 // 127.0.0.1, no Unix socket, and no fsync (the tests kill Caddy, never the
 // database, so its durability is not what they check).
 type Postgres struct {
-	bin   string // the directory of initdb and postgres
-	dir   string
-	port  int
-	claim io.Closer // of port (FreePort), for as long as the server is
-	cmd   *process
-	dbs   atomic.Int64
+	server // bin is the directory of initdb and postgres
+	dbs    atomic.Int64
 }
 
 // pgUser is the database superuser the tests connect as.
@@ -37,16 +32,11 @@ func StartPostgres() (*Postgres, error) {
 	if err != nil {
 		return nil, err
 	}
-	port, claim, err := claimFreePort()
+	srv, err := newServer("PostgreSQL", bin)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "davspaces-postgres-")
-	if err != nil {
-		claim.Close()
-		return nil, fmt.Errorf("creating the PostgreSQL directory: %w", err)
-	}
-	pg := &Postgres{bin: bin, dir: dir, port: port, claim: claim}
+	pg := &Postgres{server: srv}
 	if err := pg.initdb(); err != nil {
 		pg.Close()
 		return nil, err
@@ -116,18 +106,12 @@ func (pg *Postgres) Start() error {
 
 // Stop shuts the server down (fast shutdown: sessions are cut), as an
 // outage would.
-func (pg *Postgres) Stop() {
-	if pg.cmd != nil {
-		pg.cmd.stop(os.Interrupt)
-		pg.cmd = nil
-	}
-}
+func (pg *Postgres) Stop() { pg.stopProcess() }
 
 // Close stops the server and removes its data.
 func (pg *Postgres) Close() {
 	pg.Stop()
-	pg.claim.Close()
-	os.RemoveAll(pg.dir)
+	pg.release()
 }
 
 // Addr is the server's host:port.

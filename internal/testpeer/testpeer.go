@@ -45,35 +45,29 @@ func Main(m *testing.M) int {
 // PostgreSQL server.
 func PostgreSQL(t testing.TB) string {
 	t.Helper()
-	shared.mu.Lock()
-	if shared.postgres == nil {
-		pg, err := StartPostgres()
-		if err != nil {
-			shared.mu.Unlock()
-			Unavailable(t, err)
-		}
-		shared.postgres = pg
-	}
-	pg := shared.postgres
-	shared.mu.Unlock()
-	return pg.NewDatabase(t)
+	return sharedServer(t, &shared.postgres, StartPostgres).NewDatabase(t)
 }
 
 // S3Bucket returns a fresh, empty bucket on the shared MinIO server.
 func S3Bucket(t testing.TB) S3 {
 	t.Helper()
+	return sharedServer(t, &shared.minio, StartMinIO).NewBucket(t)
+}
+
+// sharedServer returns the shared server in *slot, started with start on
+// first use. A server that cannot be had ends t as Unavailable does.
+func sharedServer[S any](t testing.TB, slot **S, start func() (*S, error)) *S {
+	t.Helper()
 	shared.mu.Lock()
-	if shared.minio == nil {
-		m, err := StartMinIO()
+	defer shared.mu.Unlock() // also when Unavailable ends t
+	if *slot == nil {
+		s, err := start()
 		if err != nil {
-			shared.mu.Unlock()
 			Unavailable(t, err)
 		}
-		shared.minio = m
+		*slot = s
 	}
-	m := shared.minio
-	shared.mu.Unlock()
-	return m.NewBucket(t)
+	return *slot
 }
 
 // errMissing marks a server binary that is not installed.
@@ -95,21 +89,23 @@ func Unavailable(t testing.TB, err error) {
 // ends t as Unavailable does.
 func OwnPostgres(t testing.TB) *Postgres {
 	t.Helper()
-	pg, err := StartPostgres()
-	if err != nil {
-		Unavailable(t, err)
-	}
-	t.Cleanup(pg.Close)
-	return pg
+	return ownServer(t, StartPostgres)
 }
 
 // OwnMinIO is OwnPostgres for MinIO.
 func OwnMinIO(t testing.TB) *MinIO {
 	t.Helper()
-	m, err := StartMinIO()
+	return ownServer(t, StartMinIO)
+}
+
+// ownServer starts a server with start for t alone and closes it when t
+// ends.
+func ownServer[S interface{ Close() }](t testing.TB, start func() (S, error)) S {
+	t.Helper()
+	s, err := start()
 	if err != nil {
 		Unavailable(t, err)
 	}
-	t.Cleanup(m.Close)
-	return m
+	t.Cleanup(s.Close)
+	return s
 }

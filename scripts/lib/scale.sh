@@ -97,6 +97,10 @@ trap 'exit 130' INT TERM
 log() { echo "bench -scale: $*" >&2; }
 fail() { log "$*"; exit 1; }
 
+# revision names what the table measured: the checkout's commit, which a
+# binary given with -scale-caddy need not be built from.
+revision=$(git rev-parse --short HEAD 2>/dev/null || echo '?')
+[ -z "$caddy_bin" ] || revision="the binary of -scale-caddy (checkout at $revision)"
 if [ -z "$caddy_bin" ]; then
 	log "building ./cmd/caddy"
 	nice -n 10 go build -o "$tmp/caddy" ./cmd/caddy
@@ -326,7 +330,7 @@ step "check" check
 step "backup (incremental)" backup
 
 table() {
-	echo "# davspaces scale workload, $(date -u +%Y-%m-%dT%H:%MZ), $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+	echo "# davspaces scale workload, $(date -u +%Y-%m-%dT%H:%MZ), $revision"
 	echo "# $folders folders x 1,000 files + big/ of $big files: generated in ${generated}s, imported in ${imported}s"
 	printf '%-22s %9s %9s %12s  %s\n' step seconds "VmHWM MB" "RssAnon MB" answer
 	printf '%s\n' "${rows[@]}"

@@ -69,13 +69,7 @@ func appPasswordUserKey(user, id string) []byte {
 
 // CreateAppPassword keeps p (storage.AppPasswords).
 func (s *Store) CreateAppPassword(ctx context.Context, p storage.AppPassword) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := storage.ValidAppPassword(p); err != nil {
-		return fmt.Errorf("create app password: %w", err)
-	}
-	err := s.updateGrouped(func(t *txn) error {
+	return s.changeGrouped(ctx, "create app password", storage.ValidAppPassword(p), func(t *txn) error {
 		records, users, err := openAppPasswordBuckets(t.tx)
 		if err != nil {
 			return err
@@ -95,10 +89,6 @@ func (s *Store) CreateAppPassword(ctx context.Context, p storage.AppPassword) er
 		}
 		return records.Put([]byte(p.ID), encodeAppPassword(&p))
 	})
-	if err != nil {
-		return fmt.Errorf("create app password: %w", err)
-	}
-	return nil
 }
 
 // forgetExpiredAppPasswords deletes user's passwords expired at now and
@@ -168,42 +158,28 @@ func eachAppPasswordOf(records, users *bolt.Bucket, user string, fn func(storage
 
 // AppPassword returns the password of id (storage.AppPasswords).
 func (s *Store) AppPassword(ctx context.Context, id string) (storage.AppPassword, error) {
-	if err := ctx.Err(); err != nil {
-		return storage.AppPassword{}, err
-	}
-	var p storage.AppPassword
-	err := s.view(func(t *txn) error {
+	return inTxn(ctx, s.view, func(t *txn) (storage.AppPassword, error) {
 		records := t.tx.Bucket(bucketAppPasswords)
 		if records == nil {
-			return storage.AppPasswordNotFound()
+			return storage.AppPassword{}, storage.AppPasswordNotFound()
 		}
 		v := records.Get([]byte(id))
 		if v == nil {
-			return storage.AppPasswordNotFound()
+			return storage.AppPassword{}, storage.AppPasswordNotFound()
 		}
-		var err error
-		p, err = decodeAppPassword(id, v)
-		return err
+		return decodeAppPassword(id, v)
 	})
-	return p, err
 }
 
 // DeleteAppPassword forgets user's password id (storage.AppPasswords).
 func (s *Store) DeleteAppPassword(ctx context.Context, user, id string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	err := s.updateGrouped(func(t *txn) error {
+	return s.changeGrouped(ctx, "delete app password", nil, func(t *txn) error {
 		records, users := t.tx.Bucket(bucketAppPasswords), t.tx.Bucket(bucketAppPasswordUsers)
 		if users == nil || users.Get(appPasswordUserKey(user, id)) == nil {
 			return storage.AppPasswordNotFound()
 		}
 		return deleteAppPassword(records, users, user, id)
 	})
-	if err != nil {
-		return fmt.Errorf("delete app password: %w", err)
-	}
-	return nil
 }
 
 func deleteAppPassword(records, users *bolt.Bucket, user, id string) error {

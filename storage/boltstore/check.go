@@ -187,13 +187,14 @@ func (c *checkRun) scan(bucket []byte, fn func(t *txn, k, v []byte) ([]finding, 
 			batch []finding
 			n     int
 		)
-		err := c.s.view(func(t *txn) error {
+		err := c.s.viewWalk(func(t *txn) error {
 			cur := t.tx.Bucket(bucket).Cursor()
 			k, v := cur.Seek(after)
 			if after != nil && bytes.Equal(k, after) {
 				k, v = cur.Next()
 			}
 			for ; k != nil && n < c.batch; k, v = cur.Next() {
+				t.countScan(len(k) + len(v))
 				fs, err := fn(t, k, v)
 				if err != nil {
 					return err

@@ -34,6 +34,7 @@ func (t *txn) unreferencedInline() (orphans []uint64, complete bool, err error) 
 	refs := newInlineRefs(t.inline().Sequence())
 	complete = true
 	err = t.children().ForEach(func(k, v []byte) error {
+		t.countScan(len(k) + len(v))
 		r, err := decodeNode(v)
 		complete = complete && err == nil
 		if err == nil && r.inlined() {
@@ -45,6 +46,7 @@ func (t *txn) unreferencedInline() (orphans []uint64, complete bool, err error) 
 		return nil, false, err
 	}
 	err = t.versions().ForEach(func(k, v []byte) error {
+		t.countScan(len(k) + len(v))
 		r, err := decodeVersion("", v)
 		complete = complete && err == nil
 		if err == nil && r.File.inlined() {
@@ -56,6 +58,7 @@ func (t *txn) unreferencedInline() (orphans []uint64, complete bool, err error) 
 		return nil, false, err
 	}
 	err = t.inline().ForEach(func(k, _ []byte) error {
+		t.countScan(len(k))
 		if len(k) != 8 {
 			return nil
 		}
@@ -76,7 +79,7 @@ func (c *checkRun) checkInlineOrphans() error {
 		orphans  []uint64
 		complete bool
 	)
-	err := c.s.view(func(t *txn) (err error) {
+	err := c.s.viewWalk(func(t *txn) (err error) {
 		orphans, complete, err = t.unreferencedInline()
 		return err
 	})

@@ -119,7 +119,7 @@ var errStopPage = errors.New("stop the page")
 // readPage reads the next page of the children of f in a snapshot.
 func (c *checkRun) readPage(spaceID string, f *folderFrame) (page, error) {
 	var p page
-	err := c.s.view(func(t *txn) error {
+	err := c.s.viewWalk(func(t *txn) error {
 		p = page{}
 		n := 0
 		err := t.scanChildren(f.id, f.after, c.batch, func(r rec) error {

@@ -242,8 +242,9 @@ func (c *checkRun) checkBlobDir(dir string) error {
 	}
 	candidates := c.s.pending.without(entries)
 	var orphans []string
-	err = c.s.view(func(t *txn) error {
+	err = c.s.viewWalk(func(t *txn) error {
 		for _, name := range candidates {
+			t.countScan(len(name))
 			if t.blobs().Get([]byte(name)) == nil {
 				orphans = append(orphans, name)
 			}

@@ -49,6 +49,7 @@ func (t *txn) recount() (usageCount, error) {
 
 func (t *txn) countVersions(counters map[string]spaceCounters) error {
 	return t.versions().ForEach(func(k, v []byte) error {
+		t.countScan(len(k) + len(v))
 		sp, rest, _ := bytes.Cut(k, []byte{0})
 		_, key, _ := bytes.Cut(rest, []byte{0})
 		r, err := decodeVersion(string(key), v)
@@ -105,7 +106,7 @@ func (t *txn) storedUsage() usageCount {
 // holding the write lock as long.
 func (c *checkRun) checkUsage() error {
 	var stored, counted usageCount
-	err := c.s.view(func(t *txn) (err error) {
+	err := c.s.viewWalk(func(t *txn) (err error) {
 		stored = t.storedUsage()
 		counted, err = t.recount()
 		return err

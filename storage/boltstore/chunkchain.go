@@ -61,11 +61,7 @@ func (s *Store) chainedParts(id string, order []string) ([]chainedFile, []byte, 
 			return err
 		}
 		for i, name := range order[:u.Chain.Len] {
-			v := parts.Get([]byte(name))
-			if v == nil {
-				return storage.ChunkNotFound(id, name)
-			}
-			p, err := decodeChunk(id, name, v)
+			p, err := partNamed(parts, id, name)
 			if err != nil {
 				return err
 			}
@@ -91,12 +87,10 @@ var errNotEmpty = errors.New("upload is not empty")
 func (u *upload) appendHashed(files []chainedFile, state []byte) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	switch {
-	case u.finished:
-		return fmt.Errorf("write: %w", errFinished)
-	case u.failed != nil:
-		return u.failed
-	case u.size != 0:
+	if err := u.writable(); err != nil {
+		return err
+	}
+	if u.size != 0 {
 		return errNotEmpty
 	}
 	sum := checksum.NewWriter()

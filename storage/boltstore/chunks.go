@@ -435,17 +435,11 @@ func (s *Store) recordChunk(id, dir, name string, part chunkRec, l link) (replac
 
 // Chunks lists the parts of the live upload id by name.
 func (s *Store) Chunks(ctx context.Context, id string) ([]storage.Chunk, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var chunks []storage.Chunk
-	err := s.view(func(t *txn) error {
+	chunks, err := inTxn(ctx, s.view, func(t *txn) ([]storage.Chunk, error) {
 		if _, err := t.liveChunkedUpload(id, s.now()); err != nil {
-			return err
+			return nil, err
 		}
-		var err error
-		chunks, err = t.chunks(id)
-		return err
+		return t.chunks(id)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("parts of chunked upload: %w", err)
@@ -456,25 +450,20 @@ func (s *Store) Chunks(ctx context.Context, id string) ([]storage.Chunk, error) 
 // ClaimChunkedUpload marks the live upload id claimed in one transaction,
 // which bolt runs one at a time: of two claims the second finds the mark.
 func (s *Store) ClaimChunkedUpload(ctx context.Context, id string) ([]storage.Chunk, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var chunks []storage.Chunk
-	err := s.update(func(t *txn) error {
+	chunks, err := inTxn(ctx, s.update, func(t *txn) ([]storage.Chunk, error) {
 		u, err := t.liveChunkedUpload(id, t.now)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if u.Claimed {
-			return storage.ChunkedUploadClaimedTwice(id)
+			return nil, storage.ChunkedUploadClaimedTwice(id)
 		}
 		next := u
 		next.Claimed = true
 		if err := t.updateChunkedUpload(&u, &next); err != nil {
-			return err
+			return nil, err
 		}
-		chunks, err = t.chunks(id)
-		return err
+		return t.chunks(id)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim chunked upload: %w", err)
@@ -519,11 +508,7 @@ func (s *Store) chunkFile(id, name string) (string, error) {
 		if err != nil {
 			return err
 		}
-		v := parts.Get([]byte(name))
-		if v == nil {
-			return storage.ChunkNotFound(id, name)
-		}
-		part, err := decodeChunk(id, name, v)
+		part, err := partNamed(parts, id, name)
 		if err != nil {
 			return err
 		}
@@ -538,14 +523,7 @@ func (s *Store) chunkFile(id, name string) (string, error) {
 // that opened it keeps its open file, and a crash in between leaves a file
 // no record names, which the next open removes.
 func (s *Store) RemoveChunk(ctx context.Context, id, name string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	var path string
-	err := s.update(func(t *txn) (err error) {
-		path, err = s.dropChunk(t, id, name)
-		return err
-	})
+	path, err := inTxn(ctx, s.update, func(t *txn) (string, error) { return s.dropChunk(t, id, name) })
 	if err != nil {
 		return fmt.Errorf("remove part %.64q of chunked upload: %w", name, err)
 	}
@@ -568,11 +546,7 @@ func (s *Store) dropChunk(t *txn, id, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	v := parts.Get([]byte(name))
-	if v == nil {
-		return "", storage.ChunkNotFound(id, name)
-	}
-	part, err := decodeChunk(id, name, v)
+	part, err := partNamed(parts, id, name)
 	if err != nil {
 		return "", err
 	}
@@ -594,17 +568,12 @@ func (s *Store) dropChunk(t *txn, id, name string) (string, error) {
 // RemoveChunkedUpload drops the records of the live upload id, then its
 // directory.
 func (s *Store) RemoveChunkedUpload(ctx context.Context, id string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	var dir string
-	err := s.update(func(t *txn) error {
+	dir, err := inTxn(ctx, s.update, func(t *txn) (string, error) {
 		u, err := t.liveChunkedUpload(id, t.now)
 		if err != nil {
-			return err
+			return "", err
 		}
-		dir = u.Dir
-		return t.dropChunkedUpload(id)
+		return u.Dir, t.dropChunkedUpload(id)
 	})
 	if err != nil {
 		return fmt.Errorf("remove chunked upload: %w", err)
@@ -865,6 +834,16 @@ func (t *txn) partsOf(id string) (*bolt.Bucket, error) {
 		return nil, fmt.Errorf("chunked upload %.64q without parts bucket: %w", id, errCorrupt)
 	}
 	return b, nil
+}
+
+// partNamed returns part name of upload id from parts, its parts bucket:
+// storage.ChunkNotFound's error when there is none.
+func partNamed(parts *bolt.Bucket, id, name string) (chunkRec, error) {
+	v := parts.Get([]byte(name))
+	if v == nil {
+		return chunkRec{}, storage.ChunkNotFound(id, name)
+	}
+	return decodeChunk(id, name, v)
 }
 
 // chunkedUpload returns upload id, live or not, and whether it exists.

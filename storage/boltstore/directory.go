@@ -111,18 +111,12 @@ func (s *Store) RememberUser(ctx context.Context, e storage.DirectoryEntry) erro
 
 // DirectoryUser returns the entry of user id (storage.Directory).
 func (s *Store) DirectoryUser(ctx context.Context, id string) (storage.DirectoryEntry, error) {
-	if err := ctx.Err(); err != nil {
-		return storage.DirectoryEntry{}, err
-	}
-	var e storage.DirectoryEntry
-	err := s.view(func(t *txn) error {
+	e, err := inTxn(ctx, s.view, func(t *txn) (storage.DirectoryEntry, error) {
 		v := t.tx.Bucket(bucketDirectory).Get([]byte(id))
 		if v == nil {
-			return fmt.Errorf("user %.64q never signed in: %w", id, storage.ErrNotFound)
+			return storage.DirectoryEntry{}, fmt.Errorf("user %.64q never signed in: %w", id, storage.ErrNotFound)
 		}
-		var err error
-		e, err = decodeDirectoryEntry(id, v, true)
-		return err
+		return decodeDirectoryEntry(id, v, true)
 	})
 	if err != nil {
 		return storage.DirectoryEntry{}, fmt.Errorf("directory entry: %w", err)

@@ -263,21 +263,17 @@ func (t *txn) parentOf(id string) (string, error) {
 
 // RefreshLock restarts the timeout of the live lock with token.
 func (s *Store) RefreshLock(ctx context.Context, spaceID, token string, timeout time.Duration) (storage.Lock, error) {
-	if err := ctx.Err(); err != nil {
-		return storage.Lock{}, err
-	}
 	if err := storage.ValidLockTimeout(timeout); err != nil {
 		return storage.Lock{}, err
 	}
-	var l storage.Lock
-	err := s.update(func(t *txn) error {
-		var err error
-		if l, err = t.liveLock(spaceID, token, t.now); err != nil {
-			return err
+	l, err := inTxn(ctx, s.update, func(t *txn) (storage.Lock, error) {
+		l, err := t.liveLock(spaceID, token, t.now)
+		if err != nil {
+			return storage.Lock{}, err
 		}
 		l.Timeout = timeout
 		l.Expires = storage.LockExpiry(t.now.Round(0).UTC(), timeout)
-		return t.putLock(l)
+		return l, t.putLock(l)
 	})
 	if err != nil {
 		return storage.Lock{}, fmt.Errorf("refresh lock %q: %w", token, err)
@@ -328,22 +324,18 @@ func (t *txn) liveLock(spaceID, token string, now time.Time) (storage.Lock, erro
 // LocksOn returns the live locks covering nodeID: its own and the Deep
 // locks of its ancestors, and with below also the locks of its subtree.
 func (s *Store) LocksOn(ctx context.Context, spaceID, nodeID string, below bool) ([]storage.Lock, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	now := s.now()
-	var out []storage.Lock
-	err := s.view(func(t *txn) error {
+	out, err := inTxn(ctx, s.view, func(t *txn) ([]storage.Lock, error) {
 		node, err := t.nodeIn(spaceID, nodeID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		below = below && node.IsFolder() // nothing lies below a file
 		var filter func(node []byte, deep bool) bool
 		if !below {
 			above, err := t.ancestors(nodeID)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			// Only the node's own locks and the Deep ones above it can
 			// cover it: the others need no decoding (a copy by davfs2
@@ -352,10 +344,9 @@ func (s *Store) LocksOn(ctx context.Context, spaceID, nodeID string, below bool)
 		}
 		locks, err := t.liveLocksOf(spaceID, now, filter)
 		if err != nil || len(locks) == 0 {
-			return err
+			return nil, err
 		}
-		out, err = t.locksCovering(nodeID, locks, below)
-		return err
+		return t.locksCovering(nodeID, locks, below)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("locks on %s: %w", nodeID, err)
@@ -391,6 +382,8 @@ func (s *Store) SpaceLocks(ctx context.Context, spaceID string) ([]storage.Lock,
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// Every listing asks, most often of a space without locks: no inTxn
+	// here, whose closures would allocate on this path.
 	now := s.now()
 	var out []storage.Lock
 	err := s.view(func(t *txn) (err error) {

@@ -105,6 +105,20 @@ func (b loginFlowBuckets) get(loginKey string) (storage.LoginFlow, bool, error) 
 	return f, err == nil, err
 }
 
+// loginFlowOf returns the buckets of tx and the flow of loginKey in them,
+// open or expired, or storage.LoginFlowNotFound.
+func loginFlowOf(tx *bolt.Tx, loginKey string) (loginFlowBuckets, storage.LoginFlow, error) {
+	b, ok := existingLoginFlowBuckets(tx)
+	if !ok {
+		return b, storage.LoginFlow{}, storage.LoginFlowNotFound()
+	}
+	f, ok, err := b.get(loginKey)
+	if err == nil && !ok {
+		err = storage.LoginFlowNotFound()
+	}
+	return b, f, err
+}
+
 func (b loginFlowBuckets) put(f *storage.LoginFlow) error {
 	return b.flows.Put([]byte(f.LoginKey), encodeLoginFlow(f))
 }
@@ -176,13 +190,7 @@ func (b loginFlowBuckets) sweep(now time.Time, n int) error {
 
 // CreateLoginFlow keeps f (storage.LoginFlows).
 func (s *Store) CreateLoginFlow(ctx context.Context, f storage.LoginFlow) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := storage.ValidLoginFlow(f); err != nil {
-		return fmt.Errorf("create login flow: %w", err)
-	}
-	err := s.updateGrouped(func(t *txn) error {
+	return s.changeGrouped(ctx, "create login flow", storage.ValidLoginFlow(f), func(t *txn) error {
 		b, err := openLoginFlowBuckets(t.tx)
 		if err != nil {
 			return err
@@ -198,54 +206,27 @@ func (s *Store) CreateLoginFlow(ctx context.Context, f storage.LoginFlow) error 
 		}
 		return b.add(&f)
 	})
-	if err != nil {
-		return fmt.Errorf("create login flow: %w", err)
-	}
-	return nil
 }
 
 // LoginFlow returns the open flow of loginKey (storage.LoginFlows).
 func (s *Store) LoginFlow(ctx context.Context, loginKey string, now time.Time) (storage.LoginFlow, error) {
-	if err := ctx.Err(); err != nil {
-		return storage.LoginFlow{}, err
-	}
-	var f storage.LoginFlow
-	err := s.view(func(t *txn) error {
-		b, ok := existingLoginFlowBuckets(t.tx)
-		if !ok {
-			return storage.LoginFlowNotFound()
+	return inTxn(ctx, s.view, func(t *txn) (storage.LoginFlow, error) {
+		_, f, err := loginFlowOf(t.tx, loginKey)
+		if err == nil && f.Expired(now) {
+			err = storage.LoginFlowNotFound()
 		}
-		var err error
-		f, ok, err = b.get(loginKey)
-		if err != nil {
-			return err
-		}
-		if !ok || f.Expired(now) {
-			return storage.LoginFlowNotFound()
-		}
-		return nil
+		return f, err
 	})
-	return f, err
 }
 
 // GrantLoginFlow grants the open flow of loginKey (storage.LoginFlows).
 func (s *Store) GrantLoginFlow(ctx context.Context, loginKey, user string, sealed []byte, now time.Time) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := storage.ValidLoginFlowGrant(user, sealed); err != nil {
-		return fmt.Errorf("grant login flow: %w", err)
-	}
-	err := s.updateGrouped(func(t *txn) error {
-		b, ok := existingLoginFlowBuckets(t.tx)
-		if !ok {
-			return storage.LoginFlowNotFound()
-		}
-		f, ok, err := b.get(loginKey)
+	return s.changeGrouped(ctx, "grant login flow", storage.ValidLoginFlowGrant(user, sealed), func(t *txn) error {
+		b, f, err := loginFlowOf(t.tx, loginKey)
 		switch {
 		case err != nil:
 			return err
-		case !ok || f.Expired(now):
+		case f.Expired(now):
 			return storage.LoginFlowNotFound()
 		case f.Granted():
 			return storage.LoginFlowGranted()
@@ -253,35 +234,17 @@ func (s *Store) GrantLoginFlow(ctx context.Context, loginKey, user string, seale
 		f.User, f.Sealed = user, sealed
 		return b.put(&f)
 	})
-	if err != nil {
-		return fmt.Errorf("grant login flow: %w", err)
-	}
-	return nil
 }
 
 // DeleteLoginFlow ends the flow of loginKey (storage.LoginFlows).
 func (s *Store) DeleteLoginFlow(ctx context.Context, loginKey string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	err := s.updateGrouped(func(t *txn) error {
-		b, ok := existingLoginFlowBuckets(t.tx)
-		if !ok {
-			return storage.LoginFlowNotFound()
-		}
-		f, ok, err := b.get(loginKey)
+	return s.changeGrouped(ctx, "delete login flow", nil, func(t *txn) error {
+		b, f, err := loginFlowOf(t.tx, loginKey)
 		if err != nil {
 			return err
 		}
-		if !ok {
-			return storage.LoginFlowNotFound()
-		}
 		return b.delete(&f)
 	})
-	if err != nil {
-		return fmt.Errorf("delete login flow: %w", err)
-	}
-	return nil
 }
 
 // TakeLoginFlow takes the granted flow of pollKey (storage.LoginFlows):

@@ -187,13 +187,7 @@ func (b massDeleteBuckets) addItems(r *massDeleteRec, items []string) error {
 
 // OpenMassDelete keeps the new event e (storage.MassDeletes).
 func (s *Store) OpenMassDelete(ctx context.Context, e storage.MassDelete) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := storage.ValidMassDelete(e); err != nil {
-		return fmt.Errorf("open mass delete: %w", err)
-	}
-	err := s.updateGrouped(func(t *txn) error {
+	return s.changeGrouped(ctx, "open mass delete", storage.ValidMassDelete(e), func(t *txn) error {
 		b, err := openMassDeleteBuckets(t.tx)
 		if err != nil {
 			return err
@@ -215,35 +209,26 @@ func (s *Store) OpenMassDelete(ctx context.Context, e storage.MassDelete) error 
 		}
 		return b.put(&r)
 	})
-	if err != nil {
-		return fmt.Errorf("open mass delete: %w", err)
-	}
-	return nil
 }
 
 // ExtendMassDelete adds to open event id (storage.MassDeletes).
 func (s *Store) ExtendMassDelete(ctx context.Context, spaceID, id string, items []string, files int64, end time.Time) (storage.MassDelete, error) {
-	if err := ctx.Err(); err != nil {
-		return storage.MassDelete{}, err
-	}
 	if files < 0 {
 		return storage.MassDelete{}, fmt.Errorf("extend mass delete: negative files: %w", storage.ErrInvalid)
 	}
-	var out storage.MassDelete
-	err := s.updateGrouped(func(t *txn) error {
+	out, err := inTxn(ctx, s.updateGrouped, func(t *txn) (storage.MassDelete, error) {
 		b, r, err := findOpenMassDelete(t.tx, spaceID, id)
 		if err != nil {
-			return err
+			return storage.MassDelete{}, err
 		}
 		if err := b.addItems(&r, items); err != nil {
-			return err
+			return storage.MassDelete{}, err
 		}
 		r.Files += files
 		if end.After(r.End) {
 			r.End = end
 		}
-		out = r.MassDelete
-		return b.put(&r)
+		return r.MassDelete, b.put(&r)
 	})
 	if err != nil {
 		return storage.MassDelete{}, fmt.Errorf("extend mass delete: %w", err)
@@ -282,44 +267,34 @@ func (s *Store) MassDeletes(ctx context.Context, spaceID string) ([]storage.Mass
 
 // MassDelete returns event id with its items (storage.MassDeletes).
 func (s *Store) MassDelete(ctx context.Context, spaceID, id string) (storage.MassDelete, error) {
-	if err := ctx.Err(); err != nil {
-		return storage.MassDelete{}, err
-	}
-	var e storage.MassDelete
-	err := s.view(func(t *txn) error {
+	return inTxn(ctx, s.view, func(t *txn) (storage.MassDelete, error) {
 		b, r, err := findMassDelete(t.tx, spaceID, id)
 		if err != nil {
-			return err
+			return storage.MassDelete{}, err
 		}
-		e = r.MassDelete
+		e := r.MassDelete
 		e.Items = make([]string, 0, r.items)
 		prefix := massDeletePrefix(spaceID, id)
 		c := b.items.Cursor()
 		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 			e.Items = append(e.Items, string(k[len(prefix):]))
 		}
-		return nil
+		return e, nil
 	})
-	return e, err
 }
 
 // ResolveMassDelete resolves open event id (storage.MassDeletes).
 func (s *Store) ResolveMassDelete(ctx context.Context, spaceID, id string, state storage.MassDeleteState, by string, at time.Time) (storage.MassDelete, error) {
-	if err := ctx.Err(); err != nil {
-		return storage.MassDelete{}, err
-	}
 	if err := storage.ValidMassDeleteResolution(state, by); err != nil {
 		return storage.MassDelete{}, fmt.Errorf("resolve mass delete: %w", err)
 	}
-	var out storage.MassDelete
-	err := s.updateGrouped(func(t *txn) error {
+	out, err := inTxn(ctx, s.updateGrouped, func(t *txn) (storage.MassDelete, error) {
 		b, r, err := findOpenMassDelete(t.tx, spaceID, id)
 		if err != nil {
-			return err
+			return storage.MassDelete{}, err
 		}
 		r.State, r.ResolvedBy, r.Resolved = state, by, at
-		out = r.MassDelete
-		return b.put(&r)
+		return r.MassDelete, b.put(&r)
 	})
 	if err != nil {
 		return storage.MassDelete{}, fmt.Errorf("resolve mass delete: %w", err)

@@ -10,14 +10,7 @@ import (
 
 // Node returns a node of the space.
 func (s *Store) Node(ctx context.Context, spaceID, nodeID string) (storage.Node, error) {
-	if err := ctx.Err(); err != nil {
-		return storage.Node{}, err
-	}
-	var r rec
-	err := s.view(func(t *txn) (err error) {
-		r, err = t.nodeIn(spaceID, nodeID)
-		return err
-	})
+	r, err := inTxn(ctx, s.view, func(t *txn) (rec, error) { return t.nodeIn(spaceID, nodeID) })
 	if err != nil {
 		return storage.Node{}, err
 	}
@@ -26,25 +19,19 @@ func (s *Store) Node(ctx context.Context, spaceID, nodeID string) (storage.Node,
 
 // Child returns the child called name of folder parentID.
 func (s *Store) Child(ctx context.Context, spaceID, parentID, name string) (storage.Node, error) {
-	if err := ctx.Err(); err != nil {
-		return storage.Node{}, err
-	}
 	if err := storage.ValidName(name, nil); err != nil {
 		return storage.Node{}, fmt.Errorf("child: %w", err)
 	}
-	var r rec
-	err := s.view(func(t *txn) error {
-		var ok bool
-		var err error
-		r, ok, err = t.child(parentID, name)
+	r, err := inTxn(ctx, s.view, func(t *txn) (rec, error) {
+		r, ok, err := t.child(parentID, name)
 		if err != nil {
-			return err
+			return rec{}, err
 		}
 		// A child is in the space exactly when its parent is.
 		if !ok || r.SpaceID != spaceID {
-			return storage.ChildNotFound(parentID, name)
+			return rec{}, storage.ChildNotFound(parentID, name)
 		}
-		return nil
+		return r, nil
 	})
 	if err != nil {
 		return storage.Node{}, err
@@ -159,37 +146,29 @@ func (t *txn) scanChildren(folderID, after string, limit int, fn func(rec) error
 // first name that does not exist or whose parent is a file. A missing
 // node nodeID is ErrNotFound, an invalid name looked up ErrInvalid.
 func (s *Store) Walk(ctx context.Context, spaceID, nodeID string, names []string) ([]storage.Node, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var nodes []storage.Node
-	err := s.view(func(t *txn) error {
+	return inTxn(ctx, s.view, func(t *txn) ([]storage.Node, error) {
 		r, err := t.nodeIn(spaceID, nodeID)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		nodes = make([]storage.Node, 0, len(names)+1)
+		nodes := make([]storage.Node, 0, len(names)+1)
 		nodes = append(nodes, r.Node)
 		for _, name := range names {
 			if !r.IsFolder() {
-				return nil
+				return nodes, nil
 			}
 			if err := storage.ValidName(name, nil); err != nil {
-				return fmt.Errorf("walk: %w", err)
+				return nil, fmt.Errorf("walk: %w", err)
 			}
 			child, ok, err := t.child(r.ID, name)
 			if err != nil || !ok {
-				return err
+				return nodes, err
 			}
 			r = child
 			nodes = append(nodes, r.Node)
 		}
-		return nil
+		return nodes, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return nodes, nil
 }
 
 // node returns the node with id, in the space its ancestry leads to, and
@@ -267,6 +246,12 @@ func (t *txn) child(parentID, name string) (rec, bool, error) {
 	if v == nil {
 		return rec{}, false, nil
 	}
+	return t.decodeChild(parentID, v)
+}
+
+// decodeChild decodes v, the record of a child of folder parentID, with
+// the folder's space.
+func (t *txn) decodeChild(parentID string, v []byte) (rec, bool, error) {
 	r, err := decodeNode(v)
 	if err != nil {
 		return rec{}, false, err

@@ -270,12 +270,8 @@ func (t *txn) checkRoom(spaceID string, delta int64) error {
 // where the quota has room for it, the files having passed the quota
 // check as if nothing were kept.
 func (t *txn) trimUndo(spaceID string) error {
-	quota, err := t.quota(spaceID)
-	if err != nil || quota < 0 {
-		return err
-	}
-	u, err := t.usage(spaceID)
-	if err != nil {
+	quota, u, ok, err := t.quotaUsage(spaceID)
+	if !ok {
 		return err
 	}
 	over := u.Used() + u.Reserved - quota

@@ -129,7 +129,7 @@ func (s *Store) SearchNames(ctx context.Context, scope storage.SearchScope, patt
 	}
 	folded := []byte(storage.FoldName(pattern))
 	var found storage.Found
-	err = s.view(func(t *txn) error {
+	err = s.viewWalk(func(t *txn) error {
 		w, err := t.newSearchWalk(scope)
 		if err != nil {
 			return err
@@ -138,6 +138,7 @@ func (s *Store) SearchNames(ctx context.Context, scope storage.SearchScope, patt
 		c := t.names().Cursor()
 		var page []string
 		for k, parent := c.Seek(prefix); bytes.HasPrefix(k, prefix); k, parent = c.Next() {
+			t.countScan(len(k) + len(parent))
 			name, id, ok := bytes.Cut(k[len(prefix):], []byte{0})
 			if !ok {
 				return fmt.Errorf("name index key %q: %w", k, errCorrupt)
@@ -179,13 +180,14 @@ func (s *Store) SearchFavorites(ctx context.Context, scope storage.SearchScope, 
 	}
 	suffix := propSuffix(user, storage.FavoriteProp)
 	var all []storage.Node
-	err = s.view(func(t *txn) error {
+	err = s.viewWalk(func(t *txn) error {
 		w, err := t.newSearchWalk(scope)
 		if err != nil {
 			return err
 		}
 		c := t.props().Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
+			t.countScan(len(k) + len(v))
 			if !bytes.HasSuffix(k, suffix) || !storage.IsFavorite(string(v)) {
 				continue
 			}

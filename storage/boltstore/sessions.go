@@ -147,14 +147,7 @@ func (s *Store) removeSessionFile(id string) {
 
 // Session returns the live session id.
 func (s *Store) Session(ctx context.Context, id string) (storage.UploadSession, error) {
-	if err := ctx.Err(); err != nil {
-		return storage.UploadSession{}, err
-	}
-	var r sessionRec
-	err := s.view(func(t *txn) (err error) {
-		r, err = t.liveSession(id, s.now())
-		return err
-	})
+	r, err := inTxn(ctx, s.view, func(t *txn) (sessionRec, error) { return t.liveSession(id, s.now()) })
 	if err != nil {
 		return storage.UploadSession{}, fmt.Errorf("session: %w", err)
 	}

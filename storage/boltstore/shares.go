@@ -319,25 +319,21 @@ func (t *txn) checkNoTwin(sh storage.Share) error {
 // UpdateShare changes what a share lets do and until when
 // (storage.Shares).
 func (s *Store) UpdateShare(ctx context.Context, id string, update storage.Share) (storage.Share, error) {
-	if err := ctx.Err(); err != nil {
-		return storage.Share{}, err
-	}
-	var out storage.Share
-	err := s.update(func(t *txn) error {
+	out, err := inTxn(ctx, s.update, func(t *txn) (storage.Share, error) {
 		old, err := t.share(id)
 		if err != nil {
-			return err
+			return storage.Share{}, err
 		}
 		item, err := t.sharedItem(old)
 		if err != nil {
-			return err
+			return storage.Share{}, err
 		}
 		if err := storage.CheckShareUpdate(old, update, item.Node, t.now); err != nil {
-			return err
+			return storage.Share{}, err
 		}
-		out = old
+		out := old
 		out.Role, out.PasswordHash, out.DisplayName, out.Expires = update.Role, update.PasswordHash, update.DisplayName, update.Expires
-		return t.shares().Put([]byte(id), encodeShare(&out))
+		return out, t.shares().Put([]byte(id), encodeShare(&out))
 	})
 	if err != nil {
 		return storage.Share{}, fmt.Errorf("update share: %w", err)
@@ -365,38 +361,22 @@ func (s *Store) DeleteShare(ctx context.Context, id string) error {
 
 // Share returns a share by id (storage.Shares).
 func (s *Store) Share(ctx context.Context, id string) (storage.Share, error) {
-	if err := ctx.Err(); err != nil {
-		return storage.Share{}, err
-	}
-	var out storage.Share
-	err := s.view(func(t *txn) error {
-		var err error
-		out, err = t.share(id)
-		return err
-	})
-	return out, err
+	return inTxn(ctx, s.view, func(t *txn) (storage.Share, error) { return t.share(id) })
 }
 
 // LinkByToken returns the link of a token, expired or not
 // (storage.Shares).
 func (s *Store) LinkByToken(ctx context.Context, token string) (storage.Share, error) {
-	if err := ctx.Err(); err != nil {
-		return storage.Share{}, err
-	}
 	if err := storage.ValidLinkToken(token); err != nil {
 		return storage.Share{}, err
 	}
-	var out storage.Share
-	err := s.view(func(t *txn) error {
+	return inTxn(ctx, s.view, func(t *txn) (storage.Share, error) {
 		id := t.shareTokens().Get([]byte(token))
 		if id == nil {
-			return storage.LinkNotFound()
+			return storage.Share{}, storage.LinkNotFound()
 		}
-		var err error
-		out, err = t.share(string(id))
-		return err
+		return t.share(string(id))
 	})
-	return out, err
 }
 
 // ItemShares returns the shares of an item or of a whole space
@@ -441,15 +421,7 @@ func (s *Store) SharesWith(ctx context.Context, u storage.User) ([]storage.Share
 
 // listShares returns what list finds in a snapshot, in SortShares order.
 func (s *Store) listShares(ctx context.Context, list func(t *txn) ([]storage.Share, error)) ([]storage.Share, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var out []storage.Share
-	err := s.view(func(t *txn) error {
-		var err error
-		out, err = list(t)
-		return err
-	})
+	out, err := inTxn(ctx, s.view, list)
 	if err != nil {
 		return nil, fmt.Errorf("list shares: %w", err)
 	}

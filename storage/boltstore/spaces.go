@@ -127,14 +127,7 @@ func (s *Store) PutSpace(ctx context.Context, sp storage.Space) (storage.Space, 
 
 // Space returns the space with the given id.
 func (s *Store) Space(ctx context.Context, id string) (storage.Space, error) {
-	if err := ctx.Err(); err != nil {
-		return storage.Space{}, err
-	}
-	var sp storage.Space
-	err := s.view(func(t *txn) (err error) {
-		sp, err = t.space(id)
-		return err
-	})
+	sp, err := inTxn(ctx, s.view, func(t *txn) (storage.Space, error) { return t.space(id) })
 	if err != nil {
 		return storage.Space{}, err
 	}

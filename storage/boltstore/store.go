@@ -261,19 +261,13 @@ func Open(dir string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	// We hold the database lock, so nothing in uploads/ belongs to a live
-	// upload: it was never acknowledged.
-	if err := s.clearUploads(); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if err := s.recoverSessions(); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if err := s.recoverChunkedUploads(); err != nil {
-		db.Close()
-		return nil, err
+	// The recovery. We hold the database lock, so nothing in uploads/
+	// belongs to a live upload: it was never acknowledged (clearUploads).
+	for _, recovery := range []func() error{s.clearUploads, s.recoverSessions, s.recoverChunkedUploads} {
+		if err := recovery(); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	go s.sweep()
 	go s.sweepSessions()

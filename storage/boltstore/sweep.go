@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 	"go.uber.org/zap"
@@ -23,16 +22,7 @@ import (
 // their space.
 func (s *Store) sweepSessions() {
 	defer close(s.sessionSweepDone)
-	tick := time.NewTicker(s.sessionSweep)
-	defer tick.Stop()
-	for {
-		select {
-		case <-s.closing:
-			return
-		case <-tick.C:
-		}
-		s.Report(s.sweepExpired())
-	}
+	storage.SweepEvery(s.closing, s.sessionSweep, func() { s.Report(s.sweepExpired()) })
 }
 
 // sweepExpired makes one pass of the sessions' sweep and says what it

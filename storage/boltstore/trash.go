@@ -73,17 +73,7 @@ func (t *txn) deleteTrashItem(spaceID string, item trashRec) error {
 
 // trashItems returns the items of the trash of space spaceID, in key order.
 func (t *txn) trashItems(spaceID string) ([]trashRec, error) {
-	prefix := trashItemKey(spaceID, "")
-	var items []trashRec
-	c := t.trash().Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		item, err := decodeTrash(string(k[len(prefix):]), v)
-		if err != nil {
-			return nil, err
-		}
-		items = append(items, item)
-	}
-	return items, nil
+	return decodeUnder(t.trash(), trashItemKey(spaceID, ""), decodeTrash)
 }
 
 // itemNode returns the record of the top node of item.

@@ -220,16 +220,7 @@ func (t *txn) childAfter(id, after string) (rec, bool, error) {
 		return rec{}, false, nil
 	}
 	t.countScan(len(k) + len(v))
-	r, err := decodeNode(v)
-	if err != nil {
-		return rec{}, false, err
-	}
-	space, err := t.spaceBelow(id)
-	if err != nil {
-		return rec{}, false, err
-	}
-	t.inSpace(&r, space)
-	return r, true, nil
+	return t.decodeChild(id, v)
 }
 
 // transfer holds what Move and Copy check alike about their target.

@@ -94,6 +94,7 @@ func (m *scanMeter) reset() { m.scanned.Store(0) }
 // keep up, and has it trimmed until it has committed (without its own
 // trims, a big DELETE peaked clearly higher in the bench's setup).
 func (t *txn) countScan(n int) {
+	t.walk.readRecord()
 	before := t.scanned
 	t.scanned += int64(n)
 	if t.trim == nil || t.scans == nil {
@@ -268,6 +269,9 @@ func nextTrimCheck(busy bool) time.Duration {
 type fileGrowth struct {
 	atTrim  atomic.Int64 // bytes resident just after the last trim
 	checked atomic.Int64 // when they were last looked at by a transaction (unix nanoseconds)
+	// walkLimit, when set, replaces trimGrowth as the growth a walk
+	// (viewWalk) allows: a test lowers it to walk a small database.
+	walkLimit atomic.Int64
 }
 
 // reset takes the resident file pages just after a trim.
@@ -277,9 +281,21 @@ func (g *fileGrowth) reset() {
 }
 
 // grown reports whether they grew by trimGrowth since.
-func (g *fileGrowth) grown() bool {
-	n, err := residency.FileResident()
-	return err == nil && n-g.atTrim.Load() >= trimGrowth
+func (g *fileGrowth) grown() bool { return g.grownBy(trimGrowth) }
+
+// grownBy reports whether they grew by n bytes since.
+func (g *fileGrowth) grownBy(n int64) bool {
+	now, err := residency.FileResident()
+	return err == nil && now-g.atTrim.Load() >= n
+}
+
+// walkBound is the growth a walk allows: trimGrowth, the bound of the
+// whole store, unless a test set walkLimit.
+func (g *fileGrowth) walkBound() int64 {
+	if n := g.walkLimit.Load(); n > 0 {
+		return n
+	}
+	return trimGrowth
 }
 
 // trimGrowthCheckEvery is how often transactions look at the growth.

@@ -1,6 +1,8 @@
 package boltstore
 
 import (
+	"bytes"
+	"context"
 	"crypto/md5"
 	"encoding/binary"
 	"encoding/hex"
@@ -40,6 +42,8 @@ type txn struct {
 	// scanned is what this txn's scans read.
 	scans   *scanMeter
 	scanned int64
+	// walk is set in a txn of viewWalk, which its scans trim (trim_walk.go).
+	walk *walk
 	// trim trims the mapping until a write txn has committed, once the
 	// txn has scanned much (trim.go); nil in a read txn.
 	trim *commitTrim
@@ -117,6 +121,21 @@ func (b countedBucket) Delete(key []byte) error {
 // raw returns the bucket itself, for reads.
 func (b countedBucket) raw() *bolt.Bucket { return b.boltBucket }
 
+// decodeUnder decodes the records of b whose keys start with prefix, in
+// key order, each by decode given the rest of its key.
+func decodeUnder[T any](b countedBucket, prefix []byte, decode func(key string, v []byte) (T, error)) ([]T, error) {
+	var out []T
+	c := b.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		r, err := decode(string(k[len(prefix):]), v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
 func (t *txn) spaces() countedBucket { return t.bucket(&t.open.spaces, bucketSpaces) }
 
 func (t *txn) personal() countedBucket { return t.bucket(&t.open.personal, bucketPersonal) }
@@ -146,6 +165,41 @@ func (t *txn) lockTokens() countedBucket { return t.bucket(&t.open.lockTokens, b
 func (s *Store) view(fn func(t *txn) error) error {
 	defer s.trimIfGrown()
 	return s.db.View(func(tx *bolt.Tx) error { return fn(s.newTxn(tx)) })
+}
+
+// changeGrouped runs fn in a grouped write transaction (updateGrouped)
+// once ctx and the caller's validation (invalid: its error, nil when the
+// input is valid) pass. The failure of either of those or of fn says what
+// the change was; ctx's is returned as it is.
+func (s *Store) changeGrouped(ctx context.Context, what string, invalid error, fn func(t *txn) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if invalid != nil {
+		return fmt.Errorf("%s: %w", what, invalid)
+	}
+	if err := s.updateGrouped(fn); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+// inTxn checks ctx, then returns what fn returns from the transaction run
+// runs it in (s.view, s.update or s.updateGrouped): the zero T when
+// either fails, so that no half-read value escapes a failed transaction.
+func inTxn[T any](ctx context.Context, run func(func(*txn) error) error, fn func(*txn) (T, error)) (T, error) {
+	var out, zero T
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	err := run(func(t *txn) (err error) {
+		out, err = fn(t)
+		return err
+	})
+	if err != nil {
+		return zero, err
+	}
+	return out, nil
 }
 
 // update runs fn in a write transaction. The change time and the sequence

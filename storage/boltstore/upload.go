@@ -59,13 +59,19 @@ var errFinished = errors.New("upload is finished")
 func (u *upload) Write(p []byte) (int, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.finished {
-		return 0, fmt.Errorf("write: %w", errFinished)
-	}
-	if u.failed != nil {
-		return 0, u.failed
+	if err := u.writable(); err != nil {
+		return 0, err
 	}
 	return u.write(p)
+}
+
+// writable fails unless the upload takes more bytes: it is neither
+// finished nor failed. The caller holds u.mu.
+func (u *upload) writable() error {
+	if u.finished {
+		return fmt.Errorf("write: %w", errFinished)
+	}
+	return u.failed
 }
 
 // write is Write with u.mu held. The content goes to memory while it can

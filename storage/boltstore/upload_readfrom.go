@@ -16,11 +16,8 @@ import (
 func (u *upload) ReadFrom(r io.Reader) (int64, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.finished {
-		return 0, fmt.Errorf("write: %w", errFinished)
-	}
-	if u.failed != nil {
-		return 0, u.failed
+	if err := u.writable(); err != nil {
+		return 0, err
 	}
 	first := storage.GetBlock()
 	n, err := storage.ReadBlock(r, *first)

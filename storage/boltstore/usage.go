@@ -136,14 +136,7 @@ func (t *txn) nodeCap(spaceID string) (int64, error) {
 
 // Usage returns what space spaceID holds against its quota.
 func (s *Store) Usage(ctx context.Context, spaceID string) (storage.Usage, error) {
-	if err := ctx.Err(); err != nil {
-		return storage.Usage{}, err
-	}
-	var u storage.Usage
-	err := s.view(func(t *txn) (err error) {
-		u, err = t.usage(spaceID)
-		return err
-	})
+	u, err := inTxn(ctx, s.view, func(t *txn) (storage.Usage, error) { return t.usage(spaceID) })
 	if err != nil {
 		return storage.Usage{}, fmt.Errorf("usage of space %s: %w", spaceID, err)
 	}
@@ -193,6 +186,12 @@ func (t *txn) quotaFor(spaceID string, delta int64) (quota int64, u storage.Usag
 	if delta <= 0 {
 		return 0, u, false, nil
 	}
+	return t.quotaUsage(spaceID)
+}
+
+// quotaUsage reads the quota of space spaceID and what it holds; ok is
+// false when the space has no quota or the read failed.
+func (t *txn) quotaUsage(spaceID string) (quota int64, u storage.Usage, ok bool, err error) {
 	if quota, err = t.quota(spaceID); err != nil || quota < 0 {
 		return 0, u, false, err
 	}
@@ -206,16 +205,9 @@ func (t *txn) quotaFor(spaceID string, delta int64) (quota int64, u storage.Usag
 // has grown since before and now holds more than its quota: a copy, whose
 // files were checked before it began, also copies dead properties.
 func (t *txn) checkGrowthWithinQuota(spaceID string, before storage.Usage) error {
-	quota, err := t.quota(spaceID)
-	if err != nil || quota < 0 {
+	quota, u, ok, err := t.quotaUsage(spaceID)
+	if !ok || u.Used() <= before.Used() {
 		return err
-	}
-	u, err := t.usage(spaceID)
-	if err != nil {
-		return err
-	}
-	if u.Used() <= before.Used() {
-		return nil
 	}
 	return u.CheckWithin(quota)
 }
@@ -360,7 +352,8 @@ func (t *txn) recountNodes() error {
 // countAllNodes adds the nodes of every space, live and in its trash,
 // roots aside, and the versions of its files to its counters.
 func (t *txn) countAllNodes(counters map[string]spaceCounters) error {
-	err := t.children().ForEach(func(_, v []byte) error {
+	err := t.children().ForEach(func(k, v []byte) error {
+		t.countScan(len(k) + len(v))
 		r, err := decodeNode(v)
 		if err != nil || r.ParentID == "" {
 			return nil // a root; a bad record is the tree step's
@@ -423,6 +416,7 @@ func (t *txn) recountUsage() error {
 func (t *txn) countProps(counters map[string]spaceCounters) error {
 	var nodeID, spaceID string
 	return t.props().ForEach(func(k, v []byte) error {
+		t.countScan(len(k) + len(v))
 		id, rest, ok := bytes.Cut(k, []byte{0})
 		if !ok {
 			return fmt.Errorf("property key %q: %w", k, errCorrupt)
@@ -455,30 +449,31 @@ func (t *txn) countProps(counters map[string]spaceCounters) error {
 
 func (t *txn) countSessions(counters map[string]spaceCounters, uploads map[string]int) error {
 	return t.sessions().ForEach(func(k, v []byte) error {
-		r, err := decodeSession(string(k), v)
-		if err != nil {
-			return nil // ended when the store opens
+		// A record that does not decode is ended when the store opens.
+		if r, err := decodeSession(string(k), v); err == nil {
+			countUpload(counters, uploads, r.SpaceID, r.User, storage.UploadReservation(r.UploadSession))
 		}
-		c := counters[r.SpaceID]
-		c.reserved += storage.UploadReservation(r.UploadSession)
-		counters[r.SpaceID] = c
-		uploads[r.User]++
 		return nil
 	})
 }
 
 func (t *txn) countChunkedUploads(counters map[string]spaceCounters, uploads map[string]int) error {
 	return t.chunkedUploads().ForEach(func(k, v []byte) error {
-		r, err := decodeChunkedUpload(string(k), v)
-		if err != nil {
-			return nil // ended when the store opens
+		if r, err := decodeChunkedUpload(string(k), v); err == nil {
+			countUpload(counters, uploads, r.SpaceID, r.User, r.reservation())
 		}
-		if r.SpaceID != "" {
-			c := counters[r.SpaceID]
-			c.reserved += r.reservation()
-			counters[r.SpaceID] = c
-		}
-		uploads[r.User]++
 		return nil
 	})
+}
+
+// countUpload counts an unfinished upload of user, and the bytes it
+// reserves in space spaceID; one in no space (a chunked upload from
+// before reservations) reserves nothing.
+func countUpload(counters map[string]spaceCounters, uploads map[string]int, spaceID, user string, reserved int64) {
+	if spaceID != "" {
+		c := counters[spaceID]
+		c.reserved += reserved
+		counters[spaceID] = c
+	}
+	uploads[user]++
 }

@@ -32,15 +32,9 @@ func versionRecKey(spaceID, fileID, key string) []byte {
 // fileVersions returns the versions of file fileID of space spaceID,
 // newest first.
 func (t *txn) fileVersions(spaceID, fileID string) ([]versionRec, error) {
-	prefix := versionPrefix(spaceID, fileID)
-	var out []versionRec
-	c := t.versions().Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		r, err := decodeVersion(string(k[len(prefix):]), v)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
+	out, err := decodeUnder(t.versions(), versionPrefix(spaceID, fileID), decodeVersion)
+	if err != nil {
+		return nil, err
 	}
 	sortVersionRecs(out)
 	return out, nil
@@ -213,20 +207,16 @@ func (t *txn) dropVersions(spaceID, fileID string) error {
 
 // FileVersions returns the versions of a file of the space, newest first.
 func (s *Store) FileVersions(ctx context.Context, spaceID, fileID string) ([]storage.Version, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var out []storage.Version
-	err := s.view(func(t *txn) error {
+	out, err := inTxn(ctx, s.view, func(t *txn) ([]storage.Version, error) {
 		if _, err := t.liveFile(spaceID, fileID); err != nil {
-			return err
+			return nil, err
 		}
 		vs, err := t.fileVersions(spaceID, fileID)
-		out = make([]storage.Version, len(vs))
+		out := make([]storage.Version, len(vs))
 		for i, v := range vs {
 			out[i] = v.public(spaceID)
 		}
-		return err
+		return out, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("versions of %s: %w", fileID, err)

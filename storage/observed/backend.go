@@ -314,8 +314,6 @@ func (b *Backend) PatchProps(ctx context.Context, spaceID, nodeID string, patche
 
 // The storage.LockStore methods.
 
-// The storage.LockStore methods.
-
 func (b *Backend) CreateLock(ctx context.Context, l storage.Lock, lim storage.LockLimits) (storage.Lock, error) {
 	ctx, obs := b.observe(ctx, OpCreateLock, l.SpaceID)
 	lock, err := b.next.CreateLock(ctx, l, lim)
@@ -347,8 +345,6 @@ func (b *Backend) SpaceLocks(ctx context.Context, spaceID string) ([]storage.Loc
 
 // The storage.UploadSessions methods.
 
-// The storage.UploadSessions methods.
-
 func (b *Backend) CreateSession(ctx context.Context, s storage.UploadSession) (storage.UploadSession, error) {
 	ctx, obs := b.observe(ctx, OpCreateSession, s.SpaceID)
 	session, err := b.next.CreateSession(ctx, s)
@@ -377,8 +373,6 @@ func (b *Backend) RemoveSession(ctx context.Context, id string) error {
 	ctx, obs := b.observe(ctx, OpRemoveSession, "")
 	return obs.end(b.next.RemoveSession(ctx, id))
 }
-
-// The storage.ChunkedUploads methods.
 
 // The storage.ChunkedUploads methods.
 
@@ -452,8 +446,6 @@ func (b *Backend) ReserveChunkedUpload(ctx context.Context, id string, length in
 
 // The storage.Trash methods.
 
-// The storage.Trash methods.
-
 func (b *Backend) TrashItems(ctx context.Context, spaceID, after string, limit int) ([]storage.TrashItem, error) {
 	ctx, obs := b.observe(ctx, OpTrashItems, spaceID)
 	items, err := b.next.TrashItems(ctx, spaceID, after, limit)
@@ -490,8 +482,6 @@ func (b *Backend) EmptyTrash(ctx context.Context, spaceID string) error {
 
 // The storage.Versions methods.
 
-// The storage.Versions methods.
-
 func (b *Backend) FileVersions(ctx context.Context, spaceID, fileID string) ([]storage.Version, error) {
 	ctx, obs := b.observe(ctx, OpFileVersions, spaceID)
 	versions, err := b.next.FileVersions(ctx, spaceID, fileID)
@@ -509,8 +499,6 @@ func (b *Backend) RestoreVersion(ctx context.Context, spaceID, fileID, key strin
 	n, err := b.next.RestoreVersion(ctx, spaceID, fileID, key, c)
 	return n, obs.end(err)
 }
-
-// The storage.Retainer methods.
 
 // The storage.Retainer methods.
 
@@ -571,8 +559,6 @@ func (b *Backend) SharesWith(ctx context.Context, u storage.User) ([]storage.Sha
 
 // The storage.Directory methods.
 
-// The storage.Directory methods.
-
 func (b *Backend) RememberUser(ctx context.Context, e storage.DirectoryEntry) error {
 	ctx, obs := b.observe(ctx, OpRememberUser, "")
 	return obs.end(b.next.RememberUser(ctx, e))
@@ -598,8 +584,6 @@ func (b *Backend) SearchGroups(ctx context.Context, query string, limit int) ([]
 
 // The storage.Searcher methods.
 
-// The storage.Searcher methods.
-
 func (b *Backend) SearchNames(ctx context.Context, scope storage.SearchScope, pattern string) (storage.Found, error) {
 	ctx, obs := b.observe(ctx, OpSearchNames, scope.SpaceID)
 	found, err := b.next.SearchNames(ctx, scope, pattern)
@@ -611,8 +595,6 @@ func (b *Backend) SearchFavorites(ctx context.Context, scope storage.SearchScope
 	found, err := b.next.SearchFavorites(ctx, scope, user)
 	return found, obs.end(err)
 }
-
-// The storage.PreviewCache methods.
 
 // The storage.PreviewCache methods.
 
@@ -648,8 +630,6 @@ func (b *Backend) ReturnAttempt(ctx context.Context, key string, taken time.Time
 
 // The storage.AppPasswords methods.
 
-// The storage.AppPasswords methods.
-
 func (b *Backend) CreateAppPassword(ctx context.Context, p storage.AppPassword) error {
 	ctx, obs := b.observe(ctx, OpCreateAppPassword, "")
 	return obs.end(b.next.CreateAppPassword(ctx, p))
@@ -676,8 +656,6 @@ func (b *Backend) TouchAppPassword(ctx context.Context, id string, at time.Time)
 	ctx, obs := b.observe(ctx, OpTouchAppPassword, "")
 	return obs.end(b.next.TouchAppPassword(ctx, id, at))
 }
-
-// The storage.LoginFlows methods.
 
 // The storage.LoginFlows methods.
 

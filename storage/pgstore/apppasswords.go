@@ -59,16 +59,9 @@ func (s *Store) CreateAppPassword(ctx context.Context, p storage.AppPassword) er
 		if kept >= storage.MaxAppPasswordsPerUser {
 			return storage.AppPasswordCapReached()
 		}
-		tag, err := tx.Exec(ctx, `INSERT INTO app_passwords (`+appPasswordColumns+`)
+		return execOne(ctx, tx, fmt.Errorf("app password id: %w", storage.ErrExists), `INSERT INTO app_passwords (`+appPasswordColumns+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING`,
 			p.ID, p.User, p.Label, p.Hash, p.Created, nullTime(p.Expires), nullTime(p.LastUsed), p.Space, p.Path, p.ReadOnly)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("app password id: %w", storage.ErrExists)
-		}
-		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("create app password: %w", err)
@@ -78,15 +71,7 @@ func (s *Store) CreateAppPassword(ctx context.Context, p storage.AppPassword) er
 
 // AppPasswords returns user's passwords (storage.AppPasswords).
 func (s *Store) AppPasswords(ctx context.Context, user string) ([]storage.AppPassword, error) {
-	pool, err := s.db()
-	if err != nil {
-		return nil, fmt.Errorf("app passwords: %w", err)
-	}
-	rows, err := pool.Query(ctx, `SELECT `+appPasswordColumns+` FROM app_passwords WHERE user_id = $1`, user)
-	if err != nil {
-		return nil, fmt.Errorf("app passwords: %w", err)
-	}
-	list, err := pgx.CollectRows(rows, scanAppPassword)
+	list, err := queryRows(ctx, s, scanAppPassword, `SELECT `+appPasswordColumns+` FROM app_passwords WHERE user_id = $1`, user)
 	if err != nil {
 		return nil, fmt.Errorf("app passwords: %w", err)
 	}

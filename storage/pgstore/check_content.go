@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/sync/errgroup"
@@ -41,48 +42,64 @@ type contentFault struct {
 
 // checkFiles checks the content of every file, live or in a trash.
 func (c *checker) checkFiles(ctx context.Context) error {
-	after := ""
-	for {
-		rows, err := c.contentPage(ctx, `SELECT id, '' AS key, space_id, size, sha1, content FROM nodes
-			WHERE kind = $1 AND id > $2 ORDER BY id LIMIT $3`, storage.KindFile, after, checkPage)
-		if err != nil || len(rows) == 0 {
+	return eachPage(ctx, c.s, `SELECT id, '' AS key, space_id, size, sha1, content FROM nodes
+		WHERE kind = $1 AND id > $2 ORDER BY id LIMIT $3`,
+		[]any{storage.KindFile, ""},
+		func(last contentRow) []any { return []any{storage.KindFile, last.ID} },
+		c.checkContents(c.foundInFile))
+}
+
+// eachPage hands check what query selects, page by page: checkPage rows
+// a page, in the order of their keys. query's parameters are the keys
+// after which a page starts, first for the first page and after the
+// last row read for the next, and the size of a page, last. Each page is
+// one statement: no snapshot is held while check asks the bucket.
+func eachPage[T any](ctx context.Context, s *Store, query string, first []any, after func(last T) []any,
+	check func(context.Context, []T) error) error {
+	for keys := first; ; {
+		page, err := queryRows(ctx, s, pgx.RowToStructByName[T], query, append(slices.Clip(keys), checkPage)...)
+		if err != nil || len(page) == 0 {
 			return err
 		}
-		if err := c.checkContents(ctx, rows, c.foundInFile); err != nil {
+		if err := check(ctx, page); err != nil {
 			return err
 		}
-		after = rows[len(rows)-1].ID
+		keys = after(page[len(page)-1])
 	}
 }
 
-// checkContents checks the content of rows, a page of files or versions,
-// and hands each fault to found.
-func (c *checker) checkContents(ctx context.Context, rows []contentRow, found func(context.Context, contentRow, *contentFault) error) error {
-	faults, err := c.faultsOf(ctx, rows)
-	if err != nil {
-		return err
-	}
-	for i, r := range rows {
-		c.done++
-		if faults[i] == nil {
-			continue
+// eachRow is a check of a page that checks its rows one by one.
+func eachRow[T any](check func(context.Context, T) error) func(context.Context, []T) error {
+	return func(ctx context.Context, page []T) error {
+		for _, r := range page {
+			if err := check(ctx, r); err != nil {
+				return err
+			}
 		}
-		if err := found(ctx, r, faults[i]); err != nil {
-			return err
-		}
+		return nil
 	}
-	c.progress()
-	return nil
 }
 
-// contentPage reads one page of files or versions, in one statement.
-func (c *checker) contentPage(ctx context.Context, sql string, args ...any) ([]contentRow, error) {
-	pool, err := c.s.db()
-	if err != nil {
-		return nil, err
+// checkContents is a check of a page of files or versions: it checks
+// their content and hands each fault to found.
+func (c *checker) checkContents(found func(context.Context, contentRow, *contentFault) error) func(context.Context, []contentRow) error {
+	return func(ctx context.Context, rows []contentRow) error {
+		faults, err := c.faultsOf(ctx, rows)
+		if err != nil {
+			return err
+		}
+		for i, r := range rows {
+			c.done++
+			if faults[i] == nil {
+				continue
+			}
+			if err := found(ctx, r, faults[i]); err != nil {
+				return err
+			}
+		}
+		c.progress()
+		return nil
 	}
-	rows, _ := pool.Query(ctx, sql, args...)
-	return pgx.CollectRows(rows, pgx.RowToStructByName[contentRow])
 }
 
 // faultsOf asks the bucket about the content of rows, checkRequests rows
@@ -117,18 +134,11 @@ func (c *checker) foundInFile(ctx context.Context, r contentRow, fault *contentF
 
 // checkVersions checks the content of every version.
 func (c *checker) checkVersions(ctx context.Context) error {
-	afterFile, afterKey := "", ""
-	for {
-		rows, err := c.contentPage(ctx, `SELECT file_id AS id, key, space_id, size, sha1, content FROM versions
-			WHERE (file_id, key) > ($1, $2) ORDER BY file_id, key LIMIT $3`, afterFile, afterKey, checkPage)
-		if err != nil || len(rows) == 0 {
-			return err
-		}
-		if err := c.checkContents(ctx, rows, c.foundInVersion); err != nil {
-			return err
-		}
-		afterFile, afterKey = rows[len(rows)-1].ID, rows[len(rows)-1].Key
-	}
+	return eachPage(ctx, c.s, `SELECT file_id AS id, key, space_id, size, sha1, content FROM versions
+		WHERE (file_id, key) > ($1, $2) ORDER BY file_id, key LIMIT $3`,
+		[]any{"", ""},
+		func(last contentRow) []any { return []any{last.ID, last.Key} },
+		c.checkContents(c.foundInVersion))
 }
 
 // foundInVersion reports fault, what is wrong with a version's content,
@@ -255,26 +265,12 @@ type sessionCheckRow struct {
 // that fails is dropped by a repair: its client starts the upload again,
 // which it must anyway.
 func (c *checker) checkSessions(ctx context.Context) error {
-	pool, err := c.s.db()
-	if err != nil {
-		return err
-	}
-	after := ""
-	for {
-		rows, _ := pool.Query(ctx, `SELECT u.id, u.space_id, u.received, u.parts, u.target,
+	return eachPage(ctx, c.s, `SELECT u.id, u.space_id, u.received, u.parts, u.target,
 			EXISTS (SELECT 1 FROM spaces s WHERE s.id = u.space_id AND s.type <> 'trash') AS space_exists
-			FROM upload_sessions u WHERE u.id > $1 ORDER BY u.id LIMIT $2`, after, checkPage)
-		page, err := pgx.CollectRows(rows, pgx.RowToStructByName[sessionCheckRow])
-		if err != nil || len(page) == 0 {
-			return err
-		}
-		for _, r := range page {
-			if err := c.checkSession(ctx, r); err != nil {
-				return err
-			}
-		}
-		after = page[len(page)-1].ID
-	}
+		FROM upload_sessions u WHERE u.id > $1 ORDER BY u.id LIMIT $2`,
+		[]any{""},
+		func(last sessionCheckRow) []any { return []any{last.ID} },
+		eachRow(c.checkSession))
 }
 
 func (c *checker) checkSession(ctx context.Context, r sessionCheckRow) error {
@@ -362,25 +358,11 @@ func (c *checker) checkChunkedUploads(ctx context.Context) error {
 	if err := c.checkChunkedCounters(ctx); err != nil {
 		return err
 	}
-	pool, err := c.s.db()
-	if err != nil {
-		return err
-	}
-	afterUpload, afterName := []byte{}, []byte{}
-	for {
-		rows, _ := pool.Query(ctx, `SELECT upload_id, name, size, object FROM chunks
-			WHERE (upload_id, name) > ($1, $2) ORDER BY upload_id, name LIMIT $3`, afterUpload, afterName, checkPage)
-		page, err := pgx.CollectRows(rows, pgx.RowToStructByName[chunkCheckRow])
-		if err != nil || len(page) == 0 {
-			return err
-		}
-		for _, r := range page {
-			if err := c.checkChunk(ctx, r); err != nil {
-				return err
-			}
-		}
-		afterUpload, afterName = page[len(page)-1].UploadID, page[len(page)-1].Name
-	}
+	return eachPage(ctx, c.s, `SELECT upload_id, name, size, object FROM chunks
+		WHERE (upload_id, name) > ($1, $2) ORDER BY upload_id, name LIMIT $3`,
+		[]any{[]byte{}, []byte{}},
+		func(last chunkCheckRow) []any { return []any{last.UploadID, last.Name} },
+		eachRow(c.checkChunk))
 }
 
 func (c *checker) checkChunk(ctx context.Context, r chunkCheckRow) error {
@@ -439,17 +421,12 @@ func (c *checker) checkChunkedCounters(ctx context.Context) error {
 		Stored, Sum  int64
 		SpaceExists  bool
 	}
-	var found []faulty
-	err := c.s.read(ctx, func(tx pgx.Tx) error {
-		rows, _ := tx.Query(ctx, `SELECT u.id, u.space_id, u.parts, count(k.name)::int, u.stored, coalesce(sum(k.size), 0)::bigint,
-				u.space_id = '' OR EXISTS (SELECT 1 FROM spaces s WHERE s.id = u.space_id AND s.type <> 'trash')
-			FROM chunked_uploads u LEFT JOIN chunks k ON k.upload_id = u.id
-			GROUP BY u.id HAVING u.parts <> count(k.name) OR u.stored <> coalesce(sum(k.size), 0)
-				OR NOT (u.space_id = '' OR EXISTS (SELECT 1 FROM spaces s WHERE s.id = u.space_id AND s.type <> 'trash'))`)
-		var err error
-		found, err = pgx.CollectRows(rows, pgx.RowToStructByPos[faulty])
-		return err
-	})
+	found, err := readRows(ctx, c.s, pgx.RowToStructByPos[faulty], `SELECT u.id, u.space_id, u.parts, count(k.name)::int,
+			u.stored, coalesce(sum(k.size), 0)::bigint,
+			u.space_id = '' OR EXISTS (SELECT 1 FROM spaces s WHERE s.id = u.space_id AND s.type <> 'trash')
+		FROM chunked_uploads u LEFT JOIN chunks k ON k.upload_id = u.id
+		GROUP BY u.id HAVING u.parts <> count(k.name) OR u.stored <> coalesce(sum(k.size), 0)
+			OR NOT (u.space_id = '' OR EXISTS (SELECT 1 FROM spaces s WHERE s.id = u.space_id AND s.type <> 'trash'))`)
 	if err != nil {
 		return err
 	}

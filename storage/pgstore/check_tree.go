@@ -17,12 +17,7 @@ import (
 // files below it hold (its trash's root included), and that its counters
 // of properties and versions are what a recount gives.
 func (c *checker) checkSpaces(ctx context.Context) error {
-	pool, err := c.s.db()
-	if err != nil {
-		return err
-	}
-	rows, _ := pool.Query(ctx, `SELECT id FROM spaces ORDER BY id`)
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	ids, err := queryRows(ctx, c.s, pgx.RowTo[string], `SELECT id FROM spaces ORDER BY id`)
 	if err != nil {
 		return err
 	}
@@ -73,14 +68,8 @@ func (c *checker) checkFolderSizes(ctx context.Context, id string) error {
 		ID          string
 		Size, Total int64
 	}
-	var wrong []wrongSize
-	err := c.s.read(ctx, func(tx pgx.Tx) error {
-		rows, _ := tx.Query(ctx, folderTotals+`SELECT id, size, total FROM wrong ORDER BY id`,
-			id, storage.KindFile, storage.KindFolder)
-		var err error
-		wrong, err = pgx.CollectRows(rows, pgx.RowToStructByPos[wrongSize])
-		return err
-	})
+	wrong, err := readRows(ctx, c.s, pgx.RowToStructByPos[wrongSize],
+		folderTotals+`SELECT id, size, total FROM wrong ORDER BY id`, id, storage.KindFile, storage.KindFolder)
 	if err != nil || len(wrong) == 0 {
 		return err
 	}
@@ -201,13 +190,8 @@ func (c *checker) checkTree(ctx context.Context) error {
 			return err
 		}
 	}
-	var rootless []string
-	err := c.s.read(ctx, func(tx pgx.Tx) error {
-		rows, _ := tx.Query(ctx, `SELECT id FROM spaces s WHERE NOT EXISTS (SELECT 1 FROM nodes WHERE id = s.id) ORDER BY id`)
-		var err error
-		rootless, err = pgx.CollectRows(rows, pgx.RowTo[string])
-		return err
-	})
+	rootless, err := readRows(ctx, c.s, pgx.RowTo[string],
+		`SELECT id FROM spaces s WHERE NOT EXISTS (SELECT 1 FROM nodes WHERE id = s.id) ORDER BY id`)
 	if err != nil {
 		return err
 	}
@@ -238,23 +222,12 @@ const unrooted = `
 // no root of its space: such a node is neither live nor in the trash,
 // and lookups answer it as missing. It is named by id: it has no path.
 func (c *checker) checkAncestry(ctx context.Context) error {
-	pool, err := c.s.db()
-	if err != nil {
-		return err
-	}
-	rows, _ := pool.Query(ctx, `SELECT id FROM spaces WHERE type <> 'trash' ORDER BY id`)
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	ids, err := queryRows(ctx, c.s, pgx.RowTo[string], `SELECT id FROM spaces WHERE type <> 'trash' ORDER BY id`)
 	if err != nil {
 		return err
 	}
 	for _, spaceID := range ids {
-		var lost []string
-		err := c.s.read(ctx, func(tx pgx.Tx) error {
-			rows, _ := tx.Query(ctx, unrooted, spaceID)
-			var err error
-			lost, err = pgx.CollectRows(rows, pgx.RowTo[string])
-			return err
-		})
+		lost, err := readRows(ctx, c.s, pgx.RowTo[string], unrooted, spaceID)
 		if err != nil {
 			return fmt.Errorf("space %s: %w", spaceID, err)
 		}
@@ -272,13 +245,7 @@ func (c *checker) checkAncestry(ctx context.Context) error {
 // reportMisplaced reports, unrepaired, each (node, detail) that query
 // selects.
 func (c *checker) reportMisplaced(ctx context.Context, query string, args ...any) error {
-	var found []misplaced
-	err := c.s.read(ctx, func(tx pgx.Tx) error {
-		rows, _ := tx.Query(ctx, query, args...)
-		var err error
-		found, err = pgx.CollectRows(rows, pgx.RowToStructByPos[misplaced])
-		return err
-	})
+	found, err := readRows(ctx, c.s, pgx.RowToStructByPos[misplaced], query, args...)
 	if err != nil {
 		return err
 	}
@@ -336,42 +303,15 @@ func (c *checker) checkTrash(ctx context.Context) error {
 // never consult, or one a remove should have dropped); a repair drops
 // them, as a remove of the node would have.
 func (c *checker) checkLocks(ctx context.Context) error {
-	type lock struct {
-		Token, SpaceID, NodeID, UserID string
-	}
-	var locks []lock
-	err := c.s.read(ctx, func(tx pgx.Tx) error {
-		rows, _ := tx.Query(ctx, `SELECT l.token, l.space_id, l.node_id, l.user_id FROM locks l
-			JOIN nodes n ON n.id = l.node_id
-			WHERE n.space_id <> l.space_id OR node_root(n.id) IS DISTINCT FROM l.space_id
-			ORDER BY l.space_id, l.node_id`)
-		var err error
-		locks, err = pgx.CollectRows(rows, pgx.RowToStructByPos[lock])
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	for _, l := range locks {
-		repair := func(ctx context.Context) error {
-			return c.s.inSpace(ctx, l.SpaceID, func(tx pgx.Tx) error {
-				_, err := tx.Exec(ctx, `DELETE FROM locks WHERE token = $1`, l.Token)
-				return err
-			})
-		}
-		// The token is a capability: named by its user, never shown.
-		p := place{spaceID: l.SpaceID}.problem(storage.ProblemDangling, true,
-			"a lock of user %s of space %s is on node %s of another space", l.UserID, l.SpaceID, l.NodeID)
-		if loc, ok, err := c.locate(ctx, l.NodeID); err != nil {
-			return err
-		} else if ok {
-			p.Path = loc.path
-		}
-		if err := c.found(ctx, p, repair); err != nil {
-			return err
-		}
-	}
-	return nil
+	return c.checkStrays(ctx, `SELECT l.token, l.space_id, l.node_id, l.user_id FROM locks l
+		JOIN nodes n ON n.id = l.node_id
+		WHERE n.space_id <> l.space_id OR node_root(n.id) IS DISTINCT FROM l.space_id
+		ORDER BY l.space_id, l.node_id`,
+		`DELETE FROM locks WHERE token = $1`,
+		func(l stray) string {
+			// The token is a capability: named by its user, never shown.
+			return fmt.Sprintf("a lock of user %s of space %s is on node %s of another space", l.Owner, l.SpaceID, l.NodeID)
+		})
 }
 
 // checkShares reports shares whose item is not a live node of their space
@@ -379,36 +319,45 @@ func (c *checker) checkLocks(ctx context.Context) error {
 // shows them, but they count against their creator's limit. A repair
 // deletes them, as that change would have.
 func (c *checker) checkShares(ctx context.Context) error {
-	type share struct {
-		ID, SpaceID, NodeID, Creator string
-	}
-	var shares []share
-	err := c.s.read(ctx, func(tx pgx.Tx) error {
-		rows, _ := tx.Query(ctx, `SELECT s.id, s.space_id, s.node_id, s.creator FROM shares s
-			LEFT JOIN nodes n ON n.id = s.node_id AND n.space_id = s.space_id
-			WHERE n.id IS NULL OR node_root(n.id) IS DISTINCT FROM s.space_id
-			ORDER BY s.space_id, s.node_id, s.id`)
-		var err error
-		shares, err = pgx.CollectRows(rows, pgx.RowToStructByPos[share])
-		return err
-	})
+	return c.checkStrays(ctx, `SELECT s.id, s.space_id, s.node_id, s.creator FROM shares s
+		LEFT JOIN nodes n ON n.id = s.node_id AND n.space_id = s.space_id
+		WHERE n.id IS NULL OR node_root(n.id) IS DISTINCT FROM s.space_id
+		ORDER BY s.space_id, s.node_id, s.id`,
+		`DELETE FROM shares s WHERE s.id = $1 AND NOT EXISTS (
+			SELECT 1 FROM nodes n WHERE n.id = s.node_id AND n.space_id = s.space_id
+			AND node_root(n.id) = s.space_id)`,
+		func(sh stray) string {
+			return fmt.Sprintf("share %s of user %s is on node %s, which is not a live node of space %s", sh.Key, sh.Owner, sh.NodeID, sh.SpaceID)
+		})
+}
+
+// stray is a record of a space (a lock, a share) on a node that is not a
+// live node of the space: its key, space, node and user.
+type stray struct {
+	Key, SpaceID, NodeID, Owner string
+}
+
+// checkStrays reports each stray that query selects, at its node's path
+// while the node has one (the space's root otherwise), with detail. A
+// repair runs remove ($1: the stray's key) under the space's lock.
+func (c *checker) checkStrays(ctx context.Context, query, remove string, detail func(stray) string) error {
+	strays, err := readRows(ctx, c.s, pgx.RowToStructByPos[stray], query)
 	if err != nil {
 		return err
 	}
-	for _, sh := range shares {
+	for _, r := range strays {
 		repair := func(ctx context.Context) error {
-			return c.s.inSpace(ctx, sh.SpaceID, func(tx pgx.Tx) error {
-				_, err := tx.Exec(ctx, `DELETE FROM shares s WHERE s.id = $1 AND NOT EXISTS (
-					SELECT 1 FROM nodes n WHERE n.id = s.node_id AND n.space_id = s.space_id
-					AND node_root(n.id) = s.space_id)`, sh.ID)
+			return c.s.inSpace(ctx, r.SpaceID, func(tx pgx.Tx) error {
+				_, err := tx.Exec(ctx, remove, r.Key)
 				return err
 			})
 		}
-		p := place{spaceID: sh.SpaceID}.problem(storage.ProblemDangling, true,
-			"share %s of user %s is on node %s, which is not a live node of space %s", sh.ID, sh.Creator, sh.NodeID, sh.SpaceID)
-		if loc, ok, err := c.locate(ctx, sh.NodeID); err != nil {
+		p := place{spaceID: r.SpaceID}.problem(storage.ProblemDangling, true, "%s", detail(r))
+		loc, ok, err := c.locate(ctx, r.NodeID)
+		if err != nil {
 			return err
-		} else if ok {
+		}
+		if ok {
 			p.Path = loc.path
 		}
 		if err := c.found(ctx, p, repair); err != nil {

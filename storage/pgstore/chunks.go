@@ -168,14 +168,30 @@ func segmentsOf(keys []string) []s3content.Segment {
 // ChunkedUpload returns the live upload id.
 func (s *Store) ChunkedUpload(ctx context.Context, id string) (storage.ChunkedUpload, error) {
 	var row chunkedUploadRow
-	err := s.read(ctx, func(tx pgx.Tx) (err error) {
-		row, err = s.liveChunkedUpload(ctx, tx, id, "")
-		return err
+	err := s.onChunkedUpload(ctx, id, false, func(_ pgx.Tx, u chunkedUploadRow) error {
+		row = u
+		return nil
 	})
 	if err != nil {
 		return storage.ChunkedUpload{}, fmt.Errorf("chunked upload: %w", err)
 	}
 	return row.upload(), nil
+}
+
+// onChunkedUpload runs fn on the live upload id: in a read-only snapshot,
+// or when hold in a transaction that holds the upload's row.
+func (s *Store) onChunkedUpload(ctx context.Context, id string, hold bool, fn func(pgx.Tx, chunkedUploadRow) error) error {
+	run, lock := s.read, ""
+	if hold {
+		run, lock = s.tx, "FOR UPDATE"
+	}
+	return run(ctx, func(tx pgx.Tx) error {
+		u, err := s.liveChunkedUpload(ctx, tx, id, lock)
+		if err != nil {
+			return err
+		}
+		return fn(tx, u)
+	})
 }
 
 // liveChunkedUpload reads upload id unless it is unknown or expired; lock
@@ -184,16 +200,9 @@ func (s *Store) liveChunkedUpload(ctx context.Context, tx pgx.Tx, id, lock strin
 	if id == "" || len(id) > storage.MaxChunkedUploadIDBytes {
 		return chunkedUploadRow{}, storage.ChunkedUploadNotFound(id)
 	}
-	rows, err := tx.Query(ctx, `SELECT `+chunkedUploadColumns+` FROM chunked_uploads
+	return oneRow(ctx, tx, pgx.RowToStructByName[chunkedUploadRow], storage.ChunkedUploadNotFound(id),
+		`SELECT `+chunkedUploadColumns+` FROM chunked_uploads
 		WHERE id = $1 AND (expires_ns IS NULL OR expires_ns > $2) `+lock, []byte(id), s.now().UnixNano())
-	if err != nil {
-		return chunkedUploadRow{}, err
-	}
-	row, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[chunkedUploadRow])
-	if errors.Is(err, pgx.ErrNoRows) {
-		return chunkedUploadRow{}, storage.ChunkedUploadNotFound(id)
-	}
-	return row, err
 }
 
 // roomForChunk says why part name may not be put into upload u now, or
@@ -223,10 +232,8 @@ func (s *Store) putChunk(ctx context.Context, id, name string, r io.Reader) (sto
 		return storage.Chunk{}, err
 	}
 	var u chunkedUploadRow
-	err := s.read(ctx, func(tx pgx.Tx) (err error) {
-		if u, err = s.liveChunkedUpload(ctx, tx, id, ""); err != nil {
-			return err
-		}
+	err := s.onChunkedUpload(ctx, id, false, func(tx pgx.Tx, live chunkedUploadRow) error {
+		u = live
 		return roomForChunk(ctx, tx, u, name)
 	})
 	if err != nil {
@@ -326,11 +333,7 @@ func (s *Store) recordChunk(ctx context.Context, written chunkedUploadRow, name,
 // Chunks lists the parts of the live upload id in byte order of names.
 func (s *Store) Chunks(ctx context.Context, id string) ([]storage.Chunk, error) {
 	var chunks []storage.Chunk
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		u, err := s.liveChunkedUpload(ctx, tx, id, "")
-		if err != nil {
-			return err
-		}
+	err := s.onChunkedUpload(ctx, id, false, func(tx pgx.Tx, u chunkedUploadRow) (err error) {
 		chunks, err = listChunks(ctx, tx, u.ID)
 		return err
 	})
@@ -359,11 +362,7 @@ func listChunks(ctx context.Context, tx pgx.Tx, id []byte) ([]storage.Chunk, err
 // of two claims, on any nodes, the second finds the mark.
 func (s *Store) ClaimChunkedUpload(ctx context.Context, id string) ([]storage.Chunk, error) {
 	var chunks []storage.Chunk
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		u, err := s.liveChunkedUpload(ctx, tx, id, "FOR UPDATE")
-		if err != nil {
-			return err
-		}
+	err := s.onChunkedUpload(ctx, id, true, func(tx pgx.Tx, u chunkedUploadRow) (err error) {
 		if u.Claimed {
 			return storage.ChunkedUploadClaimedTwice(id)
 		}
@@ -383,12 +382,8 @@ func (s *Store) ClaimChunkedUpload(ctx context.Context, id string) ([]storage.Ch
 // after the lookup keeps its object for ObjectGrace.
 func (s *Store) OpenChunk(ctx context.Context, id, name string) (io.ReadCloser, error) {
 	var key string
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		u, err := s.liveChunkedUpload(ctx, tx, id, "")
-		if err != nil {
-			return err
-		}
-		err = tx.QueryRow(ctx, `SELECT object FROM chunks WHERE upload_id = $1 AND name = $2`, u.ID, []byte(name)).Scan(&key)
+	err := s.onChunkedUpload(ctx, id, false, func(tx pgx.Tx, u chunkedUploadRow) error {
+		err := tx.QueryRow(ctx, `SELECT object FROM chunks WHERE upload_id = $1 AND name = $2`, u.ID, []byte(name)).Scan(&key)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return storage.ChunkNotFound(id, name)
 		}
@@ -410,11 +405,7 @@ func (s *Store) OpenChunk(ctx context.Context, id, name string) (io.ReadCloser, 
 // RemoveChunk drops part name of the live, unclaimed upload id and
 // releases its object.
 func (s *Store) RemoveChunk(ctx context.Context, id, name string) error {
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		u, err := s.liveChunkedUpload(ctx, tx, id, "FOR UPDATE")
-		if err != nil {
-			return err
-		}
+	err := s.onChunkedUpload(ctx, id, true, func(tx pgx.Tx, u chunkedUploadRow) error {
 		if u.Claimed {
 			return storage.ChunkedUploadClaimed(id)
 		}
@@ -422,7 +413,7 @@ func (s *Store) RemoveChunk(ctx context.Context, id, name string) error {
 			key  string
 			size int64
 		)
-		err = tx.QueryRow(ctx, `DELETE FROM chunks WHERE upload_id = $1 AND name = $2 RETURNING object, size`,
+		err := tx.QueryRow(ctx, `DELETE FROM chunks WHERE upload_id = $1 AND name = $2 RETURNING object, size`,
 			u.ID, []byte(name)).Scan(&key, &size)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return storage.ChunkNotFound(id, name)
@@ -473,10 +464,9 @@ func (s *Store) AppendChunks(ctx context.Context, _ storage.Upload, id string, _
 // announces, holding its space's row lock, then the upload's.
 func (s *Store) ReserveChunkedUpload(ctx context.Context, id string, length int64) error {
 	var spaceID string
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		u, err := s.liveChunkedUpload(ctx, tx, id, "")
+	err := s.onChunkedUpload(ctx, id, false, func(_ pgx.Tx, u chunkedUploadRow) error {
 		spaceID = u.SpaceID
-		return err
+		return nil
 	})
 	if err == nil {
 		err = s.inSpaceOf(ctx, spaceID, func(tx pgx.Tx) error {

@@ -128,34 +128,21 @@ func (s *Store) DirectoryUser(ctx context.Context, id string) (storage.Directory
 
 // SearchUsers returns the users query finds, by id (storage.Directory).
 func (s *Store) SearchUsers(ctx context.Context, query string, limit int) ([]storage.DirectoryEntry, error) {
-	pool, err := s.db()
-	if err != nil {
-		return nil, fmt.Errorf("search users: %w", err)
-	}
-	rows, _ := pool.Query(ctx, `
+	found, err := queryRows(ctx, s, pgx.RowToStructByName[directoryRow], `
 		SELECT `+directoryColumns+` FROM directory
 		WHERE strpos(id_folded, $1) > 0 OR strpos(name_folded, $1) > 0 OR strpos(email_folded, $1) > 0
 		ORDER BY id LIMIT $2`, storage.FoldDirectoryText(query), storage.DirectoryLimit(limit))
-	found, err := pgx.CollectRows(rows, pgx.RowToStructByName[directoryRow])
 	if err != nil {
 		return nil, fmt.Errorf("search users: %w", classify(err))
 	}
-	entries := make([]storage.DirectoryEntry, len(found))
-	for i, r := range found {
-		entries[i] = r.entry()
-	}
-	return entries, nil
+	return mapRows(found, directoryRow.entry), nil
 }
 
 // SearchGroups returns the names of groups query finds (storage.Directory).
 func (s *Store) SearchGroups(ctx context.Context, query string, limit int) ([]string, error) {
-	pool, err := s.db()
-	if err != nil {
-		return nil, fmt.Errorf("search groups: %w", err)
-	}
 	// A skip scan of the primary key: one index probe per distinct group
 	// rather than a row per member, as the embedded store seeks.
-	rows, _ := pool.Query(ctx, `
+	groups, err := queryRows(ctx, s, pgx.RowTo[string], `
 		WITH RECURSIVE distinct_groups AS (
 			(SELECT name, folded FROM directory_groups ORDER BY name LIMIT 1)
 			UNION ALL
@@ -164,7 +151,6 @@ func (s *Store) SearchGroups(ctx context.Context, query string, limit int) ([]st
 		)
 		SELECT name FROM distinct_groups WHERE strpos(folded, $1) > 0
 		ORDER BY name LIMIT $2`, storage.FoldDirectoryText(query), storage.DirectoryLimit(limit))
-	groups, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return nil, fmt.Errorf("search groups: %w", classify(err))
 	}

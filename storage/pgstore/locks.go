@@ -147,19 +147,12 @@ func insertLock(ctx context.Context, tx pgx.Tx, l storage.Lock, now time.Time) e
 	if _, err := tx.Exec(ctx, `DELETE FROM locks WHERE token = $1 AND expires <= $2`, l.Token, now); err != nil {
 		return err
 	}
-	tag, err := tx.Exec(ctx, `
+	return execOne(ctx, tx, storage.LockTokenTaken(l.Token), `
 		INSERT INTO locks (`+lockColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 		ON CONFLICT (token) DO NOTHING`,
 		l.Token, l.SpaceID, l.NodeID, l.Root, l.Deep, int16(l.Scope), l.Owner, l.User, l.UserName,
 		groupsColumn(l.Groups), l.Created, l.Timeout.Milliseconds(), nullTime(l.Expires))
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return storage.LockTokenTaken(l.Token)
-	}
-	return nil
 }
 
 // checkLockConflicts fails with ErrLocked when one of the live locks of
@@ -294,16 +287,9 @@ func (s *Store) RemoveLock(ctx context.Context, spaceID, token string) error {
 		if _, err := purgeAndLoadLocks(ctx, tx, spaceID, now); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, `
+		return execOne(ctx, tx, storage.LockNotFound(spaceID, token), `
 			DELETE FROM locks WHERE token = $1 AND space_id = $2 AND (expires IS NULL OR expires > $3)`,
 			token, spaceID, now)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return storage.LockNotFound(spaceID, token)
-		}
-		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("remove lock %q: %w", token, err)
@@ -394,11 +380,7 @@ func loadUnexpiredLocks(ctx context.Context, tx pgx.Tx, spaceID string, now time
 	if err != nil {
 		return nil, err
 	}
-	locks := make([]storage.Lock, len(found))
-	for i, r := range found {
-		locks[i] = r.lock()
-	}
-	return locks, nil
+	return mapRows(found, lockRow.lock), nil
 }
 
 // purgeAndLoadLocks drops the expired locks of a space and those that no
@@ -462,15 +444,7 @@ func ancestors(ctx context.Context, tx pgx.Tx, id string) (map[string]bool, erro
 	if err != nil {
 		return nil, err
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, err
-	}
-	set := make(map[string]bool, len(ids))
-	for _, a := range ids {
-		set[a] = true
-	}
-	return set, nil
+	return collectSet(rows)
 }
 
 // lockNodesBelow returns the set of the nodes of locks that lie in the
@@ -492,12 +466,17 @@ func lockNodesBelow(ctx context.Context, tx pgx.Tx, top string, locks []storage.
 	if err != nil {
 		return nil, err
 	}
-	inside, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return collectSet(rows)
+}
+
+// collectSet is the set of the ids rows hold, one a row.
+func collectSet(rows pgx.Rows) (map[string]bool, error) {
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return nil, err
 	}
-	set := make(map[string]bool, len(inside))
-	for _, id := range inside {
+	set := make(map[string]bool, len(ids))
+	for _, id := range ids {
 		set[id] = true
 	}
 	return set, nil

@@ -62,16 +62,10 @@ func (s *Store) CreateLoginFlow(ctx context.Context, f storage.LoginFlow) error 
 		if open >= storage.MaxLoginFlows {
 			return storage.LoginFlowCapReached()
 		}
-		tag, err := tx.Exec(ctx, `INSERT INTO login_flows (login_key, poll_key, client, created, expires, poll_public)
+		return execOne(ctx, tx, fmt.Errorf("login flow key: %w", storage.ErrExists),
+			`INSERT INTO login_flows (login_key, poll_key, client, created, expires, poll_public)
 			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
 			f.LoginKey, f.PollKey, f.Client, f.Created, f.Expires, f.PollPublic)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("login flow key: %w", storage.ErrExists)
-		}
-		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("create login flow: %w", err)

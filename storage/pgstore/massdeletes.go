@@ -68,14 +68,12 @@ func (s *Store) OpenMassDelete(ctx context.Context, e storage.MassDelete) error 
 			e.SpaceID, storage.MaxMassDeletesPerSpace-1); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, `INSERT INTO mass_deletes (space_id, id, user_id, client, label, files, started, ended)
+		err := execOne(ctx, tx, fmt.Errorf("mass delete %s: %w", e.ID, storage.ErrExists),
+			`INSERT INTO mass_deletes (space_id, id, user_id, client, label, files, started, ended)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
 			e.SpaceID, e.ID, e.User, e.Client, e.Label, e.Files, e.Start, e.End)
 		if err != nil {
 			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("mass delete %s: %w", e.ID, storage.ErrExists)
 		}
 		return addMassDeleteItems(ctx, tx, e.SpaceID, e.ID, e.Items, 0)
 	})
@@ -164,15 +162,7 @@ func massDeleteRow(ctx context.Context, q pgx.Tx, spaceID, id string) (storage.M
 
 // MassDeletes returns the events of space spaceID (storage.MassDeletes).
 func (s *Store) MassDeletes(ctx context.Context, spaceID string) ([]storage.MassDelete, error) {
-	pool, err := s.db()
-	if err != nil {
-		return nil, fmt.Errorf("mass deletes of space %s: %w", spaceID, err)
-	}
-	rows, err := pool.Query(ctx, `SELECT `+massDeleteColumns+` FROM mass_deletes WHERE space_id = $1`, spaceID)
-	if err != nil {
-		return nil, fmt.Errorf("mass deletes of space %s: %w", spaceID, err)
-	}
-	events, err := pgx.CollectRows(rows, scanMassDelete)
+	events, err := queryRows(ctx, s, scanMassDelete, `SELECT `+massDeleteColumns+` FROM mass_deletes WHERE space_id = $1`, spaceID)
 	if err != nil {
 		return nil, fmt.Errorf("mass deletes of space %s: %w", spaceID, err)
 	}

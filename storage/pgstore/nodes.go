@@ -26,11 +26,17 @@ const listColumns = `id, space_id, coalesce(parent_id, '') AS parent_id, name, k
 
 // nodeRow is a row of nodes.
 type nodeRow struct {
-	ID          string              `db:"id"`
-	SpaceID     string              `db:"space_id"`
-	ParentID    string              `db:"parent_id"`
-	Name        string              `db:"name"`
-	Kind        int16               `db:"kind"`
+	ID       string `db:"id"`
+	SpaceID  string `db:"space_id"`
+	ParentID string `db:"parent_id"`
+	Name     string `db:"name"`
+	Kind     int16  `db:"kind"`
+	contentColumns
+}
+
+// contentColumns are the columns of a file's content and what describes
+// it, which nodes and versions both have.
+type contentColumns struct {
 	Size        int64               `db:"size"`
 	ModTime     time.Time           `db:"mtime"`
 	ETag        string              `db:"etag"`
@@ -180,11 +186,7 @@ func (s *Store) ReadDir(ctx context.Context, spaceID, folderID, after string, li
 	if err != nil {
 		return nil, err
 	}
-	out := make([]storage.Node, len(rows))
-	for i, r := range rows {
-		out[i] = r.node()
-	}
-	return out, nil
+	return mapRows(rows, nodeRow.node), nil
 }
 
 // ReadDirProps is ReadDir with each child's dead properties, read in the
@@ -206,10 +208,7 @@ func (s *Store) ReadDirProps(ctx context.Context, spaceID, folderID, user, after
 		if err != nil {
 			return err
 		}
-		out = make([]storage.Entry, len(rows))
-		for i, r := range rows {
-			out[i] = storage.Entry{Node: r.node(), Props: props[r.ID]}
-		}
+		out = mapRows(rows, func(r nodeRow) storage.Entry { return storage.Entry{Node: r.node(), Props: props[r.ID]} })
 		return nil
 	})
 	if err != nil {

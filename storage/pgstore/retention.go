@@ -89,33 +89,24 @@ func (s *Store) ExpireUndo(ctx context.Context) (int, error) {
 // expireTrash purges up to limit expired trash items of the group's
 // spaces, oldest first.
 func (s *Store) expireTrash(ctx context.Context, g retentionGroup, now time.Time, limit int) (int, error) {
-	type due struct{ spaceID, key string }
-	var items []due
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		rows, _ := tx.Query(ctx, `SELECT space_id, key FROM trash_items
-			WHERE deleted_ns <= $1 AND `+spaceFilter+` ORDER BY deleted_ns LIMIT $4`,
-			cutoff(now, g.retention.KeepsTrash(), g.retention.Trash), g.others, g.spaces, limit)
-		var err error
-		items, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (due, error) {
-			var d due
-			return d, row.Scan(&d.spaceID, &d.key)
-		})
-		return err
-	})
+	type due struct{ SpaceID, Key string }
+	items, err := queryRows(ctx, s, pgx.RowToStructByPos[due], `SELECT space_id, key FROM trash_items
+		WHERE deleted_ns <= $1 AND `+spaceFilter+` ORDER BY deleted_ns LIMIT $4`,
+		cutoff(now, g.retention.KeepsTrash(), g.retention.Trash), g.others, g.spaces, limit)
 	if err != nil {
 		return 0, err
 	}
 	for i, it := range items {
-		err := s.change(ctx, it.spaceID, func(c *change) error { return s.purgeKey(ctx, c, it.spaceID, it.key) })
+		err := s.change(ctx, it.SpaceID, func(c *change) error { return s.purgeKey(ctx, c, it.SpaceID, it.Key) })
 		if err != nil {
-			return i, fmt.Errorf("trash item %q of space %s: %w", it.key, it.spaceID, err)
+			return i, fmt.Errorf("trash item %q of space %s: %w", it.Key, it.SpaceID, err)
 		}
 	}
 	return len(items), nil
 }
 
 // dueFile is a file some of whose versions are due.
-type dueFile struct{ spaceID, fileID string }
+type dueFile struct{ SpaceID, FileID string }
 
 // expireVersions prunes the files of the group's spaces that have
 // expired versions, up to limit files. It reads the limit oldest expired
@@ -147,29 +138,20 @@ func (s *Store) pruneOverMax(ctx context.Context, g retentionGroup, now time.Tim
 // pruneFiles prunes the versions of each file the query selects to the
 // group's retention, each in a change of its own, and counts what went.
 func (s *Store) pruneFiles(ctx context.Context, g retentionGroup, now time.Time, query string, args ...any) (int, error) {
-	var files []dueFile
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		rows, _ := tx.Query(ctx, query, args...)
-		var err error
-		files, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (dueFile, error) {
-			var f dueFile
-			return f, row.Scan(&f.spaceID, &f.fileID)
-		})
-		return err
-	})
+	files, err := queryRows(ctx, s, pgx.RowToStructByPos[dueFile], query, args...)
 	if err != nil {
 		return 0, err
 	}
 	pruned := 0
 	for _, f := range files {
 		var n int
-		err := s.change(ctx, f.spaceID, func(c *change) (err error) {
-			n, err = s.pruneVersions(ctx, c.tx, f.spaceID, f.fileID, g.retention, now)
+		err := s.change(ctx, f.SpaceID, func(c *change) (err error) {
+			n, err = s.pruneVersions(ctx, c.tx, f.SpaceID, f.FileID, g.retention, now)
 			return err
 		})
 		pruned += n
 		if err != nil {
-			return pruned, fmt.Errorf("versions of %s: %w", f.fileID, err)
+			return pruned, fmt.Errorf("versions of %s: %w", f.FileID, err)
 		}
 	}
 	return pruned, nil

@@ -176,16 +176,9 @@ func (s *Store) liveSession(ctx context.Context, tx pgx.Tx, id, lock string) (se
 	if !storage.IsHexID(id) {
 		return sessionRow{}, storage.SessionNotFound(id)
 	}
-	rows, err := tx.Query(ctx, `SELECT `+sessionColumns+` FROM upload_sessions
+	return oneRow(ctx, tx, pgx.RowToStructByName[sessionRow], storage.SessionNotFound(id),
+		`SELECT `+sessionColumns+` FROM upload_sessions
 		WHERE id = $1 AND (expires_ns IS NULL OR expires_ns > $2) `+lock, id, s.now().UnixNano())
-	if err != nil {
-		return sessionRow{}, err
-	}
-	row, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[sessionRow])
-	if errors.Is(err, pgx.ErrNoRows) {
-		return sessionRow{}, storage.SessionNotFound(id)
-	}
-	return row, err
 }
 
 // AppendSession streams the bytes of r into a new object and then records

@@ -87,10 +87,7 @@ func queryShares(ctx context.Context, q querier, where string, args ...any) ([]s
 	if err != nil {
 		return nil, classify(err)
 	}
-	out := make([]storage.Share, len(rs))
-	for i, r := range rs {
-		out[i] = r.share()
-	}
+	out := mapRows(rs, shareRow.share)
 	storage.SortShares(out)
 	return out, nil
 }

@@ -205,18 +205,9 @@ func (s *Store) Space(ctx context.Context, id string) (storage.Space, error) {
 // Spaces returns every personal and project space, ordered by id, with
 // the quota that applies to each.
 func (s *Store) Spaces(ctx context.Context) ([]storage.Space, error) {
-	pool, err := s.db()
-	if err != nil {
-		return nil, fmt.Errorf("listing spaces: %w", err)
-	}
-	rows, _ := pool.Query(ctx, `SELECT `+spaceColumns+` FROM spaces WHERE type <> 'trash' ORDER BY id COLLATE "C"`)
-	rs, err := pgx.CollectRows(rows, pgx.RowToStructByName[spaceRow])
+	rs, err := queryRows(ctx, s, pgx.RowToStructByName[spaceRow], `SELECT `+spaceColumns+` FROM spaces WHERE type <> 'trash' ORDER BY id COLLATE "C"`)
 	if err != nil {
 		return nil, fmt.Errorf("listing spaces: %w", classify(err))
 	}
-	out := make([]storage.Space, len(rs))
-	for i, r := range rs {
-		out[i] = storage.EffectiveQuota(r.space(), s.personalQuota.Load())
-	}
-	return out, nil
+	return mapRows(rs, func(r spaceRow) storage.Space { return storage.EffectiveQuota(r.space(), s.personalQuota.Load()) }), nil
 }

@@ -9,7 +9,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/davspaces/davspaces/storage"
-	"github.com/davspaces/davspaces/storage/s3content"
 )
 
 // The sweep runs on every node. Each pass takes its rows with FOR UPDATE
@@ -30,21 +29,14 @@ func (s *Store) sweepLoop() {
 		<-s.closing
 		cancel()
 	}()
-	tick := time.NewTicker(s.sweepEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-s.closing:
+	storage.SweepEvery(s.closing, s.sweepEvery, func() {
+		if !s.reached.Load() {
 			return
-		case <-tick.C:
-			if !s.reached.Load() {
-				continue
-			}
-			if err := s.sweep(ctx); err != nil && ctx.Err() == nil {
-				s.log.Warn("sweep", zap.Error(err))
-			}
 		}
-	}
+		if err := s.sweep(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("sweep", zap.Error(err))
+		}
+	})
 }
 
 // sweep makes one pass: expired trash, versions, sessions and chunked
@@ -104,23 +96,30 @@ func drain(ctx context.Context, batch func(context.Context) (int, error), taken 
 
 // sweepSessions ends a batch of expired sessions and releases their parts.
 func (s *Store) sweepSessions(ctx context.Context) (int, error) {
+	return sweepRows(ctx, s, s.release, `
+		DELETE FROM upload_sessions WHERE id IN (
+			SELECT id FROM upload_sessions WHERE expires_ns <= $1
+			LIMIT $2 FOR UPDATE SKIP LOCKED)
+		RETURNING parts`, s.now().UnixNano(), sweepBatch)
+}
+
+// sweepRows ends with end, in one transaction, each of the rows query
+// selects and holds (a batch of expired ones, one value a row), and
+// counts them.
+func sweepRows[T any](ctx context.Context, s *Store, end func(context.Context, pgx.Tx, T) error, query string, args ...any) (int, error) {
 	var n int
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `
-			DELETE FROM upload_sessions WHERE id IN (
-				SELECT id FROM upload_sessions WHERE expires_ns <= $1
-				LIMIT $2 FOR UPDATE SKIP LOCKED)
-			RETURNING parts`, s.now().UnixNano(), sweepBatch)
+		rows, err := tx.Query(ctx, query, args...)
 		if err != nil {
 			return err
 		}
-		ended, err := pgx.CollectRows(rows, pgx.RowTo[[]s3content.Segment])
+		ended, err := pgx.CollectRows(rows, pgx.RowTo[T])
 		if err != nil {
 			return err
 		}
 		n = len(ended)
-		for _, parts := range ended {
-			if err := s.release(ctx, tx, parts); err != nil {
+		for _, r := range ended {
+			if err := end(ctx, tx, r); err != nil {
 				return err
 			}
 		}
@@ -132,27 +131,10 @@ func (s *Store) sweepSessions(ctx context.Context) (int, error) {
 // sweepChunkedUploads ends a batch of expired chunked uploads and releases
 // their parts.
 func (s *Store) sweepChunkedUploads(ctx context.Context) (int, error) {
-	var n int
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `
-			SELECT id FROM chunked_uploads WHERE expires_ns <= $1
-			LIMIT $2 FOR UPDATE SKIP LOCKED`, s.now().UnixNano(), sweepBatch)
-		if err != nil {
-			return err
-		}
-		ids, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-		if err != nil {
-			return err
-		}
-		n = len(ids)
-		for _, id := range ids {
-			if err := s.dropChunkedUpload(ctx, tx, string(id)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	return n, err
+	drop := func(ctx context.Context, tx pgx.Tx, id []byte) error { return s.dropChunkedUpload(ctx, tx, string(id)) }
+	return sweepRows(ctx, s, drop, `
+		SELECT id FROM chunked_uploads WHERE expires_ns <= $1
+		LIMIT $2 FOR UPDATE SKIP LOCKED`, s.now().UnixNano(), sweepBatch)
 }
 
 // sweepObjects deletes a batch of due objects from the bucket and then

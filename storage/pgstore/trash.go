@@ -144,10 +144,7 @@ func (s *Store) TrashItems(ctx context.Context, spaceID, after string, limit int
 		rows, err := queryTrash(ctx, tx, `WHERE t.space_id = $1
 			AND ($2 = '' OR t.deleted_ns < $3 OR t.deleted_ns = $3 AND t.key > $2)
 			ORDER BY t.deleted_ns DESC, t.key LIMIT $4`, spaceID, cur.Key, cur.Deleted, limit)
-		out = make([]storage.TrashItem, len(rows))
-		for i, r := range rows {
-			out[i] = r.item(spaceID)
-		}
+		out = mapRows(rows, func(r trashRow) storage.TrashItem { return r.item(spaceID) })
 		return err
 	})
 	if err != nil {
@@ -219,10 +216,7 @@ func (s *Store) ReadTrashDir(ctx context.Context, spaceID, key, folderID, after 
 		}
 		rows, err := listNodes(ctx, tx, `SELECT `+listColumns+` FROM nodes
 			WHERE parent_id = $1 AND name > $2 ORDER BY name LIMIT $3`, f.ID, after, max)
-		out = make([]storage.Node, len(rows))
-		for i, r := range rows {
-			out[i] = trashedNode(r, spaceID)
-		}
+		out = mapRows(rows, func(r nodeRow) storage.Node { return trashedNode(r, spaceID) })
 		return err
 	})
 	if err != nil {

@@ -150,25 +150,52 @@ func (s *Store) Remove(ctx context.Context, spaceID, nodeID string, cond storage
 // size of the subtree. The node keeps its id and modification time and
 // gets a new etag.
 func (s *Store) Move(ctx context.Context, spaceID string, tr storage.Transfer) (storage.Node, bool, error) {
-	if err := validName(tr.NewName); err != nil {
-		return storage.Node{}, false, fmt.Errorf("move: %w", err)
-	}
-	var (
-		out      nodeRow
-		replaced bool
-	)
-	err := s.change(ctx, spaceID, func(c *change) error {
-		if n, err := nodeIn(ctx, c.tx, spaceID, tr.NodeID); err != nil {
-			return err
-		} else if n.ParentID == "" {
-			return storage.ErrRootMove
+	return s.transferNode(ctx, spaceID, tr, true, func(c *change, x transfer) (nodeRow, error) {
+		// A MOVE must not move a write lock with its resource (RFC 4918
+		// §7.6); locks belong to nodes here, so the subtree's are dropped.
+		if err := dropLocksBelow(ctx, c.tx, spaceID, x.src.ID); err != nil {
+			return nodeRow{}, err
 		}
-		x, err := s.openTransfer(ctx, c, spaceID, tr, true)
+		out, _, err := queryNode(ctx, c.tx, `UPDATE nodes SET parent_id = $2, name = $3, etag = $4
+			WHERE id = $1 RETURNING `+nodeColumns, x.src.ID, x.dst.ID, tr.NewName, c.etag(x.src.ID))
 		if err != nil {
+			return nodeRow{}, err
+		}
+		if err := c.propagate(ctx, x.src.ParentID, -x.src.Size); err != nil {
+			return nodeRow{}, err
+		}
+		return out, c.propagate(ctx, x.dst.ID, x.src.Size-x.replacedSize())
+	})
+}
+
+// transferNode runs the move (or else copy) tr as one change: it checks
+// source and target, and unless that is a no-op discards the node the
+// target replaces, then lets apply do what moving or copying does, which
+// returns the node at the target.
+func (s *Store) transferNode(ctx context.Context, spaceID string, tr storage.Transfer, move bool,
+	apply func(*change, transfer) (nodeRow, error)) (storage.Node, bool, error) {
+	what := "copy"
+	if move {
+		what = "move"
+	}
+	if err := validName(tr.NewName); err != nil {
+		return storage.Node{}, false, fmt.Errorf("%s: %w", what, err)
+	}
+	var x transfer
+	var out nodeRow
+	err := s.change(ctx, spaceID, func(c *change) error {
+		if move {
+			if n, err := nodeIn(ctx, c.tx, spaceID, tr.NodeID); err != nil {
+				return err
+			} else if n.ParentID == "" {
+				return storage.ErrRootMove
+			}
+		}
+		var err error
+		if x, err = s.openTransfer(ctx, c, spaceID, tr, move); err != nil {
 			return err
 		}
-		out, replaced = x.src, false
-		if x.noop {
+		if out = x.src; x.noop {
 			return nil
 		}
 		if x.replaced {
@@ -176,26 +203,13 @@ func (s *Store) Move(ctx context.Context, spaceID string, tr storage.Transfer) (
 				return err
 			}
 		}
-		// A MOVE must not move a write lock with its resource (RFC 4918
-		// §7.6); locks belong to nodes here, so the subtree's are dropped.
-		if err := dropLocksBelow(ctx, c.tx, spaceID, x.src.ID); err != nil {
-			return err
-		}
-		out, _, err = queryNode(ctx, c.tx, `UPDATE nodes SET parent_id = $2, name = $3, etag = $4
-			WHERE id = $1 RETURNING `+nodeColumns, x.src.ID, x.dst.ID, tr.NewName, c.etag(x.src.ID))
-		if err != nil {
-			return err
-		}
-		if err := c.propagate(ctx, x.src.ParentID, -x.src.Size); err != nil {
-			return err
-		}
-		replaced = x.replaced
-		return c.propagate(ctx, x.dst.ID, x.src.Size-x.replacedSize())
+		out, err = apply(c, x)
+		return err
 	})
 	if err != nil {
-		return storage.Node{}, false, fmt.Errorf("move %s to %q: %w", tr.NodeID, tr.NewName, err)
+		return storage.Node{}, false, fmt.Errorf("%s %s to %q: %w", what, tr.NodeID, tr.NewName, err)
 	}
-	return out.node(), replaced, nil
+	return out.node(), x.replaced, nil
 }
 
 // transfer holds what Move and Copy check alike about their target.
@@ -280,50 +294,25 @@ func (x transfer) copySize(shallow bool) int64 {
 // share them; shared dead properties are copied too. Copying a node onto
 // itself changes nothing.
 func (s *Store) Copy(ctx context.Context, spaceID string, tr storage.Transfer) (storage.Node, bool, error) {
-	if err := validName(tr.NewName); err != nil {
-		return storage.Node{}, false, fmt.Errorf("copy: %w", err)
-	}
-	var (
-		out      nodeRow
-		replaced bool
-	)
-	err := s.change(ctx, spaceID, func(c *change) error {
-		x, err := s.openTransfer(ctx, c, spaceID, tr, false)
-		if err != nil {
-			return err
-		}
-		out, replaced = x.src, false
-		if x.noop {
-			return nil
-		}
-		if x.replaced {
-			if err := s.discard(ctx, c, spaceID, x.target); err != nil {
-				return err
-			}
-		}
+	return s.transferNode(ctx, spaceID, tr, false, func(c *change, x transfer) (nodeRow, error) {
 		// After the discard, so that a target kept in the trash counts
 		// (its size is in the files until the propagation below) and may
 		// itself make room.
 		if err := s.makeRoom(ctx, c, spaceID, x.copySize(tr.Shallow)-x.replacedSize()); err != nil {
-			return err
+			return nodeRow{}, err
 		}
-		var copied int64
-		if out, copied, err = c.copyTree(ctx, x.src, x.dst.ID, tr.NewName, tr.Shallow); err != nil {
-			return err
+		out, copied, err := c.copyTree(ctx, x.src, x.dst.ID, tr.NewName, tr.Shallow)
+		if err != nil {
+			return nodeRow{}, err
 		}
 		if err := s.addNodes(ctx, c.tx, spaceID, copied); err != nil {
-			return err
+			return nodeRow{}, err
 		}
-		replaced = x.replaced
 		if err := c.propagate(ctx, x.dst.ID, x.copySize(tr.Shallow)-x.replacedSize()); err != nil {
-			return err
+			return nodeRow{}, err
 		}
-		return s.countCopiedProps(ctx, c.tx, spaceID, out.ID, x.copySize(tr.Shallow)-x.replacedSize())
+		return out, s.countCopiedProps(ctx, c.tx, spaceID, out.ID, x.copySize(tr.Shallow)-x.replacedSize())
 	})
-	if err != nil {
-		return storage.Node{}, false, fmt.Errorf("copy %s to %q: %w", tr.NodeID, tr.NewName, err)
-	}
-	return out.node(), replaced, nil
 }
 
 // copyTree copies src as child name of parentID, with its subtree unless

@@ -78,6 +78,64 @@ func (s *Store) read(ctx context.Context, fn func(pgx.Tx) error) error {
 	return s.run(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
 }
 
+// readRows collects with scan the rows query selects, in one read-only
+// snapshot (read).
+func readRows[T any](ctx context.Context, s *Store, scan pgx.RowToFunc[T], query string, args ...any) ([]T, error) {
+	var found []T
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, query, args...)
+		var err error
+		found, err = pgx.CollectRows(rows, scan)
+		return err
+	})
+	return found, err
+}
+
+// execOne runs statement, which changes one row at most: none when it
+// changes no row (the row was not there, or the insert met a conflict).
+func execOne(ctx context.Context, tx pgx.Tx, none error, statement string, args ...any) error {
+	tag, err := tx.Exec(ctx, statement, args...)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return none
+	}
+	return nil
+}
+
+// mapRows converts each of rows with to, in their order: the rows a
+// query read into the values the store answers with.
+func mapRows[R, T any](rows []R, to func(R) T) []T {
+	out := make([]T, len(rows))
+	for i, r := range rows {
+		out[i] = to(r)
+	}
+	return out
+}
+
+// oneRow collects with scan the one row query selects; notFound when
+// there is none.
+func oneRow[T any](ctx context.Context, q querier, scan pgx.RowToFunc[T], notFound error, query string, args ...any) (T, error) {
+	rows, _ := q.Query(ctx, query, args...)
+	r, err := pgx.CollectExactlyOneRow(rows, scan)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, notFound
+	}
+	return r, err
+}
+
+// queryRows collects with scan the rows query selects, in one statement
+// outside any transaction.
+func queryRows[T any](ctx context.Context, s *Store, scan pgx.RowToFunc[T], query string, args ...any) ([]T, error) {
+	pool, err := s.db()
+	if err != nil {
+		return nil, err
+	}
+	rows, _ := pool.Query(ctx, query, args...)
+	return pgx.CollectRows(rows, scan)
+}
+
 // inSpace runs fn in a transaction holding the space's row lock: every
 // change of a space's tree, locks or quota goes through it. ErrNotFound
 // when the space does not exist.

@@ -254,15 +254,19 @@ func (s *Store) countNodes(ctx context.Context, tx pgx.Tx, spaceID string, delta
 	return nil
 }
 
+// subtree begins a statement ($1: a node's id) whose sub holds the ids of
+// the node and of every node below it.
+const subtree = `
+	WITH RECURSIVE sub AS (
+		SELECT id FROM nodes WHERE id = $1
+		UNION ALL
+		SELECT n.id FROM nodes n JOIN sub ON n.parent_id = sub.id
+	)`
+
 // subtreeNodes counts the nodes at and below top.
 func subtreeNodes(ctx context.Context, tx pgx.Tx, topID string) (int64, error) {
 	var n int64
-	err := tx.QueryRow(ctx, `
-		WITH RECURSIVE sub AS (
-			SELECT id FROM nodes WHERE id = $1
-			UNION ALL
-			SELECT n.id FROM nodes n JOIN sub ON n.parent_id = sub.id
-		)
+	err := tx.QueryRow(ctx, subtree+`
 		SELECT count(*) FROM sub`, topID).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("counting the nodes below %s: %w", topID, err)
@@ -274,12 +278,7 @@ func subtreeNodes(ctx context.Context, tx pgx.Tx, topID string) (int64, error) {
 // (storage.PropBytes), shared ones only when sharedOnly is set.
 func subtreePropBytes(ctx context.Context, tx pgx.Tx, topID string, sharedOnly bool) (int64, error) {
 	var n int64
-	err := tx.QueryRow(ctx, `
-		WITH RECURSIVE sub AS (
-			SELECT id FROM nodes WHERE id = $1
-			UNION ALL
-			SELECT n.id FROM nodes n JOIN sub ON n.parent_id = sub.id
-		)
+	err := tx.QueryRow(ctx, subtree+`
 		SELECT coalesce(sum(octet_length(p.ns) + octet_length(p.local) + octet_length(p.value)), 0)::bigint
 		FROM props p JOIN sub ON p.node_id = sub.id WHERE NOT $2 OR p.user_id = ''`, topID, sharedOnly).Scan(&n)
 	if err != nil {

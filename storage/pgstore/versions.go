@@ -19,17 +19,10 @@ import (
 
 // versionRow is a row of versions.
 type versionRow struct {
-	FileID      string              `db:"file_id"`
-	Key         string              `db:"key"`
-	Size        int64               `db:"size"`
-	ModTime     time.Time           `db:"mtime"`
-	ETag        string              `db:"etag"`
-	ContentType string              `db:"content_type"`
-	SHA1        string              `db:"sha1"`
-	MD5         string              `db:"md5"`
-	Adler32     string              `db:"adler32"`
-	Content     []s3content.Segment `db:"content"`
-	ReplacedNS  int64               `db:"replaced_ns"`
+	FileID string `db:"file_id"`
+	Key    string `db:"key"`
+	contentColumns
+	ReplacedNS int64 `db:"replaced_ns"`
 }
 
 const versionColumns = `file_id, key, size, mtime, etag, content_type, sha1, md5, adler32, content, replaced_ns`
@@ -88,10 +81,7 @@ func (s *Store) FileVersions(ctx context.Context, spaceID, fileID string) ([]sto
 			return err
 		}
 		rows, err := fileVersions(ctx, tx, fileID)
-		out = make([]storage.Version, len(rows))
-		for i, r := range rows {
-			out[i] = r.version(spaceID)
-		}
+		out = mapRows(rows, func(r versionRow) storage.Version { return r.version(spaceID) })
 		return err
 	})
 	if err != nil {
@@ -258,10 +248,7 @@ func (s *Store) pruneVersions(ctx context.Context, tx pgx.Tx, spaceID, fileID st
 	if err != nil {
 		return 0, err
 	}
-	vs := make([]storage.Version, len(rows))
-	for i, row := range rows {
-		vs[i] = row.version(spaceID)
-	}
+	vs := mapRows(rows, func(r versionRow) storage.Version { return r.version(spaceID) })
 	storage.SortVersions(vs)
 	prune := r.VersionsToPrune(vs, now)
 	for _, v := range prune {
@@ -313,12 +300,7 @@ type keptVersions struct {
 // subtreeVersions returns what the versions of the files at and below top
 // hold.
 func subtreeVersions(ctx context.Context, tx pgx.Tx, topID string) (keptVersions, error) {
-	rows, _ := tx.Query(ctx, `
-		WITH RECURSIVE sub AS (
-			SELECT id FROM nodes WHERE id = $1
-			UNION ALL
-			SELECT n.id FROM nodes n JOIN sub ON n.parent_id = sub.id
-		)
+	rows, _ := tx.Query(ctx, subtree+`
 		SELECT v.size, v.content FROM versions v JOIN sub ON v.file_id = sub.id`, topID)
 	var (
 		kept    keptVersions

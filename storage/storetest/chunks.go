@@ -65,16 +65,25 @@ func (f *fixture) putChunk(t *testing.T, id, name, content string) {
 // readChunk returns the content of part name of upload id.
 func (f *fixture) readChunk(t *testing.T, id, name string) string {
 	t.Helper()
+	content, err := f.chunkContent(id, name)
+	if err != nil {
+		t.Fatalf("part %q: %v", name, err)
+	}
+	return content
+}
+
+// chunkContent opens part name of upload id and reads it to its end.
+func (f *fixture) chunkContent(id, name string) (string, error) {
 	rc, err := f.s.OpenChunk(f.ctx, id, name)
 	if err != nil {
-		t.Fatalf("OpenChunk %q: %v", name, err)
+		return "", fmt.Errorf("OpenChunk: %w", err)
 	}
 	defer rc.Close()
 	b, err := io.ReadAll(rc)
 	if err != nil {
-		t.Fatalf("read part %q: %v", name, err)
+		return "", fmt.Errorf("read part: %w", err)
 	}
-	return string(b)
+	return string(b), nil
 }
 
 // wantChunks checks the parts of upload id, with their content: want maps
@@ -276,17 +285,12 @@ func testChunkReadersDuringReplacements(t *testing.T, f *fixture) {
 // readWholeVersion reads part name of upload id and says how it is not
 // one of versions.
 func readWholeVersion(f *fixture, id, name string, versions []string) error {
-	rc, err := f.s.OpenChunk(f.ctx, id, name)
+	content, err := f.chunkContent(id, name)
 	if err != nil {
-		return fmt.Errorf("OpenChunk during replacements: %w", err)
+		return fmt.Errorf("during replacements: %w", err)
 	}
-	defer rc.Close()
-	b, err := io.ReadAll(rc)
-	if err != nil {
-		return fmt.Errorf("read part during replacements: %w", err)
-	}
-	if !slices.Contains(versions, string(b)) {
-		return fmt.Errorf("read %d bytes that are no version of the part", len(b))
+	if !slices.Contains(versions, content) {
+		return fmt.Errorf("read %d bytes that are no version of the part", len(content))
 	}
 	return nil
 }
@@ -413,7 +417,7 @@ func wantRacedPart(f *fixture, id, name, content string, removalFirst bool) erro
 		return fmt.Errorf("Chunks: %w", err)
 	}
 	listed := slices.ContainsFunc(parts, func(c storage.Chunk) bool { return c.Name == name })
-	rc, err := f.s.OpenChunk(f.ctx, id, name)
+	got, err := f.chunkContent(id, name)
 	if errors.Is(err, storage.ErrNotFound) {
 		if listed || removalFirst {
 			return fmt.Errorf("part %q listed %v, but cannot be opened", name, listed)
@@ -421,15 +425,10 @@ func wantRacedPart(f *fixture, id, name, content string, removalFirst bool) erro
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("OpenChunk: %w", err)
+		return err
 	}
-	defer rc.Close()
-	b, err := io.ReadAll(rc)
-	if err != nil {
-		return fmt.Errorf("read part: %w", err)
-	}
-	if !listed || string(b) != content {
-		return fmt.Errorf("part %q listed %v, holds %d bytes that are not the new part", name, listed, len(b))
+	if !listed || got != content {
+		return fmt.Errorf("part %q listed %v, holds %d bytes that are not the new part", name, listed, len(got))
 	}
 	return nil
 }
@@ -542,42 +541,20 @@ func testChunkPutsRacingClaim(t *testing.T, f *fixture) {
 	const writers = 16
 	u := f.newChunkedUpload(t, "einstein/ng/race")
 	f.putChunk(t, u.ID, "shared", "before the race")
-	var (
-		wg      sync.WaitGroup
-		mu      sync.Mutex
-		put     = map[string]string{}
-		claimed []storage.Chunk
-		errs    []error
-	)
-	start := make(chan struct{})
+	parts := map[string]string{}
 	for i := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			name, content := fmt.Sprintf("part-%02d", i), strings.Repeat(fmt.Sprint(i%10), 8<<10)
-			_, err := f.s.PutChunk(f.ctx, u.ID, name, strings.NewReader(content))
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				put[name] = content
-			case !errors.Is(err, storage.ErrConflict):
-				errs = append(errs, err)
-			}
-		}()
+		parts[fmt.Sprintf("part-%02d", i)] = strings.Repeat(fmt.Sprint(i%10), 8<<10)
 	}
-	f.claimOnStart(&wg, start, &mu, u.ID, &claimed, &errs)
-	close(start)
-	wg.Wait()
-	if len(errs) > 0 {
-		t.Fatalf("unexpected errors: %v", errs)
+	put := func(name, content string) error {
+		_, err := f.s.PutChunk(f.ctx, u.ID, name, strings.NewReader(content))
+		return err
 	}
+	claimed, kept := f.raceClaim(t, u.ID, parts, put, func(err error) bool { return err == nil })
 	_, err := f.s.PutChunk(f.ctx, u.ID, "shared", strings.NewReader("after the race"))
 	wantErr(t, "PutChunk after the race", err, storage.ErrConflict)
-	put["shared"] = "before the race"
-	wantChunkList(t, "ClaimChunkedUpload", claimed, put)
-	f.wantChunks(t, u.ID, put)
+	kept["shared"] = "before the race"
+	wantChunkList(t, "ClaimChunkedUpload", claimed, kept)
+	f.wantChunks(t, u.ID, kept)
 }
 
 // Parts removed while the upload is claimed are either gone from the
@@ -592,6 +569,19 @@ func testChunkRemovesRacingClaim(t *testing.T, f *fixture) {
 		all[name] = strings.Repeat(fmt.Sprint(i%10), 4<<10)
 		f.putChunk(t, u.ID, name, all[name])
 	}
+	remove := func(name, _ string) error { return f.s.RemoveChunk(f.ctx, u.ID, name) }
+	claimed, kept := f.raceClaim(t, u.ID, all, remove, func(err error) bool { return err != nil })
+	wantChunkList(t, "ClaimChunkedUpload", claimed, kept)
+	f.wantChunks(t, u.ID, kept)
+}
+
+// raceClaim runs op on each of parts (name → content) at once with a
+// claim of upload id, and returns the claim's list and the parts left in
+// the upload: those for whose op's error stays is true. op may fail with
+// ErrConflict only.
+func (f *fixture) raceClaim(t *testing.T, id string, parts map[string]string,
+	op func(name, content string) error, stays func(error) bool) ([]storage.Chunk, map[string]string) {
+	t.Helper()
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex
@@ -600,30 +590,40 @@ func testChunkRemovesRacingClaim(t *testing.T, f *fixture) {
 		errs    []error
 	)
 	start := make(chan struct{})
-	for name, content := range all {
+	for name, content := range parts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-start
-			err := f.s.RemoveChunk(f.ctx, u.ID, name)
+			err := op(name, content)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
-			case errors.Is(err, storage.ErrConflict):
-				kept[name] = content
-			case err != nil:
+			case err != nil && !errors.Is(err, storage.ErrConflict):
 				errs = append(errs, err)
+			case stays(err):
+				kept[name] = content
 			}
 		}()
 	}
-	f.claimOnStart(&wg, start, &mu, u.ID, &claimed, &errs)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		<-start
+		c, err := f.s.ClaimChunkedUpload(f.ctx, id)
+		mu.Lock()
+		defer mu.Unlock()
+		claimed = c
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}()
 	close(start)
 	wg.Wait()
 	if len(errs) > 0 {
 		t.Fatalf("unexpected errors: %v", errs)
 	}
-	wantChunkList(t, "ClaimChunkedUpload", claimed, kept)
-	f.wantChunks(t, u.ID, kept)
+	return claimed, kept
 }
 
 func testChunkParallelPuts(t *testing.T, f *fixture) {
@@ -754,23 +754,6 @@ func testChunkLimit(t *testing.T, f *fixture) {
 	if first != (storage.Chunk{Name: "00000", Size: 8}) || last != (storage.Chunk{Name: "one more", Size: 1}) {
 		t.Fatalf("first part = %+v, last = %+v", first, last)
 	}
-}
-
-// claimOnStart claims upload id on a goroutine of wg once start is closed,
-// and records under mu what the claim returned.
-func (f *fixture) claimOnStart(wg *sync.WaitGroup, start <-chan struct{}, mu *sync.Mutex, id string, claimed *[]storage.Chunk, errs *[]error) {
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		<-start
-		c, err := f.s.ClaimChunkedUpload(f.ctx, id)
-		mu.Lock()
-		defer mu.Unlock()
-		*claimed = c
-		if err != nil {
-			*errs = append(*errs, err)
-		}
-	}()
 }
 
 // wantReadAcross opens part name of upload id, reads its first bytes, runs

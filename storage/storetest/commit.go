@@ -98,8 +98,11 @@ func testCommitKeepSame(t *testing.T, f *fixture) {
 	}
 }
 
-func testCommitByIDRules(t *testing.T, f *fixture) {
-	other, err := f.s.PutSpace(f.ctx, storage.Space{ID: "storetest-other", Name: "Other", Quota: storage.NoQuota})
+// foreignFile makes space spaceID, other than the fixture's, with a file
+// "foreign" at its root.
+func (f *fixture) foreignFile(t *testing.T, spaceID string) (storage.Space, storage.Node) {
+	t.Helper()
+	other, err := f.s.PutSpace(f.ctx, storage.Space{ID: spaceID, Name: "Other", Quota: storage.NoQuota})
 	if err != nil {
 		t.Fatalf("PutSpace: %v", err)
 	}
@@ -107,6 +110,11 @@ func testCommitByIDRules(t *testing.T, f *fixture) {
 	if err != nil {
 		t.Fatalf("commit in the other space: %v", err)
 	}
+	return other, foreign
+}
+
+func testCommitByIDRules(t *testing.T, f *fixture) {
+	other, foreign := f.foreignFile(t, "storetest-other")
 	folder := f.mkdir(t, f.root(), "folder")
 	tests := []struct {
 		name   string

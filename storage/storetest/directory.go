@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -221,32 +220,22 @@ func testDirectorySearchGroups(t *testing.T, f *fixture) {
 // each user one whole entry of one writer, and the group index agrees.
 func testDirectoryConcurrentWriters(t *testing.T, f *fixture) {
 	const writers, rounds = 16, 5
-	var wg sync.WaitGroup
-	errs := make(chan error, writers*rounds)
-	for w := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r := range rounds {
-				e, err := storage.NormalizeDirectoryEntry(storage.DirectoryEntry{
-					ID:          fmt.Sprintf("user%d", (w+r)%4),
-					DisplayName: fmt.Sprintf("writer %d", w),
-					Groups:      []string{fmt.Sprintf("team%d", w), "all"},
-				}, seenAt)
-				if err == nil {
-					err = f.s.RememberUser(f.ctx, e)
-				}
-				if err != nil {
-					errs <- err
-				}
+	concurrently(t, writers, func(w int) error {
+		for r := range rounds {
+			e, err := storage.NormalizeDirectoryEntry(storage.DirectoryEntry{
+				ID:          fmt.Sprintf("user%d", (w+r)%4),
+				DisplayName: fmt.Sprintf("writer %d", w),
+				Groups:      []string{fmt.Sprintf("team%d", w), "all"},
+			}, seenAt)
+			if err == nil {
+				err = f.s.RememberUser(f.ctx, e)
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatalf("RememberUser: %v", err)
-	}
+			if err != nil {
+				return fmt.Errorf("RememberUser: %w", err)
+			}
+		}
+		return nil
+	})
 	users, err := f.s.SearchUsers(f.ctx, "", storage.MaxDirectoryResults)
 	if err != nil || entryIDs(users) != "user0,user1,user2,user3" {
 		t.Fatalf("SearchUsers = %q, %v", entryIDs(users), err)

@@ -382,13 +382,9 @@ func testLocksBelongToNodes(t *testing.T, f *fixture) {
 		a := f.lock(t, tr.a.ID, false, storage.LockShared)
 		f.lock(t, tr.f.ID, false, storage.LockShared)
 		c := f.lock(t, tr.c.ID, false, storage.LockShared)
-		if err := f.s.Remove(f.ctx, f.space.ID, tr.b.ID, storage.Conditions{}); err != nil {
-			t.Fatalf("Remove: %v", err)
-		}
+		f.remove(t, tr.b.ID)
 		wantTokens(t, "SpaceLocks after removing b", f.spaceLocks(t), a, c)
-		if err := f.s.Remove(f.ctx, f.space.ID, tr.a.ID, storage.Conditions{}); err != nil {
-			t.Fatalf("Remove: %v", err)
-		}
+		f.remove(t, tr.a.ID)
 		wantTokens(t, "SpaceLocks after removing a", f.spaceLocks(t), c)
 	})
 	t.Run("move", func(t *testing.T) {
@@ -397,10 +393,7 @@ func testLocksBelongToNodes(t *testing.T, f *fixture) {
 		deep := f.lock(t, tr.c.ID, true, storage.LockShared)
 		f.lock(t, tr.a.ID, false, storage.LockShared)
 		f.lock(t, tr.f.ID, false, storage.LockShared)
-		_, _, err := f.s.Move(f.ctx, f.space.ID, storage.Transfer{NodeID: tr.a.ID, NewParentID: tr.c.ID, NewName: "a"})
-		if err != nil {
-			t.Fatalf("Move: %v", err)
-		}
+		f.move(t, storage.Transfer{NodeID: tr.a.ID, NewParentID: tr.c.ID, NewName: "a"})
 		wantTokens(t, "SpaceLocks after the move", f.spaceLocks(t), deep)
 		// Below the Deep lock of c, the moved folder is covered by that.
 		wantTokens(t, "LocksOn the moved file", f.locksOn(t, tr.f.ID, false), deep)
@@ -414,18 +407,14 @@ func testLocksBelongToNodes(t *testing.T, f *fixture) {
 		kept := f.lock(t, keep.ID, false, storage.LockExclusive)
 		f.lock(t, dst.ID, false, storage.LockExclusive)
 		f.lock(t, inside.ID, false, storage.LockExclusive)
-		if _, _, err := f.s.Move(f.ctx, f.space.ID, storage.Transfer{NodeID: src.ID, NewParentID: f.root(), NewName: "dst", Overwrite: true}); err != nil {
-			t.Fatalf("Move: %v", err)
-		}
+		f.move(t, storage.Transfer{NodeID: src.ID, NewParentID: f.root(), NewName: "dst", Overwrite: true})
 		wantTokens(t, "SpaceLocks after replacing dst", f.spaceLocks(t), kept)
 	})
 	t.Run("move onto itself", func(t *testing.T) {
 		f := f.projectSpace(t)
 		file := f.put(t, f.root(), "f", "x")
 		l := f.lock(t, file.ID, false, storage.LockExclusive)
-		if _, _, err := f.s.Move(f.ctx, f.space.ID, storage.Transfer{NodeID: file.ID, NewParentID: f.root(), NewName: "f"}); err != nil {
-			t.Fatalf("Move: %v", err)
-		}
+		f.move(t, storage.Transfer{NodeID: file.ID, NewParentID: f.root(), NewName: "f"})
 		wantTokens(t, "SpaceLocks", f.spaceLocks(t), l)
 	})
 	t.Run("copy", func(t *testing.T) {

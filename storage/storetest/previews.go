@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/davspaces/davspaces/storage"
@@ -193,31 +192,19 @@ func testPreviewsDroppedWithReplacedContent(t *testing.T, f *fixture) {
 func testPreviewCacheConcurrent(t *testing.T, f *fixture) {
 	c := f.previewCache(t, 2000)
 	keys := []storage.PreviewKey{previewKey("a", 36), previewKey("b", 36), previewKey("c", 36)}
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range 30 {
-				key := keys[(w+i)%len(keys)]
-				n := 1 + (w*31+i*17)%250
-				if err := c.KeepPreview(f.ctx, key, bytes.Repeat([]byte{byte(n)}, 4*n), "image/png"); err != nil {
-					errs <- err
-					return
-				}
-				if err := wholePreview(f, c, keys[i%len(keys)]); err != nil {
-					errs <- err
-					return
-				}
+	concurrently(t, 8, func(w int) error {
+		for i := range 30 {
+			key := keys[(w+i)%len(keys)]
+			n := 1 + (w*31+i*17)%250
+			if err := c.KeepPreview(f.ctx, key, bytes.Repeat([]byte{byte(n)}, 4*n), "image/png"); err != nil {
+				return err
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+			if err := wholePreview(f, c, keys[i%len(keys)]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // wholePreview reads key, which may be gone, and checks it is n bytes of

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -318,14 +317,7 @@ func testSessionEmpty(t *testing.T, f *fixture) {
 // A session commits exactly as an upload does: by node id wherever the
 // file is, with its conditions, in its own space only.
 func testSessionCommitTargets(t *testing.T, f *fixture) {
-	other, err := f.s.PutSpace(f.ctx, storage.Space{ID: "storetest-sessions-other", Name: "Other", Quota: storage.NoQuota})
-	if err != nil {
-		t.Fatalf("PutSpace: %v", err)
-	}
-	foreign, _, err := f.commit(other.ID, "foreign", storage.Commit{ParentID: other.ID, Name: "foreign"})
-	if err != nil {
-		t.Fatalf("commit in the other space: %v", err)
-	}
+	other, foreign := f.foreignFile(t, "storetest-sessions-other")
 	existing := f.put(t, f.root(), "existing", "old")
 	dir := f.mkdir(t, f.root(), "dir")
 	tests := []struct {
@@ -402,29 +394,11 @@ func testSessionConcurrentAppends(t *testing.T, f *fixture) {
 	const writers = 8
 	const partSize = 64 << 10
 	us := f.newSession(t, "f", partSize)
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		won      []int
-		failures []error
-	)
-	for i := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			part := strings.Repeat(fmt.Sprint(i), partSize)
-			_, err := f.s.AppendSession(f.ctx, us.ID, 0, strings.NewReader(part), nil)
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				won = append(won, i)
-			case !errors.Is(err, storage.ErrConflict):
-				failures = append(failures, err)
-			}
-		}()
-	}
-	wg.Wait()
+	won, failures := race(writers, storage.ErrConflict, func(i int) error {
+		part := strings.Repeat(fmt.Sprint(i), partSize)
+		_, err := f.s.AppendSession(f.ctx, us.ID, 0, strings.NewReader(part), nil)
+		return err
+	})
 	if len(failures) > 0 || len(won) != 1 {
 		t.Fatalf("winners %v, unexpected errors %v", won, failures)
 	}

@@ -327,32 +327,16 @@ func testSharesUpdate(t *testing.T, f *fixture) {
 	update := storage.Share{Role: storage.ShareFileDrop, PasswordHash: hash, DisplayName: "drop box", Expires: expires,
 		// An update changes none of these.
 		ID: "other", Kind: storage.ShareWithUser, SpaceID: "other", NodeID: file.ID, Creator: marie.ID, Token: "other", Created: time.Now().Add(time.Hour)}
-	got, err := f.s.UpdateShare(f.ctx, link.ID, update)
-	want := link
-	want.Role, want.PasswordHash, want.DisplayName, want.Expires = update.Role, hash, "drop box", expires
-	if err != nil || !sameShare(got, want) {
-		t.Fatalf("UpdateShare of the link = %+v, %v; want %+v", got, err, want)
-	}
-	f.wantShare(t, want)
-	link = want
-
+	link = f.wantShareUpdate(t, "of the link", link, update, func(want *storage.Share) {
+		want.Role, want.PasswordHash, want.DisplayName, want.Expires = update.Role, hash, "drop box", expires
+	})
 	// Back to no password, no name and no expiry.
-	got, err = f.s.UpdateShare(f.ctx, link.ID, storage.Share{Role: storage.ShareViewer})
-	want = link
-	want.Role, want.PasswordHash, want.DisplayName, want.Expires = storage.ShareViewer, nil, "", time.Time{}
-	if err != nil || !sameShare(got, want) {
-		t.Fatalf("UpdateShare clearing the link = %+v, %v; want %+v", got, err, want)
-	}
-	f.wantShare(t, want)
-	link = want
-
-	got, err = f.s.UpdateShare(f.ctx, withMarie.ID, storage.Share{Role: storage.ShareViewer})
-	want = withMarie
-	want.Role = storage.ShareViewer
-	if err != nil || !sameShare(got, want) {
-		t.Fatalf("UpdateShare of the share with marie = %+v, %v; want %+v", got, err, want)
-	}
-	withMarie = want
+	link = f.wantShareUpdate(t, "clearing the link", link, storage.Share{Role: storage.ShareViewer}, func(want *storage.Share) {
+		want.Role, want.PasswordHash, want.DisplayName, want.Expires = storage.ShareViewer, nil, "", time.Time{}
+	})
+	withMarie = f.wantShareUpdate(t, "of the share with marie", withMarie, storage.Share{Role: storage.ShareViewer}, func(want *storage.Share) {
+		want.Role = storage.ShareViewer
+	})
 
 	refusals := []struct {
 		name   string
@@ -375,6 +359,21 @@ func testSharesUpdate(t *testing.T, f *fixture) {
 	}
 	f.wantShare(t, link)
 	f.wantShare(t, withMarie)
+}
+
+// wantShareUpdate updates share s with update and wants it changed as
+// change changes it, in the answer and in the store; it returns the
+// share as updated.
+func (f *fixture) wantShareUpdate(t *testing.T, what string, s, update storage.Share, change func(*storage.Share)) storage.Share {
+	t.Helper()
+	got, err := f.s.UpdateShare(f.ctx, s.ID, update)
+	want := s
+	change(&want)
+	if err != nil || !sameShare(got, want) {
+		t.Fatalf("UpdateShare %s = %+v, %v; want %+v", what, got, err, want)
+	}
+	f.wantShare(t, want)
+	return want
 }
 
 // DeleteShare deletes one share, which is then found nowhere; a second

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/davspaces/davspaces/storage"
@@ -190,4 +191,44 @@ func wantErr(t *testing.T, what string, err, want error) {
 	if !errors.Is(err, want) {
 		t.Fatalf("%s: error = %v, want %v", what, err, want)
 	}
+}
+
+// concurrently runs work(w) for w from 0 to n-1 at once, each on a
+// goroutine of its own, and fails t with the errors they return.
+func concurrently(t *testing.T, n int, work func(w int) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for w := range n {
+		wg.Go(func() { errs[w] = work(w) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// race runs op(i) for i from 0 to n-1 at once and returns the i whose op
+// succeeded, and the errors of those that failed other than with refused
+// (the refusal the race is about).
+func race(n int, refused error, op func(i int) error) (won []int, unexpected []error) {
+	var (
+		wg sync.WaitGroup
+		mu sync.Mutex
+	)
+	for i := range n {
+		wg.Go(func() {
+			err := op(i)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				won = append(won, i)
+			case !errors.Is(err, refused):
+				unexpected = append(unexpected, err)
+			}
+		})
+	}
+	wg.Wait()
+	return won, unexpected
 }

@@ -41,6 +41,14 @@ func (f *fixture) remove(t *testing.T, id string) {
 	}
 }
 
+// move moves (or renames) a node of the fixture's space as tr says.
+func (f *fixture) move(t *testing.T, tr storage.Transfer) {
+	t.Helper()
+	if _, _, err := f.s.Move(f.ctx, f.space.ID, tr); err != nil {
+		t.Fatalf("Move %s: %v", tr.NodeID, err)
+	}
+}
+
 // replace commits content as the new content of file id.
 func (f *fixture) replace(t *testing.T, id, content string) storage.Node {
 	t.Helper()

@@ -265,28 +265,12 @@ func testVersionRestoreRaces(t *testing.T, f *fixture) {
 	f.tick()
 	f.replace(t, file.ID, "v3")
 	vs := f.wantVersions(t, file.ID, "v2", "v1")
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		restored int
-		errs     []error
-	)
-	for range raceWorkers {
-		wg.Go(func() {
-			_, err := f.s.RestoreVersion(f.ctx, f.space.ID, file.ID, vs[1].Key, storage.Conditions{})
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				restored++
-			case !errors.Is(err, storage.ErrNotFound):
-				errs = append(errs, err)
-			}
-		})
-	}
-	wg.Wait()
-	if restored != 1 || len(errs) > 0 {
-		t.Fatalf("%d of %d racing restores of one version succeeded, errors %v; want 1", restored, raceWorkers, errs)
+	restored, errs := race(raceWorkers, storage.ErrNotFound, func(int) error {
+		_, err := f.s.RestoreVersion(f.ctx, f.space.ID, file.ID, vs[1].Key, storage.Conditions{})
+		return err
+	})
+	if len(restored) != 1 || len(errs) > 0 {
+		t.Fatalf("%d of %d racing restores of one version succeeded, errors %v; want 1", len(restored), raceWorkers, errs)
 	}
 	if got := f.read(t, file.ID); got != "v1" {
 		t.Fatalf("content after the restore %q", got)

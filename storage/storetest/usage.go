@@ -1,9 +1,7 @@
 package storetest
 
 import (
-	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -69,30 +67,12 @@ func testUsageSessionsReserve(t *testing.T, f *fixture) {
 // Concurrent creations never promise more than the quota.
 func testUsageConcurrentReservations(t *testing.T, f *fixture) {
 	f.s.SetPersonalQuota(1000)
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		ok       int
-		failures []error
-	)
-	for i := range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, err := f.s.CreateSession(f.ctx, f.sessionFor("s"+strings.Repeat("x", i), 100))
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				ok++
-			case !errors.Is(err, storage.ErrInsufficientStorage):
-				failures = append(failures, err)
-			}
-		}()
-	}
-	wg.Wait()
-	if ok != 10 || len(failures) > 0 {
-		t.Fatalf("%d sessions of 100 bytes in a 1000 byte quota, errors %v; want 10", ok, failures)
+	ok, failures := race(20, storage.ErrInsufficientStorage, func(i int) error {
+		_, err := f.s.CreateSession(f.ctx, f.sessionFor("s"+strings.Repeat("x", i), 100))
+		return err
+	})
+	if len(ok) != 10 || len(failures) > 0 {
+		t.Fatalf("%d sessions of 100 bytes in a 1000 byte quota, errors %v; want 10", len(ok), failures)
 	}
 	f.wantUsage(t, storage.Usage{Reserved: 1000})
 }

@@ -224,28 +224,12 @@ func testUsageAppendsRaceWithoutLeaks(t *testing.T, f *fixture) {
 // id at once and returns how many were taken and the errors other than
 // ErrConflict (another append was taken first).
 func (f *fixture) raceAppends(id string, offset int64, size, writers int) (won int, failures []error) {
-	var (
-		wg sync.WaitGroup
-		mu sync.Mutex
-	)
-	for i := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			part := strings.Repeat(fmt.Sprint(i), size)
-			_, err := f.s.AppendSession(f.ctx, id, offset, strings.NewReader(part), nil)
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				won++
-			case !errors.Is(err, storage.ErrConflict):
-				failures = append(failures, err)
-			}
-		}()
-	}
-	wg.Wait()
-	return won, failures
+	taken, failures := race(writers, storage.ErrConflict, func(i int) error {
+		part := strings.Repeat(fmt.Sprint(i), size)
+		_, err := f.s.AppendSession(f.ctx, id, offset, strings.NewReader(part), nil)
+		return err
+	})
+	return len(taken), failures
 }
 
 // startFullChunkedUpload starts chunked upload id in the fixture's space,

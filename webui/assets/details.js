@@ -4,7 +4,7 @@
 
 import * as dav from "./dav.js";
 import { showShare } from "./share.js";
-import { formatDate, formatSize, h, icon, showError, showStatus } from "./ui.js";
+import { formatDate, formatSize, h, icon, showError, showPanel, showStatus } from "./ui.js";
 
 const DAV = "DAV:";
 
@@ -106,23 +106,7 @@ export async function copyLink(entry, fileId) {
  */
 export async function showDetails(entry, changed, { canShare = false } = {}) {
   const body = h("div", { class: "details-body" }, h("p", { class: "loading" }, "Loading…"));
-  const close = h("button", { type: "button", class: "icon-only plain", "aria-label": "Close the details", title: "Close" }, icon("purge"));
-  const dialog = h("dialog", { class: "details", "aria-label": `Details of ${entry.name}` },
-    h("div", { class: "details-head" }, h("h2", {}, entry.name), close), body);
-  // The opener gets the focus back, found again by its label: the table
-  // may have been rendered anew meanwhile.
-  const opener = document.activeElement && document.activeElement.getAttribute("aria-label");
-  close.addEventListener("click", () => dialog.close());
-  dialog.addEventListener("close", () => {
-    dialog.remove();
-    const again = opener && document.querySelector(`[aria-label="${CSS.escape(opener)}"]`);
-    if (again) {
-      again.focus();
-    }
-  });
-  document.body.append(dialog);
-  dialog.showModal();
-  close.focus();
+  showPanel({ className: "details", label: `Details of ${entry.name}`, title: entry.name, closeLabel: "Close the details", body });
   const panel = new DetailsPanel(entry, body, changed, canShare);
   await panel.load();
 }

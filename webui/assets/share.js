@@ -7,7 +7,7 @@
 // server refuses everybody else anyway.
 
 import * as dav from "./dav.js";
-import { formatDate, h, icon, showError, showStatus } from "./ui.js";
+import { formatDate, h, icon, showError, showPanel, showStatus } from "./ui.js";
 
 const GRAPH = "/graph/v1beta1";
 
@@ -78,21 +78,7 @@ function tomorrow() {
  */
 export async function showShare(entry) {
   const body = h("div", { class: "share-body" }, h("p", { class: "loading" }, "Loading…"));
-  const close = h("button", { type: "button", class: "icon-only plain", "aria-label": "Close the share dialog", title: "Close" }, icon("purge"));
-  const dialog = h("dialog", { class: "details share", "aria-label": `Share ${entry.name}` },
-    h("div", { class: "details-head" }, h("h2", {}, `Share “${entry.name}”`), close), body);
-  const opener = document.activeElement && document.activeElement.getAttribute("aria-label");
-  close.addEventListener("click", () => dialog.close());
-  dialog.addEventListener("close", () => {
-    dialog.remove();
-    const again = opener && document.querySelector(`[aria-label="${CSS.escape(opener)}"]`);
-    if (again) {
-      again.focus();
-    }
-  });
-  document.body.append(dialog);
-  dialog.showModal();
-  close.focus();
+  showPanel({ className: "details share", label: `Share ${entry.name}`, title: `Share “${entry.name}”`, closeLabel: "Close the share dialog", body });
   await new SharePanel(entry, body).load();
 }
 

@@ -158,6 +158,31 @@ export async function actOn(view, work, done) {
 }
 
 /**
+ * showPanel opens a modal dialog of the given class and label: a head with
+ * title and a close button (closeLabel), then body. Closed, it is removed
+ * and the focus returns to what opened it.
+ */
+export function showPanel({ className, label, title, closeLabel, body }) {
+  const close = h("button", { type: "button", class: "icon-only plain", "aria-label": closeLabel, title: "Close" }, icon("purge"));
+  const dialog = h("dialog", { class: className, "aria-label": label },
+    h("div", { class: "details-head" }, h("h2", {}, title), close), body);
+  // The opener gets the focus back, found again by its label: the table
+  // may have been rendered anew meanwhile.
+  const opener = document.activeElement && document.activeElement.getAttribute("aria-label");
+  close.addEventListener("click", () => dialog.close());
+  dialog.addEventListener("close", () => {
+    dialog.remove();
+    const again = opener && document.querySelector(`[aria-label="${CSS.escape(opener)}"]`);
+    if (again) {
+      again.focus();
+    }
+  });
+  document.body.append(dialog);
+  dialog.showModal();
+  close.focus();
+}
+
+/**
  * ask opens a modal dialog and resolves with the text entered (input
  * given), true (confirmation) or null when cancelled. Escape cancels,
  * Enter confirms. message, if given, says more below the title.
