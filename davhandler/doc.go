@@ -30,7 +30,7 @@
 // The ground, which every feature uses:
 //
 //	handler.go        Config, Handler and New: the handler's settings and stores
-//	route.go          DAV paths: parsing /dav/{files,spaces,…} into a davPath
+//	route.go          DAV paths: parsing /dav/{files,spaces,…} into a davPath (refSegments, checkRef)
 //	resolve.go        a davPath to a target: space, nodes, access
 //	access.go         what a caller may do with a target (roles, share permissions)
 //	shares.go         the Shares drive and what recipients reach through shares
@@ -39,7 +39,8 @@
 //	errors.go         davError, storage errors to statuses, the XML error body
 //	refusallog.go     fail: answering an error, and the reasons refusals are logged with
 //	depth.go          the Depth header
-//	conditions.go     If-Match, If-None-Match, If-Unmodified-Since
+//	conditions.go     If-Match, If-None-Match, If-Unmodified-Since; changeConditions
+//	                  checks locks, preconditions and tokens together
 //	if.go             reading a request's If header (davxml parses it)
 //	quota.go          a space's free quota
 //	ocheaders.go      the ownCloud headers of a file (OC-Checksum, X-OC-Mtime, …)
