@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -45,10 +47,7 @@ func (e *linkEnv) link(role storage.ShareRole, password string) storage.Share {
 
 func (e *linkEnv) linkOn(item storage.Node, role storage.ShareRole, password string, expires time.Time) storage.Share {
 	e.t.Helper()
-	hash, err := storage.HashLinkPassword(password)
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	hash := linkHash(e.t, password)
 	s, err := e.store.CreateShare(context.Background(), storage.Share{
 		Kind: storage.ShareLink, SpaceID: item.SpaceID, NodeID: item.ID, Creator: "einstein",
 		Role: role, PasswordHash: hash, Expires: expires,
@@ -57,6 +56,22 @@ func (e *linkEnv) linkOn(item storage.Node, role storage.ShareRole, password str
 		e.t.Fatal(err)
 	}
 	return s
+}
+
+// linkHash is what storage.HashLinkPassword makes of password, at bcrypt's
+// lowest cost: the handler compares at the cost the hash names, and under
+// the race detector each compare at the default cost takes seconds of CPU.
+// The cost links get is storage's to pin.
+func linkHash(t testing.TB, password string) []byte {
+	t.Helper()
+	if password == "" {
+		return nil
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hash
 }
 
 // public sends a request without a user; password "" sends none.
@@ -376,11 +391,7 @@ func TestLinkOptions(t *testing.T) {
 }
 
 func TestPasswordCache(t *testing.T) {
-	hash, err := storage.HashLinkPassword("correct horse")
-	if err != nil {
-		t.Fatal(err)
-	}
-	link := storage.Share{ID: "l1", PasswordHash: hash}
+	link := storage.Share{ID: "l1", PasswordHash: linkHash(t, "correct horse")}
 	now := time.Now()
 	c := newPasswordCache(time.Minute, 2)
 	c.remember(link, "correct horse", now)
@@ -391,7 +402,7 @@ func TestPasswordCache(t *testing.T) {
 		t.Fatal("a password is known after its time")
 	}
 	// A new password: the old one no longer opens the link.
-	link.PasswordHash, _ = storage.HashLinkPassword("battery staple")
+	link.PasswordHash = linkHash(t, "battery staple")
 	if c.known(link, "correct horse", now) {
 		t.Fatal("a changed password is judged by the old one")
 	}

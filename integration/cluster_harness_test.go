@@ -28,7 +28,7 @@ func startClusterServer(t testing.TB, opts serverOptions) *server {
 	if opts.root != "" || opts.issuer != "" || opts.admin != "" || len(opts.webfinger) > 0 {
 		t.Fatalf("the cluster deployment takes only tls and davspaces lines, not %+v", opts)
 	}
-	return startCluster(t, clusterOptions{tls: opts.tls, davspaces: opts.davspaces}).lb
+	return startCluster(t, clusterOptions{tls: opts.tls, davspaces: opts.davspaces, postgresStore: opts.postgresStore}).lb
 }
 
 // clusterOptions adjust a cluster for a test.
@@ -38,6 +38,8 @@ type clusterOptions struct {
 	tls bool
 	// davspaces are extra lines for every node's davspaces block.
 	davspaces []string
+	// postgresStore are extra lines for every node's store block.
+	postgresStore []string
 	// postgres and minio are servers of the test's own (outage tests);
 	// nil means testpeer's shared ones.
 	postgres *testpeer.Postgres
@@ -107,7 +109,7 @@ func startCluster(t testing.TB, opts clusterOptions) *cluster {
 		}
 		n := &clusterNode{run: caddyRun{
 			dir:    t.TempDir(),
-			config: nodeCaddyfile(t, port, dsn, bucket, opts.davspaces),
+			config: nodeCaddyfile(t, port, dsn, bucket, opts),
 			url:    fmt.Sprintf("http://127.0.0.1:%d", port),
 			env:    opts.env,
 		}}
@@ -151,12 +153,12 @@ func clusterStorage(t testing.TB, opts clusterOptions) (dsn string, bucket testp
 // any host name (the load balancer passes on the client's Host, which the
 // node's links are made of), listening on loopback alone, the store in
 // PostgreSQL and S3, and the load balancer trusted for X-Forwarded-Proto.
-func nodeCaddyfile(t testing.TB, port int, dsn string, bucket testpeer.S3, davspaces []string) string {
+func nodeCaddyfile(t testing.TB, port int, dsn string, bucket testpeer.S3, opts clusterOptions) string {
 	t.Helper()
 	// The root line that exampleCaddyfile writes becomes the store block.
 	const rootMarker = "<store>"
-	cfg := exampleCaddyfile(t, port, rootMarker, serverOptions{davspaces: davspaces})
-	store := postgresStoreBlock(dsn, bucket)
+	cfg := exampleCaddyfile(t, port, rootMarker, serverOptions{davspaces: opts.davspaces})
+	store := postgresStoreBlock(dsn, bucket, opts.postgresStore...)
 	for old, repl := range map[string]string{
 		fmt.Sprintf("http://127.0.0.1:%d {", port): fmt.Sprintf("http://:%d {\n\tbind 127.0.0.1", port),
 		"\t\t\troot " + rootMarker + "\n":          indent(store, "\t\t\t"),
@@ -171,9 +173,9 @@ func nodeCaddyfile(t testing.TB, port int, dsn string, bucket testpeer.S3, davsp
 }
 
 // postgresStoreBlock is the store block of a node on database dsn and
-// bucket.
-func postgresStoreBlock(dsn string, bucket testpeer.S3) []string {
-	return []string{
+// bucket, with the extra lines at its end.
+func postgresStoreBlock(dsn string, bucket testpeer.S3, extra ...string) []string {
+	block := []string{
 		"store postgres {",
 		"\tdsn " + quoteCaddyfile(dsn),
 		"\ts3 {",
@@ -182,8 +184,11 @@ func postgresStoreBlock(dsn string, bucket testpeer.S3) []string {
 		"\t\taccess_key " + bucket.AccessKey,
 		"\t\tsecret_key " + bucket.SecretKey,
 		"\t}",
-		"}",
 	}
+	for _, l := range extra {
+		block = append(block, "\t"+l)
+	}
+	return append(block, "}")
 }
 
 // onEachDeployment runs scenario on a server of each deployment, started

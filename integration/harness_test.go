@@ -74,6 +74,9 @@ type server struct {
 type serverOptions struct {
 	// extra lines for the davspaces block
 	davspaces []string
+	// postgresStore are extra lines for the store block of a cluster's
+	// nodes (the postgres store); the embedded store takes none
+	postgresStore []string
 	// extra lines for the webfinger block
 	webfinger []string
 	// root reuses a data directory (restart tests); empty means a new one
@@ -306,22 +309,4 @@ func tail(s string, n int) string {
 		return s
 	}
 	return s[len(s)-n:]
-}
-
-// waitForUnitTests holds a test that times the page until the file
-// DAVSPACES_UNITS_DONE names exists: scripts/test makes it when the other
-// packages' tests, which it runs beside this package under the race
-// detector and which take both cores while they run, are done. Without
-// the variable, or after 20 minutes, the test goes on.
-func waitForUnitTests(t *testing.T) {
-	done := os.Getenv("DAVSPACES_UNITS_DONE")
-	if done == "" {
-		return
-	}
-	for deadline := time.Now().Add(20 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
-		if _, err := os.Stat(done); err == nil {
-			return
-		}
-	}
-	t.Log("the other packages' tests are still running; timing the page anyway")
 }

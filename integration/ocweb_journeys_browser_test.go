@@ -93,11 +93,11 @@ type webJourneyOptions struct {
 	Upload            string `json:"upload"`
 }
 
-// TestOwnCloudWebJourneys drives ownCloud Web v12 (the bundle webBundleEnv
+// testOwnCloudWebJourneys drives ownCloud Web v12 (the bundle webBundleEnv
 // names) in chromium against docs/browser.md's site, signed in through the
 // test provider: the 16 journeys of a person in Web, each one's end state
 // shot and checked through WebDAV where it changes something.
-func TestOwnCloudWebJourneys(t *testing.T) {
+func testOwnCloudWebJourneys(t *testing.T) {
 	t.Parallel()
 	chromium, scripts := requireBrowser(t)
 	bundle := requireWebBundle(t)

@@ -22,14 +22,14 @@ import (
 	"github.com/davspaces/davspaces/internal/testpeer"
 )
 
-// TestRclone drives rclone's webdav backend (vendor owncloud) against the
+// testRclone drives rclone's webdav backend (vendor owncloud) against the
 // server: upload of a tree with nested folders, unicode and odd names, empty
 // and multi-MB files; hash-verified checks; listings with sizes, hashes and
 // modification times; server-side copies and moves; download; delete and
 // purge. It runs once per WebDAV base path that rclone may be configured with,
 // then on the project space Physics with each member role, and checks that
 // strangers and wrong passwords are refused; all of it on every deployment.
-func TestRclone(t *testing.T) {
+func testRclone(t *testing.T) {
 	t.Parallel()
 	rclone := requirePeer(t, "rclone")
 	for _, d := range deployments {

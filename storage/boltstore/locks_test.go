@@ -317,7 +317,7 @@ func TestOpenDropsDamagedLocks(t *testing.T) {
 // count in LockBytes what the store keeps. The locks are davfs2's: one per
 // new file of a copied folder, with a small owner.
 func TestLockRecordBytes(t *testing.T) {
-	const n = 2000
+	const n = 500
 	s, err := Open(t.TempDir(), Options{NoSync: true}) // the pages, not durability
 	if err != nil {
 		t.Fatalf("Open: %v", err)

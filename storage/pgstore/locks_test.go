@@ -271,7 +271,7 @@ func TestCheckHeld(t *testing.T) {
 // count in LockBytes what the store keeps. The locks are davfs2's: one per
 // new file of a copied folder, with a small owner.
 func TestLockRecordBytes(t *testing.T) {
-	const n = 2000
+	const n = 500
 	s := openTestStore(t, Options{})
 	ctx := t.Context()
 	paths := make([]string, n)

