@@ -269,10 +269,9 @@ func (t *txn) purgeTrashItem(spaceID string, item trashRec) error {
 // changes at most, as far as the pace of its parts keeps it (purgePace):
 // each changed node is a page the commit writes from a buffer of its own,
 // so they bound the memory of the commit, where the number of records
-// destroyed does not. The records of a node go to buckets ordered by id or
-// checksum, each in a page of its own once the database is big: at
-// 300,000 files, the parts of purgeNodesPerTxn nodes changed some four
-// pages each, and their commits peaked above the bound.
+// destroyed does not: the records of a node are in buckets ordered by id
+// or checksum, so that once the database is big, each node destroyed
+// changes pages of its own in several of them.
 const purgeDirtyPerTxn = 2048
 
 // purgeFirstPart is how many nodes the first part of a purge destroys,
