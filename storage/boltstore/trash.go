@@ -265,16 +265,69 @@ func (t *txn) purgeTrashItem(spaceID string, item trashRec) error {
 	return err
 }
 
+// purgeDirtyPerTxn is how many of bbolt's nodes a transaction of a purge
+// changes at most, as far as the pace of its parts keeps it (purgePace):
+// each changed node is a page the commit writes from a buffer of its own,
+// so they bound the memory of the commit, where the number of records
+// destroyed does not: the records of a node are in buckets ordered by id
+// or checksum, so that once the database is big, each node destroyed
+// changes pages of its own in several of them.
+const purgeDirtyPerTxn = 2048
+
+// purgeFirstPart is how many nodes the first part of a purge destroys,
+// before the pace knows how many pages a node changes: few enough for
+// the most a node changes (its record, its entry in the children and in
+// the names index, its content or inline record).
+const purgeFirstPart = purgeDirtyPerTxn / 4
+
+// purgePace sizes the parts of a purge so that each changes about
+// purgeDirtyPerTxn of bbolt's nodes: it takes the next part's nodes from
+// the nodes the last part destroyed and the pages it changed. The zero
+// purgePace is at the start.
+type purgePace struct {
+	limit int // nodes of the next part
+}
+
+// next returns how many nodes the next part is to destroy, at most most.
+func (p *purgePace) next(most int) int {
+	if p.limit == 0 {
+		p.limit = purgeFirstPart
+	}
+	return min(p.limit, most)
+}
+
+// done records a part that destroyed destroyed nodes and changed dirty of
+// bbolt's nodes, and sets the next part's from them.
+func (p *purgePace) done(destroyed int, dirty int64) {
+	if destroyed <= 0 {
+		return
+	}
+	if dirty <= 0 {
+		dirty = 1
+	}
+	p.limit = max(1, int(int64(destroyed)*purgeDirtyPerTxn/dirty))
+}
+
+// dirtyNodes returns how many of bbolt's nodes the write txn t changed so
+// far.
+func (t *txn) dirtyNodes() int64 {
+	st := t.tx.Stats()
+	return st.GetNodeCount()
+}
+
 // purgeInParts destroys trash item key of space spaceID with everything
-// in it, versions included, limit nodes per transaction. An
-// item restored or purged meanwhile ends it; one that is not there at the
-// start is ErrNotFound.
+// in it, versions included, at most limit nodes per transaction, fewer
+// where they change many pages (purgePace). An item restored or purged
+// meanwhile ends it; one that is not there at the start is ErrNotFound.
 func (s *Store) purgeInParts(ctx context.Context, spaceID, key string, limit int) error {
+	var pace purgePace
 	for part := 0; ; part++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		gone := false
+		nodes := pace.next(limit)
+		var dirty int64
 		err := s.update(func(t *txn) error {
 			item, err := t.trashItem(spaceID, key)
 			if errors.Is(err, storage.ErrNotFound) && part > 0 {
@@ -284,12 +337,14 @@ func (s *Store) purgeInParts(ctx context.Context, spaceID, key string, limit int
 			if err != nil {
 				return err
 			}
-			gone, err = t.purgeTrashItemPart(spaceID, item, limit)
+			gone, err = t.purgeTrashItemPart(spaceID, item, nodes)
+			dirty = t.dirtyNodes()
 			return err
 		})
 		if err != nil || gone {
 			return err
 		}
+		pace.done(nodes, dirty)
 	}
 }
 
@@ -348,7 +403,9 @@ func (s *Store) TrashItems(ctx context.Context, spaceID, after string, limit int
 		return nil, err
 	}
 	var out []storage.TrashItem
-	err = s.view(func(t *txn) error {
+	// A walk: each item's node is a lookup at random in the nodes, which
+	// maps its page and the neighbours (trim_walk.go).
+	err = s.viewWalk(func(t *txn) error {
 		if _, err := t.space(spaceID); err != nil {
 			return err
 		}
@@ -381,6 +438,7 @@ func (s *Store) TrashItems(ctx context.Context, spaceID, after string, limit int
 			if err != nil {
 				return err
 			}
+			t.countScan(len(k) + len(v))
 			out = append(out, item.public(spaceID, top))
 		}
 		return nil

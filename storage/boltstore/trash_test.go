@@ -487,3 +487,39 @@ func (f *fixture) usage(t *testing.T) storage.Usage {
 	}
 	return u
 }
+
+// TestPurgeBoundsChangedPages checks that a purge of a big trash item
+// sizes its transactions by the pages they change, which bound the
+// memory of their commits, rather than by the nodes they destroy: in a
+// database whose buckets span many pages, each node destroyed changes
+// pages of its own in several of them.
+func TestPurgeBoundsChangedPages(t *testing.T) {
+	f := newInlineFixture(t, 0)
+	keep := f.mkdir(t, f.root(), "keep")
+	big := f.mkdir(t, f.root(), "big")
+	f.seedInlineFiles(t, keep.ID, 12000)
+	f.seedInlineFiles(t, big.ID, 12000)
+	if err := f.s.Remove(ctx, f.space.ID, big.ID, storage.Conditions{}); err != nil {
+		t.Fatal(err)
+	}
+	dirtyNodes := func() int64 {
+		st := f.s.db.Stats()
+		return st.TxStats.GetNodeCount()
+	}
+	before, commits := dirtyNodes(), f.s.WriteCommits()
+	if err := f.s.EmptyTrash(ctx, f.space.ID); err != nil {
+		t.Fatal(err)
+	}
+	dirty, parts := dirtyNodes()-before, int64(f.s.WriteCommits()-commits)
+	perPart := dirty / max(parts, 1)
+	t.Logf("%d transactions changed %d nodes of bbolt's, %d each on average", parts, dirty, perPart)
+	if perPart > purgeDirtyPerTxn*5/4 {
+		t.Errorf("the purge's transactions changed %d of bbolt's nodes each on average, want about %d at most", perPart, purgeDirtyPerTxn)
+	}
+	if items, _ := storage.AllTrashItems(ctx, f.s, f.space.ID); len(items) != 0 {
+		t.Fatalf("trash after emptying: %v", items)
+	}
+	if problems, _ := runCheck(t, f.s, storage.CheckOptions{}); len(problems) > 0 {
+		t.Errorf("the check after emptying: %d problems, the first %v", len(problems), problems[0])
+	}
+}

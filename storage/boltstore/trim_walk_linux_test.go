@@ -176,3 +176,75 @@ func TestWalksKeepMappingBounded(t *testing.T) {
 		})
 	}
 }
+
+// trashFiles moves the files of folder parent, n of them at most, into
+// the trash of the fixture's space, each an item of its own, in one
+// transaction.
+func (f *fixture) trashFiles(t testing.TB, parent string, n int) {
+	t.Helper()
+	err := f.s.update(func(tx *txn) error {
+		var files []rec
+		if err := tx.scanChildren(parent, "", n, func(r rec) error {
+			files = append(files, r)
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, r := range files {
+			if err := tx.discard(f.space.ID, r); err != nil {
+				return err
+			}
+			if err := tx.propagate(r.ParentID, -r.Size); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTrashListingKeepsMappingBounded checks that listing a trash of many
+// items, each of whose nodes is a lookup at random in the database, keeps
+// the part of the mapping resident in the process within the walks'
+// bound, lowered here as in TestWalksKeepMappingBounded, in a store
+// opened for inspection, where no trim loop runs.
+func TestTrashListingKeepsMappingBounded(t *testing.T) {
+	const (
+		files   = 12000
+		trashed = 3000
+		boundKB = 1 << 10
+		limitKB = 6 << 10
+	)
+	f := newInlineFixture(t, 0)
+	dir := f.mkdir(t, f.root(), "dir")
+	f.seedInlineFiles(t, dir.ID, files)
+	f.trashFiles(t, dir.ID, trashed)
+	if err := f.s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(f.dir, Options{Inspect: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	f.s = s
+	f.s.files.walkLimit.Store(boundKB << 10)
+	if err := f.s.trimMapping(); err != nil {
+		t.Fatal(err)
+	}
+	stop := f.s.peakMapped(t)
+	items, err := storage.AllTrashItems(ctx, f.s, f.space.ID)
+	peak, sampled := stop()
+	if err != nil || sampled != nil {
+		t.Fatal(err, sampled)
+	}
+	if len(items) != trashed {
+		t.Fatalf("listed %d items, want %d", len(items), trashed)
+	}
+	t.Logf("%d kB of the database mapped at the peak", peak)
+	if peak > limitKB {
+		t.Errorf("%d kB of the database mapped at the peak of the listing, want at most %d", peak, limitKB)
+	}
+}
