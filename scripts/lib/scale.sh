@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The scale workload of scripts/bench -scale: one space of many files on the
-# embedded store, through the real Caddy.
+# embedded store or the distributed one, through the real Caddy.
 #
 #   bash scripts/bench -scale                      # 1,000 folders x 1,000 files + a folder of 100,000
 #   bash scripts/bench -scale -scale-files 100000  # 100 folders x 1,000 + a folder of 10,000
 #   bash scripts/bench -scale -scale-files 100000 -scale-big 100000
 #   bash scripts/bench -scale -scale-caddy ./caddy-main -scale-results scale.txt
 #   bash scripts/bench -scale -scale-keep ...; bash scripts/bench -scale -scale-data DIR/data
+#   bash scripts/bench -scale -scale-store distributed -scale-files 20000 -scale-big 20000
 #
 # -scale-files N files in folders of 1,000 (default 1,000,000) and a folder
 # "big" of -scale-big M files (default N/10) are generated as a local tree
@@ -33,6 +34,21 @@
 #   check                 caddy davspaces check, in the running server
 #   backup (incremental)  into the full backup's directory
 #
+# -scale-store distributed runs the same on the distributed store:
+# PostgreSQL and MinIO started by `scripts/cluster peers` in the run's
+# directory (removed at the end), one Caddy node with `store postgres`.
+# The backups do not apply there (caddy davspaces backup is the embedded
+# store's; PostgreSQL and the bucket have their own, docs/operations.md):
+# their rows say "skipped". The table gains a column: the longest
+# transaction open on the database during the step, from pg_stat_activity
+# sampled every 100 ms (clock_timestamp() - xact_start of every other
+# client session of the davspaces database, the server's and check's):
+# a transaction of 1 s or more is open across ten samples, whether it
+# runs one long statement or many short ones or sits idle between them,
+# which log_min_duration_statement (one statement at a time) would miss.
+# It reads at most 100 ms short; the query the longest was running is in
+# the last column's "tx:" note.
+#
 # -scale-data DIR runs the steps on the data directory of an earlier run
 # (kept with -scale-keep, made with the same -scale-files and -scale-big)
 # instead of generating and importing: the steps change it, so once.
@@ -53,6 +69,7 @@ caddy_bin=""
 data=""
 results=""
 keep=""
+store=embedded
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-scale) ;;
@@ -62,6 +79,7 @@ while [ $# -gt 0 ]; do
 	-scale-results) results=$2; shift ;;
 	-scale-keep) keep=1 ;;
 	-scale-data) data=$2; shift ;;
+	-scale-store) store=$2; shift ;;
 	-h | -help | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench -scale: unknown argument $1 (see scripts/lib/scale.sh -help)" >&2; exit 2 ;;
 	esac
@@ -71,6 +89,8 @@ done
 big=${big:-$((files / 10))}
 [[ "$big" =~ ^[1-9][0-9]*$ ]] || { echo "bench -scale: -scale-big takes a positive number" >&2; exit 2; }
 folders=$((files / 1000))
+[ "$store" = embedded ] || [ "$store" = distributed ] || { echo "bench -scale: -scale-store is embedded or distributed" >&2; exit 2; }
+[ "$store" = embedded ] || [ -z "$data" ] || { echo "bench -scale: -scale-data is for the embedded store" >&2; exit 2; }
 
 started=$SECONDS
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/davscale.XXXXXX")
@@ -84,6 +104,12 @@ cleanup() {
 	for pid in "${pids[@]}"; do
 		wait "$pid" 2>/dev/null
 	done
+	# A kept run keeps the database too: its data stays in $tmp/cluster.
+	if [ -d "$tmp/cluster" ] && [ -n "$keep" ]; then
+		DAVSPACES_CLUSTER_DIR=$tmp/cluster bash scripts/cluster down
+	elif [ -d "$tmp/cluster" ]; then
+		DAVSPACES_CLUSTER_DIR=$tmp/cluster bash scripts/cluster down -purge
+	fi
 	if [ -n "$keep" ]; then
 		echo "bench -scale: kept $tmp" >&2
 	else
@@ -133,9 +159,31 @@ free_port() {
 	done
 	fail "no free port found"
 }
-free_port
+
+store_config="root ${data:-$tmp/data}"
+if [ "$store" = distributed ]; then
+	chmod 755 "$tmp" # the postgres user goes through it
+	DAVSPACES_CLUSTER_DIR=$tmp/cluster bash scripts/cluster peers
+	set -a
+	source "$tmp/cluster/ports"
+	source "$tmp/cluster/secrets"
+	set +a
+	store_config="store postgres {
+			dsn \"postgres://davspaces:{env.PG_PASSWORD}@127.0.0.1:$pg_port/davspaces?sslmode=disable\"
+			s3 {
+				endpoint 127.0.0.1:$minio_port
+				bucket davspaces
+				access_key {env.S3_ACCESS_KEY}
+				secret_key {env.S3_SECRET_KEY}
+			}
+		}"
+fi
 hash=$("$caddy_bin" hash-password --plaintext relativity)
-cat >"$tmp/Caddyfile" <<EOF
+# caddyfile writes the configuration on a port free now: the import takes
+# minutes, after which the server gets a port free then.
+caddyfile() {
+	free_port
+	cat >"$tmp/Caddyfile" <<EOF
 {
 	admin unix/$tmp/admin.sock|0600
 }
@@ -147,11 +195,13 @@ http://127.0.0.1:$port {
 		marie $hash
 	}
 	davspaces {
-		root ${data:-$tmp/data}
+		$store_config
 		max_nodes $((2 * (folders * 1000 + big)))
 	}
 }
 EOF
+}
+caddyfile
 
 generated=- imported=-
 if [ -z "$data" ]; then
@@ -166,6 +216,7 @@ if [ -z "$data" ]; then
 	log "$(tail -n 1 "$tmp/import.log") in ${imported}s"
 fi
 
+caddyfile
 XDG_DATA_HOME="$tmp/xdg-data" XDG_CONFIG_HOME="$tmp/xdg-config" \
 	"${caddy[@]}" run --config "$tmp/Caddyfile" --adapter caddyfile >"$tmp/caddy.log" 2>&1 &
 server=$!
@@ -196,15 +247,47 @@ sample() {
 sample >"$tmp/rss.log" &
 pids+=($!)
 
+# sample_tx writes "<unix µs> <seconds> <query>" every 100 ms while the
+# server runs: the transaction open longest on the database, with the
+# statement it runs or ran last. Only client sessions count (autovacuum's
+# workers are PostgreSQL's own), the sampler's left out.
+sample_tx() {
+	local pause psql
+	set +e
+	exec {pause}<> <(:)
+	source scripts/lib/peers.sh
+	psql=$(command -v psql || echo "$(postgres_bin)/psql")
+	while kill -0 "$server" 2>/dev/null; do
+		echo "SELECT (extract(epoch FROM clock_timestamp()) * 1e6)::bigint,
+			round(extract(epoch FROM clock_timestamp() - xact_start)::numeric, 3),
+			left(regexp_replace(query, '\s+', ' ', 'g'), 100)
+			FROM pg_stat_activity
+			WHERE datname = 'davspaces' AND backend_type = 'client backend'
+				AND pid <> pg_backend_pid() AND xact_start IS NOT NULL
+			ORDER BY xact_start LIMIT 1;"
+		read -r -t 0.1 -u "$pause"
+	done | PGPASSWORD=$PG_PASSWORD "$psql" -h 127.0.0.1 -p "$pg_port" -U davspaces -d davspaces -qtA -F ' '
+}
+if [ "$store" = distributed ]; then
+	sample_tx >"$tmp/tx.log" 2>"$tmp/tx.err" &
+	pids+=($!)
+fi
+
 status_kb() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$server/status"; }
 mb() { awk -v kb="$1" 'BEGIN { printf "%.0f", kb / 1024 }'; }
 
 rows=()
-peak_hwm=0 peak_anon=0
+peak_hwm=0 peak_anon=0 peak_tx=0
+# longest_tx FROM TO prints the longest transaction sampled between the two
+# times (µs) and, from 0.5 s, the statement it ran.
+longest_tx() {
+	awk -v a="$1" -v b="$2" '$1 >= a && $1 <= b && $2 > m { m = $2; q = $0; sub(/^[^ ]+ [^ ]+ ?/, "", q) }
+		END { printf "%.3f", m; if (m >= 0.5) printf " %s", q; print "" }' "$tmp/tx.log"
+}
 # step NAME CMD… runs CMD, timed, with the server's memory during it; CMD
 # sets note to what the table says of its answer.
 step() {
-	local name=$1 t0 t1 hwm anon
+	local name=$1 t0 t1 hwm anon tx="" query
 	shift
 	echo 5 >"/proc/$server/clear_refs"
 	note=""
@@ -217,7 +300,19 @@ step() {
 		'BEGIN { m = now } $1 >= a && $1 <= b && $2 > m { m = $2 } END { print m }' "$tmp/rss.log")
 	[ "$hwm" -le "$peak_hwm" ] || peak_hwm=$hwm
 	[ "$anon" -le "$peak_anon" ] || peak_anon=$anon
-	rows+=("$(printf '%-22s %9.3f %9s %12s  %s' "$name" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "$(mb "$hwm")" "$(mb "$anon")" "$note")")
+	if [ "$store" = distributed ]; then
+		sleep 0.2 # the sampler's last answers
+		read -r tx query < <(longest_tx "${t0/./}" "${t1/./}")
+		awk -v a="$tx" -v b="$peak_tx" 'BEGIN { exit !(a > b) }' && peak_tx=$tx
+		[ -z "$query" ] || note="$note; tx: $query"
+		tx=$(printf ' %12s' "$tx")
+	fi
+	rows+=("$(printf '%-22s %9.3f %9s %12s%s  %s' "$name" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "$(mb "$hwm")" "$(mb "$anon")" "$tx" "$note")")
+}
+# skip NAME: a step that does not apply to the store, with why.
+skip() {
+	log "$1: skipped"
+	rows+=("$(printf '%-22s %9s %9s %12s %12s  %s' "$1" - - - - "skipped: $2")")
 }
 
 propfind_body='<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><d:resourcetype/><d:getlastmodified/><d:getcontentlength/><d:getetag/><oc:id/><oc:fileid/><oc:permissions/><oc:size/><oc:trashbin-original-filename/></d:prop></d:propfind>'
@@ -316,7 +411,8 @@ search() {
 	[ "$code" = 207 ]
 }
 
-step "backup (full)" backup
+no_backup="caddy davspaces backup is the embedded store's; PostgreSQL and S3 have their own"
+if [ "$store" = embedded ]; then step "backup (full)" backup; else skip "backup (full)" "$no_backup"; fi
 step "PROPFIND big" listing "$space_path/big/" $((big + 1))
 step "DELETE 1,000 files" delete_files
 step "DELETE big" expect 204 DELETE "$space_path/big"
@@ -327,14 +423,19 @@ step "DELETE big again" expect 204 DELETE "$space_path/big"
 step "empty the trash" empty_trash
 step "search a name" search
 step "check" check
-step "backup (incremental)" backup
+if [ "$store" = embedded ]; then step "backup (incremental)" backup; else skip "backup (incremental)" "$no_backup"; fi
 
 table() {
-	echo "# davspaces scale workload, $(date -u +%Y-%m-%dT%H:%MZ), $revision"
+	echo "# davspaces scale workload ($store store), $(date -u +%Y-%m-%dT%H:%MZ), $revision"
 	echo "# $folders folders x 1,000 files + big/ of $big files: generated in ${generated}s, imported in ${imported}s"
-	printf '%-22s %9s %9s %12s  %s\n' step seconds "VmHWM MB" "RssAnon MB" answer
+	if [ "$store" = distributed ]; then
+		printf '%-22s %9s %9s %12s %12s  %s\n' step seconds "VmHWM MB" "RssAnon MB" "longest tx s" answer
+	else
+		printf '%-22s %9s %9s %12s  %s\n' step seconds "VmHWM MB" "RssAnon MB" answer
+	fi
 	printf '%s\n' "${rows[@]}"
-	echo "# whole run: VmHWM $(mb "$peak_hwm") MB, RssAnon $(mb "$peak_anon") MB at most"
+	echo "# whole run: VmHWM $(mb "$peak_hwm") MB, RssAnon $(mb "$peak_anon") MB at most${tx_peak_note:-}"
 }
+[ "$store" = embedded ] || tx_peak_note=", the longest transaction ${peak_tx}s (sampled every 100 ms)"
 table
 [ -z "$results" ] || table >>"$results"
