@@ -105,7 +105,6 @@ free_port() {
 	done
 	fail "no free port found"
 }
-free_port
 store_config="root $tmp/data"
 if [ "$store" = distributed ]; then
 	chmod 755 "$tmp" # the postgres user goes through it
@@ -125,7 +124,11 @@ if [ "$store" = distributed ]; then
 		}"
 fi
 hash=$("$tmp/caddy-new" hash-password --plaintext relativity)
-cat >"$tmp/Caddyfile" <<EOF
+# caddyfile writes the configuration on a port free now: the import takes
+# minutes, after which each server gets a port free then.
+caddyfile() {
+	free_port
+	cat >"$tmp/Caddyfile" <<EOF
 {
 	admin unix/$tmp/admin.sock|0600
 }
@@ -144,7 +147,9 @@ http://127.0.0.1:$port {
 	}
 }
 EOF
-base=http://127.0.0.1:$port
+	base=http://127.0.0.1:$port
+}
+caddyfile
 
 log "importing with the Caddy of $from"
 t0=$EPOCHREALTIME
@@ -154,6 +159,7 @@ imported=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'
 log "$(tail -n 1 "$tmp/import.log") in ${imported}s"
 
 start() {
+	caddyfile
 	XDG_DATA_HOME="$tmp/xdg-data" XDG_CONFIG_HOME="$tmp/xdg-config" \
 		nice -n 10 "$1" run --config "$tmp/Caddyfile" --adapter caddyfile >>"$tmp/caddy.log" 2>&1 &
 	server=$!
