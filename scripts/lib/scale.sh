@@ -148,35 +148,11 @@ generate() {
 	seq "$big" | (cd "$tmp/tree/big" && split -l 1 -a "${#big}" -d - b)
 }
 
-free_port() {
-	local p
-	for _ in $(seq 100); do
-		p=$((20000 + RANDOM % 40000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			port=$p
-			return
-		fi
-	done
-	fail "no free port found"
-}
+source scripts/lib/benchstore.sh
 
 store_config="root ${data:-$tmp/data}"
 if [ "$store" = distributed ]; then
-	chmod 755 "$tmp" # the postgres user goes through it
-	DAVSPACES_CLUSTER_DIR=$tmp/cluster bash scripts/cluster peers
-	set -a
-	source "$tmp/cluster/ports"
-	source "$tmp/cluster/secrets"
-	set +a
-	store_config="store postgres {
-			dsn \"postgres://davspaces:{env.PG_PASSWORD}@127.0.0.1:$pg_port/davspaces?sslmode=disable\"
-			s3 {
-				endpoint 127.0.0.1:$minio_port
-				bucket davspaces
-				access_key {env.S3_ACCESS_KEY}
-				secret_key {env.S3_SECRET_KEY}
-			}
-		}"
+	start_distributed_store
 fi
 hash=$("$caddy_bin" hash-password --plaintext relativity)
 # caddyfile writes the configuration on a port free now: the import takes
