@@ -143,17 +143,29 @@ func NewWriterOf(algs ...Algorithm) (*Writer, error) {
 	return w, nil
 }
 
-// Compute returns the digests of algs over everything r yields.
+// Compute returns the digests of algs over everything r yields, on this
+// goroutine alone: unlike Write, it never takes a second core, so that
+// work done in the background leaves the others to the requests.
 func Compute(r io.Reader, algs ...Algorithm) (Sums, error) {
 	w, err := NewWriterOf(algs...)
 	if err != nil {
 		return Sums{}, err
 	}
 	buf := make([]byte, 256<<10)
-	if _, err := io.CopyBuffer(w, r, buf); err != nil {
+	if _, err := io.CopyBuffer(serialWriter{w}, r, buf); err != nil {
 		return Sums{}, fmt.Errorf("compute checksums: %w", err)
 	}
 	return w.Sums(), nil
+}
+
+// serialWriter feeds a Writer's digests one after the other.
+type serialWriter struct{ w *Writer }
+
+func (s serialWriter) Write(p []byte) (int, error) {
+	for _, h := range s.w.digests() {
+		h.Write(p)
+	}
+	return len(p), nil
 }
 
 // parallelMin is the smallest write whose digests are computed on two

@@ -26,8 +26,8 @@ import (
 // changed meanwhile is left alone (digestJob.blob).
 
 // DefaultDigestWorkers is how many contents have their later digests
-// computed at once when Options.DigestWorkers is 0. Each may take two
-// cores (checksum.Writer computes MD5 beside the others).
+// computed at once when Options.DigestWorkers is 0. Each takes one core
+// at most (checksum.Compute), so that the next requests keep the others.
 const DefaultDigestWorkers = 1
 
 // digestJob is a content file whose record lacks digests.
