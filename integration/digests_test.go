@@ -28,7 +28,7 @@ func TestPutDigestsMatchTools(t *testing.T) {
 	alice := func(s *server) *client {
 		return &client{t: t, base: s.URL, token: idp.Token(t, "alice"), http: &http.Client{Timeout: time.Minute}}
 	}
-	content := randomBytes(t, 24<<20+7)
+	content := randomBytes(t, 8<<20+7)
 	file := filepath.Join(t.TempDir(), "big.bin")
 	if err := os.WriteFile(file, content, 0o600); err != nil {
 		t.Fatal(err)
