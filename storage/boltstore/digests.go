@@ -268,28 +268,27 @@ func (s *Store) queueMissingDigests() error {
 // as it is then (storage.DigestWaiter). It returns at once for a node
 // whose digests are all known or not being computed.
 func (s *Store) AwaitDigests(ctx context.Context, spaceID, nodeID string) (storage.Node, error) {
-	n, err := s.Node(ctx, spaceID, nodeID)
-	if err != nil || n.Checksums.Complete() || s.digests == nil {
-		return n, err
-	}
-	var blob string
-	if err := s.view(func(t *txn) error {
-		r, err := t.nodeIn(spaceID, nodeID)
-		blob = r.Blob
+	var r rec
+	if err := s.view(func(t *txn) (err error) {
+		r, err = t.nodeIn(spaceID, nodeID)
 		return err
 	}); err != nil {
 		return storage.Node{}, fmt.Errorf("await digests: %w", err)
 	}
-	done := s.digests.done(blob)
-	if blob == "" || done == nil {
-		return n, nil
+	if r.Blob == "" || r.Checksums.Complete() || s.digests == nil {
+		return r.Node, nil
+	}
+	done := s.digests.done(r.Blob)
+	if done == nil {
+		// Not queued, or done since the record was read: read it again.
+		return s.Node(ctx, spaceID, nodeID)
 	}
 	select {
 	case <-done:
+		return s.Node(ctx, spaceID, nodeID)
 	case <-ctx.Done():
-		return n, nil // what is known
+		return r.Node, nil // what is known
 	}
-	return s.Node(ctx, spaceID, nodeID)
 }
 
 // WaitDigests waits until every digest queued so far is computed: for
