@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"sync"
@@ -202,7 +203,10 @@ func (s *Store) completeDigests(job digestJob) error {
 		return fmt.Errorf("open content: %w", err)
 	}
 	defer f.Close()
-	sums, err := checksum.Compute(f, r.Checksums.Missing()...)
+	sums, err := checksum.Compute(closingReader{f, s.closing}, r.Checksums.Missing()...)
+	if errors.Is(err, errClosing) {
+		return nil // the next open computes them
+	}
 	if err != nil {
 		return err
 	}
@@ -214,6 +218,24 @@ func (s *Store) completeDigests(job digestJob) error {
 		r.Checksums = r.Checksums.Merge(sums)
 		return t.putNode(&r)
 	})
+}
+
+var errClosing = errors.New("the store is closing")
+
+// closingReader reads r until closing is closed, so that a store closing
+// waits for no digest of a big file.
+type closingReader struct {
+	r       io.Reader
+	closing <-chan struct{}
+}
+
+func (c closingReader) Read(p []byte) (int, error) {
+	select {
+	case <-c.closing:
+		return 0, errClosing
+	default:
+		return c.r.Read(p)
+	}
 }
 
 // digestTarget returns the record job is for, and whether it still names
