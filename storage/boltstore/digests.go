@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"sync"
 
 	"go.uber.org/zap"
@@ -120,6 +121,22 @@ func (d *digester) done(blob string) <-chan struct{} {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.pending[blob]
+}
+
+// take removes the job of content file blob from the queue, for a caller
+// that would wait for it to run it at once itself, and then call finish;
+// ok is false when no such job is queued (none, or one running).
+func (d *digester) take(blob string) (job digestJob, ok bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	i := slices.IndexFunc(d.queue, func(j digestJob) bool { return j.blob == blob })
+	if i < 0 {
+		return digestJob{}, false
+	}
+	job = d.queue[i]
+	d.queue = slices.Delete(d.queue, i, i+1)
+	d.running++
+	return job, true
 }
 
 // idle waits until no job is queued or running.
@@ -288,7 +305,10 @@ func (s *Store) queueMissingDigests() error {
 // AwaitDigests waits until the digests of the content of file nodeID that
 // the store is computing are recorded, or ctx ends, and returns the node
 // as it is then (storage.DigestWaiter). It returns at once for a node
-// whose digests are all known or not being computed.
+// whose digests are all known or not being computed. A job the digester
+// has not started yet is run on the caller's goroutine: after a restart
+// that left many to compute, a listing then has each file's digests in the
+// time it takes to read that file, not the whole queue before it.
 func (s *Store) AwaitDigests(ctx context.Context, spaceID, nodeID string) (storage.Node, error) {
 	var r rec
 	if err := s.view(func(t *txn) (err error) {
@@ -299,6 +319,12 @@ func (s *Store) AwaitDigests(ctx context.Context, spaceID, nodeID string) (stora
 	}
 	if r.Blob == "" || r.Checksums.Complete() || s.digests == nil {
 		return r.Node, nil
+	}
+	// A job still queued is run now, by the caller, who would wait for
+	// it anyway; one under way is waited for.
+	if job, ok := s.digests.take(r.Blob); ok {
+		s.runDigestJob(job)
+		s.digests.finish(job)
 	}
 	done := s.digests.done(r.Blob)
 	if done == nil {

@@ -136,15 +136,44 @@ func TestAwaitDigests(t *testing.T) {
 	}
 	f.s.digests.close()
 	m := f.putLater(t, "g", content, checksum.MD5)
-	// A digester that never gets to the job.
+	// A digester busy with a job that never ends: m's job stays queued,
+	// and the caller runs it itself.
+	busy := make(chan struct{})
+	f.s.digests = startDigester(1, func(digestJob) { <-busy })
+	f.s.digests.add(digestJob{blob: "busy"})
+	waitRunning(t, f.s.digests, 1)
+	f.s.digests.add(digestJob{spaceID: f.space.ID, nodeID: m.ID, blob: f.blob(t, m.ID)})
+	got, err = f.s.AwaitDigests(ctx, f.space.ID, m.ID)
+	if err != nil || got.Checksums != allSums(t, content) {
+		t.Fatalf("AwaitDigests of a queued job = %+v, %v; want it run, %+v", got.Checksums, err, allSums(t, content))
+	}
+	// A job under way is waited for until ctx ends; then what is known.
+	close(busy)
+	f.s.digests.close()
+	h := f.putLater(t, "h", content, checksum.MD5)
 	block := make(chan struct{})
 	defer close(block)
 	f.s.digests = startDigester(1, func(digestJob) { <-block })
-	f.s.digests.add(digestJob{spaceID: f.space.ID, nodeID: m.ID, blob: f.blob(t, m.ID)})
-	canceled, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	f.s.digests.add(digestJob{spaceID: f.space.ID, nodeID: h.ID, blob: f.blob(t, h.ID)})
+	waitRunning(t, f.s.digests, 1)
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	got, err = f.s.AwaitDigests(canceled, f.space.ID, m.ID)
-	if err != nil || got.Checksums != m.Checksums {
-		t.Fatalf("AwaitDigests past its deadline = %+v, %v; want what is known, %+v", got.Checksums, err, m.Checksums)
+	got, err = f.s.AwaitDigests(short, f.space.ID, h.ID)
+	if err != nil || got.Checksums != h.Checksums {
+		t.Fatalf("AwaitDigests past its deadline = %+v, %v; want what is known, %+v", got.Checksums, err, h.Checksums)
 	}
+}
+
+// waitRunning waits until d runs n jobs.
+func waitRunning(t *testing.T, d *digester, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		d.mu.Lock()
+		running := d.running
+		d.mu.Unlock()
+		if running == n {
+			return
+		}
+	}
+	t.Fatalf("the digester never ran %d jobs", n)
 }
