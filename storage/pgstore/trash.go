@@ -416,7 +416,7 @@ func (s *Store) PurgeTrash(ctx context.Context, spaceID, key string) error {
 
 // purgeBatch bounds the nodes one part of a purge deletes
 // (Options.purgeBatch aside).
-const purgeBatch = 1000
+const purgeBatch = 500
 
 // purgeBudget is what one transaction of a purge may still do: delete
 // left nodes, until the time it may run has passed.
