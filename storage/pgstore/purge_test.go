@@ -67,9 +67,11 @@ func bigTrashItem(t *testing.T, s *Store, spaceID string, files int) string {
 	return top.ID
 }
 
-// longestTransaction samples the transactions open on s's database,
-// but its own, until stop is closed, and returns the longest it saw.
-func longestTransaction(t *testing.T, s *Store, stop <-chan struct{}) time.Duration {
+// longestTransaction samples the client transactions open on s's
+// database (autovacuum's are PostgreSQL's own), but its own, until stop
+// is closed, and returns the longest it saw with the statement it ran
+// last.
+func longestTransaction(t *testing.T, s *Store, stop <-chan struct{}) (time.Duration, string) {
 	t.Helper()
 	ctx := context.WithoutCancel(t.Context())
 	conn, err := s.pool.Acquire(ctx)
@@ -77,19 +79,31 @@ func longestTransaction(t *testing.T, s *Store, stop <-chan struct{}) time.Durat
 		t.Fatal(err)
 	}
 	defer conn.Release()
-	var longest time.Duration
+	var (
+		longest   time.Duration
+		statement string
+	)
 	for {
-		var open time.Duration
-		err := conn.QueryRow(ctx, `SELECT coalesce(max(clock_timestamp() - xact_start), '0')
-			FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&open)
+		var (
+			open  time.Duration
+			query string
+		)
+		err := conn.QueryRow(ctx, `SELECT coalesce(max(clock_timestamp() - xact_start), '0'),
+				coalesce(max(left(query, 200)), '') FROM (
+			SELECT xact_start, query FROM pg_stat_activity
+			WHERE datname = current_database() AND backend_type = 'client backend'
+				AND pid <> pg_backend_pid() AND xact_start IS NOT NULL
+			ORDER BY xact_start LIMIT 1) oldest`).Scan(&open, &query)
 		if err != nil {
 			t.Error(err)
-			return longest
+			return longest, statement
 		}
-		longest = max(longest, open)
+		if open > longest {
+			longest, statement = open, query
+		}
 		select {
 		case <-stop:
-			return longest
+			return longest, statement
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
@@ -111,10 +125,11 @@ func TestEmptyTrashOfBigItemInShortTransactions(t *testing.T) {
 
 	stop := make(chan struct{})
 	var (
-		wg      sync.WaitGroup
-		longest time.Duration
+		wg        sync.WaitGroup
+		longest   time.Duration
+		statement string
 	)
-	wg.Go(func() { longest = longestTransaction(t, s, stop) })
+	wg.Go(func() { longest, statement = longestTransaction(t, s, stop) })
 	start := time.Now()
 	err := s.EmptyTrash(ctx, sp.ID)
 	took := time.Since(start)
@@ -123,7 +138,7 @@ func TestEmptyTrashOfBigItemInShortTransactions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("EmptyTrash of %d files: %v, longest transaction %v", files, took, longest)
+	t.Logf("EmptyTrash of %d files: %v, longest transaction %v, last running %s", files, took, longest, statement)
 	// A share of the whole rather than a time: the machine may be slow,
 	// but one transaction for the item takes all of it.
 	if longest > took/5 {
@@ -163,7 +178,7 @@ func TestPurgeStoppedBetweenParts(t *testing.T) {
 	opts := checkOpts
 	opts.DSN = testpeer.PostgreSQL(t)
 	opts.S3 = s3content.Config{Endpoint: b.Endpoint, Bucket: b.Bucket, AccessKey: b.AccessKey, SecretKey: b.SecretKey}
-	opts.purgeBatch = 2
+	opts.purgeBatch, opts.emptyBudget = 2, time.Nanosecond
 	first := openTestStore(t, opts)
 	sp := personal(t, first)
 	ctx := t.Context()

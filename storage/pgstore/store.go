@@ -82,7 +82,7 @@ type Options struct {
 	// emptyBudget is EmptyTrash's time per transaction; 0 means
 	// emptyBudget. Tests lower it to see a trash emptied in parts.
 	emptyBudget time.Duration
-	// purgeBatch is the nodes one part of a purge deletes; 0 means
+	// purgeBatch is the nodes one step of a purge deletes; 0 means
 	// purgeBatch. Tests lower it to see an item purged in parts.
 	purgeBatch int
 }

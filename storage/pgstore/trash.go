@@ -406,30 +406,24 @@ func (s *Store) PurgeTrash(ctx context.Context, spaceID, key string) error {
 // large the item: the first marks the item purging (trash_items.purging),
 // which takes it out of every listing and lookup at once, so that a
 // restore racing it is decided whole by the space's lock; then each
-// transaction deletes up to purgeBatch nodes of its subtree from the
-// bottom up (purgeStep), with their properties and versions, gives their
-// bytes and counts back to the trash and the space, and hands their
-// objects to the sweep. Between two parts the item is a smaller, hidden
+// transaction deletes nodes of its subtree from the bottom up, purgeBatch
+// a step (purgeStep), until emptyBudget has passed, with their
+// properties and versions, gives their bytes and counts back to the trash
+// and the space, and hands their objects to the sweep. Small steps keep
+// what a transaction runs past its budget small on a loaded machine,
+// where deleting a node with the rows that cascade from it takes longer.
+// Between two parts the item is a smaller, hidden
 // trash item whose sizes and counters add up, so a check finds nothing
 // wrong; one left half purged by a node that stopped is finished by the
 // next EmptyTrash of the space or the sweep's next pass (finishPurges).
 
-// purgeBatch bounds the nodes one part of a purge deletes
+// purgeBatch bounds the nodes one step of a purge deletes
 // (Options.purgeBatch aside).
-const purgeBatch = 500
+const purgeBatch = 200
 
-// purgeBudget is what one transaction of a purge may still do: delete
-// left nodes, until the time it may run has passed.
-type purgeBudget struct {
-	left     int
-	deadline time.Time
-}
-
-func (s *Store) newPurgeBudget() purgeBudget {
-	return purgeBudget{left: s.purgeBatch, deadline: time.Now().Add(s.emptyBudget)}
-}
-
-func (b purgeBudget) spent() bool { return b.left <= 0 || time.Now().After(b.deadline) }
+// purgeDeadline is when a transaction of a purge that starts now commits,
+// after the step that passes it.
+func (s *Store) purgeDeadline() time.Time { return time.Now().Add(s.emptyBudget) }
 
 // purgeTrashKey purges trash item key of the space in parts.
 func (s *Store) purgeTrashKey(ctx context.Context, spaceID, key string) error {
@@ -445,9 +439,8 @@ func (s *Store) purgeTrashKey(ctx context.Context, spaceID, key string) error {
 		if err := markPurging(ctx, c.tx, it.ID); err != nil {
 			return err
 		}
-		b := s.newPurgeBudget()
 		topID = it.ID
-		gone, err = s.purgeWithin(ctx, c, spaceID, topID, &b)
+		gone, err = s.purgeWithin(ctx, c, spaceID, topID, s.purgeDeadline())
 		return err
 	})
 	if err != nil {
@@ -461,8 +454,7 @@ func (s *Store) purgeTrashKey(ctx context.Context, spaceID, key string) error {
 func (s *Store) purgeParts(ctx context.Context, spaceID, topID string, gone bool) error {
 	for !gone {
 		err := s.change(ctx, spaceID, func(c *change) (err error) {
-			b := s.newPurgeBudget()
-			gone, err = s.purgeWithin(ctx, c, spaceID, topID, &b)
+			gone, err = s.purgeWithin(ctx, c, spaceID, topID, s.purgeDeadline())
 			return err
 		})
 		if err != nil {
@@ -511,16 +503,16 @@ const emptyBudget = 200 * time.Millisecond
 func (s *Store) purgeSome(ctx context.Context, spaceID string) (more bool, err error) {
 	err = s.change(ctx, spaceID, func(c *change) error {
 		more = false
-		b := s.newPurgeBudget()
+		deadline := s.purgeDeadline()
 		for {
 			topID, ok, err := nextPurge(ctx, c.tx, spaceID)
 			if err != nil || !ok {
 				return err
 			}
-			if _, err := s.purgeWithin(ctx, c, spaceID, topID, &b); err != nil {
+			if _, err := s.purgeWithin(ctx, c, spaceID, topID, deadline); err != nil {
 				return err
 			}
-			if b.spent() {
+			if time.Now().After(deadline) {
 				more = true
 				return nil
 			}
@@ -551,16 +543,13 @@ func firstOf(ids []string) string {
 	return ids[0]
 }
 
-// purgeWithin deletes parts of the subtree at topID, an item being
-// purged, until it is gone, which it reports, or b is spent.
-func (s *Store) purgeWithin(ctx context.Context, c *change, spaceID, topID string, b *purgeBudget) (bool, error) {
+// purgeWithin deletes the subtree at topID, an item being purged, step
+// by step, until it is gone, which it reports, or deadline has passed.
+func (s *Store) purgeWithin(ctx context.Context, c *change, spaceID, topID string, deadline time.Time) (bool, error) {
 	for {
-		n, gone, err := s.purgeStep(ctx, c, spaceID, topID, b.left)
-		if err != nil || gone {
+		gone, err := s.purgeStep(ctx, c, spaceID, topID, s.purgeBatch)
+		if err != nil || gone || time.Now().After(deadline) {
 			return gone, err
-		}
-		if b.left -= n; b.spent() {
-			return false, nil
 		}
 	}
 }

@@ -356,32 +356,32 @@ func (c *change) copyTree(ctx context.Context, src nodeRow, parentID, name strin
 // purgeStep deletes, in c, up to limit nodes of the subtree at topID
 // that have nothing below them (purgeParts): files of a folder that has no
 // folder below it, or else that folder, emptied, or at the end topID
-// itself, which it reports as gone. It returns how many it deleted.
-func (s *Store) purgeStep(ctx context.Context, c *change, spaceID, topID string, limit int) (int, bool, error) {
+// itself, which it reports as gone.
+func (s *Store) purgeStep(ctx context.Context, c *change, spaceID, topID string, limit int) (bool, error) {
 	leaf, ok, err := leafFolder(ctx, c.tx, topID)
 	if err != nil {
-		return 0, false, err
+		return false, err
 	}
 	if !ok {
 		// topID is a file, or gone already (purged by another node).
 		if leaf, ok, err = nodeByID(ctx, c.tx, topID); err != nil || !ok {
-			return 0, true, err
+			return true, err
 		}
 	}
 	parentID, ids := leaf.ParentID, []string{leaf.ID}
 	if leaf.isFolder() {
 		files, err := childIDs(ctx, c.tx, leaf.ID, max(limit, 1))
 		if err != nil {
-			return 0, false, err
+			return false, err
 		}
 		if len(files) > 0 {
 			parentID, ids = leaf.ID, files
 		}
 	}
 	if err := s.deleteNodes(ctx, c, spaceID, parentID, ids); err != nil {
-		return 0, false, fmt.Errorf("purging below %s: %w", topID, err)
+		return false, fmt.Errorf("purging below %s: %w", topID, err)
 	}
-	return len(ids), ids[0] == topID, nil
+	return ids[0] == topID, nil
 }
 
 // leafFolder returns a folder at or below topID with no folder below it,
