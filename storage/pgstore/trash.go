@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -412,10 +413,10 @@ func (s *Store) PurgeTrash(ctx context.Context, spaceID, key string) error {
 // and the space, and hands their objects to the sweep. Small steps keep
 // what a transaction runs past its budget small on a loaded machine,
 // where deleting a node with the rows that cascade from it takes longer.
-// Between two parts the item is a smaller, hidden
-// trash item whose sizes and counters add up, so a check finds nothing
-// wrong; one left half purged by a node that stopped is finished by the
-// next EmptyTrash of the space or the sweep's next pass (finishPurges).
+// Between two parts the item is a smaller, hidden trash item whose sizes
+// and counters add up, so a check finds nothing wrong; one left half
+// purged by a node that stopped is finished by the next EmptyTrash of the
+// space or the sweep's next pass (finishPurges).
 
 // purgeBatch bounds the nodes one step of a purge deletes
 // (Options.purgeBatch aside).
@@ -469,7 +470,7 @@ func (s *Store) purgeParts(ctx context.Context, spaceID, topID string, gone bool
 func markPurging(ctx context.Context, tx pgx.Tx, topID string) error {
 	_, err := tx.Exec(ctx, `UPDATE trash_items SET purging = true WHERE node_id = $1`, topID)
 	if err != nil {
-		return fmt.Errorf("marking %s purged: %w", topID, err)
+		return fmt.Errorf("marking %s as being purged: %w", topID, err)
 	}
 	return nil
 }
@@ -524,23 +525,21 @@ func (s *Store) purgeSome(ctx context.Context, spaceID string) (more bool, err e
 // nextPurge returns the node of the item of the space's trash to purge
 // next: one being purged, or else the first by key, which it marks so.
 func nextPurge(ctx context.Context, tx pgx.Tx, spaceID string) (string, bool, error) {
-	rows, _ := tx.Query(ctx, `SELECT node_id FROM trash_items WHERE space_id = $1 AND purging LIMIT 1`, spaceID)
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil || len(ids) > 0 {
-		return firstOf(ids), len(ids) > 0, err
+	var topID string
+	err := tx.QueryRow(ctx, `SELECT node_id FROM trash_items WHERE space_id = $1 AND purging LIMIT 1`,
+		spaceID).Scan(&topID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = tx.QueryRow(ctx, `UPDATE trash_items SET purging = true WHERE space_id = $1 AND key = (
+				SELECT key FROM trash_items WHERE space_id = $1 ORDER BY key LIMIT 1)
+			RETURNING node_id`, spaceID).Scan(&topID)
 	}
-	rows, _ = tx.Query(ctx, `UPDATE trash_items SET purging = true WHERE space_id = $1 AND key = (
-			SELECT key FROM trash_items WHERE space_id = $1 ORDER BY key LIMIT 1)
-		RETURNING node_id`, spaceID)
-	ids, err = pgx.CollectRows(rows, pgx.RowTo[string])
-	return firstOf(ids), len(ids) > 0, err
-}
-
-func firstOf(ids []string) string {
-	if len(ids) == 0 {
-		return ""
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", false, nil
 	}
-	return ids[0]
+	if err != nil {
+		return "", false, fmt.Errorf("the next item to purge: %w", err)
+	}
+	return topID, true, nil
 }
 
 // purgeWithin deletes the subtree at topID, an item being purged, step
