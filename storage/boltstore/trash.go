@@ -272,7 +272,7 @@ func (t *txn) purgeTrashItem(spaceID string, item trashRec) error {
 // destroyed does not: the records of a node are in buckets ordered by id
 // or checksum, so that once the database is big, each node destroyed
 // changes pages of its own in several of them.
-const purgeDirtyPerTxn = 2048
+const purgeDirtyPerTxn = 512
 
 // purgeFirstPart is how many nodes the first part of a purge destroys,
 // before the pace knows how many pages a node changes: few enough for
@@ -328,6 +328,9 @@ func (s *Store) purgeInParts(ctx context.Context, spaceID, key string, limit int
 		gone := false
 		nodes := pace.next(limit)
 		var dirty int64
+		// The watcher covers the commit too, where bbolt rereads
+		// every page the part changed and merges.
+		stop := s.watchMapping()
 		err := s.update(func(t *txn) error {
 			item, err := t.trashItem(spaceID, key)
 			if errors.Is(err, storage.ErrNotFound) && part > 0 {
@@ -341,6 +344,7 @@ func (s *Store) purgeInParts(ctx context.Context, spaceID, key string, limit int
 			dirty = t.dirtyNodes()
 			return err
 		})
+		stop()
 		if err != nil || gone {
 			return err
 		}
