@@ -287,7 +287,7 @@ func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 		// The brake counts a user's clients apart by the app password they
 		// signed in with, else by their User-Agent.
 		MassDelete:       dav.MassDelete.rules(),
-		Credential:       usedAppPassword,
+		Credential:       usedCredential,
 		MassDeleteOpened: func(storage.MassDelete) { store.metrics.massDeletes.Inc() },
 	})
 	if err != nil {

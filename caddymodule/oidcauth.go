@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -206,6 +207,9 @@ func (a *OIDCAuth) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 		return a.challenge(w, r, `error="invalid_token"`)
 	}
 	setUser(repl, user, id.String(a.NameClaim), id.String("email"), id.Strings(a.GroupsClaim))
+	if client := cmp.Or(id.String("azp"), id.String("client_id")); client != "" {
+		repl.Set(userClientPlaceholder, client)
+	}
 	return next.ServeHTTP(w, r)
 }
 

@@ -488,6 +488,18 @@ func TestOIDCAuthBearer(t *testing.T) {
 		})
 	}
 
+	// The mass-delete brake tells one client of a user from another by
+	// the client its token was issued to.
+	t.Run("the token's client", func(t *testing.T) {
+		for name, token := range map[string]string{"jwt": idp.Token(t, "alice"), "opaque": idp.OpaqueToken(t, "alice")} {
+			x := runMiddleware(a, mwCall{target: "/webdav/", authorization: bearer(token)})
+			wantPassed(t, x)
+			if got, _ := x.repl.GetString(userClientPlaceholder); got != idp.ClientID {
+				t.Errorf("%s: {%s} = %q, want %q", name, userClientPlaceholder, got, idp.ClientID)
+			}
+		}
+	})
+
 	t.Run("user claim sub", func(t *testing.T) {
 		bySub := &OIDCAuth{OIDC: a.OIDC, UserClaim: "sub"}
 		mustProvisionModule(t, bySub)

@@ -46,6 +46,16 @@ func TestUnmarshalStore(t *testing.T) {
 			want: `{"backend":"bolt","root":"/var/lib/davspaces"}`,
 		},
 		{
+			name: "bolt with sweep_interval",
+			input: `davspaces {
+				store bolt {
+					root /var/lib/davspaces
+					sweep_interval 5s
+				}
+			}`,
+			want: `{"backend":"bolt","root":"/var/lib/davspaces","sweep_interval":5000000000}`,
+		},
+		{
 			name: "postgres, the least",
 			input: `davspaces {
 				store postgres {
@@ -127,6 +137,11 @@ func TestUnmarshalStoreErrors(t *testing.T) {
 				dsn x
 			}
 		}`, []string{"unrecognized bolt store subdirective: dsn"}},
+		{"bolt zero sweep", `davspaces {
+			store bolt {
+				sweep_interval 0s
+			}
+		}`, []string{"sweep_interval must be longer than 0"}},
 		{"postgres without dsn", `davspaces {
 			store postgres {
 				` + s3 + `

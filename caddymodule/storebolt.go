@@ -2,8 +2,10 @@ package caddymodule
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -24,6 +26,9 @@ type BoltStore struct {
 	// provisioning. Default: the "davspaces" folder in Caddy's data
 	// directory.
 	Root string `json:"root,omitempty"`
+	// SweepInterval is how often expired trash items, versions, upload
+	// sessions and chunked uploads are removed. Default: 1m.
+	SweepInterval caddy.Duration `json:"sweep_interval,omitempty"`
 
 	root string // absolute, placeholders replaced
 }
@@ -39,6 +44,9 @@ func (BoltStore) CaddyModule() caddy.ModuleInfo {
 // Provision resolves the data directory to an absolute path, so that two
 // spellings of one directory share one open store.
 func (b *BoltStore) Provision(caddy.Context) error {
+	if b.SweepInterval < 0 {
+		return errors.New("bolt store: sweep_interval must not be negative")
+	}
 	root := caddy.NewReplacer().ReplaceAll(b.Root, "")
 	if root == "" {
 		root = filepath.Join(caddy.AppDataDir(), "davspaces")
@@ -57,7 +65,8 @@ func (b *BoltStore) StoreKey() string { return b.root }
 
 // OpenStore opens the database in the data directory.
 func (b *BoltStore) OpenStore(_ context.Context, storageID string, logger *zap.Logger) (Store, error) {
-	s, err := boltstore.Open(b.root, boltstore.Options{StorageID: storageID, Logger: logger})
+	s, err := boltstore.Open(b.root, boltstore.Options{StorageID: storageID, Logger: logger,
+		SessionSweep: time.Duration(b.SweepInterval)})
 	if err != nil {
 		return nil, fmt.Errorf("opening davspaces store in %s: %w", b.root, err)
 	}
@@ -68,9 +77,13 @@ func (b *BoltStore) OpenStore(_ context.Context, storageID string, logger *zap.L
 //
 //	store bolt {
 //		root <directory>
+//		sweep_interval <duration>
 //	}
 func (b *BoltStore) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	return parseDirective(d, "bolt store subdirective", options{"root": set(&b.Root, oneArg)}, nil)
+	return parseDirective(d, "bolt store subdirective", options{
+		"root":           set(&b.Root, oneArg),
+		"sweep_interval": set(&b.SweepInterval, positiveDurationArg),
+	}, nil)
 }
 
 // Interface guards

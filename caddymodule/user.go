@@ -22,6 +22,10 @@ const (
 	// userAppPasswordPlaceholder is the id of the app password the user
 	// signed in with, unset for any other sign-in.
 	userAppPasswordPlaceholder = "http.auth.user.app_password_id"
+	// userClientPlaceholder is the OpenID Connect client the bearer token
+	// was issued to (its azp, else its client_id), unset for any other
+	// sign-in.
+	userClientPlaceholder = "http.auth.user.client_id"
 	// The scope of that app password (storage.Scope), each unset when the
 	// password does not narrow it: the space id, the folder path, and
 	// read_only set to true.
@@ -156,4 +160,18 @@ func splitGroups(list string) []string {
 // app password the request signed in with, "" when none.
 func usedAppPassword(r *http.Request) string {
 	return placeholderString(r, userAppPasswordPlaceholder)
+}
+
+// usedCredential names what the request signed in with, so that two
+// clients of one user are told apart: the app password's id, or the
+// OpenID Connect client its token was issued to; "" for any other
+// sign-in.
+func usedCredential(r *http.Request) string {
+	if id := usedAppPassword(r); id != "" {
+		return id
+	}
+	if client := placeholderString(r, userClientPlaceholder); client != "" {
+		return "oidc client " + client
+	}
+	return ""
 }

@@ -25,9 +25,11 @@ type env struct {
 	physics storage.Space
 }
 
+// newEnv opens its store without fsyncs: the handler's tests are about
+// the protocol, not durability, which boltstore's own tests hold to.
 func newEnv(t testing.TB, opts ...func(*Config)) *env {
 	t.Helper()
-	return newEnvWith(t, boltstore.Options{}, opts...)
+	return newEnvWith(t, boltstore.Options{NoSync: true}, opts...)
 }
 
 // newEnvWith is newEnv over a store opened with so (its StorageID is the

@@ -12,8 +12,6 @@ func TestDesktopClients(t *testing.T) { testDesktopClients(t) }
 
 func TestMemoryListingBigFolder(t *testing.T) { testMemoryListingBigFolder(t) }
 
-func TestUndoRetentionSettings(t *testing.T) { testUndoRetentionSettings(t) }
-
 func TestOwnCloudWebJourneys(t *testing.T) { testOwnCloudWebJourneys(t) }
 
 func TestMassDeleteDesktop(t *testing.T) { testMassDeleteDesktop(t) }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -75,8 +76,9 @@ type serverOptions struct {
 	// extra lines for the davspaces block
 	davspaces []string
 	// postgresStore are extra lines for the store block of a cluster's
-	// nodes (the postgres store); the embedded store takes none
-	postgresStore []string
+	// nodes (the postgres store), boltStore those of the embedded store's
+	// (store bolt { root … })
+	postgresStore, boltStore []string
 	// extra lines for the webfinger block
 	webfinger []string
 	// root reuses a data directory (restart tests); empty means a new one
@@ -246,11 +248,15 @@ func exampleCaddyfile(t testing.TB, port int, root string, opts serverOptions) s
 		// Without the redirect listener Caddy leaves port 80 alone.
 		site, tlsLine, global = fmt.Sprintf("https://localhost:%d {", port), "\ttls internal\n", global+"\tauto_https disable_redirects\n"
 	}
+	store := "\t\t\troot " + root + "\n"
+	if len(opts.boltStore) > 0 {
+		store = indent(slices.Concat([]string{"store bolt {", "\troot " + root}, opts.boltStore, []string{"}"}), "\t\t\t")
+	}
 	for old, repl := range map[string]string{
 		"https://localhost:9200 {":                  site,
 		"\ttls internal\n":                          tlsLine,
 		exampleAdmin:                                global,
-		"\t\t\t# root /var/lib/davspaces\n":         "\t\t\troot " + root + "\n" + indent(opts.davspaces, "\t\t\t"),
+		"\t\t\t# root /var/lib/davspaces\n":         store + indent(opts.davspaces, "\t\t\t"),
 		"\t\tplatform_url https://localhost:9200\n": "\t\tplatform_url https://localhost:9200\n" + indent(opts.webfinger, "\t\t"),
 	} {
 		if !strings.Contains(cfg, old) {

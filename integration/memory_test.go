@@ -196,7 +196,9 @@ func peakDuring(t *testing.T, pid int, fn func()) (hwmKB, anonKB int) {
 
 // seedFolder adds n empty files to folder (a resource id) in the store of
 // data directory root, whose server is stopped. Concurrent commits share
-// transactions, so the seeding takes seconds.
+// transactions, so the seeding takes seconds: enough writers to keep the
+// store's groups full (two of its largest at once) spend a bolt commit on
+// many files instead of on two or three.
 func seedFolder(t *testing.T, root, folder string, n int) {
 	t.Helper()
 	_, rest, _ := strings.Cut(folder, "$")
@@ -205,7 +207,7 @@ func seedFolder(t *testing.T, root, folder string, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const workers = 16
+	const workers = 256
 	errs := make(chan error, workers)
 	for w := range workers {
 		go func() {

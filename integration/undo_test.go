@@ -343,13 +343,12 @@ func undoUnderQuotaScenario(t *testing.T, s *server) {
 
 // trash_retention and versions (per handler and per project space) decide
 // what is kept, and for how long; the capabilities tell clients.
-func testUndoRetentionSettings(t *testing.T) {
-	// Most of its time is a wait for the embedded store's sweep, once a
-	// minute: it runs beside the other long tests that call t.Parallel.
-	// The cluster's nodes sweep every two seconds, so that its half of
-	// the test does not hold a parallel slot for that minute too.
+func TestUndoRetentionSettings(t *testing.T) {
+	// Both stores sweep every two seconds, so that the test waits
+	// seconds, not the default minute, for the retention to expire.
 	t.Parallel()
-	onEachDeployment(t, serverOptions{postgresStore: []string{"sweep_interval 2s"}, davspaces: []string{
+	sweep := []string{"sweep_interval 2s"}
+	onEachDeployment(t, serverOptions{postgresStore: sweep, boltStore: sweep, davspaces: []string{
 		"versions {",
 		"\tmax 2",
 		"}",

@@ -407,7 +407,10 @@ func runDrive(t *testing.T, dir, script string, opts any) []map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	// A script's waits each have their own bound (waitMs); this one only
+	// ends a script that hangs, so it leaves room for the longest, Web's
+	// seventeen journeys, on a machine running two suites.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := testpeer.CommandContext(ctx, "node", filepath.Join(dir, script), string(arg))
 	var stdout, stderr bytes.Buffer

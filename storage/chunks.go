@@ -187,16 +187,26 @@ func ValidChunkedUpload(u ChunkedUpload, storable func(string) bool) error {
 	return nil
 }
 
+// ChunkCap is the cap on one upload's parts a store enforces: its own cap
+// when set above zero (tests lower it, so as to reach it quickly), else
+// MaxChunksPerUpload.
+func ChunkCap(set int64) int {
+	if set > 0 {
+		return int(set)
+	}
+	return MaxChunksPerUpload
+}
+
 // CheckChunkRoom says why part name may not be put into upload id now, or
 // nil: a claimed upload takes no more parts (ErrConflict), and one with
-// MaxChunksPerUpload parts takes no new one (ErrInvalid), though it may
+// limit parts (ChunkCap) takes no new one (ErrInvalid), though it may
 // replace one. hasPart looks the part up; it is called only when that
 // answer matters.
-func CheckChunkRoom(id string, claimed bool, parts int, hasPart func() (bool, error)) error {
+func CheckChunkRoom(id string, claimed bool, parts, limit int, hasPart func() (bool, error)) error {
 	if claimed {
 		return ChunkedUploadClaimed(id)
 	}
-	if parts < MaxChunksPerUpload {
+	if parts < limit {
 		return nil
 	}
 	replaces, err := hasPart()

@@ -86,6 +86,22 @@ func TestValidChunkedUpload(t *testing.T) {
 	}
 }
 
+// The production cap on an upload's parts is pinned here, once: the
+// conformance tests cross a lowered one (storetest.ChunkCapper).
+func TestChunkCap(t *testing.T) {
+	if MaxChunksPerUpload != 10000 {
+		t.Fatalf("MaxChunksPerUpload = %d, want 10000", MaxChunksPerUpload)
+	}
+	for _, tt := range []struct {
+		set  int64
+		want int
+	}{{0, MaxChunksPerUpload}, {-1, MaxChunksPerUpload}, {50, 50}} {
+		if got := ChunkCap(tt.set); got != tt.want {
+			t.Errorf("ChunkCap(%d) = %d, want %d", tt.set, got, tt.want)
+		}
+	}
+}
+
 func TestCheckChunkRoom(t *testing.T) {
 	lookupErr := errors.New("lookup failed")
 	has := func(exists bool, err error) func() (bool, error) {
@@ -108,7 +124,7 @@ func TestCheckChunkRoom(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := CheckChunkRoom("u1", tt.claimed, tt.parts, tt.hasPart)
+			err := CheckChunkRoom("u1", tt.claimed, tt.parts, ChunkCap(0), tt.hasPart)
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("CheckChunkRoom = %v, want %v", err, tt.want)
 			}

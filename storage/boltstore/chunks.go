@@ -282,7 +282,7 @@ func (s *Store) writableChunkedUpload(id, name string) (chunkedUploadRec, bool, 
 			return err
 		}
 		exists = parts.Get([]byte(name)) != nil
-		return roomForChunk(u, parts, name)
+		return s.roomForChunk(u, parts, name)
 	})
 	return u, exists, err
 }
@@ -406,7 +406,7 @@ func (s *Store) recordChunk(id, dir, name string, part chunkRec, l link) (replac
 		if err != nil {
 			return err
 		}
-		if err := roomForChunk(u, parts, name); err != nil {
+		if err := s.roomForChunk(u, parts, name); err != nil {
 			return err
 		}
 		next := u
@@ -874,10 +874,15 @@ func (t *txn) liveChunkedUpload(id string, now time.Time) (chunkedUploadRec, err
 	return r, nil
 }
 
+// SetMaxChunksPerUpload lowers (or raises) how many parts one chunked
+// upload may have, n <= 0 restoring storage.MaxChunksPerUpload: tests
+// reach the cap without putting ten thousand parts.
+func (s *Store) SetMaxChunksPerUpload(n int) { s.chunkCap.Store(int64(n)) }
+
 // roomForChunk says why part name may not be put into u, whose parts are
 // in the bucket parts, or nil.
-func roomForChunk(u chunkedUploadRec, parts *bolt.Bucket, name string) error {
-	return storage.CheckChunkRoom(u.ID, u.Claimed, u.Parts, func() (bool, error) {
+func (s *Store) roomForChunk(u chunkedUploadRec, parts *bolt.Bucket, name string) error {
+	return storage.CheckChunkRoom(u.ID, u.Claimed, u.Parts, storage.ChunkCap(s.chunkCap.Load()), func() (bool, error) {
 		return parts.Get([]byte(name)) != nil, nil
 	})
 }

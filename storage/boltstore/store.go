@@ -144,6 +144,10 @@ type Store struct {
 	// shareCap is how many shares one user may have; 0 is
 	// storage.MaxSharesPerCreator (SetMaxSharesPerCreator).
 	shareCap atomic.Int64
+	// chunkCap is how many parts one chunked upload may have; 0 is
+	// storage.MaxChunksPerUpload. Only tests lower it, to reach it
+	// without putting ten thousand parts.
+	chunkCap atomic.Int64
 	// retention is what the trash and versions of each space keep
 	// (SetRetention); a txn reads it once.
 	retention atomic.Pointer[storage.RetentionPolicy]

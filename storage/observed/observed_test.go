@@ -230,7 +230,7 @@ func TestConformance(t *testing.T) {
 			t.Fatalf("boltstore.Open: %v", err)
 		}
 		t.Cleanup(func() { s.Close() })
-		return clockedStore{observed.Wrap(s, observed.Tracing{}), clk}
+		return clockedStore{observed.Wrap(s, observed.Tracing{}), clk, s}
 	})
 }
 
@@ -238,10 +238,16 @@ func TestConformance(t *testing.T) {
 // (storetest.Clock).
 type clockedStore struct {
 	storage.Backend
-	clk *offsetClock
+	clk  *offsetClock
+	bolt *boltstore.Store
 }
 
 func (s clockedStore) Advance(d time.Duration) { s.clk.Advance(d) }
+
+// SetMaxChunksPerUpload lowers the wrapped store's cap on an upload's
+// parts (storetest.ChunkCapper): the wrapper passes PutChunk through, so
+// the cap's test needs no more parts here than in the store's own run.
+func (s clockedStore) SetMaxChunksPerUpload(n int) { s.bolt.SetMaxChunksPerUpload(n) }
 
 // offsetClock is the real time plus an offset the tests can grow.
 type offsetClock struct {

@@ -207,8 +207,8 @@ func (s *Store) liveChunkedUpload(ctx context.Context, tx pgx.Tx, id, lock strin
 
 // roomForChunk says why part name may not be put into upload u now, or
 // nil.
-func roomForChunk(ctx context.Context, tx pgx.Tx, u chunkedUploadRow, name string) error {
-	return storage.CheckChunkRoom(string(u.ID), u.Claimed, u.Parts, func() (exists bool, err error) {
+func (s *Store) roomForChunk(ctx context.Context, tx pgx.Tx, u chunkedUploadRow, name string) error {
+	return storage.CheckChunkRoom(string(u.ID), u.Claimed, u.Parts, storage.ChunkCap(s.chunkCap.Load()), func() (exists bool, err error) {
 		err = tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM chunks WHERE upload_id = $1 AND name = $2)`,
 			u.ID, []byte(name)).Scan(&exists)
 		return exists, err
@@ -234,7 +234,7 @@ func (s *Store) putChunk(ctx context.Context, id, name string, r io.Reader) (sto
 	var u chunkedUploadRow
 	err := s.onChunkedUpload(ctx, id, false, func(tx pgx.Tx, live chunkedUploadRow) error {
 		u = live
-		return roomForChunk(ctx, tx, u, name)
+		return s.roomForChunk(ctx, tx, u, name)
 	})
 	if err != nil {
 		return storage.Chunk{}, err
@@ -297,7 +297,7 @@ func (s *Store) recordChunk(ctx context.Context, written chunkedUploadRow, name,
 			// Removed and started again while the part was written.
 			return storage.ChunkedUploadNotFound(id)
 		}
-		if err := roomForChunk(ctx, tx, u, name); err != nil {
+		if err := s.roomForChunk(ctx, tx, u, name); err != nil {
 			return err
 		}
 		var (

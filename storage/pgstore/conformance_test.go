@@ -51,3 +51,7 @@ func (s clockedStore) Advance(d time.Duration) { s.clk.Advance(d) }
 // SetMaxSharesPerCreator lowers the store's cap on a user's shares
 // (storetest.ShareCapper), n <= 0 restoring the default.
 func (s clockedStore) SetMaxSharesPerCreator(n int) { s.shareCap.Store(int64(max(n, 0))) }
+
+// SetMaxChunksPerUpload lowers the store's cap on an upload's parts
+// (storetest.ChunkCapper), n <= 0 restoring the default.
+func (s clockedStore) SetMaxChunksPerUpload(n int) { s.chunkCap.Store(int64(max(n, 0))) }

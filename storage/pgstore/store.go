@@ -133,6 +133,10 @@ type Store struct {
 	// storage.MaxSharesPerCreator. Only tests lower it, to reach it
 	// without making ten thousand shares.
 	shareCap atomic.Int64
+	// chunkCap is how many parts one chunked upload may have; 0 is
+	// storage.MaxChunksPerUpload. Only tests lower it, to reach it
+	// without putting ten thousand parts.
+	chunkCap atomic.Int64
 	// countWrites is Options.CountWrites; written counts the rows.
 	countWrites bool
 	written     atomic.Int64
