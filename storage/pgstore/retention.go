@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -67,7 +68,11 @@ func (s *Store) ExpireUndo(ctx context.Context) (int, error) {
 	if recount {
 		steps = append(steps, s.pruneOverMax)
 	}
-	done := 0
+	done, err := s.finishPurges(ctx, expireBatch)
+	if err != nil {
+		s.recountVersions.CompareAndSwap(false, recount)
+		return done, fmt.Errorf("expire trash and versions: %w", err)
+	}
 	for _, g := range retentionGroups(policy) {
 		for _, step := range steps {
 			if done >= expireBatch {
@@ -86,19 +91,36 @@ func (s *Store) ExpireUndo(ctx context.Context) (int, error) {
 	return done, nil
 }
 
+// finishPurges finishes up to limit purges a node left half done
+// (purgeParts), and counts them.
+func (s *Store) finishPurges(ctx context.Context, limit int) (int, error) {
+	type purge struct{ SpaceID, NodeID string }
+	purges, err := queryRows(ctx, s, pgx.RowToStructByPos[purge],
+		`SELECT space_id, node_id FROM trash_items WHERE purging LIMIT $1`, limit)
+	if err != nil {
+		return 0, err
+	}
+	for i, p := range purges {
+		if err := s.purgeParts(ctx, p.SpaceID, p.NodeID, false); err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return i, fmt.Errorf("finishing the purge of %s in space %s: %w", p.NodeID, p.SpaceID, err)
+		}
+	}
+	return len(purges), nil
+}
+
 // expireTrash purges up to limit expired trash items of the group's
 // spaces, oldest first.
 func (s *Store) expireTrash(ctx context.Context, g retentionGroup, now time.Time, limit int) (int, error) {
 	type due struct{ SpaceID, Key string }
 	items, err := queryRows(ctx, s, pgx.RowToStructByPos[due], `SELECT space_id, key FROM trash_items
-		WHERE deleted_ns <= $1 AND `+spaceFilter+` ORDER BY deleted_ns LIMIT $4`,
+		WHERE deleted_ns <= $1 AND NOT purging AND `+spaceFilter+` ORDER BY deleted_ns LIMIT $4`,
 		cutoff(now, g.retention.KeepsTrash(), g.retention.Trash), g.others, g.spaces, limit)
 	if err != nil {
 		return 0, err
 	}
 	for i, it := range items {
-		err := s.change(ctx, it.SpaceID, func(c *change) error { return s.purgeKey(ctx, c, it.SpaceID, it.Key) })
-		if err != nil {
+		err := s.purgeTrashKey(ctx, it.SpaceID, it.Key)
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
 			return i, fmt.Errorf("trash item %q of space %s: %w", it.Key, it.SpaceID, err)
 		}
 	}

@@ -185,6 +185,12 @@ CREATE TABLE IF NOT EXISTS trash_items (
 );
 CREATE INDEX IF NOT EXISTS trash_items_origin ON trash_items (space_id, parent_id, name);
 CREATE INDEX IF NOT EXISTS trash_items_deleted ON trash_items (deleted_ns);
+-- An item being purged (trash.go, purgeParts): gone for readers, its
+-- subtree deleted from the bottom up in short transactions. One left
+-- half purged by a node that stopped is finished by the next EmptyTrash
+-- of its space or the sweep's next pass.
+ALTER TABLE trash_items ADD COLUMN IF NOT EXISTS purging boolean NOT NULL DEFAULT false;
+CREATE INDEX IF NOT EXISTS trash_items_purging ON trash_items (space_id) WHERE purging;
 
 -- The content a file had before it was replaced, keyed by the file's id:
 -- versions go with their file wherever it moves, the trash included, and

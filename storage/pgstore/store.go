@@ -82,6 +82,9 @@ type Options struct {
 	// emptyBudget is EmptyTrash's time per transaction; 0 means
 	// emptyBudget. Tests lower it to see a trash emptied in parts.
 	emptyBudget time.Duration
+	// purgeBatch is the nodes one step of a purge deletes; 0 means
+	// purgeBatch. Tests lower it to see an item purged in parts.
+	purgeBatch int
 }
 
 // DefaultMaxConns is the pool size of a node whose settings name none. A
@@ -122,6 +125,7 @@ type Store struct {
 	uploadGrace time.Duration
 	sweepEvery  time.Duration
 	emptyBudget time.Duration
+	purgeBatch  int
 
 	personalQuota atomic.Int64
 	// maxNodes is the node cap of a space without a quota; 0 is
@@ -193,6 +197,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		uploadGrace: orDefault(opts.UploadGrace, 24*time.Hour),
 		sweepEvery:  orDefault(opts.Sweep, time.Minute),
 		emptyBudget: orDefault(opts.emptyBudget, emptyBudget),
+		purgeBatch:  orDefault(opts.purgeBatch, purgeBatch),
 		closing:     make(chan struct{}),
 		countWrites: opts.CountWrites,
 	}
@@ -363,7 +368,7 @@ func (s *Store) SetPersonalQuota(bytes int64) { s.personalQuota.Store(max(bytes,
 // the personal quota does.
 func (s *Store) SetMaxNodes(n int64) { s.maxNodes.Store(max(n, 0)) }
 
-func orDefault(d, def time.Duration) time.Duration {
+func orDefault[T time.Duration | int](d, def T) T {
 	if d <= 0 {
 		return def
 	}

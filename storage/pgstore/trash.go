@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -84,9 +85,9 @@ func queryTrash(ctx context.Context, q querier, sql string, args ...any) ([]tras
 }
 
 // trashItem returns item key of the trash of spaceID, or a wrapped
-// ErrNotFound.
+// ErrNotFound: an item being purged is gone already.
 func trashItem(ctx context.Context, q querier, spaceID, key string) (trashRow, error) {
-	rows, err := queryTrash(ctx, q, `WHERE t.space_id = $1 AND t.key = $2`, spaceID, key)
+	rows, err := queryTrash(ctx, q, `WHERE t.space_id = $1 AND t.key = $2 AND NOT t.purging`, spaceID, key)
 	if err != nil {
 		return trashRow{}, err
 	}
@@ -141,7 +142,7 @@ func (s *Store) TrashItems(ctx context.Context, spaceID, after string, limit int
 		if err := spaceExists(ctx, tx, spaceID); err != nil {
 			return err
 		}
-		rows, err := queryTrash(ctx, tx, `WHERE t.space_id = $1
+		rows, err := queryTrash(ctx, tx, `WHERE t.space_id = $1 AND NOT t.purging
 			AND ($2 = '' OR t.deleted_ns < $3 OR t.deleted_ns = $3 AND t.key > $2)
 			ORDER BY t.deleted_ns DESC, t.key LIMIT $4`, spaceID, cur.Key, cur.Deleted, limit)
 		out = mapRows(rows, func(r trashRow) storage.TrashItem { return r.item(spaceID) })
@@ -390,29 +391,96 @@ func (s *Store) restoreNode(ctx context.Context, c *change, spaceID string, n no
 	return r, err
 }
 
-// PurgeTrash destroys trash item key with the versions of its files.
+// PurgeTrash destroys trash item key with the versions of its files, in
+// parts (purgeParts).
 func (s *Store) PurgeTrash(ctx context.Context, spaceID, key string) error {
 	if err := storage.ValidTrashKey(key); err != nil {
 		return err
 	}
-	err := s.change(ctx, spaceID, func(c *change) error {
-		it, err := trashItem(ctx, c.tx, spaceID, key)
-		if err != nil {
-			return err
-		}
-		return s.purgeItem(ctx, c, spaceID, it)
-	})
-	if err != nil {
+	if err := s.purgeTrashKey(ctx, spaceID, key); err != nil {
 		return fmt.Errorf("purge trash item %q: %w", key, err)
 	}
 	return nil
 }
 
-// EmptyTrash purges every item in the trash of a space: some items per
-// transaction (purgeSome), so that emptying a large trash holds the
-// space's lock for no long stretch, and other requests to the space go
-// on between the transactions. Each item goes whole; items deleted
-// meanwhile go too.
+// A purge goes in parts, so that no transaction of it lasts long however
+// large the item: the first marks the item purging (trash_items.purging),
+// which takes it out of every listing and lookup at once, so that a
+// restore racing it is decided whole by the space's lock; then each
+// transaction deletes nodes of its subtree from the bottom up, purgeBatch
+// a step (purgeStep), until emptyBudget has passed, with their
+// properties and versions, gives their bytes and counts back to the trash
+// and the space, and hands their objects to the sweep. Small steps keep
+// what a transaction runs past its budget small on a loaded machine,
+// where deleting a node with the rows that cascade from it takes longer.
+// Between two parts the item is a smaller, hidden trash item whose sizes
+// and counters add up, so a check finds nothing wrong; one left half
+// purged by a node that stopped is finished by the next EmptyTrash of the
+// space or the sweep's next pass (finishPurges).
+
+// purgeBatch bounds the nodes one step of a purge deletes
+// (Options.purgeBatch aside).
+const purgeBatch = 200
+
+// purgeDeadline is when a transaction of a purge that starts now commits,
+// after the step that passes it.
+func (s *Store) purgeDeadline() time.Time { return time.Now().Add(s.emptyBudget) }
+
+// purgeTrashKey purges trash item key of the space in parts.
+func (s *Store) purgeTrashKey(ctx context.Context, spaceID, key string) error {
+	var (
+		topID string
+		gone  bool
+	)
+	err := s.change(ctx, spaceID, func(c *change) error {
+		it, err := trashItem(ctx, c.tx, spaceID, key)
+		if err != nil {
+			return err
+		}
+		if err := markPurging(ctx, c.tx, it.ID); err != nil {
+			return err
+		}
+		topID = it.ID
+		gone, err = s.purgeWithin(ctx, c, spaceID, topID, s.purgeDeadline())
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return s.purgeParts(ctx, spaceID, topID, gone)
+}
+
+// purgeParts goes on with the purge of the item at topID, a transaction
+// a part, until its node is gone.
+func (s *Store) purgeParts(ctx context.Context, spaceID, topID string, gone bool) error {
+	for !gone {
+		err := s.change(ctx, spaceID, func(c *change) (err error) {
+			gone, err = s.purgeWithin(ctx, c, spaceID, topID, s.purgeDeadline())
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("purging %s: %w", topID, err)
+		}
+	}
+	return nil
+}
+
+// markPurging takes trash item node topID out of the trash's listings and
+// lookups, for a purge in parts.
+func markPurging(ctx context.Context, tx pgx.Tx, topID string) error {
+	_, err := tx.Exec(ctx, `UPDATE trash_items SET purging = true WHERE node_id = $1`, topID)
+	if err != nil {
+		return fmt.Errorf("marking %s as being purged: %w", topID, err)
+	}
+	return nil
+}
+
+// EmptyTrash purges every item in the trash of a space, parts of items
+// per transaction (purgeSome), so that emptying a large trash, or a
+// large item, holds the space's lock for no long stretch, and other
+// requests to the space go on between the transactions. Each item goes
+// whole in effect: hidden at once, deleted in parts. Items deleted
+// meanwhile go too, and purges a stopped node left half done.
 func (s *Store) EmptyTrash(ctx context.Context, spaceID string) error {
 	for {
 		more, err := s.purgeSome(ctx, spaceID)
@@ -425,28 +493,27 @@ func (s *Store) EmptyTrash(ctx context.Context, spaceID string) error {
 	}
 }
 
-// emptyBudget is how long one transaction of EmptyTrash purges items
-// (Options.emptyBudget aside): it commits after the item that passes it.
-// An item larger than the budget allows is purged in one transaction all
-// the same.
+// emptyBudget is how long one transaction of a purge runs
+// (Options.emptyBudget aside): it commits after the part that passes it.
 const emptyBudget = 200 * time.Millisecond
 
-// purgeSome purges items of the trash of a space, in key order, until the
-// trash is empty or emptyBudget has passed, in one transaction; it reports
-// whether it stopped for the budget.
+// purgeSome purges items of the trash of a space, those being purged
+// first, then in key order, until the trash is empty or the transaction's
+// budget is spent, in one transaction; it reports whether it stopped for
+// the budget.
 func (s *Store) purgeSome(ctx context.Context, spaceID string) (more bool, err error) {
 	err = s.change(ctx, spaceID, func(c *change) error {
 		more = false
-		start := time.Now()
+		deadline := s.purgeDeadline()
 		for {
-			items, err := queryTrash(ctx, c.tx, `WHERE t.space_id = $1 ORDER BY t.key LIMIT 1`, spaceID)
-			if err != nil || len(items) == 0 {
+			topID, ok, err := nextPurge(ctx, c.tx, spaceID)
+			if err != nil || !ok {
 				return err
 			}
-			if err := s.purgeItem(ctx, c, spaceID, items[0]); err != nil {
+			if _, err := s.purgeWithin(ctx, c, spaceID, topID, deadline); err != nil {
 				return err
 			}
-			if time.Since(start) > s.emptyBudget {
+			if time.Now().After(deadline) {
 				more = true
 				return nil
 			}
@@ -455,7 +522,40 @@ func (s *Store) purgeSome(ctx context.Context, spaceID string) (more bool, err e
 	return more, err
 }
 
-// purgeItem destroys trash item it of the space, giving its bytes back.
+// nextPurge returns the node of the item of the space's trash to purge
+// next: one being purged, or else the first by key, which it marks so.
+func nextPurge(ctx context.Context, tx pgx.Tx, spaceID string) (string, bool, error) {
+	var topID string
+	err := tx.QueryRow(ctx, `SELECT node_id FROM trash_items WHERE space_id = $1 AND purging LIMIT 1`,
+		spaceID).Scan(&topID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = tx.QueryRow(ctx, `UPDATE trash_items SET purging = true WHERE space_id = $1 AND key = (
+				SELECT key FROM trash_items WHERE space_id = $1 ORDER BY key LIMIT 1)
+			RETURNING node_id`, spaceID).Scan(&topID)
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("the next item to purge: %w", err)
+	}
+	return topID, true, nil
+}
+
+// purgeWithin deletes the subtree at topID, an item being purged, step
+// by step, until it is gone, which it reports, or deadline has passed.
+func (s *Store) purgeWithin(ctx context.Context, c *change, spaceID, topID string, deadline time.Time) (bool, error) {
+	for {
+		gone, err := s.purgeStep(ctx, c, spaceID, topID, s.purgeBatch)
+		if err != nil || gone || time.Now().After(deadline) {
+			return gone, err
+		}
+	}
+}
+
+// purgeItem destroys trash item it of the space whole, in c, giving its
+// bytes back: for an eviction, which must free them in the change that
+// needs the room.
 func (s *Store) purgeItem(ctx context.Context, c *change, spaceID string, it trashRow) error {
 	if err := s.destroyTree(ctx, c.tx, spaceID, it.nodeRow); err != nil {
 		return err

@@ -352,3 +352,120 @@ func (c *change) copyTree(ctx context.Context, src nodeRow, parentID, name strin
 	top, _, err := nodeByID(ctx, c.tx, topID)
 	return top, copied, err
 }
+
+// purgeStep deletes, in c, up to limit nodes of the subtree at topID
+// that have nothing below them (purgeParts): files of a folder that has no
+// folder below it, or else that folder, emptied, or at the end topID
+// itself, which it reports as gone.
+func (s *Store) purgeStep(ctx context.Context, c *change, spaceID, topID string, limit int) (bool, error) {
+	leaf, ok, err := leafFolder(ctx, c.tx, topID)
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		// topID is a file, or gone already (purged by another node).
+		if leaf, ok, err = nodeByID(ctx, c.tx, topID); err != nil || !ok {
+			return true, err
+		}
+	}
+	parentID, ids := leaf.ParentID, []string{leaf.ID}
+	if leaf.isFolder() {
+		files, err := childIDs(ctx, c.tx, leaf.ID, max(limit, 1))
+		if err != nil {
+			return false, err
+		}
+		if len(files) > 0 {
+			parentID, ids = leaf.ID, files
+		}
+	}
+	if err := s.deleteNodes(ctx, c, spaceID, parentID, ids); err != nil {
+		return false, fmt.Errorf("purging below %s: %w", topID, err)
+	}
+	return ids[0] == topID, nil
+}
+
+// leafFolder returns a folder at or below topID with no folder below it,
+// walking the folders only (nodes_folders); false when topID is no
+// folder.
+func leafFolder(ctx context.Context, tx pgx.Tx, topID string) (nodeRow, bool, error) {
+	rows, _ := tx.Query(ctx, `
+		WITH RECURSIVE f AS (
+			SELECT id FROM nodes WHERE id = $1 AND kind = $2
+			UNION ALL
+			SELECT n.id FROM nodes n JOIN f ON n.parent_id = f.id WHERE n.kind = $2
+		), leaf AS (
+			SELECT id FROM f WHERE NOT EXISTS (SELECT 1 FROM nodes c WHERE c.parent_id = f.id AND c.kind = $2)
+			LIMIT 1
+		)
+		SELECT id FROM leaf`, topID, storage.KindFolder)
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nodeRow{}, false, fmt.Errorf("a folder to purge below %s: %w", topID, err)
+	}
+	if len(ids) == 0 {
+		return nodeRow{}, false, nil
+	}
+	return nodeByID(ctx, tx, ids[0])
+}
+
+// childIDs returns the ids of up to limit children of folder id.
+func childIDs(ctx context.Context, tx pgx.Tx, id string, limit int) ([]string, error) {
+	rows, _ := tx.Query(ctx, `SELECT id FROM nodes WHERE parent_id = $1 LIMIT $2`, id, limit)
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("children of %s: %w", id, err)
+	}
+	return ids, nil
+}
+
+// deleteNodes deletes nodes ids, children of folder parentID with
+// nothing below them, with their properties and versions, as destroyTree
+// does a subtree: it takes what they held off the space's counters and
+// parentID's size, and hands the objects nothing references any more to
+// the sweep.
+func (s *Store) deleteNodes(ctx context.Context, c *change, spaceID, parentID string, ids []string) error {
+	var props int64
+	err := c.tx.QueryRow(ctx, `SELECT coalesce(sum(octet_length(ns) + octet_length(local) + octet_length(value)), 0)::bigint
+		FROM props WHERE node_id = ANY($1)`, ids).Scan(&props)
+	if err != nil {
+		return fmt.Errorf("counting their properties: %w", err)
+	}
+	kept, err := versionsOf(ctx, c.tx, ids)
+	if err != nil {
+		return err
+	}
+	rows, _ := c.tx.Query(ctx, `DELETE FROM previews WHERE sha1 IN (
+			SELECT sha1 FROM nodes WHERE id = ANY($1) AND kind = $2
+			UNION SELECT sha1 FROM versions WHERE file_id = ANY($1))
+		RETURNING object`, ids, storage.KindFile)
+	if err := s.retireDropped(ctx, c.tx, rows); err != nil {
+		return err
+	}
+	var (
+		size, n  int64
+		content  []s3content.Segment
+		segments = kept.segments
+	)
+	rows, _ = c.tx.Query(ctx, `DELETE FROM nodes WHERE id = ANY($1) RETURNING size, content`, ids)
+	_, err = pgx.ForEachRow(rows, []any{&n, &content}, func() error {
+		size += n
+		segments = append(segments, content...)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("deleting %d nodes: %w", len(ids), err)
+	}
+	if err := s.addProps(ctx, c.tx, spaceID, -props); err != nil {
+		return err
+	}
+	if err := addVersionBytes(ctx, c.tx, spaceID, -kept.size); err != nil {
+		return err
+	}
+	if err := s.addNodes(ctx, c.tx, spaceID, -int64(len(ids))-kept.count); err != nil {
+		return err
+	}
+	if err := c.propagate(ctx, parentID, -size); err != nil {
+		return err
+	}
+	return s.release(ctx, c.tx, segments)
+}

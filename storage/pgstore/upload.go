@@ -417,8 +417,8 @@ func (s *Store) recordContent(ctx context.Context, ch *change, spaceID string, c
 // does not exist (storage.Reviving); target is returned as it is when
 // there is none.
 func (s *Store) revive(ctx context.Context, ch *change, spaceID string, tg target, name string) (target, error) {
-	rows, err := queryTrash(ctx, ch.tx, `WHERE t.space_id = $1 AND t.parent_id = $2 AND t.name = $3`,
-		spaceID, tg.parentID, name)
+	rows, err := queryTrash(ctx, ch.tx, `WHERE t.space_id = $1 AND t.parent_id = $2 AND t.name = $3
+		AND NOT t.purging`, spaceID, tg.parentID, name)
 	if err != nil {
 		return tg, fmt.Errorf("looking for a deleted %q: %w", name, err)
 	}

@@ -168,7 +168,7 @@ func (s *Store) purgeKey(ctx context.Context, c *change, spaceID, key string) er
 func oldestKept(ctx context.Context, tx pgx.Tx, spaceID string, need int64) ([]storage.Kept, error) {
 	rows, _ := tx.Query(ctx, `
 		SELECT t.key, '' AS file_id, '' AS version, n.size, t.deleted_ns AS since, 0 AS source
-		FROM trash_items t JOIN nodes n ON n.id = t.node_id WHERE t.space_id = $1
+		FROM trash_items t JOIN nodes n ON n.id = t.node_id WHERE t.space_id = $1 AND NOT t.purging
 		UNION ALL
 		SELECT '', file_id, key, size, replaced_ns, 1 FROM versions WHERE space_id = $1
 		ORDER BY since, source, key, file_id, version`, spaceID)

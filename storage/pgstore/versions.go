@@ -302,6 +302,25 @@ type keptVersions struct {
 func subtreeVersions(ctx context.Context, tx pgx.Tx, topID string) (keptVersions, error) {
 	rows, _ := tx.Query(ctx, subtree+`
 		SELECT v.size, v.content FROM versions v JOIN sub ON v.file_id = sub.id`, topID)
+	kept, err := collectKept(rows)
+	if err != nil {
+		return keptVersions{}, fmt.Errorf("listing the versions below %s: %w", topID, err)
+	}
+	return kept, nil
+}
+
+// versionsOf returns what the versions of files ids hold.
+func versionsOf(ctx context.Context, tx pgx.Tx, ids []string) (keptVersions, error) {
+	rows, _ := tx.Query(ctx, `SELECT size, content FROM versions WHERE file_id = ANY($1)`, ids)
+	kept, err := collectKept(rows)
+	if err != nil {
+		return keptVersions{}, fmt.Errorf("listing the versions of %d files: %w", len(ids), err)
+	}
+	return kept, nil
+}
+
+// collectKept adds up rows of (size, content) of versions.
+func collectKept(rows pgx.Rows) (keptVersions, error) {
 	var (
 		kept    keptVersions
 		size    int64
@@ -313,10 +332,7 @@ func subtreeVersions(ctx context.Context, tx pgx.Tx, topID string) (keptVersions
 		kept.segments = append(kept.segments, content...)
 		return nil
 	})
-	if err != nil {
-		return keptVersions{}, fmt.Errorf("listing the versions below %s: %w", topID, err)
-	}
-	return kept, nil
+	return kept, err
 }
 
 // addVersionBytes counts delta bytes of versions into the space.
