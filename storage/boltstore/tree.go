@@ -151,6 +151,9 @@ func (t *txn) destroyTreePart(spaceID string, r rec, limit int) (gone bool, dest
 			l.freed += child.Size
 		}
 		nodes++
+		if nodes%purgeCheckNodes == 0 {
+			t.trimWrite()
+		}
 	}
 	return true, r.Size, nil
 }

@@ -99,3 +99,58 @@ func (s *Store) trimWalk(tx *bolt.Tx) {
 	}
 	s.files.reset()
 }
+
+// purgeCheckNodes is how often a purge's walk (destroyTreePart) looks at
+// the process's file pages, in nodes destroyed: each node is looked up at
+// random in several buckets, and after a trim each lookup faults in the
+// pages of the trees above the records again, with their neighbours, so
+// that a few nodes map a megabyte.
+const purgeCheckNodes = 4
+
+// trimWrite drops the pages of the mapping that the write txn t has
+// touched when the process's file pages grew by the walk's bound since
+// the last trim: a purge's walk maps faster than the trim loop follows.
+// The txn's own goroutine trims, so the mapping stays as t sees it; a
+// read txn or a store that does not trim (Inspect) is left alone.
+func (t *txn) trimWrite() {
+	if t.trim == nil || t.trim.store == nil || t.scans == nil {
+		return
+	}
+	t.trim.store.trimWalk(t.tx)
+}
+
+// watchMapping starts a watcher that drops the mapping's pages whenever
+// the process's file pages grew by the walk's bound, until stop, which
+// waits for it. It trims in a read transaction of its own (trimMapping),
+// so it may run while a write transaction commits, which the write txn's
+// own trims (trimWrite) cannot reach: bbolt's commit rereads the pages
+// the transaction changed and those it merges, with no call back.
+func (s *Store) watchMapping() (stop func()) {
+	if s.scans == nil {
+		return func() {}
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(walkCheckEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			if !s.files.grownBy(s.files.walkBound()) {
+				continue
+			}
+			if err := s.trimMapping(); err != nil {
+				s.log.Warn("cannot trim the database mapping", zap.Error(err))
+			}
+			s.files.reset()
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
+}
