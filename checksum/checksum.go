@@ -4,6 +4,7 @@
 package checksum
 
 import (
+	"cmp"
 	"crypto/md5"
 	"crypto/sha1"
 	"encoding"
@@ -28,6 +29,10 @@ const (
 	MD5     Algorithm = "MD5"
 	Adler32 Algorithm = "ADLER32"
 )
+
+// Algorithms lists every algorithm the server computes, in the order
+// oc:checksums shows them.
+func Algorithms() []Algorithm { return []Algorithm{SHA1, MD5, Adler32} }
 
 // ErrUnsupported reports a checksum algorithm the server does not compute.
 var ErrUnsupported = errors.New("unsupported checksum algorithm")
@@ -55,26 +60,112 @@ func (s Sums) Get(alg Algorithm) (string, error) {
 	return "", fmt.Errorf("%w: %s", ErrUnsupported, alg)
 }
 
-// String formats the sums the way oc:checksums carries them:
-// "SHA1:<hex> MD5:<hex> ADLER32:<hex>".
-func (s Sums) String() string {
-	if s.IsZero() {
-		return ""
+// Complete reports whether every digest is set.
+func (s Sums) Complete() bool { return s.SHA1 != "" && s.MD5 != "" && s.Adler32 != "" }
+
+// Missing lists the algorithms whose digest is not set.
+func (s Sums) Missing() []Algorithm {
+	var missing []Algorithm
+	for _, alg := range Algorithms() {
+		if d, _ := s.Get(alg); d == "" {
+			missing = append(missing, alg)
+		}
 	}
-	return "SHA1:" + s.SHA1 + " MD5:" + s.MD5 + " ADLER32:" + s.Adler32
+	return missing
 }
 
-// Writer computes all three digests of everything written to it.
-// It never returns an error from Write.
+// Merge returns s with the digests it lacks taken from o.
+func (s Sums) Merge(o Sums) Sums {
+	s.SHA1 = cmp.Or(s.SHA1, o.SHA1)
+	s.MD5 = cmp.Or(s.MD5, o.MD5)
+	s.Adler32 = cmp.Or(s.Adler32, o.Adler32)
+	return s
+}
+
+// First returns the first digest set, in the order of Algorithms, and its
+// algorithm; ok is false when none is.
+func (s Sums) First() (alg Algorithm, digest string, ok bool) {
+	for _, alg := range Algorithms() {
+		if d, _ := s.Get(alg); d != "" {
+			return alg, d, true
+		}
+	}
+	return "", "", false
+}
+
+// String formats the digests that are set the way oc:checksums carries
+// them: "SHA1:<hex> MD5:<hex> ADLER32:<hex>" when all are.
+func (s Sums) String() string {
+	var b strings.Builder
+	for _, alg := range Algorithms() {
+		d, _ := s.Get(alg)
+		if d == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(string(alg) + ":" + d)
+	}
+	return b.String()
+}
+
+// Writer computes the digests of everything written to it: all three, or
+// those NewWriterOf was given. It never returns an error from Write.
 type Writer struct {
-	sha1    hash.Hash
-	md5     hash.Hash
+	sha1    hash.Hash // nil when not computed
+	md5     hash.Hash // nil when not computed
 	adler32 hash.Hash32
 }
 
-// NewWriter returns a Writer with empty digests.
+// NewWriter returns a Writer of all three digests, empty.
 func NewWriter() *Writer {
 	return &Writer{sha1: sha1.New(), md5: md5.New(), adler32: adler32.New()}
+}
+
+// NewWriterOf returns a Writer of only the digests of algs, empty: its
+// Sums leave the others unset. It costs nothing for the digests nobody
+// asked for yet, which a store computes later, off the request's path.
+func NewWriterOf(algs ...Algorithm) (*Writer, error) {
+	w := &Writer{}
+	for _, alg := range algs {
+		switch alg {
+		case SHA1:
+			w.sha1 = sha1.New()
+		case MD5:
+			w.md5 = md5.New()
+		case Adler32:
+			w.adler32 = adler32.New()
+		default:
+			return nil, fmt.Errorf("%w: %s", ErrUnsupported, alg)
+		}
+	}
+	return w, nil
+}
+
+// Compute returns the digests of algs over everything r yields, on this
+// goroutine alone: unlike Write, it never takes a second core, so that
+// work done in the background leaves the others to the requests.
+func Compute(r io.Reader, algs ...Algorithm) (Sums, error) {
+	w, err := NewWriterOf(algs...)
+	if err != nil {
+		return Sums{}, err
+	}
+	buf := make([]byte, 256<<10)
+	if _, err := io.CopyBuffer(serialWriter{w}, r, buf); err != nil {
+		return Sums{}, fmt.Errorf("compute checksums: %w", err)
+	}
+	return w.Sums(), nil
+}
+
+// serialWriter feeds a Writer's digests one after the other.
+type serialWriter struct{ w *Writer }
+
+func (s serialWriter) Write(p []byte) (int, error) {
+	for _, h := range s.w.digests() {
+		h.Write(p)
+	}
+	return len(p), nil
 }
 
 // parallelMin is the smallest write whose digests are computed on two
@@ -88,10 +179,10 @@ const parallelMin = 16 << 10
 // about the cost of MD5 alone. Write returns once every digest has read p,
 // so the caller may reuse it.
 func (w *Writer) Write(p []byte) (int, error) {
-	if len(p) < parallelMin {
-		w.sha1.Write(p)
-		w.md5.Write(p)
-		w.adler32.Write(p)
+	if len(p) < parallelMin || w.md5 == nil {
+		for _, h := range w.digests() {
+			h.Write(p)
+		}
 		return len(p), nil
 	}
 	done := make(chan struct{})
@@ -99,8 +190,11 @@ func (w *Writer) Write(p []byte) (int, error) {
 		defer close(done)
 		w.md5.Write(p)
 	}()
-	w.sha1.Write(p)
-	w.adler32.Write(p)
+	for _, h := range w.digests() {
+		if h != w.md5 {
+			h.Write(p)
+		}
+	}
 	<-done
 	return len(p), nil
 }
@@ -173,13 +267,20 @@ func (p *Pipeline) Close() {
 	p.wg.Wait()
 }
 
-// Sums returns the digests of the bytes written so far.
+// Sums returns the digests of the bytes written so far; those the Writer
+// does not compute stay unset.
 func (w *Writer) Sums() Sums {
-	return Sums{
-		SHA1:    hex.EncodeToString(w.sha1.Sum(nil)),
-		MD5:     hex.EncodeToString(w.md5.Sum(nil)),
-		Adler32: hex.EncodeToString(w.adler32.Sum(nil)),
+	var s Sums
+	if w.sha1 != nil {
+		s.SHA1 = hex.EncodeToString(w.sha1.Sum(nil))
 	}
+	if w.md5 != nil {
+		s.MD5 = hex.EncodeToString(w.md5.Sum(nil))
+	}
+	if w.adler32 != nil {
+		s.Adler32 = hex.EncodeToString(w.adler32.Sum(nil))
+	}
+	return s
 }
 
 // writerStateFormat is the first byte of a marshaled Writer.
@@ -189,6 +290,9 @@ const writerStateFormat = 1
 // received in parts (a resumable upload) can be summed without reading back
 // the parts already stored.
 func (w *Writer) MarshalBinary() ([]byte, error) {
+	if len(w.digests()) != len(Algorithms()) {
+		return nil, errors.New("marshal checksum state: only a Writer of every digest is marshaled")
+	}
 	b := []byte{writerStateFormat}
 	for _, h := range w.digests() {
 		state, err := h.(encoding.BinaryMarshaler).MarshalBinary()
@@ -226,9 +330,20 @@ func (w *Writer) UnmarshalBinary(b []byte) error {
 	return nil
 }
 
-// digests lists the digests in the order their states are marshaled.
+// digests lists the digests w computes, in the order their states are
+// marshaled.
 func (w *Writer) digests() []hash.Hash {
-	return []hash.Hash{w.sha1, w.md5, w.adler32}
+	hs := make([]hash.Hash, 0, 3)
+	if w.sha1 != nil {
+		hs = append(hs, w.sha1)
+	}
+	if w.md5 != nil {
+		hs = append(hs, w.md5)
+	}
+	if w.adler32 != nil {
+		hs = append(hs, w.adler32)
+	}
+	return hs
 }
 
 // digestSizes are the digest lengths in bytes.

@@ -59,9 +59,7 @@ func (h *Handler) sendContent(w http.ResponseWriter, r *http.Request, node stora
 	h.setNodeHeaders(r.Context(), w, node)
 	hdr := w.Header()
 	setContentHeaders(hdr, node.Name, contentType(node))
-	if sha1 := node.Checksums.SHA1; sha1 != "" {
-		hdr.Set("OC-Checksum", "SHA1:"+sha1)
-	}
+	setChecksumHeader(hdr, node)
 	// ServeContent answers Range, If-None-Match and If-Modified-Since; its
 	// plain-text error bodies are replaced with the XML error shape.
 	ew := &errorBodyWriter{ResponseWriter: w, r: r, buffers: &h.responseBuffers}

@@ -41,6 +41,28 @@ func parseExpectedChecksum(r *http.Request) (*checksum.Expected, error) {
 	return &e, nil
 }
 
+// inlineDigests are the digests a PUT computes while its body streams:
+// the one its client announced, to be checked before the commit. A store
+// that can computes the others after the commit (storage.LaterDigests),
+// so that the answer waits for no digest nobody asked for.
+func inlineDigests(expected *checksum.Expected) []checksum.Algorithm {
+	if expected == nil {
+		return nil
+	}
+	return []checksum.Algorithm{expected.Algorithm}
+}
+
+// setChecksumHeader sets OC-Checksum to the first digest of n known so
+// far, SHA1 when it is: the desktop clients check a download against the
+// algorithm it names, whichever of SHA1, MD5 and ADLER32. A file whose
+// digests are still being computed may have none yet; the header is then
+// left out, which the clients take as nothing to check.
+func setChecksumHeader(hdr http.Header, n storage.Node) {
+	if alg, digest, ok := n.Checksums.First(); ok {
+		hdr.Set("OC-Checksum", string(alg)+":"+digest)
+	}
+}
+
 // parseMtime reads X-OC-Mtime: Unix seconds from 1970 to the end of year
 // 9999, optionally with a decimal fraction. It is read as decimal text, not
 // as a float, so NaN, infinities, exponents and hex floats never pass and

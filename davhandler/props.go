@@ -110,6 +110,9 @@ type propContext struct {
 	missing []int
 	// props is reused by every response of the request.
 	props propSet
+	// digestDeadline ends the request's wait for digests still being
+	// computed (awaitDigests); zero until it first waits.
+	digestDeadline time.Time
 	// shareKindsByNode are the kinds of live shares of the space's items,
 	// read once on first need (shareKinds).
 	shareKindsByNode map[string][]storage.ShareKind
@@ -394,19 +397,57 @@ func appendTwoDigits(dst []byte, n int) []byte {
 	return append(dst, byte('0'+n/10), byte('0'+n%10))
 }
 
-func propChecksums(_ *propContext, v *nodeView, dst []byte) ([]byte, bool) {
-	if v.node.IsFolder() || v.node.Checksums.IsZero() {
+func propChecksums(pc *propContext, v *nodeView, dst []byte) ([]byte, bool) {
+	if v.node.IsFolder() {
 		return dst, false
 	}
-	// As checksum.Sums.String writes them, without building the string.
-	sums := &v.node.Checksums
-	dst = append(dst, "<oc:checksum>SHA1:"...)
-	dst = davxml.AppendText(dst, sums.SHA1)
-	dst = append(dst, " MD5:"...)
-	dst = davxml.AppendText(dst, sums.MD5)
-	dst = append(dst, " ADLER32:"...)
-	dst = davxml.AppendText(dst, sums.Adler32)
+	if pc != nil {
+		pc.awaitDigests(v.node)
+	}
+	if v.node.Checksums.IsZero() {
+		return dst, false
+	}
+	// As checksum.Sums.String writes them, without building the string:
+	// the digests known so far, all three once a store has computed those
+	// it left for after the commit (storage.LaterDigests).
+	dst = append(dst, "<oc:checksum>"...)
+	sep := false
+	for _, d := range [...]struct {
+		label  string
+		digest string
+	}{{"SHA1:", v.node.Checksums.SHA1}, {"MD5:", v.node.Checksums.MD5}, {"ADLER32:", v.node.Checksums.Adler32}} {
+		if d.digest == "" {
+			continue
+		}
+		if sep {
+			dst = append(dst, ' ')
+		}
+		dst = append(dst, d.label...)
+		dst = davxml.AppendText(dst, d.digest)
+		sep = true
+	}
 	return append(dst, "</oc:checksum>"...), true
+}
+
+// maxDigestWait bounds how long one request waits, in all, for the
+// digests a store computes after a commit (storage.LaterDigests): a
+// client listing a file just uploaded gets all three, the time it takes
+// to read the file once more; one listing a file too big for that gets
+// those known so far, and the others on its next listing.
+const maxDigestWait = 5 * time.Second
+
+// awaitDigests completes n's digests with those its store is still
+// computing, within what is left of the request's maxDigestWait.
+func (pc *propContext) awaitDigests(n *storage.Node) {
+	if n.Checksums.Complete() {
+		return
+	}
+	if pc.digestDeadline.IsZero() {
+		pc.digestDeadline = time.Now().Add(maxDigestWait)
+	}
+	ctx, cancel := context.WithDeadline(pc.ctx, pc.digestDeadline)
+	defer cancel()
+	storage.AwaitDigests(ctx, pc.store, n)
 }
 
 func propTags(_ *propContext, _ *nodeView, dst []byte) ([]byte, bool) { return dst, true }

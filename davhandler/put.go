@@ -30,7 +30,10 @@ func (h *Handler) handlePut(w http.ResponseWriter, r *http.Request, req *request
 		return err
 	}
 	return h.commitFile(w, r, t, place, fileContent{
-		fill:        func(up storage.Upload) error { return receiveBody(up, r.Body) },
+		fill: func(up storage.Upload) error {
+			storage.HashInline(up, inlineDigests(expected)...)
+			return receiveBody(up, r.Body)
+		},
 		expected:    expected,
 		mtime:       mtime,
 		contentType: storedContentType(r.Header.Get("Content-Type")),

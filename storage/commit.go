@@ -37,8 +37,9 @@ func (c Commit) Target() string {
 
 // Unchanged reports whether c, bringing size bytes with sums, would write
 // again the file old already is, and asks to keep it then (KeepSame): old
-// exists as a file with the same bytes (size, SHA1 and MD5) and c gives
-// old's modification time. A store checks it in the transaction of the
+// exists as a file with the same bytes (size, SHA1 and MD5, both known:
+// digests computed after a commit are not known yet) and c gives old's
+// modification time. A store checks it in the transaction of the
 // commit, after c's conditions and locks, and answers old without writing
 // anything: no new etag, no version, no propagation.
 //
@@ -51,6 +52,7 @@ func (c Commit) Target() string {
 // such file again.
 func (c Commit) Unchanged(old Node, exists bool, size int64, sums checksum.Sums) bool {
 	return c.KeepSame && exists && !old.IsFolder() && c.Assembles == "" &&
-		old.Size == size && old.Checksums.SHA1 == sums.SHA1 && old.Checksums.MD5 == sums.MD5 &&
+		old.Size == size && sums.SHA1 != "" && sums.MD5 != "" &&
+		old.Checksums.SHA1 == sums.SHA1 && old.Checksums.MD5 == sums.MD5 &&
 		!c.ModTime.IsZero() && c.ModTime.Equal(old.ModTime)
 }

@@ -76,6 +76,7 @@ func TestCommitUnchanged(t *testing.T) {
 		{"another time", Commit{Name: "f", ModTime: mtime.Add(time.Second), KeepSame: true}, file, true, 4, sums, false},
 		{"no time", Commit{Name: "f", KeepSame: true}, file, true, 4, sums, false},
 		{"a chunked upload's end", Commit{Name: "f", ModTime: mtime, KeepSame: true, Assembles: "u1"}, file, true, 4, sums, false},
+		{"digests still to come on both", keep, Node{Kind: KindFile, Size: 4, ModTime: mtime, Checksums: checksum.Sums{Adler32: "a1"}}, true, 4, checksum.Sums{Adler32: "a1"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

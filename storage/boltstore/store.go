@@ -24,6 +24,7 @@
 package boltstore
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -84,6 +85,10 @@ type Options struct {
 	// (storage.NodeCap); 0 means storage.DefaultMaxNodes. SetMaxNodes
 	// changes it while the store is open.
 	MaxNodes int64
+	// DigestWorkers bounds how many contents have the digests their
+	// upload left for later (storage.LaterDigests) computed at once; 0
+	// means DefaultDigestWorkers.
+	DigestWorkers int
 }
 
 // Bucket names.
@@ -176,6 +181,10 @@ type Store struct {
 	// lock, so that a long COPY preparing many files never makes a waiting
 	// sweep hold up other writers.
 	pending pendingBlobs
+
+	// digests computes the digests uploads left for later (digests.go);
+	// nil with Inspect.
+	digests *digester
 
 	closing   chan struct{} // closed by Close to stop the sweeps
 	sweepDone chan struct{} // closed when the sweep has ended
@@ -273,6 +282,12 @@ func Open(dir string, opts Options) (*Store, error) {
 			return nil, err
 		}
 	}
+	s.digests = startDigester(cmp.Or(opts.DigestWorkers, DefaultDigestWorkers), s.runDigestJob)
+	if err := s.queueMissingDigests(); err != nil {
+		s.digests.close()
+		db.Close()
+		return nil, fmt.Errorf("open store: %w", err)
+	}
 	go s.sweep()
 	go s.sweepSessions()
 	go s.trimLoop()
@@ -345,6 +360,9 @@ func (s *Store) clearUploads() error {
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.closing)
+		if s.digests != nil {
+			s.digests.close()
+		}
 		<-s.sweepDone
 		<-s.sessionSweepDone
 		<-s.trimDone

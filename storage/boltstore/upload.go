@@ -51,6 +51,9 @@ type upload struct {
 	// failed is the error of a failed write: the checksums may then cover
 	// bytes the file lacks, so the upload can only be discarded.
 	failed error
+	// later: sum computes only the digests asked for (HashInline); the
+	// others are computed after the commit.
+	later bool
 }
 
 var errFinished = errors.New("upload is finished")
@@ -230,6 +233,9 @@ func (u *upload) Commit(ctx context.Context, c storage.Commit) (storage.Node, bo
 	content := newContent{size: u.size, sums: u.sum.Sums()}
 	if f == nil {
 		content.inline = data
+		if u.later {
+			completeInline(&content)
+		}
 		n, created, err = u.s.commitInline(u.spaceID, content, c, also)
 	} else {
 		n, created, err = u.s.commitContentFile(u.spaceID, u.path, content, c, also)
@@ -309,6 +315,9 @@ func (s *Store) commitContentFile(spaceID, tmp string, content newContent, c sto
 	}
 	if err != nil {
 		return storage.Node{}, false, err
+	}
+	if !done.unchanged {
+		s.queueDigests(done.node)
 	}
 	return done.node.Node, done.created, nil
 }

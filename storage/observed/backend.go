@@ -286,6 +286,21 @@ func (u *upload) Commit(ctx context.Context, c storage.Commit) (storage.Node, bo
 	return n, created, obs.end(err)
 }
 
+// HashInline passes the hint on to a store whose uploads take it
+// (storage.LaterDigests); one whose uploads do not computes every digest
+// inline, which the hint allows.
+func (u *upload) HashInline(algs ...checksum.Algorithm) { storage.HashInline(u.Upload, algs...) }
+
+// AwaitDigests waits for the digests a store computes after a commit
+// (storage.DigestWaiter); a store that computes none later has none to
+// wait for.
+func (b *Backend) AwaitDigests(ctx context.Context, spaceID, nodeID string) (storage.Node, error) {
+	if w, ok := b.next.(storage.DigestWaiter); ok {
+		return w.AwaitDigests(ctx, spaceID, nodeID)
+	}
+	return b.next.Node(ctx, spaceID, nodeID)
+}
+
 // ReadFrom keeps the store's own ReadFrom, which io.Copy prefers (both
 // stores copy a body in blocks of their choosing through it).
 func (u *upload) ReadFrom(r io.Reader) (int64, error) {

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/davspaces/davspaces/checksum"
 	"github.com/davspaces/davspaces/storage"
 	"github.com/davspaces/davspaces/storage/boltstore"
 	"github.com/davspaces/davspaces/storage/observed"
@@ -297,5 +298,43 @@ func BenchmarkNode(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestLaterDigestsThroughTheWrapper: a PUT through the wrapper still asks
+// the store for its announced digest alone (storage.LaterDigests), and a
+// PROPFIND still waits for the others (storage.DigestWaiter).
+func TestLaterDigestsThroughTheWrapper(t *testing.T) {
+	s, err := boltstore.Open(t.TempDir(), boltstore.Options{NoSync: true, InlineLimit: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	w := observed.Wrap(s, observed.Tracing{})
+	if _, ok := w.(storage.DigestWaiter); !ok {
+		t.Fatal("the wrapper hides the store's AwaitDigests")
+	}
+	ctx := t.Context()
+	sp, err := w.PersonalSpace(ctx, storage.User{ID: "einstein"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, err := w.NewUpload(ctx, sp.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Discard()
+	storage.HashInline(up, checksum.MD5)
+	io.WriteString(up, "abc")
+	if got := up.Checksums(); got.SHA1 != "" || got.MD5 == "" {
+		t.Fatalf("the upload computed %+v inline, want MD5 alone", got)
+	}
+	n, _, err := up.Commit(ctx, storage.Commit{ParentID: sp.ID, Name: "f"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	storage.AwaitDigests(ctx, w, &n)
+	if !n.Checksums.Complete() {
+		t.Fatalf("digests after waiting through the wrapper: %+v", n.Checksums)
 	}
 }

@@ -19,6 +19,7 @@ var contentTests = []conformanceTest{
 	{"UploadFinishes", testUploadFinishes},
 	{"Discard", testDiscard},
 	{"OpenFolder", testOpenFolder},
+	{"LaterDigests", testLaterDigests},
 }
 
 func testCommitErrors(t *testing.T, f *fixture) {

@@ -1,0 +1,179 @@
+package boltstore
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/davspaces/davspaces/checksum"
+	"github.com/davspaces/davspaces/storage"
+)
+
+// putLater uploads content as name in the root, hashing only algs inline.
+func (f *fixture) putLater(t *testing.T, name, content string, algs ...checksum.Algorithm) storage.Node {
+	t.Helper()
+	u, err := f.s.NewUpload(ctx, f.space.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Discard()
+	storage.HashInline(u, algs...)
+	if _, err := io.Copy(u, strings.NewReader(content)); err != nil {
+		t.Fatal(err)
+	}
+	n, _, err := u.Commit(ctx, storage.Commit{ParentID: f.root(), Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func allSums(t *testing.T, content string) checksum.Sums {
+	t.Helper()
+	s, err := checksum.Compute(strings.NewReader(content), checksum.Algorithms()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestLaterDigestsRecorded: a content file committed with one digest has
+// the others recorded by the digester, without a new etag.
+func TestLaterDigestsRecorded(t *testing.T) {
+	f := newFixture(t)
+	content := strings.Repeat("later ", 50_000)
+	n := f.putLater(t, "f", content, checksum.MD5)
+	want := allSums(t, content)
+	if n.Checksums != (checksum.Sums{MD5: want.MD5}) {
+		t.Fatalf("the commit answered the digests %+v, want only MD5 %s", n.Checksums, want.MD5)
+	}
+	f.s.WaitDigests()
+	got := f.node(t, n.ID)
+	if got.Checksums != want || got.ETag != n.ETag || !got.ModTime.Equal(n.ModTime) {
+		t.Fatalf("after the digester: %+v; want digests %+v, etag %s", got, want, n.ETag)
+	}
+}
+
+// TestLaterDigestsKeepNewerContent: a job for a content the file no longer
+// has leaves the newer content's record alone.
+func TestLaterDigestsKeepNewerContent(t *testing.T) {
+	f := newFixture(t)
+	first := f.putLater(t, "f", strings.Repeat("first ", 50_000), checksum.SHA1)
+	f.s.WaitDigests()
+	oldJob := digestJob{spaceID: f.space.ID, nodeID: first.ID, blob: f.blob(t, first.ID)}
+	f.s.digests.close() // the second content's digests stay missing
+	second := strings.Repeat("second ", 50_000)
+	n := f.putLater(t, "f", second, checksum.Adler32)
+	if err := f.s.completeDigests(oldJob); err != nil {
+		t.Fatal(err)
+	}
+	want := allSums(t, second)
+	if got := f.node(t, n.ID).Checksums; got != (checksum.Sums{Adler32: want.Adler32}) {
+		t.Fatalf("a job for the old content wrote %+v into the new one's record", got)
+	}
+	if err := f.s.completeDigests(digestJob{spaceID: f.space.ID, nodeID: n.ID, blob: f.blob(t, n.ID)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.node(t, n.ID); got.Checksums != want || got.ETag != n.ETag {
+		t.Fatalf("the new content's own job recorded %+v (etag %s), want %+v (etag %s)", got.Checksums, got.ETag, want, n.ETag)
+	}
+}
+
+// TestLaterDigestsAfterRestart: digests a close left missing are computed
+// when the store opens again.
+func TestLaterDigestsAfterRestart(t *testing.T) {
+	f := newFixture(t)
+	f.s.digests.close() // as a crash right after the commit would
+	content := strings.Repeat("restart ", 50_000)
+	n := f.putLater(t, "f", content)
+	if !f.node(t, n.ID).Checksums.IsZero() {
+		t.Fatal("digests recorded with the digester closed")
+	}
+	if err := f.s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s := openStore(t, f.dir, f.clk)
+	s.WaitDigests()
+	got, err := s.Node(ctx, f.space.ID, n.ID)
+	if err != nil || got.Checksums != allSums(t, content) {
+		t.Fatalf("after the restart: %+v, %v; want the digests %+v", got.Checksums, err, allSums(t, content))
+	}
+}
+
+// TestLaterDigestsInline: a content kept inline has every digest at its
+// commit, and HashInline after the first byte changes nothing.
+func TestLaterDigestsInline(t *testing.T) {
+	f := newFixture(t)
+	f.s.inlineLimit = DefaultInlineLimit
+	n := f.putLater(t, "small", "small", checksum.MD5)
+	if n.Checksums != allSums(t, "small") {
+		t.Fatalf("inline content committed with %+v", n.Checksums)
+	}
+	u, err := f.s.NewUpload(ctx, f.space.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Discard()
+	io.WriteString(u, "ab")
+	storage.HashInline(u, checksum.MD5)
+	io.WriteString(u, "c")
+	if u.Checksums() != allSums(t, "abc") {
+		t.Fatalf("HashInline after the first byte dropped digests: %+v", u.Checksums())
+	}
+}
+
+// TestAwaitDigests: waiting for a content's digests returns them all once
+// the digester has run, and at once what is known when ctx ends first.
+func TestAwaitDigests(t *testing.T) {
+	f := newFixture(t)
+	content := strings.Repeat("await ", 50_000)
+	n := f.putLater(t, "f", content, checksum.MD5)
+	got, err := f.s.AwaitDigests(ctx, f.space.ID, n.ID)
+	if err != nil || got.Checksums != allSums(t, content) {
+		t.Fatalf("AwaitDigests = %+v, %v", got.Checksums, err)
+	}
+	f.s.digests.close()
+	m := f.putLater(t, "g", content, checksum.MD5)
+	// A digester busy with a job that never ends: m's job stays queued,
+	// and the caller runs it itself.
+	busy := make(chan struct{})
+	f.s.digests = startDigester(1, func(digestJob) { <-busy })
+	f.s.digests.add(digestJob{blob: "busy"})
+	waitRunning(t, f.s.digests, 1)
+	f.s.digests.add(digestJob{spaceID: f.space.ID, nodeID: m.ID, blob: f.blob(t, m.ID)})
+	got, err = f.s.AwaitDigests(ctx, f.space.ID, m.ID)
+	if err != nil || got.Checksums != allSums(t, content) {
+		t.Fatalf("AwaitDigests of a queued job = %+v, %v; want it run, %+v", got.Checksums, err, allSums(t, content))
+	}
+	// A job under way is waited for until ctx ends; then what is known.
+	close(busy)
+	f.s.digests.close()
+	h := f.putLater(t, "h", content, checksum.MD5)
+	block := make(chan struct{})
+	defer close(block)
+	f.s.digests = startDigester(1, func(digestJob) { <-block })
+	f.s.digests.add(digestJob{spaceID: f.space.ID, nodeID: h.ID, blob: f.blob(t, h.ID)})
+	waitRunning(t, f.s.digests, 1)
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	got, err = f.s.AwaitDigests(short, f.space.ID, h.ID)
+	if err != nil || got.Checksums != h.Checksums {
+		t.Fatalf("AwaitDigests past its deadline = %+v, %v; want what is known, %+v", got.Checksums, err, h.Checksums)
+	}
+}
+
+// waitRunning waits until d runs n jobs.
+func waitRunning(t *testing.T, d *digester, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		d.mu.Lock()
+		running := d.running
+		d.mu.Unlock()
+		if running == n {
+			return
+		}
+	}
+	t.Fatalf("the digester never ran %d jobs", n)
+}
