@@ -195,7 +195,14 @@ func (s *Store) queueDigests(n rec) {
 	if n.Blob == "" || n.Checksums.Complete() || s.digests == nil {
 		return
 	}
-	s.digests.add(digestJob{spaceID: n.SpaceID, nodeID: n.ID, blob: n.Blob})
+	s.queueJob(digestJob{spaceID: n.SpaceID, nodeID: n.ID, blob: n.Blob})
+}
+
+// queueJob queues job when the store computes digests later.
+func (s *Store) queueJob(job digestJob) {
+	if s.digests != nil {
+		s.digests.add(job)
+	}
 }
 
 // runDigestJob computes the digests the record of job's node lacks and

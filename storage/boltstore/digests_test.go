@@ -177,3 +177,32 @@ func waitRunning(t *testing.T, d *digester, n int) {
 	}
 	t.Fatalf("the digester never ran %d jobs", n)
 }
+
+// TestLaterDigestsOfACopy: a copy of a file whose digests are still being
+// computed gets its own, as its content file is another.
+func TestLaterDigestsOfACopy(t *testing.T) {
+	f := newFixture(t)
+	hold := make(chan struct{})
+	f.s.digests.close()
+	f.s.digests = startDigester(1, func(job digestJob) {
+		<-hold
+		f.s.runDigestJob(job)
+	})
+	content := strings.Repeat("copied ", 50_000)
+	src := f.putLater(t, "f", content, checksum.SHA1)
+	cp, _, err := f.s.Copy(ctx, f.space.ID, storage.Transfer{NodeID: src.ID, NewParentID: f.root(), NewName: "copy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp.Checksums.Complete() {
+		t.Fatalf("the copy has every digest before the digester ran: %+v", cp.Checksums)
+	}
+	close(hold)
+	f.s.WaitDigests()
+	want := allSums(t, content)
+	for _, id := range []string{src.ID, cp.ID} {
+		if got := f.node(t, id).Checksums; got != want {
+			t.Errorf("node %s: digests %+v, want %+v", id, got, want)
+		}
+	}
+}

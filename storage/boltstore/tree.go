@@ -470,7 +470,9 @@ func (s *Store) recordCopy(spaceID string, tr storage.Transfer, blobs *copyBlobs
 		replaced bool
 	)
 	used := map[string]bool{}
+	var later []digestJob
 	err := s.update(func(t *txn) error {
+		defer func() { later = t.laterDigests }()
 		x, err := t.prepareTransfer(spaceID, tr)
 		if err != nil {
 			return err
@@ -517,6 +519,10 @@ func (s *Store) recordCopy(spaceID string, tr storage.Transfer, blobs *copyBlobs
 		return rec{}, false, err
 	}
 	blobs.used = used
+	for _, job := range later {
+		job.spaceID = spaceID
+		s.queueJob(job)
+	}
 	return out, replaced, nil
 }
 
@@ -651,6 +657,9 @@ func (t *txn) copyNode(src rec, parentID, name string, blobs map[string]string, 
 		used[dup] = true
 		if err := t.blobs().Put([]byte(n.Blob), []byte(n.ID)); err != nil {
 			return rec{}, err
+		}
+		if !n.Checksums.Complete() {
+			t.laterDigests = append(t.laterDigests, digestJob{nodeID: n.ID, blob: n.Blob})
 		}
 	}
 	if err := t.placeNode(&n); err != nil {

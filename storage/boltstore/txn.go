@@ -38,6 +38,10 @@ type txn struct {
 	// removed once it has committed (update, updateGrouped): before, a
 	// crash or a rollback would leave metadata pointing at nothing.
 	garbage []string
+	// laterDigests are the content files this transaction gave a record
+	// whose digests are still being computed (a copy of a file just
+	// uploaded): their jobs are queued once it has committed.
+	laterDigests []digestJob
 	// scans counts the records that scans read, for trimming the mapping;
 	// scanned is what this txn's scans read.
 	scans   *scanMeter
