@@ -287,8 +287,11 @@ func (t *txn) digestTarget(job digestJob) (rec, bool, error) {
 // digests are not all recorded: those a crash or a close left to compute.
 func (s *Store) queueMissingDigests() error {
 	var jobs []digestJob
-	err := s.view(func(t *txn) error {
+	// It reads every content's record: as a walk, so that a database of
+	// millions of files leaves no more of its mapping resident.
+	err := s.viewWalk(func(t *txn) error {
 		return t.blobs().raw().ForEach(func(blob, nodeID []byte) error {
+			t.walk.readRecord()
 			r, ok, err := t.node(string(nodeID))
 			if err != nil || !ok || r.Blob != string(blob) || r.Checksums.Complete() {
 				return err
