@@ -5,11 +5,12 @@ import (
 	"encoding/hex"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/davspaces/davspaces/internal/testpeer"
 )
 
 // TestPutDigestsMatchTools: whichever digest a PUT announces (none, MD5,
@@ -75,7 +76,7 @@ func TestPutDigestsMatchTools(t *testing.T) {
 // toolDigest runs a coreutils digest tool on file and returns its hex.
 func toolDigest(t *testing.T, tool, file string) string {
 	t.Helper()
-	out, err := exec.Command(tool, file).Output()
+	out, err := testpeer.Command(tool, file).Output()
 	if err != nil {
 		t.Fatalf("%s %s: %v", tool, file, err)
 	}
