@@ -1,8 +1,6 @@
 package boltstore
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/davspaces/davspaces/storage"
@@ -29,19 +27,12 @@ func TestEmptyTrashKeepsMappingBounded(t *testing.T) {
 	if err := f.s.Remove(ctx, f.space.ID, big.ID, storage.Conditions{}); err != nil {
 		t.Fatal(err)
 	}
-	info, err := os.Stat(filepath.Join(f.dir, dbFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info.Size() < 5*limitKB<<10 {
-		t.Fatalf("the database has %d bytes, too few to show the bound", info.Size())
-	}
-	f.s.files.walkLimit.Store(boundKB << 10)
+	info := f.lowerWalkBound(t, boundKB, limitKB)
 	if err := f.s.trimMapping(); err != nil {
 		t.Fatal(err)
 	}
 	stop := f.s.peakMapped(t)
-	err = f.s.EmptyTrash(ctx, f.space.ID)
+	err := f.s.EmptyTrash(ctx, f.space.ID)
 	peak, sampled := stop()
 	if err != nil || sampled != nil {
 		t.Fatal(err, sampled)

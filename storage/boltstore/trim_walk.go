@@ -67,6 +67,16 @@ func (w *walk) readRecord() {
 // waits for it and looks a last time, before tx ends: a check reads in
 // many snapshots, most of them shorter than walkCheckEvery.
 func (w *walk) watch() (stop func()) {
+	stopTicks := everyWalkCheck(func() { w.s.trimWalk(w.tx) })
+	return func() {
+		stopTicks()
+		w.s.trimWalk(w.tx)
+	}
+}
+
+// everyWalkCheck calls fn every walkCheckEvery on a goroutine of its own
+// until stop, which waits for it.
+func everyWalkCheck(fn func()) (stop func()) {
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
@@ -77,14 +87,13 @@ func (w *walk) watch() (stop func()) {
 			case <-done:
 				return
 			case <-tick.C:
+				fn()
 			}
-			w.s.trimWalk(w.tx)
 		}
 	}()
 	return func() {
 		close(done)
 		<-stopped
-		w.s.trimWalk(w.tx)
 	}
 }
 
@@ -129,28 +138,13 @@ func (s *Store) watchMapping() (stop func()) {
 	if s.scans == nil {
 		return func() {}
 	}
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		tick := time.NewTicker(walkCheckEvery)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-			if !s.files.grownBy(s.files.walkBound()) {
-				continue
-			}
-			if err := s.trimMapping(); err != nil {
-				s.log.Warn("cannot trim the database mapping", zap.Error(err))
-			}
-			s.files.reset()
+	return everyWalkCheck(func() {
+		if !s.files.grownBy(s.files.walkBound()) {
+			return
 		}
-	}()
-	return func() {
-		close(done)
-		<-stopped
-	}
+		if err := s.trimMapping(); err != nil {
+			s.log.Warn("cannot trim the database mapping", zap.Error(err))
+		}
+		s.files.reset()
+	})
 }

@@ -130,14 +130,7 @@ func TestWalksKeepMappingBounded(t *testing.T) {
 	}
 	t.Cleanup(func() { s.Close() })
 	f.s = s
-	info, err := os.Stat(filepath.Join(f.dir, dbFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info.Size() < 5*limitKB<<10 {
-		t.Fatalf("the database has %d bytes, too few to show the bound", info.Size())
-	}
-	f.s.files.walkLimit.Store(boundKB << 10)
+	info := f.lowerWalkBound(t, boundKB, limitKB)
 	tests := []struct {
 		name string
 		walk func() error
@@ -247,4 +240,20 @@ func TestTrashListingKeepsMappingBounded(t *testing.T) {
 	if peak > limitKB {
 		t.Errorf("%d kB of the database mapped at the peak of the listing, want at most %d", peak, limitKB)
 	}
+}
+
+// lowerWalkBound lowers the walks' bound to boundKB after checking that
+// the database is large enough (five times limitKB) for a test's limit on
+// what stays mapped to show it, and returns the database file's info.
+func (f *fixture) lowerWalkBound(t *testing.T, boundKB, limitKB int64) os.FileInfo {
+	t.Helper()
+	info, err := os.Stat(filepath.Join(f.dir, dbFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Size() < 5*limitKB<<10 {
+		t.Fatalf("the database has %d bytes, too few to show the bound", info.Size())
+	}
+	f.s.files.walkLimit.Store(boundKB << 10)
+	return info
 }
