@@ -150,6 +150,9 @@ type Store struct {
 	recountVersions atomic.Bool
 	// SweepHook reports what the background sweep removed (sweep.go).
 	storage.SweepHook
+	// commits gathers the file commits that queue for a space's lock
+	// (groupcommit.go).
+	commits commitGroups
 
 	closing   chan struct{}
 	loops     sync.WaitGroup // the sweep, and the attempts to reach the backends

@@ -312,7 +312,8 @@ type committed struct {
 }
 
 // commitContent makes content the content of the file c names, creating
-// it if needed, in one transaction that takes its objects off the sweep's
+// it if needed, in one transaction (maybe shared with other commits to the
+// space, groupChange) that takes its objects off the sweep's
 // list and hands the content it replaces to the sweep. It reports whether
 // the file was created. An upload ends here, and so does a resumable
 // upload session: also, when set, runs in the commit's transaction before
@@ -327,7 +328,7 @@ func (s *Store) commitContent(ctx context.Context, spaceID string, content newCo
 		content.segments = []s3content.Segment{} // jsonb '[]', not null
 	}
 	var done committed
-	err := s.change(ctx, spaceID, func(ch *change) (err error) {
+	err := s.groupChange(ctx, spaceID, func(ch *change) (err error) {
 		if also != nil {
 			if err := also(ch); err != nil {
 				return err
