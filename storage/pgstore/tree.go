@@ -24,7 +24,8 @@ func isAncestor(ctx context.Context, tx pgx.Tx, ancestorID, id string) (bool, er
 	return found, err
 }
 
-// subtreeContent returns the segments of the files at and below top.
+// subtreeContent returns the segments of the files at and below top that
+// are objects (inline ones have nothing to release).
 func subtreeContent(ctx context.Context, tx pgx.Tx, topID string) ([]s3content.Segment, error) {
 	rows, _ := tx.Query(ctx, `
 		WITH RECURSIVE sub AS (
@@ -32,8 +33,8 @@ func subtreeContent(ctx context.Context, tx pgx.Tx, topID string) ([]s3content.S
 			UNION ALL
 			SELECT n.id, n.kind, n.content FROM nodes n JOIN sub ON n.parent_id = sub.id
 		)
-		SELECT s.k, s.n FROM sub, jsonb_to_recordset(sub.content) AS s(k text, n bigint)
-		WHERE sub.kind = $2`, topID, storage.KindFile)
+		SELECT s.k, s.n, '' FROM sub, jsonb_to_recordset(sub.content) AS s(k text, n bigint)
+		WHERE sub.kind = $2 AND s.k IS NOT NULL`, topID, storage.KindFile)
 	return pgx.CollectRows(rows, pgx.RowToStructByPos[s3content.Segment])
 }
 
