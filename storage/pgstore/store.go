@@ -151,6 +151,10 @@ type Store struct {
 	// SweepHook reports what the background sweep removed (sweep.go).
 	storage.SweepHook
 
+	// purges are the purges transactions leave to do after they commit
+	// (purger.go).
+	purges purgesAfter
+
 	closing   chan struct{}
 	loops     sync.WaitGroup // the sweep, and the attempts to reach the backends
 	closeOnce sync.Once
