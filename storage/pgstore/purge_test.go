@@ -28,7 +28,7 @@ func bigTrashItem(t *testing.T, s *Store, spaceID string, files int) string {
 // half of them directly in it and half in ten subfolders, each file with
 // an object of one byte and every third a property. It returns the
 // folder's id.
-func bigFolder(t *testing.T, s *Store, spaceID string, files int) string {
+func bigFolder(t testing.TB, s *Store, spaceID string, files int) string {
 	t.Helper()
 	ctx := t.Context()
 	top, err := s.Mkdir(ctx, spaceID, spaceID, "big")

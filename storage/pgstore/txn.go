@@ -189,6 +189,7 @@ func (s *Store) run(ctx context.Context, opts pgx.TxOptions, fn func(pgx.Tx) err
 	})
 	if err == nil {
 		s.written.Add(written)
+		s.commits.Add(1)
 	}
 	return err
 }
