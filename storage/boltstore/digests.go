@@ -32,6 +32,11 @@ import (
 // at most (checksum.Compute), so that the next requests keep the others.
 const DefaultDigestWorkers = 1
 
+// NoLaterDigests as Options.DigestWorkers has uploads compute every digest
+// while their bytes stream, as before the digester: for a node that would
+// rather spend the cores during the upload than have a listing wait.
+const NoLaterDigests = -1
+
 // digestJob is a content file whose record lacks digests.
 type digestJob struct {
 	spaceID, nodeID string
@@ -175,8 +180,8 @@ func (d *digester) close() {
 func (u *upload) HashInline(algs ...checksum.Algorithm) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.size > 0 || u.finished {
-		return // too late: every digest is under way
+	if u.size > 0 || u.finished || !u.s.laterDigests {
+		return // too late, or not wanted: every digest is under way
 	}
 	w, err := checksum.NewWriterOf(algs...)
 	if err != nil {

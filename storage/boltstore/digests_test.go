@@ -273,3 +273,22 @@ func TestLaterDigestsOfAVersion(t *testing.T) {
 		})
 	}
 }
+
+// TestNoLaterDigests: a store opened with NoLaterDigests has an upload
+// that asks for one digest inline compute them all before its commit.
+func TestNoLaterDigests(t *testing.T) {
+	f := newFixture(t)
+	if err := f.s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(f.dir, Options{InlineLimit: -1, Now: f.clk.Now, DigestWorkers: NoLaterDigests})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	f.s = s
+	content := strings.Repeat("inline ", 50_000)
+	if n := f.putLater(t, "f", content, checksum.MD5); n.Checksums != allSums(t, content) {
+		t.Fatalf("committed with %+v, want every digest %+v", n.Checksums, allSums(t, content))
+	}
+}
