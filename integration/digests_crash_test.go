@@ -264,3 +264,27 @@ func tryNGMove(c *client, upload, dest string, size int64, written chan struct{}
 	}
 	return fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(drainAnswer(resp)))
 }
+
+// TestDigestWorkersZeroHashesInline: with `digest_workers 0` a PUT that
+// announces one digest has all three when it is answered: GET's
+// OC-Checksum names SHA1 at once, and nothing is left to the digester.
+func TestDigestWorkersZeroHashesInline(t *testing.T) {
+	t.Parallel()
+	r := startCrashRun(t, serverOptions{boltStore: []string{"digest_workers 0"}})
+	c := r.client(t)
+	content := newStream(t, 64<<20)
+	want := digestsOf(t, content)
+	const path = "/webdav/inline.bin"
+	resp, err := c.sendStream(http.MethodPut, path, map[string]string{"OC-Checksum": "MD5:" + want.md5}, content.section(0, content.size), content.size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := drainAnswer(resp); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("PUT %s: %d\n%s", path, resp.StatusCode, body)
+	}
+	head, _ := c.do(http.MethodHead, path, "")
+	if got := head.Header.Get("OC-Checksum"); got != "SHA1:"+want.content.sha1 {
+		t.Errorf("HEAD right after the PUT: OC-Checksum %q, want SHA1:%s, computed with the PUT", got, want.content.sha1)
+	}
+	waitDigests(t, c, path, want)
+}
