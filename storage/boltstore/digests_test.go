@@ -292,3 +292,33 @@ func TestNoLaterDigests(t *testing.T) {
 		t.Fatalf("committed with %+v, want every digest %+v", n.Checksums, allSums(t, content))
 	}
 }
+
+// TestLaterDigestsInTheTrash: a file deleted before the digester got to
+// its content gets its digests in the trash, and has them once restored.
+func TestLaterDigestsInTheTrash(t *testing.T) {
+	f := newFixture(t)
+	hold := make(chan struct{})
+	f.s.digests.close()
+	f.s.digests = startDigester(1, func(job digestJob) {
+		<-hold
+		f.s.runDigestJob(job)
+	})
+	content := strings.Repeat("trashed ", 50_000)
+	n := f.putLater(t, "f", content, checksum.MD5)
+	if err := f.s.Remove(ctx, f.space.ID, n.ID, storage.Conditions{}); err != nil {
+		t.Fatal(err)
+	}
+	close(hold)
+	f.s.WaitDigests()
+	items, err := f.s.TrashItems(ctx, f.space.ID, "", 10)
+	if err != nil || len(items) != 1 {
+		t.Fatalf("trash items %+v, %v; want one", items, err)
+	}
+	back, _, err := f.s.RestoreTrash(ctx, f.space.ID, items[0].Key, storage.Transfer{NodeID: n.ID, NewParentID: f.root(), NewName: "f"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := allSums(t, content); back.Checksums != want {
+		t.Fatalf("restored from the trash with the digests %+v, want %+v", back.Checksums, want)
+	}
+}
