@@ -8,12 +8,10 @@ import (
 	"hash/adler32"
 	"io"
 	"net/http"
-	"net/http/httptrace"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -152,7 +150,9 @@ func TestDigestsKill9WhileHashing(t *testing.T) {
 }
 
 // TestChunkNGKill9DuringAssembly: Caddy killed while the MOVE of a
-// chunking NG upload of 320 MiB assembles it over an older file: after
+// chunking NG upload of 320 MiB assembles it over an older file (once the
+// upload is claimed; right after the MOVE's answer when the assembly is
+// quicker than the test can tell): after
 // the restart the file is the old content or the new one, whole, never a
 // part; its digests are right; a client that retries the MOVE, or the
 // whole upload when the MOVE is gone, ends with the new content; and the
@@ -175,16 +175,13 @@ func TestChunkNGKill9DuringAssembly(t *testing.T) {
 	upload := putNGParts(t, c, content, dest)
 
 	moved := make(chan string, 1)
-	written := make(chan struct{})
-	go func() { moved <- tryNGMove(c, upload, dest, content.size, written) }()
-	select {
-	case <-written:
-		time.Sleep(100 * time.Millisecond) // into the assembly
-	case status := <-moved:
-		t.Fatalf("the MOVE ended before it was sent: %s", status)
-	}
+	go func() { moved <- tryNGMove(c, upload, dest, content.size) }()
+	claimed, answer := waitClaimed(t, c, upload, moved)
 	r.restart(t)
-	t.Logf("the MOVE before the kill: %s", <-moved)
+	if claimed {
+		answer = <-moved
+	}
+	t.Logf("killed with the upload claimed: %t; the MOVE's answer: %s", claimed, answer)
 	c = r.client(t)
 
 	got, ok, err := c.getDigest(path)
@@ -205,10 +202,11 @@ func TestChunkNGKill9DuringAssembly(t *testing.T) {
 
 	// The client retries the MOVE; an upload that is gone (assembled
 	// before the kill, or never to be) it sends again.
-	if answer := tryNGMove(c, upload, dest, content.size, nil); !strings.HasPrefix(answer, "204 ") {
+	if answer := tryNGMove(c, upload, dest, content.size); !strings.HasPrefix(answer, "204 ") {
+		// 409 for an upload claimed by an assembly the kill ended.
 		t.Logf("the MOVE retried after the restart: %s; the upload again", answer)
 		upload = putNGParts(t, c, content, dest)
-		if answer := tryNGMove(c, upload, dest, content.size, nil); !strings.HasPrefix(answer, "204 ") {
+		if answer := tryNGMove(c, upload, dest, content.size); !strings.HasPrefix(answer, "204 ") {
 			t.Fatalf("the MOVE of the upload sent again: %s, want 204", answer)
 		}
 	}
@@ -241,19 +239,39 @@ func putNGParts(t *testing.T, c *client, content stream, dest string) string {
 	return upload
 }
 
+// waitClaimed waits until the assembly of upload has claimed it, as a
+// DELETE of a part it does not have tells (409 once claimed, 404 before
+// and after), or until the MOVE answers on moved first: claimed says
+// which, answer is the MOVE's answer in the second case.
+func waitClaimed(t *testing.T, c *client, upload string, moved <-chan string) (claimed bool, answer string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+		select {
+		case answer := <-moved:
+			return false, answer
+		default:
+		}
+		resp, body, err := c.try(http.MethodDelete, upload+"/99999", nil, nil)
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case resp.StatusCode == http.StatusConflict:
+			return true, ""
+		case resp.StatusCode != http.StatusNotFound:
+			t.Fatalf("DELETE of a part the upload lacks: %d\n%s", resp.StatusCode, body)
+		}
+	}
+	t.Fatal("the MOVE neither claimed the upload nor answered within 30 s")
+	return false, ""
+}
+
 // tryNGMove sends the MOVE of upload's .file to dest and returns its
-// status and the start of its body, or the error that ended it; written, when not nil, is closed
-// once the request is sent. It may run on a goroutine of its own.
-func tryNGMove(c *client, upload, dest string, size int64, written chan struct{}) string {
+// status and the start of its body, or the error that ended it. It may
+// run on a goroutine of its own.
+func tryNGMove(c *client, upload, dest string, size int64) string {
 	req, err := http.NewRequest("MOVE", c.base+upload+"/.file", nil)
 	if err != nil {
 		return err.Error()
-	}
-	if written != nil {
-		var once sync.Once
-		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
-			WroteRequest: func(httptrace.WroteRequestInfo) { once.Do(func() { close(written) }) },
-		}))
 	}
 	req.SetBasicAuth(c.user, users[c.user])
 	req.Header.Set("Destination", dest)
@@ -263,28 +281,4 @@ func tryNGMove(c *client, upload, dest string, size int64, written chan struct{}
 		return err.Error()
 	}
 	return fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(drainAnswer(resp)))
-}
-
-// TestDigestWorkersZeroHashesInline: with `digest_workers 0` a PUT that
-// announces one digest has all three when it is answered: GET's
-// OC-Checksum names SHA1 at once, and nothing is left to the digester.
-func TestDigestWorkersZeroHashesInline(t *testing.T) {
-	t.Parallel()
-	r := startCrashRun(t, serverOptions{boltStore: []string{"digest_workers 0"}})
-	c := r.client(t)
-	content := newStream(t, 64<<20)
-	want := digestsOf(t, content)
-	const path = "/webdav/inline.bin"
-	resp, err := c.sendStream(http.MethodPut, path, map[string]string{"OC-Checksum": "MD5:" + want.md5}, content.section(0, content.size), content.size)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body := drainAnswer(resp); resp.StatusCode != http.StatusCreated {
-		t.Fatalf("PUT %s: %d\n%s", path, resp.StatusCode, body)
-	}
-	head, _ := c.do(http.MethodHead, path, "")
-	if got := head.Header.Get("OC-Checksum"); got != "SHA1:"+want.content.sha1 {
-		t.Errorf("HEAD right after the PUT: OC-Checksum %q, want SHA1:%s, computed with the PUT", got, want.content.sha1)
-	}
-	waitDigests(t, c, path, want)
 }
