@@ -314,15 +314,19 @@ func (h digestHolders) missing() []checksum.Algorithm {
 	return out
 }
 
-// record adds sums, the digests of the content, to every record.
+// record adds sums, the digests of the content, to every record that
+// lacks one.
 func (h digestHolders) record(t *txn, sums checksum.Sums) error {
-	if h.file != nil {
-		h.file.Checksums = h.file.Checksums.Merge(sums)
-		if err := t.putNode(h.file); err != nil {
+	if f := h.file; f != nil && f.Checksums.Merge(sums) != f.Checksums {
+		f.Checksums = f.Checksums.Merge(sums)
+		if err := t.putNode(f); err != nil {
 			return err
 		}
 	}
 	for _, v := range h.versions {
+		if v.File.Checksums.Merge(sums) == v.File.Checksums {
+			continue
+		}
 		v.File.Checksums = v.File.Checksums.Merge(sums)
 		if err := t.versions().Put(versionRecKey(h.job.spaceID, h.job.nodeID, v.Key), encodeVersion(&v)); err != nil {
 			return err
