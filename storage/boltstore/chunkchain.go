@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/davspaces/davspaces/checksum"
 	"github.com/davspaces/davspaces/storage"
@@ -30,7 +31,11 @@ func (s *Store) AppendChunks(ctx context.Context, up storage.Upload, id string, 
 	if len(files) == 0 {
 		return 0, nil
 	}
-	if err := u.appendHashed(files, state); err != nil {
+	err = u.appendHashed(files, state)
+	if errors.Is(err, errUncovered) {
+		return 0, nil
+	}
+	if err != nil {
 		return 0, fmt.Errorf("append parts of chunked upload %.64q: %w", id, err)
 	}
 	return len(files), nil
@@ -81,6 +86,22 @@ func (s *Store) chainedParts(id string, order []string) ([]chainedFile, []byte, 
 // that holds nothing yet.
 var errNotEmpty = errors.New("upload is not empty")
 
+// errUncovered: the chain carries none of a digest the upload computes
+// while its bytes arrive (one its client announced other than
+// storage.PartDigests): the parts are then written as any bytes are.
+var errUncovered = errors.New("the chain lacks a digest the upload computes")
+
+// computesAll reports whether w computes every one of algs.
+func computesAll(w *checksum.Writer, algs []checksum.Algorithm) bool {
+	have := w.Computes()
+	for _, alg := range algs {
+		if !slices.Contains(have, alg) {
+			return false
+		}
+	}
+	return true
+}
+
 // appendHashed writes files to the upload's temporary file and takes
 // state, the digests of their bytes, as its own. A failure fails the
 // upload.
@@ -97,10 +118,14 @@ func (u *upload) appendHashed(files []chainedFile, state []byte) error {
 	if err := sum.UnmarshalBinary(state); err != nil {
 		return fmt.Errorf("chain of parts: %w: %w", err, errCorrupt)
 	}
+	if !computesAll(sum, u.sum.Computes()) {
+		return errUncovered
+	}
 	if err := u.ensureFile(); err != nil {
 		return err
 	}
 	u.sum = sum
+	u.later = u.later || !sum.Sums().Complete()
 	for _, f := range files {
 		if err := u.appendFile(f); err != nil {
 			u.failed = fmt.Errorf("write upload: %w", err)

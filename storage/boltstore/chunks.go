@@ -237,7 +237,7 @@ func (s *Store) putChunk(ctx context.Context, id, name string, prev *string, r i
 	if err != nil {
 		return storage.Chunk{}, err
 	}
-	link := chainLink(u.Chain, prev, exists)
+	link := chainLink(u.Chain, prev, exists, s.inlineWriter(storage.PartDigests()))
 	part := chunkRec{File: newBlobID()}
 	path := s.chunkPath(u.Dir, part.File)
 	part.Size, err = s.writeChunkFile(path, r, link.sum)
@@ -297,14 +297,15 @@ type link struct {
 }
 
 // chainLink returns how a new part following part prev joins chain c: it
-// continues c only when c ends with prev, or is empty and prev is "". A
+// continues c only when c ends with prev, or is empty and prev is "",
+// starting with fresh, an empty Writer of the digests a chain carries. A
 // replacement (exists) or a part without prev joins nothing.
-func chainLink(c digestChain, prev *string, exists bool) link {
+func chainLink(c digestChain, prev *string, exists bool, fresh *checksum.Writer) link {
 	l := link{epoch: c.Epoch, len: c.Len}
 	switch {
 	case prev == nil || exists:
 	case c.Len == 0 && *prev == "":
-		l.sum = checksum.NewWriter()
+		l.sum = fresh
 	case c.Len > 0 && c.Last == *prev:
 		sum := checksum.NewWriter()
 		if sum.UnmarshalBinary(c.State) == nil {
