@@ -26,6 +26,13 @@ func (s *Store) AppendChunks(ctx context.Context, up storage.Upload, id string, 
 	if !ok || u.s != s {
 		return 0, nil
 	}
+	// A part still being appended to the staging file (put before the
+	// upload was claimed) would write past the chain into the adopted
+	// file: with one under way, the parts are copied instead.
+	unlock, idle := s.chainLocks.tryLock(id)
+	if idle {
+		defer unlock()
+	}
 	files, state, staged, err := s.chainedParts(id, order)
 	if err != nil {
 		return 0, fmt.Errorf("append parts of chunked upload %.64q: %w", id, err)
@@ -33,7 +40,7 @@ func (s *Store) AppendChunks(ctx context.Context, up storage.Upload, id string, 
 	if len(files) == 0 {
 		return 0, nil
 	}
-	if staged.path != "" {
+	if staged.path != "" && idle {
 		err = u.adoptStaged(staged, state)
 	} else {
 		err = u.appendHashed(files, state)

@@ -151,3 +151,33 @@ func TestAssemblyCrashBetweenLinkAndCommit(t *testing.T) {
 		t.Fatalf("check --deep after the removal: %v", found)
 	}
 }
+
+// TestAssemblyCopiesWhileAPartIsStaged: an assembly that meets a part
+// still being appended to the staging file (sent before the upload was
+// claimed) copies the parts instead of adopting the file that part is
+// still writing to, so the content holds the chain's bytes alone.
+func TestAssemblyCopiesWhileAPartIsStaged(t *testing.T) {
+	f := newFixture(t)
+	whole := f.stagedUpload(t, "ng")
+	staging := inode(t, f.chunkFilePath(t, "ng", "1"))
+	unlock, ok := f.s.chainLocks.tryLock("ng") // the part under way
+	if !ok {
+		t.Fatal("the chain is busy with no part under way")
+	}
+	up := f.assemble(t, "ng")
+	unlock()
+	defer up.Discard()
+	if got := inode(t, up.(*upload).path); got == staging {
+		t.Fatal("the assembly adopted the staging file a part was writing to")
+	}
+	n, _, err := up.Commit(ctx, storage.Commit{ParentID: f.root(), Name: "ng.bin", Assembles: "ng"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.read(t, n.ID) != string(whole) {
+		t.Fatal("the assembled file differs from its parts")
+	}
+	if found, _ := runCheck(t, f.s, storage.CheckOptions{Deep: true}); len(found) > 0 {
+		t.Fatalf("check --deep after the assembly: %v", found)
+	}
+}
