@@ -198,7 +198,7 @@ func TestChunkedUploadCrashLeftovers(t *testing.T) {
 // chunkFilePath returns the path of the file of part name of upload id.
 func (f *fixture) chunkFilePath(t testing.TB, id, name string) string {
 	t.Helper()
-	p, err := f.s.chunkFile(id, name)
+	p, _, err := f.s.chunkFile(id, name)
 	if err != nil {
 		t.Fatalf("file of part %q: %v", name, err)
 	}

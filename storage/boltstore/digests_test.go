@@ -32,6 +32,14 @@ func (f *fixture) putLater(t *testing.T, name, content string, algs ...checksum.
 	return n
 }
 
+// settled returns file n once the digester has computed the digests its
+// upload left for later.
+func (f *fixture) settled(t *testing.T, n storage.Node) storage.Node {
+	t.Helper()
+	f.s.WaitDigests()
+	return f.node(t, n.ID)
+}
+
 func allSums(t *testing.T, content string) checksum.Sums {
 	t.Helper()
 	s, err := checksum.Compute(strings.NewReader(content), checksum.Algorithms()...)
