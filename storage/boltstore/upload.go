@@ -288,7 +288,7 @@ func (s *Store) commit(spaceID, tmp string, content newContent, c storage.Commit
 // while the bytes arrive, when the store computes the others after the
 // commit; else, or for an algorithm it does not know, of all three.
 func (s *Store) inlineWriter(algs []checksum.Algorithm) *checksum.Writer {
-	if s.digests == nil {
+	if s.digests == nil || !s.laterDigests {
 		return checksum.NewWriter()
 	}
 	w, err := checksum.NewWriterOf(algs...)
