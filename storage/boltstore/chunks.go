@@ -853,8 +853,9 @@ func (s *Store) recoverChunkedUploads() error {
 	return nil
 }
 
-// recoverChunkDir settles the directory dir of upload id: parts without
-// their whole file are dropped, then files no part names are removed.
+// recoverChunkDir settles the directory dir of upload id: its claim is
+// lifted, parts without their whole file are dropped, then files no part
+// names are removed.
 func (s *Store) recoverChunkDir(id, dir string) error {
 	entries, err := os.ReadDir(s.chunkDirPath(dir))
 	if err != nil {
@@ -878,7 +879,7 @@ func (s *Store) recoverChunkDir(id, dir string) error {
 			return err
 		}
 		lost, err := lostChunks(id, parts, sizes)
-		if err != nil || len(lost) == 0 {
+		if err != nil || (len(lost) == 0 && !u.Claimed) {
 			return err
 		}
 		for _, name := range lost {
@@ -888,6 +889,13 @@ func (s *Store) recoverChunkDir(id, dir string) error {
 			}
 		}
 		next := u
+		// No assembly outlives the process: a claim found at open was cut
+		// short by a crash, and the client's retry of its MOVE must find
+		// the upload as it was before it.
+		next.Claimed = false
+		if len(lost) == 0 {
+			return t.updateChunkedUpload(&u, &next)
+		}
 		next.Parts -= len(lost)
 		next.Chain = u.Chain.restarted()
 		if next.Stored, err = storedBytes(id, parts); err != nil {
