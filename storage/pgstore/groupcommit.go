@@ -53,7 +53,7 @@ type groupTurn struct {
 // space that queue while one records.
 func (s *Store) groupChange(ctx context.Context, spaceID string, fn func(*change) error) error {
 	q := &queuedCommit{ctx: ctx, fn: fn, turn: make(chan groupTurn, 1)}
-	g := &s.commits
+	g := &s.groups
 	g.mu.Lock()
 	if g.queued == nil {
 		g.queued = map[string][]*queuedCommit{}
@@ -78,7 +78,7 @@ func (s *Store) groupChange(ctx context.Context, spaceID string, fn func(*change
 // hands the rest of the queue to its oldest commit, and returns first's
 // outcome.
 func (s *Store) leadGroup(spaceID string, first *queuedCommit) error {
-	g := &s.commits
+	g := &s.groups
 	group := []*queuedCommit{first}
 	g.mu.Lock()
 	rest := g.queued[spaceID]
