@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/davspaces/davspaces/storage"
 )
 
 // Commits of files into one space queue for the space's row lock: each
@@ -108,7 +110,8 @@ func (s *Store) leadGroup(spaceID string, first *queuedCommit) error {
 // transaction, each commit in a savepoint so that a refused one changes
 // nothing and the others stand. A commit the group did not record (the
 // budget passed, PostgreSQL aborted it for a deadlock, the transaction
-// failed as a whole) is recorded alone afterwards.
+// failed as a whole) is recorded alone afterwards; a database cut off
+// meanwhile is every commit's outcome.
 func (s *Store) recordGroup(spaceID string, group []*queuedCommit) []error {
 	outcomes := make([]error, len(group))
 	recorded := make([]bool, len(group))
@@ -124,14 +127,22 @@ func (s *Store) recordGroup(spaceID string, group []*queuedCommit) []error {
 					break
 				}
 				err := inSavepoint(q.ctx, tx, func(sp pgx.Tx) error { return q.fn(s.changeIn(sp)) })
-				if retryable(err) || q.ctx.Err() != nil {
+				if retryable(err) {
 					continue
 				}
 				outcomes[i], recorded[i] = err, true
 			}
 			return nil
 		})
-		if err != nil {
+		switch {
+		case errors.Is(err, storage.ErrUnavailable):
+			// Cut off, the transaction may have committed, as a lone
+			// commit's may: each commit reports it.
+			for i := range outcomes {
+				outcomes[i] = err
+			}
+			return outcomes
+		case err != nil:
 			clear(recorded)
 		}
 	}
