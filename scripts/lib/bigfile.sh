@@ -65,6 +65,7 @@ cd "$(dirname "$0")/../.."
 size=1GiB
 caddy_bin=""
 baseline_bin=""
+caddy_name=""
 clients=curl,curl-sum,curl-h2,owncloudcmd,nextcloudcmd,page
 scheme=https
 memory=on
@@ -131,8 +132,9 @@ users=(curl curl-sum curl-h2 owncloudcmd nextcloudcmd page memory)
 
 if [ -z "$caddy_bin" ]; then
 	log "building ./cmd/caddy"
-	nice -n 10 go build -o "$tmp/caddy" ./cmd/caddy
-	caddy_bin=$tmp/caddy
+	nice -n 10 go build -o "$tmp/bin/caddy" ./cmd/caddy
+	caddy_bin=$tmp/bin/caddy
+	caddy_name="./cmd/caddy at $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!docs' || echo ' with changes')"
 fi
 hash=$("$caddy_bin" hash-password --plaintext "$password")
 
@@ -465,7 +467,7 @@ sha1=$(echo "$want" | sed 's/^SHA1:\([0-9a-f]*\) .*/\1/')
 
 start_server caddy "$caddy_bin"
 [ -z "$baseline_bin" ] || start_server baseline "$baseline_bin"
-log "servers: caddy $caddy_bin${baseline_bin:+, baseline $baseline_bin} ($scheme, load average $(cut -d ' ' -f 1-3 /proc/loadavg))"
+log "servers: caddy ${caddy_name:-$caddy_bin}${baseline_bin:+, baseline $baseline_bin} ($scheme, load average $(cut -d ' ' -f 1-3 /proc/loadavg))"
 
 failed=""
 for client in "${run_clients[@]}"; do
@@ -492,7 +494,7 @@ fi
 
 {
 	echo "$size_bytes bytes of random data, $scheme on 127.0.0.1, $(nproc) cores, load average $(cut -d ' ' -f 1-3 /proc/loadavg) at the end"
-	echo "caddy: $caddy_bin${baseline_bin:+; baseline: $baseline_bin}"
+	echo "caddy: ${caddy_name:-$caddy_bin}${baseline_bin:+; baseline: $baseline_bin}"
 	echo
 	table
 	if [ "$memory" = on ]; then
