@@ -49,7 +49,10 @@
 # client that fails, fails the run (exit status 1) after the table. The
 # ratios compare each row with the curl PUT of the same Caddy, bare
 # (×PUT) and with the checksum (×PUT+sum): wall / CPU during / CPU with
-# the digests.
+# the digests. From Caddy's access log, each row also shows the HTTP
+# versions and number of the client's requests, and the seconds the server
+# spent in them: the rest of the wall time is the client's (the desktop
+# clients hash the file before they send it).
 #
 # -bigfile-memory adds a curl PUT of 4 GiB per Caddy, its RssAnon and VmHWM
 # (set back first) sampled every 50 ms until its digests are known: the
@@ -346,7 +349,7 @@ available() {
 
 # measure CLIENT LABEL uploads the file with CLIENT to server LABEL and
 # records the row: wall, CPU during, CPU with the digests, digests.
-declare -A row_wall row_during row_total row_ok row_proto
+declare -A row_wall row_during row_total row_ok row_requests
 measure() {
 	local client=$1 label=$2 n0 c0 c1 c2 got ok=ok
 	sync
@@ -361,7 +364,7 @@ measure() {
 		return
 	fi
 	c1=$(cpu "$label")
-	row_proto[$client,$label]=$(protocols "$label" "$client" "$n0")
+	row_requests[$client,$label]=$(requests "$label" "$client" "$n0")
 	if ! got=$(wait_digests "$label" "$client" "/remote.php/webdav/$name"); then
 		ok="no digests ($got)"
 	elif ! same_digests "$want" "$got"; then
@@ -420,14 +423,24 @@ memory_run() {
 	dav "$label" memory DELETE /remote.php/webdav/big4.bin -o /dev/null || true
 }
 
-# protocols LABEL CLIENT FROM prints the HTTP versions of the client's
-# requests after line FROM of the access log, and how many there were
-# (the script's own requests by curl left out for the other clients).
-protocols() {
-	local own='"User-Agent":["curl/'
-	[[ "$2" != curl* ]] || own='no such header'
-	tail -n +"$(($3 + 1))" "$tmp/$1/access.log" | grep -F "\"user_id\":\"$2\"" | grep -vF "$own" | grep -o '"proto":"HTTP/[^"]*"' |
-		sed 's/"proto":"HTTP\/\([^"]*\)"/\1/' | sort | uniq -c | awk '{ printf "%s%s×%s", (NR > 1 ? " " : ""), $2, $1 }'
+# requests LABEL CLIENT FROM prints, from the access log after line FROM,
+# the HTTP versions of the client's requests with their numbers, and the
+# seconds the server spent in them (the script's own requests by curl left
+# out for the other clients).
+requests() {
+	tail -n +"$(($3 + 1))" "$tmp/$1/access.log" | python3 -c '
+import collections, json, sys
+client = sys.argv[1]
+versions, busy = collections.Counter(), 0.0
+for line in sys.stdin:
+    entry = json.loads(line)
+    request = entry.get("request", {})
+    agent = " ".join(request.get("headers", {}).get("User-Agent", []))
+    if entry.get("user_id") != client or (agent.startswith("curl/") and not client.startswith("curl")):
+        continue
+    versions[request.get("proto", "?").removeprefix("HTTP/")] += 1
+    busy += entry.get("duration", 0)
+print(" ".join("%s×%d" % v for v in sorted(versions.items())), "| %.2f s" % busy)' "$2"
 }
 
 # ratio A B prints A/B with two decimals, or - without B.
@@ -436,14 +449,14 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0)
 # table prints the Markdown table of every row.
 table() {
 	local label client put sum
-	echo "| server | client | HTTP×requests | wall | CPU during | CPU with digests | ×PUT wall/during/with | ×PUT+sum wall/during/with | digests |"
-	echo "|---|---|---|---|---|---|---|---|---|"
+	echo "| server | client | HTTP×requests | in requests | wall | CPU during | CPU with digests | ×PUT wall/during/with | ×PUT+sum wall/during/with | digests |"
+	echo "|---|---|---|---|---|---|---|---|---|---|"
 	for client in "${run_clients[@]}"; do
 		for label in "${servers[@]}"; do
 			[ -n "${row_ok[$client,$label]:-}" ] || continue
 			put="$(ratio "${row_wall[$client,$label]:-}" "${row_wall[curl,$label]:-}")/$(ratio "${row_during[$client,$label]:-}" "${row_during[curl,$label]:-}")/$(ratio "${row_total[$client,$label]:-}" "${row_total[curl,$label]:-}")"
 			sum="$(ratio "${row_wall[$client,$label]:-}" "${row_wall[curl-sum,$label]:-}")/$(ratio "${row_during[$client,$label]:-}" "${row_during[curl-sum,$label]:-}")/$(ratio "${row_total[$client,$label]:-}" "${row_total[curl-sum,$label]:-}")"
-			printf '| %s | %s | %s | %s s | %s s | %s s | %s | %s | %s |\n' "$label" "$client" "${row_proto[$client,$label]:-}" \
+			printf '| %s | %s | %s | %s s | %s s | %s s | %s | %s | %s |\n' "$label" "$client" "${row_requests[$client,$label]:-- | -}" \
 				"${row_wall[$client,$label]:--}" "${row_during[$client,$label]:--}" "${row_total[$client,$label]:--}" \
 				"$put" "$sum" "${row_ok[$client,$label]}"
 		done
