@@ -51,8 +51,9 @@
 # (×PUT) and with the checksum (×PUT+sum): wall / CPU during / CPU with
 # the digests. From Caddy's access log, each row also shows the HTTP
 # versions and number of the client's requests, and the seconds the server
-# spent in them: the rest of the wall time is the client's (the desktop
-# clients hash the file before they send it).
+# spent in them: the rest of the wall time is the client's own (its start,
+# its discovery, the desktop clients' hashing of the file before they send
+# it).
 #
 # -bigfile-memory adds a curl PUT of 4 GiB per Caddy, its RssAnon and VmHWM
 # (set back first) sampled every 50 ms until its digests are known: the
