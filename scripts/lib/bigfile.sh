@@ -15,8 +15,8 @@
 #   -bigfile-baseline BIN  a second Caddy, run with the same file one after
 #                          the other per client: a before/after pair from
 #                          one session
-#   -bigfile-clients LIST  a comma list of curl, curl-sum, owncloudcmd,
-#                          nextcloudcmd, page (default: all)
+#   -bigfile-clients LIST  a comma list of curl, curl-sum, curl-h2,
+#                          owncloudcmd, nextcloudcmd, page (default: all)
 #   -bigfile-http          plain HTTP instead of HTTPS
 #   -bigfile-memory on|off the 4 GiB PUT's memory (default on; skipped when
 #                          the disk has less than 9 GiB free)
@@ -30,16 +30,18 @@
 # owncloudcmd and nextcloudcmd by --trust, chromium by
 # --ignore-certificate-errors. Each client signs in as a user of its own:
 #
-#   curl          one PUT
-#   curl-sum      one PUT with the checksum the desktop clients send,
+#   curl          one PUT over HTTP/1.1, the reference of the ratios
+#   curl-sum      the same with the checksum the desktop clients send,
 #                 OC-Checksum: SHA1:<hex> (nextcloudcmd on its PUTs and on
 #                 chunking NG's MOVE; owncloudcmd puts the same digest in
 #                 the TUS Upload-Metadata)
+#   curl-h2       one PUT over HTTP/2 (curl's default over HTTPS; the
+#                 page's browser speaks it too)
 #   owncloudcmd   ownCloud's desktop client (2.11: TUS)
 #   nextcloudcmd  Nextcloud's desktop client (3.7: chunking NG)
 #   page          davspaces' page in headless chromium (TUS, 32 MiB PATCHes),
 #                 driven by puppeteer-core from integration/testdata/webui
-#                 (npm ci there first when node_modules is missing)
+#                 (the script runs npm ci there when node_modules is missing)
 #
 # For each: the wall time until the client is done (the page: from picking
 # the file to the upload's "done"), the Caddy's CPU time (utime + stime of
@@ -59,8 +61,8 @@
 # (set back first) sampled every 50 ms until its digests are known: the
 # peaks are printed below the table.
 #
-# A client that is not installed is left out, with a message. Everything
-# talks to 127.0.0.1 only; everything started is stopped and the
+# A client that is not installed is left out, with a message. The clients
+# talk to 127.0.0.1 only; everything started is stopped and the
 # temporary directory removed at exit. TMPDIR chooses where the data
 # goes: a real disk, not tmpfs.
 set -euo pipefail
