@@ -56,6 +56,24 @@ func TestUnmarshalStore(t *testing.T) {
 			want: `{"backend":"bolt","root":"/var/lib/davspaces","sweep_interval":5000000000}`,
 		},
 		{
+			name: "bolt with digest_workers",
+			input: `davspaces {
+				store bolt {
+					digest_workers 2
+				}
+			}`,
+			want: `{"backend":"bolt","digest_workers":2}`,
+		},
+		{
+			name: "bolt with digests inline",
+			input: `davspaces {
+				store bolt {
+					digest_workers 0
+				}
+			}`,
+			want: `{"backend":"bolt","digest_workers":0}`,
+		},
+		{
 			name: "postgres, the least",
 			input: `davspaces {
 				store postgres {
@@ -142,6 +160,16 @@ func TestUnmarshalStoreErrors(t *testing.T) {
 				sweep_interval 0s
 			}
 		}`, []string{"sweep_interval must be longer than 0"}},
+		{"bolt negative digest_workers", `davspaces {
+			store bolt {
+				digest_workers -1
+			}
+		}`, []string{`digest_workers: "-1" is not a count from 0 to 1024`}},
+		{"bolt digest_workers not a number", `davspaces {
+			store bolt {
+				digest_workers many
+			}
+		}`, []string{`digest_workers: "many" is not a count from 0 to 1024`}},
 		{"postgres without dsn", `davspaces {
 			store postgres {
 				` + s3 + `

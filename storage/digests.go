@@ -40,7 +40,9 @@ type DigestWaiter interface {
 	// AwaitDigests waits until the digests of the content of file nodeID
 	// that the store is computing are recorded, or ctx ends, and returns
 	// the node as it is then. It returns at once for a node whose digests
-	// are all known or not being computed.
+	// are all known or not being computed. It hashes nothing on the
+	// caller's goroutine: every costly check runs under the store's
+	// node-wide bound, which may take the waited-for content first.
 	AwaitDigests(ctx context.Context, spaceID, nodeID string) (Node, error)
 }
 

@@ -32,6 +32,11 @@ import (
 // at most (checksum.Compute), so that the next requests keep the others.
 const DefaultDigestWorkers = 1
 
+// NoLaterDigests as Options.DigestWorkers has uploads compute every digest
+// while their bytes stream, as before the digester: for a node that would
+// rather spend the cores during the upload than have a listing wait.
+const NoLaterDigests = -1
+
 // digestJob is a content file whose record lacks digests.
 type digestJob struct {
 	spaceID, nodeID string
@@ -42,11 +47,15 @@ type digestJob struct {
 }
 
 // digester runs digest jobs on a fixed number of goroutines, in the
-// order they were queued.
+// order they were queued, except that a job a request waits for goes
+// before those nobody waits for.
 type digester struct {
-	mu      sync.Mutex
-	cond    *sync.Cond // signalled when a job is queued, finished, or the store closes
-	queue   []digestJob
+	mu    sync.Mutex
+	cond  *sync.Cond // signalled when a job is queued, finished, or the store closes
+	queue []digestJob
+	// urgent is how many jobs at the head of queue a request waits for
+	// (hurry), in the order they were first waited for.
+	urgent  int
 	running int
 	closed  bool
 	// pending maps the content file of each job queued or running to a
@@ -102,6 +111,7 @@ func (d *digester) next() (digestJob, bool) {
 	job := d.queue[0]
 	d.queue[0] = digestJob{}
 	d.queue = d.queue[1:]
+	d.urgent = max(d.urgent-1, 0)
 	d.running++
 	return job, true
 }
@@ -123,20 +133,22 @@ func (d *digester) done(blob string) <-chan struct{} {
 	return d.pending[blob]
 }
 
-// take removes the job of content file blob from the queue, for a caller
-// that would wait for it to run it at once itself, and then call finish;
-// ok is false when no such job is queued (none, or one running).
-func (d *digester) take(blob string) (job digestJob, ok bool) {
+// hurry moves the queued job of content file blob ahead of the jobs
+// nobody waits for, behind those waited for before it: a request waiting
+// for one file's digests then waits for that file's read, not for the
+// whole queue a restart left, and the hashing stays within the workers'
+// bound.
+func (d *digester) hurry(blob string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	i := slices.IndexFunc(d.queue, func(j digestJob) bool { return j.blob == blob })
-	if i < 0 {
-		return digestJob{}, false
+	if i < d.urgent {
+		return // not queued (running, or done), or already ahead
 	}
-	job = d.queue[i]
-	d.queue = slices.Delete(d.queue, i, i+1)
-	d.running++
-	return job, true
+	job := d.queue[i]
+	copy(d.queue[d.urgent+1:i+1], d.queue[d.urgent:i])
+	d.queue[d.urgent] = job
+	d.urgent++
 }
 
 // idle waits until no job is queued or running.
@@ -156,7 +168,7 @@ func (d *digester) close() {
 		close(d.pending[job.blob])
 		delete(d.pending, job.blob)
 	}
-	d.closed, d.queue = true, nil
+	d.closed, d.queue, d.urgent = true, nil, 0
 	d.cond.Broadcast()
 	d.mu.Unlock()
 	d.wg.Wait()
@@ -168,8 +180,8 @@ func (d *digester) close() {
 func (u *upload) HashInline(algs ...checksum.Algorithm) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.size > 0 || u.finished {
-		return // too late: every digest is under way
+	if u.size > 0 || u.finished || !u.s.laterDigests {
+		return // too late, or not wanted: every digest is under way
 	}
 	w, err := checksum.NewWriterOf(algs...)
 	if err != nil {
@@ -214,10 +226,19 @@ func (s *Store) runDigestJob(job digestJob) {
 	}
 }
 
+// completeDigests computes the digests the records that have job's
+// content file lack (digestHolders) and records them in every one.
 func (s *Store) completeDigests(job digestJob) error {
-	r, current, err := s.digestTarget(job)
-	if err != nil || !current || r.Checksums.Complete() {
+	var h digestHolders
+	if err := s.view(func(t *txn) (err error) {
+		h, err = t.digestHolders(job)
 		return err
+	}); err != nil {
+		return err
+	}
+	missing := h.missing()
+	if len(missing) == 0 {
+		return nil
 	}
 	f, err := os.Open(s.blobPath(job.blob))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -227,7 +248,7 @@ func (s *Store) completeDigests(job digestJob) error {
 		return fmt.Errorf("open content: %w", err)
 	}
 	defer f.Close()
-	sums, err := checksum.Compute(closingReader{f, s.closing}, r.Checksums.Missing()...)
+	sums, err := checksum.Compute(closingReader{f, s.closing}, missing...)
 	if errors.Is(err, errClosing) {
 		return nil // the next open computes them
 	}
@@ -235,13 +256,83 @@ func (s *Store) completeDigests(job digestJob) error {
 		return err
 	}
 	return s.updateGrouped(func(t *txn) error {
-		r, current, err := t.digestTarget(job)
-		if err != nil || !current {
+		h, err := t.digestHolders(job)
+		if err != nil {
 			return err
 		}
-		r.Checksums = r.Checksums.Merge(sums)
-		return t.putNode(&r)
+		return h.record(t, sums)
 	})
+}
+
+// digestHolders are the records that have a job's content file: the
+// file's own, in the space or in its trash, unless it has a newer content
+// by now, and those of its versions, one made when a newer content
+// replaced it before its digests were known among them. A copy has a
+// content file of its own, and a job of its own (copyNode).
+type digestHolders struct {
+	job      digestJob
+	file     *rec
+	versions []versionRec
+}
+
+func (t *txn) digestHolders(job digestJob) (digestHolders, error) {
+	h := digestHolders{job: job}
+	r, ok, err := t.node(job.nodeID)
+	if err != nil {
+		return h, err
+	}
+	if ok && r.Blob == job.blob && ownSpace(r.SpaceID) == job.spaceID {
+		h.file = &r
+	}
+	vs, err := t.fileVersions(job.spaceID, job.nodeID)
+	if err != nil {
+		return h, err
+	}
+	for _, v := range vs {
+		if v.File.Blob == job.blob {
+			h.versions = append(h.versions, v)
+		}
+	}
+	return h, nil
+}
+
+// missing returns the algorithms whose digest one of the records lacks.
+func (h digestHolders) missing() []checksum.Algorithm {
+	var all []checksum.Sums
+	if h.file != nil {
+		all = append(all, h.file.Checksums)
+	}
+	for _, v := range h.versions {
+		all = append(all, v.File.Checksums)
+	}
+	var out []checksum.Algorithm
+	for _, alg := range checksum.Algorithms() {
+		if slices.ContainsFunc(all, func(s checksum.Sums) bool { return slices.Contains(s.Missing(), alg) }) {
+			out = append(out, alg)
+		}
+	}
+	return out
+}
+
+// record adds sums, the digests of the content, to every record that
+// lacks one.
+func (h digestHolders) record(t *txn, sums checksum.Sums) error {
+	if f := h.file; f != nil && f.Checksums.Merge(sums) != f.Checksums {
+		f.Checksums = f.Checksums.Merge(sums)
+		if err := t.putNode(f); err != nil {
+			return err
+		}
+	}
+	for _, v := range h.versions {
+		if v.File.Checksums.Merge(sums) == v.File.Checksums {
+			continue
+		}
+		v.File.Checksums = v.File.Checksums.Merge(sums)
+		if err := t.versions().Put(versionRecKey(h.job.spaceID, h.job.nodeID, v.Key), encodeVersion(&v)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 var errClosing = errors.New("the store is closing")
@@ -262,29 +353,9 @@ func (c closingReader) Read(p []byte) (int, error) {
 	}
 }
 
-// digestTarget returns the record job is for, and whether it still names
-// job's content file.
-func (s *Store) digestTarget(job digestJob) (r rec, current bool, err error) {
-	err = s.view(func(t *txn) error {
-		r, current, err = t.digestTarget(job)
-		return err
-	})
-	return r, current, err
-}
-
-func (t *txn) digestTarget(job digestJob) (rec, bool, error) {
-	r, err := t.nodeIn(job.spaceID, job.nodeID)
-	if errors.Is(err, storage.ErrNotFound) {
-		return rec{}, false, nil
-	}
-	if err != nil {
-		return rec{}, false, err
-	}
-	return r, r.Blob == job.blob, nil
-}
-
-// queueMissingDigests queues a job for every file whose content file's
-// digests are not all recorded: those a crash or a close left to compute.
+// queueMissingDigests queues a job for every content file whose digests
+// a record of it (a file's, a version's) lacks: those a crash or a close
+// left to compute.
 func (s *Store) queueMissingDigests() error {
 	var jobs []digestJob
 	// It reads every content's record: as a walk, so that a database of
@@ -293,10 +364,22 @@ func (s *Store) queueMissingDigests() error {
 		return t.blobs().raw().ForEach(func(blob, nodeID []byte) error {
 			t.walk.readRecord()
 			r, ok, err := t.node(string(nodeID))
-			if err != nil || !ok || r.Blob != string(blob) || r.Checksums.Complete() {
+			if err != nil || !ok {
 				return err
 			}
-			jobs = append(jobs, digestJob{spaceID: r.SpaceID, nodeID: r.ID, blob: r.Blob})
+			job := digestJob{spaceID: ownSpace(r.SpaceID), nodeID: r.ID, blob: string(blob)}
+			if r.Blob == job.blob {
+				if !r.Checksums.Complete() {
+					jobs = append(jobs, job)
+				}
+				return nil
+			}
+			// A version's content.
+			h, err := t.digestHolders(job)
+			if err != nil || len(h.missing()) == 0 {
+				return err
+			}
+			jobs = append(jobs, job)
 			return nil
 		})
 	})
@@ -315,10 +398,11 @@ func (s *Store) queueMissingDigests() error {
 // AwaitDigests waits until the digests of the content of file nodeID that
 // the store is computing are recorded, or ctx ends, and returns the node
 // as it is then (storage.DigestWaiter). It returns at once for a node
-// whose digests are all known or not being computed. A job the digester
-// has not started yet is run on the caller's goroutine: after a restart
-// that left many to compute, a listing then has each file's digests in the
-// time it takes to read that file, not the whole queue before it.
+// whose digests are all known or not being computed. It hashes nothing
+// itself: every read of a content runs within the digester's bound, which
+// takes the file's job ahead of those nobody waits for. After a restart
+// that left many jobs, those waited for still queue behind the ones
+// running, so that a wait may end with only the digests known.
 func (s *Store) AwaitDigests(ctx context.Context, spaceID, nodeID string) (storage.Node, error) {
 	var r rec
 	if err := s.view(func(t *txn) (err error) {
@@ -330,17 +414,12 @@ func (s *Store) AwaitDigests(ctx context.Context, spaceID, nodeID string) (stora
 	if r.Blob == "" || r.Checksums.Complete() || s.digests == nil {
 		return r.Node, nil
 	}
-	// A job still queued is run now, by the caller, who would wait for
-	// it anyway; one under way is waited for.
-	if job, ok := s.digests.take(r.Blob); ok {
-		s.runDigestJob(job)
-		s.digests.finish(job)
-	}
 	done := s.digests.done(r.Blob)
 	if done == nil {
 		// Not queued, or done since the record was read: read it again.
 		return s.Node(ctx, spaceID, nodeID)
 	}
+	s.digests.hurry(r.Blob)
 	select {
 	case <-done:
 		return s.Node(ctx, spaceID, nodeID)

@@ -2,7 +2,9 @@ package boltstore
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -125,7 +127,9 @@ func TestLaterDigestsInline(t *testing.T) {
 }
 
 // TestAwaitDigests: waiting for a content's digests returns them all once
-// the digester has run, and at once what is known when ctx ends first.
+// the digester has run, and at once what is known when ctx ends first. A
+// job still queued is left to the digester, within its bound: the caller
+// hashes nothing.
 func TestAwaitDigests(t *testing.T) {
 	f := newFixture(t)
 	content := strings.Repeat("await ", 50_000)
@@ -134,33 +138,54 @@ func TestAwaitDigests(t *testing.T) {
 	if err != nil || got.Checksums != allSums(t, content) {
 		t.Fatalf("AwaitDigests = %+v, %v", got.Checksums, err)
 	}
-	f.s.digests.close()
-	m := f.putLater(t, "g", content, checksum.MD5)
-	// A digester busy with a job that never ends: m's job stays queued,
-	// and the caller runs it itself.
-	busy := make(chan struct{})
-	f.s.digests = startDigester(1, func(digestJob) { <-busy })
-	f.s.digests.add(digestJob{blob: "busy"})
-	waitRunning(t, f.s.digests, 1)
-	f.s.digests.add(digestJob{spaceID: f.space.ID, nodeID: m.ID, blob: f.blob(t, m.ID)})
-	got, err = f.s.AwaitDigests(ctx, f.space.ID, m.ID)
-	if err != nil || got.Checksums != allSums(t, content) {
-		t.Fatalf("AwaitDigests of a queued job = %+v, %v; want it run, %+v", got.Checksums, err, allSums(t, content))
+	for _, running := range []bool{false, true} {
+		f.s.digests.close()
+		m := f.putLater(t, fmt.Sprintf("g-%t", running), content, checksum.MD5)
+		// A digester busy with a job that never ends: m's job waits in
+		// the queue behind it, or is that job.
+		block := make(chan struct{})
+		f.s.digests = startDigester(1, func(digestJob) { <-block })
+		mJob := digestJob{spaceID: f.space.ID, nodeID: m.ID, blob: f.blob(t, m.ID)}
+		if !running {
+			f.s.digests.add(digestJob{blob: "busy"})
+		}
+		f.s.digests.add(mJob)
+		waitRunning(t, f.s.digests, 1)
+		short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		got, err = f.s.AwaitDigests(short, f.space.ID, m.ID)
+		cancel()
+		close(block)
+		if err != nil || got.Checksums != m.Checksums {
+			t.Fatalf("running %t: AwaitDigests past its deadline = %+v, %v; want what is known, %+v", running, got.Checksums, err, m.Checksums)
+		}
 	}
-	// A job under way is waited for until ctx ends; then what is known.
-	close(busy)
-	f.s.digests.close()
-	h := f.putLater(t, "h", content, checksum.MD5)
+}
+
+// TestDigesterHurry: the jobs requests wait for run before those nobody
+// waits for, in the order they were first waited for.
+func TestDigesterHurry(t *testing.T) {
 	block := make(chan struct{})
-	defer close(block)
-	f.s.digests = startDigester(1, func(digestJob) { <-block })
-	f.s.digests.add(digestJob{spaceID: f.space.ID, nodeID: h.ID, blob: f.blob(t, h.ID)})
-	waitRunning(t, f.s.digests, 1)
-	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-	defer cancel()
-	got, err = f.s.AwaitDigests(short, f.space.ID, h.ID)
-	if err != nil || got.Checksums != h.Checksums {
-		t.Fatalf("AwaitDigests past its deadline = %+v, %v; want what is known, %+v", got.Checksums, err, h.Checksums)
+	var ran []string
+	d := startDigester(1, func(job digestJob) {
+		if job.blob == "busy" {
+			<-block
+			return
+		}
+		ran = append(ran, job.blob)
+	})
+	defer d.close()
+	d.add(digestJob{blob: "busy"})
+	waitRunning(t, d, 1)
+	for _, blob := range []string{"a", "b", "c", "d"} {
+		d.add(digestJob{blob: blob})
+	}
+	for _, blob := range []string{"c", "b", "c", "busy", "none"} {
+		d.hurry(blob)
+	}
+	close(block)
+	d.idle()
+	if want := []string{"c", "b", "a", "d"}; !slices.Equal(ran, want) {
+		t.Fatalf("jobs ran in the order %q, want %q", ran, want)
 	}
 }
 
@@ -204,5 +229,96 @@ func TestLaterDigestsOfACopy(t *testing.T) {
 		if got := f.node(t, id).Checksums; got != want {
 			t.Errorf("node %s: digests %+v, want %+v", id, got, want)
 		}
+	}
+}
+
+// TestLaterDigestsOfAVersion: a file replaced before the digester got to
+// its content keeps that content as a version, which gets the digests
+// too, from the job under way or from the open after a crash.
+func TestLaterDigestsOfAVersion(t *testing.T) {
+	for _, crash := range []bool{false, true} {
+		t.Run(fmt.Sprintf("crash=%t", crash), func(t *testing.T) {
+			f := newFixture(t)
+			hold := make(chan struct{})
+			f.s.digests.close()
+			if !crash { // else the jobs are lost, as in a crash
+				f.s.digests = startDigester(1, func(job digestJob) {
+					<-hold
+					f.s.runDigestJob(job)
+				})
+			}
+			first, second := strings.Repeat("first ", 50_000), strings.Repeat("second ", 50_000)
+			n := f.putLater(t, "f", first, checksum.SHA1)
+			f.putLater(t, "f", second, checksum.SHA1)
+			close(hold)
+			s := f.s
+			if crash {
+				if err := f.s.Close(); err != nil {
+					t.Fatal(err)
+				}
+				s = openStore(t, f.dir, f.clk)
+			}
+			s.WaitDigests()
+			vs, err := s.FileVersions(ctx, f.space.ID, n.ID)
+			if err != nil || len(vs) != 1 {
+				t.Fatalf("versions %+v, %v; want one", vs, err)
+			}
+			if got, want := vs[0].Node.Checksums, allSums(t, first); got != want {
+				t.Errorf("the version's digests %+v, want %+v", got, want)
+			}
+			live, err := s.Node(ctx, f.space.ID, n.ID)
+			if err != nil || live.Checksums != allSums(t, second) {
+				t.Errorf("the file's digests %+v, %v; want %+v", live.Checksums, err, allSums(t, second))
+			}
+		})
+	}
+}
+
+// TestNoLaterDigests: a store opened with NoLaterDigests has an upload
+// that asks for one digest inline compute them all before its commit.
+func TestNoLaterDigests(t *testing.T) {
+	f := newFixture(t)
+	if err := f.s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(f.dir, Options{InlineLimit: -1, Now: f.clk.Now, DigestWorkers: NoLaterDigests})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	f.s = s
+	content := strings.Repeat("inline ", 50_000)
+	if n := f.putLater(t, "f", content, checksum.MD5); n.Checksums != allSums(t, content) {
+		t.Fatalf("committed with %+v, want every digest %+v", n.Checksums, allSums(t, content))
+	}
+}
+
+// TestLaterDigestsInTheTrash: a file deleted before the digester got to
+// its content gets its digests in the trash, and has them once restored.
+func TestLaterDigestsInTheTrash(t *testing.T) {
+	f := newFixture(t)
+	hold := make(chan struct{})
+	f.s.digests.close()
+	f.s.digests = startDigester(1, func(job digestJob) {
+		<-hold
+		f.s.runDigestJob(job)
+	})
+	content := strings.Repeat("trashed ", 50_000)
+	n := f.putLater(t, "f", content, checksum.MD5)
+	if err := f.s.Remove(ctx, f.space.ID, n.ID, storage.Conditions{}); err != nil {
+		t.Fatal(err)
+	}
+	close(hold)
+	f.s.WaitDigests()
+	items, err := f.s.TrashItems(ctx, f.space.ID, "", 10)
+	if err != nil || len(items) != 1 {
+		t.Fatalf("trash items %+v, %v; want one", items, err)
+	}
+	back, _, err := f.s.RestoreTrash(ctx, f.space.ID, items[0].Key, storage.Transfer{NodeID: n.ID, NewParentID: f.root(), NewName: "f"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := allSums(t, content); back.Checksums != want {
+		t.Fatalf("restored from the trash with the digests %+v, want %+v", back.Checksums, want)
 	}
 }

@@ -87,7 +87,9 @@ type Options struct {
 	MaxNodes int64
 	// DigestWorkers bounds how many contents have the digests their
 	// upload left for later (storage.LaterDigests) computed at once; 0
-	// means DefaultDigestWorkers.
+	// means DefaultDigestWorkers. A negative value (NoLaterDigests) makes
+	// every upload compute every digest while its bytes stream, and one
+	// worker compute only those a restart left missing.
 	DigestWorkers int
 }
 
@@ -185,6 +187,9 @@ type Store struct {
 	// digests computes the digests uploads left for later (digests.go);
 	// nil with Inspect.
 	digests *digester
+	// laterDigests: uploads may leave digests for later (HashInline);
+	// false with NoLaterDigests.
+	laterDigests bool
 
 	closing   chan struct{} // closed by Close to stop the sweeps
 	sweepDone chan struct{} // closed when the sweep has ended
@@ -282,7 +287,8 @@ func Open(dir string, opts Options) (*Store, error) {
 			return nil, err
 		}
 	}
-	s.digests = startDigester(cmp.Or(opts.DigestWorkers, DefaultDigestWorkers), s.runDigestJob)
+	s.laterDigests = opts.DigestWorkers >= 0
+	s.digests = startDigester(max(cmp.Or(opts.DigestWorkers, DefaultDigestWorkers), 1), s.runDigestJob)
 	if err := s.queueMissingDigests(); err != nil {
 		s.digests.close()
 		db.Close()
