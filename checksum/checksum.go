@@ -15,6 +15,7 @@ import (
 	"hash"
 	"hash/adler32"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -283,17 +284,31 @@ func (w *Writer) Sums() Sums {
 	return s
 }
 
-// writerStateFormat is the first byte of a marshaled Writer.
-const writerStateFormat = 1
+// The first byte of a marshaled Writer: writerStateFormat for a Writer of
+// all three digests, the states of SHA1, MD5 and ADLER32 following;
+// partialStateFormat for one of some of them, a byte of their algorithms
+// (algorithmBits) first, then their states in that order.
+const (
+	writerStateFormat  = 1
+	partialStateFormat = 2
+)
 
-// MarshalBinary returns the state of the three digests, so that a stream
-// received in parts (a resumable upload) can be summed without reading back
-// the parts already stored.
+// algorithmBits are the bits of a partial state's algorithm byte, in the
+// order of digests.
+var algorithmBits = [...]struct {
+	alg Algorithm
+	bit byte
+}{{SHA1, 1}, {MD5, 2}, {Adler32, 4}}
+
+// MarshalBinary returns the state of the Writer's digests, so that a
+// stream received in parts (a resumable upload) can be summed without
+// reading back the parts already stored. The state names the digests it
+// carries: restored, it computes those and no others.
 func (w *Writer) MarshalBinary() ([]byte, error) {
-	if len(w.digests()) != len(Algorithms()) {
-		return nil, errors.New("marshal checksum state: only a Writer of every digest is marshaled")
-	}
 	b := []byte{writerStateFormat}
+	if algs := w.Computes(); len(algs) != len(Algorithms()) {
+		b = []byte{partialStateFormat, algorithmByte(algs)}
+	}
 	for _, h := range w.digests() {
 		state, err := h.(encoding.BinaryMarshaler).MarshalBinary()
 		if err != nil {
@@ -305,13 +320,13 @@ func (w *Writer) MarshalBinary() ([]byte, error) {
 	return b, nil
 }
 
-// UnmarshalBinary restores the state MarshalBinary returned.
+// UnmarshalBinary restores the state MarshalBinary returned, with the
+// digests it carries.
 func (w *Writer) UnmarshalBinary(b []byte) error {
-	if len(b) == 0 || b[0] != writerStateFormat {
-		return errors.New("unmarshal checksum state: unknown format")
+	fresh, b, err := writerOfState(b)
+	if err != nil {
+		return err
 	}
-	fresh := NewWriter()
-	b = b[1:]
 	for _, h := range fresh.digests() {
 		n, size := binary.Uvarint(b)
 		if size <= 0 || n > uint64(len(b)-size) {
@@ -328,6 +343,53 @@ func (w *Writer) UnmarshalBinary(b []byte) error {
 	}
 	*w = *fresh
 	return nil
+}
+
+// writerOfState returns an empty Writer of the digests marshaled state b
+// carries, and the rest of b: their states.
+func writerOfState(b []byte) (*Writer, []byte, error) {
+	switch {
+	case len(b) > 0 && b[0] == writerStateFormat:
+		return NewWriter(), b[1:], nil
+	case len(b) > 1 && b[0] == partialStateFormat:
+		var algs []Algorithm
+		for _, a := range algorithmBits {
+			if b[1]&a.bit != 0 {
+				algs = append(algs, a.alg)
+			}
+		}
+		if algorithmByte(algs) != b[1] {
+			return nil, nil, errors.New("unmarshal checksum state: unknown algorithm")
+		}
+		w, err := NewWriterOf(algs...)
+		return w, b[2:], err
+	}
+	return nil, nil, errors.New("unmarshal checksum state: unknown format")
+}
+
+// algorithmByte is the algorithm byte of a partial state of algs.
+func algorithmByte(algs []Algorithm) byte {
+	var b byte
+	for _, a := range algorithmBits {
+		if slices.Contains(algs, a.alg) {
+			b |= a.bit
+		}
+	}
+	return b
+}
+
+// Computes lists the algorithms w computes, in the order of Algorithms.
+func (w *Writer) Computes() []Algorithm {
+	var algs []Algorithm
+	for _, a := range [...]struct {
+		alg Algorithm
+		on  bool
+	}{{SHA1, w.sha1 != nil}, {MD5, w.md5 != nil}, {Adler32, w.adler32 != nil}} {
+		if a.on {
+			algs = append(algs, a.alg)
+		}
+	}
+	return algs
 }
 
 // digests lists the digests w computes, in the order their states are

@@ -48,10 +48,31 @@ func TestWriterOfComputesOnlyItsDigests(t *testing.T) {
 	}
 }
 
-func TestPartialWriterIsNotMarshaled(t *testing.T) {
-	w, _ := NewWriterOf(MD5)
-	if _, err := w.MarshalBinary(); err == nil {
-		t.Fatal("a Writer of one digest marshaled its state: a resumed upload would lose the others")
+// A Writer of some digests carries them, and only them, from part to part:
+// a resumed upload computes the same digests it started with.
+func TestPartialWriterMarshalsItsDigests(t *testing.T) {
+	for _, algs := range [][]Algorithm{nil, {SHA1}, {MD5}, {Adler32}, {SHA1, Adler32}, Algorithms()} {
+		w, _ := NewWriterOf(algs...)
+		w.Write([]byte("123"))
+		state, err := w.MarshalBinary()
+		if err != nil {
+			t.Fatalf("%v: MarshalBinary: %v", algs, err)
+		}
+		resumed := NewWriter()
+		if err := resumed.UnmarshalBinary(state); err != nil {
+			t.Fatalf("%v: UnmarshalBinary: %v", algs, err)
+		}
+		if got := resumed.Computes(); !slices.Equal(got, algs) {
+			t.Fatalf("%v: resumed writer computes %v", algs, got)
+		}
+		resumed.Write([]byte("45"))
+		want, _ := Compute(strings.NewReader("12345"), algs...)
+		if got := resumed.Sums(); got != want {
+			t.Fatalf("%v: resumed sums %+v, want %+v", algs, got, want)
+		}
+	}
+	if err := NewWriter().UnmarshalBinary([]byte{partialStateFormat, 8}); err == nil {
+		t.Fatal("a state of an unknown algorithm was accepted")
 	}
 }
 

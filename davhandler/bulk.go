@@ -211,7 +211,10 @@ func (b *bulkUpload) readPart(part *multipart.Part) error {
 		b.refuse(p.path, err)
 		return nil
 	}
-	f.content.fill = func(up storage.Upload) error { return receivePart(up, part, p) }
+	f.content.fill = func(up storage.Upload) error {
+		storage.HashInline(up, f.announced()...)
+		return receivePart(up, part, p)
+	}
 	up, err := b.h.receiveFile(b.r.Context(), f.target, f.content)
 	if malformed, ok := errors.AsType[*malformedPart](err); ok {
 		return malformed.err
@@ -261,6 +264,16 @@ type bulkFile struct {
 	content fileContent
 	// extra are the checksums it must match besides content.expected.
 	extra []checksum.Expected
+}
+
+// announced are the digests the part's checksums name (X-File-MD5,
+// OC-Checksum): those its upload computes while its bytes arrive.
+func (f bulkFile) announced() []checksum.Algorithm {
+	expected := []*checksum.Expected{f.content.expected}
+	for i := range f.extra {
+		expected = append(expected, &f.extra[i])
+	}
+	return announcedDigests(expected...)
 }
 
 // check decides whether the file of a part may be written, as PUT does

@@ -123,7 +123,12 @@ func (h *Handler) assemble(w http.ResponseWriter, r *http.Request, req *request,
 	}
 	place.Assembles = a.id
 	return h.commitFile(w, r, t, place, fileContent{
-		fill:     func(up storage.Upload) error { return h.copyParts(r.Context(), up, a.id, a.parts) },
+		fill: func(up storage.Upload) error {
+			// The parts carried storage.PartDigests: an announced one of
+			// those needs no second read, another one does.
+			storage.HashInline(up, announcedDigests(a.expected)...)
+			return h.copyParts(r.Context(), up, a.id, a.parts)
+		},
 		expected: a.expected,
 		mtime:    a.mtime,
 	})

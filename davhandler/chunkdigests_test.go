@@ -8,9 +8,12 @@ import (
 	"hash/adler32"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/davspaces/davspaces/checksum"
 )
 
 // TestUploadDigests: whichever way a file arrives (one PUT, TUS PATCHes,
@@ -106,4 +109,66 @@ func stdlibSums(b []byte) string {
 	s1, m5 := sha1.Sum(b), md5.Sum(b)
 	a := binary.BigEndian.AppendUint32(nil, adler32.Checksum(b))
 	return "SHA1:" + hex.EncodeToString(s1[:]) + " MD5:" + hex.EncodeToString(m5[:]) + " ADLER32:" + hex.EncodeToString(a)
+}
+
+// TestChunkedRequestsAskOnlyTheAnnouncedDigest: the request that makes a
+// file of chunked or TUS bytes asks its upload for only the digest its
+// client announced: nextcloud/desktop's propagateuploadng.cpp sends
+// OC-Checksum on the MOVE alone, owncloud/client's
+// propagateuploadtus.cpp the checksum in the Upload-Metadata of the POST
+// that carries the whole file. The file shows every digest all the same.
+func TestChunkedRequestsAskOnlyTheAnnouncedDigest(t *testing.T) {
+	content := strings.Repeat("one pass over the bytes ", 10_000)
+	sums, err := checksum.Compute(strings.NewReader(content), checksum.Algorithms()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := len(content) / 2
+	tests := []struct {
+		name   string
+		upload func(e *env) string // returns the file's path
+		asked  []checksum.Algorithm
+	}{
+		{"NG announced SHA1", ngAnnounced("ng-sha1.bin", content[:half], content[half:], "SHA1:"+sums.SHA1), []checksum.Algorithm{checksum.SHA1}},
+		{"NG announced nothing", ngAnnounced("ng-none.bin", content[:half], content[half:], ""), nil},
+		{"TUS announced MD5", func(e *env) string {
+			meta := tusMeta("filename", "tus.bin", "checksum", "MD5 "+sums.MD5)
+			wantStatus(e.t, e.do("einstein", http.MethodPost, "/remote.php/dav/files/einstein", content,
+				"Tus-Resumable", "1.0.0", "Upload-Length", strconv.Itoa(len(content)), "Upload-Metadata", meta,
+				"Content-Type", tusContentType), http.StatusCreated)
+			return "/remote.php/webdav/tus.bin"
+		}, []checksum.Algorithm{checksum.MD5}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &inlineDigestsStore{}
+			e := newEnv(t, withChunks, withUploads, func(c *Config) { s.Store, c.Store = c.Store, s })
+			path := tt.upload(e)
+			if len(s.asked) != 1 || !slices.Equal(s.asked[0], tt.asked) {
+				t.Fatalf("the upload was asked for the inline digests %v, want [%v]", s.asked, tt.asked)
+			}
+			res := parseMultistatus(t, e.do("einstein", "PROPFIND", path, `<?xml version="1.0"?>`+
+				`<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:checksums/></d:prop></d:propfind>`, "Depth", "0"))
+			if want := stdlibSums([]byte(content)); len(res) != 1 || !strings.Contains(res[0].Props["http://owncloud.org/ns checksums"], want) {
+				t.Fatalf("oc:checksums of %s = %+v, want %s", path, res, want)
+			}
+		})
+	}
+}
+
+// ngAnnounced uploads two NG parts in order and assembles them with the
+// OC-Checksum given ("": none), as Nextcloud's client does.
+func ngAnnounced(name, first, second, ocChecksum string) func(e *env) string {
+	return func(e *env) string {
+		upload := ngPath("einstein", "t-"+name)
+		wantStatus(e.t, e.do("einstein", "MKCOL", upload, ""), http.StatusCreated)
+		wantStatus(e.t, e.do("einstein", http.MethodPut, upload+"/00001", first), http.StatusCreated)
+		wantStatus(e.t, e.do("einstein", http.MethodPut, upload+"/00002", second), http.StatusCreated)
+		hdr := []string{"Destination", "http://example.com/remote.php/dav/files/einstein/" + name}
+		if ocChecksum != "" {
+			hdr = append(hdr, "OC-Checksum", ocChecksum)
+		}
+		wantStatus(e.t, e.do("einstein", "MOVE", upload+"/.file", "", hdr...), http.StatusCreated)
+		return "/remote.php/webdav/" + name
+	}
 }

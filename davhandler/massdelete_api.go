@@ -234,6 +234,12 @@ func (h *Handler) restoreItems(ctx context.Context, mr *massDeleteRequest, nodes
 			res.out.Missing++
 		}
 	}
+	if br, ok := h.trash.(storage.TrashBatchRestorer); ok && mr.user.Scope.Path == "" {
+		// The folders first, every name they may take, then the files.
+		restoreBatched(ctx, br, mr.space.ID, folders, &res)
+		restoreBatched(ctx, br, mr.space.ID, files, &res)
+		return res.out, nil
+	}
 	for _, it := range folders {
 		res.add(h.restoreItem(ctx, trash, mr.space.ID, it))
 	}
@@ -301,15 +307,64 @@ func (h *Handler) restoreItem(ctx context.Context, trash storage.Trash, spaceID 
 		if errors.Is(err, storage.ErrExists) {
 			continue
 		}
-		if err != nil {
-			return itemRestore{err: err}
-		}
-		if i == 0 {
-			return itemRestore{}
-		}
-		return itemRestore{renamed: &renamedItem{From: it.Location, To: path.Join(path.Dir(it.Location), name)}}
+		return restoredAs(it, i, name, err)
 	}
+	return everyNameTaken(it)
+}
+
+// restoredAs is how item it came back, or not (err), at the i-th name
+// tried, name.
+func restoredAs(it storage.TrashItem, i int, name string, err error) itemRestore {
+	if err != nil {
+		return itemRestore{err: err}
+	}
+	if i == 0 {
+		return itemRestore{}
+	}
+	return itemRestore{renamed: &renamedItem{From: it.Location, To: path.Join(path.Dir(it.Location), name)}}
+}
+
+// everyNameTaken is the restore of an item none of whose names was free.
+func everyNameTaken(it storage.TrashItem) itemRestore {
 	return itemRestore{err: fmt.Errorf("restoring %s: every name is taken: %w", it.Location, storage.ErrExists)}
+}
+
+// restoreNameFor is the i-th name tried for item it.
+func restoreNameFor(it storage.TrashItem, i int) string {
+	if i == 0 {
+		return it.Node.Name
+	}
+	return restoredName(it.Node.Name, i)
+}
+
+// restoreBatched restores items as restoreItem does each, in batches of
+// the store's (storage.TrashBatchRestorer), a transaction for many
+// items: those whose place is taken try their next name in the next
+// round, all together.
+func restoreBatched(ctx context.Context, br storage.TrashBatchRestorer, spaceID string, items []storage.TrashItem, res *restoreTally) {
+	pending := items
+	for i := 0; len(pending) > 0 && i < maxRestoreNames; i++ {
+		restores := make([]storage.TrashRestore, len(pending))
+		for j, it := range pending {
+			restores[j] = storage.TrashRestore{Key: it.Key, NodeID: it.Node.ID, ParentID: it.Node.ParentID, Name: restoreNameFor(it, i)}
+		}
+		outcomes, done, err := br.RestoreTrashBatch(ctx, spaceID, restores)
+		var taken []storage.TrashItem
+		for j, it := range pending {
+			switch {
+			case j >= done:
+				res.add(itemRestore{err: err})
+			case errors.Is(outcomes[j], storage.ErrExists) && err == nil:
+				taken = append(taken, it)
+			default:
+				res.add(restoredAs(it, i, restores[j].Name, outcomes[j]))
+			}
+		}
+		pending = taken
+	}
+	for _, it := range pending {
+		res.add(everyNameTaken(it))
+	}
 }
 
 // restoredName is the name of the n-th try to put back a node called name

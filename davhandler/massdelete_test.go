@@ -1,6 +1,7 @@
 package davhandler
 
 import (
+	"context"
 	"encoding/json"
 	"encoding/xml"
 	"io"
@@ -358,4 +359,73 @@ func TestMassDeleteConcurrent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// restoreCounter counts the restores a trash is asked for: one by one,
+// and by batch.
+type restoreCounter struct {
+	storage.Backend
+	mu              sync.Mutex
+	single, batches int
+}
+
+func (c *restoreCounter) RestoreTrash(ctx context.Context, spaceID, key string, t storage.Transfer) (storage.Node, bool, error) {
+	c.mu.Lock()
+	c.single++
+	c.mu.Unlock()
+	return c.Backend.RestoreTrash(ctx, spaceID, key, t)
+}
+
+func (c *restoreCounter) RestoreTrashBatch(ctx context.Context, spaceID string, rs []storage.TrashRestore) ([]error, int, error) {
+	c.mu.Lock()
+	c.batches++
+	c.mu.Unlock()
+	return c.Backend.RestoreTrashBatch(ctx, spaceID, rs)
+}
+
+// TestMassDeleteRestoreBatched: an event of many separate files goes back
+// in batches of the store's, not a restore per file; a file whose place a
+// folder took since comes back beside it, renamed, in the next round.
+func TestMassDeleteRestoreBatched(t *testing.T) {
+	const files = 300
+	counter := &restoreCounter{}
+	b := &brakeEnv{clock: time.Date(2026, 3, 14, 14, 2, 0, 0, time.UTC)}
+	b.env = newEnv(t, func(c *Config) {
+		c.MassDelete = MassDeleteRules{Files: 5, Share: -1}
+		counter.Backend = c.Store.(storage.Backend)
+		c.Trash = counter
+	})
+	b.h.brake.now = func() time.Time { return b.clock }
+	paths := b.files("many", files)
+	ids := make([]string, len(paths))
+	for i, p := range paths {
+		ids[i] = fileID(t, b.env, "marie", p)
+		if code := b.remove("marie", laptopAgent, p, time.Millisecond); code != http.StatusNoContent {
+			t.Fatalf("DELETE %s: %d", p, code)
+		}
+	}
+	wantStatus(t, b.do("einstein", "MKCOL", paths[7], ""), http.StatusCreated)
+
+	id := b.events("marie")[0].ID
+	rec := b.do("marie", http.MethodPost, "/dav/spaces/mass-deletes/"+testStorageID+"$physics/"+id+"/restore", "")
+	wantStatus(t, rec, http.StatusOK)
+	var out massDeleteRestored
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Restored != files || out.Failed != 0 || out.Missing != 0 || len(out.Renamed) != 1 {
+		t.Fatalf("restore answered %+v; want %d files back, one renamed", out, files)
+	}
+	if counter.single != 0 || counter.batches != 2 {
+		t.Errorf("%d restores one by one, %d batches; want none, and one batch a round of names", counter.single, counter.batches)
+	}
+	for i, p := range paths {
+		if i == 7 {
+			continue
+		}
+		if got := fileID(t, b.env, "marie", p); got != ids[i] {
+			t.Fatalf("%s has id %s, want %s", p, got, ids[i])
+		}
+	}
+	wantContent(t, b.env, physicsPath+"/many/f7 (restored).txt", "content 7")
 }

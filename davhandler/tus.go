@@ -117,6 +117,7 @@ func (h *Handler) createWhole(w http.ResponseWriter, r *http.Request, req *reque
 		return err
 	}
 	defer up.Discard()
+	storage.HashInline(up, announcedDigests(expected...)...)
 	if err := receiveBody(up, r.Body); err != nil {
 		return err
 	}

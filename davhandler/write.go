@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -100,6 +101,20 @@ func (h *Handler) checkWrite(r *http.Request, req *request, t *target, size int6
 		}
 	}
 	return place, nil
+}
+
+// announcedDigests are the algorithms of the checksums a client announced
+// for a file (nil ones are none): the digests an upload of it computes
+// while its bytes arrive, so that they can be checked before the commit,
+// where the store computes the others after it (storage.HashInline).
+func announcedDigests(expected ...*checksum.Expected) []checksum.Algorithm {
+	var algs []checksum.Algorithm
+	for _, e := range expected {
+		if e != nil && !slices.Contains(algs, e.Algorithm) {
+			algs = append(algs, e.Algorithm)
+		}
+	}
+	return algs
 }
 
 // receiveBody copies a request body into an upload. A body that cannot be

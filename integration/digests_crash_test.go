@@ -185,6 +185,7 @@ func TestChunkNGKill9DuringAssembly(t *testing.T) {
 	c = r.client(t)
 
 	got, ok, err := c.getDigest(path)
+	committed := false
 	switch {
 	case err != nil:
 		t.Fatal(err)
@@ -195,15 +196,19 @@ func TestChunkNGKill9DuringAssembly(t *testing.T) {
 		waitDigests(t, c, path, oldWant)
 	case got == want.content:
 		t.Log("the kill came after the assembly's commit: the new content")
+		committed = true
 		waitDigests(t, c, path, want)
 	default:
 		t.Fatalf("GET %s after the restart: %v; want the old content (%v) or the new one (%v)", path, got, oldWant.content, want.content)
 	}
 
-	// The client retries the MOVE; an upload that is gone (assembled
-	// before the kill, or never to be) it sends again.
+	// The client retries the MOVE: an assembly the kill ended left its
+	// parts, which the retry assembles; an upload already assembled is
+	// gone, and the client sends it again.
 	if answer := tryNGMove(c, upload, dest, content.size); !strings.HasPrefix(answer, "204 ") {
-		// 409 for an upload claimed by an assembly the kill ended.
+		if !committed {
+			t.Fatalf("the MOVE retried after an assembly the kill ended: %s, want 204", answer)
+		}
 		t.Logf("the MOVE retried after the restart: %s; the upload again", answer)
 		upload = putNGParts(t, c, content, dest)
 		if answer := tryNGMove(c, upload, dest, content.size); !strings.HasPrefix(answer, "204 ") {

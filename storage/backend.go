@@ -12,6 +12,7 @@ type Backend interface {
 	UploadSessions
 	ChunkedUploads
 	Trash
+	TrashBatchRestorer
 	Versions
 	Shares
 	Directory

@@ -142,8 +142,10 @@ type ChunkedUploads interface {
 	// NewUpload, the leading parts of upload id, taken in order, that the
 	// carried digests cover, without hashing them again, and returns how
 	// many it wrote: the caller writes the rest as usual. It writes none
-	// (0, nil) when the digests do not cover exactly order's first parts
-	// or the store carries none. The error of a failed write fails up.
+	// (0, nil) when the digests do not cover exactly order's first parts,
+	// lack one that up computes while its bytes arrive (HashInline; a
+	// store may carry only PartDigests) or the store carries none. The
+	// error of a failed write fails up.
 	// ErrNotFound when the upload is unknown or expired.
 	AppendChunks(ctx context.Context, up Upload, id string, order []string) (int, error)
 }

@@ -25,6 +25,31 @@ type LaterDigests interface {
 	HashInline(algs ...checksum.Algorithm)
 }
 
+// PartDigests are the digests a store whose uploads take LaterDigests
+// carries through the parts of a chunked upload (PutChunkAfter) while
+// they arrive; the others come after the assembly's commit. The clients
+// announce the whole file's checksum only with the request that
+// assembles it (nextcloud/desktop's propagateuploadng.cpp sends
+// OC-Checksum on the MOVE, never on a part; owncloud/client's v1 chunks
+// on the last part), in the algorithm the capabilities prefer
+// (preferredUploadType, SHA1): carrying that one lets the assembly check
+// it without reading the parts again. An assembly checked against another
+// algorithm reads them once more.
+func PartDigests() []checksum.Algorithm { return []checksum.Algorithm{checksum.SHA1} }
+
+// SessionDigests are the digests a store whose uploads take LaterDigests
+// carries through a resumable session while its parts arrive: those of
+// the whole file's checksum announced at its creation (Expected; the
+// ownCloud desktop client's Upload-Metadata checksum, owncloud/client's
+// propagateuploadtus.cpp), none without one. A part's own Upload-Checksum
+// is checked on that part alone. The others come after the commit.
+func SessionDigests(s UploadSession) []checksum.Algorithm {
+	if s.Expected == nil {
+		return nil
+	}
+	return []checksum.Algorithm{s.Expected.Algorithm}
+}
+
 // HashInline asks up to compute only algs while its bytes stream, when
 // it can compute the others later (LaterDigests); else it keeps
 // computing them all.

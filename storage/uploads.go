@@ -94,7 +94,9 @@ type UploadSessions interface {
 	// part cannot be checked. Without a check, bytes read before r fails
 	// are kept and the error (r's, wrapped) returned with the session. The
 	// checksums of the whole upload are carried from call to call without
-	// reading back what was stored before. Appends on one session are
+	// reading back what was stored before: all three, or, in a store
+	// whose uploads take LaterDigests, SessionDigests, the others being
+	// computed after CompleteSession's commit. Appends on one session are
 	// decided one after the other: of two at one offset exactly one is
 	// taken and the other finds the offset moved (ErrConflict) and keeps
 	// nothing. While it reads r, which a slow client may stall, a store

@@ -35,7 +35,12 @@ var _ storage.ChunkedUploads = (*Store)(nil)
 // record that names it and never changed after: a replaced part gets a new
 // file, the record switches to it in one transaction, and a reader of the
 // old part keeps its open file; a removed part loses its record first and
-// its file after. Files no record names (a crash between writing and
+// its file after. Parts that continue the digest chain (PutChunkAfter) are
+// instead appended to the chain's staging file, which they share (a part
+// is then the range Off, Size of it), so that an assembly of them links
+// that one file as the content instead of copying the parts: a staged
+// part is never rewritten either, and its file goes once no part and no
+// chain names it. Files no record names (a crash between writing and
 // recording, or between a removal's two steps) are removed when the store
 // opens.
 var (
@@ -68,6 +73,24 @@ type digestChain struct {
 	Len   uint64
 	Last  string
 	State []byte // a marshaled checksum.Writer; nil while Len is 0
+	// File is the staging file the chain's parts were appended to, Bytes
+	// bytes of them, when they all were; "" when none was or a part was
+	// stored in a file of its own (as stores before staging did).
+	File  string
+	Bytes int64
+}
+
+// staging returns the staging file a part continuing c is appended to and
+// where: c's own, or a new one for a new chain; "" when c's parts are in
+// files of their own.
+func (c digestChain) staging() (file string, off int64, created bool) {
+	switch {
+	case c.Len == 0:
+		return newBlobID(), 0, true
+	case c.File != "":
+		return c.File, c.Bytes, false
+	}
+	return "", 0, false
 }
 
 // restarted is the chain after one of its parts changed.
@@ -109,7 +132,14 @@ type chunkRec struct {
 	// Epoch and Seq place the part in the upload's digest chain: Seq is
 	// its position, 0 when it is in none.
 	Epoch, Seq uint64
+	// Staged: the part is bytes Off to Off+Size of File, a staging file
+	// it shares with the parts before it in its chain.
+	Staged bool
+	Off    int64
 }
+
+// end is the size File must have at least to hold the part.
+func (c chunkRec) end() int64 { return c.Off + c.Size }
 
 // CreateChunkedUpload starts u with an empty directory for its parts. An
 // expired upload of the same id is dropped.
@@ -233,14 +263,36 @@ func (s *Store) putChunk(ctx context.Context, id, name string, prev *string, r i
 	if err := storage.ValidChunkName(name); err != nil {
 		return storage.Chunk{}, err
 	}
+	if prev != nil {
+		// One part at a time extends the chain (and its staging file);
+		// one that finds another doing so is stored as PutChunk does.
+		unlock, ok := s.chainLocks.tryLock(id)
+		if !ok {
+			prev = nil
+		} else {
+			defer unlock()
+		}
+	}
 	u, exists, err := s.writableChunkedUpload(id, name)
 	if err != nil {
 		return storage.Chunk{}, err
 	}
-	link := chainLink(u.Chain, prev, exists)
+	link := chainLink(u.Chain, prev, exists, s.inlineWriter(storage.PartDigests()))
 	part := chunkRec{File: newBlobID()}
+	staged, created := false, true
+	if link.sum != nil {
+		file, off, fresh := u.Chain.staging()
+		if file != "" {
+			part.File, part.Off, part.Staged = file, off, true
+			staged, created = true, fresh
+		}
+	}
 	path := s.chunkPath(u.Dir, part.File)
-	part.Size, err = s.writeChunkFile(path, r, link.sum)
+	if staged {
+		part.Size, err = s.writeStagedChunk(path, part.Off, created, r, link.sum)
+	} else {
+		part.Size, err = s.writeChunkFile(path, r, link.sum)
+	}
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -252,7 +304,9 @@ func (s *Store) putChunk(ctx context.Context, id, name string, prev *string, r i
 		replaced, err = s.recordChunk(id, u.Dir, name, part, link)
 	}
 	if err != nil {
-		s.removeChunkFile(path)
+		if created {
+			s.removeChunkFile(path)
+		}
 		if errors.Is(err, storage.ErrNotFound) {
 			// The upload ended meanwhile; its removal may have missed
 			// the directory while this part was being written.
@@ -264,6 +318,40 @@ func (s *Store) putChunk(ctx context.Context, id, name string, prev *string, r i
 		s.removeChunkFile(s.chunkPath(u.Dir, replaced))
 	}
 	return storage.Chunk{Name: name, Size: part.Size}, nil
+}
+
+// writeStagedChunk appends r at off to the staging file at path, created
+// there when created, cutting off what a failed part left past off, and
+// syncs it (with its directory entry when new). On a failure the file is
+// cut back to off (the caller removes a new one); a failure of r is
+// returned wrapped.
+func (s *Store) writeStagedChunk(path string, off int64, created bool, r io.Reader, sum *checksum.Writer) (int64, error) {
+	flags := os.O_WRONLY
+	if created {
+		flags |= os.O_CREATE | os.O_EXCL
+	}
+	f, err := os.OpenFile(path, flags, 0o600)
+	if err != nil {
+		return 0, chunkDirGone(err)
+	}
+	err = diskFull(f.Truncate(off))
+	var n int64
+	if err == nil {
+		n, err = s.copyChunkAt(f, off, r, sum)
+	}
+	if err == nil {
+		err = diskFull(s.sync(f))
+	}
+	if err != nil {
+		f.Truncate(off)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && created {
+		err = chunkDirGone(s.syncDir(filepath.Dir(path)))
+	}
+	return n, err
 }
 
 // writableChunkedUpload returns upload id if part name may be put into it
@@ -297,14 +385,15 @@ type link struct {
 }
 
 // chainLink returns how a new part following part prev joins chain c: it
-// continues c only when c ends with prev, or is empty and prev is "". A
+// continues c only when c ends with prev, or is empty and prev is "",
+// starting with fresh, an empty Writer of the digests a chain carries. A
 // replacement (exists) or a part without prev joins nothing.
-func chainLink(c digestChain, prev *string, exists bool) link {
+func chainLink(c digestChain, prev *string, exists bool, fresh *checksum.Writer) link {
 	l := link{epoch: c.Epoch, len: c.Len}
 	switch {
 	case prev == nil || exists:
 	case c.Len == 0 && *prev == "":
-		l.sum = checksum.NewWriter()
+		l.sum = fresh
 	case c.Len > 0 && c.Last == *prev:
 		sum := checksum.NewWriter()
 		if sum.UnmarshalBinary(c.State) == nil {
@@ -323,7 +412,11 @@ func (l link) joined(u chunkedUploadRec, name string, p *chunkRec) digestChain {
 		return c
 	}
 	p.Epoch, p.Seq = c.Epoch, c.Len+1
-	return digestChain{Epoch: c.Epoch, Len: c.Len + 1, Last: name, State: l.state}
+	next := digestChain{Epoch: c.Epoch, Len: c.Len + 1, Last: name, State: l.state}
+	if p.Staged && (c.Len == 0 || c.File == p.File) {
+		next.File, next.Bytes = p.File, p.end()
+	}
+	return next
 }
 
 // writeChunkFile streams r into a new file at path and syncs it with its
@@ -365,8 +458,13 @@ func chunkDirGone(err error) error {
 // whatever the size of a part, starting the writeback as bytes collect,
 // and feeds the bytes to sum, when set, as they are written.
 func (s *Store) copyChunk(f *os.File, r io.Reader, sum *checksum.Writer) (int64, error) {
+	return s.copyChunkAt(f, 0, r, sum)
+}
+
+// copyChunkAt is copyChunk writing from offset off of f on.
+func (s *Store) copyChunkAt(f *os.File, off int64, r io.Reader, sum *checksum.Writer) (int64, error) {
 	buf := make([]byte, appendBufferSize)
-	wb := s.newWriteback(f, 0)
+	wb := s.newWriteback(f, off)
 	write := func(p []byte, off int64) (int, error) { return f.WriteAt(p, off) }
 	if sum != nil {
 		write = func(p []byte, off int64) (int, error) { return writeHashed(f, off, p, sum) }
@@ -375,11 +473,11 @@ func (s *Store) copyChunk(f *os.File, r io.Reader, sum *checksum.Writer) (int64,
 	for {
 		m, rerr := r.Read(buf)
 		if m > 0 {
-			if _, err := write(buf[:m], n); err != nil {
+			if _, err := write(buf[:m], off+n); err != nil {
 				return n, fmt.Errorf("write part: %w", diskFull(err))
 			}
 			n += int64(m)
-			wb.wrote(n)
+			wb.wrote(off + n)
 		}
 		if rerr == io.EOF {
 			return n, nil
@@ -428,7 +526,13 @@ func (s *Store) recordChunk(id, dir, name string, part chunkRec, l link) (replac
 		if err := t.updateChunkedUpload(&u, &next); err != nil {
 			return err
 		}
-		return parts.Put([]byte(name), encodeChunk(part))
+		if err := parts.Put([]byte(name), encodeChunk(part)); err != nil {
+			return err
+		}
+		if replaced != "" && fileNamed(id, parts, next.Chain, replaced) {
+			replaced = "" // a staging file other parts still share
+		}
+		return nil
 	})
 	return replaced, err
 }
@@ -481,11 +585,14 @@ func (s *Store) OpenChunk(ctx context.Context, id, name string) (io.ReadCloser, 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		path, err := s.chunkFile(id, name)
+		path, part, err := s.chunkFile(id, name)
 		if err != nil {
 			return nil, fmt.Errorf("open part %.64q of chunked upload: %w", name, err)
 		}
 		f, err := os.Open(path)
+		if err == nil && part.Staged {
+			return stagedPart{io.NewSectionReader(f, part.Off, part.Size), f}, nil
+		}
 		if err == nil {
 			return f, nil
 		}
@@ -496,9 +603,19 @@ func (s *Store) OpenChunk(ctx context.Context, id, name string) (io.ReadCloser, 
 	}
 }
 
-// chunkFile returns the path of the file of part name of the live upload id.
-func (s *Store) chunkFile(id, name string) (string, error) {
+// stagedPart reads a part's range of its staging file.
+type stagedPart struct {
+	*io.SectionReader
+	f *os.File
+}
+
+func (p stagedPart) Close() error { return p.f.Close() }
+
+// chunkFile returns the path of the file of part name of the live upload
+// id, and the part.
+func (s *Store) chunkFile(id, name string) (string, chunkRec, error) {
 	var path string
+	var part chunkRec
 	err := s.view(func(t *txn) error {
 		u, err := t.liveChunkedUpload(id, s.now())
 		if err != nil {
@@ -508,14 +625,14 @@ func (s *Store) chunkFile(id, name string) (string, error) {
 		if err != nil {
 			return err
 		}
-		part, err := partNamed(parts, id, name)
+		part, err = partNamed(parts, id, name)
 		if err != nil {
 			return err
 		}
 		path = s.chunkPath(u.Dir, part.File)
 		return nil
 	})
-	return path, err
+	return path, part, err
 }
 
 // RemoveChunk drops the record of part name in one transaction, which
@@ -527,7 +644,9 @@ func (s *Store) RemoveChunk(ctx context.Context, id, name string) error {
 	if err != nil {
 		return fmt.Errorf("remove part %.64q of chunked upload: %w", name, err)
 	}
-	s.removeChunkFile(path)
+	if path != "" {
+		s.removeChunkFile(path)
+	}
 	return nil
 }
 
@@ -562,7 +681,28 @@ func (s *Store) dropChunk(t *txn, id, name string) (string, error) {
 	if err := t.updateChunkedUpload(&u, &next); err != nil {
 		return "", err
 	}
+	if fileNamed(id, parts, next.Chain, part.File) {
+		return "", nil // a staging file other parts still share
+	}
 	return s.chunkPath(u.Dir, part.File), nil
+}
+
+// fileNamed reports whether file is the staging file of chain or the
+// file of one of parts, the parts of upload id (any that cannot be read
+// counts as naming it).
+func fileNamed(id string, parts *bolt.Bucket, chain digestChain, file string) bool {
+	if chain.File == file {
+		return true
+	}
+	named := false
+	parts.ForEach(func(k, v []byte) error {
+		p, err := decodeChunk(id, string(k), v)
+		if err != nil || p.File == file {
+			named = true
+		}
+		return nil
+	})
+	return named
 }
 
 // RemoveChunkedUpload drops the records of the live upload id, then its
@@ -713,8 +853,9 @@ func (s *Store) recoverChunkedUploads() error {
 	return nil
 }
 
-// recoverChunkDir settles the directory dir of upload id: parts without
-// their whole file are dropped, then files no part names are removed.
+// recoverChunkDir settles the directory dir of upload id: its claim is
+// lifted, parts without their whole file are dropped, then files no part
+// names are removed.
 func (s *Store) recoverChunkDir(id, dir string) error {
 	entries, err := os.ReadDir(s.chunkDirPath(dir))
 	if err != nil {
@@ -738,7 +879,7 @@ func (s *Store) recoverChunkDir(id, dir string) error {
 			return err
 		}
 		lost, err := lostChunks(id, parts, sizes)
-		if err != nil || len(lost) == 0 {
+		if err != nil || (len(lost) == 0 && !u.Claimed) {
 			return err
 		}
 		for _, name := range lost {
@@ -748,6 +889,13 @@ func (s *Store) recoverChunkDir(id, dir string) error {
 			}
 		}
 		next := u
+		// No assembly outlives the process: a claim found at open was cut
+		// short by a crash, and the client's retry of its MOVE must find
+		// the upload as it was before it.
+		next.Claimed = false
+		if len(lost) == 0 {
+			return t.updateChunkedUpload(&u, &next)
+		}
 		next.Parts -= len(lost)
 		next.Chain = u.Chain.restarted()
 		if next.Stored, err = storedBytes(id, parts); err != nil {
@@ -769,16 +917,30 @@ func (s *Store) recoverChunkDir(id, dir string) error {
 // sizes, leaving those no part names.
 func lostChunks(id string, parts *bolt.Bucket, sizes map[string]int64) ([]string, error) {
 	var lost []string
+	named := map[string]bool{}
 	err := parts.ForEach(func(k, v []byte) error {
 		part, err := decodeChunk(id, string(k), v)
 		size, found := sizes[part.File]
-		if err != nil || !found || size != part.Size {
+		if err != nil || !found || !part.heldBy(size) {
 			lost = append(lost, string(k))
 		}
-		delete(sizes, part.File)
+		named[part.File] = true
 		return nil
 	})
+	for file := range named {
+		delete(sizes, file)
+	}
 	return lost, err
+}
+
+// heldBy reports whether a file of size bytes holds the whole part: a
+// staged part's range of its staging file (bytes past it are those of a
+// part that failed), an own file exactly.
+func (c chunkRec) heldBy(size int64) bool {
+	if c.Staged {
+		return size >= c.end()
+	}
+	return size == c.Size
 }
 
 func (s *Store) chunkDirPath(dir string) string { return filepath.Join(s.chunkDir, dir) }
@@ -971,7 +1133,9 @@ func appendChain(b []byte, c digestChain) []byte {
 	b = binary.AppendUvarint(b, c.Epoch)
 	b = binary.AppendUvarint(b, c.Len)
 	b = appendString(b, c.Last)
-	return appendString(b, string(c.State))
+	b = appendString(b, string(c.State))
+	b = appendString(b, c.File)
+	return binary.AppendVarint(b, c.Bytes)
 }
 
 func decodeChunkedUpload(id string, v []byte) (chunkedUploadRec, error) {
@@ -993,8 +1157,12 @@ func decodeChunkedUpload(id string, v []byte) (chunkedUploadRec, error) {
 	if d.more() {
 		r.Chain = digestChain{Epoch: d.uvarint(), Len: d.uvarint(), Last: d.str(), State: []byte(d.str())}
 	}
+	if d.more() {
+		r.Chain.File, r.Chain.Bytes = d.str(), d.varint()
+	}
 	// The directory becomes a path: only the shape the store makes.
-	if d.err != nil || !storage.IsHexID(r.Dir) || parts > storage.MaxChunksPerUpload || r.Length < 0 || r.Stored < 0 || r.Replaces < 0 {
+	if d.err != nil || !storage.IsHexID(r.Dir) || parts > storage.MaxChunksPerUpload || r.Length < 0 || r.Stored < 0 || r.Replaces < 0 ||
+		(r.Chain.File != "" && !storage.IsHexID(r.Chain.File)) || r.Chain.Bytes < 0 {
 		return chunkedUploadRec{}, fmt.Errorf("chunked upload %.64q: %w", id, errCorrupt)
 	}
 	r.Parts = int(parts)
@@ -1010,7 +1178,9 @@ func encodeChunk(c chunkRec) []byte {
 	b = binary.AppendVarint(b, c.Size)
 	b = appendString(b, c.File)
 	b = binary.AppendUvarint(b, c.Epoch)
-	return binary.AppendUvarint(b, c.Seq)
+	b = binary.AppendUvarint(b, c.Seq)
+	b = append(b, boolByte(c.Staged))
+	return binary.AppendVarint(b, c.Off)
 }
 
 func decodeChunk(id, name string, v []byte) (chunkRec, error) {
@@ -1022,7 +1192,10 @@ func decodeChunk(id, name string, v []byte) (chunkRec, error) {
 	if d.more() {
 		c.Epoch, c.Seq = d.uvarint(), d.uvarint()
 	}
-	if d.err != nil || c.Size < 0 || !storage.IsHexID(c.File) {
+	if d.more() {
+		c.Staged, c.Off = d.byte() == 1, d.varint()
+	}
+	if d.err != nil || c.Size < 0 || c.Off < 0 || !storage.IsHexID(c.File) {
 		return chunkRec{}, fmt.Errorf("part %.64q of %.64q: %w", name, id, errCorrupt)
 	}
 	return c, nil

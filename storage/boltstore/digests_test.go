@@ -32,6 +32,14 @@ func (f *fixture) putLater(t *testing.T, name, content string, algs ...checksum.
 	return n
 }
 
+// settled returns file n once the digester has computed the digests its
+// upload left for later.
+func (f *fixture) settled(t *testing.T, n storage.Node) storage.Node {
+	t.Helper()
+	f.s.WaitDigests()
+	return f.node(t, n.ID)
+}
+
 func allSums(t *testing.T, content string) checksum.Sums {
 	t.Helper()
 	s, err := checksum.Compute(strings.NewReader(content), checksum.Algorithms()...)
@@ -320,5 +328,38 @@ func TestLaterDigestsInTheTrash(t *testing.T) {
 	}
 	if want := allSums(t, content); back.Checksums != want {
 		t.Fatalf("restored from the trash with the digests %+v, want %+v", back.Checksums, want)
+	}
+}
+
+// TestNoLaterDigestsOfASession: with no later digests a TUS session
+// computes all three while its bytes arrive, whatever it announced.
+func TestNoLaterDigestsOfASession(t *testing.T) {
+	f := newFixture(t)
+	if err := f.s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(f.dir, Options{InlineLimit: -1, Now: f.clk.Now, DigestWorkers: NoLaterDigests})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	f.s = s
+	content := strings.Repeat("session ", 40_000)
+	us, err := f.s.CreateSession(ctx, storage.UploadSession{
+		SpaceID: f.space.ID, User: "einstein", Length: int64(len(content)),
+		Target: storage.Commit{ParentID: f.root(), Name: "tus.bin"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.AppendSession(ctx, us.ID, 0, strings.NewReader(content), nil); err != nil {
+		t.Fatal(err)
+	}
+	n, _, err := f.s.CompleteSession(ctx, us.ID, nil, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Checksums != allSums(t, content) {
+		t.Fatalf("committed with %+v, want every digest %+v", n.Checksums, allSums(t, content))
 	}
 }

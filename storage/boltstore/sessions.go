@@ -59,7 +59,7 @@ func (s *Store) CreateSession(ctx context.Context, us storage.UploadSession) (st
 	if err := validSession(us); err != nil {
 		return storage.UploadSession{}, fmt.Errorf("create session: %w", err)
 	}
-	state, err := checksum.NewWriter().MarshalBinary()
+	state, err := s.inlineWriter(storage.SessionDigests(us)).MarshalBinary()
 	if err != nil {
 		return storage.UploadSession{}, fmt.Errorf("create session: %w", err)
 	}

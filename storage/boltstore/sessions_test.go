@@ -88,7 +88,7 @@ func TestSessionSurvivesRestart(t *testing.T) {
 	}
 	want := checksum.NewWriter()
 	want.Write([]byte("helloworld"))
-	if f.read(t, n.ID) != "helloworld" || n.Checksums != want.Sums() {
+	if f.read(t, n.ID) != "helloworld" || f.settled(t, n).Checksums != want.Sums() {
 		t.Fatalf("committed %q with %v", f.read(t, n.ID), n.Checksums)
 	}
 	if _, err := os.Stat(f.s.sessionPath(us.ID)); !errors.Is(err, os.ErrNotExist) {
@@ -306,7 +306,7 @@ func TestFiftySessionsInParallel(t *testing.T) {
 		}
 		want := checksum.NewWriter()
 		want.Write(content)
-		if got := f.read(t, n.ID); got != string(content) || n.Checksums != want.Sums() {
+		if got := f.read(t, n.ID); got != string(content) || f.settled(t, n).Checksums != want.Sums() {
 			t.Fatalf("file %d: content or checksums differ", i)
 		}
 	}
@@ -530,7 +530,7 @@ func TestSessionCrashRecovery(t *testing.T) {
 	}
 	want := checksum.NewWriter()
 	want.Write(content)
-	if f.read(t, n.ID) != string(content) || n.Checksums != want.Sums() {
+	if f.read(t, n.ID) != string(content) || f.settled(t, n).Checksums != want.Sums() {
 		t.Fatal("the resumed upload's content or checksums differ from what was sent")
 	}
 }

@@ -169,6 +169,9 @@ type Store struct {
 	sessionLocks     keyedLocks
 	sessionSweep     time.Duration
 	sessionSweepDone chan struct{}
+	// chainLocks lets one part at a time extend a chunked upload's digest
+	// chain and staging file (chunks.go).
+	chainLocks keyedLocks
 
 	// chunkDir holds the parts of chunked uploads, which the sessions'
 	// sweep also clears of expired ones.

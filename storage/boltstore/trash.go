@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"go.uber.org/zap"
+
 	"github.com/davspaces/davspaces/storage"
 )
 
@@ -111,17 +113,40 @@ func (item trashRec) present(spaceID string, r rec) storage.Node {
 
 // discard takes n, a live node of space spaceID other than its root, with
 // everything below it out of the live tree: into the space's trash when
-// its retention keeps one, else destroyed. The caller propagates -n.Size
+// its retention keeps one, else destroyed, in parts once t commits, the
+// tree a trash item until then. The caller propagates -n.Size
 // from n's parent. The shares of the subtree go with it: restoring it
 // from the trash revives none.
 func (t *txn) discard(spaceID string, n rec) error {
 	if err := t.deleteSharesBelow(spaceID, n); err != nil {
 		return err
 	}
-	if !t.retentionOf(spaceID).KeepsTrash() {
-		return t.destroyTree(spaceID, n)
+	if err := t.moveToTrash(spaceID, n); err != nil {
+		return err
 	}
-	return t.moveToTrash(spaceID, n)
+	if !t.retentionOf(spaceID).KeepsTrash() {
+		// Destroyed in parts once t commits: t writes as little as a
+		// move to the trash, whatever the tree holds.
+		t.purges = append(t.purges, trashPurge{spaceID, storage.TrashKey(t.now, n.ID)})
+	}
+	return nil
+}
+
+// trashPurge is a trash item a committed transaction left to purge.
+type trashPurge struct{ spaceID, key string }
+
+// purgeAll purges the trash items a committed transaction left, each in
+// parts (purgeInParts). The change is done whatever happens to them: an
+// item left, by a failure or a stop, is the expiry's next pass's, as the
+// space keeps no trash.
+func (s *Store) purgeAll(purges []trashPurge) {
+	for _, p := range purges {
+		err := s.purgeInParts(context.Background(), p.spaceID, p.key, purgeNodesPerTxn)
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			s.log.Warn("purging in parts: the expiry finishes it", zap.String("space", p.spaceID),
+				zap.String("item", p.key), zap.Error(err))
+		}
+	}
 }
 
 // moveToTrash makes n and its subtree a new item of the trash of space

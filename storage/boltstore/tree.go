@@ -88,27 +88,21 @@ func (s *Store) Remove(ctx context.Context, spaceID, nodeID string, c storage.Co
 	return nil
 }
 
-// destroyTree deletes r, a node of space spaceID or of its trash, its
+// destroyTreePart deletes r, a node of space spaceID or of its trash, its
 // entry in its parent and everything below it, with their properties,
-// locks and versions. Their content files are removed once the
-// transaction has committed.
+// locks and versions, but stops once it has destroyed limit nodes (0: no
+// limit), for a tree that need not go in one transaction: it returns
+// whether r is gone and how many bytes it destroyed. When it stops
+// before, it takes what it destroyed off the sizes of the folders from
+// the last one it was in up to r, so that the tree left is whole and its
+// sizes add up: the same call in the next transaction goes on. Their
+// content files are removed once the transaction has committed.
 //
 // It goes depth first, one child at a time, so that what it holds is
 // bounded by the depth of the tree, not by the size of a folder. Each
 // folder's children go in name order and each seek starts after the last
 // one removed: from the folder's start, it would walk past the emptied
 // pages, which bbolt keeps until the commit.
-func (t *txn) destroyTree(spaceID string, r rec) error {
-	_, _, err := t.destroyTreePart(spaceID, r, 0)
-	return err
-}
-
-// destroyTreePart is destroyTree that stops once it has destroyed limit
-// nodes (0: no limit), for a tree that need not go in one transaction: it
-// returns whether r is gone and how many bytes it destroyed. When it stops
-// before, it takes what it destroyed off the sizes of the folders from
-// the last one it was in up to r, so that the tree left is whole and its
-// sizes add up: the same call in the next transaction goes on.
 func (t *txn) destroyTreePart(spaceID string, r rec, limit int) (gone bool, destroyed int64, err error) {
 	if err := t.dropLocksBelow(r); err != nil {
 		return false, 0, err

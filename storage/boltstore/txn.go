@@ -57,6 +57,9 @@ type txn struct {
 	// written counts the records the txn put or deleted
 	// (Store.RecordsWritten).
 	written int64
+	// purges are the trash items of trees a remove destroys, which go
+	// in parts once the transaction has committed (discard).
+	purges []trashPurge
 }
 
 // openBuckets are the buckets a txn has opened so far; nil is not yet.
@@ -258,12 +261,14 @@ func (s *Store) updateGrouped(fn func(t *txn) error) error {
 type leftovers struct {
 	garbage, dropped []string
 	written          int64 // the records it wrote
+	purges           []trashPurge
 }
 
 func (s *Store) clear(left leftovers) {
 	s.written.Add(left.written)
 	s.removeBlobs(left.garbage)
 	s.previews.drop(left.dropped)
+	s.purgeAll(left.purges)
 }
 
 // writeTxn turns fn into a bolt write function with the store's buckets,
@@ -284,7 +289,7 @@ func (s *Store) writeTxn(fn func(t *txn) error, left *leftovers, trim *commitTri
 		t.seq = seq
 		t.now = s.now()
 		err = fn(t)
-		*left = leftovers{t.garbage, t.dropped, t.written}
+		*left = leftovers{t.garbage, t.dropped, t.written, t.purges}
 		return err
 	}
 }

@@ -280,7 +280,22 @@ func (s *Store) commit(spaceID, tmp string, content newContent, c storage.Commit
 		return storage.Node{}, false, err
 	}
 	content.inline = data
+	completeInline(&content)
 	return s.commitInline(spaceID, content, c, also)
+}
+
+// inlineWriter returns a Writer of the digests of algs, to be computed
+// while the bytes arrive, when the store computes the others after the
+// commit; else, or for an algorithm it does not know, of all three.
+func (s *Store) inlineWriter(algs []checksum.Algorithm) *checksum.Writer {
+	if s.digests == nil || !s.laterDigests {
+		return checksum.NewWriter()
+	}
+	w, err := checksum.NewWriterOf(algs...)
+	if err != nil {
+		return checksum.NewWriter()
+	}
+	return w
 }
 
 // commitInline records content.inline as the content of the target node,

@@ -62,12 +62,13 @@ const (
 	OpRemoveChunkedUpload  Op = "RemoveChunkedUpload"
 	OpReserveChunkedUpload Op = "ReserveChunkedUpload"
 	// storage.Trash
-	OpTrashItems   Op = "TrashItems"
-	OpTrashNode    Op = "TrashNode"
-	OpReadTrashDir Op = "ReadTrashDir"
-	OpRestoreTrash Op = "RestoreTrash"
-	OpPurgeTrash   Op = "PurgeTrash"
-	OpEmptyTrash   Op = "EmptyTrash"
+	OpTrashItems        Op = "TrashItems"
+	OpTrashNode         Op = "TrashNode"
+	OpReadTrashDir      Op = "ReadTrashDir"
+	OpRestoreTrash      Op = "RestoreTrash"
+	OpRestoreTrashBatch Op = "RestoreTrashBatch"
+	OpPurgeTrash        Op = "PurgeTrash"
+	OpEmptyTrash        Op = "EmptyTrash"
 	// storage.Versions
 	OpFileVersions   Op = "FileVersions"
 	OpOpenVersion    Op = "OpenVersion"
@@ -483,6 +484,12 @@ func (b *Backend) RestoreTrash(ctx context.Context, spaceID, key string, t stora
 	ctx, obs := b.observe(ctx, OpRestoreTrash, spaceID)
 	n, created, err := b.next.RestoreTrash(ctx, spaceID, key, t)
 	return n, created, obs.end(err)
+}
+
+func (b *Backend) RestoreTrashBatch(ctx context.Context, spaceID string, restores []storage.TrashRestore) ([]error, int, error) {
+	ctx, obs := b.observe(ctx, OpRestoreTrashBatch, spaceID)
+	outcomes, done, err := b.next.RestoreTrashBatch(ctx, spaceID, restores)
+	return outcomes, done, obs.end(err)
 }
 
 func (b *Backend) PurgeTrash(ctx context.Context, spaceID, key string) error {

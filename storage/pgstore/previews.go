@@ -168,23 +168,6 @@ func (s *Store) dropPreviews(ctx context.Context, tx pgx.Tx, sha1s ...string) er
 	return s.retireDropped(ctx, tx, rows)
 }
 
-// dropPreviewsBelow drops the previews of the contents of the files at
-// and below node topID and of their versions, in the transaction that
-// destroys them. The walk is skipped while the cache is empty.
-func (s *Store) dropPreviewsBelow(ctx context.Context, tx pgx.Tx, topID string) error {
-	rows, _ := tx.Query(ctx, `
-		WITH RECURSIVE sub AS (
-			SELECT id, kind, sha1 FROM nodes WHERE id = $1 AND EXISTS (SELECT 1 FROM previews)
-			UNION ALL
-			SELECT n.id, n.kind, n.sha1 FROM nodes n JOIN sub ON n.parent_id = sub.id
-		)
-		DELETE FROM previews WHERE sha1 IN (
-			SELECT sha1 FROM sub WHERE kind = $2
-			UNION SELECT v.sha1 FROM versions v JOIN sub ON v.file_id = sub.id)
-		RETURNING object`, topID, storage.KindFile)
-	return s.retireDropped(ctx, tx, rows)
-}
-
 func (s *Store) retireDropped(ctx context.Context, tx pgx.Tx, rows pgx.Rows) error {
 	objects, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {

@@ -13,11 +13,22 @@ import (
 	"github.com/davspaces/davspaces/storage/s3content"
 )
 
-// bigTrashItem makes, in SQL, a folder of folders files files in all,
-// half of them directly in it and half in ten subfolders, each file with
-// an object of one byte and every third a property, and moves it into the
+// bigTrashItem makes a big folder (bigFolder) and moves it into the
 // trash. It returns the folder's id.
 func bigTrashItem(t *testing.T, s *Store, spaceID string, files int) string {
+	t.Helper()
+	id := bigFolder(t, s, spaceID, files)
+	if err := s.Remove(t.Context(), spaceID, id, storage.Conditions{}); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// bigFolder makes, in SQL, a folder "big" of folders files files in all,
+// half of them directly in it and half in ten subfolders, each file with
+// an object of one byte and every third a property. It returns the
+// folder's id.
+func bigFolder(t testing.TB, s *Store, spaceID string, files int) string {
 	t.Helper()
 	ctx := t.Context()
 	top, err := s.Mkdir(ctx, spaceID, spaceID, "big")
@@ -59,9 +70,6 @@ func bigTrashItem(t *testing.T, s *Store, spaceID string, files int) string {
 		}
 	}
 	if _, err := s.pool.Exec(ctx, `ANALYZE nodes; ANALYZE props`); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Remove(ctx, spaceID, top.ID, storage.Conditions{}); err != nil {
 		t.Fatal(err)
 	}
 	return top.ID

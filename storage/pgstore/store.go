@@ -141,15 +141,21 @@ type Store struct {
 	// storage.MaxChunksPerUpload. Only tests lower it, to reach it
 	// without putting ten thousand parts.
 	chunkCap atomic.Int64
-	// countWrites is Options.CountWrites; written counts the rows.
+	// countWrites is Options.CountWrites; written counts the rows,
+	// commits the write transactions.
 	countWrites bool
 	written     atomic.Int64
+	commits     atomic.Int64
 	retention   atomic.Pointer[storage.RetentionPolicy]
 	// recountVersions asks ExpireUndo to look for files with more
 	// versions than the policy keeps, after the policy was set.
 	recountVersions atomic.Bool
 	// SweepHook reports what the background sweep removed (sweep.go).
 	storage.SweepHook
+
+	// purges are the purges transactions leave to do after they commit
+	// (purger.go).
+	purges purgesAfter
 
 	closing   chan struct{}
 	loops     sync.WaitGroup // the sweep, and the attempts to reach the backends

@@ -19,7 +19,8 @@ import (
 // content and versions, and record a trash item; a restore moves it back.
 // Only the top node's row changes: the nodes below it follow it, as their
 // place follows from their ancestry (layout.go). Purging destroys the
-// subtree as a remove without trash does.
+// subtree in parts; a remove in a space that keeps no trash makes it an
+// item being purged at once, the parts following its commit (purger.go).
 
 // trashSuffix makes a space's id the id of its trash's pseudo space and
 // of that pseudo space's root. Space ids never hold a "/".
@@ -227,17 +228,26 @@ func (s *Store) ReadTrashDir(ctx context.Context, spaceID, key, folderID, after 
 }
 
 // discard takes node n of the space out of its tree, with everything
-// below it: into the trash when the space keeps one, else for good. Their
-// shares go, so that a restore revives none. The caller propagates the
+// below it: into the trash when the space keeps one, else for good, in
+// parts once c commits (purger.go), c only hiding it. Their shares go, so that a
+// restore revives none. The caller propagates the
 // size the parent loses.
 func (s *Store) discard(ctx context.Context, c *change, spaceID string, n nodeRow) error {
 	if err := deleteSharesBelow(ctx, c.tx, spaceID, n); err != nil {
 		return err
 	}
-	if s.retentionFor(spaceID).KeepsTrash() {
-		return s.moveToTrash(ctx, c, spaceID, n)
+	if err := s.moveToTrash(ctx, c, spaceID, n); err != nil {
+		return err
 	}
-	return s.destroyTree(ctx, c.tx, spaceID, n)
+	if s.retentionFor(spaceID).KeepsTrash() {
+		return nil
+	}
+	// Destroyed in parts after c, as a purge: c only hides the tree.
+	if err := markPurging(ctx, c.tx, n.ID); err != nil {
+		return err
+	}
+	s.purgeLater(c.tx, spaceID, n.ID)
+	return nil
 }
 
 // moveToTrash makes node n of the space, with its subtree, a new item of
@@ -323,49 +333,54 @@ func (s *Store) RestoreTrash(ctx context.Context, spaceID, key string, t storage
 		out      nodeRow
 		replaced bool
 	)
-	err := s.change(ctx, spaceID, func(c *change) error {
-		it, err := trashItem(ctx, c.tx, spaceID, key)
-		if err != nil {
-			return err
-		}
-		n, err := trashedIn(ctx, c.tx, spaceID, it, t.NodeID)
-		if err != nil {
-			return err
-		}
-		dst, err := folderIn(ctx, c.tx, spaceID, t.NewParentID, storage.ErrConflict)
-		if err != nil {
-			return err
-		}
-		target, exists, err := child(ctx, c.tx, dst.ID, t.NewName)
-		if err != nil {
-			return err
-		}
-		if exists && (!t.Overwrite || t.Conditions.IfNoneMatch) {
-			return storage.TargetExists(t.NewName)
-		}
-		locked := lockedNode{id: dst.ID}
-		if exists {
-			locked = lockedNode{id: target.ID, below: target.isFolder()}
-		}
-		if err := s.checkHeld(ctx, c.tx, spaceID, t.Locks, locked); err != nil {
-			return err
-		}
-		if exists {
-			if err := s.discard(ctx, c, spaceID, target); err != nil {
-				return err
-			}
-			if err := c.propagate(ctx, dst.ID, -target.Size); err != nil {
-				return err
-			}
-		}
-		out, err = s.restoreNode(ctx, c, spaceID, n, dst.ID, t.NewName)
-		replaced = exists
+	err := s.change(ctx, spaceID, func(c *change) (err error) {
+		out, replaced, err = s.restoreIn(ctx, c, spaceID, key, t)
 		return err
 	})
 	if err != nil {
 		return storage.Node{}, false, fmt.Errorf("restore %s of trash item %q: %w", t.NodeID, key, err)
 	}
 	return out.node(), replaced, nil
+}
+
+// restoreIn is RestoreTrash in change c.
+func (s *Store) restoreIn(ctx context.Context, c *change, spaceID, key string, t storage.Transfer) (nodeRow, bool, error) {
+	it, err := trashItem(ctx, c.tx, spaceID, key)
+	if err != nil {
+		return nodeRow{}, false, err
+	}
+	n, err := trashedIn(ctx, c.tx, spaceID, it, t.NodeID)
+	if err != nil {
+		return nodeRow{}, false, err
+	}
+	dst, err := folderIn(ctx, c.tx, spaceID, t.NewParentID, storage.ErrConflict)
+	if err != nil {
+		return nodeRow{}, false, err
+	}
+	target, exists, err := child(ctx, c.tx, dst.ID, t.NewName)
+	if err != nil {
+		return nodeRow{}, false, err
+	}
+	if exists && (!t.Overwrite || t.Conditions.IfNoneMatch) {
+		return nodeRow{}, false, storage.TargetExists(t.NewName)
+	}
+	locked := lockedNode{id: dst.ID}
+	if exists {
+		locked = lockedNode{id: target.ID, below: target.isFolder()}
+	}
+	if err := s.checkHeld(ctx, c.tx, spaceID, t.Locks, locked); err != nil {
+		return nodeRow{}, false, err
+	}
+	if exists {
+		if err := s.discard(ctx, c, spaceID, target); err != nil {
+			return nodeRow{}, false, err
+		}
+		if err := c.propagate(ctx, dst.ID, -target.Size); err != nil {
+			return nodeRow{}, false, err
+		}
+	}
+	out, err := s.restoreNode(ctx, c, spaceID, n, dst.ID, t.NewName)
+	return out, exists, err
 }
 
 // restoreNode moves trashed node n with its subtree back into the space,
@@ -551,14 +566,4 @@ func (s *Store) purgeWithin(ctx context.Context, c *change, spaceID, topID strin
 			return gone, err
 		}
 	}
-}
-
-// purgeItem destroys trash item it of the space whole, in c, giving its
-// bytes back: for an eviction, which must free them in the change that
-// needs the room.
-func (s *Store) purgeItem(ctx context.Context, c *change, spaceID string, it trashRow) error {
-	if err := s.destroyTree(ctx, c.tx, spaceID, it.nodeRow); err != nil {
-		return err
-	}
-	return c.propagate(ctx, trashSpaceID(spaceID), -it.Size)
 }

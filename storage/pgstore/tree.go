@@ -24,61 +24,6 @@ func isAncestor(ctx context.Context, tx pgx.Tx, ancestorID, id string) (bool, er
 	return found, err
 }
 
-// subtreeContent returns the segments of the files at and below top.
-func subtreeContent(ctx context.Context, tx pgx.Tx, topID string) ([]s3content.Segment, error) {
-	rows, _ := tx.Query(ctx, `
-		WITH RECURSIVE sub AS (
-			SELECT id, kind, content FROM nodes WHERE id = $1
-			UNION ALL
-			SELECT n.id, n.kind, n.content FROM nodes n JOIN sub ON n.parent_id = sub.id
-		)
-		SELECT s.k, s.n FROM sub, jsonb_to_recordset(sub.content) AS s(k text, n bigint)
-		WHERE sub.kind = $2`, topID, storage.KindFile)
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[s3content.Segment])
-}
-
-// destroyTree deletes r, a node of the space or of its trash, and
-// everything below it, with their properties and locks (by cascade) and
-// the versions of its files, and hands the objects nothing references any
-// more to the sweep. The caller propagates the size r's folder loses.
-func (s *Store) destroyTree(ctx context.Context, tx pgx.Tx, spaceID string, r nodeRow) error {
-	segments := r.Content
-	if r.isFolder() {
-		var err error
-		if segments, err = subtreeContent(ctx, tx, r.ID); err != nil {
-			return fmt.Errorf("listing the content below %s: %w", r.ID, err)
-		}
-	}
-	props, err := subtreePropBytes(ctx, tx, r.ID, false)
-	if err != nil {
-		return err
-	}
-	nodes, err := subtreeNodes(ctx, tx, r.ID)
-	if err != nil {
-		return err
-	}
-	kept, err := subtreeVersions(ctx, tx, r.ID)
-	if err != nil {
-		return err
-	}
-	if err := s.dropPreviewsBelow(ctx, tx, r.ID); err != nil {
-		return err
-	}
-	if _, err := tx.Exec(ctx, `DELETE FROM nodes WHERE id = $1`, r.ID); err != nil {
-		return fmt.Errorf("removing %s: %w", r.ID, err)
-	}
-	if err := s.addProps(ctx, tx, spaceID, -props); err != nil {
-		return err
-	}
-	if err := addVersionBytes(ctx, tx, spaceID, -kept.size); err != nil {
-		return err
-	}
-	if err := s.addNodes(ctx, tx, spaceID, -nodes-kept.count); err != nil {
-		return err
-	}
-	return s.release(ctx, tx, append(segments, kept.segments...))
-}
-
 // Mkdir creates an empty folder.
 func (s *Store) Mkdir(ctx context.Context, spaceID, parentID, name string) (storage.Node, error) {
 	if err := validName(name); err != nil {
@@ -419,8 +364,8 @@ func childIDs(ctx context.Context, tx pgx.Tx, id string, limit int) ([]string, e
 }
 
 // deleteNodes deletes nodes ids, children of folder parentID with
-// nothing below them, with their properties and versions, as destroyTree
-// does a subtree: it takes what they held off the space's counters and
+// nothing below them, with their properties and versions (a step of a
+// purge, purgeStep): it takes what they held off the space's counters and
 // parentID's size, and hands the objects nothing references any more to
 // the sweep.
 func (s *Store) deleteNodes(ctx context.Context, c *change, spaceID, parentID string, ids []string) error {

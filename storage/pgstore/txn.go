@@ -161,8 +161,18 @@ func (s *Store) run(ctx context.Context, opts pgx.TxOptions, fn func(pgx.Tx) err
 	if err != nil {
 		return err
 	}
-	if !s.countWrites || opts.AccessMode == pgx.ReadOnly {
+	if opts.AccessMode == pgx.ReadOnly {
 		return runTx(ctx, pool, opts, fn)
+	}
+	var attempts []pgx.Tx
+	defer func() { s.settlePurges(ctx, attempts, err == nil) }()
+	attempt := func(tx pgx.Tx) error {
+		attempts = append(attempts, tx)
+		return fn(tx)
+	}
+	if !s.countWrites {
+		err = runTx(ctx, pool, opts, attempt)
+		return err
 	}
 	var written int64
 	err = runTx(ctx, pool, opts, func(tx pgx.Tx) error {
@@ -170,7 +180,7 @@ func (s *Store) run(ctx context.Context, opts pgx.TxOptions, fn func(pgx.Tx) err
 		if err != nil {
 			return err
 		}
-		if err := fn(tx); err != nil {
+		if err := attempt(tx); err != nil {
 			return err
 		}
 		after, err := rowsWritten(ctx, tx)
@@ -179,6 +189,7 @@ func (s *Store) run(ctx context.Context, opts pgx.TxOptions, fn func(pgx.Tx) err
 	})
 	if err == nil {
 		s.written.Add(written)
+		s.commits.Add(1)
 	}
 	return err
 }

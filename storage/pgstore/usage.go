@@ -21,7 +21,8 @@ import (
 // chunked upload's the greater of what it announced and what it stores,
 // each less the size of the file it replaces.
 // Its trash is the size of its trash's root (kept by propagation, as
-// the live root's), its versions the running counter
+// the live root's) less the items being purged, hidden already
+// (purger.go), its versions the running counter
 // spaces.versions_bytes. Its nodes are the running counter spaces.nodes:
 // the nodes of the space and of its trash, roots aside, and the versions
 // of its files (storage.Usage.Nodes), counted where they are made and
@@ -52,7 +53,10 @@ func (s *Store) spaceUsage(ctx context.Context, tx pgx.Tx, spaceID string) (stor
 		u     storage.Usage
 	)
 	err := tx.QueryRow(ctx, `
-		SELECT s.type, s.quota, r.size, s.props_bytes, coalesce(t.size, 0), s.versions_bytes, s.nodes,
+		SELECT s.type, s.quota, r.size, s.props_bytes,
+			coalesce(t.size, 0) - (SELECT coalesce(sum(h.size), 0) FROM trash_items p JOIN nodes h ON h.id = p.node_id
+				WHERE p.space_id = s.id AND p.purging)::bigint,
+			s.versions_bytes, s.nodes,
 			(SELECT coalesce(sum(greatest(length - replaces, 0)), 0) FROM upload_sessions WHERE space_id = s.id)::bigint
 			+ (SELECT coalesce(sum(greatest(greatest(length, stored) - replaces, 0)), 0)
 				FROM chunked_uploads WHERE space_id = s.id)::bigint
@@ -128,8 +132,9 @@ func (s *Store) makeRoomIn(ctx context.Context, tx pgx.Tx, spaceID string, delta
 	return s.makeRoom(ctx, s.changeIn(tx), spaceID, delta)
 }
 
-// evict purges the oldest trash items and versions of the space until
-// need bytes are free (storage.Evictions).
+// evict frees need bytes of the space from its oldest trash items and
+// versions (storage.Evictions): a version goes at once, a trash item is
+// hidden, its bytes free at once, and purged in parts after c commits.
 func (s *Store) evict(ctx context.Context, c *change, spaceID string, need int64) error {
 	kept, err := oldestKept(ctx, c.tx, spaceID, need)
 	if err != nil {
@@ -139,7 +144,7 @@ func (s *Store) evict(ctx context.Context, c *change, spaceID string, need int64
 		if k.FileID != "" {
 			err = s.dropVersion(ctx, c.tx, spaceID, k.FileID, k.VersionKey, true)
 		} else {
-			err = s.purgeKey(ctx, c, spaceID, k.TrashKey)
+			err = s.hideForPurge(ctx, c, spaceID, k.TrashKey)
 		}
 		if err != nil {
 			return fmt.Errorf("making room: %w", err)
@@ -148,8 +153,9 @@ func (s *Store) evict(ctx context.Context, c *change, spaceID string, need int64
 	return nil
 }
 
-// purgeKey purges trash item key, unless it is gone.
-func (s *Store) purgeKey(ctx context.Context, c *change, spaceID, key string) error {
+// hideForPurge hides trash item key, unless it is gone, to be purged in
+// parts once c commits (purger.go): its bytes are free at once.
+func (s *Store) hideForPurge(ctx context.Context, c *change, spaceID, key string) error {
 	it, err := trashItem(ctx, c.tx, spaceID, key)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil
@@ -157,7 +163,11 @@ func (s *Store) purgeKey(ctx context.Context, c *change, spaceID, key string) er
 	if err != nil {
 		return err
 	}
-	return s.purgeItem(ctx, c, spaceID, it)
+	if err := markPurging(ctx, c.tx, it.ID); err != nil {
+		return err
+	}
+	s.purgeLater(c.tx, spaceID, it.ID)
+	return nil
 }
 
 // oldestKept lists what the space keeps only for undo, its trash items
@@ -262,17 +272,6 @@ const subtree = `
 		UNION ALL
 		SELECT n.id FROM nodes n JOIN sub ON n.parent_id = sub.id
 	)`
-
-// subtreeNodes counts the nodes at and below top.
-func subtreeNodes(ctx context.Context, tx pgx.Tx, topID string) (int64, error) {
-	var n int64
-	err := tx.QueryRow(ctx, subtree+`
-		SELECT count(*) FROM sub`, topID).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("counting the nodes below %s: %w", topID, err)
-	}
-	return n, nil
-}
 
 // subtreePropBytes is what the dead properties at and below top count
 // (storage.PropBytes), shared ones only when sharedOnly is set.

@@ -297,18 +297,6 @@ type keptVersions struct {
 	segments []s3content.Segment
 }
 
-// subtreeVersions returns what the versions of the files at and below top
-// hold.
-func subtreeVersions(ctx context.Context, tx pgx.Tx, topID string) (keptVersions, error) {
-	rows, _ := tx.Query(ctx, subtree+`
-		SELECT v.size, v.content FROM versions v JOIN sub ON v.file_id = sub.id`, topID)
-	kept, err := collectKept(rows)
-	if err != nil {
-		return keptVersions{}, fmt.Errorf("listing the versions below %s: %w", topID, err)
-	}
-	return kept, nil
-}
-
 // versionsOf returns what the versions of files ids hold.
 func versionsOf(ctx context.Context, tx pgx.Tx, ids []string) (keptVersions, error) {
 	rows, _ := tx.Query(ctx, `SELECT size, content FROM versions WHERE file_id = ANY($1)`, ids)

@@ -93,6 +93,19 @@ func sums(content string) checksum.Sums {
 	return w.Sums()
 }
 
+// sessionSums returns the digests of file n, which CompleteSession
+// committed, once all are known: a store may compute those its session did
+// not carry (storage.SessionDigests) after the commit. Those the commit
+// answered must agree with them.
+func (f *fixture) sessionSums(t *testing.T, n storage.Node) checksum.Sums {
+	t.Helper()
+	got := f.awaitDigests(t, n).Checksums
+	if !agrees(n.Checksums, got) {
+		t.Fatalf("the commit answered the digests %v, then %v", n.Checksums, got)
+	}
+	return got
+}
+
 func expected(alg checksum.Algorithm, content string) *checksum.Expected {
 	digest, _ := sums(content).Get(alg)
 	return &checksum.Expected{Algorithm: alg, Digest: digest}
@@ -129,7 +142,7 @@ func testSessionCreateAppendComplete(t *testing.T, f *fixture) {
 		t.Fatalf("CompleteSession = %v, %v", created, err)
 	}
 	if n.Name != "f.txt" || n.Size != 11 || !n.ModTime.Equal(mtime) || n.ContentType != "text/plain" ||
-		n.Checksums != sums("hello world") {
+		f.sessionSums(t, n) != sums("hello world") {
 		t.Fatalf("committed node = %+v", n)
 	}
 	if got := f.read(t, n.ID); got != "hello world" {
@@ -237,7 +250,7 @@ func testSessionPartChecksum(t *testing.T, f *fixture) {
 		t.Fatalf("CompleteSession: %v", err)
 	}
 	// The whole-file sums must not have seen the discarded parts.
-	if n.Checksums != sums("goodmore") || f.read(t, n.ID) != "goodmore" {
+	if f.sessionSums(t, n) != sums("goodmore") || f.read(t, n.ID) != "goodmore" {
 		t.Fatalf("committed %q with %v", f.read(t, n.ID), n.Checksums)
 	}
 }
@@ -306,7 +319,7 @@ func testSessionEmpty(t *testing.T, f *fixture) {
 	_, err = f.s.AppendSession(f.ctx, us.ID, 0, strings.NewReader("x"), nil)
 	wantErr(t, "AppendSession to a full session", err, storage.ErrInvalid)
 	n, created, err := f.s.CompleteSession(f.ctx, us.ID, nil, time.Time{})
-	if err != nil || !created || n.Size != 0 || n.Checksums != sums("") {
+	if err != nil || !created || n.Size != 0 || f.sessionSums(t, n) != sums("") {
 		t.Fatalf("CompleteSession = %+v, %v, %v", n, created, err)
 	}
 	if got := f.read(t, n.ID); got != "" {
@@ -383,7 +396,7 @@ func testSessionReadFailure(t *testing.T, f *fixture) {
 	f.wantOffset(t, us.ID, 3)
 	f.appendPart(t, us.ID, 3, "def")
 	n, _, err := f.s.CompleteSession(f.ctx, us.ID, nil, time.Time{})
-	if err != nil || f.read(t, n.ID) != "abcdef" || n.Checksums != sums("abcdef") {
+	if err != nil || f.read(t, n.ID) != "abcdef" || f.sessionSums(t, n) != sums("abcdef") {
 		t.Fatalf("CompleteSession = %+v, %v", n, err)
 	}
 }

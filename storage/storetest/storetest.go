@@ -55,6 +55,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	tests = append(tests, trashPagingTests...)
 	tests = append(tests, trashRaceTests...)
 	tests = append(tests, trashConstantTests...)
+	tests = append(tests, restoreBatchTests...)
 	tests = append(tests, versionTests...)
 	tests = append(tests, undoQuotaTests...)
 	tests = append(tests, undoRaceTests...)
