@@ -212,6 +212,12 @@ func (c *checker) contentFault(ctx context.Context, r contentRow) (*contentFault
 // are there with their sizes.
 func (c *checker) segmentsFault(ctx context.Context, segments []s3content.Segment) (*contentFault, error) {
 	for _, seg := range segments {
+		if seg.Inline() {
+			if _, err := seg.Bytes(); err != nil {
+				return &contentFault{storage.ProblemContentSize, "its row's content: " + err.Error()}, nil
+			}
+			continue
+		}
 		if fault, err := c.objectFault(ctx, seg.Key, seg.Size); err != nil || fault != nil {
 			return fault, err
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -545,4 +546,56 @@ func churn(ctx context.Context, s *Store, spaceID, parent string, w, rounds int)
 		}
 	}
 	return nil
+}
+
+// TestCheckOfSoundTreeInShortReads: the check of a space of 200 folders
+// of 250 files finds the folder sizes sound in reads of a few folders
+// each, none holding a transaction for a quarter of the check (one read
+// took a third of it).
+func TestCheckOfSoundTreeInShortReads(t *testing.T) {
+	s := openTestStore(t, checkOpts)
+	sp := personal(t, s)
+	ctx := t.Context()
+	const folders, perFolder = 200, 250
+	_, err := s.pool.Exec(ctx, `
+		INSERT INTO nodes (id, space_id, parent_id, name, kind, size, mtime, etag)
+		SELECT 'dir-' || d, $1, $1, 'dir-' || d, $2, $3, now(), md5(d::text) FROM generate_series(1, $4) AS d`,
+		sp.ID, storage.KindFolder, perFolder, folders)
+	if err == nil {
+		_, err = s.pool.Exec(ctx, `
+			INSERT INTO nodes (id, space_id, parent_id, name, kind, size, mtime, etag, sha1, content)
+			SELECT 'file-' || d || '-' || f, $1, 'dir-' || d, 'f' || f, $2, 1, now(), md5(f::text), '',
+				'[{"n": 1, "d": "eA=="}]'
+			FROM generate_series(1, $3) AS d, generate_series(1, $4) AS f`,
+			sp.ID, storage.KindFile, folders, perFolder)
+	}
+	if err == nil {
+		_, err = s.pool.Exec(ctx, `UPDATE nodes SET size = $2 WHERE id = $1`, sp.ID, folders*perFolder)
+	}
+	if err == nil {
+		_, err = s.pool.Exec(ctx, `UPDATE spaces SET nodes = nodes + $2 WHERE id = $1`, sp.ID, folders*(perFolder+1))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	stop := make(chan struct{})
+	var (
+		wg        sync.WaitGroup
+		longest   time.Duration
+		statement string
+	)
+	wg.Go(func() { longest, statement = longestTransaction(t, s, stop) })
+	start := time.Now()
+	problems, sum := runCheck(t, s, storage.CheckOptions{})
+	took := time.Since(start)
+	close(stop)
+	wg.Wait()
+	t.Logf("check of %d nodes: %v, longest transaction %v, last running %s", sum.Nodes, took, longest, statement)
+	if len(problems) != 0 {
+		t.Fatalf("check of a sound tree found %d problems, the first %s", len(problems), problems[0])
+	}
+	if longest > took/4 {
+		t.Errorf("longest transaction %v of the check's %v; want reads of at most a quarter", longest, took)
+	}
 }

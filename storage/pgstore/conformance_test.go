@@ -16,6 +16,10 @@ func TestMain(m *testing.M) { os.Exit(testpeer.Main(m)) }
 // servers, closed when the test ends.
 func openTestStore(t testing.TB, opts Options) *Store {
 	t.Helper()
+	if opts.inlineLimit == 0 {
+		// The tests follow the objects of their small files.
+		opts.inlineLimit = -1
+	}
 	if opts.DSN == "" {
 		opts.DSN = testpeer.PostgreSQL(t)
 	}
@@ -36,7 +40,7 @@ func openTestStore(t testing.TB, opts Options) *Store {
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Store {
 		clk := &testClock{}
-		return clockedStore{openTestStore(t, Options{Now: clk.Now, CountWrites: true}), clk}
+		return clockedStore{openTestStore(t, Options{Now: clk.Now, CountWrites: true, inlineLimit: inlineLimit}), clk}
 	})
 }
 

@@ -68,7 +68,8 @@ func adopt(ctx context.Context, tx pgx.Tx, keys ...string) error {
 // dropped a reference; the sweep deletes them after ObjectGrace, so that
 // readers who opened them finish. One statement, however many segments.
 func (s *Store) release(ctx context.Context, tx pgx.Tx, segments []s3content.Segment) error {
-	if len(segments) == 0 {
+	keys := segmentKeys(segments)
+	if len(keys) == 0 {
 		return nil
 	}
 	_, err := tx.Exec(ctx, `
@@ -76,9 +77,9 @@ func (s *Store) release(ctx context.Context, tx pgx.Tx, segments []s3content.Seg
 		SELECT DISTINCT k, $2::timestamptz FROM unnest($1::text[]) AS k
 		WHERE NOT EXISTS (SELECT 1 FROM nodes WHERE content @> jsonb_build_array(jsonb_build_object('k', k)))
 			AND NOT EXISTS (SELECT 1 FROM versions WHERE content @> jsonb_build_array(jsonb_build_object('k', k)))
-		ON CONFLICT (key) DO NOTHING`, segmentKeys(segments), s.now().Add(s.objectGrace))
+		ON CONFLICT (key) DO NOTHING`, keys, s.now().Add(s.objectGrace))
 	if err != nil {
-		return fmt.Errorf("releasing %d objects: %w", len(segments), err)
+		return fmt.Errorf("releasing %d objects: %w", len(keys), err)
 	}
 	return nil
 }

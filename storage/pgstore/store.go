@@ -85,6 +85,10 @@ type Options struct {
 	// purgeBatch is the nodes one step of a purge deletes; 0 means
 	// purgeBatch. Tests lower it to see an item purged in parts.
 	purgeBatch int
+	// inlineLimit is the largest file kept in its row (upload.go); 0
+	// means inlineLimit, a negative value none. Tests that follow the
+	// objects of small files turn it off.
+	inlineLimit int64
 }
 
 // DefaultMaxConns is the pool size of a node whose settings name none. A
@@ -126,6 +130,7 @@ type Store struct {
 	sweepEvery  time.Duration
 	emptyBudget time.Duration
 	purgeBatch  int
+	inlineLimit int64
 
 	personalQuota atomic.Int64
 	// maxNodes is the node cap of a space without a quota; 0 is
@@ -152,6 +157,9 @@ type Store struct {
 	recountVersions atomic.Bool
 	// SweepHook reports what the background sweep removed (sweep.go).
 	storage.SweepHook
+	// groups gathers the file commits that queue for a space's lock
+	// (groupcommit.go).
+	groups commitGroups
 
 	// purges are the purges transactions leave to do after they commit
 	// (purger.go).
@@ -204,6 +212,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		sweepEvery:  orDefault(opts.Sweep, time.Minute),
 		emptyBudget: orDefault(opts.emptyBudget, emptyBudget),
 		purgeBatch:  orDefault(opts.purgeBatch, purgeBatch),
+		inlineLimit: cmp.Or(opts.inlineLimit, inlineLimit),
 		closing:     make(chan struct{}),
 		countWrites: opts.CountWrites,
 	}

@@ -21,6 +21,12 @@ import (
 // costs one PUT of known size, a larger one a multipart upload.
 const memLimit = 1 << 20
 
+// inlineLimit is the largest file kept in its row instead of an object:
+// a PUT to the bucket (and the pending row that guards it) costs far more
+// than such a file's bytes in PostgreSQL, and listings leave the content
+// column out, so these bytes are read only when the file is.
+const inlineLimit = 1 << 10
+
 // firstBytes recycles the memory of the first bytes of uploads.
 var firstBytes = sync.Pool{New: func() any {
 	b := make([]byte, 0, memLimit)
@@ -200,6 +206,9 @@ func (u *upload) finishObject(ctx context.Context) ([]s3content.Segment, error) 
 	if u.size == 0 {
 		return nil, ctx.Err()
 	}
+	if u.size <= u.s.inlineLimit {
+		return []s3content.Segment{s3content.InlineSegment(*u.mem)}, ctx.Err()
+	}
 	seg := []s3content.Segment{{Key: newObjectKey(prefixFile), Size: u.size}}
 	if _, err := u.s.putObject(ctx, seg[0].Key, bytes.NewReader(*u.mem), u.size); err != nil {
 		return nil, err
@@ -233,12 +242,13 @@ func (u *upload) drop() {
 // removeObjects deletes objects nothing references, best effort: the
 // sweep removes what this leaves behind, as their pending rows remain.
 func (s *Store) removeObjects(segments []s3content.Segment) {
-	if len(segments) == 0 {
+	keys := segmentKeys(segments)
+	if len(keys) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := s.objects.Remove(ctx, segmentKeys(segments)...); err != nil {
+	if err := s.objects.Remove(ctx, keys...); err != nil {
 		s.log.Info("removing the objects of an upload that failed; the sweep will")
 	}
 }
@@ -312,7 +322,8 @@ type committed struct {
 }
 
 // commitContent makes content the content of the file c names, creating
-// it if needed, in one transaction that takes its objects off the sweep's
+// it if needed, in one transaction (maybe shared with other commits to the
+// space, groupChange) that takes its objects off the sweep's
 // list and hands the content it replaces to the sweep. It reports whether
 // the file was created. An upload ends here, and so does a resumable
 // upload session: also, when set, runs in the commit's transaction before
@@ -327,7 +338,7 @@ func (s *Store) commitContent(ctx context.Context, spaceID string, content newCo
 		content.segments = []s3content.Segment{} // jsonb '[]', not null
 	}
 	var done committed
-	err := s.change(ctx, spaceID, func(ch *change) (err error) {
+	err := s.groupChange(ctx, spaceID, func(ch *change) (err error) {
 		if also != nil {
 			if err := also(ch); err != nil {
 				return err
@@ -505,10 +516,13 @@ func commitTargetIn(ctx context.Context, ch *change, spaceID string, c storage.C
 	return target{spaceID: spaceID, parentID: p.ID, old: old, exists: exists}, nil
 }
 
+// segmentKeys returns the objects segments name; inline segments have none.
 func segmentKeys(segments []s3content.Segment) []string {
-	keys := make([]string, len(segments))
-	for i, seg := range segments {
-		keys[i] = seg.Key
+	keys := make([]string, 0, len(segments))
+	for _, seg := range segments {
+		if !seg.Inline() {
+			keys = append(keys, seg.Key)
+		}
 	}
 	return keys
 }

@@ -3,6 +3,8 @@ package pgstore
 import (
 	"bytes"
 	"errors"
+	"io"
+	"strings"
 	"testing"
 
 	"github.com/davspaces/davspaces/storage"
@@ -111,5 +113,49 @@ func TestUploadLeavesNoObjectWhenDropped(t *testing.T) {
 	}
 	if n, _ := s.Node(ctx, sp.ID, existing.ID); n.Size != 1 {
 		t.Fatalf("existing file changed: %+v", n)
+	}
+}
+
+// A file up to inlineLimit bytes is kept in its row: no object, no
+// pending row, read back, kept as a version when replaced and found
+// sound by a deep check; one byte more is an object.
+func TestSmallFileKeptInItsRow(t *testing.T) {
+	s := openTestStore(t, Options{inlineLimit: inlineLimit})
+	sp := personal(t, s)
+	ctx := t.Context()
+	small := strings.Repeat("s", inlineLimit)
+	f := put(t, s, sp.ID, sp.ID, "small", small)
+	if segs := contentOf(t, s, f.ID); len(segs) != 1 || !segs[0].Inline() || segs[0].Size != inlineLimit {
+		t.Fatalf("small file's content %+v, want one inline segment", segs)
+	}
+	put(t, s, sp.ID, sp.ID, "small", "replaced")
+	if objects, err := s.objects.List(ctx, prefixFile, "", 10); err != nil || len(objects) != 0 {
+		t.Fatalf("bucket holds %v (%v), want no object", objects, err)
+	}
+	var pending int
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM object_sweep`).Scan(&pending); err != nil || pending != 0 {
+		t.Fatalf("%d rows on the sweep's list (%v), want none", pending, err)
+	}
+	if got := readAll(t, s, sp.ID, f.ID); got != "replaced" {
+		t.Errorf("file reads %q", got)
+	}
+	vs, err := s.FileVersions(ctx, sp.ID, f.ID)
+	if err != nil || len(vs) != 1 {
+		t.Fatalf("Versions = %d, %v; want 1", len(vs), err)
+	}
+	_, vc, err := s.OpenVersion(ctx, sp.ID, f.ID, vs[0].Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := io.ReadAll(vc); err != nil || string(got) != small {
+		t.Errorf("version reads %d bytes (%v), want the first content", len(got), err)
+	}
+	vc.Close()
+	large := put(t, s, sp.ID, sp.ID, "large", small+"l")
+	if segs := contentOf(t, s, large.ID); len(segs) != 1 || segs[0].Inline() {
+		t.Errorf("file of inlineLimit+1 bytes has content %+v, want an object", segs)
+	}
+	if problems, _ := runCheck(t, s, storage.CheckOptions{Deep: true}); len(problems) != 0 {
+		t.Errorf("check found %v", problems)
 	}
 }

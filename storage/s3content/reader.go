@@ -1,7 +1,9 @@
 package s3content
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -9,11 +11,34 @@ import (
 
 // Segment is one object of a file's content. A file is usually one
 // segment; a resumable upload completed from parts is several, so that
-// finishing it needs no copy.
+// finishing it needs no copy. A small file's one segment may instead
+// hold its bytes itself (Data, no Key): the record that names it is then
+// the whole file, and no object is written, read or removed for it.
 type Segment struct {
-	Key  string `json:"k"`
+	Key  string `json:"k,omitempty"`
 	Size int64  `json:"n"`
+	// Data is an inline segment's bytes in standard base64: a string, so
+	// that segments stay comparable, and text as JSON keeps it.
+	Data string `json:"d,omitempty"`
 }
+
+// InlineSegment is the segment that holds data itself.
+func InlineSegment(data []byte) Segment {
+	return Segment{Size: int64(len(data)), Data: base64.StdEncoding.EncodeToString(data)}
+}
+
+// Bytes returns an inline segment's bytes.
+func (s Segment) Bytes() ([]byte, error) {
+	b, err := base64.StdEncoding.DecodeString(s.Data)
+	if err == nil && int64(len(b)) != s.Size {
+		err = fmt.Errorf("inline segment holds %d bytes, not %d", len(b), s.Size)
+	}
+	return b, err
+}
+
+// Inline reports whether the segment holds its bytes instead of naming an
+// object.
+func (s Segment) Inline() bool { return s.Key == "" }
 
 // Size is the total size of segments.
 func Size(segments []Segment) int64 {
@@ -86,7 +111,7 @@ func (r *Reader) open() error {
 	start := int64(0)
 	for _, s := range r.segments {
 		if r.offset < start+s.Size {
-			body, err := r.bucket.Get(r.ctx, s.Key, r.offset-start, -1)
+			body, err := r.segmentFrom(s, r.offset-start)
 			if err != nil {
 				return err
 			}
@@ -96,6 +121,18 @@ func (r *Reader) open() error {
 		start += s.Size
 	}
 	return io.EOF
+}
+
+// segmentFrom opens segment s from offset on.
+func (r *Reader) segmentFrom(s Segment, offset int64) (io.ReadCloser, error) {
+	if s.Inline() {
+		b, err := s.Bytes()
+		if err != nil {
+			return nil, err
+		}
+		return io.NopCloser(bytes.NewReader(b[offset:])), nil
+	}
+	return r.bucket.Get(r.ctx, s.Key, offset, -1)
 }
 
 // Seek moves the offset; the next Read opens the segment there unless the
