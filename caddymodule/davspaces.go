@@ -211,6 +211,7 @@ var spaceNamespace = uuid.MustParse("0b7b5cf4-6a2e-4c59-9a51-4f3b8c6d2e10")
 // reload overlaps: an upload started before a reload continues after it.
 func (dav *DAVSpaces) Provision(ctx caddy.Context) error {
 	dav.logger = ctx.Logger()
+	registerHTTP2Windows(ctx)
 	// Caddy validates after provisioning, but a rejected configuration must
 	// not have declared its spaces in the store already.
 	if err := dav.Validate(); err != nil {
