@@ -49,6 +49,9 @@
 # It reads at most 100 ms short; the query the longest was running is in
 # the last column's "tx:" note.
 #
+# A step of one request (DELETE big, restore big) also shows in its answer
+# the time curl waited for the answer, without curl's own start.
+#
 # -scale-data DIR runs the steps on the data directory of an earlier run
 # (kept with -scale-keep, made with the same -scale-files and -scale-big)
 # instead of generating and importing: the steps change it, so once.
@@ -294,11 +297,13 @@ skip() {
 propfind_body='<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><d:resourcetype/><d:getlastmodified/><d:getcontentlength/><d:getetag/><oc:id/><oc:fileid/><oc:permissions/><oc:size/><oc:trashbin-original-filename/></d:prop></d:propfind>'
 
 # dav METHOD PATH [curl args…] sends one request as einstein; the answer's
-# body goes to $tmp/answer, its status to code.
+# body goes to $tmp/answer, its status to code, and the seconds curl waited
+# for it to took (a step's own time also counts starting curl, which on a
+# loaded machine is tens of milliseconds).
 dav() {
 	local method=$1 path=$2
 	shift 2
-	code=$(curl -s --noproxy '*' -o "$tmp/answer" -w '%{http_code}' -u einstein:relativity -X "$method" "$@" "$base$path")
+	read -r code took < <(curl -s --noproxy '*' -o "$tmp/answer" -w '%{http_code} %{time_total}\n' -u einstein:relativity -X "$method" "$@" "$base$path")
 }
 responses() { grep -o '<d:response>' "$tmp/answer" | wc -l; }
 
@@ -314,7 +319,7 @@ expect() {
 	local want=$1
 	shift
 	dav "$@"
-	note=$code
+	note="$code in ${took}s"
 	[ "$code" = "$want" ]
 }
 
