@@ -46,13 +46,27 @@ const snapshotLockWait = 200 * time.Millisecond
 // read transaction, while the store serves. It returns the bytes written.
 func (s *Store) SnapshotTo(w io.Writer) (n int64, err error) {
 	err = s.db.View(func(tx *bolt.Tx) error {
-		n, err = tx.WriteTo(w)
+		n, err = snapshotOf(tx, w)
 		return err
 	})
 	if err != nil {
 		return n, fmt.Errorf("snapshot of %s: %w", s.dir, err)
 	}
 	return n, nil
+}
+
+// snapshotOf writes tx's copy of the database to w, reading the file past
+// the page cache (snapshotReadFlag) where its file system allows.
+func snapshotOf(tx *bolt.Tx, w io.Writer) (int64, error) {
+	tx.WriteFlag = snapshotReadFlag
+	n, err := tx.WriteTo(w)
+	if n == 0 && errors.Is(err, syscall.EINVAL) {
+		// A file system without direct reads (tmpfs) refuses the flag
+		// when the file is opened, before anything is written.
+		tx.WriteFlag = 0
+		n, err = tx.WriteTo(w)
+	}
+	return n, err
 }
 
 // SnapshotSource is a store's database opened read-only by a process
@@ -80,7 +94,7 @@ func OpenSnapshotSource(dir string) (*SnapshotSource, error) {
 // SnapshotTo writes a copy of the database to w.
 func (src *SnapshotSource) SnapshotTo(w io.Writer) (n int64, err error) {
 	err = src.db.View(func(tx *bolt.Tx) error {
-		n, err = tx.WriteTo(w)
+		n, err = snapshotOf(tx, w)
 		return err
 	})
 	return n, err
