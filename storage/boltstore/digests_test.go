@@ -286,15 +286,7 @@ func TestLaterDigestsOfAVersion(t *testing.T) {
 // that asks for one digest inline compute them all before its commit.
 func TestNoLaterDigests(t *testing.T) {
 	f := newFixture(t)
-	if err := f.s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(f.dir, Options{InlineLimit: -1, Now: f.clk.Now, DigestWorkers: NoLaterDigests})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	f.s = s
+	f.reopenWithoutLaterDigests(t)
 	content := strings.Repeat("inline ", 50_000)
 	if n := f.putLater(t, "f", content, checksum.MD5); n.Checksums != allSums(t, content) {
 		t.Fatalf("committed with %+v, want every digest %+v", n.Checksums, allSums(t, content))
@@ -335,15 +327,7 @@ func TestLaterDigestsInTheTrash(t *testing.T) {
 // computes all three while its bytes arrive, whatever it announced.
 func TestNoLaterDigestsOfASession(t *testing.T) {
 	f := newFixture(t)
-	if err := f.s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(f.dir, Options{InlineLimit: -1, Now: f.clk.Now, DigestWorkers: NoLaterDigests})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	f.s = s
+	f.reopenWithoutLaterDigests(t)
 	content := strings.Repeat("session ", 40_000)
 	us, err := f.s.CreateSession(ctx, storage.UploadSession{
 		SpaceID: f.space.ID, User: "einstein", Length: int64(len(content)),
@@ -362,4 +346,19 @@ func TestNoLaterDigestsOfASession(t *testing.T) {
 	if n.Checksums != allSums(t, content) {
 		t.Fatalf("committed with %+v, want every digest %+v", n.Checksums, allSums(t, content))
 	}
+}
+
+// reopenWithoutLaterDigests opens f's store again with digest_workers 0:
+// every digest computed while the bytes arrive.
+func (f *fixture) reopenWithoutLaterDigests(t *testing.T) {
+	t.Helper()
+	if err := f.s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(f.dir, Options{InlineLimit: -1, Now: f.clk.Now, DigestWorkers: NoLaterDigests})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	f.s = s
 }
