@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -35,13 +36,39 @@ const (
 	RestoreBatchBudget = 200 * time.Millisecond
 )
 
-// RestoreBatch runs one transaction's share of a batch: restore on
+// RestoreFunc runs one restore in a store's transaction: a refusal
+// leaves nothing of the restore and goes into its outcome; a failure (an
+// error of the store) must end the transaction.
+type RestoreFunc func(TrashRestore) (refused, failed error)
+
+// RestoreInBatches is RestoreTrashBatch over a store's transactions:
+// inTxn runs its argument in one transaction of the store, handing it
+// that transaction's RestoreFunc, and commits when it returns nil. A
+// transaction the store runs again starts its share again.
+func RestoreInBatches(ctx context.Context, restores []TrashRestore, inTxn func(batch func(RestoreFunc) error) error) ([]error, int, error) {
+	outcomes := make([]error, len(restores))
+	for done := 0; done < len(restores); {
+		if err := ctx.Err(); err != nil {
+			return outcomes, done, err
+		}
+		var next int
+		err := inTxn(func(restore RestoreFunc) (err error) {
+			next, err = restoreBatch(restores, outcomes, done, time.Now(), restore)
+			return err
+		})
+		if err != nil {
+			return outcomes, done, fmt.Errorf("restore %d trash items: %w", len(restores)-done, err)
+		}
+		done = next
+	}
+	return outcomes, len(restores), nil
+}
+
+// restoreBatch runs one transaction's share of a batch: restore on
 // restores[from:] in order, until RestoreBatchItems ran or
 // RestoreBatchBudget has passed since start, and returns where it
-// stopped. restore's refusal goes into outcomes; its failure (an error
-// of the store, which must end the transaction) is returned.
-func RestoreBatch(restores []TrashRestore, outcomes []error, from int, start time.Time,
-	restore func(TrashRestore) (refused, failed error)) (int, error) {
+// stopped. restore's refusal goes into outcomes; its failure is returned.
+func restoreBatch(restores []TrashRestore, outcomes []error, from int, start time.Time, restore RestoreFunc) (int, error) {
 	i := from
 	for i < len(restores) && i-from < RestoreBatchItems {
 		refused, failed := restore(restores[i])

@@ -3,7 +3,6 @@ package boltstore
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/davspaces/davspaces/storage"
 )
@@ -13,24 +12,11 @@ var _ storage.TrashBatchRestorer = (*Store)(nil)
 // RestoreTrashBatch restores many trash items of a space, a batch of
 // them per write transaction (storage.RestoreBatch).
 func (s *Store) RestoreTrashBatch(ctx context.Context, spaceID string, restores []storage.TrashRestore) ([]error, int, error) {
-	outcomes := make([]error, len(restores))
-	for done := 0; done < len(restores); {
-		if err := ctx.Err(); err != nil {
-			return outcomes, done, err
-		}
-		var next int
-		err := s.update(func(t *txn) (err error) {
-			next, err = storage.RestoreBatch(restores, outcomes, done, time.Now(), func(r storage.TrashRestore) (error, error) {
-				return t.restoreOne(spaceID, r)
-			})
-			return err
+	return storage.RestoreInBatches(ctx, restores, func(batch func(storage.RestoreFunc) error) error {
+		return s.update(func(t *txn) error {
+			return batch(func(r storage.TrashRestore) (error, error) { return t.restoreOne(spaceID, r) })
 		})
-		if err != nil {
-			return outcomes, done, fmt.Errorf("restore %d trash items: %w", len(restores)-done, err)
-		}
-		done = next
-	}
-	return outcomes, len(restores), nil
+	})
 }
 
 // restoreOne runs restore r in t as RestoreTrash without Overwrite: every

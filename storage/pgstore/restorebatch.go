@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/davspaces/davspaces/storage"
 )
@@ -15,21 +14,11 @@ var _ storage.TrashBatchRestorer = (*Store)(nil)
 // savepoint of its own, so that one refused leaves the others of its
 // batch standing.
 func (s *Store) RestoreTrashBatch(ctx context.Context, spaceID string, restores []storage.TrashRestore) ([]error, int, error) {
-	outcomes := make([]error, len(restores))
-	for done := 0; done < len(restores); {
-		var next int
-		err := s.change(ctx, spaceID, func(c *change) (err error) {
-			next, err = storage.RestoreBatch(restores, outcomes, done, time.Now(), func(r storage.TrashRestore) (error, error) {
-				return s.restoreSaved(ctx, c, spaceID, r)
-			})
-			return err
+	return storage.RestoreInBatches(ctx, restores, func(batch func(storage.RestoreFunc) error) error {
+		return s.change(ctx, spaceID, func(c *change) error {
+			return batch(func(r storage.TrashRestore) (error, error) { return s.restoreSaved(ctx, c, spaceID, r) })
 		})
-		if err != nil {
-			return outcomes, done, fmt.Errorf("restore %d trash items: %w", len(restores)-done, err)
-		}
-		done = next
-	}
-	return outcomes, len(restores), nil
+	})
 }
 
 // restoreSaved runs restore r in a savepoint of c: refused, it leaves
