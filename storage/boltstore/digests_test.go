@@ -215,12 +215,7 @@ func waitRunning(t *testing.T, d *digester, n int) {
 // computed gets its own, as its content file is another.
 func TestLaterDigestsOfACopy(t *testing.T) {
 	f := newFixture(t)
-	hold := make(chan struct{})
-	f.s.digests.close()
-	f.s.digests = startDigester(1, func(job digestJob) {
-		<-hold
-		f.s.runDigestJob(job)
-	})
+	hold := f.holdDigester()
 	content := strings.Repeat("copied ", 50_000)
 	src := f.putLater(t, "f", content, checksum.SHA1)
 	cp, _, err := f.s.Copy(ctx, f.space.ID, storage.Transfer{NodeID: src.ID, NewParentID: f.root(), NewName: "copy"})
@@ -247,13 +242,12 @@ func TestLaterDigestsOfAVersion(t *testing.T) {
 	for _, crash := range []bool{false, true} {
 		t.Run(fmt.Sprintf("crash=%t", crash), func(t *testing.T) {
 			f := newFixture(t)
-			hold := make(chan struct{})
-			f.s.digests.close()
-			if !crash { // else the jobs are lost, as in a crash
-				f.s.digests = startDigester(1, func(job digestJob) {
-					<-hold
-					f.s.runDigestJob(job)
-				})
+			var hold chan struct{}
+			if crash { // the jobs are lost, as in a crash
+				f.s.digests.close()
+				hold = make(chan struct{})
+			} else {
+				hold = f.holdDigester()
 			}
 			first, second := strings.Repeat("first ", 50_000), strings.Repeat("second ", 50_000)
 			n := f.putLater(t, "f", first, checksum.SHA1)
@@ -297,12 +291,7 @@ func TestNoLaterDigests(t *testing.T) {
 // its content gets its digests in the trash, and has them once restored.
 func TestLaterDigestsInTheTrash(t *testing.T) {
 	f := newFixture(t)
-	hold := make(chan struct{})
-	f.s.digests.close()
-	f.s.digests = startDigester(1, func(job digestJob) {
-		<-hold
-		f.s.runDigestJob(job)
-	})
+	hold := f.holdDigester()
 	content := strings.Repeat("trashed ", 50_000)
 	n := f.putLater(t, "f", content, checksum.MD5)
 	if err := f.s.Remove(ctx, f.space.ID, n.ID, storage.Conditions{}); err != nil {
@@ -361,4 +350,16 @@ func (f *fixture) reopenWithoutLaterDigests(t *testing.T) {
 	}
 	t.Cleanup(func() { s.Close() })
 	f.s = s
+}
+
+// holdDigester gives f's store a digester whose jobs wait until the
+// channel returned is closed.
+func (f *fixture) holdDigester() chan struct{} {
+	hold := make(chan struct{})
+	f.s.digests.close()
+	f.s.digests = startDigester(1, func(job digestJob) {
+		<-hold
+		f.s.runDigestJob(job)
+	})
+	return hold
 }
