@@ -300,23 +300,18 @@ sync_dir() {
 	echo "$dir"
 }
 
-client_owncloudcmd() {
+# desktop_sync CMD USER SERVER syncs the file up with a desktop client's
+# command line (owncloudcmd and nextcloudcmd take the same options).
+desktop_sync() {
 	local dir t0
-	dir=$(sync_dir "$1" "$2")
+	dir=$(sync_dir "$2" "$3")
 	t0=$(now)
-	HOME=$tmp/home nice -n 10 owncloudcmd -s --non-interactive --trust --exclude "$tmp/exclude" \
-		-u "$1" -p "$password" "$dir" "${base[$2]}" >"$tmp/$2/$1.log" 2>&1 || return 1
+	HOME=$tmp/home nice -n 10 "$1" -s --non-interactive --trust --exclude "$tmp/exclude" \
+		-u "$2" -p "$password" "$dir" "${base[$3]}" >"$tmp/$3/$2.log" 2>&1 || return 1
 	wall=$(seconds "$t0" "$(now)")
 }
-
-client_nextcloudcmd() {
-	local dir t0
-	dir=$(sync_dir "$1" "$2")
-	t0=$(now)
-	HOME=$tmp/home nice -n 10 nextcloudcmd -s --non-interactive --trust --exclude "$tmp/exclude" \
-		-u "$1" -p "$password" "$dir" "${base[$2]}" >"$tmp/$2/$1.log" 2>&1 || return 1
-	wall=$(seconds "$t0" "$(now)")
-}
+client_owncloudcmd() { desktop_sync owncloudcmd "$@"; }
+client_nextcloudcmd() { desktop_sync nextcloudcmd "$@"; }
 
 client_page() {
 	local space ms
