@@ -55,12 +55,10 @@ func (s *Store) ExpireUndo(ctx context.Context) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	finished, err := s.finishHidden(ctx, expireBatch)
-	if err != nil {
-		return finished, err
-	}
+	// A hidden item that cannot be purged holds up no expiry.
+	finished, hiddenErr := s.finishHidden(ctx, expireBatch)
 	removed, err := s.expireUndo(ctx)
-	return finished + removed, err
+	return finished + removed, errors.Join(hiddenErr, err)
 }
 
 // expireUndo is ExpireUndo's expiry of what the retention no longer keeps.
