@@ -15,16 +15,18 @@ free_port() {
 	fail "no free port found"
 }
 
-# start_distributed_store starts PostgreSQL and MinIO in $tmp/cluster
-# (scripts/cluster peers; `scripts/cluster down -purge` with the same
-# DAVSPACES_CLUSTER_DIR stops them), exports their ports and secrets, and
+# start_distributed_store [DIR] starts PostgreSQL and MinIO in DIR (default
+# $tmp/cluster; a directory an earlier run kept starts on its data):
+# scripts/cluster peers, which `scripts/cluster down [-purge]` with the
+# same DAVSPACES_CLUSTER_DIR stops. It exports their ports and secrets, and
 # sets store_config to the davspaces block's store lines.
 start_distributed_store() {
+	local dir=${1:-$tmp/cluster}
 	chmod 755 "$tmp" # the postgres user goes through it
-	DAVSPACES_CLUSTER_DIR=$tmp/cluster bash scripts/cluster peers
+	DAVSPACES_CLUSTER_DIR=$dir bash scripts/cluster peers
 	set -a
-	source "$tmp/cluster/ports"
-	source "$tmp/cluster/secrets"
+	source "$dir/ports"
+	source "$dir/secrets"
 	set +a
 	store_config="store postgres {
 			dsn \"postgres://davspaces:{env.PG_PASSWORD}@127.0.0.1:$pg_port/davspaces?sslmode=disable\"

@@ -7,6 +7,7 @@
 #   bash scripts/bench -scale -scale-files 100000 -scale-big 100000
 #   bash scripts/bench -scale -scale-caddy ./caddy-main -scale-results scale.txt
 #   bash scripts/bench -scale -scale-keep ...; bash scripts/bench -scale -scale-data DIR/data
+#   bash scripts/bench -scale -scale-import-only; bash scripts/bench -scale -scale-data COPY
 #   bash scripts/bench -scale -scale-store distributed -scale-files 20000 -scale-big 20000
 #
 # -scale-files N files in folders of 1,000 (default 1,000,000) and a folder
@@ -33,6 +34,11 @@
 #                         a page of 100
 #   check                 caddy davspaces check, in the running server
 #   backup (incremental)  into the full backup's directory
+#   DELETE every folder   d0001… one request each, on one connection: the
+#                         trash then holds the rest of the space, N - 1,000
+#                         files (d0000's went with the first emptying)
+#   empty the rest        DELETE of the trash-bin root, marie probing as above
+#   check after           caddy davspaces check again: nothing orphaned
 #
 # -scale-store distributed runs the same on the distributed store:
 # PostgreSQL and MinIO started by `scripts/cluster peers` in the run's
@@ -52,9 +58,16 @@
 # A step of one request (DELETE big, restore big) also shows in its answer
 # the time curl waited for the answer, without curl's own start.
 #
-# -scale-data DIR runs the steps on the data directory of an earlier run
-# (kept with -scale-keep, made with the same -scale-files and -scale-big)
-# instead of generating and importing: the steps change it, so once.
+# -scale-data DIR runs the steps on the data of an earlier run (kept with
+# -scale-keep or -scale-import-only, made with the same -scale-files and
+# -scale-big) instead of generating and importing: the steps change it, so
+# run them on a copy. For the embedded store DIR is that run's data
+# directory; for the distributed store its cluster directory (the
+# PostgreSQL and MinIO data; copy it with `cp -a` while they are stopped),
+# which the run stops at its end but keeps. -scale-import-only generates
+# and imports, keeps the run's directory and stops: the import of a
+# million files into the distributed store takes more than half an hour,
+# and the steps can then run on copies of it, under more than one binary.
 #
 # Each step shows its wall time, the server's VmHWM during it (set back
 # before each step: "5" in /proc/PID/clear_refs) and its largest RssAnon
@@ -72,6 +85,7 @@ caddy_bin=""
 data=""
 results=""
 keep=""
+import_only=""
 store=embedded
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -82,6 +96,7 @@ while [ $# -gt 0 ]; do
 	-scale-results) results=$2; shift ;;
 	-scale-keep) keep=1 ;;
 	-scale-data) data=$2; shift ;;
+	-scale-import-only) import_only=1 keep=1 ;;
 	-scale-store) store=$2; shift ;;
 	-h | -help | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench -scale: unknown argument $1 (see scripts/lib/scale.sh -help)" >&2; exit 2 ;;
@@ -93,7 +108,7 @@ big=${big:-$((files / 10))}
 [[ "$big" =~ ^[1-9][0-9]*$ ]] || { echo "bench -scale: -scale-big takes a positive number" >&2; exit 2; }
 folders=$((files / 1000))
 [ "$store" = embedded ] || [ "$store" = distributed ] || { echo "bench -scale: -scale-store is embedded or distributed" >&2; exit 2; }
-[ "$store" = embedded ] || [ -z "$data" ] || { echo "bench -scale: -scale-data is for the embedded store" >&2; exit 2; }
+[ -z "$data" ] || [ -z "$import_only" ] || { echo "bench -scale: -scale-data and -scale-import-only exclude each other" >&2; exit 2; }
 
 started=$SECONDS
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/davscale.XXXXXX")
@@ -108,7 +123,10 @@ cleanup() {
 		wait "$pid" 2>/dev/null
 	done
 	# A kept run keeps the database too: its data stays in $tmp/cluster.
-	if [ -d "$tmp/cluster" ] && [ -n "$keep" ]; then
+	# Data given with -scale-data stays where it is.
+	if [ -n "$data" ] && [ "$store" = distributed ]; then
+		DAVSPACES_CLUSTER_DIR=$data bash scripts/cluster down
+	elif [ -d "$tmp/cluster" ] && [ -n "$keep" ]; then
 		DAVSPACES_CLUSTER_DIR=$tmp/cluster bash scripts/cluster down
 	elif [ -d "$tmp/cluster" ]; then
 		DAVSPACES_CLUSTER_DIR=$tmp/cluster bash scripts/cluster down -purge
@@ -153,9 +171,11 @@ generate() {
 
 source scripts/lib/benchstore.sh
 
-store_config="root ${data:-$tmp/data}"
 if [ "$store" = distributed ]; then
-	start_distributed_store
+	[ -z "$data" ] || [ -f "$data/ports" ] || fail "$data is no cluster directory of an earlier run (no ports file)"
+	start_distributed_store "${data:-$tmp/cluster}"
+else
+	store_config="root ${data:-$tmp/data}"
 fi
 hash=$("$caddy_bin" hash-password --plaintext relativity)
 # caddyfile writes the configuration on a port free now: the import takes
@@ -193,6 +213,10 @@ if [ -z "$data" ]; then
 		>"$tmp/import.log" 2>&1 || { tail -n 5 "$tmp/import.log" >&2; fail "import failed"; }
 	imported=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
 	log "$(tail -n 1 "$tmp/import.log") in ${imported}s"
+	if [ -n "$import_only" ]; then
+		log "imported: run the steps with -scale-data on a copy of $tmp/$([ "$store" = distributed ] && echo cluster || echo data) (cp -a, the server stopped)"
+		exit 0
+	fi
 fi
 
 caddyfile
@@ -340,18 +364,33 @@ check() {
 	out=$("${caddy[@]}" davspaces check --config "$tmp/Caddyfile" --adapter caddyfile 2>&1) || { note=$(echo "$out" | tail -n 3 | tr '\n' ' '); return 1; }
 	note=$(echo "$out" | tail -n 1 | sed 's/^check: //')
 }
-# delete_files deletes the 1,000 files of d0000, one request each, on one
-# connection.
-delete_files() {
-	local args=() url i codes
-	for ((i = 0; i < 1000; i++)); do
-		printf -v url '%s%s/d0000/f%03d' "$base" "$space_path" "$i"
+# delete_all DELETEs the URLs given, one request each on one connection,
+# and sets note to the count of each status.
+delete_all() {
+	local args=() url codes
+	for url; do
 		args+=(-o /dev/null "$url")
 	done
 	codes=$(curl -s --noproxy '*' -w '%{http_code}\n' -u einstein:relativity -X DELETE "${args[@]}" | sort | uniq -c | tr -s ' \n' ' ')
 	note=${codes# }
 	note=${note% }
-	[ "$codes" = " 1000 204 " ]
+	[ "$codes" = " $# 204 " ]
+}
+# delete_files deletes the 1,000 files of d0000.
+delete_files() {
+	local urls=() i
+	for ((i = 0; i < 1000; i++)); do
+		printf -v 'urls[i]' '%s%s/d0000/f%03d' "$base" "$space_path" "$i"
+	done
+	delete_all "${urls[@]}"
+}
+# delete_folders deletes the folders d0001… whole.
+delete_folders() {
+	local urls=() i
+	for ((i = 1; i < folders; i++)); do
+		printf -v 'urls[i-1]' '%s%s/d%04d' "$base" "$space_path" "$i"
+	done
+	delete_all "${urls[@]}"
 }
 # list_trash lists the trash root and sets key to the newest item's (big).
 list_trash() {
@@ -405,6 +444,9 @@ step "empty the trash" empty_trash
 step "search a name" search
 step "check" check
 if [ "$store" = embedded ]; then step "backup (incremental)" backup; else skip "backup (incremental)" "$no_backup"; fi
+step "DELETE every folder" delete_folders
+step "empty the rest" empty_trash
+step "check after" check
 
 table() {
 	echo "# davspaces scale workload ($store store), $(date -u +%Y-%m-%dT%H:%MZ), $revision"

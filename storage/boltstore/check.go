@@ -61,6 +61,7 @@ func (s *Store) check(ctx context.Context, opts storage.CheckOptions, report fun
 		{"upload sessions", c.checkSessions},
 		{"chunked uploads", c.checkChunkedUploads},
 		{"trash items", c.checkTrashItems},
+		{"hidden trash items", c.checkHiddenItems},
 		{"trash places", c.checkTrashPlaces},
 		// Shares before their indexes: a share's repair drops its entries.
 		{"shares", c.checkShares},

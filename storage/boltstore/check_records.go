@@ -135,7 +135,7 @@ func (c *checkRun) checkRecords() error {
 		switch {
 		case !parentOK:
 			fs = append(fs, problem(storage.ProblemDangling, spaceID, r.Name, "node %s is below folder %s, which does not exist", r.ID, r.ParentID))
-		case isTrashRoot(r.ParentID) && t.trash().Get(trashItemKey(spaceID, r.Name)) == nil:
+		case isTrashRoot(r.ParentID) && t.trash().Get(trashItemKey(spaceID, r.Name)) == nil && !t.isHidden(spaceID, r.Name):
 			fs = append(fs, problem(storage.ProblemDangling, spaceID, trashPath+"/"+r.Name, "node %s is in the trash without a trash item", r.ID))
 		}
 		return fs, nil
@@ -339,8 +339,16 @@ func (c *checkRun) checkLockTokens() error {
 
 // checkTrashItems checks that every trash item has its node, at the top
 // of the space's trash under the item's key.
-func (c *checkRun) checkTrashItems() error {
-	return c.scan(bucketTrash, func(t *txn, k, v []byte) ([]finding, error) {
+func (c *checkRun) checkTrashItems() error { return c.checkItemsIn(bucketTrash, false) }
+
+// checkHiddenItems checks the trash items hidden for a purge as
+// checkTrashItems does those of the trash: a hidden item without its
+// node would stop its purge.
+func (c *checkRun) checkHiddenItems() error { return c.checkItemsIn(bucketPurging, true) }
+
+// checkItemsIn checks the trash items of bucket, hidden ones or not.
+func (c *checkRun) checkItemsIn(bucket []byte, hidden bool) error {
+	return c.scan(bucket, func(t *txn, k, v []byte) ([]finding, error) {
 		sp, key, ok := bytes.Cut(k, []byte{0})
 		spaceID, itemKey := string(sp), string(key)
 		if !ok {
@@ -365,7 +373,7 @@ func (c *checkRun) checkTrashItems() error {
 		}
 		return []finding{f.withRepair(func() (bool, error) {
 			return c.update(func(t *txn) (bool, error) {
-				item, err := t.trashItem(spaceID, itemKey)
+				item, err := t.itemToPurge(trashPurge{spaceID: spaceID, key: itemKey, hidden: hidden})
 				if err != nil {
 					return false, nil
 				}

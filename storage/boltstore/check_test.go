@@ -230,6 +230,41 @@ func TestCheckFindsAndRepairs(t *testing.T) {
 			{kind: storage.ProblemUsage, repairable: true},
 		},
 	}, {
+		name: "hidden trash item pointing at nothing",
+		inject: func(t *testing.T, f *checkFixture) {
+			if err := f.s.Remove(ctx, f.space.ID, f.b.ID, storage.Conditions{}); err != nil {
+				t.Fatal(err)
+			}
+			err := f.s.update(func(tx *txn) error {
+				items, err := tx.trashItems(f.space.ID)
+				if err != nil {
+					return err
+				}
+				if err := tx.hideTrashItem(f.space.ID, items[0]); err != nil {
+					return err
+				}
+				tx.purges = nil // the store stops before it purges
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := f.record(t, f.b.ID)
+			f.corrupt(t, func(tx *bolt.Tx) error {
+				if err := tx.Bucket(bucketChildren).Delete(recordKey(&r)); err != nil {
+					return err
+				}
+				return tx.Bucket(bucketNodes).Delete([]byte(r.ID))
+			})
+		},
+		// With the node go its content file's reference and a node of
+		// the counter; the trash counter let the item go when it hid it.
+		want: []wantProblem{
+			{kind: storage.ProblemDangling, path: trashPath + "/" + "KEY", repairable: true},
+			{kind: storage.ProblemDangling, repairable: true, global: true},
+			{kind: storage.ProblemUsage, repairable: true},
+		},
+	}, {
 		name: "version pointing at nothing",
 		inject: func(t *testing.T, f *checkFixture) {
 			f.put(t, f.docs.ID, "a.txt", "alpha, second")
@@ -415,7 +450,8 @@ func countRepairable(ps []storage.Problem) int {
 }
 
 // resolve fills in the paths that depend on the run: KEY is the key of
-// the only trash item, NODE the lock root the fixture's lock helper gives.
+// the only trash item, hidden or not, NODE the lock root the fixture's
+// lock helper gives.
 func (f *checkFixture) resolve(want []wantProblem) []wantProblem {
 	out := slices.Clone(want)
 	for i, w := range out {
@@ -423,8 +459,12 @@ func (f *checkFixture) resolve(want []wantProblem) []wantProblem {
 			var key string
 			f.s.view(func(tx *txn) error {
 				items, _ := tx.trashItems(f.space.ID)
-				if len(items) == 1 {
+				hidden, _ := tx.hiddenItems(2)
+				switch {
+				case len(items) == 1 && len(hidden) == 0:
 					key = items[0].Key
+				case len(items) == 0 && len(hidden) == 1:
+					key = hidden[0].key
 				}
 				return nil
 			})

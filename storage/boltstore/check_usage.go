@@ -63,13 +63,16 @@ func (t *txn) countVersions(counters map[string]spaceCounters) error {
 	})
 }
 
-// countTrash adds up the nodes at the top of each space's trash.
+// countTrash adds up the nodes at the top of each space's trash, but
+// those of the items hidden for a purge (purging.go).
 func (t *txn) countTrash(counters map[string]spaceCounters) error {
 	return t.spaces().ForEach(func(k, _ []byte) error {
 		spaceID := string(k)
 		var size int64
 		err := t.scanChildren(trashSpaceID(spaceID), "", 0, func(r rec) error {
-			size += r.Size
+			if !t.isHidden(spaceID, r.Name) {
+				size += r.Size
+			}
 			return nil
 		})
 		if err != nil {

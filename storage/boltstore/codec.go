@@ -269,6 +269,9 @@ type trashRec struct {
 	Name     string // its name there
 	Location string
 	Deleted  time.Time
+	// hidden is set on an item read from bucketPurging (purging.go); it
+	// is where the record is, not part of it.
+	hidden bool
 }
 
 // encodeTrash encodes r without its key. Layout: format, node id, parent,

@@ -45,15 +45,24 @@ type undoRef struct {
 	kept    storage.Kept
 }
 
-// ExpireUndo removes up to expireBatch trash items and versions the
-// retention no longer keeps, among the versions of the files it reads
-// next (versionScanBudget): it finds them in a snapshot, then removes
-// each trash item in a transaction of its own and the versions, file by
-// file, in one.
+// ExpireUndo finishes the purges of up to expireBatch hidden trash items
+// a stop or a failure left (finishHidden), and removes up to expireBatch
+// trash items and versions the retention no longer keeps, among the
+// versions of the files it reads next (versionScanBudget): it finds them
+// in a snapshot, then removes each trash item in a transaction of its own
+// and the versions, file by file, in one.
 func (s *Store) ExpireUndo(ctx context.Context) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
+	// A hidden item that cannot be purged holds up no expiry.
+	finished, hiddenErr := s.finishHidden(ctx, expireBatch)
+	removed, err := s.expireUndo(ctx)
+	return finished + removed, errors.Join(hiddenErr, err)
+}
+
+// expireUndo is ExpireUndo's expiry of what the retention no longer keeps.
+func (s *Store) expireUndo(ctx context.Context) (int, error) {
 	s.versionSweep.mu.Lock()
 	defer s.versionSweep.mu.Unlock()
 	var expired []undoRef
@@ -207,9 +216,12 @@ func (t *txn) expiredVersions(out []undoRef, limit int, from []byte, budget int)
 	return out, nil, nil
 }
 
-// evict removes k, a trash item or a version of space spaceID, as purging
-// it would. A thing gone already (a version of a file in a trash item
-// evicted before it) is skipped.
+// evict removes k, a trash item or a version of space spaceID: a version
+// goes at once, a trash item is hidden, its room free at once, and
+// purged in parts once t commits (purging.go), so that an upload's
+// transaction writes a few records whatever the item holds. A thing gone
+// already (a version of a file in a trash item evicted before it) is
+// skipped.
 func (t *txn) evict(spaceID string, k storage.Kept) error {
 	if k.TrashKey == "" {
 		return t.dropVersion(spaceID, k.FileID, k.VersionKey)
@@ -221,7 +233,7 @@ func (t *txn) evict(spaceID string, k storage.Kept) error {
 	if err != nil {
 		return err
 	}
-	return t.purgeTrashItem(spaceID, item)
+	return t.hideTrashItem(spaceID, item)
 }
 
 // evictFor removes the oldest things space spaceID keeps for undo until

@@ -306,7 +306,7 @@ func Open(dir string, opts Options) (*Store, error) {
 // init creates the buckets and settles the storage id.
 func (s *Store) init(storageID string) error {
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketMeta, bucketSpaces, bucketPersonal, bucketNodes, bucketChildren, bucketProps, bucketBlobs, bucketInline, bucketLocks, bucketLockTokens, bucketSessions, bucketChunkedUploads, bucketChunkParts, bucketTrash, bucketTrashPlaces, bucketVersions,
+		for _, name := range [][]byte{bucketMeta, bucketSpaces, bucketPersonal, bucketNodes, bucketChildren, bucketProps, bucketBlobs, bucketInline, bucketLocks, bucketLockTokens, bucketSessions, bucketChunkedUploads, bucketChunkParts, bucketTrash, bucketTrashPlaces, bucketPurging, bucketVersions,
 			bucketShares, bucketShareTokens, bucketShareItems, bucketShareCreators, bucketShareGrantees,
 			bucketDirectory, bucketDirectoryGroups} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {

@@ -66,7 +66,11 @@ func (t *txn) putTrashItem(spaceID string, item *trashRec) error {
 	return t.trashPlaces().Put(place, []byte(spaceID))
 }
 
+// deleteTrashItem deletes the record of item, of the trash or hidden.
 func (t *txn) deleteTrashItem(spaceID string, item trashRec) error {
+	if item.hidden {
+		return t.purging().Delete(trashItemKey(spaceID, item.Key))
+	}
 	if err := t.trash().Delete(trashItemKey(spaceID, item.Key)); err != nil {
 		return err
 	}
@@ -127,24 +131,28 @@ func (t *txn) discard(spaceID string, n rec) error {
 	if !t.retentionOf(spaceID).KeepsTrash() {
 		// Destroyed in parts once t commits: t writes as little as a
 		// move to the trash, whatever the tree holds.
-		t.purges = append(t.purges, trashPurge{spaceID, storage.TrashKey(t.now, n.ID)})
+		t.purges = append(t.purges, trashPurge{spaceID: spaceID, key: storage.TrashKey(t.now, n.ID)})
 	}
 	return nil
 }
 
-// trashPurge is a trash item a committed transaction left to purge.
-type trashPurge struct{ spaceID, key string }
+// trashPurge is a trash item a committed transaction left to purge;
+// hidden, one an eviction took out of the trash (purging.go).
+type trashPurge struct {
+	spaceID, key string
+	hidden       bool
+}
 
 // purgeAll purges the trash items a committed transaction left, each in
 // parts (purgeInParts). The change is done whatever happens to them: an
 // item left, by a failure or a stop, is the expiry's next pass's, as the
-// space keeps no trash.
+// space keeps no trash or the item is hidden (finishHidden).
 func (s *Store) purgeAll(purges []trashPurge) {
 	for _, p := range purges {
-		err := s.purgeInParts(context.Background(), p.spaceID, p.key, purgeNodesPerTxn)
+		err := s.purgeInParts(context.Background(), p, purgeNodesPerTxn)
 		if err != nil && !errors.Is(err, storage.ErrNotFound) {
 			s.log.Warn("purging in parts: the expiry finishes it", zap.String("space", p.spaceID),
-				zap.String("item", p.key), zap.Error(err))
+				zap.String("item", p.key), zap.Bool("hidden", p.hidden), zap.Error(err))
 		}
 	}
 }
@@ -265,7 +273,8 @@ const purgeNodesPerTxn = 4096
 
 // purgeTrashItemPart destroys up to limit nodes (0: all) of item of the
 // trash of space spaceID, with their versions, and the item itself once
-// nothing is left of it; it returns whether the item is gone.
+// nothing is left of it; it returns whether the item is gone. A hidden
+// item's bytes left the trash counter when it was hidden.
 func (t *txn) purgeTrashItemPart(spaceID string, item trashRec, limit int) (bool, error) {
 	top, err := t.itemNode(item)
 	if err != nil {
@@ -279,6 +288,9 @@ func (t *txn) purgeTrashItemPart(spaceID string, item trashRec, limit int) (bool
 		if err := t.deleteTrashItem(spaceID, item); err != nil {
 			return false, err
 		}
+	}
+	if item.hidden {
+		return gone, nil
 	}
 	return gone, t.addUndo(spaceID, -freed, 0)
 }
@@ -344,11 +356,11 @@ func (t *txn) dirtyNodes() int64 {
 	return st.GetNodeCount()
 }
 
-// purgeInParts destroys trash item key of space spaceID with everything
-// in it, versions included, at most limit nodes per transaction, fewer
-// where they change many pages (purgePace). An item restored or purged
-// meanwhile ends it; one that is not there at the start is ErrNotFound.
-func (s *Store) purgeInParts(ctx context.Context, spaceID, key string, limit int) error {
+// purgeInParts destroys trash item p with everything in it, versions
+// included, at most limit nodes per transaction, fewer where they change
+// many pages (purgePace). An item restored or purged meanwhile ends it;
+// one that is not there at the start is ErrNotFound.
+func (s *Store) purgeInParts(ctx context.Context, p trashPurge, limit int) error {
 	var pace purgePace
 	for part := 0; ; part++ {
 		if err := ctx.Err(); err != nil {
@@ -361,7 +373,7 @@ func (s *Store) purgeInParts(ctx context.Context, spaceID, key string, limit int
 		// every page the part changed and merges.
 		stop := s.watchMapping()
 		err := s.update(func(t *txn) error {
-			item, err := t.trashItem(spaceID, key)
+			item, err := t.itemToPurge(p)
 			if errors.Is(err, storage.ErrNotFound) && part > 0 {
 				gone = true // restored or purged meanwhile
 				return nil
@@ -369,7 +381,7 @@ func (s *Store) purgeInParts(ctx context.Context, spaceID, key string, limit int
 			if err != nil {
 				return err
 			}
-			gone, err = t.purgeTrashItemPart(spaceID, item, nodes)
+			gone, err = t.purgeTrashItemPart(p.spaceID, item, nodes)
 			dirty = t.dirtyNodes()
 			return err
 		})
@@ -646,7 +658,7 @@ func (s *Store) PurgeTrash(ctx context.Context, spaceID, key string) error {
 	if err := storage.ValidTrashKey(key); err != nil {
 		return err
 	}
-	if err := s.purgeInParts(ctx, spaceID, key, purgeNodesPerTxn); err != nil {
+	if err := s.purgeInParts(ctx, trashPurge{spaceID: spaceID, key: key}, purgeNodesPerTxn); err != nil {
 		return fmt.Errorf("purge %s: %w", key, err)
 	}
 	return nil
@@ -674,7 +686,7 @@ func (s *Store) EmptyTrash(ctx context.Context, spaceID string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		err := s.purgeInParts(ctx, spaceID, key, purgeNodesPerTxn)
+		err := s.purgeInParts(ctx, trashPurge{spaceID: spaceID, key: key}, purgeNodesPerTxn)
 		if errors.Is(err, storage.ErrNotFound) {
 			continue // restored or purged meanwhile
 		}

@@ -442,7 +442,7 @@ func TestPurgeInParts(t *testing.T) {
 	}
 
 	commits := f.s.WriteCommits()
-	if err := f.s.purgeInParts(ctx, f.space.ID, items[0].Key, perPart); err != nil {
+	if err := f.s.purgeInParts(ctx, trashPurge{spaceID: f.space.ID, key: items[0].Key}, perPart); err != nil {
 		t.Fatal(err)
 	}
 	if parts := f.s.WriteCommits() - commits; parts < 3 {

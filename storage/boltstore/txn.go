@@ -67,7 +67,7 @@ type openBuckets struct {
 	spaces, personal, nodes, children, props, blobs, inline *bolt.Bucket
 	locks, lockTokens                                       *bolt.Bucket
 	sessions, chunkedUploads, chunkParts                    *bolt.Bucket
-	trash, trashPlaces, versions, versionAges               *bolt.Bucket
+	trash, trashPlaces, purging, versions, versionAges      *bolt.Bucket
 	names                                                   *bolt.Bucket
 	share                                                   shareBuckets
 }

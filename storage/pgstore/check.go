@@ -50,6 +50,10 @@ type checker struct {
 	// contents and bytes count the objects asked for, from the requests
 	// under way at once (checkRequests).
 	contents, bytes atomic.Int64
+	// tallies holds what the tally counted of each space, by its id;
+	// walks what the walk down from its roots found.
+	tallies map[string]*spaceTally
+	walks   map[string]walked
 }
 
 // Check verifies the store's consistency (storage.Checker), reporting each
@@ -93,20 +97,19 @@ func (c *checker) summary() storage.CheckSummary {
 	return sum
 }
 
-// count reads how much there is to check, for the summary and progress.
+// count reads how much there is to check, for the summary and progress,
+// and tallies each space (tally).
 func (c *checker) count(ctx context.Context) error {
-	return c.s.read(ctx, func(tx pgx.Tx) error {
-		var files, versions int64
-		err := tx.QueryRow(ctx, `SELECT
-			(SELECT count(*) FROM spaces WHERE type <> 'trash'),
-			(SELECT count(*) FROM nodes),
-			(SELECT count(*) FROM nodes WHERE kind = $1),
-			(SELECT count(*) FROM versions)`, storage.KindFile).
-			Scan(&c.sum.Spaces, &c.sum.Nodes, &files, &versions)
-		c.total = files + versions
-		c.progress()
+	spaces, err := queryRows(ctx, c.s, pgx.RowTo[int64], `SELECT count(*) FROM spaces WHERE type <> 'trash'`)
+	if err != nil {
 		return err
-	})
+	}
+	c.sum.Spaces = spaces[0]
+	if err := c.tally(ctx); err != nil {
+		return err
+	}
+	c.progress()
+	return nil
 }
 
 // progress tells opts.Progress how far the check is.

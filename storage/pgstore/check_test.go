@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -597,5 +598,50 @@ func TestCheckOfSoundTreeInShortReads(t *testing.T) {
 	}
 	if longest > took/4 {
 		t.Errorf("longest transaction %v of the check's %v; want reads of at most a quarter", longest, took)
+	}
+}
+
+// TestCheckWalksABigFolderInPages: a folder of more children than one
+// read of the walk lists is walked a page of names at a time; its size is
+// found right, then wrong when one file below it grows unrecorded.
+func TestCheckWalksABigFolderInPages(t *testing.T) {
+	s := openTestStore(t, checkOpts)
+	sp := personal(t, s)
+	ctx := t.Context()
+	const files = 2*rangeRows + 7
+	_, err := s.pool.Exec(ctx, `
+		INSERT INTO nodes (id, space_id, parent_id, name, kind, size, mtime, etag)
+		VALUES ('big', $1, $1, 'big', $2, $3, now(), 'big')`, sp.ID, storage.KindFolder, files)
+	if err == nil {
+		_, err = s.pool.Exec(ctx, `
+			INSERT INTO nodes (id, space_id, parent_id, name, kind, size, mtime, etag, sha1, content)
+			SELECT 'file-' || f, $1, 'big', 'f' || f, $2, 1, now(), md5(f::text), '', '[{"n": 1, "d": "eA=="}]'
+			FROM generate_series(1, $3) AS f`, sp.ID, storage.KindFile, files)
+	}
+	if err == nil {
+		_, err = s.pool.Exec(ctx, `UPDATE nodes SET size = $2 WHERE id = $1`, sp.ID, files)
+	}
+	if err == nil {
+		_, err = s.pool.Exec(ctx, `UPDATE spaces SET nodes = nodes + $2 WHERE id = $1`, sp.ID, files+1)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if problems, sum := runCheck(t, s, storage.CheckOptions{}); len(problems) != 0 || sum.Nodes < files+2 {
+		t.Fatalf("check of a sound big folder: %d nodes, problems %v", sum.Nodes, problems)
+	}
+
+	if _, err := s.pool.Exec(ctx, `UPDATE nodes SET size = 2, content = '[{"n": 2, "d": "eHg="}]' WHERE id = 'file-9999'`); err != nil {
+		t.Fatal(err)
+	}
+	problems, _ := runCheck(t, s, storage.CheckOptions{})
+	var sizes []string
+	for _, p := range problems {
+		if p.Kind == storage.ProblemFolderSize {
+			sizes = append(sizes, p.Path)
+		}
+	}
+	if want := []string{"big", ""}; !slices.Equal(sizes, want) && !slices.Equal(sizes, []string{"", "big"}) {
+		t.Fatalf("folder-size problems at %q, want the big folder and the root (all: %v)", sizes, problems)
 	}
 }

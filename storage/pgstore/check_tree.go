@@ -10,8 +10,9 @@ import (
 	"github.com/davspaces/davspaces/storage"
 )
 
-// The tree steps: each reads one space, or one kind of record, in one
-// statement or snapshot.
+// The tree steps: each finds a sound space so in short reads (check_walk.go)
+// and reads a space that is not in one statement or snapshot, to name
+// what is wrong.
 
 // checkSpaces checks, space by space, that each folder's size is what the
 // files below it hold (its trash's root included), and that its counters
@@ -62,10 +63,11 @@ const maxCheckDepth = "10000"
 
 // checkFolderSizes reports each folder of space id or its trash whose
 // size is wrong; a repair sets them all under the space's lock, with fresh
-// etags, deciding again there. A sound space is found so in short reads
-// (sizesAdd); only one with a wrong folder is walked whole, to name it.
+// etags, deciding again there. A space whose walk found every folder's
+// size the sum of its children's, and every node, is sound.
 func (c *checker) checkFolderSizes(ctx context.Context, id string) error {
-	if sound, err := c.sizesAdd(ctx, id); err != nil || sound {
+	w, err := c.walkOf(ctx, id)
+	if err != nil || (w.sizesAdd && w.reached == c.tallied(id).nodes) {
 		return err
 	}
 	type wrongSize struct {
@@ -95,39 +97,6 @@ func (c *checker) checkFolderSizes(ctx context.Context, id string) error {
 	return nil
 }
 
-// sizePage is how many folders one read of sizesAdd compares: the read
-// sums their children, so a page of folders of 1,000 files reads 50,000.
-const sizePage = 50
-
-// sizesAdd reports whether every folder of space id and its trash records
-// the sum of its children's sizes, read a page of folders at a time:
-// then, from the files up, every folder holds what the files below it do.
-// A folder that does not is wrong, or has a wrong folder below it.
-func (c *checker) sizesAdd(ctx context.Context, id string) (bool, error) {
-	for after := ""; ; {
-		type folderSum struct {
-			ID             string
-			Size, Children int64
-		}
-		page, err := queryRows(ctx, c.s, pgx.RowToStructByPos[folderSum], `
-			SELECT f.id, f.size, (SELECT coalesce(sum(n.size), 0)::bigint FROM nodes n WHERE n.parent_id = f.id)
-			FROM nodes f WHERE f.space_id IN ($1, $1::text || '`+trashSuffix+`') AND f.kind = $2 AND f.id > $3
-			ORDER BY f.id LIMIT $4`, id, storage.KindFolder, after, sizePage)
-		if err != nil {
-			return false, err
-		}
-		for _, f := range page {
-			if f.Size != f.Children {
-				return false, nil
-			}
-		}
-		if len(page) < sizePage {
-			return true, nil
-		}
-		after = page[len(page)-1].ID
-	}
-}
-
 // repairFolderSizes sets the size of every folder of space id and its
 // trash to what the files below it hold.
 func (c *checker) repairFolderSizes(ctx context.Context, id string) error {
@@ -141,10 +110,19 @@ func (c *checker) repairFolderSizes(ctx context.Context, id string) error {
 }
 
 // checkCounters compares the running counters of space id with a recount;
-// a repair recounts them under the space's lock.
+// a repair recounts them under the space's lock. Counters that are what
+// the tally counted are right; others are recounted in one snapshot.
 func (c *checker) checkCounters(ctx context.Context, id string) error {
 	var props, propsCount, versions, versionsCount, nodes, nodesCount int64
+	t := c.tallied(id)
 	err := c.s.read(ctx, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT props_bytes, versions_bytes, nodes FROM spaces WHERE id = $1`, id).
+			Scan(&props, &versions, &nodes)
+	})
+	if err != nil || (props == t.propBytes && versions == t.versionBytes && nodes == t.nodes+t.versions) {
+		return err
+	}
+	err = c.s.read(ctx, func(tx pgx.Tx) error {
 		return tx.QueryRow(ctx, `SELECT s.props_bytes, `+recountProps+`, s.versions_bytes, `+recountVersions+`,
 			s.nodes, `+recountNodes+` FROM spaces s WHERE s.id = $1`, id, trashSuffix).
 			Scan(&props, &propsCount, &versions, &versionsCount, &nodes, &nodesCount)
@@ -205,27 +183,33 @@ type misplaced struct {
 // without a root, and versions of folders or counted in another space
 // than their file's; then, space by space, nodes whose parents lead to
 // no root of theirs. None is repaired: which side is right cannot be
-// told.
+// told. The joins over every node and every version read a range of keys
+// at a time (inRanges).
 func (c *checker) checkTree(ctx context.Context) error {
-	queries := []struct {
-		sql  string
-		args []any
-	}{
-		{`SELECT c.id, CASE WHEN p.kind <> $1 THEN 'its parent ' || p.id || ' is a file'
-			ELSE 'its parent ' || p.id || ' is in ' || p.space_id || ', it in ' || c.space_id END
-		FROM nodes c JOIN nodes p ON p.id = c.parent_id
-		WHERE p.kind <> $1 OR split_part(p.space_id, '/', 1) <> c.space_id`, []any{storage.KindFolder}},
-		{`SELECT n.id, 'node ' || n.id || ' has no parent and is not its space''s root'
-		FROM nodes n WHERE n.parent_id IS NULL AND n.id <> n.space_id`, nil},
-		{`SELECT v.file_id, 'version ' || v.key || ' of ' || v.file_id ||
-			CASE WHEN n.kind = $1 THEN ', a folder' ELSE ' counts in space ' || v.space_id || ', not its file''s' END
-		FROM versions v JOIN nodes n ON n.id = v.file_id
-		WHERE n.kind = $1 OR v.space_id <> split_part(n.space_id, '/', 1)`, []any{storage.KindFolder}},
+	err := c.inRanges(ctx, "nodes", "id", func(after, upTo string) error {
+		return c.reportMisplaced(ctx, `SELECT c.id, CASE WHEN p.kind <> $1 THEN 'its parent ' || p.id || ' is a file'
+				ELSE 'its parent ' || p.id || ' is in ' || p.space_id || ', it in ' || c.space_id END
+			FROM nodes c JOIN nodes p ON p.id = c.parent_id
+			WHERE c.id > $2 AND c.id <= $3 AND (p.kind <> $1 OR split_part(p.space_id, '/', 1) <> c.space_id)
+			ORDER BY c.id`, storage.KindFolder, after, upTo)
+	})
+	if err != nil {
+		return err
 	}
-	for _, q := range queries {
-		if err := c.reportMisplaced(ctx, q.sql, q.args...); err != nil {
-			return err
-		}
+	err = c.reportMisplaced(ctx, `SELECT n.id, 'node ' || n.id || ' has no parent and is not its space''s root'
+		FROM nodes n WHERE n.parent_id IS NULL AND n.id <> n.space_id`)
+	if err != nil {
+		return err
+	}
+	err = c.inRanges(ctx, "versions", "file_id", func(after, upTo string) error {
+		return c.reportMisplaced(ctx, `SELECT v.file_id, 'version ' || v.key || ' of ' || v.file_id ||
+				CASE WHEN n.kind = $1 THEN ', a folder' ELSE ' counts in space ' || v.space_id || ', not its file''s' END
+			FROM versions v JOIN nodes n ON n.id = v.file_id
+			WHERE v.file_id > $2 AND v.file_id <= $3 AND (n.kind = $1 OR v.space_id <> split_part(n.space_id, '/', 1))
+			ORDER BY v.file_id, v.key`, storage.KindFolder, after, upTo)
+	})
+	if err != nil {
+		return err
 	}
 	rootless, err := readRows(ctx, c.s, pgx.RowTo[string],
 		`SELECT id FROM spaces s WHERE NOT EXISTS (SELECT 1 FROM nodes WHERE id = s.id) ORDER BY id`)
@@ -264,11 +248,11 @@ func (c *checker) checkAncestry(ctx context.Context) error {
 		return err
 	}
 	for _, spaceID := range ids {
-		sound, err := c.allRooted(ctx, spaceID)
+		w, err := c.walkOf(ctx, spaceID)
 		if err != nil {
 			return fmt.Errorf("space %s: %w", spaceID, err)
 		}
-		if sound {
+		if w.reached == c.tallied(spaceID).nodes {
 			continue
 		}
 		lost, err := readRows(ctx, c.s, pgx.RowTo[string], unrooted, spaceID)
@@ -284,44 +268,6 @@ func (c *checker) checkAncestry(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// rootedBatch is how many folders one read of allRooted lists the
-// children of.
-const rootedBatch = 500
-
-// allRooted tells whether every node of space spaceID hangs from its root
-// or its trash's, counting the nodes a walk down from them reaches, a
-// batch of folders per short read, against the space's nodes: the walk
-// of unrooted, in one statement, holds a transaction for seconds in a
-// space of a million nodes. A count that differs (a broken tree, or
-// changes while the walk ran) leaves the space to unrooted, which names
-// the nodes.
-func (c *checker) allRooted(ctx context.Context, spaceID string) (bool, error) {
-	rows, err := readRows(ctx, c.s, pgx.RowTo[int64],
-		`SELECT count(*) FROM nodes WHERE space_id = $1 AND parent_id IS NOT NULL`, spaceID)
-	if err != nil || len(rows) != 1 {
-		return false, err
-	}
-	total, reached := rows[0], int64(0)
-	frontier := []string{spaceID, spaceID + trashSuffix}
-	for len(frontier) > 0 && reached <= total {
-		batch := frontier[:min(rootedBatch, len(frontier))]
-		frontier = frontier[len(batch):]
-		type children struct {
-			Count   int64
-			Folders []string
-		}
-		found, err := readRows(ctx, c.s, pgx.RowToStructByPos[children],
-			`SELECT count(*), coalesce(array_agg(id) FILTER (WHERE kind = $2), '{}') FROM nodes WHERE parent_id = ANY($1)`,
-			batch, storage.KindFolder)
-		if err != nil || len(found) != 1 {
-			return false, err
-		}
-		reached += found[0].Count
-		frontier = append(frontier, found[0].Folders...)
-	}
-	return reached == total, nil
 }
 
 // reportMisplaced reports, unrepaired, each (node, detail) that query

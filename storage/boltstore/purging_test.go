@@ -1,0 +1,178 @@
+package boltstore
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/davspaces/davspaces/storage"
+)
+
+// evictedFolderFiles is the size of the trash item the eviction tests
+// evict: more than a part of a purge.
+const evictedFolderFiles = 3 * purgeNodesPerTxn
+
+// bigTrashItem makes a folder of files files (seedFiles, their sizes,
+// nodes and content references recorded as commits would, their content
+// files not written) and moves it into the trash. It returns the folder
+// as it was.
+func (f *fixture) bigTrashItem(t *testing.T, files int) storage.Node {
+	t.Helper()
+	dir := f.mkdir(t, f.root(), "big")
+	f.seedFiles(t, dir.ID, files)
+	size := int64(files*1000 + files*(files-1)/2)
+	err := f.s.update(func(t *txn) error {
+		err := t.scanChildren(dir.ID, "", 0, func(r rec) error {
+			return t.blobs().Put([]byte(r.Blob), []byte(r.ID))
+		})
+		if err != nil {
+			return err
+		}
+		if err := t.countNodes(f.space.ID, int64(files)); err != nil {
+			return err
+		}
+		return t.propagate(dir.ID, size)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir.Size = size
+	if err := f.s.Remove(ctx, f.space.ID, dir.ID, storage.Conditions{}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// wantCheckClean fails on any problem a check finds but missing content:
+// seedFiles writes no content files.
+func wantCheckClean(t *testing.T, s *Store, when string) {
+	t.Helper()
+	problems, _ := runCheck(t, s, storage.CheckOptions{})
+	for _, p := range problems {
+		if p.Kind != storage.ProblemMissingContent {
+			t.Errorf("check %s: %s", when, p)
+		}
+	}
+}
+
+// wantEvicted fails unless the trash item of folder dir is gone for
+// good: not listed, not found, none of its nodes left, no item hidden.
+func (f *fixture) wantEvicted(t *testing.T, dir storage.Node, when string) {
+	t.Helper()
+	if items, err := storage.AllTrashItems(ctx, f.s, f.space.ID); err != nil || len(items) != 0 {
+		t.Errorf("%s: trash = %d items, %v; want none", when, len(items), err)
+	}
+	var (
+		nodes, hidden int
+		folderLeft    bool
+	)
+	err := f.s.view(func(t *txn) (err error) {
+		nodes = t.nodes().Stats().KeyN
+		hidden = t.purging().Stats().KeyN
+		_, folderLeft, err = t.node(dir.ID)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nodes != 2 || hidden != 0 || folderLeft { // the root and the upload
+		t.Errorf("%s: %d nodes (the folder's among them: %v) and %d hidden items left; want the root and the upload, none hidden",
+			when, nodes, folderLeft, hidden)
+	}
+}
+
+// An upload that needs the room of a trash item of many files hides the
+// item in its own transaction and purges it in parts, each a transaction
+// of its own, before it returns: the item is gone, its room the upload's,
+// and the store checks clean.
+func TestEvictionHidesThenPurgesInParts(t *testing.T) {
+	f := newFixture(t)
+	dir := f.bigTrashItem(t, evictedFolderFiles)
+	f.s.SetPersonalQuota(dir.Size + 100)
+	before := f.s.WriteCommits()
+	start := time.Now()
+	f.put(t, f.root(), "new", strings.Repeat("x", 1000)) // needs the item's room
+	t.Logf("the upload evicting %d files took %v", evictedFolderFiles, time.Since(start))
+	if commits := f.s.WriteCommits() - before; commits < 4 {
+		t.Errorf("the upload evicting %d files committed %d transactions; want its own and the parts of a purge",
+			evictedFolderFiles, commits)
+	}
+	f.wantEvicted(t, dir, "after the upload")
+	if u, err := f.s.Usage(ctx, f.space.ID); err != nil || u.Trash != 0 || u.Files != 1000 || u.Nodes != 1 {
+		t.Errorf("after the upload: Usage = %+v, %v; want the upload alone", u, err)
+	}
+	wantCheckClean(t, f.s, "after the upload")
+}
+
+// The eviction in an upload's transaction writes a few records whatever
+// the item holds, and the item is gone from the trash in it, its room
+// free; a store that stops before the parts leaves the item hidden, a
+// restore or a purge of it not found and a store that checks clean, and
+// the next expiry pass after it opens again purges it in parts.
+func TestEvictionStoppedBeforeThePartsFinishesAtTheSweep(t *testing.T) {
+	f := newFixture(t)
+	dir := f.bigTrashItem(t, evictedFolderFiles)
+	item := f.onlyTrashItem(t)
+	f.s.SetPersonalQuota(dir.Size + 100)
+	var written int64
+	err := f.s.update(func(t *txn) error {
+		before := t.written
+		if err := t.makeRoom(f.space.ID, 1000); err != nil {
+			return err
+		}
+		written = t.written - before
+		u, err := t.usage(f.space.ID)
+		if err != nil {
+			return err
+		}
+		if u.Trash != 0 {
+			return fmt.Errorf("in the upload's transaction: Usage = %+v; want the item's room free", u)
+		}
+		if items, err := t.trashItems(f.space.ID); err != nil || len(items) != 0 {
+			return fmt.Errorf("in the upload's transaction: trash = %d items, %v; want none", len(items), err)
+		}
+		t.purges = nil // the store stops before the parts
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the eviction of %d files wrote %d records in the upload's transaction", evictedFolderFiles, written)
+	if written > 8 {
+		t.Errorf("the eviction wrote %d records in the upload's transaction; want a few", written)
+	}
+	if items, err := storage.AllTrashItems(ctx, f.s, f.space.ID); err != nil || len(items) != 0 {
+		t.Errorf("hidden: trash = %d items, %v; want none", len(items), err)
+	}
+	if _, _, err := f.s.TrashNode(ctx, f.space.ID, item.Key, nil); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("TrashNode of the hidden item: %v; want ErrNotFound", err)
+	}
+	_, _, err = f.s.RestoreTrash(ctx, f.space.ID, item.Key, storage.Transfer{NewParentID: f.root(), NewName: "back"})
+	if !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("restore of the hidden item: %v; want ErrNotFound", err)
+	}
+	if err := f.s.PurgeTrash(ctx, f.space.ID, item.Key); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("purge of the hidden item: %v; want ErrNotFound", err)
+	}
+	if u, err := f.s.Usage(ctx, f.space.ID); err != nil || u.Trash != 0 {
+		t.Errorf("hidden: Usage = %+v, %v; want no trash", u, err)
+	}
+	wantCheckClean(t, f.s, "with the item hidden")
+
+	f.reopen(t)
+	before := f.s.WriteCommits()
+	if n, err := f.s.ExpireUndo(ctx); err != nil || n != 1 {
+		t.Errorf("ExpireUndo = %d, %v; want the hidden item", n, err)
+	}
+	if commits := f.s.WriteCommits() - before; commits < 3 {
+		t.Errorf("the expiry purged the hidden item in %d transactions; want parts", commits)
+	}
+	f.put(t, f.root(), "new", strings.Repeat("x", 1000))
+	f.wantEvicted(t, dir, "after the expiry")
+	if u, err := f.s.Usage(ctx, f.space.ID); err != nil || u.Trash != 0 || u.Nodes != 1 {
+		t.Errorf("after the expiry: Usage = %+v, %v; want the upload alone", u, err)
+	}
+	wantCheckClean(t, f.s, "after the expiry")
+}
