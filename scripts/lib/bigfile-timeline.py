@@ -20,9 +20,9 @@ clients' logs (the desktop clients' --logdebug output). The phases:
                  from an answer to its next request
   exit           from the last answer until the process ended
 
-A client without a log (curl) shows its requests and the rest as exit. The
-desktop clients' CPU time (user + system, /usr/bin/time) follows the wall
-time when it was recorded.
+A client without a log (curl, the page) shows no hashing; the page's run
+starts with its browser's start. The desktop clients' CPU time (user +
+system, /usr/bin/time) follows the wall time when it was recorded.
 """
 import collections
 import datetime
@@ -61,7 +61,7 @@ def requests(path, client, t0, t1):
             if client in DESKTOP:
                 if "mirall" not in agent:
                     continue
-            elif e.get("user_id") != client or not agent.startswith("curl/"):
+            elif e.get("user_id") != client or agent.startswith("curl/") != client.startswith("curl"):
                 continue
             end = e["ts"]
             start = end - e.get("duration", 0)

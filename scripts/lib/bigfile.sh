@@ -147,8 +147,11 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 log() { echo "bench -bigfile: $*" >&2; }
 
-# keep_timeline copies each server's access log and its clients' logs to
-# the -bigfile-timeline directory, as LABEL/access.log and LABEL/CLIENT.log.
+fail() { log "$*"; exit 1; }
+
+# keep_timeline copies what each server's directory holds of the run to
+# the -bigfile-timeline directory: LABEL/access.log, LABEL/caddy.log, and
+# LABEL/CLIENT.log and LABEL/CLIENT.time of each client.
 keep_timeline() {
 	[ -n "$timeline" ] || return 0
 	local s
@@ -157,7 +160,6 @@ keep_timeline() {
 		cp "$tmp/$s"/*.log "$tmp/$s"/*.time "$timeline/$s/" 2>/dev/null
 	done
 }
-fail() { log "$*"; exit 1; }
 source scripts/lib/benchstore.sh
 
 password=bigfile-bench
@@ -306,6 +308,8 @@ same_digests() {
 
 now() { echo "$EPOCHREALTIME"; }
 
+seconds() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+
 # record_run LABEL CLIENT T0 notes a client's run from T0 to now in the
 # timeline's runs.tsv.
 record_run() {
@@ -313,7 +317,6 @@ record_run() {
 	mkdir -p "$timeline"
 	printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$(now)" >>"$timeline/runs.tsv"
 }
-seconds() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 
 # The clients. Each uploads $file as user $1 to server $2 and sets wall
 # (seconds); the file lands at /remote.php/webdav/$name.
@@ -353,7 +356,8 @@ client_owncloudcmd() { desktop_sync owncloudcmd "$@"; }
 client_nextcloudcmd() { desktop_sync nextcloudcmd "$@"; }
 
 client_page() {
-	local space ms
+	local space ms t0
+	t0=$(now)
 	space=$(dav "$2" "$1" PROPFIND /remote.php/webdav/ -H 'Depth: 0' -H 'Content-Type: application/xml' --data-binary \
 		'<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:spaceid/></d:prop></d:propfind>' |
 		grep -o 'spaceid>[^<]*' | sed 's/^spaceid>//' | head -n 1)
@@ -365,6 +369,7 @@ client_page() {
 	ms=$(sed -n 's/.*"event":"uploaded".*"ms":\([0-9]*\).*/\1/p' "$tmp/$2/$1.log")
 	[ -n "$ms" ] || return 1
 	wall=$(awk -v ms="$ms" 'BEGIN { printf "%.2f", ms / 1000 }')
+	record_run "$2" "$1" "$t0"
 }
 
 # available CLIENT says whether the client can run here.
