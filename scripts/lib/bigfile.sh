@@ -17,10 +17,21 @@
 #                          one session
 #   -bigfile-clients LIST  a comma list of curl, curl-sum, curl-h2,
 #                          owncloudcmd, nextcloudcmd, page (default: all)
+#   -bigfile-caddy-options LINES
+#                          more lines in the davspaces block of the Caddy
+#                          measured (not the baseline's), e.g.
+#                          'tus_max_chunk_size 100MB': with the same binary
+#                          as -bigfile-baseline, a setting's before/after
 #   -bigfile-http          plain HTTP instead of HTTPS
 #   -bigfile-memory on|off the 4 GiB PUT's memory (default on; skipped when
 #                          the disk has less than 9 GiB free)
 #   -bigfile-results FILE  the table (Markdown) also goes to FILE
+#   -bigfile-timeline DIR  keep the timelines in DIR: each Caddy's access
+#                          log, each client's log (the desktop clients
+#                          with --logdebug, their CPU time by /usr/bin/time)
+#                          and the start and end of each client's run
+#                          (runs.tsv: label client t0 t1, Unix seconds), for
+#                          scripts/lib/bigfile-timeline.py
 #
 # Each Caddy runs on a fresh data directory, on a free 127.0.0.1 port, as
 # Caddyfile.example serves: HTTPS with a certificate of Caddy's local CA
@@ -76,6 +87,8 @@ clients=curl,curl-sum,curl-h2,owncloudcmd,nextcloudcmd,page
 scheme=https
 memory=on
 results=""
+timeline=""
+caddy_options=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-bigfile) ;;
@@ -83,9 +96,11 @@ while [ $# -gt 0 ]; do
 	-bigfile-caddy) caddy_bin=$2; shift ;;
 	-bigfile-baseline) baseline_bin=$2; shift ;;
 	-bigfile-clients) clients=$2; shift ;;
+	-bigfile-caddy-options) caddy_options=$2; shift ;;
 	-bigfile-http) scheme=http ;;
 	-bigfile-memory) memory=$2; shift ;;
 	-bigfile-results) results=$2; shift ;;
+	-bigfile-timeline) timeline=$2; shift ;;
 	-h | -help | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench -bigfile: unknown argument $1 (see scripts/lib/bigfile.sh -help)" >&2; exit 2 ;;
 	esac
@@ -123,6 +138,7 @@ cleanup() {
 		kill "${pid[$s]}" 2>/dev/null
 		wait "${pid[$s]}" 2>/dev/null
 	done
+	keep_timeline
 	rm -rf "$tmp"
 	echo "bench -bigfile: finished in $((SECONDS - started))s (exit status $status)" >&2
 	exit "$status"
@@ -130,7 +146,20 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 log() { echo "bench -bigfile: $*" >&2; }
+
 fail() { log "$*"; exit 1; }
+
+# keep_timeline copies what each server's directory holds of the run to
+# the -bigfile-timeline directory: LABEL/access.log, LABEL/caddy.log, and
+# LABEL/CLIENT.log and LABEL/CLIENT.time of each client.
+keep_timeline() {
+	[ -n "$timeline" ] || return 0
+	local s
+	for s in "${servers[@]}"; do
+		mkdir -p "$timeline/$s"
+		cp "$tmp/$s"/*.log "$tmp/$s"/*.time "$timeline/$s/" 2>/dev/null
+	done
+}
 source scripts/lib/benchstore.sh
 
 password=bigfile-bench
@@ -144,10 +173,10 @@ if [ -z "$caddy_bin" ]; then
 fi
 hash=$("$caddy_bin" hash-password --plaintext "$password")
 
-# start_server LABEL BIN starts BIN on a fresh data directory and waits
-# until it answers.
+# start_server LABEL BIN [OPTIONS] starts BIN on a fresh data directory,
+# with OPTIONS in its davspaces block, and waits until it answers.
 start_server() {
-	local label=$1 bin=$2 dir=$tmp/$1 site tls="" wrapper="" u code
+	local label=$1 bin=$2 options=${3:-} dir=$tmp/$1 site tls="" wrapper="" u code
 	mkdir -p "$dir"
 	free_port
 	site=$scheme://127.0.0.1:$port
@@ -191,6 +220,7 @@ EOF
 		davspaces {
 			root $dir/data
 			trash_retention 0
+			$options
 		}
 		error 404
 	}
@@ -277,7 +307,16 @@ same_digests() {
 }
 
 now() { echo "$EPOCHREALTIME"; }
+
 seconds() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+
+# record_run LABEL CLIENT T0 notes a client's run from T0 to now in the
+# timeline's runs.tsv.
+record_run() {
+	[ -n "$timeline" ] || return 0
+	mkdir -p "$timeline"
+	printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$(now)" >>"$timeline/runs.tsv"
+}
 
 # The clients. Each uploads $file as user $1 to server $2 and sets wall
 # (seconds); the file lands at /remote.php/webdav/$name.
@@ -286,6 +325,7 @@ put() {
 	t0=$(now)
 	dav "$2" "$1" PUT "/remote.php/webdav/$name" --fail -o /dev/null -T "$file" "${@:3}" || return 1
 	wall=$(seconds "$t0" "$(now)")
+	record_run "$2" "$1" "$t0"
 }
 client_curl() { put "$1" "$2" --http1.1; }
 client_curl-sum() { put "$1" "$2" --http1.1 -H "OC-Checksum: SHA1:$sha1"; }
@@ -303,18 +343,21 @@ sync_dir() {
 # desktop_sync CMD USER SERVER syncs the file up with a desktop client's
 # command line (owncloudcmd and nextcloudcmd take the same options).
 desktop_sync() {
-	local dir t0
+	local dir t0 verbosity=-s timed=()
+	[ -z "$timeline" ] || verbosity=--logdebug timed=(/usr/bin/time -o "$tmp/$3/$2.time" -f '%e %U %S')
 	dir=$(sync_dir "$2" "$3")
 	t0=$(now)
-	HOME=$tmp/home nice -n 10 "$1" -s --non-interactive --trust --exclude "$tmp/exclude" \
+	HOME=$tmp/home nice -n 10 "${timed[@]}" "$1" "$verbosity" --non-interactive --trust --exclude "$tmp/exclude" \
 		-u "$2" -p "$password" "$dir" "${base[$3]}" >"$tmp/$3/$2.log" 2>&1 || return 1
 	wall=$(seconds "$t0" "$(now)")
+	record_run "$3" "$2" "$t0"
 }
 client_owncloudcmd() { desktop_sync owncloudcmd "$@"; }
 client_nextcloudcmd() { desktop_sync nextcloudcmd "$@"; }
 
 client_page() {
-	local space ms
+	local space ms t0
+	t0=$(now)
 	space=$(dav "$2" "$1" PROPFIND /remote.php/webdav/ -H 'Depth: 0' -H 'Content-Type: application/xml' --data-binary \
 		'<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:spaceid/></d:prop></d:propfind>' |
 		grep -o 'spaceid>[^<]*' | sed 's/^spaceid>//' | head -n 1)
@@ -326,6 +369,7 @@ client_page() {
 	ms=$(sed -n 's/.*"event":"uploaded".*"ms":\([0-9]*\).*/\1/p' "$tmp/$2/$1.log")
 	[ -n "$ms" ] || return 1
 	wall=$(awk -v ms="$ms" 'BEGIN { printf "%.2f", ms / 1000 }')
+	record_run "$2" "$1" "$t0"
 }
 
 # available CLIENT says whether the client can run here.
@@ -476,9 +520,9 @@ head -c "$size_bytes" /dev/urandom >"$file"
 want=$(expected "$file")
 sha1=$(echo "$want" | sed 's/^SHA1:\([0-9a-f]*\) .*/\1/')
 
-start_server caddy "$caddy_bin"
+start_server caddy "$caddy_bin" "$caddy_options"
 [ -z "$baseline_bin" ] || start_server baseline "$baseline_bin"
-log "servers: caddy ${caddy_name:-$caddy_bin}${baseline_bin:+, baseline $baseline_bin} ($scheme, load average $(cut -d ' ' -f 1-3 /proc/loadavg))"
+log "servers: caddy ${caddy_name:-$caddy_bin}${caddy_options:+ with $caddy_options}${baseline_bin:+, baseline $baseline_bin} ($scheme, load average $(cut -d ' ' -f 1-3 /proc/loadavg))"
 
 failed=""
 for client in "${run_clients[@]}"; do
@@ -505,7 +549,7 @@ fi
 
 {
 	echo "$size_bytes bytes of random data, $scheme on 127.0.0.1, $(nproc) cores, load average $(cut -d ' ' -f 1-3 /proc/loadavg) at the end"
-	echo "caddy: ${caddy_name:-$caddy_bin}${baseline_bin:+; baseline: $baseline_bin}"
+	echo "caddy: ${caddy_name:-$caddy_bin}${caddy_options:+ with $caddy_options}${baseline_bin:+; baseline: $baseline_bin}"
 	echo
 	table
 	if [ "$memory" = on ]; then
