@@ -274,3 +274,65 @@ func TestRestoreBetweenTwoPartsOfAPurgeFindsNothing(t *testing.T) {
 		})
 	}
 }
+
+// Emptying a trash of many items takes every one of them out of the
+// trash, a bounded batch a transaction, before it destroys any: stopped
+// once its first part has committed, it leaves no item in the trash, the
+// trash's room free and a store that checks clean, and the next expiry
+// passes purge what it hid.
+func TestEmptyTrashHidesEveryItemBeforeItPurges(t *testing.T) {
+	const items = 3*emptyHidePerTxn + 1
+	f, m := newMeteredFixture(t)
+	for i := range items {
+		n := f.put(t, f.root(), fmt.Sprint("f", i), "content")
+		if err := f.s.Remove(ctx, f.space.ID, n.ID, storage.Conditions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The transaction after the hiding ones, the first part of a purge,
+	// commits; the emptying stops before the next.
+	stopped, stop := context.WithCancel(ctx)
+	defer stop()
+	hidden := f.s.WriteCommits() + items/emptyHidePerTxn + 1
+	m.start(f.s, func() {
+		if f.s.WriteCommits() >= hidden {
+			stop()
+		}
+	})
+	err := f.s.EmptyTrash(stopped, f.space.ID)
+	most := m.stop()
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("EmptyTrash stopped after a part = %v; want it stopped", err)
+	}
+	t.Logf("emptying a trash of %d items, the biggest transaction wrote %d records", items, most)
+	if most > 6*emptyHidePerTxn {
+		t.Errorf("a transaction of the emptying wrote %d records; want a batch of items hidden, %d at most", most, 6*emptyHidePerTxn)
+	}
+	if got, err := storage.AllTrashItems(ctx, f.s, f.space.ID); err != nil || len(got) != 0 {
+		t.Errorf("stopped: trash = %d items, %v; want none", len(got), err)
+	}
+	if u, err := f.s.Usage(ctx, f.space.ID); err != nil || u.Trash != 0 {
+		t.Errorf("stopped: Usage = %+v, %v; want no trash", u, err)
+	}
+	wantCheckClean(t, f.s, "with the items hidden")
+	finished := 0
+	for pass := 0; pass < 4; pass++ { // expireBatch a pass
+		n, err := f.s.ExpireUndo(ctx)
+		if err != nil {
+			t.Fatalf("ExpireUndo: %v", err)
+		}
+		finished += n
+	}
+	if finished != items-1 {
+		t.Errorf("the expiry passes purged %d items; want the %d still hidden", finished, items-1)
+	}
+	var nodes, left int
+	err = f.s.view(func(t *txn) error {
+		nodes, left = t.nodes().Stats().KeyN, t.purging().Stats().KeyN
+		return nil
+	})
+	if err != nil || nodes != 1 || left != 0 {
+		t.Errorf("after the expiry: %d nodes, %d hidden items, %v; want the root alone", nodes, left, err)
+	}
+	wantCheckClean(t, f.s, "after the expiry")
+}
