@@ -24,9 +24,10 @@ import (
 // nodes, properties and versions count in the space's node, property
 // and version counters, which only ever overstates what the space holds.
 // The retention's expiry hides an expired item the same way before it
-// purges it in parts (expireTrashItem), so that a restore racing it is
-// decided in the one transaction that hides it: the restore brings the
-// item back whole or finds nothing.
+// purges it in parts (expireTrashItem), and so do a purge of an item and
+// an emptying of the trash (PurgeTrash, EmptyTrash), so that a restore
+// racing them is decided in the one transaction that hides the item: the
+// restore brings the item back whole or finds nothing.
 var bucketPurging = []byte("trash_purging") // space id \0 trash key → encoded trash item, hidden until purged
 
 func (t *txn) purging() countedBucket { return t.bucket(&t.open.purging, bucketPurging) }
@@ -80,9 +81,20 @@ func (t *txn) itemToPurge(p trashPurge) (trashRec, error) {
 
 // hiddenItems returns up to limit items hidden for a purge, of any space.
 func (t *txn) hiddenItems(limit int) ([]trashPurge, error) {
+	return t.hiddenItemsIn(nil, nil, limit)
+}
+
+// hiddenItemsIn returns up to limit items hidden for a purge whose
+// records are keyed from from (nil: the first) to to (nil: the last),
+// both included.
+func (t *txn) hiddenItemsIn(from, to []byte, limit int) ([]trashPurge, error) {
 	var out []trashPurge
 	c := t.purging().Cursor()
-	for k, _ := c.First(); k != nil && len(out) < limit; k, _ = c.Next() {
+	k, _ := c.First()
+	if from != nil {
+		k, _ = c.Seek(from)
+	}
+	for ; k != nil && len(out) < limit && (to == nil || bytes.Compare(k, to) <= 0); k, _ = c.Next() {
 		spaceID, key, ok := bytes.Cut(k, []byte{0})
 		if !ok {
 			return nil, fmt.Errorf("hidden trash key %q: %w", k, errCorrupt)
@@ -90,6 +102,98 @@ func (t *txn) hiddenItems(limit int) ([]trashPurge, error) {
 		out = append(out, trashPurge{spaceID: string(spaceID), key: string(key), hidden: true})
 	}
 	return out, nil
+}
+
+// emptyHidePerTxn is how many trash items a transaction of an emptying
+// hides at most: each is a few writes, and the transaction stays short
+// however many items the trash holds.
+const emptyHidePerTxn = 200
+
+// lastTrashKey returns the key of the last item of the trash of space
+// spaceID, "" when it is empty. Keys start with the time the item was
+// deleted (storage.TrashKey), so it is the newest.
+func (t *txn) lastTrashKey(spaceID string) (string, error) {
+	prefix := trashItemKey(spaceID, "")
+	c := t.trash().Cursor()
+	k, _ := c.Seek(append([]byte(spaceID), 1)) // past every key of the space
+	if k == nil {
+		k, _ = c.Last()
+	} else {
+		k, _ = c.Prev()
+	}
+	if k == nil || !bytes.HasPrefix(k, prefix) {
+		return "", nil
+	}
+	return string(k[len(prefix):]), nil
+}
+
+// hideTrashBatch hides up to limit items of the trash of space spaceID,
+// oldest first, none keyed after last, and returns how many it hid.
+func (t *txn) hideTrashBatch(spaceID, last string, limit int) (int, error) {
+	prefix, end := trashItemKey(spaceID, ""), trashItemKey(spaceID, last)
+	var items []trashRec
+	c := t.trash().Cursor()
+	for k, v := c.Seek(prefix); k != nil && len(items) < limit && bytes.HasPrefix(k, prefix) && bytes.Compare(k, end) <= 0; k, v = c.Next() {
+		item, err := decodeTrash(string(k[len(prefix):]), v)
+		if err != nil {
+			return 0, err
+		}
+		items = append(items, item)
+	}
+	// Hidden once the cursor is done with the bucket they leave.
+	for _, item := range items {
+		if _, err := t.hideTrashItem(spaceID, item); err != nil {
+			return 0, fmt.Errorf("hide trash item %s: %w", item.Key, err)
+		}
+	}
+	return len(items), nil
+}
+
+// hideTrashUpTo hides the items of the trash of space spaceID keyed up
+// to last, emptyHidePerTxn a transaction.
+func (s *Store) hideTrashUpTo(ctx context.Context, spaceID, last string) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var hid int
+		err := s.update(func(t *txn) (err error) {
+			hid, err = t.hideTrashBatch(spaceID, last, emptyHidePerTxn)
+			return err
+		})
+		if err != nil || hid < emptyHidePerTxn {
+			return err
+		}
+	}
+}
+
+// purgeHiddenUpTo purges, each in parts, the items of space spaceID
+// hidden for a purge and keyed up to last: those an emptying hid, and
+// any a stop left hidden before. One another purge finishes meanwhile
+// is skipped.
+func (s *Store) purgeHiddenUpTo(ctx context.Context, spaceID, last string) error {
+	from, to := trashItemKey(spaceID, ""), trashItemKey(spaceID, last)
+	for {
+		var hidden []trashPurge
+		err := s.view(func(t *txn) (err error) {
+			hidden, err = t.hiddenItemsIn(from, to, expireBatch)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("hidden trash items: %w", err)
+		}
+		if len(hidden) == 0 {
+			return nil
+		}
+		for _, p := range hidden {
+			err := s.purgeInParts(ctx, p, purgeNodesPerTxn)
+			if err != nil && !errors.Is(err, storage.ErrNotFound) {
+				return fmt.Errorf("purge trash item %s: %w", p.key, err)
+			}
+		}
+		// Past the last one read, whatever became of it.
+		from = append(trashItemKey(spaceID, hidden[len(hidden)-1].key), 0)
+	}
 }
 
 // finishHidden purges, each in parts, up to limit trash items left hidden

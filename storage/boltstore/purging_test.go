@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -173,6 +174,165 @@ func TestEvictionStoppedBeforeThePartsFinishesAtTheSweep(t *testing.T) {
 	f.wantEvicted(t, dir, "after the expiry")
 	if u, err := f.s.Usage(ctx, f.space.ID); err != nil || u.Trash != 0 || u.Nodes != 1 {
 		t.Errorf("after the expiry: Usage = %+v, %v; want the upload alone", u, err)
+	}
+	wantCheckClean(t, f.s, "after the expiry")
+}
+
+// stopAfterOnePart runs purge, a purge in parts of a trash item, the
+// folder of files files, with a context it cancels as the transaction
+// after purge's first write commit starts: that transaction commits,
+// and purge stops before the next. It fails unless purge stopped so, a
+// part of the folder destroyed and not all of it.
+func (f *fixture) stopAfterOnePart(t *testing.T, m *txnMeter, files int, purge func(context.Context) error) {
+	t.Helper()
+	stopped, stop := context.WithCancel(ctx)
+	defer stop()
+	first := f.s.WriteCommits() + 1
+	m.start(f.s, func() {
+		if f.s.WriteCommits() >= first {
+			stop()
+		}
+	})
+	err := purge(stopped)
+	m.stop()
+	if err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatalf("the purge stopped after one part: %v", err)
+	}
+	var nodes int
+	err = f.s.view(func(t *txn) error {
+		nodes = t.nodes().Stats().KeyN
+		return nil
+	})
+	if err != nil || nodes >= files+2 || nodes <= 2 { // the root, the folder, its files
+		t.Fatalf("the stopped purge left %d nodes of %d, %v; want a part gone", nodes, files+2, err)
+	}
+}
+
+// purgedFolderFiles is the size of the trash item the tests of a purge
+// stopped after one part purge: more than the first two parts of a purge
+// destroy, whatever the pace.
+const purgedFolderFiles = purgeNodesPerTxn + 4*purgeFirstPart
+
+// A restore that comes between two parts of a purge of a trash item, or
+// of an emptying of the trash, finds nothing: the purge's first
+// transaction hid the item, whole. Meanwhile the trash lists nothing,
+// its room is free and the store checks clean; the next expiry pass
+// finishes the purge, and nothing of the item is left.
+func TestRestoreBetweenTwoPartsOfAPurgeFindsNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// also is how many other items the trash holds, deleted after
+		// the folder, that purge takes too.
+		also  int
+		purge func(ctx context.Context, f *fixture, key string) error
+	}{{
+		name: "PurgeTrash",
+		purge: func(ctx context.Context, f *fixture, key string) error {
+			return f.s.PurgeTrash(ctx, f.space.ID, key)
+		},
+	}, {
+		name: "EmptyTrash",
+		also: 2,
+		purge: func(ctx context.Context, f *fixture, _ string) error {
+			return f.s.EmptyTrash(ctx, f.space.ID)
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, m := newMeteredFixture(t)
+			dir := f.bigTrashItem(t, purgedFolderFiles)
+			item := f.onlyTrashItem(t)
+			keys := []string{item.Key}
+			for i := range tc.also {
+				f.clk.Advance(time.Second) // purged after the folder
+				n := f.put(t, f.root(), fmt.Sprint("also", i), "content")
+				if err := f.s.Remove(ctx, f.space.ID, n.ID, storage.Conditions{}); err != nil {
+					t.Fatal(err)
+				}
+				keys = append(keys, storage.TrashKey(f.clk.Now(), n.ID))
+			}
+			f.stopAfterOnePart(t, m, purgedFolderFiles+tc.also, func(stopped context.Context) error {
+				return tc.purge(stopped, f, item.Key)
+			})
+			for _, key := range keys {
+				back, _, err := f.s.RestoreTrash(ctx, f.space.ID, key, storage.Transfer{NewParentID: f.root(), NewName: "back"})
+				if !errors.Is(err, storage.ErrNotFound) {
+					t.Fatalf("restore of %s between two parts = %+v, %v; want ErrNotFound", key, back, err)
+				}
+			}
+			if items, err := storage.AllTrashItems(ctx, f.s, f.space.ID); err != nil || len(items) != 0 {
+				t.Errorf("between two parts: trash = %d items, %v; want none", len(items), err)
+			}
+			if u, err := f.s.Usage(ctx, f.space.ID); err != nil || u.Trash != 0 {
+				t.Errorf("between two parts: Usage = %+v, %v; want no trash", u, err)
+			}
+			wantCheckClean(t, f.s, "between two parts")
+			if n, err := f.s.ExpireUndo(ctx); err != nil || n != len(keys) {
+				t.Errorf("ExpireUndo = %d, %v; want the %d hidden items", n, err, len(keys))
+			}
+			f.wantExpired(t, dir, "after the expiry finished the purge")
+			wantCheckClean(t, f.s, "after the expiry finished the purge")
+		})
+	}
+}
+
+// Emptying a trash of many items takes every one of them out of the
+// trash, a bounded batch a transaction, before it destroys any: stopped
+// once its first part has committed, it leaves no item in the trash, the
+// trash's room free and a store that checks clean, and the next expiry
+// passes purge what it hid.
+func TestEmptyTrashHidesEveryItemBeforeItPurges(t *testing.T) {
+	const items = 3*emptyHidePerTxn + 1
+	f, m := newMeteredFixture(t)
+	for i := range items {
+		n := f.put(t, f.root(), fmt.Sprint("f", i), "content")
+		if err := f.s.Remove(ctx, f.space.ID, n.ID, storage.Conditions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The transaction after the hiding ones, the first part of a purge,
+	// commits; the emptying stops before the next.
+	stopped, stop := context.WithCancel(ctx)
+	defer stop()
+	hidden := f.s.WriteCommits() + items/emptyHidePerTxn + 1
+	m.start(f.s, func() {
+		if f.s.WriteCommits() >= hidden {
+			stop()
+		}
+	})
+	err := f.s.EmptyTrash(stopped, f.space.ID)
+	most := m.stop()
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("EmptyTrash stopped after a part = %v; want it stopped", err)
+	}
+	t.Logf("emptying a trash of %d items, the biggest transaction wrote %d records", items, most)
+	if most > 6*emptyHidePerTxn {
+		t.Errorf("a transaction of the emptying wrote %d records; want a batch of items hidden, %d at most", most, 6*emptyHidePerTxn)
+	}
+	if got, err := storage.AllTrashItems(ctx, f.s, f.space.ID); err != nil || len(got) != 0 {
+		t.Errorf("stopped: trash = %d items, %v; want none", len(got), err)
+	}
+	if u, err := f.s.Usage(ctx, f.space.ID); err != nil || u.Trash != 0 {
+		t.Errorf("stopped: Usage = %+v, %v; want no trash", u, err)
+	}
+	wantCheckClean(t, f.s, "with the items hidden")
+	finished := 0
+	for pass := 0; pass < 4; pass++ { // expireBatch a pass
+		n, err := f.s.ExpireUndo(ctx)
+		if err != nil {
+			t.Fatalf("ExpireUndo: %v", err)
+		}
+		finished += n
+	}
+	if finished != items-1 {
+		t.Errorf("the expiry passes purged %d items; want the %d still hidden", finished, items-1)
+	}
+	var nodes, left int
+	err = f.s.view(func(t *txn) error {
+		nodes, left = t.nodes().Stats().KeyN, t.purging().Stats().KeyN
+		return nil
+	})
+	if err != nil || nodes != 1 || left != 0 {
+		t.Errorf("after the expiry: %d nodes, %d hidden items, %v; want the root alone", nodes, left, err)
 	}
 	wantCheckClean(t, f.s, "after the expiry")
 }

@@ -215,29 +215,10 @@ func TestRestoreRacingTheExpiryIsDecidedWhole(t *testing.T) {
 	}{{
 		name: "between two parts",
 		race: func(t *testing.T, f *fixture, m *txnMeter, restore func() error) error {
-			// The expiry stops after its first write's commit and the
-			// next transaction; the restore comes then.
-			stopped, stop := context.WithCancel(ctx)
-			defer stop()
-			first := f.s.WriteCommits() + 1
-			m.start(f.s, func() {
-				if f.s.WriteCommits() >= first {
-					stop()
-				}
+			f.stopAfterOnePart(t, m, expiredFolderFiles, func(stopped context.Context) error {
+				_, err := f.s.ExpireUndo(stopped)
+				return err
 			})
-			_, err := f.s.ExpireUndo(stopped)
-			m.stop()
-			if err != nil && !errors.Is(err, context.Canceled) {
-				t.Fatalf("ExpireUndo = %v", err)
-			}
-			var nodes int
-			err = f.s.view(func(t *txn) error {
-				nodes = t.nodes().Stats().KeyN
-				return nil
-			})
-			if err != nil || nodes >= expiredFolderFiles+2 { // the root, the folder, its files
-				t.Fatalf("the stopped expiry left %d nodes, %v; want a part gone", nodes, err)
-			}
 			return restore()
 		},
 	}, {

@@ -644,7 +644,10 @@ func checkRestoreTarget(tr storage.Transfer, exists bool) error {
 	return nil
 }
 
-// PurgeTrash destroys trash item key with its versions.
+// PurgeTrash destroys trash item key with its versions: one transaction
+// hides it (hideTrashItem), which decides it against a restore racing
+// it, and the parts destroy it after (purgeInParts). An item a stop
+// leaves hidden is the next expiry pass's (finishHidden).
 func (s *Store) PurgeTrash(ctx context.Context, spaceID, key string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -652,41 +655,66 @@ func (s *Store) PurgeTrash(ctx context.Context, spaceID, key string) error {
 	if err := storage.ValidTrashKey(key); err != nil {
 		return err
 	}
-	if err := s.purgeInParts(ctx, trashPurge{spaceID: spaceID, key: key}, purgeNodesPerTxn); err != nil {
+	if err := s.purgeTrashItem(ctx, spaceID, key); err != nil {
 		return fmt.Errorf("purge %s: %w", key, err)
 	}
 	return nil
 }
 
-// EmptyTrash purges every item in the trash of a space, each in
-// transactions of its own, so that a large trash does not hold up writers
-// for long.
-func (s *Store) EmptyTrash(ctx context.Context, spaceID string) error {
-	var keys []string
-	err := s.view(func(t *txn) error {
-		if _, err := t.space(spaceID); err != nil {
+// purgeTrashItem hides trash item key of space spaceID, then purges it in
+// parts.
+func (s *Store) purgeTrashItem(ctx context.Context, spaceID, key string) error {
+	var p trashPurge
+	err := s.update(func(t *txn) error {
+		item, err := t.trashItem(spaceID, key)
+		if err != nil {
 			return err
 		}
-		items, err := t.trashItems(spaceID)
-		for _, item := range items {
-			keys = append(keys, item.Key)
-		}
+		p, err = t.hideTrashItem(spaceID, item)
 		return err
 	})
 	if err != nil {
+		return err
+	}
+	err = s.purgeInParts(ctx, p, purgeNodesPerTxn)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil // an expiry pass finished it (finishHidden)
+	}
+	return err
+}
+
+// EmptyTrash purges every item in the trash of a space as it starts: it
+// hides them all first, a batch a transaction (hideTrashUpTo), so that a
+// restore racing the emptying brings an item back whole or finds
+// nothing, and the trash is empty to every reader after a few short
+// transactions; then it purges the hidden items in parts, each in
+// transactions of its own, so that a large trash does not hold up
+// writers for long. Items a stop leaves hidden are the next expiry
+// pass's (finishHidden).
+func (s *Store) EmptyTrash(ctx context.Context, spaceID string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := s.emptyTrash(ctx, spaceID); err != nil {
 		return fmt.Errorf("empty trash of space %s: %w", spaceID, err)
 	}
-	for _, key := range keys {
-		if err := ctx.Err(); err != nil {
+	return nil
+}
+
+func (s *Store) emptyTrash(ctx context.Context, spaceID string) error {
+	var last string
+	err := s.view(func(t *txn) (err error) {
+		if _, err := t.space(spaceID); err != nil {
 			return err
 		}
-		err := s.purgeInParts(ctx, trashPurge{spaceID: spaceID, key: key}, purgeNodesPerTxn)
-		if errors.Is(err, storage.ErrNotFound) {
-			continue // restored or purged meanwhile
-		}
-		if err != nil {
-			return fmt.Errorf("empty trash of space %s: %w", spaceID, err)
-		}
+		last, err = t.lastTrashKey(spaceID)
+		return err
+	})
+	if err != nil || last == "" {
+		return err
 	}
-	return nil
+	if err := s.hideTrashUpTo(ctx, spaceID, last); err != nil {
+		return err
+	}
+	return s.purgeHiddenUpTo(ctx, spaceID, last)
 }

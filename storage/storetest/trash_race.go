@@ -13,6 +13,7 @@ import (
 // racing, are decided by one of them, whole.
 var trashRaceTests = []conformanceTest{
 	{"RestoreRacesPurge", testRestoreRacesPurge},
+	{"RestoreRacesPurgeOfABigTree", testRestoreRacesPurgeOfABigTree},
 }
 
 // Rounds of the restore-against-purge race, and the tree each one deletes.
@@ -104,6 +105,78 @@ func testRestoreRacesPurge(t *testing.T, f *fixture) {
 	}
 	f.wantUsage(t, storage.Usage{})
 	f.wantChecked(t)
+}
+
+// Rounds of the restore-against-purge race of a tree bigger than a part
+// of either store's purge (the embedded store's first part destroys 128
+// nodes), and the files of the tree: fewer rounds, as the tree takes
+// longer to make.
+const (
+	bigRaceRounds = 3
+	bigRacedFiles = 300
+)
+
+// A folder item bigger than a part of a purge is restored and purged at
+// once: exactly one of the two succeeds and the other finds no item, even
+// when the restore would come between two parts of the purge; restored,
+// every file is back; purged, none is, the trash is empty, the usage
+// exact and a check finds nothing.
+func testRestoreRacesPurgeOfABigTree(t *testing.T, f *fixture) {
+	for round := range bigRaceRounds {
+		tree := f.constantTree(t, fmt.Sprint("big", round), bigRacedFiles)
+		top := tree.top
+		f.remove(t, top.ID)
+		item := f.trashed(t, top.ID)
+		restoredTo := fmt.Sprint("back", round)
+		restoreErr, purgeErr := f.raceRestorePurge(item.Key, storage.Transfer{NodeID: top.ID, NewParentID: f.root(), NewName: restoredTo})
+		restored, purged := restoreErr == nil, purgeErr == nil
+		if restored == purged || !restored && !errors.Is(restoreErr, storage.ErrNotFound) || !purged && !errors.Is(purgeErr, storage.ErrNotFound) {
+			t.Fatalf("round %d: restore %v, purge %v; want one to succeed and the other to find nothing", round, restoreErr, purgeErr)
+		}
+		f.wantTrashed(t)
+		if purged {
+			f.wantGone(t, top)
+			if _, err := f.s.Node(f.ctx, f.space.ID, tree.needle.ID); !errors.Is(err, storage.ErrNotFound) {
+				t.Fatalf("round %d: a file of the purged item: %v", round, err)
+			}
+			f.wantUsage(t, storage.Usage{})
+		} else {
+			if got, err := f.s.Child(f.ctx, f.space.ID, f.root(), restoredTo); err != nil || got.ID != top.ID || got.Size != top.Size {
+				t.Fatalf("round %d: the restored folder = %+v, %v; want %+v", round, got, err, top)
+			}
+			if files := f.filesBelow(t, top.ID); files != bigRacedFiles {
+				t.Fatalf("round %d: the restored folder holds %d files, want %d", round, files, bigRacedFiles)
+			}
+			f.wantUsage(t, storage.Usage{Files: top.Size})
+		}
+		f.wantChecked(t)
+		if restored {
+			f.remove(t, top.ID)
+			if err := f.s.EmptyTrash(f.ctx, f.space.ID); err != nil {
+				t.Fatalf("EmptyTrash: %v", err)
+			}
+		}
+	}
+	f.wantUsage(t, storage.Usage{})
+	f.wantChecked(t)
+}
+
+// filesBelow returns how many files live folder id holds, at any depth.
+func (f *fixture) filesBelow(t *testing.T, id string) int {
+	t.Helper()
+	children, err := f.s.ReadDir(f.ctx, f.space.ID, id, "", bigRacedFiles+1) // no folder holds more
+	if err != nil {
+		t.Fatalf("ReadDir %s: %v", id, err)
+	}
+	files := 0
+	for _, c := range children {
+		if c.IsFolder() {
+			files += f.filesBelow(t, c.ID)
+		} else {
+			files++
+		}
+	}
+	return files
 }
 
 // raceRestorePurge starts RestoreTrash and PurgeTrash of item key at
