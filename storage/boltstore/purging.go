@@ -23,6 +23,10 @@ import (
 // is the next expiry pass's (finishHidden). Until its last part, its
 // nodes, properties and versions count in the space's node, property
 // and version counters, which only ever overstates what the space holds.
+// The retention's expiry hides an expired item the same way before it
+// purges it in parts (expireTrashItem), so that a restore racing it is
+// decided in the one transaction that hides it: the restore brings the
+// item back whole or finds nothing.
 var bucketPurging = []byte("trash_purging") // space id \0 trash key → encoded trash item, hidden until purged
 
 func (t *txn) purging() countedBucket { return t.bucket(&t.open.purging, bucketPurging) }
@@ -45,20 +49,24 @@ func (t *txn) isHidden(spaceID, key string) bool {
 }
 
 // hideTrashItem takes item out of the trash of space spaceID, its room
-// free at once, and leaves it to be purged in parts once t commits.
-func (t *txn) hideTrashItem(spaceID string, item trashRec) error {
+// free at once, and returns the purge that destroys it in parts once t
+// commits (purgeInParts). From the commit on, a restore, a purge or an
+// eviction of the item finds nothing: whoever hid it purges it, whole.
+func (t *txn) hideTrashItem(spaceID string, item trashRec) (trashPurge, error) {
 	top, err := t.itemNode(item)
 	if err != nil {
-		return err
+		return trashPurge{}, err
 	}
 	if err := t.deleteTrashItem(spaceID, item); err != nil {
-		return err
+		return trashPurge{}, err
 	}
 	if err := t.purging().Put(trashItemKey(spaceID, item.Key), encodeTrash(&item)); err != nil {
-		return err
+		return trashPurge{}, err
 	}
-	t.purges = append(t.purges, trashPurge{spaceID: spaceID, key: item.Key, hidden: true})
-	return t.addUndo(spaceID, -top.Size, 0)
+	if err := t.addUndo(spaceID, -top.Size, 0); err != nil {
+		return trashPurge{}, err
+	}
+	return trashPurge{spaceID: spaceID, key: item.Key, hidden: true}, nil
 }
 
 // itemToPurge returns the trash item p names: a hidden one, or one of the

@@ -49,8 +49,8 @@ type undoRef struct {
 // a stop or a failure left (finishHidden), and removes up to expireBatch
 // trash items and versions the retention no longer keeps, among the
 // versions of the files it reads next (versionScanBudget): it finds them
-// in a snapshot, then removes each trash item in a transaction of its own
-// and the versions, file by file, in one.
+// in a snapshot, then removes each trash item in parts (expireTrashItem)
+// and the versions, file by file, in one transaction.
 func (s *Store) ExpireUndo(ctx context.Context) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -89,17 +89,10 @@ func (s *Store) expireUndo(ctx context.Context) (int, error) {
 		if err := ctx.Err(); err != nil {
 			return removed, err
 		}
-		err := s.update(func(t *txn) error {
-			item, err := t.trashItem(ref.spaceID, ref.kept.TrashKey)
-			if errors.Is(err, storage.ErrNotFound) || err == nil && !t.retentionOf(ref.spaceID).TrashExpired(item.Deleted, t.now) {
-				return nil // restored or purged meanwhile, or kept longer now
-			}
-			if err != nil {
-				return err
-			}
+		expired, err := s.expireTrashItem(ctx, ref)
+		if expired {
 			removed++
-			return t.purgeTrashItem(ref.spaceID, item)
-		})
+		}
 		if err != nil {
 			return removed, fmt.Errorf("expire trash item %s: %w", ref.kept.TrashKey, err)
 		}
@@ -123,6 +116,40 @@ func (s *Store) expireUndo(ctx context.Context) (int, error) {
 		return removed, fmt.Errorf("expire versions: %w", err)
 	}
 	return removed + pruned, nil
+}
+
+// expireTrashItem removes trash item ref if the retention still does not
+// keep it, in parts, and reports whether it did. The transaction that
+// decides it hides the item (hideTrashItem), a few writes whatever it
+// holds, and the parts destroy it after: a restore of the item is
+// decided against the expiry in that one transaction, and brings the
+// item back whole or finds nothing, never a part left between two parts.
+// An item a stop leaves hidden is the next pass's (finishHidden).
+func (s *Store) expireTrashItem(ctx context.Context, ref undoRef) (bool, error) {
+	var (
+		p       trashPurge
+		expired bool
+	)
+	err := s.update(func(t *txn) error {
+		item, err := t.trashItem(ref.spaceID, ref.kept.TrashKey)
+		if errors.Is(err, storage.ErrNotFound) || err == nil && !t.retentionOf(ref.spaceID).TrashExpired(item.Deleted, t.now) {
+			return nil // restored or purged meanwhile, or kept longer now
+		}
+		if err != nil {
+			return err
+		}
+		p, err = t.hideTrashItem(ref.spaceID, item)
+		expired = err == nil
+		return err
+	})
+	if err != nil || !expired {
+		return false, err
+	}
+	err = s.purgeInParts(ctx, p, purgeNodesPerTxn)
+	if errors.Is(err, storage.ErrNotFound) {
+		err = nil // another pass finished it (finishHidden)
+	}
+	return true, err
 }
 
 // expiredTrash returns up to limit trash items of the whole store that
@@ -233,7 +260,12 @@ func (t *txn) evict(spaceID string, k storage.Kept) error {
 	if err != nil {
 		return err
 	}
-	return t.hideTrashItem(spaceID, item)
+	p, err := t.hideTrashItem(spaceID, item)
+	if err != nil {
+		return err
+	}
+	t.purges = append(t.purges, p)
+	return nil
 }
 
 // evictFor removes the oldest things space spaceID keeps for undo until

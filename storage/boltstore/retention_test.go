@@ -1,8 +1,13 @@
 package boltstore
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -84,5 +89,202 @@ func TestExpiryReadsVersionsInParts(t *testing.T) {
 		if vs, err := f.s.FileVersions(ctx, f.space.ID, n.ID); err != nil || len(vs) > 0 {
 			t.Fatalf("versions of %s: %v, %v", n.Name, vs, err)
 		}
+	}
+}
+
+// expiredFolderFiles is the size of the trash item the expiry tests
+// expire: more than a part of a purge.
+const expiredFolderFiles = 3 * purgeNodesPerTxn
+
+// partRecords bounds the records one transaction of a purge writes: a
+// part destroys purgeNodesPerTxn nodes at most, each a few records (its
+// record, its entry by id, its content reference), and the counters.
+const partRecords = 4 * purgeNodesPerTxn
+
+// txnMeter is a store's clock that also measures the records each write
+// transaction writes: a write transaction reads the clock as it starts
+// (writeTxn), once the one before it has committed and counted its own.
+type txnMeter struct {
+	clk   *clock
+	store atomic.Pointer[Store]
+	mu    sync.Mutex
+	last  int64  // the records written when the clock was last read
+	most  int64  // the most records written between two reads
+	then  func() // called at each read, if set
+}
+
+func (m *txnMeter) now() time.Time {
+	if s := m.store.Load(); s != nil {
+		m.mu.Lock()
+		w := s.RecordsWritten()
+		m.most = max(m.most, w-m.last)
+		m.last = w
+		then := m.then
+		m.mu.Unlock()
+		if then != nil {
+			then()
+		}
+	}
+	return m.clk.Now()
+}
+
+// start measures the transactions of s from now on and calls then (nil:
+// nothing) at the start of each.
+func (m *txnMeter) start(s *Store, then func()) {
+	m.mu.Lock()
+	m.last, m.most, m.then = s.RecordsWritten(), 0, then
+	m.mu.Unlock()
+	m.store.Store(s)
+}
+
+// stop ends the measure and returns the most records a transaction wrote.
+func (m *txnMeter) stop() int64 {
+	m.now() // counts the last transaction
+	m.store.Store(nil)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.most
+}
+
+// newMeteredFixture is newFixture with a store whose clock measures its
+// transactions, trash items kept an hour.
+func newMeteredFixture(t *testing.T) (*fixture, *txnMeter) {
+	t.Helper()
+	m := &txnMeter{clk: newClock()}
+	f := &fixture{clk: m.clk, dir: t.TempDir()}
+	s, err := Open(f.dir, Options{InlineLimit: -1, Now: m.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	f.s = s
+	if f.space, err = s.PersonalSpace(ctx, storage.User{ID: "einstein"}); err != nil {
+		t.Fatal(err)
+	}
+	s.SetRetention(storage.RetentionPolicy{Default: storage.Retention{Trash: time.Hour, VersionsFor: time.Hour, VersionsMax: 10}})
+	return f, m
+}
+
+// wantExpired fails unless the trash item of folder dir is gone for good
+// and the space holds nothing.
+func (f *fixture) wantExpired(t *testing.T, dir storage.Node, when string) {
+	t.Helper()
+	f.put(t, f.root(), "new", strings.Repeat("x", 1000)) // wantEvicted's upload
+	f.wantEvicted(t, dir, when)
+	if u, err := f.s.Usage(ctx, f.space.ID); err != nil || u.Trash != 0 || u.Files != 1000 || u.Nodes != 1 {
+		t.Errorf("%s: Usage = %+v, %v; want the upload alone", when, u, err)
+	}
+}
+
+// An expired trash item of many files goes in parts: the expiry commits
+// several transactions, none writing more than a part, and leaves the
+// item gone, the space's usage back to nothing and a store that checks
+// clean.
+func TestExpiryPurgesATrashItemInParts(t *testing.T) {
+	f, m := newMeteredFixture(t)
+	dir := f.bigTrashItem(t, expiredFolderFiles)
+	f.clk.Advance(2 * time.Hour)
+	before := f.s.WriteCommits()
+	m.start(f.s, nil)
+	n, err := f.s.ExpireUndo(ctx)
+	most := m.stop()
+	if err != nil || n != 1 {
+		t.Fatalf("ExpireUndo = %d, %v; want the expired item", n, err)
+	}
+	commits := f.s.WriteCommits() - before
+	t.Logf("the expiry of %d files committed %d transactions, the biggest writing %d records",
+		expiredFolderFiles, commits, most)
+	if commits < 3 {
+		t.Errorf("the expiry of %d files committed %d transactions; want parts", expiredFolderFiles, commits)
+	}
+	if most > partRecords {
+		t.Errorf("a transaction of the expiry wrote %d records; want %d at most", most, partRecords)
+	}
+	f.wantExpired(t, dir, "after the expiry")
+	wantCheckClean(t, f.s, "after the expiry")
+}
+
+// A restore of an expired trash item and the expiry of it are decided by
+// one of them, whole: the restore either brings back every file or finds
+// nothing, and the item is then gone for good. The restore comes between
+// two transactions of the expiry's purge, or races the expiry.
+func TestRestoreRacingTheExpiryIsDecidedWhole(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		race func(t *testing.T, f *fixture, m *txnMeter, restore func() error) error
+	}{{
+		name: "between two parts",
+		race: func(t *testing.T, f *fixture, m *txnMeter, restore func() error) error {
+			// The expiry stops after its first write's commit and the
+			// next transaction; the restore comes then.
+			stopped, stop := context.WithCancel(ctx)
+			defer stop()
+			first := f.s.WriteCommits() + 1
+			m.start(f.s, func() {
+				if f.s.WriteCommits() >= first {
+					stop()
+				}
+			})
+			_, err := f.s.ExpireUndo(stopped)
+			m.stop()
+			if err != nil && !errors.Is(err, context.Canceled) {
+				t.Fatalf("ExpireUndo = %v", err)
+			}
+			var nodes int
+			err = f.s.view(func(t *txn) error {
+				nodes = t.nodes().Stats().KeyN
+				return nil
+			})
+			if err != nil || nodes >= expiredFolderFiles+2 { // the root, the folder, its files
+				t.Fatalf("the stopped expiry left %d nodes, %v; want a part gone", nodes, err)
+			}
+			return restore()
+		},
+	}, {
+		name: "concurrently",
+		race: func(t *testing.T, f *fixture, m *txnMeter, restore func() error) error {
+			expired := make(chan error, 1)
+			go func() {
+				_, err := f.s.ExpireUndo(ctx)
+				expired <- err
+			}()
+			err := restore()
+			if err := <-expired; err != nil {
+				t.Fatalf("ExpireUndo = %v", err)
+			}
+			return err
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, m := newMeteredFixture(t)
+			dir := f.bigTrashItem(t, expiredFolderFiles)
+			item := f.onlyTrashItem(t)
+			f.clk.Advance(2 * time.Hour)
+			var back storage.Node
+			err := tc.race(t, f, m, func() (err error) {
+				back, _, err = f.s.RestoreTrash(ctx, f.space.ID, item.Key, storage.Transfer{NewParentID: f.root(), NewName: "back"})
+				return err
+			})
+			if _, err := f.s.ExpireUndo(ctx); err != nil { // finishes what the race left
+				t.Fatal(err)
+			}
+			switch {
+			case errors.Is(err, storage.ErrNotFound):
+				f.wantExpired(t, dir, "after the expiry won")
+			case err != nil:
+				t.Fatalf("restore: %v", err)
+			default:
+				files, err := f.s.ReadDir(ctx, f.space.ID, back.ID, "", 0)
+				if err != nil || len(files) != expiredFolderFiles || back.Size != dir.Size {
+					t.Errorf("restored: %d files of %d bytes, %v; want %d files of %d bytes",
+						len(files), back.Size, err, expiredFolderFiles, dir.Size)
+				}
+				if u, err := f.s.Usage(ctx, f.space.ID); err != nil || u.Trash != 0 || u.Files != dir.Size {
+					t.Errorf("restored: Usage = %+v, %v; want the folder's %d bytes", u, err, dir.Size)
+				}
+			}
+			t.Logf("the restore: %v", err)
+			wantCheckClean(t, f.s, "after the race")
+		})
 	}
 }

@@ -137,7 +137,8 @@ func (t *txn) discard(spaceID string, n rec) error {
 }
 
 // trashPurge is a trash item a committed transaction left to purge;
-// hidden, one an eviction took out of the trash (purging.go).
+// hidden, one an eviction or the expiry took out of the trash
+// (purging.go).
 type trashPurge struct {
 	spaceID, key string
 	hidden       bool
@@ -293,13 +294,6 @@ func (t *txn) purgeTrashItemPart(spaceID string, item trashRec, limit int) (bool
 		return gone, nil
 	}
 	return gone, t.addUndo(spaceID, -freed, 0)
-}
-
-// purgeTrashItem destroys item of the trash of space spaceID with
-// everything in it, versions included, in one go.
-func (t *txn) purgeTrashItem(spaceID string, item trashRec) error {
-	_, err := t.purgeTrashItemPart(spaceID, item, 0)
-	return err
 }
 
 // purgeDirtyPerTxn is how many of bbolt's nodes a transaction of a purge
