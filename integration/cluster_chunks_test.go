@@ -125,12 +125,18 @@ func killDuringAssembly(t *testing.T, up chunkedClient) {
 	}
 }
 
-// waitAssembling waits until a node has claimed the cluster's chunked
-// upload for its assembly, or until the assembling request answers on
-// answered first: claimed says which, answer is the answer in the second
-// case.
+// waitAssembling waits until a node assembles the cluster's chunked
+// upload (it has claimed the upload and started writing the file's
+// object) and then a little longer, so that the object's multipart upload
+// is under way; or until the assembling request answers on answered
+// first. claimed says which, answer is the answer in the second case.
 func waitAssembling(t *testing.T, c *cluster, answered <-chan string) (claimed bool, answer string) {
 	t.Helper()
+	const (
+		assembling = `SELECT (EXISTS (SELECT 1 FROM chunked_uploads WHERE claimed)
+			AND EXISTS (SELECT 1 FROM object_sweep WHERE written))::text`
+		intoTheCopy = 300 * time.Millisecond
+	)
 	db := connectClusterDB(t, c)
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		select {
@@ -138,11 +144,16 @@ func waitAssembling(t *testing.T, c *cluster, answered <-chan string) (claimed b
 			return false, answer
 		default:
 		}
-		if sqlString(t, db, `SELECT (count(*) > 0)::text FROM chunked_uploads WHERE claimed`) == "true" {
-			return true, ""
+		if sqlString(t, db, assembling) == "true" {
+			select {
+			case answer := <-answered:
+				return false, answer
+			case <-time.After(intoTheCopy):
+				return true, ""
+			}
 		}
 	}
-	t.Fatal("the upload was neither claimed nor answered within a minute")
+	t.Fatal("the upload was neither assembled nor answered within a minute")
 	return false, ""
 }
 
