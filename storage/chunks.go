@@ -104,8 +104,13 @@ type ChunkedUploads interface {
 	// a file is assembled once. The upload keeps its reservation. The
 	// commit of the assembled file ends it (Commit.Assembles); the caller
 	// removes it when the assembly failed, and may call RemoveChunkedUpload
-	// either way (ErrNotFound once the commit ended it). ErrNotFound when
-	// unknown or expired.
+	// either way (ErrNotFound once the commit ended it). A claim lasts no
+	// longer than the process that made it: one whose process died
+	// mid-assembly (a crash, a cluster node killed) lapses, at the latest
+	// soon after (the embedded store clears it when it opens, the
+	// distributed store's lease runs out), and the upload reads as
+	// unclaimed again, so that the client's retry assembles it.
+	// ErrNotFound when unknown or expired.
 	ClaimChunkedUpload(ctx context.Context, id string) ([]Chunk, error)
 	// OpenChunk reads part name of upload id. ErrNotFound when the upload
 	// or the part is unknown, or the upload has expired.

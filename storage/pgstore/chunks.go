@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
 
 	"github.com/davspaces/davspaces/storage"
 	"github.com/davspaces/davspaces/storage/s3content"
@@ -23,8 +24,13 @@ import (
 // lock: a claim on one node and a PutChunk on another are decided one
 // after the other.
 
-// chunkedUploadColumns are the columns chunkedUploadRow reads.
+// chunkedUploadColumns are the columns a new upload is written with.
 const chunkedUploadColumns = `id, incarnation, user_id, claimed, parts, created, expires_ns, space_id, length, stored, replaces`
+
+// chunkedUploadSelect are the columns chunkedUploadRow reads: those of
+// chunkedUploadColumns and whether the upload's claim has lapsed, by the
+// database's clock, which all nodes share.
+const chunkedUploadSelect = chunkedUploadColumns + `, coalesce(claim_until < clock_timestamp(), false) AS claim_lapsed`
 
 // chunkedUploadRow is a row of chunked_uploads.
 type chunkedUploadRow struct {
@@ -42,6 +48,9 @@ type chunkedUploadRow struct {
 	Stored  int64  `db:"stored"`
 	// Replaces is the size of the file the upload replaces.
 	Replaces int64 `db:"replaces"`
+	// ClaimLapsed is set when Claimed is a claim its node stopped
+	// renewing (claimLease): liveChunkedUpload reads it as no claim.
+	ClaimLapsed bool `db:"claim_lapsed"`
 }
 
 // reservation is what r holds against its space's quota, claimed or not:
@@ -200,9 +209,15 @@ func (s *Store) liveChunkedUpload(ctx context.Context, tx pgx.Tx, id, lock strin
 	if id == "" || len(id) > storage.MaxChunkedUploadIDBytes {
 		return chunkedUploadRow{}, storage.ChunkedUploadNotFound(id)
 	}
-	return oneRow(ctx, tx, pgx.RowToStructByName[chunkedUploadRow], storage.ChunkedUploadNotFound(id),
-		`SELECT `+chunkedUploadColumns+` FROM chunked_uploads
+	u, err := oneRow(ctx, tx, pgx.RowToStructByName[chunkedUploadRow], storage.ChunkedUploadNotFound(id),
+		`SELECT `+chunkedUploadSelect+` FROM chunked_uploads
 		WHERE id = $1 AND (expires_ns IS NULL OR expires_ns > $2) `+lock, []byte(id), s.now().UnixNano())
+	if u.ClaimLapsed {
+		// The node that claimed it died mid-assembly: the upload is as it
+		// was before the claim, for the client's retry.
+		u.Claimed = false
+	}
+	return u, err
 }
 
 // roomForChunk says why part name may not be put into upload u now, or
@@ -359,23 +374,92 @@ func listChunks(ctx context.Context, tx pgx.Tx, id []byte) ([]storage.Chunk, err
 }
 
 // ClaimChunkedUpload marks the live upload id claimed under its row lock:
-// of two claims, on any nodes, the second finds the mark.
+// of two claims, on any nodes, the second finds the mark. The claim is a
+// lease this node renews until the upload ends (holdClaim): the claim of
+// a node that died mid-assembly lapses, and a claim after that takes the
+// upload over, so that the client's retry on another node assembles it.
 func (s *Store) ClaimChunkedUpload(ctx context.Context, id string) ([]storage.Chunk, error) {
-	var chunks []storage.Chunk
+	var (
+		chunks []storage.Chunk
+		key    []byte
+		token  = uuid.NewString()
+	)
 	err := s.onChunkedUpload(ctx, id, true, func(tx pgx.Tx, u chunkedUploadRow) (err error) {
 		if u.Claimed {
 			return storage.ChunkedUploadClaimedTwice(id)
 		}
-		if _, err := tx.Exec(ctx, `UPDATE chunked_uploads SET claimed = true WHERE id = $1`, u.ID); err != nil {
+		if u.ClaimLapsed {
+			s.log.Warn("taking over the assembly of a chunked upload whose node stopped renewing its claim",
+				zap.String("upload", id))
+		}
+		if _, err := tx.Exec(ctx, `UPDATE chunked_uploads SET claimed = true, claim_token = $2,
+			claim_until = clock_timestamp() + make_interval(secs => $3) WHERE id = $1`,
+			u.ID, token, s.claimLease.Seconds()); err != nil {
 			return err
 		}
+		key = u.ID
 		chunks, err = listChunks(ctx, tx, u.ID)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim chunked upload: %w", err)
 	}
+	s.holdClaim(key, token)
 	return chunks, nil
+}
+
+// claimLease is how long a claim outlives the last renewal of its node:
+// long enough that a busy database does not make a live node's claim
+// lapse, short enough that a client retrying after a node died is not
+// refused for long.
+const claimLease = 10 * time.Second
+
+// holdClaim renews claim token of upload id every quarter of the lease
+// until the claim ends: the upload is gone (its commit or its removal
+// ended it), another node took it over, or the store closes.
+func (s *Store) holdClaim(id []byte, token string) {
+	if !s.startLoop() {
+		return
+	}
+	go func() {
+		defer s.loops.Done()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		tick := time.NewTicker(s.claimLease / 4)
+		defer tick.Stop()
+		for {
+			select {
+			case <-s.closing:
+				return
+			case <-tick.C:
+			}
+			held, err := s.renewClaim(ctx, id, token)
+			switch {
+			case err != nil:
+				// An outage: the next tick tries again, within the lease.
+				s.log.Warn("renewing the claim of a chunked upload", zap.ByteString("upload", id), zap.Error(err))
+			case !held:
+				return
+			}
+		}
+	}()
+}
+
+// renewClaim extends claim token of upload id by a lease; held is false
+// once the upload no longer has that claim.
+func (s *Store) renewClaim(ctx context.Context, id []byte, token string) (held bool, err error) {
+	pool, err := s.db()
+	if err != nil {
+		return false, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.claimLease/4)
+	defer cancel()
+	tag, err := pool.Exec(ctx, `UPDATE chunked_uploads SET claim_until = clock_timestamp() + make_interval(secs => $3)
+		WHERE id = $1 AND claimed AND claim_token = $2`, id, token, s.claimLease.Seconds())
+	if err != nil {
+		return false, classify(err)
+	}
+	return tag.RowsAffected() == 1, nil
 }
 
 // OpenChunk streams the object of part name. A part replaced or removed
@@ -512,7 +596,7 @@ func (s *Store) inSpaceOf(ctx context.Context, spaceID string, fn func(pgx.Tx) e
 // more, and one that is not claimed is not the one assembled
 // (Commit.Ends): both are left alone.
 func (s *Store) endAssembly(ctx context.Context, tx pgx.Tx, c storage.Commit) error {
-	rows, err := tx.Query(ctx, `SELECT `+chunkedUploadColumns+` FROM chunked_uploads WHERE id = $1 FOR UPDATE`,
+	rows, err := tx.Query(ctx, `SELECT `+chunkedUploadSelect+` FROM chunked_uploads WHERE id = $1 FOR UPDATE`,
 		[]byte(c.Assembles))
 	if err != nil {
 		return err

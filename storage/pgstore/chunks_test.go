@@ -145,6 +145,59 @@ func TestChunkClaimAcrossNodes(t *testing.T) {
 	}
 }
 
+// TestChunkClaimLapsesWithItsNode: a claim lasts as long as the node that
+// holds it. While node A lives, B's claim is refused however long A's
+// assembly takes; once A dies mid-assembly (its store stops, the upload
+// stays claimed, as kill -9 leaves it) the claim lapses within the lease:
+// the upload reads as unclaimed, and B's claim takes it over with its
+// parts and holds it in turn.
+func TestChunkClaimLapsesWithItsNode(t *testing.T) {
+	const lease = 300 * time.Millisecond
+	a, b := openTwoNodes(t, Options{claimLease: lease})
+	ctx := t.Context()
+	newTestChunkedUpload(t, a, "u1")
+	if _, err := a.PutChunk(ctx, "u1", "1", strings.NewReader("one")); err != nil {
+		t.Fatalf("PutChunk: %v", err)
+	}
+	if _, err := a.ClaimChunkedUpload(ctx, "u1"); err != nil {
+		t.Fatalf("ClaimChunkedUpload through A: %v", err)
+	}
+	time.Sleep(4 * lease)
+	if _, err := b.ClaimChunkedUpload(ctx, "u1"); !errors.Is(err, storage.ErrConflict) {
+		t.Fatalf("claim through B %v after A's, which A holds: %v, want ErrConflict", 4*lease, err)
+	}
+
+	a.Close()
+	died := time.Now()
+	for {
+		u, err := b.ChunkedUpload(ctx, "u1")
+		if err != nil {
+			t.Fatalf("ChunkedUpload: %v", err)
+		}
+		if !u.Claimed {
+			break
+		}
+		if time.Since(died) > 3*lease {
+			t.Fatalf("the claim of the dead node A still holds %v after it died, with a lease of %v", time.Since(died), lease)
+		}
+		time.Sleep(lease / 10)
+	}
+	chunks, err := b.ClaimChunkedUpload(ctx, "u1")
+	if want := []storage.Chunk{{Name: "1", Size: 3}}; err != nil || !slices.Equal(chunks, want) {
+		t.Fatalf("claim through B after A died: %v, %v; want %v", chunks, err, want)
+	}
+	if got := readPart(t, b, "u1", "1"); got != "one" {
+		t.Errorf("part 1 after the takeover: %q", got)
+	}
+	time.Sleep(4 * lease)
+	if u, err := b.ChunkedUpload(ctx, "u1"); err != nil || !u.Claimed {
+		t.Fatalf("the upload %v after B's claim: %+v, %v; want it claimed, as B holds it", 4*lease, u, err)
+	}
+	if _, err := b.PutChunk(ctx, "u1", "2", strings.NewReader("two")); !errors.Is(err, storage.ErrConflict) {
+		t.Fatalf("PutChunk during B's claim: %v, want ErrConflict", err)
+	}
+}
+
 // TestChunkPutRacingRecreation: a part written for an upload that was
 // removed and started again meanwhile does not land in the new one.
 func TestChunkPutRacingRecreation(t *testing.T) {

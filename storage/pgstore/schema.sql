@@ -306,3 +306,12 @@ END $$;
 -- walks them down to tell the trash's nodes from the live ones.
 -- (kind 2 is storage.KindFolder.)
 CREATE INDEX IF NOT EXISTS nodes_folders ON nodes (parent_id) WHERE kind = 2;
+
+-- A chunked upload's claim (chunks.go) is held by the node that assembles
+-- it: claim_token names the claim, and the node renews claim_until (the
+-- database's clock) while it lives. A claim past claim_until is a node's
+-- that died mid-assembly, and a retried assembly takes the upload over. A
+-- claim without claim_until (from a node of an older version) never
+-- lapses.
+ALTER TABLE chunked_uploads ADD COLUMN IF NOT EXISTS claim_token text NOT NULL DEFAULT '';
+ALTER TABLE chunked_uploads ADD COLUMN IF NOT EXISTS claim_until timestamptz;

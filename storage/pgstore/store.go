@@ -89,6 +89,10 @@ type Options struct {
 	// means inlineLimit, a negative value none. Tests that follow the
 	// objects of small files turn it off.
 	inlineLimit int64
+	// claimLease is how long a chunked upload's claim outlives its node
+	// (chunks.go); 0 means claimLease. Tests shorten it to see a claim
+	// lapse.
+	claimLease time.Duration
 }
 
 // DefaultMaxConns is the pool size of a node whose settings name none. A
@@ -131,6 +135,7 @@ type Store struct {
 	emptyBudget time.Duration
 	purgeBatch  int
 	inlineLimit int64
+	claimLease  time.Duration
 
 	personalQuota atomic.Int64
 	// maxNodes is the node cap of a space without a quota; 0 is
@@ -165,8 +170,11 @@ type Store struct {
 	// (purger.go).
 	purges purgesAfter
 
-	closing   chan struct{}
-	loops     sync.WaitGroup // the sweep, and the attempts to reach the backends
+	closing chan struct{}
+	loops   sync.WaitGroup // the sweep, the attempts to reach the backends, the claims held
+	// loopsMu orders a loop started while the store serves (startLoop)
+	// before Close's wait for the loops.
+	loopsMu   sync.Mutex
 	closeOnce sync.Once
 }
 
@@ -213,6 +221,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		emptyBudget: orDefault(opts.emptyBudget, emptyBudget),
 		purgeBatch:  orDefault(opts.purgeBatch, purgeBatch),
 		inlineLimit: cmp.Or(opts.inlineLimit, inlineLimit),
+		claimLease:  orDefault(opts.claimLease, claimLease),
 		closing:     make(chan struct{}),
 		countWrites: opts.CountWrites,
 	}
@@ -357,11 +366,28 @@ func (s *Store) storageID(ctx context.Context, want string) (string, error) {
 // bucket are untouched.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		s.loopsMu.Lock()
 		close(s.closing)
+		s.loopsMu.Unlock()
 		s.loops.Wait()
 		s.pool.Close()
 	})
 	return nil
+}
+
+// startLoop counts a background loop that a request starts (holdClaim)
+// in s.loops, unless the store is closing: then it reports false and the
+// loop must not run.
+func (s *Store) startLoop() bool {
+	s.loopsMu.Lock()
+	defer s.loopsMu.Unlock()
+	select {
+	case <-s.closing:
+		return false
+	default:
+		s.loops.Add(1)
+		return true
+	}
 }
 
 // StorageID is the id that prefixes resource ids of this store; "" while
