@@ -2,9 +2,11 @@
 // chromium uploads one file into a folder by its file picker (TUS, as a
 // user would), with the setup of integration/testdata/webui. Its one
 // argument is JSON: chromium, userDataDir, artifacts, base, user, password,
-// folder, file, ignoreCertificateErrors, timeoutMs. It prints
-// {"event":"uploaded","ms":…}, the time from the pick to the upload's
-// "done", and exits non-zero with the reason when the upload fails.
+// folder, file, ignoreCertificateErrors, timeoutMs, serverPid. It prints
+// {"event":"uploaded","ms":…,"cpuTicks":[…]}, the time from the pick to the
+// upload's "done" and the server's CPU ticks at both, and exits non-zero
+// with the reason when the upload fails.
+import fs from "node:fs";
 import path from "node:path";
 import { desktop, fail, launch, open, opts, report, run, uploadLine, waitRow } from "../../integration/testdata/webui/lib.mjs";
 
@@ -27,6 +29,16 @@ async function waitDone(page, name) {
   }
 }
 
+// cpuTicks reads the CPU ticks (user + system) the server's process has
+// used, as /proc/PID/stat counts them: the upload's share is what it used
+// from the pick to "done", without the page's load and chromium's start
+// before, which the wall time leaves out too.
+function cpuTicks() {
+  const stat = fs.readFileSync(`/proc/${opts.serverPid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return Number(fields[11]) + Number(fields[12]);
+}
+
 async function main() {
   const browser = await launch();
   try {
@@ -40,11 +52,12 @@ async function main() {
     await open(page, opts.folder, "folder");
     const input = await page.waitForSelector('input[data-upload="files"]', { timeout: 60000 });
     const name = path.basename(opts.file);
+    const atPick = cpuTicks();
     const started = Date.now();
     await input.uploadFile(opts.file);
     const done = await waitDone(page, name);
     const ms = Date.now() - started;
-    report({ event: "uploaded", ms, sent: done.sent });
+    report({ event: "uploaded", ms, sent: done.sent, cpuTicks: [atPick, cpuTicks()] });
     await waitRow(page, name);
   } finally {
     await browser.close();

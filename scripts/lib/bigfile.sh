@@ -56,7 +56,9 @@
 #
 # For each: the wall time until the client is done (the page: from picking
 # the file to the upload's "done"), the Caddy's CPU time (utime + stime of
-# /proc/PID/stat) during the upload, and again once oc:checksums shows
+# /proc/PID/stat) during the upload (the page: over the same span; the
+# CPU of its load before the pick is logged and left out), and again once
+# oc:checksums shows
 # SHA1, MD5 and ADLER32 (PROPFIND polled every 0.2 s), whose values must
 # be those of sha1sum, md5sum and Python's zlib.adler32: a mismatch, or a
 # client that fails, fails the run (exit status 1) after the table. The
@@ -355,20 +357,26 @@ desktop_sync() {
 client_owncloudcmd() { desktop_sync owncloudcmd "$@"; }
 client_nextcloudcmd() { desktop_sync nextcloudcmd "$@"; }
 
+# client_page sets cpu_from and cpu_to besides wall: the server's CPU
+# seconds at the pick and at "done", so that its CPU covers the upload, as
+# its wall does, without the page's load before it.
 client_page() {
-	local space ms t0
+	local space ms t0 pick done
 	t0=$(now)
 	space=$(dav "$2" "$1" PROPFIND /remote.php/webdav/ -H 'Depth: 0' -H 'Content-Type: application/xml' --data-binary \
 		'<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:spaceid/></d:prop></d:propfind>' |
 		grep -o 'spaceid>[^<]*' | sed 's/^spaceid>//' | head -n 1)
 	[ -n "$space" ] || return 1
 	nice -n 10 node scripts/lib/bigfile-page.mjs "$(
-		printf '{"chromium":"%s","userDataDir":"%s","artifacts":"%s","base":"%s","user":"%s","password":"%s","folder":"%s","file":"%s","ignoreCertificateErrors":true,"timeoutMs":%d}' \
-			"$chromium" "$tmp/$2/chromium" "$tmp/$2/artifacts" "${base[$2]}" "$1" "$password" "/dav/spaces/$space/" "$file" 1800000
+		printf '{"chromium":"%s","userDataDir":"%s","artifacts":"%s","base":"%s","user":"%s","password":"%s","folder":"%s","file":"%s","ignoreCertificateErrors":true,"timeoutMs":%d,"serverPid":%d}' \
+			"$chromium" "$tmp/$2/chromium" "$tmp/$2/artifacts" "${base[$2]}" "$1" "$password" "/dav/spaces/$space/" "$file" 1800000 "${pid[$2]}"
 	)" >"$tmp/$2/$1.log" 2>&1 || return 1
 	ms=$(sed -n 's/.*"event":"uploaded".*"ms":\([0-9]*\).*/\1/p' "$tmp/$2/$1.log")
-	[ -n "$ms" ] || return 1
+	read -r pick done < <(sed -n 's/.*"event":"uploaded".*"cpuTicks":\[\([0-9]*\),\([0-9]*\)\].*/\1 \2/p' "$tmp/$2/$1.log")
+	[ -n "$ms" ] && [ -n "$done" ] || return 1
 	wall=$(awk -v ms="$ms" 'BEGIN { printf "%.2f", ms / 1000 }')
+	cpu_from=$(awk -v t="$pick" -v hz="$hz" 'BEGIN { printf "%.2f", t / hz }')
+	cpu_to=$(awk -v t="$done" -v hz="$hz" 'BEGIN { printf "%.2f", t / hz }')
 	record_run "$2" "$1" "$t0"
 }
 
@@ -397,7 +405,7 @@ measure() {
 	sync
 	n0=$(wc -l <"$tmp/$label/access.log")
 	c0=$(cpu "$label")
-	wall=""
+	wall="" cpu_from="" cpu_to=""
 	if ! "client_$client" "$client" "$label"; then
 		log "$client against $label failed:"
 		tail -n 20 "$tmp/$label/$client.log" >&2 2>/dev/null || true
@@ -406,6 +414,10 @@ measure() {
 		return
 	fi
 	c1=$(cpu "$label")
+	if [ -n "$cpu_from" ]; then
+		log "$client against $label: $(seconds "$c0" "$cpu_from")s CPU before the upload (its start), left out"
+		c0=$cpu_from c1=$cpu_to
+	fi
 	row_requests[$client,$label]=$(requests "$label" "$client" "$n0")
 	if ! got=$(wait_digests "$label" "$client" "/remote.php/webdav/$name"); then
 		ok="no digests ($got)"
