@@ -380,6 +380,7 @@ func (s *Store) purgeInParts(ctx context.Context, p trashPurge, limit int) error
 			return err
 		})
 		stop()
+		releaseAfterPart()
 		if err != nil || gone {
 			return err
 		}

@@ -183,6 +183,16 @@ func releaseCommitBuffers() {
 	}
 }
 
+// releaseAfterPart gives back to the system what one part of a purge
+// allocated and dropped. A database with many free pages has a large
+// freelist, which every write transaction merges into a new array and
+// every commit writes out from a new buffer; between its cycles the
+// collector lets the heap grow to twice what is live, so emptying a trash
+// of a million files held some three times its live heap. A forced cycle
+// of the store's small heap, most of it the freelist's pointer-free
+// arrays, costs little beside the part's commit.
+func releaseAfterPart() { debug.FreeOSMemory() }
+
 // trimMapping unmaps from this process the database pages it has touched.
 //
 // bbolt reads the database through a read-only shared mapping of the file,
