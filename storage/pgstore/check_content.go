@@ -40,13 +40,29 @@ type contentFault struct {
 	detail string
 }
 
-// checkFiles checks the content of every file, live or in a trash.
+// contentPages is how many of a table's pages one read of the content
+// steps covers: about checkPage rows of nodes.
+const contentPages = 32
+
+// checkFiles checks the content of every file, live or in a trash, a
+// range of the table's pages at a time (inPages).
 func (c *checker) checkFiles(ctx context.Context) error {
-	return eachPage(ctx, c.s, `SELECT id, '' AS key, space_id, size, sha1, content FROM nodes
-		WHERE kind = $1 AND id > $2 ORDER BY id LIMIT $3`,
-		[]any{storage.KindFile, ""},
-		func(last contentRow) []any { return []any{storage.KindFile, last.ID} },
-		c.checkContents(c.foundInFile))
+	return c.contentsInPages(ctx, "nodes", `SELECT id, '' AS key, space_id, size, sha1, content FROM nodes
+		WHERE `+inHeapPages("nodes")+` AND kind = $3 ORDER BY id`, c.foundInFile, storage.KindFile)
+}
+
+// contentsInPages checks the contents query selects from table, a range
+// of its pages per read, and hands each fault to found.
+func (c *checker) contentsInPages(ctx context.Context, table, query string,
+	found func(context.Context, contentRow, *contentFault) error, args ...any) error {
+	check := c.checkContents(found)
+	return c.inPages(ctx, table, contentPages, func(from, to int64) error {
+		rows, err := queryRows(ctx, c.s, pgx.RowToStructByName[contentRow], query, append([]any{from, to}, args...)...)
+		if err != nil || len(rows) == 0 {
+			return err
+		}
+		return check(ctx, rows)
+	})
 }
 
 // eachPage hands check what query selects, page by page: checkPage rows
@@ -134,11 +150,8 @@ func (c *checker) foundInFile(ctx context.Context, r contentRow, fault *contentF
 
 // checkVersions checks the content of every version.
 func (c *checker) checkVersions(ctx context.Context) error {
-	return eachPage(ctx, c.s, `SELECT file_id AS id, key, space_id, size, sha1, content FROM versions
-		WHERE (file_id, key) > ($1, $2) ORDER BY file_id, key LIMIT $3`,
-		[]any{"", ""},
-		func(last contentRow) []any { return []any{last.ID, last.Key} },
-		c.checkContents(c.foundInVersion))
+	return c.contentsInPages(ctx, "versions", `SELECT file_id AS id, key, space_id, size, sha1, content FROM versions
+		WHERE `+inHeapPages("versions")+` ORDER BY file_id, key`, c.foundInVersion)
 }
 
 // foundInVersion reports fault, what is wrong with a version's content,

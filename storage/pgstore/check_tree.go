@@ -183,15 +183,15 @@ type misplaced struct {
 // without a root, and versions of folders or counted in another space
 // than their file's; then, space by space, nodes whose parents lead to
 // no root of theirs. None is repaired: which side is right cannot be
-// told. The joins over every node and every version read a range of keys
-// at a time (inRanges).
+// told. The joins over every node and every version read a range of pages
+// at a time (inPages).
 func (c *checker) checkTree(ctx context.Context) error {
-	err := c.inRanges(ctx, "nodes", "id", func(after, upTo string) error {
-		return c.reportMisplaced(ctx, `SELECT c.id, CASE WHEN p.kind <> $1 THEN 'its parent ' || p.id || ' is a file'
+	err := c.inPages(ctx, "nodes", rangePages, func(from, to int64) error {
+		return c.reportMisplaced(ctx, `SELECT c.id, CASE WHEN p.kind <> $3 THEN 'its parent ' || p.id || ' is a file'
 				ELSE 'its parent ' || p.id || ' is in ' || p.space_id || ', it in ' || c.space_id END
 			FROM nodes c JOIN nodes p ON p.id = c.parent_id
-			WHERE c.id > $2 AND c.id <= $3 AND (p.kind <> $1 OR split_part(p.space_id, '/', 1) <> c.space_id)
-			ORDER BY c.id`, storage.KindFolder, after, upTo)
+			WHERE `+inHeapPages("c")+` AND (p.kind <> $3 OR split_part(p.space_id, '/', 1) <> c.space_id)
+			ORDER BY c.id`, from, to, storage.KindFolder)
 	})
 	if err != nil {
 		return err
@@ -201,12 +201,12 @@ func (c *checker) checkTree(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	err = c.inRanges(ctx, "versions", "file_id", func(after, upTo string) error {
+	err = c.inPages(ctx, "versions", rangePages, func(from, to int64) error {
 		return c.reportMisplaced(ctx, `SELECT v.file_id, 'version ' || v.key || ' of ' || v.file_id ||
-				CASE WHEN n.kind = $1 THEN ', a folder' ELSE ' counts in space ' || v.space_id || ', not its file''s' END
+				CASE WHEN n.kind = $3 THEN ', a folder' ELSE ' counts in space ' || v.space_id || ', not its file''s' END
 			FROM versions v JOIN nodes n ON n.id = v.file_id
-			WHERE v.file_id > $2 AND v.file_id <= $3 AND (n.kind = $1 OR v.space_id <> split_part(n.space_id, '/', 1))
-			ORDER BY v.file_id, v.key`, storage.KindFolder, after, upTo)
+			WHERE `+inHeapPages("v")+` AND (n.kind = $3 OR v.space_id <> split_part(n.space_id, '/', 1))
+			ORDER BY v.file_id, v.key`, from, to, storage.KindFolder)
 	})
 	if err != nil {
 		return err

@@ -11,15 +11,29 @@ import (
 )
 
 // A sound tree is found so in short reads: one pass over every node and
-// every version, a range of keys at a time (tally), counts what each
-// space holds, and a walk down from each space's roots (walk) adds up
+// every version, a range of the table's pages at a time (tally), counts
+// what each space holds, and a walk down from each space's roots (walk) adds up
 // folder sizes and counts what hangs from them. Only a space where a
 // figure differs (damage, or a change while the check ran) is read again
 // in one snapshot, by the statements that name what is wrong: one of
 // those, at a million nodes, holds a transaction for seconds.
 
-// rangeRows bounds the rows one read of the tally or the walk covers.
+// rangeRows bounds the rows one read of the walk covers.
 const rangeRows = 5000
+
+// rangePages is how many of a table's pages one read of inPages covers:
+// a few thousand rows of nodes.
+const rangePages = 128
+
+// inHeapPages is the condition that the rows of table (a name or an
+// alias of the query's) sit in its pages [from, to), $1 and $2: a TID
+// range scan reads those pages and no others, however many of their rows
+// are dead. A range of an index walks every dead entry it meets instead,
+// and right after a big trash is emptied, before the vacuum, one read of
+// a range of ids held a transaction past the bound.
+func inHeapPages(table string) string {
+	return table + `.ctid >= ('(' || $1::bigint || ',0)')::tid AND ` + table + `.ctid < ('(' || $2::bigint || ',0)')::tid`
+}
 
 // spaceTally is what the tally counts of a space, live or in its trash:
 // its nodes, roots aside, and versions, whose sum is recountNodes; the
@@ -28,30 +42,27 @@ type spaceTally struct {
 	nodes, versions, propBytes, versionBytes int64
 }
 
-// inRanges calls fn with the successive ranges (after, upTo] of column
-// key of table, each of at most rangeRows rows, the first after "". key
-// is a text column with a btree index in the column's own order; table
-// and key are the check's own names, never a client's.
-func (c *checker) inRanges(ctx context.Context, table, key string, fn func(after, upTo string) error) error {
-	for after := ""; ; {
-		bound, err := queryRows(ctx, c.s, pgx.RowTo[*string],
-			`SELECT max(`+key+`) FROM (SELECT `+key+` FROM `+table+` WHERE `+key+` > $1 ORDER BY `+key+` LIMIT $2) r`,
-			after, rangeRows)
-		if err != nil {
-			return err
-		}
-		if len(bound) != 1 || bound[0] == nil {
-			return nil
-		}
-		if err := fn(after, *bound[0]); err != nil {
-			return err
-		}
-		after = *bound[0]
+// inPages calls fn with the successive ranges [from, to) of table's
+// pages, each of at most pages pages, up to the table's size as the pass
+// begins: rows a change writes meanwhile, there or beyond, may be seen
+// or not, as in any pass that holds no snapshot. table is the check's
+// own name, never a client's.
+func (c *checker) inPages(ctx context.Context, table string, pages int64, fn func(from, to int64) error) error {
+	size, err := queryRows(ctx, c.s, pgx.RowTo[int64],
+		`SELECT pg_relation_size($1::regclass) / current_setting('block_size')::bigint`, table)
+	if err != nil || len(size) != 1 {
+		return err
 	}
+	for from := int64(0); from < size[0]; from += pages {
+		if err := fn(from, from+pages); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// tally counts, range by range, every node and version: the check's
-// totals, and each space's spaceTally.
+// tally counts, a range of pages at a time, every node and version: the
+// check's totals, and each space's spaceTally.
 func (c *checker) tally(ctx context.Context) error {
 	c.tallies = map[string]*spaceTally{}
 	of := func(spaceID string) *spaceTally {
@@ -66,13 +77,13 @@ func (c *checker) tally(ctx context.Context) error {
 		SpaceID                   string
 		All, Nodes, Files, PropsN int64
 	}
-	err := c.inRanges(ctx, "nodes", "id", func(after, upTo string) error {
+	err := c.inPages(ctx, "nodes", rangePages, func(from, to int64) error {
 		counts, err := queryRows(ctx, c.s, pgx.RowToStructByPos[nodeCount], `
 			SELECT split_part(n.space_id, '/', 1), count(*), count(*) FILTER (WHERE n.parent_id IS NOT NULL),
 				count(*) FILTER (WHERE n.kind = $3),
 				coalesce(sum((SELECT sum(octet_length(p.ns) + octet_length(p.local) + octet_length(p.value))
 					FROM props p WHERE p.node_id = n.id)), 0)::bigint
-			FROM nodes n WHERE n.id > $1 AND n.id <= $2 GROUP BY 1`, after, upTo, storage.KindFile)
+			FROM nodes n WHERE `+inHeapPages("n")+` GROUP BY 1`, from, to, storage.KindFile)
 		for _, n := range counts {
 			t := of(n.SpaceID)
 			t.nodes += n.Nodes
@@ -89,10 +100,10 @@ func (c *checker) tally(ctx context.Context) error {
 		SpaceID string
 		N, Size int64
 	}
-	err = c.inRanges(ctx, "versions", "file_id", func(after, upTo string) error {
+	err = c.inPages(ctx, "versions", rangePages, func(from, to int64) error {
 		counts, err := queryRows(ctx, c.s, pgx.RowToStructByPos[versionCount], `
 			SELECT space_id, count(*), coalesce(sum(size), 0)::bigint FROM versions
-			WHERE file_id > $1 AND file_id <= $2 GROUP BY 1`, after, upTo)
+			WHERE `+inHeapPages("versions")+` GROUP BY 1`, from, to)
 		for _, v := range counts {
 			t := of(v.SpaceID)
 			t.versions += v.N
