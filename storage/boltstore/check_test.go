@@ -76,6 +76,19 @@ func (f *fixture) corrupt(t *testing.T, fn func(tx *bolt.Tx) error) {
 	}
 }
 
+// dropNode deletes node id's record and its folder's entry of it, as
+// damage would, leaving whatever pointed at it.
+func (f *fixture) dropNode(t *testing.T, id string) {
+	t.Helper()
+	r := f.record(t, id)
+	f.corrupt(t, func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketChildren).Delete(recordKey(&r)); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketNodes).Delete([]byte(r.ID))
+	})
+}
+
 // record returns the record of node id.
 func (f *fixture) record(t *testing.T, id string) rec {
 	t.Helper()
@@ -214,13 +227,7 @@ func TestCheckFindsAndRepairs(t *testing.T) {
 			if err := f.s.Remove(ctx, f.space.ID, f.b.ID, storage.Conditions{}); err != nil {
 				t.Fatal(err)
 			}
-			r := f.record(t, f.b.ID)
-			f.corrupt(t, func(tx *bolt.Tx) error {
-				if err := tx.Bucket(bucketChildren).Delete(recordKey(&r)); err != nil {
-					return err
-				}
-				return tx.Bucket(bucketNodes).Delete([]byte(r.ID))
-			})
+			f.dropNode(t, f.b.ID)
 		},
 		// With the node go its content file's reference and the trash
 		// counter.
@@ -247,13 +254,7 @@ func TestCheckFindsAndRepairs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := f.record(t, f.b.ID)
-			f.corrupt(t, func(tx *bolt.Tx) error {
-				if err := tx.Bucket(bucketChildren).Delete(recordKey(&r)); err != nil {
-					return err
-				}
-				return tx.Bucket(bucketNodes).Delete([]byte(r.ID))
-			})
+			f.dropNode(t, f.b.ID)
 		},
 		// With the node go its content file's reference and a node of
 		// the counter; the trash counter let the item go when it hid it.
