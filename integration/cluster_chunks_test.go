@@ -171,7 +171,7 @@ func (n *ngClient) sendParts(t *testing.T, c *client, content stream) {
 }
 
 func (n *ngClient) assemble(c *client, content stream) string {
-	return moveNGFile(c, n.upload, c.base+ngDest, content.size, n.checksum)
+	return tryNGMove(c, n.upload, c.base+ngDest, content.size, n.checksum)
 }
 
 func (*ngClient) assembled(answer string) bool { return strings.HasPrefix(answer, "201 ") }
@@ -285,23 +285,6 @@ func (v *v1Client) retry(t *testing.T, c *client, content stream) {
 		}
 		time.Sleep(time.Second)
 	}
-}
-
-// moveNGFile is tryNGMove with the OC-Checksum Nextcloud sends.
-func moveNGFile(c *client, upload, dest string, size int64, checksum string) string {
-	req, err := http.NewRequest("MOVE", c.base+upload+"/.file", nil)
-	if err != nil {
-		return err.Error()
-	}
-	req.SetBasicAuth(c.user, users[c.user])
-	req.Header.Set("Destination", dest)
-	req.Header.Set("OC-Total-Length", strconv.FormatInt(size, 10))
-	req.Header.Set("OC-Checksum", checksum)
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return err.Error()
-	}
-	return fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(drainAnswer(resp)))
 }
 
 // pendingObjects are the keys of the objects that wait for the sweep:

@@ -175,7 +175,7 @@ func TestChunkNGKill9DuringAssembly(t *testing.T) {
 	upload := putNGParts(t, c, content, dest)
 
 	moved := make(chan string, 1)
-	go func() { moved <- tryNGMove(c, upload, dest, content.size) }()
+	go func() { moved <- tryNGMove(c, upload, dest, content.size, "") }()
 	claimed, answer := waitClaimed(t, c, upload, moved)
 	r.restart(t)
 	if claimed {
@@ -205,13 +205,13 @@ func TestChunkNGKill9DuringAssembly(t *testing.T) {
 	// The client retries the MOVE: an assembly the kill ended left its
 	// parts, which the retry assembles; an upload already assembled is
 	// gone, and the client sends it again.
-	if answer := tryNGMove(c, upload, dest, content.size); !strings.HasPrefix(answer, "204 ") {
+	if answer := tryNGMove(c, upload, dest, content.size, ""); !strings.HasPrefix(answer, "204 ") {
 		if !committed {
 			t.Fatalf("the MOVE retried after an assembly the kill ended: %s, want 204", answer)
 		}
 		t.Logf("the MOVE retried after the restart: %s; the upload again", answer)
 		upload = putNGParts(t, c, content, dest)
-		if answer := tryNGMove(c, upload, dest, content.size); !strings.HasPrefix(answer, "204 ") {
+		if answer := tryNGMove(c, upload, dest, content.size, ""); !strings.HasPrefix(answer, "204 ") {
 			t.Fatalf("the MOVE of the upload sent again: %s, want 204", answer)
 		}
 	}
@@ -270,10 +270,11 @@ func waitClaimed(t *testing.T, c *client, upload string, moved <-chan string) (c
 	return false, ""
 }
 
-// tryNGMove sends the MOVE of upload's .file to dest and returns its
+// tryNGMove sends the MOVE of upload's .file to dest, with checksum as
+// its OC-Checksum as Nextcloud sends it (none when ""), and returns its
 // status and the start of its body, or the error that ended it. It may
 // run on a goroutine of its own.
-func tryNGMove(c *client, upload, dest string, size int64) string {
+func tryNGMove(c *client, upload, dest string, size int64, checksum string) string {
 	req, err := http.NewRequest("MOVE", c.base+upload+"/.file", nil)
 	if err != nil {
 		return err.Error()
@@ -281,6 +282,9 @@ func tryNGMove(c *client, upload, dest string, size int64) string {
 	req.SetBasicAuth(c.user, users[c.user])
 	req.Header.Set("Destination", dest)
 	req.Header.Set("OC-Total-Length", strconv.FormatInt(size, 10))
+	if checksum != "" {
+		req.Header.Set("OC-Checksum", checksum)
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return err.Error()
