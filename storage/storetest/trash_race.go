@@ -58,27 +58,14 @@ func testRestoreRacesPurge(t *testing.T, f *fixture) {
 	color := prop("urn:x", "color", "", "teal")
 	for round := range restorePurgeRounds {
 		top, files, versions := f.racedTree(t, fmt.Sprint("tree", round))
-		f.remove(t, top.ID)
-		item := f.trashed(t, top.ID)
-		restoredTo := fmt.Sprint("back", round)
-		restoreErr, purgeErr := f.raceRestorePurge(item.Key, storage.Transfer{NodeID: top.ID, NewParentID: f.root(), NewName: restoredTo})
-		restored, purged := restoreErr == nil, purgeErr == nil
-		if restored == purged || !restored && !errors.Is(restoreErr, storage.ErrNotFound) || !purged && !errors.Is(purgeErr, storage.ErrNotFound) {
-			t.Fatalf("round %d: restore %v, purge %v; want one to succeed and the other to find nothing", round, restoreErr, purgeErr)
-		}
-		f.wantTrashed(t)
-		if purged {
-			f.wantGone(t, top)
+		f.raceRound(t, round, top, func() {
 			for id := range files {
 				if _, err := f.s.Node(f.ctx, f.space.ID, id); !errors.Is(err, storage.ErrNotFound) {
 					t.Fatalf("round %d: file %s of the purged item: %v", round, id, err)
 				}
 			}
 			f.wantUsage(t, storage.Usage{})
-		} else {
-			if got, err := f.s.Child(f.ctx, f.space.ID, f.root(), restoredTo); err != nil || got.ID != top.ID || got.Size != top.Size {
-				t.Fatalf("round %d: the restored folder = %+v, %v; want %+v", round, got, err, top)
-			}
+		}, func() {
 			for id, content := range files {
 				if got := f.read(t, id); got != content {
 					t.Fatalf("round %d: restored file %s holds %d bytes, want %d", round, id, len(got), len(content))
@@ -94,17 +81,45 @@ func testRestoreRacesPurge(t *testing.T, f *fixture) {
 				versionBytes += int64(len(content))
 			}
 			f.wantUsage(t, storage.Usage{Files: top.Size, Versions: versionBytes, Props: int64(len(files)) * propBytes(color)})
-		}
-		f.wantChecked(t)
-		if restored {
-			f.remove(t, top.ID)
-			if err := f.s.EmptyTrash(f.ctx, f.space.ID); err != nil {
-				t.Fatalf("EmptyTrash: %v", err)
-			}
-		}
+		})
 	}
 	f.wantUsage(t, storage.Usage{})
 	f.wantChecked(t)
+}
+
+// raceRound moves top into the trash and races its restore, as
+// "back<round>", against its purge: exactly one succeeds and the other
+// finds no item, and the trash is empty either way. Then purged or
+// restored looks at the outcome (a restored folder is back whole where it
+// went), the store checks clean, and a restored tree goes again, so that
+// the next round starts from nothing.
+func (f *fixture) raceRound(t *testing.T, round int, top storage.Node, purged, restored func()) {
+	t.Helper()
+	f.remove(t, top.ID)
+	item := f.trashed(t, top.ID)
+	restoredTo := fmt.Sprint("back", round)
+	restoreErr, purgeErr := f.raceRestorePurge(item.Key, storage.Transfer{NodeID: top.ID, NewParentID: f.root(), NewName: restoredTo})
+	won := restoreErr == nil
+	if won == (purgeErr == nil) || !won && !errors.Is(restoreErr, storage.ErrNotFound) || won && !errors.Is(purgeErr, storage.ErrNotFound) {
+		t.Fatalf("round %d: restore %v, purge %v; want one to succeed and the other to find nothing", round, restoreErr, purgeErr)
+	}
+	f.wantTrashed(t)
+	if !won {
+		f.wantGone(t, top)
+		purged()
+	} else {
+		if got, err := f.s.Child(f.ctx, f.space.ID, f.root(), restoredTo); err != nil || got.ID != top.ID || got.Size != top.Size {
+			t.Fatalf("round %d: the restored folder = %+v, %v; want %+v", round, got, err, top)
+		}
+		restored()
+	}
+	f.wantChecked(t)
+	if won {
+		f.remove(t, top.ID)
+		if err := f.s.EmptyTrash(f.ctx, f.space.ID); err != nil {
+			t.Fatalf("EmptyTrash: %v", err)
+		}
+	}
 }
 
 // Rounds of the restore-against-purge race of a tree bigger than a part
@@ -125,37 +140,17 @@ func testRestoreRacesPurgeOfABigTree(t *testing.T, f *fixture) {
 	for round := range bigRaceRounds {
 		tree := f.constantTree(t, fmt.Sprint("big", round), bigRacedFiles)
 		top := tree.top
-		f.remove(t, top.ID)
-		item := f.trashed(t, top.ID)
-		restoredTo := fmt.Sprint("back", round)
-		restoreErr, purgeErr := f.raceRestorePurge(item.Key, storage.Transfer{NodeID: top.ID, NewParentID: f.root(), NewName: restoredTo})
-		restored, purged := restoreErr == nil, purgeErr == nil
-		if restored == purged || !restored && !errors.Is(restoreErr, storage.ErrNotFound) || !purged && !errors.Is(purgeErr, storage.ErrNotFound) {
-			t.Fatalf("round %d: restore %v, purge %v; want one to succeed and the other to find nothing", round, restoreErr, purgeErr)
-		}
-		f.wantTrashed(t)
-		if purged {
-			f.wantGone(t, top)
+		f.raceRound(t, round, top, func() {
 			if _, err := f.s.Node(f.ctx, f.space.ID, tree.needle.ID); !errors.Is(err, storage.ErrNotFound) {
 				t.Fatalf("round %d: a file of the purged item: %v", round, err)
 			}
 			f.wantUsage(t, storage.Usage{})
-		} else {
-			if got, err := f.s.Child(f.ctx, f.space.ID, f.root(), restoredTo); err != nil || got.ID != top.ID || got.Size != top.Size {
-				t.Fatalf("round %d: the restored folder = %+v, %v; want %+v", round, got, err, top)
-			}
+		}, func() {
 			if files := f.filesBelow(t, top.ID); files != bigRacedFiles {
 				t.Fatalf("round %d: the restored folder holds %d files, want %d", round, files, bigRacedFiles)
 			}
 			f.wantUsage(t, storage.Usage{Files: top.Size})
-		}
-		f.wantChecked(t)
-		if restored {
-			f.remove(t, top.ID)
-			if err := f.s.EmptyTrash(f.ctx, f.space.ID); err != nil {
-				t.Fatalf("EmptyTrash: %v", err)
-			}
-		}
+		})
 	}
 	f.wantUsage(t, storage.Usage{})
 	f.wantChecked(t)
