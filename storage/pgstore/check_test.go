@@ -7,7 +7,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -580,18 +579,11 @@ func TestCheckOfSoundTreeInShortReads(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	stop := make(chan struct{})
-	var (
-		wg        sync.WaitGroup
-		longest   time.Duration
-		statement string
-	)
-	wg.Go(func() { longest, statement = longestTransaction(t, s, stop) })
+	longestSoFar := watchTransactions(t, s)
 	start := time.Now()
 	problems, sum := runCheck(t, s, storage.CheckOptions{})
 	took := time.Since(start)
-	close(stop)
-	wg.Wait()
+	longest, statement := longestSoFar()
 	t.Logf("check of %d nodes: %v, longest transaction %v, last running %s", sum.Nodes, took, longest, statement)
 	if len(problems) != 0 {
 		t.Fatalf("check of a sound tree found %d problems, the first %s", len(problems), problems[0])

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -131,18 +130,11 @@ func TestEmptyTrashOfBigItemInShortTransactions(t *testing.T) {
 		t.Fatalf("before: Usage = %+v, %v; want %d bytes in the trash", u, err, files)
 	}
 
-	stop := make(chan struct{})
-	var (
-		wg        sync.WaitGroup
-		longest   time.Duration
-		statement string
-	)
-	wg.Go(func() { longest, statement = longestTransaction(t, s, stop) })
+	longestSoFar := watchTransactions(t, s)
 	start := time.Now()
 	err := s.EmptyTrash(ctx, sp.ID)
 	took := time.Since(start)
-	close(stop)
-	wg.Wait()
+	longest, statement := longestSoFar()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"sync"
 	"testing"
 	"time"
 
@@ -23,18 +22,11 @@ func TestExpireBigTrashItemInShortTransactions(t *testing.T) {
 	bigTrashItem(t, s, sp.ID, files)
 	clk.Advance(storage.DefaultTrashRetention + time.Hour)
 
-	stop := make(chan struct{})
-	var (
-		wg        sync.WaitGroup
-		longest   time.Duration
-		statement string
-	)
-	wg.Go(func() { longest, statement = longestTransaction(t, s, stop) })
+	longestSoFar := watchTransactions(t, s)
 	start := time.Now()
 	n, err := s.ExpireUndo(ctx)
 	took := time.Since(start)
-	close(stop)
-	wg.Wait()
+	longest, statement := longestSoFar()
 	if err != nil || n != 1 {
 		t.Fatalf("ExpireUndo = %d, %v; want the expired item", n, err)
 	}
