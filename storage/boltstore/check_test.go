@@ -494,16 +494,8 @@ func TestCheckFolderSizeOfTrashedFolder(t *testing.T) {
 }
 
 func TestCheckInlineContent(t *testing.T) {
-	f := &fixture{clk: newClock(), dir: t.TempDir()}
-	s, err := Open(f.dir, Options{Now: f.clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	f.s = s
-	if f.space, err = s.PersonalSpace(ctx, storage.User{ID: "einstein"}); err != nil {
-		t.Fatal(err)
-	}
+	f := newFixtureWith(t, newClock(), Options{})
+	s := f.s
 	small := f.put(t, f.root(), "small.txt", "tiny")
 	other := f.put(t, f.root(), "other.txt", "tidy")
 	r := (&checkFixture{fixture: f}).record(t, small.ID)
@@ -557,16 +549,8 @@ func TestCheckOrphanUploadFiles(t *testing.T) {
 // expects a deep check to find nothing, in batches smaller than the
 // workload so that resuming is exercised.
 func TestCheckCleanAfterWorkload(t *testing.T) {
-	f := &fixture{clk: newClock(), dir: t.TempDir()}
-	s, err := Open(f.dir, Options{Now: f.clk.Now, InlineLimit: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	f.s = s
-	if f.space, err = s.PersonalSpace(ctx, storage.User{ID: "einstein"}); err != nil {
-		t.Fatal(err)
-	}
+	f := newFixtureWith(t, newClock(), Options{InlineLimit: 64})
+	s := f.s
 	project, err := s.PutSpace(ctx, storage.Space{ID: "project", Name: "Project", Quota: storage.NoQuota, Members: map[string]storage.Role{"einstein": storage.RoleManager}})
 	if err != nil {
 		t.Fatal(err)

@@ -76,6 +76,26 @@ func newFixture(t testing.TB) *fixture {
 	return f
 }
 
+// newFixtureWith is newFixture on a store opened with opts, whose clock is
+// clk unless opts sets Now.
+func newFixtureWith(t testing.TB, clk *clock, opts Options) *fixture {
+	t.Helper()
+	f := &fixture{clk: clk, dir: t.TempDir()}
+	if opts.Now == nil {
+		opts.Now = clk.Now
+	}
+	s, err := Open(f.dir, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	f.s = s
+	if f.space, err = s.PersonalSpace(ctx, storage.User{ID: "einstein"}); err != nil {
+		t.Fatalf("PersonalSpace: %v", err)
+	}
+	return f
+}
+
 func (f *fixture) root() string { return f.space.ID }
 
 func (f *fixture) mkdir(t testing.TB, parent, name string) storage.Node {

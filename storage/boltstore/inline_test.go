@@ -15,17 +15,7 @@ import (
 // inline.
 func newInlineFixture(t testing.TB, limit int64) *fixture {
 	t.Helper()
-	f := &fixture{clk: newClock(), dir: t.TempDir()}
-	s, err := Open(f.dir, Options{Now: f.clk.Now, InlineLimit: limit})
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	f.s = s
-	if f.space, err = s.PersonalSpace(ctx, storage.User{ID: "einstein"}); err != nil {
-		t.Fatalf("PersonalSpace: %v", err)
-	}
-	return f
+	return newFixtureWith(t, newClock(), Options{InlineLimit: limit})
 }
 
 // rec returns the stored record of node id.

@@ -151,17 +151,8 @@ func (m *txnMeter) stop() int64 {
 func newMeteredFixture(t *testing.T) (*fixture, *txnMeter) {
 	t.Helper()
 	m := &txnMeter{clk: newClock()}
-	f := &fixture{clk: m.clk, dir: t.TempDir()}
-	s, err := Open(f.dir, Options{InlineLimit: -1, Now: m.now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	f.s = s
-	if f.space, err = s.PersonalSpace(ctx, storage.User{ID: "einstein"}); err != nil {
-		t.Fatal(err)
-	}
-	s.SetRetention(storage.RetentionPolicy{Default: storage.Retention{Trash: time.Hour, VersionsFor: time.Hour, VersionsMax: 10}})
+	f := newFixtureWith(t, m.clk, Options{InlineLimit: -1, Now: m.now})
+	f.s.SetRetention(storage.RetentionPolicy{Default: storage.Retention{Trash: time.Hour, VersionsFor: time.Hour, VersionsMax: 10}})
 	return f, m
 }
 
